@@ -1,0 +1,113 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let package = Package(
+    name: "BioAuth",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "BioAuthCore", targets: ["BioAuthCore"]),
+        .library(name: "BioAuth", targets: ["BioAuth"]),
+        .library(name: "BioAuthApple", targets: ["BioAuthApple"]),
+        .library(name: "BioAuthEmulator", targets: ["BioAuthEmulator"]),
+        .library(name: "BioAuthServer", targets: ["BioAuthServer"]),
+        .library(name: "BioAuthSQLite", targets: ["BioAuthSQLite"]),
+        .library(name: "BioAuthHTTP", targets: ["BioAuthHTTP"]),
+        .library(name: "BioAuthTesting", targets: ["BioAuthTesting"]),
+        .executable(name: "bioauth-server", targets: ["BioAuthServerApp"]),
+        .executable(name: "bioauth", targets: ["bioauth"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.10.0"),
+    ],
+    targets: [
+        .target(
+            name: "BioAuthCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(
+            name: "BioAuth",
+            dependencies: [
+                "BioAuthCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "BioAuthApple", dependencies: ["BioAuth", "BioAuthCore"]),
+        .target(
+            name: "BioAuthEmulator",
+            dependencies: ["BioAuth", "BioAuthCore", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(
+            name: "BioAuthServer",
+            dependencies: [
+                "BioAuthCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "BioAuthSQLite",
+            dependencies: ["BioAuthServer", "BioAuthCore", .product(name: "SQLiteNIO", package: "sqlite-nio")]
+        ),
+        .target(
+            name: "BioAuthHTTP",
+            dependencies: [
+                "BioAuthServer", "BioAuthCore", "BioAuthSQLite",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "BioAuthTesting",
+            dependencies: ["BioAuth", "BioAuthCore", "BioAuthServer", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .executableTarget(
+            name: "BioAuthServerApp",
+            dependencies: [
+                "BioAuthHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        .target(
+            name: "BioAuthCLI",
+            dependencies: [
+                "BioAuth", "BioAuthCore", "BioAuthEmulator", "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(name: "bioauth", dependencies: ["BioAuthCLI"]),
+        .testTarget(name: "BioAuthCoreTests", dependencies: ["BioAuthCore", "BioAuthTesting", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(
+            name: "BioAuthTests",
+            dependencies: ["BioAuth", "BioAuthEmulator", "BioAuthTesting", "BioAuthCore", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(
+            name: "BioAuthServerTests",
+            dependencies: [
+                "BioAuthServer", "BioAuthSQLite", "BioAuthHTTP", "BioAuthTesting", "BioAuthCore", "BioAuthEmulator", "BioAuth",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(name: "BioAuthCLITests", dependencies: ["BioAuthCLI", "BioAuthTesting"]),
+    ]
+)
+
+for target in package.targets {
+    var settings = target.swiftSettings ?? []
+    settings.append(.swiftLanguageMode(.v6))
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}

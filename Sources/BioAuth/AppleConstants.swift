@@ -1,0 +1,152 @@
+import Foundation
+
+// Mirrors of Apple's constants with their exact raw values. BioAuthApple converts them to the
+// SDK types; the emulator uses them directly. Sources are cited per declaration.
+
+/// `LAPolicy` (`LAPublicDefines.h`).
+public struct AuthenticationPolicy: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// `.deviceOwnerAuthenticationWithBiometrics` = 1: biometry only; fallback ends the call with userFallback.
+    public static let deviceOwnerAuthenticationWithBiometrics = Self(rawValue: 1)
+    /// `.deviceOwnerAuthentication` = 2: biometry, then the device passcode.
+    public static let deviceOwnerAuthentication = Self(rawValue: 2)
+
+    public var isBiometricOnly: Bool { self == .deviceOwnerAuthenticationWithBiometrics }
+    public var description: String {
+        switch rawValue {
+        case 1: "deviceOwnerAuthenticationWithBiometrics"
+        case 2: "deviceOwnerAuthentication"
+        default: "LAPolicy(\(rawValue))"
+        }
+    }
+}
+
+/// `LABiometryType` (`LABiometryType.h`): none 0, touchID 1, faceID 2, opticID 4 (1<<2).
+public enum BiometryKind: Int, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
+    case none = 0
+    case touchID = 1
+    case faceID = 2
+    case opticID = 4
+
+    /// The name to show a person ("Face ID").
+    public var description: String {
+        switch self {
+        case .none: "none"
+        case .touchID: "Touch ID"
+        case .faceID: "Face ID"
+        case .opticID: "Optic ID"
+        }
+    }
+}
+
+/// `LAError.Code` raw values, domain `com.apple.LocalAuthentication` (`LAPublicDefines.h`, `LAError.h`).
+public struct LAErrorCode: Error, RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    public static let authenticationFailed = Self(rawValue: -1)
+    public static let userCancel = Self(rawValue: -2)
+    public static let userFallback = Self(rawValue: -3)
+    public static let systemCancel = Self(rawValue: -4)
+    public static let passcodeNotSet = Self(rawValue: -5)
+    public static let biometryNotAvailable = Self(rawValue: -6)
+    public static let biometryNotEnrolled = Self(rawValue: -7)
+    public static let biometryLockout = Self(rawValue: -8)
+    public static let appCancel = Self(rawValue: -9)
+    public static let invalidContext = Self(rawValue: -10)
+    public static let notInteractive = Self(rawValue: -1004)
+    /// Private code seen when a Secure Enclave key's ACL forbids the operation
+    /// ("ACL operation is not allowed: 'ock'", flutter_secure_storage PR #989). [3p]
+    public static let aclOperationNotAllowed = Self(rawValue: -1009)
+
+    public var description: String {
+        let names: [Int: String] = [
+            -1: "authenticationFailed", -2: "userCancel", -3: "userFallback", -4: "systemCancel",
+            -5: "passcodeNotSet", -6: "biometryNotAvailable", -7: "biometryNotEnrolled", -8: "biometryLockout",
+            -9: "appCancel", -10: "invalidContext", -1004: "notInteractive", -1009: "aclOperationNotAllowed",
+        ]
+        return "LAError.\(names[rawValue] ?? String(rawValue))"
+    }
+}
+
+/// Keychain `OSStatus` values (`base/SecBase.h` in apple-oss-distributions/Security).
+public struct SecStatus: Error, RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    public static let success = Self(rawValue: 0)
+    public static let errSecUnimplemented = Self(rawValue: -4)
+    public static let errSecParam = Self(rawValue: -50)
+    public static let errSecUserCanceled = Self(rawValue: -128)
+    public static let errSecNotAvailable = Self(rawValue: -25291)
+    public static let errSecAuthFailed = Self(rawValue: -25293)
+    public static let errSecDuplicateItem = Self(rawValue: -25299)
+    public static let errSecItemNotFound = Self(rawValue: -25300)
+    public static let errSecInteractionNotAllowed = Self(rawValue: -25308)
+    public static let errSecDecode = Self(rawValue: -26275)
+    public static let errSecMissingEntitlement = Self(rawValue: -34018)
+    public static let errSecVerifyFailed = Self(rawValue: -67808)
+
+    /// The OSStatus a keychain call reports for an `LAError` (`SecErrorGetOSStatus`,
+    /// `OSX/sec/Security/SecItem.m` l.203–283): userCancel → -128, notInteractive → -25308,
+    /// every other LAError → errSecAuthFailed (-25293).
+    public init(laError: LAErrorCode) {
+        switch laError {
+        case .userCancel: self = .errSecUserCanceled
+        case .notInteractive: self = .errSecInteractionNotAllowed
+        default: self = .errSecAuthFailed
+        }
+    }
+
+    public var description: String {
+        let names: [Int32: String] = [
+            0: "errSecSuccess", -4: "errSecUnimplemented", -50: "errSecParam", -128: "errSecUserCanceled",
+            -25291: "errSecNotAvailable", -25293: "errSecAuthFailed", -25299: "errSecDuplicateItem",
+            -25300: "errSecItemNotFound", -25308: "errSecInteractionNotAllowed", -26275: "errSecDecode",
+            -34018: "errSecMissingEntitlement", -67808: "errSecVerifyFailed",
+        ]
+        return "\(names[rawValue] ?? "OSStatus") (\(rawValue))"
+    }
+}
+
+/// `SecAccessControlCreateFlags` (`keychain/headers/SecAccessControl.h`).
+public struct AccessControlFlags: OptionSet, Sendable, Hashable, Codable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+
+    /// Biometry or passcode; survives enrollment changes.
+    public static let userPresence = Self(rawValue: 1 << 0)
+    /// Any enrolled biometry; survives enrollment changes.
+    public static let biometryAny = Self(rawValue: 1 << 1)
+    /// The biometry enrolled now: "When fingers are added or removed, the item is invalidated."
+    public static let biometryCurrentSet = Self(rawValue: 1 << 3)
+    /// The device passcode only.
+    public static let devicePasscode = Self(rawValue: 1 << 4)
+    /// A paired companion (Apple Watch); macOS.
+    public static let companion = Self(rawValue: 1 << 5)
+    /// Any one constraint suffices.
+    public static let or = Self(rawValue: 1 << 14)
+    /// Every constraint is required (the default with two or more).
+    public static let and = Self(rawValue: 1 << 15)
+    /// The constraints guard the private key's operations (sign, key agreement, ECIES decrypt).
+    public static let privateKeyUsage = Self(rawValue: 1 << 30)
+    /// An application-supplied password is an extra encryption secret.
+    public static let applicationPassword = Self(rawValue: 1 << 31)
+
+    /// The flags that are user-authentication constraints.
+    public static let constraintFlags: Self = [.userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode, .companion]
+}
+
+/// `kSecAttrAccessible…` classes, with the `pdmn` strings Security uses for them (`SecItem.h`).
+public enum KeychainAccessibility: String, Sendable, Hashable, CaseIterable, Codable {
+    case whenPasscodeSetThisDeviceOnly = "akpu"
+    case whenUnlockedThisDeviceOnly = "aku"
+    case afterFirstUnlockThisDeviceOnly = "cku"
+    case whenUnlocked = "ak"
+    case afterFirstUnlock = "ck"
+
+    /// Whether items of this class never leave the device (no backup, no iCloud).
+    public var isThisDeviceOnly: Bool { rawValue.hasSuffix("u") }
+}

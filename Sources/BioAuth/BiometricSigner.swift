@@ -1,0 +1,101 @@
+import BioAuthCore
+import Crypto
+import Foundation
+
+/// A P-256 key in the Secure Enclave that signs only after the user proves presence, once per signature.
+///
+/// The key is created with `.privateKeyUsage` and, by default, `.biometryCurrentSet`,
+/// `WhenPasscodeSetThisDeviceOnly`: it cannot leave the enclave, cannot be used without a fresh
+/// match, and dies when a finger or face is enrolled (`apple-platform.md` §3.6, §3.9).
+public struct BiometricSigner: Sendable {
+    public let platform: DevicePlatform
+    public let tag: String
+    public let policy: ProtectionPolicy
+
+    public init(platform: DevicePlatform, tag: String, policy: ProtectionPolicy = .biometryCurrentSet) {
+        self.platform = platform
+        self.tag = tag
+        self.policy = policy
+    }
+
+    /// Replaces any key under `tag` with a new enclave key and returns its public key. No prompt.
+    @discardableResult
+    public func createKey() throws(BioAuthError) -> DevicePublicKey {
+        guard platform.enclave.isAvailable else { throw BioAuthError(.secureEnclaveUnavailable) }
+        let access: AccessControl
+        do {
+            access = try AccessControl(accessibility: .whenPasscodeSetThisDeviceOnly, flags: [.privateKeyUsage, policy.flags])
+        } catch { throw BioAuthError(status: error) }
+        deleteKey()
+        do {
+            let x963 = try platform.enclave.createKey(EnclaveKeyParameters(tag: tag, accessControl: access))
+            return try DevicePublicKey(x963Representation: x963)
+        } catch let failure as EnclaveFailure {
+            if failure == .status(.errSecAuthFailed) { throw BioAuthError(.passcodeNotSet, status: .errSecAuthFailed) }
+            throw BioAuthError(enclave: failure)
+        } catch { throw BioAuthError(.cryptographyFailure) }
+    }
+
+    /// The public key. No prompt.
+    public func publicKey() throws(BioAuthError) -> DevicePublicKey {
+        do {
+            return try DevicePublicKey(x963Representation: try platform.enclave.publicKey(tag: tag))
+        } catch let failure as EnclaveFailure { throw BioAuthError(enclave: failure) } catch { throw BioAuthError(.cryptographyFailure) }
+    }
+
+    /// Whether the key exists and is usable (an enrollment change removes `.biometryCurrentSet` keys).
+    public var hasKey: Bool { (try? platform.enclave.publicKey(tag: tag)) != nil }
+
+    /// Signs `message` (ECDSA P-256, SHA-256 applied by the enclave, DER) after one prompt.
+    public func sign(_ message: Data, prompt: Prompt) async throws(BioAuthError) -> Data {
+        let context = try await authenticate(prompt)
+        defer { context.invalidate() }
+        return try sign(message, context: context)
+    }
+
+    /// Signs the protocol-v1 message of a server challenge after one prompt.
+    public func sign(_ challenge: ChallengeEnvelope, prompt: Prompt) async throws(BioAuthError) -> Data {
+        let message: SignedMessage
+        do { message = try challenge.message() } catch { throw BioAuthError(.invalidParameters) }
+        return try await sign(message.encoded, prompt: prompt)
+    }
+
+    /// Signs with a context the caller already authenticated.
+    public func sign(_ message: Data, context: any AuthenticationContext) throws(BioAuthError) -> Data {
+        do { return try platform.enclave.sign(tag: tag, message: message, context: context) } catch {
+            throw BioAuthError(enclave: error)
+        }
+    }
+
+    /// Decrypts an `eciesEncryptionCofactorVariableIVX963SHA256AESGCM` ciphertext after one prompt.
+    public func decrypt(_ ciphertext: Data, prompt: Prompt) async throws(BioAuthError) -> SecretBytes {
+        let context = try await authenticate(prompt)
+        defer { context.invalidate() }
+        do { return try platform.enclave.decrypt(tag: tag, ciphertext: ciphertext, context: context) } catch {
+            throw BioAuthError(enclave: error)
+        }
+    }
+
+    /// Encrypts to this key's public key. Public-key operation: no prompt.
+    public func encrypt(_ plaintext: SecretBytes) throws(BioAuthError) -> Data {
+        let key = try publicKey()
+        do {
+            let recipient = try P256.KeyAgreement.PublicKey(x963Representation: key.x963Representation)
+            return try ECIES.encrypt(plaintext.data, to: recipient)
+        } catch { throw BioAuthError(.cryptographyFailure) }
+    }
+
+    /// Deletes the key if present. No prompt.
+    public func deleteKey() {
+        try? platform.enclave.deleteKey(tag: tag)
+    }
+
+    private func authenticate(_ prompt: Prompt) async throws(BioAuthError) -> any AuthenticationContext {
+        guard let evaluation = policy.evaluationPolicy else {
+            let context = platform.contexts.makeContext()
+            context.localizedReason = prompt.reason
+            return context
+        }
+        return try await platform.authenticatedContext(policy: evaluation, prompt: prompt)
+    }
+}

@@ -1,0 +1,168 @@
+import BioAuthCore
+import Foundation
+
+// The three seams BioAuth is written against. BioAuthApple forwards them to LocalAuthentication,
+// Security and the Secure Enclave; BioAuthEmulator implements them on every platform.
+// Conformances make no decisions of their own: every policy lives in this module.
+
+/// An authentication context: what `LAContext` offers (`LAContext.h`).
+///
+/// A context that evaluated successfully stays authenticated; create a fresh one per attempt
+/// (``AuthenticationContextFactory``) to make the user prove presence again.
+public protocol AuthenticationContext: AnyObject, Sendable {
+    /// `.none` until ``canEvaluatePolicy(_:)`` has been called, then the hardware's type
+    /// whatever that call returned ([doc] lacontext/biometrytype).
+    var biometryType: BiometryKind { get }
+    /// nil: the system's default; `""` hides the fallback button.
+    var localizedFallbackTitle: String? { get set }
+    /// nil or `""`: the system's default "Cancel".
+    var localizedCancelTitle: String? { get set }
+    /// The reason shown for keychain and key operations that use this context.
+    var localizedReason: String { get set }
+    /// When true, anything that needs UI fails instead (LAError -1004, errSecInteractionNotAllowed).
+    var interactionNotAllowed: Bool { get set }
+    /// Accept a device-unlock biometric match from the last N seconds (at most 300).
+    var touchIDAuthenticationAllowableReuseDuration: TimeInterval { get set }
+    /// Opaque state of the enrolled biometry; non-nil after a successful biometric pre-flight or evaluation.
+    var evaluatedPolicyDomainState: Data? { get }
+
+    /// Pre-flight, no UI. Throws the reason the policy cannot be evaluated.
+    func canEvaluatePolicy(_ policy: AuthenticationPolicy) throws(LAErrorCode)
+    /// Shows the system prompt. Returning normally means the policy was satisfied.
+    func evaluatePolicy(_ policy: AuthenticationPolicy, localizedReason: String) async throws(LAErrorCode)
+    /// Ends an evaluation in flight (appCancel) and makes later use fail (invalidContext).
+    func invalidate()
+}
+
+/// Makes a fresh ``AuthenticationContext`` for each attempt.
+public protocol AuthenticationContextFactory: Sendable {
+    func makeContext() -> any AuthenticationContext
+}
+
+/// What to do when an item's ACL needs the user and the context is not yet authenticated (`SecItem.h`).
+public enum AuthenticationUI: Sendable, Hashable {
+    /// Show the prompt (unless the context has `interactionNotAllowed`).
+    case allow
+    /// `kSecUseAuthenticationUISkip`: silently leave out items that would need the user.
+    case skip
+}
+
+/// Attributes of a generic-password item.
+public struct KeychainItem: Sendable {
+    public var service: String
+    public var account: String
+    public var accessibility: KeychainAccessibility
+    public var accessControl: AccessControl?
+    public var synchronizable: Bool
+
+    public init(
+        service: String, account: String, accessibility: KeychainAccessibility,
+        accessControl: AccessControl? = nil, synchronizable: Bool = false
+    ) {
+        self.service = service
+        self.account = account
+        self.accessibility = accessControl?.accessibility ?? accessibility
+        self.accessControl = accessControl
+        self.synchronizable = synchronizable
+    }
+}
+
+/// A query for generic-password items of one service.
+public struct KeychainQuery: Sendable {
+    public var service: String
+    /// nil matches every account of the service.
+    public var account: String?
+    /// `kSecUseAuthenticationContext`: nil means a new context is used once.
+    public var context: (any AuthenticationContext)?
+    public var authenticationUI: AuthenticationUI
+
+    public init(service: String, account: String? = nil, context: (any AuthenticationContext)? = nil, authenticationUI: AuthenticationUI = .allow) {
+        self.service = service
+        self.account = account
+        self.context = context
+        self.authenticationUI = authenticationUI
+    }
+}
+
+/// What an attributes query returns for one item: never its data.
+public struct KeychainRecord: Sendable, Hashable {
+    public var account: String
+    public var accessibility: KeychainAccessibility
+    public var isAccessControlled: Bool
+
+    public init(account: String, accessibility: KeychainAccessibility, isAccessControlled: Bool) {
+        self.account = account
+        self.accessibility = accessibility
+        self.isAccessControlled = isAccessControlled
+    }
+}
+
+/// The keychain: `SecItemAdd`, `SecItemCopyMatching`, `SecItemUpdate`, `SecItemDelete` for
+/// generic passwords, failing with Apple's `OSStatus` codes. Calls are synchronous: they may
+/// block while a prompt is shown, so keep them off the main actor.
+public protocol KeychainService: Sendable {
+    /// Adds an item. Never prompts, whatever its ACL.
+    func add(_ item: KeychainItem, data: SecretBytes) throws(SecStatus)
+    /// The data of the one item `query` names (`account` must be set).
+    func copyData(_ query: KeychainQuery) throws(SecStatus) -> SecretBytes
+    /// The attributes of every matching item (no data, so no authentication).
+    func copyAttributes(_ query: KeychainQuery) throws(SecStatus) -> [KeychainRecord]
+    /// Replaces the data of the one item `query` names. Prompts for access-controlled items.
+    func update(_ query: KeychainQuery, data: SecretBytes) throws(SecStatus)
+    /// Deletes every matching item. Needs no authentication.
+    func delete(_ query: KeychainQuery) throws(SecStatus)
+}
+
+/// How a Secure Enclave operation failed: the CFError-returning SecKey APIs surface the LAError
+/// itself for authentication failures, and an OSStatus otherwise (`apple-platform.md` §3.8).
+public enum EnclaveFailure: Error, Sendable, Hashable {
+    case status(SecStatus)
+    case authentication(LAErrorCode)
+}
+
+/// Key parameters for `SecKeyCreateRandomKey` with `kSecAttrTokenIDSecureEnclave`.
+public struct EnclaveKeyParameters: Sendable, Hashable {
+    public enum KeyType: Sendable, Hashable { case ecSECPrimeRandom, rsa }
+    public var tag: String
+    public var keyType: KeyType
+    public var sizeInBits: Int
+    public var accessControl: AccessControl
+
+    public init(tag: String, keyType: KeyType = .ecSECPrimeRandom, sizeInBits: Int = 256, accessControl: AccessControl) {
+        self.tag = tag
+        self.keyType = keyType
+        self.sizeInBits = sizeInBits
+        self.accessControl = accessControl
+    }
+}
+
+/// Permanent Secure Enclave keys, addressed by application tag.
+public protocol EnclaveKeyStore: Sendable {
+    /// Whether the device has a Secure Enclave.
+    var isAvailable: Bool { get }
+    /// Generates a key inside the enclave; returns its public key, X9.63 (65 bytes).
+    func createKey(_ parameters: EnclaveKeyParameters) throws(EnclaveFailure) -> Data
+    /// The public key, X9.63. Needs no authentication.
+    func publicKey(tag: String) throws(EnclaveFailure) -> Data
+    /// `ecdsaSignatureMessageX962SHA256`: SHA-256 of `message`, signature in DER.
+    func sign(tag: String, message: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> Data
+    /// `eciesEncryptionCofactorVariableIVX963SHA256AESGCM` decryption with the enclave key.
+    func decrypt(tag: String, ciphertext: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> SecretBytes
+    /// `SecKeyCopyExternalRepresentation` of the private key: always fails for enclave keys.
+    func copyPrivateKeyRepresentation(tag: String) throws(EnclaveFailure) -> Data
+    /// Deletes the key. Needs no authentication.
+    func deleteKey(tag: String) throws(EnclaveFailure)
+}
+
+/// The three seams of one device.
+public struct DevicePlatform: Sendable {
+    public var contexts: any AuthenticationContextFactory
+    public var keychain: any KeychainService
+    public var enclave: any EnclaveKeyStore
+
+    public init(contexts: any AuthenticationContextFactory, keychain: any KeychainService, enclave: any EnclaveKeyStore) {
+        self.contexts = contexts
+        self.keychain = keychain
+        self.enclave = enclave
+    }
+}
