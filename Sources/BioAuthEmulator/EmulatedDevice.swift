@@ -1,0 +1,318 @@
+import BioAuth
+import BioAuthCore
+import Crypto
+import Foundation
+import Synchronization
+
+/// An emulated iPhone: LocalAuthentication, the keychain with access control and the Secure
+/// Enclave, with Apple's documented semantics, fully controlled by the test.
+///
+/// Like NIO's `EmbeddedEventLoop`, nothing happens on its own: the person at the prompt does what
+/// the script says (``script(_:)``; ``unscriptedAction`` when the script is empty), time is an
+/// injected ``WallClock``, and the device's owner (or an attacker) changes its state with methods
+/// such as ``enrollBiometry()``, ``removePasscode()`` or ``jailbreakHookEnabled``. Each behaviour
+/// cites its source; `docs/EmulatorFidelity.md` lists what is emulated, approximated or absent.
+///
+/// It offers nothing a real device lacks: no private-key export, no reading of access-controlled
+/// items without authentication.
+public final class EmulatedDevice: Sendable {
+    /// Fixed facts about the device and the behaviours Apple leaves unspecified.
+    public struct Configuration: Sendable {
+        public var biometry: BiometryKind
+        public var hasSecureEnclave: Bool
+        /// Consecutive failed matches before biometry locks out (5: iOS 9 `LAContext.h`;
+        /// [doc] LAEnvironment.MechanismBiometry.isLockedOut).
+        public var lockoutThreshold: Int
+        /// Failed matches within one prompt before it ends with authenticationFailed (-1).
+        /// UNCONFIRMED (3 reported for Touch ID, 2 for Face ID: `apple-platform.md` §3.4).
+        public var perPromptFailureLimit: Int
+        /// Status of reading a `.biometryCurrentSet` item or key after an enrollment change.
+        /// UNCONFIRMED (`apple-platform.md` §6.1): errSecItemNotFound by default, errSecAuthFailed also reported.
+        public var invalidatedItemStatus: SecStatus
+        /// Status of adding an item with a biometric ACL when nothing is enrolled. UNCONFIRMED
+        /// (react-native-keychain #752 reports errSecAuthFailed); nil: the add succeeds.
+        public var bioACLAddWithoutEnrollmentStatus: SecStatus?
+        /// `LATouchIDAuthenticationMaximumAllowableReuseDuration` (300 s, `LAContext.h`).
+        public var maximumReuseDuration: TimeInterval
+        public var clock: any WallClock
+
+        public init(
+            biometry: BiometryKind = .faceID, hasSecureEnclave: Bool = true, lockoutThreshold: Int = 5,
+            perPromptFailureLimit: Int = 3, invalidatedItemStatus: SecStatus = .errSecItemNotFound,
+            bioACLAddWithoutEnrollmentStatus: SecStatus? = nil, maximumReuseDuration: TimeInterval = 300,
+            clock: any WallClock = SystemWallClock()
+        ) {
+            self.biometry = biometry
+            self.hasSecureEnclave = hasSecureEnclave
+            self.lockoutThreshold = lockoutThreshold
+            self.perPromptFailureLimit = perPromptFailureLimit
+            self.invalidatedItemStatus = invalidatedItemStatus
+            self.bioACLAddWithoutEnrollmentStatus = bioACLAddWithoutEnrollmentStatus
+            self.maximumReuseDuration = maximumReuseDuration
+            self.clock = clock
+        }
+    }
+
+    /// What the person at a prompt does next.
+    public enum PromptAction: Sendable, Hashable, Codable {
+        /// Presents an enrolled face or finger. At a passcode screen: types the correct passcode.
+        case match
+        /// Presents a face or finger that is not enrolled. At a passcode screen: a wrong passcode.
+        case noMatch
+        /// Types this passcode (moves a `.deviceOwnerAuthentication` prompt to the passcode screen).
+        case passcode(String)
+        /// Taps Cancel (LAError -2).
+        case cancel
+        /// Taps the fallback button; with a hidden or not-yet-shown button it is treated as Cancel.
+        case fallback
+        /// The system interrupts, e.g. the app goes to the background (LAError -4).
+        case systemCancel
+        /// Leaves the prompt open until the app calls `invalidate()` (LAError -9).
+        case hold
+    }
+
+    /// Where a prompt came from.
+    public enum PromptSource: String, Sendable, Hashable { case evaluatePolicy, keychain, secureEnclave }
+
+    /// A prompt the device showed.
+    public struct PromptRecord: Sendable, Hashable {
+        public var source: PromptSource
+        public var policy: AuthenticationPolicy
+        public var reason: String
+        /// The fallback button's title, nil when hidden (`localizedFallbackTitle == ""`).
+        public var fallbackTitle: String?
+        public var cancelTitle: String
+    }
+
+    /// An item a jailbreak keychain dump recovers: only items without access control.
+    public struct DumpedItem: Sendable, Hashable {
+        public var service: String
+        public var account: String
+        public var data: SecretBytes
+    }
+
+    public let configuration: Configuration
+    let state: Mutex<State>
+
+    /// A device with a passcode and one enrolled face or finger, unless told otherwise.
+    public init(configuration: Configuration = Configuration(), passcode: String? = "123456", enrolled: Bool = true) {
+        self.configuration = configuration
+        var initial = State()
+        initial.passcode = passcode
+        if enrolled && configuration.biometry != .none { initial.enrolled = [Self.newIdentity()] }
+        state = Mutex(initial)
+    }
+
+    public convenience init(biometry: BiometryKind, clock: any WallClock = SystemWallClock()) {
+        self.init(configuration: Configuration(biometry: biometry, clock: clock))
+    }
+
+    /// The three seams, for the client API.
+    public var platform: DevicePlatform {
+        DevicePlatform(contexts: EmulatedContextFactory(device: self), keychain: EmulatedKeychain(device: self), enclave: EmulatedSecureEnclave(device: self))
+    }
+
+    /// A fresh context, as `LAContext()`.
+    public func makeContext() -> EmulatedLAContext {
+        let id = state.withLock { state in
+            state.nextContextID += 1
+            state.contexts[state.nextContextID] = ContextRecord()
+            return state.nextContextID
+        }
+        return EmulatedLAContext(device: self, id: id)
+    }
+
+    // MARK: - Scripting the person
+
+    /// Appends actions the person will take at the next prompts, in order.
+    public func script(_ actions: PromptAction...) { state.withLock { $0.script.append(contentsOf: actions) } }
+
+    /// Actions scripted but not yet taken.
+    public var pendingActions: [PromptAction] { state.withLock { $0.script } }
+
+    /// What the person does when the script is empty (default: `.match`, the owner is present).
+    public var unscriptedAction: PromptAction {
+        get { state.withLock { $0.unscripted } }
+        set { state.withLock { $0.unscripted = newValue } }
+    }
+
+    /// Prompts shown so far.
+    public var promptCount: Int { state.withLock { $0.prompts.count } }
+    public var prompts: [PromptRecord] { state.withLock { $0.prompts } }
+
+    // MARK: - Device state
+
+    /// Enrolls a new finger or face (Settings › Face ID & Passcode). Invalidates `.biometryCurrentSet` items and keys.
+    @discardableResult
+    public func enrollBiometry() -> String {
+        let identity = Self.newIdentity()
+        state.withLock { state in
+            state.enrolled.append(identity)
+            state.enrollmentDidChange()
+        }
+        return identity
+    }
+
+    /// Removes an enrolled finger (by the id ``enrollBiometry()`` returned; the first one if nil).
+    public func removeBiometry(_ identity: String? = nil) {
+        state.withLock { state in
+            guard let index = identity.flatMap({ state.enrolled.firstIndex(of: $0) }) ?? (state.enrolled.isEmpty ? nil : 0) else { return }
+            state.enrolled.remove(at: index)
+            state.enrollmentDidChange()
+        }
+    }
+
+    /// "Reset Face ID": removes every enrollment (enroll again with ``enrollBiometry()``).
+    public func resetBiometry() {
+        state.withLock { state in
+            state.enrolled.removeAll()
+            state.enrollmentDidChange()
+        }
+    }
+
+    /// The identities enrolled now.
+    public var enrolledIdentities: [String] { state.withLock { $0.enrolled } }
+
+    /// Sets or changes the device passcode.
+    public func setPasscode(_ passcode: String) { state.withLock { $0.passcode = passcode } }
+
+    /// Turns the passcode off. "Disabling the device passcode will cause all previously protected
+    /// items to be deleted" (`SecItem.h`): every `WhenPasscodeSetThisDeviceOnly` item and key goes.
+    public func removePasscode() {
+        state.withLock { state in
+            state.passcode = nil
+            state.items.removeAll { $0.item.accessibility == .whenPasscodeSetThisDeviceOnly }
+            state.keys.removeAll { $0.accessControl.accessibility == .whenPasscodeSetThisDeviceOnly }
+        }
+    }
+
+    public var hasPasscode: Bool { state.withLock { $0.passcode != nil } }
+
+    /// Locks biometry out as after `lockoutThreshold` consecutive failed matches.
+    public func lockOutBiometry() {
+        state.withLock { state in
+            state.consecutiveFailures = configuration.lockoutThreshold
+            state.lockedOut = true
+        }
+    }
+
+    public var isLockedOut: Bool { state.withLock { $0.lockedOut } }
+
+    /// The owner unlocks the device at the lock screen with biometry: starts the reuse window.
+    public func unlockDeviceWithBiometry() {
+        state.withLock { state in
+            guard !state.lockedOut, !state.enrolled.isEmpty, state.passcode != nil else { return }
+            state.lastDeviceUnlockMatch = configuration.clock.now()
+            state.consecutiveFailures = 0
+        }
+    }
+
+    /// The owner unlocks the device with the passcode: clears a biometry lockout ([doc] biometryLockout).
+    /// Returns false for a wrong passcode.
+    @discardableResult
+    public func unlockDeviceWithPasscode(_ passcode: String) -> Bool {
+        state.withLock { state in
+            guard state.passcode == passcode else { return false }
+            state.lockedOut = false
+            state.consecutiveFailures = 0
+            return true
+        }
+    }
+
+    /// The user turned Face ID off for this app in Settings (LAError -6 with the type known).
+    public var biometryDeniedForApp: Bool {
+        get { state.withLock { $0.deniedForApp } }
+        set { state.withLock { $0.deniedForApp = newValue } }
+    }
+
+    // MARK: - The attacker
+
+    /// A jailbreak tweak (objection `ios ui biometrics_bypass`, MASTG-TECH-0135) hooks
+    /// `evaluatePolicy` in the app's process to report success without a match. The keychain and
+    /// the Secure Enclave are not in the app's process: the context is not really authenticated.
+    public var jailbreakHookEnabled: Bool {
+        get { state.withLock { $0.jailbreakHook } }
+        set { state.withLock { $0.jailbreakHook = newValue } }
+    }
+
+    /// What a keychain dump on a jailbroken, unlocked device recovers: items with no access control.
+    public func dumpKeychain() -> [DumpedItem] {
+        state.withLock { state in
+            state.items.filter { $0.item.accessControl == nil }.map {
+                DumpedItem(service: $0.item.service, account: $0.item.account, data: $0.data)
+            }
+        }
+    }
+
+    /// The current biometric domain state (nil when nothing is enrolled): what a context reports after a match.
+    public var currentDomainState: Data? { state.withLock { $0.domainState } }
+
+    static func newIdentity() -> String { UUID().uuidString.lowercased() }
+}
+
+// MARK: - State
+
+struct ContextRecord {
+    var fallbackTitle: String?
+    var cancelTitle: String?
+    var reason = ""
+    var interactionNotAllowed = false
+    var reuseDuration: TimeInterval = 0
+    var biometryRevealed = false
+    var domainState: Data?
+    var authenticatedByBiometry = false
+    var authenticatedByPasscode = false
+    var invalidated = false
+    var held: CheckedContinuation<Void, Never>?
+}
+
+struct StoredItem {
+    var item: KeychainItem
+    var data: SecretBytes
+    var invalidated = false
+}
+
+struct StoredKey {
+    var tag: String
+    var privateKey: P256.Signing.PrivateKey
+    var accessControl: AccessControl
+    var invalidated = false
+}
+
+struct State {
+    var passcode: String?
+    var enrolled: [String] = []
+    var consecutiveFailures = 0
+    var lockedOut = false
+    var deniedForApp = false
+    var jailbreakHook = false
+    var lastDeviceUnlockMatch: Date?
+    var script: [EmulatedDevice.PromptAction] = []
+    var unscripted: EmulatedDevice.PromptAction = .match
+    var prompts: [EmulatedDevice.PromptRecord] = []
+    var contexts: [Int: ContextRecord] = [:]
+    var nextContextID = 0
+    var items: [StoredItem] = []
+    var keys: [StoredKey] = []
+
+    /// SHA-256 over the enrolled identities, nil when none: changes exactly when the set changes.
+    /// The real value is opaque (32 bytes observed); approximated.
+    var domainState: Data? {
+        guard !enrolled.isEmpty else { return nil }
+        return Data(SHA256.hash(data: Data(("bioauth-emulator-domain-state:" + enrolled.sorted().joined(separator: ",")).utf8)))
+    }
+
+    /// "When fingers are added or removed, the item is invalidated. When Face ID is re-enrolled
+    /// this item is invalidated." (`SecAccessControl.h`, biometryCurrentSet)
+    mutating func enrollmentDidChange() {
+        for index in items.indices where items[index].item.accessControl?.isBoundToCurrentBiometrySet == true {
+            items[index].invalidated = true
+        }
+        for index in keys.indices where keys[index].accessControl.isBoundToCurrentBiometrySet { keys[index].invalidated = true }
+        lastDeviceUnlockMatch = nil
+    }
+
+    mutating func nextAction() -> EmulatedDevice.PromptAction {
+        script.isEmpty ? unscripted : script.removeFirst()
+    }
+}

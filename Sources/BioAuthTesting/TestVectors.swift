@@ -1,0 +1,34 @@
+import Foundation
+
+/// Finds the shared test vectors: `$BIOAUTH_VECTORS`, else `../shared/vectors` beside the package.
+///
+/// Under CI (`CI=true`) a missing folder is an error; elsewhere ``directory`` is nil and tests
+/// print why they skip.
+public enum TestVectors {
+    public static var directory: URL? {
+        let fileManager = FileManager.default
+        if let path = ProcessInfo.processInfo.environment["BIOAUTH_VECTORS"], !path.isEmpty {
+            return fileManager.fileExists(atPath: path) ? URL(fileURLWithPath: path) : nil
+        }
+        // Sources/BioAuthTesting/TestVectors.swift → package root → ../shared/vectors
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let candidate = root.deletingLastPathComponent().appendingPathComponent("shared/vectors")
+        return fileManager.fileExists(atPath: candidate.path) ? candidate : nil
+    }
+
+    public static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+
+    public struct Missing: Error, CustomStringConvertible {
+        public let file: String
+        public var description: String { "test vectors not found: \(file) (set BIOAUTH_VECTORS or place shared/ beside the package)" }
+    }
+
+    /// The contents of `relativePath` under the vectors folder.
+    public static func load(_ relativePath: String) throws -> Data {
+        guard let directory else { throw Missing(file: relativePath) }
+        return try Data(contentsOf: directory.appendingPathComponent(relativePath))
+    }
+
+    /// Whether vector tests can run here; under CI they must.
+    public static var available: Bool { directory != nil || isCI }
+}

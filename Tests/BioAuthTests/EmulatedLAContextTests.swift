@@ -1,0 +1,244 @@
+import BioAuth
+import BioAuthCore
+import BioAuthEmulator
+import Foundation
+import Testing
+
+/// `apple-platform.md` §3.1–§3.4: LAContext behaviour, one test per documented fact.
+struct EmulatedLAContextTests {
+    /// "set no matter what the [canEvaluatePolicy] call returns" ([doc] lacontext/biometrytype).
+    @Test func biometryTypeIsNoneUntilCanEvaluatePolicyThenSetWhateverItReturns() {
+        let device = EmulatedDevice(configuration: .init(biometry: .faceID), passcode: "123456", enrolled: false)
+        let context = device.makeContext()
+        #expect(context.biometryType == .none)
+        #expect(preflight(context) == .biometryNotEnrolled)
+        #expect(context.biometryType == .faceID)
+    }
+
+    /// Face ID denied for the app: -6 while the type is known (RNB README; `apple-platform.md` §3.3).
+    @Test func faceIDDeniedForAppGivesBiometryNotAvailableWithTypeKnown() {
+        let device = EmulatedDevice.faceID()
+        device.biometryDeniedForApp = true
+        let context = device.makeContext()
+        #expect(preflight(context) == .biometryNotAvailable)
+        #expect(context.biometryType == .faceID)
+        #expect(BiometricStatus(contexts: device.platform.contexts) == .deniedForApp(.faceID))
+    }
+
+    @Test func noHardwareIsUnavailable() {
+        let device = EmulatedDevice(configuration: .init(biometry: .none))
+        #expect(preflight(device.makeContext()) == .biometryNotAvailable)
+        #expect(BiometricStatus(contexts: device.platform.contexts) == .unavailable)
+    }
+
+    /// Raw values from `LAPublicDefines.h` / `LABiometryType.h`.
+    @Test func rawValuesMatchTheHeaders() {
+        let codes: [(LAErrorCode, Int)] = [
+            (.authenticationFailed, -1), (.userCancel, -2), (.userFallback, -3), (.systemCancel, -4), (.passcodeNotSet, -5),
+            (.biometryNotAvailable, -6), (.biometryNotEnrolled, -7), (.biometryLockout, -8), (.appCancel, -9),
+            (.invalidContext, -10), (.notInteractive, -1004),
+        ]
+        for (code, raw) in codes { #expect(code.rawValue == raw) }
+        #expect(BiometryKind.none.rawValue == 0 && BiometryKind.touchID.rawValue == 1)
+        #expect(BiometryKind.faceID.rawValue == 2 && BiometryKind.opticID.rawValue == 4)
+        #expect(AuthenticationPolicy.deviceOwnerAuthenticationWithBiometrics.rawValue == 1)
+        #expect(AuthenticationPolicy.deviceOwnerAuthentication.rawValue == 2)
+        #expect(AccessControlFlags.privateKeyUsage.rawValue == 1 << 30 && AccessControlFlags.biometryCurrentSet.rawValue == 1 << 3)
+        #expect(SecStatus.errSecInteractionNotAllowed.rawValue == -25308 && SecStatus.errSecAuthFailed.rawValue == -25293)
+    }
+
+    /// `SecErrorGetOSStatus` (`OSX/sec/Security/SecItem.m` l.203–283).
+    @Test(arguments: [
+        (LAErrorCode.userCancel, SecStatus.errSecUserCanceled), (.notInteractive, .errSecInteractionNotAllowed),
+        (.authenticationFailed, .errSecAuthFailed), (.biometryLockout, .errSecAuthFailed), (.systemCancel, .errSecAuthFailed),
+        (.userFallback, .errSecAuthFailed), (.appCancel, .errSecAuthFailed), (.passcodeNotSet, .errSecAuthFailed),
+        (.biometryNotEnrolled, .errSecAuthFailed), (.invalidContext, .errSecAuthFailed),
+    ])
+    func laErrorMapsToKeychainStatus(laError: LAErrorCode, expected: SecStatus) {
+        #expect(SecStatus(laError: laError) == expected)
+    }
+
+    /// A context that succeeded once authenticates again silently (SecItem.h; Auth0.swift PR #1028).
+    @Test func succeededContextAuthenticatesAgainSilently() async {
+        let device = EmulatedDevice.faceID()
+        let context = device.makeContext()
+        #expect(await evaluate(context) == nil)
+        device.script(.cancel)
+        #expect(await evaluate(context) == nil)
+        #expect(device.promptCount == 1)
+        #expect(device.pendingActions == [.cancel])
+        // A fresh context prompts again.
+        #expect(await evaluate(device.makeContext()) == .userCancel)
+        #expect(device.promptCount == 2)
+    }
+
+    /// `invalidate()` ends an evaluation in flight with appCancel and later use with invalidContext (LAContext.h).
+    @Test func invalidateGivesAppCancelThenInvalidContext() async {
+        let device = EmulatedDevice.faceID()
+        let context = device.makeContext()
+        device.script(.hold)
+        async let result = evaluate(context)
+        while device.pendingActions.count > 0 || device.promptCount == 0 { await Task.yield() }
+        context.invalidate()
+        #expect(await result == .appCancel)
+        #expect(await evaluate(context) == .invalidContext)
+        #expect(preflight(context) == .invalidContext)
+        context.invalidate()  // idempotent
+    }
+
+    /// `localizedFallbackTitle = ""` hides the button; tapping fallback with the biometrics-only
+    /// policy gives userFallback (-3); the button appears after the first failed match (LAContext.h).
+    @Test func emptyFallbackTitleHidesTheButton() async {
+        let device = EmulatedDevice.faceID()
+        let hidden = device.makeContext()
+        hidden.localizedFallbackTitle = ""
+        device.script(.noMatch, .fallback)
+        #expect(await evaluate(hidden) == .userCancel)  // no button to tap: only Cancel remained
+        #expect(device.prompts.last?.fallbackTitle == nil)
+
+        let shown = device.makeContext()
+        shown.localizedFallbackTitle = "Use App Passcode"
+        device.script(.noMatch, .fallback)
+        #expect(await evaluate(shown) == .userFallback)
+        #expect(device.prompts.last?.fallbackTitle == "Use App Passcode")
+        #expect(device.prompts.last?.cancelTitle == "Cancel")
+    }
+
+    @Test func fallbackWithDeviceOwnerAuthenticationOpensThePasscodeScreen() async {
+        let device = EmulatedDevice.faceID()
+        device.script(.noMatch, .fallback, .passcode("123456"))
+        #expect(await evaluate(device.makeContext(), .deviceOwnerAuthentication) == nil)
+        #expect(device.promptCount == 1)
+    }
+
+    /// "Biometric authentication will get locked after 5 unsuccessful attempts. After that, users
+    /// have to unlock it by entering passcode." (iOS 9 LAContext.h; [doc] isLockedOut)
+    @Test func fiveConsecutiveFailedMatchesLockBiometryOutUntilThePasscode() async {
+        let device = EmulatedDevice.faceID()
+        device.script(.noMatch, .noMatch, .noMatch)
+        #expect(await evaluate(device.makeContext()) == .authenticationFailed)  // per-prompt limit
+        device.script(.noMatch, .noMatch)
+        #expect(await evaluate(device.makeContext()) == .biometryLockout)
+        #expect(device.isLockedOut)
+        #expect(preflight(device.makeContext()) == .biometryLockout)
+        #expect(await evaluate(device.makeContext()) == .biometryLockout)
+        #expect(BiometricStatus(contexts: device.platform.contexts) == .lockedOut(.faceID))
+        // deviceOwnerAuthentication goes straight to the passcode, which clears the lockout.
+        device.script(.passcode("000000"), .passcode("123456"))
+        #expect(await evaluate(device.makeContext(), .deviceOwnerAuthentication) == nil)
+        #expect(!device.isLockedOut)
+        #expect(await evaluate(device.makeContext()) == nil)
+    }
+
+    @Test func successResetsTheConsecutiveFailureCount() async {
+        let device = EmulatedDevice.faceID()
+        for _ in 0..<3 {
+            device.script(.noMatch, .noMatch, .match)
+            #expect(await evaluate(device.makeContext()) == nil)
+        }
+        #expect(!device.isLockedOut)
+    }
+
+    /// Reuse duration: at most 300 s, only a device-unlock match counts, injected clock (LAContext.h).
+    @Test func reuseDurationIsCappedAt300SecondsAndCountsOnlyDeviceUnlock() async {
+        let clock = ManualClock()
+        let device = EmulatedDevice.faceID(clock: clock)
+        device.unscriptedAction = .cancel
+
+        // An in-app match does not open a window.
+        device.script(.match)
+        #expect(await evaluate(device.makeContext()) == nil)
+        let afterInApp = device.makeContext()
+        afterInApp.touchIDAuthenticationAllowableReuseDuration = 60
+        #expect(await evaluate(afterInApp) == .userCancel)
+
+        device.unlockDeviceWithBiometry()
+        clock.advance(by: 200)
+        let within = device.makeContext()
+        within.touchIDAuthenticationAllowableReuseDuration = 600
+        let prompts = device.promptCount
+        #expect(await evaluate(within) == nil)
+        #expect(device.promptCount == prompts)  // no prompt
+
+        clock.advance(by: 200)  // 400 s after unlock: beyond the 300 s maximum even though 600 was asked
+        let beyond = device.makeContext()
+        beyond.touchIDAuthenticationAllowableReuseDuration = 600
+        #expect(await evaluate(beyond) == .userCancel)
+
+        let zero = device.makeContext()  // default 0: no reuse
+        device.unlockDeviceWithBiometry()
+        #expect(await evaluate(zero) == .userCancel)
+    }
+
+    /// Domain state: nil on a fresh context and after a passcode-only success; set after a
+    /// biometric success; changes with enrollment; stable otherwise (LAContext.h; [doc]).
+    @Test func domainStateFollowsEnrollment() async {
+        let device = EmulatedDevice.faceID()
+        let fresh = device.makeContext()
+        #expect(fresh.evaluatedPolicyDomainState == nil)
+
+        device.script(.passcode("123456"))
+        let passcodeOnly = device.makeContext()
+        #expect(await evaluate(passcodeOnly, .deviceOwnerAuthentication) == nil)
+        #expect(passcodeOnly.evaluatedPolicyDomainState == nil)
+
+        let first = device.makeContext()
+        #expect(await evaluate(first) == nil)
+        let baseline = try! #require(first.evaluatedPolicyDomainState)
+        #expect(baseline.count == 32)
+
+        let again = device.makeContext()
+        #expect(await evaluate(again) == nil)
+        #expect(again.evaluatedPolicyDomainState == baseline)
+
+        let added = device.enrollBiometry()
+        let afterAdd = device.makeContext()
+        #expect(await evaluate(afterAdd) == nil)
+        #expect(afterAdd.evaluatedPolicyDomainState != baseline)
+
+        device.removeBiometry(added)
+        device.resetBiometry()
+        device.enrollBiometry()
+        let afterReset = device.makeContext()
+        #expect(await evaluate(afterReset) == nil)
+        #expect(afterReset.evaluatedPolicyDomainState != baseline)
+        #expect(afterReset.evaluatedPolicyDomainState != afterAdd.evaluatedPolicyDomainState)
+    }
+
+    /// With the hook on, `evaluatePolicy` reports success without a match (objection
+    /// `ios ui biometrics_bypass`, MASTG-TECH-0135); the platform still sees no authentication.
+    @Test func jailbreakHookReportsSuccessWithoutAMatch() async {
+        let device = EmulatedDevice.faceID()
+        device.jailbreakHookEnabled = true
+        device.unscriptedAction = .noMatch
+        let context = device.makeContext()
+        #expect(await evaluate(context) == nil)
+        #expect(device.promptCount == 0)
+        #expect(!context.isAuthenticated)
+        #expect(context.evaluatedPolicyDomainState == nil)
+    }
+
+    @Test func interactionNotAllowedGivesNotInteractive() async {
+        let device = EmulatedDevice.faceID()
+        let context = device.makeContext()
+        context.interactionNotAllowed = true
+        #expect(await evaluate(context) == .notInteractive)
+        #expect(device.promptCount == 0)
+    }
+
+    @Test func noPasscodeMeansBiometryCannotBeUsed() {
+        let device = EmulatedDevice.faceID()
+        device.removePasscode()
+        #expect(preflight(device.makeContext()) == .passcodeNotSet)
+        #expect(preflight(device.makeContext(), .deviceOwnerAuthentication) == .passcodeNotSet)
+        #expect(BiometricStatus(contexts: device.platform.contexts) == .noPasscode(.faceID))
+    }
+
+    @Test func systemCancelAndCancel() async {
+        let device = EmulatedDevice.faceID()
+        device.script(.systemCancel)
+        #expect(await evaluate(device.makeContext()) == .systemCancel)
+        device.script(.cancel)
+        #expect(await evaluate(device.makeContext()) == .userCancel)
+    }
+}
