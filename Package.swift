@@ -88,7 +88,12 @@ let package = Package(
         .testTarget(name: "BioAuthCoreTests", dependencies: ["BioAuthCore", "BioAuthTesting", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(
             name: "BioAuthTests",
-            dependencies: ["BioAuth", "BioAuthEmulator", "BioAuthTesting", "BioAuthCore", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "BioAuth", "BioAuthEmulator", "BioAuthTesting", "BioAuthCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "BioAuthServerTests",

@@ -40,6 +40,15 @@ public struct BioAuthError: Error, Sendable, Hashable, CustomStringConvertible, 
         public static let passcodeRequired = Code("passcodeRequired")
         public static let biometricUnlockNotEnabled = Code("biometricUnlockNotEnabled")
         public static let notConfigured = Code("notConfigured")
+
+        /// Every code defined by this version.
+        public static let all: [Code] = [
+            .userCancelled, .systemCancelled, .appCancelled, .fallbackRequested, .authenticationFailed, .interactionNotAllowed,
+            .biometryLockedOut, .biometryNotAvailable, .biometryNotEnrolled, .passcodeNotSet, .enrollmentChanged, .itemNotFound,
+            .duplicateItem, .invalidParameters, .keyUnavailable, .keyOperationNotAllowed, .secureEnclaveUnavailable,
+            .keychainFailure, .cryptographyFailure, .passcodeIncorrect, .passcodeTemporarilyLocked, .passcodeTooShort,
+            .appPasscodeNotSet, .wiped, .passcodeRequired, .biometricUnlockNotEnabled, .notConfigured,
+        ]
     }
 
     public let code: Code

@@ -294,12 +294,13 @@ struct State {
     var nextContextID = 0
     var items: [StoredItem] = []
     var keys: [StoredKey] = []
+    var osDomainSalt = 0
 
     /// SHA-256 over the enrolled identities, nil when none: changes exactly when the set changes.
     /// The real value is opaque (32 bytes observed); approximated.
     var domainState: Data? {
         guard !enrolled.isEmpty else { return nil }
-        return Data(SHA256.hash(data: Data(("bioauth-emulator-domain-state:" + enrolled.sorted().joined(separator: ",")).utf8)))
+        return Data(SHA256.hash(data: Data(("bioauth-emulator-domain-state:\(osDomainSalt):" + enrolled.sorted().joined(separator: ",")).utf8)))
     }
 
     /// "When fingers are added or removed, the item is invalidated. When Face ID is re-enrolled
@@ -314,5 +315,13 @@ struct State {
 
     mutating func nextAction() -> EmulatedDevice.PromptAction {
         script.isEmpty ? unscripted : script.removeFirst()
+    }
+}
+
+extension EmulatedDevice {
+    /// A major OS update changes the domain state without any enrollment change ("can change
+    /// exceptionally between major OS versions", LAContext.h; forums thread 802782). Items stay valid.
+    public func changeDomainStateAsAfterOSUpdate() {
+        state.withLock { $0.osDomainSalt += 1 }
     }
 }
