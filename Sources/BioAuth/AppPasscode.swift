@@ -34,7 +34,7 @@ public struct AppPasscodePolicy: Sendable, Hashable {
 /// Verification also yields a key-encryption key derived from the passcode, so data can be
 /// recovered with the passcode alone.
 public actor AppPasscode {
-    public let policy: AppPasscodePolicy
+    nonisolated public let policy: AppPasscodePolicy
     private let records: PlainRecords
     private let clock: any WallClock
     private let logger: Logger

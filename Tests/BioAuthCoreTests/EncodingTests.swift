@@ -1,0 +1,89 @@
+import BioAuthCore
+import Crypto
+import Foundation
+import Testing
+
+struct EncodingTests {
+    let key = P256.Signing.PrivateKey()
+
+    @Test func publicKeyRoundTripsThroughEveryEncoding() throws {
+        let publicKey = DevicePublicKey(key.publicKey)
+        #expect(publicKey.spkiRepresentation.count == 91)
+        #expect(publicKey.spkiRepresentation == key.publicKey.derRepresentation)
+        #expect(try DevicePublicKey(spki: publicKey.spkiRepresentation) == publicKey)
+        #expect(try DevicePublicKey(x963Representation: publicKey.x963Representation) == publicKey)
+        #expect(try DevicePublicKey(pem: publicKey.pemRepresentation) == publicKey)
+        #expect(try DevicePublicKey(jwk: publicKey.jwkRepresentation) == publicKey)
+        #expect(publicKey.pemRepresentation.contains("MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE"))
+        #expect(publicKey.pemRepresentation == key.publicKey.pemRepresentation + "\n")
+    }
+
+    @Test func strictParsersRejectNearMisses() {
+        let publicKey = DevicePublicKey(key.publicKey)
+        let spki = publicKey.spkiRepresentation
+        #expect(throws: WireFormatError.self) { try DevicePublicKey(spki: spki + [0]) }
+        #expect(throws: WireFormatError.self) { try DevicePublicKey(spki: spki.dropLast()) }
+        var secp256k1 = spki
+        secp256k1[24] = 0x08  // a different curve label
+        #expect(throws: WireFormatError.self) { try DevicePublicKey(spki: secp256k1) }
+        var offCurve = spki
+        offCurve[90] ^= 1
+        #expect(throws: WireFormatError(.invalidPoint, field: "publicKey")) { try DevicePublicKey(spki: offCurve) }
+        #expect(throws: WireFormatError.self) { try DevicePublicKey(x963Representation: key.publicKey.compressedRepresentation) }
+        #expect(throws: WireFormatError.self) { try DevicePublicKey(x963Representation: [0x00]) }
+        #expect(throws: WireFormatError.self) { try DevicePublicKey(jwk: #"{"kty":"EC","crv":"P-384","x":"AA","y":"AA"}"#) }
+        #expect(throws: WireFormatError.self) { try DevicePublicKey(pem: "-----BEGIN PUBLIC KEY-----\n!!\n-----END PUBLIC KEY-----") }
+    }
+
+    @Test func derSignaturesAreStrict() throws {
+        let message = Data("m".utf8)
+        let signature = try key.signature(for: message)
+        let der = signature.derRepresentation
+        let publicKey = DevicePublicKey(key.publicKey)
+        #expect(publicKey.isValidSignature(der: der, for: message))
+        #expect(try ECDSADERSignature(der: der).rawRepresentation == signature.rawRepresentation)
+        #expect(ECDSADERSignature.derEncoding(raw: signature.rawRepresentation) == der)
+        #expect(!publicKey.isValidSignature(der: der + [0], for: message))  // trailing byte
+        var longForm = Data([0x30, 0x81, UInt8(der.count - 2)])
+        longForm.append(der.dropFirst(2))
+        #expect(!publicKey.isValidSignature(der: longForm, for: message))  // BER long-form length
+        #expect(!publicKey.isValidSignature(raw: signature.rawRepresentation.dropLast(), for: message))
+        #expect(publicKey.isValidSignature(raw: signature.rawRepresentation, for: message))
+        #expect(!publicKey.isValidSignature(der: der, for: Data("n".utf8)))
+    }
+
+    /// High-S (r, n−s) verifies: never key anything on signature bytes (Wycheproof tcId 5).
+    @Test func highSIsAccepted() throws {
+        let message = Data("m".utf8)
+        let raw = try key.signature(for: message).rawRepresentation
+        let n: [UInt8] = Array(Data(hexString: "ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")!)
+        let s = Array(raw.suffix(32))
+        var flipped = [UInt8](repeating: 0, count: 32)
+        var borrow = 0
+        for i in (0..<32).reversed() {
+            var d = Int(n[i]) - Int(s[i]) - borrow
+            borrow = d < 0 ? 1 : 0
+            if d < 0 { d += 256 }
+            flipped[i] = UInt8(d)
+        }
+        let malleated = raw.prefix(32) + flipped
+        #expect(DevicePublicKey(key.publicKey).isValidSignature(raw: malleated, for: message))
+        #expect(DevicePublicKey(key.publicKey).isValidSignature(der: ECDSADERSignature.derEncoding(raw: malleated), for: message))
+    }
+
+    @Test(arguments: ["", "AA", "AAE", "AAEC", "_-8", "ab+/", "YQ==", "YR", "a b", "🙂"])
+    func base64URLIsCanonical(text: String) {
+        if let decoded = Base64URL.decode(text) {
+            #expect(Base64URL.encode(decoded) == text)
+        }
+        #expect(Base64URL.decode("YQ==") == nil)
+        #expect(Base64URL.decode("YR") == nil)  // non-zero unused bits
+        #expect(Base64URL.decode("YQ") == Data("a".utf8))
+    }
+
+    @Test func hexRoundTrip() {
+        #expect(Data(hexString: "00ff10")?.hexString == "00ff10")
+        #expect(Data(hexString: "0") == nil)
+        #expect(Data(hexString: "zz") == nil)
+    }
+}

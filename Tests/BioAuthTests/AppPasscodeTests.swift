@@ -1,0 +1,115 @@
+import BioAuth
+import BioAuthCore
+import BioAuthEmulator
+import Foundation
+import Synchronization
+import Testing
+
+struct AppPasscodeTests {
+    let clock = ManualClock()
+    let device = EmulatedDevice.faceID()
+
+    func passcode(_ policy: AppPasscodePolicy, onWipe: @escaping @Sendable () -> Void = {}) -> AppPasscode {
+        AppPasscode(keychain: device.platform.keychain, service: "app", policy: policy, clock: clock, onWipe: onWipe)
+    }
+
+    func failure(_ passcode: AppPasscode, _ code: String) async -> BioAuthError? {
+        await bioAuthError { _ = try await passcode.verify(code) }
+    }
+
+    /// Wrong attempts bring escalating delays on the injected clock.
+    @Test func wrongAttemptsBringEscalatingDelays() async throws {
+        let subject = passcode(AppPasscodePolicy(delays: [0, 0, 30, 120], rounds: 1_000))
+        try await subject.set("135790")
+        #expect(await failure(subject, "000000")?.retryAfter == nil)
+        #expect(await failure(subject, "000001")?.code == .passcodeIncorrect)
+        let third = await failure(subject, "000002")
+        #expect(third?.code == .passcodeIncorrect && third?.retryAfter == 30)
+        // Even the right passcode is refused while the delay runs.
+        let locked = await failure(subject, "135790")
+        #expect(locked?.code == .passcodeTemporarilyLocked && locked?.retryAfter == 30)
+        clock.advance(by: 29)
+        #expect(await failure(subject, "135790")?.retryAfter == 1)
+        clock.advance(by: 1)
+        #expect(await failure(subject, "000003")?.retryAfter == 120)
+        clock.advance(by: 120)
+        #expect(await failure(subject, "000004")?.retryAfter == 120)  // the last delay repeats
+        #expect(try await subject.attempts().failures == 5)
+        clock.advance(by: 120)
+        _ = try await subject.verify("135790")
+        #expect(try await subject.attempts().failures == 0)
+    }
+
+    /// An optional wipe after N consecutive failures.
+    @Test func wipeAfterNFailures() async throws {
+        let wiped = WipeFlag()
+        let subject = passcode(AppPasscodePolicy(delays: [0], wipeAfter: 3, rounds: 1_000)) { wiped.set() }
+        try await subject.set("135790")
+        #expect(await failure(subject, "1")?.attemptsBeforeWipe == 2)
+        #expect(await failure(subject, "2")?.attemptsBeforeWipe == 1)
+        #expect(await failure(subject, "3")?.code == .wiped)
+        #expect(wiped.value)
+        #expect(await !subject.isSet)
+        #expect(await failure(subject, "135790")?.code == .appPasscodeNotSet)
+    }
+
+    @Test func appLockIsWipedAndSaysSo() async throws {
+        let lock = AppLock(platform: device.platform, passcodePolicy: AppPasscodePolicy(delays: [0], wipeAfter: 2, rounds: 1_000), clock: clock)
+        try await lock.configure(passcode: "135790")
+        try await lock.enableBiometricUnlock(passcode: "135790")
+        await lock.lock()
+        _ = await bioAuthError { _ = try await lock.unlockWithPasscode("000000") }
+        #expect(await bioAuthError { _ = try await lock.unlockWithPasscode("000001") }?.code == .wiped)
+        #expect(await lock.state == .wiped)
+        #expect(device.dumpKeychain().isEmpty)
+        #expect(!ProtectedItemStore(platform: device.platform, service: "bioauth.app-lock").contains("bioauth.vault.biometric"))
+    }
+
+    /// Stored as a salted slow hash: the keychain holds no passcode, the hash uses the default
+    /// 210 000 PBKDF2 rounds, and two devices with the same passcode store different verifiers.
+    @Test func storedAsASaltedSlowHash() async throws {
+        let other = EmulatedDevice.faceID()
+        for target in [device, other] {
+            let subject = AppPasscode(keychain: target.platform.keychain, service: "app")
+            #expect(subject.policy.rounds == 210_000)
+            try await subject.set("135790")
+            _ = try await subject.verify("135790")
+        }
+        let mine = try #require(device.dumpKeychain().first { $0.account == "bioauth.app-passcode" })
+        let theirs = try #require(other.dumpKeychain().first { $0.account == "bioauth.app-passcode" })
+        #expect(mine.data != theirs.data)
+        let text = String(decoding: mine.data.data, as: UTF8.self)
+        #expect(!text.contains("135790"))
+        #expect(text.contains("210000"))
+        let record = try JSONSerialization.jsonObject(with: mine.data.data) as! [String: Any]
+        #expect(Data(base64Encoded: record["salt"] as! String)?.count == 16)
+    }
+
+    @Test func tooShortPasscodeIsRefused() async {
+        let subject = passcode(AppPasscodePolicy(rounds: 1_000))
+        #expect(await bioAuthError { try await subject.set("123") }?.code == .passcodeTooShort)
+    }
+
+    @Test func constantTimeComparison() {
+        #expect(constantTimeEquals(Data([1, 2, 3]), Data([1, 2, 3])))
+        #expect(!constantTimeEquals(Data([1, 2, 3]), Data([1, 2, 4])))
+        #expect(!constantTimeEquals(Data([1, 2, 3]), Data([1, 2])))
+        #expect(SecretBytes([1, 2]) == SecretBytes([1, 2]))
+        #expect(SecretBytes([1, 2]).description == "SecretBytes(2 bytes, redacted)")
+    }
+
+    @Test func changingThePasscodeKeepsTheVault() async throws {
+        let lock = AppLock(platform: device.platform, passcodePolicy: AppPasscodePolicy(rounds: 1_000), clock: clock)
+        let vault = try await lock.configure(passcode: "135790")
+        try await lock.changePasscode(from: "135790", to: "864200")
+        await lock.lock()
+        #expect(await bioAuthError { _ = try await lock.unlockWithPasscode("135790") }?.code == .passcodeIncorrect)
+        #expect(try await lock.unlockWithPasscode("864200") == vault)
+    }
+}
+
+final class WipeFlag: Sendable {
+    private let flag = Mutex(false)
+    func set() { flag.withLock { $0 = true } }
+    var value: Bool { flag.withLock { $0 } }
+}
