@@ -89,7 +89,7 @@ let package = Package(
         .testTarget(
             name: "BioAuthTests",
             dependencies: [
-                "BioAuth", "BioAuthEmulator", "BioAuthTesting", "BioAuthCore",
+                "BioAuth", "BioAuthApple", "BioAuthEmulator", "BioAuthTesting", "BioAuthCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,0 +1,110 @@
+#if canImport(LocalAuthentication) && canImport(Security) && canImport(CryptoKit)
+import BioAuth
+import BioAuthCore
+import CryptoKit
+import Foundation
+import LocalAuthentication
+import Security
+
+/// `EnclaveKeyStore` over `SecKey` with `kSecAttrTokenIDSecureEnclave`. Forwarding only.
+public struct SystemSecureEnclave: EnclaveKeyStore {
+    public init() {}
+
+    // CryptoKit: `SecureEnclave.isAvailable`
+    public var isAvailable: Bool { SecureEnclave.isAvailable }
+
+    private func tagData(_ tag: String) -> Data { Data(tag.utf8) }
+
+    private func failure(_ error: Unmanaged<CFError>?) -> EnclaveFailure {
+        guard let error = error?.takeRetainedValue() else { return .status(.errSecParam) }
+        let nsError = error as Error as NSError
+        // SecKey APIs surface the LAError itself for authentication failures (apple-platform.md §3.8).
+        if nsError.domain == LAErrorDomain { return .authentication(LAErrorCode(rawValue: nsError.code)) }
+        return .status(SecStatus(rawValue: Int32(truncatingIfNeeded: nsError.code)))
+    }
+
+    private func privateKey(_ tag: String, _ context: (any AuthenticationContext)?) throws(EnclaveFailure) -> SecKey {
+        var query: [String: Any] = [
+            kSecClass as String: kSecClassKey,
+            kSecAttrApplicationTag as String: tagData(tag),
+            kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+            kSecReturnRef as String: true,
+        ]
+        if let context = context as? SystemLAContext { query[kSecUseAuthenticationContext as String] = context.context }
+        var result: CFTypeRef?
+        let status = SecItemCopyMatching(query as CFDictionary, &result)
+        guard status == errSecSuccess, let result else { throw .status(SecStatus(rawValue: status)) }
+        return result as! SecKey  // SecItem.h: kSecReturnRef on kSecClassKey returns a SecKeyRef
+    }
+
+    // SecKey.h: `SecKeyCreateRandomKey(CFDictionaryRef parameters, CFErrorRef *error)`
+    public func createKey(_ parameters: EnclaveKeyParameters) throws(EnclaveFailure) -> Data {
+        guard let access = SecAccessControlCreateWithFlags(
+            nil, parameters.accessControl.accessibility.secValue, SecAccessControlCreateFlags(rawValue: parameters.accessControl.flags.rawValue), nil)
+        else { throw .status(.errSecParam) }
+        let attributes: [String: Any] = [
+            kSecAttrKeyType as String: parameters.keyType == .ecSECPrimeRandom ? kSecAttrKeyTypeECSECPrimeRandom : kSecAttrKeyTypeRSA,
+            kSecAttrKeySizeInBits as String: parameters.sizeInBits,
+            kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
+            kSecPrivateKeyAttrs as String: [
+                kSecAttrIsPermanent as String: true,
+                kSecAttrApplicationTag as String: tagData(parameters.tag),
+                kSecAttrAccessControl as String: access,
+            ],
+        ]
+        var error: Unmanaged<CFError>?
+        guard let key = SecKeyCreateRandomKey(attributes as CFDictionary, &error) else { throw failure(error) }
+        return try external(SecKeyCopyPublicKey(key))
+    }
+
+    // SecKey.h: `SecKeyCopyExternalRepresentation` of the public key: X9.63 `04‖X‖Y`
+    private func external(_ key: SecKey?) throws(EnclaveFailure) -> Data {
+        guard let key else { throw .status(.errSecItemNotFound) }
+        var error: Unmanaged<CFError>?
+        guard let data = SecKeyCopyExternalRepresentation(key, &error) as Data? else { throw failure(error) }
+        return data
+    }
+
+    public func publicKey(tag: String) throws(EnclaveFailure) -> Data {
+        try external(SecKeyCopyPublicKey(try privateKey(tag, nil)))
+    }
+
+    // SecKey.h: `SecKeyCreateSignature(key, kSecKeyAlgorithmECDSASignatureMessageX962SHA256, data, error)`
+    public func sign(tag: String, message: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> Data {
+        let key = try privateKey(tag, context)
+        var error: Unmanaged<CFError>?
+        guard let signature = SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, message as CFData, &error) as Data? else {
+            throw failure(error)
+        }
+        return signature
+    }
+
+    // SecKey.h: `SecKeyCreateDecryptedData(key, kSecKeyAlgorithmECIESEncryptionCofactorVariableIVX963SHA256AESGCM, data, error)`
+    public func decrypt(tag: String, ciphertext: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> SecretBytes {
+        let key = try privateKey(tag, context)
+        var error: Unmanaged<CFError>?
+        guard let plaintext = SecKeyCreateDecryptedData(key, .eciesEncryptionCofactorVariableIVX963SHA256AESGCM, ciphertext as CFData, &error) as Data? else {
+            throw failure(error)
+        }
+        return SecretBytes(plaintext)
+    }
+
+    public func copyPrivateKeyRepresentation(tag: String) throws(EnclaveFailure) -> Data {
+        try external(try privateKey(tag, nil))
+    }
+
+    // SecItem.h: `SecItemDelete` on kSecClassKey
+    public func deleteKey(tag: String) throws(EnclaveFailure) {
+        let query: [String: Any] = [kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: tagData(tag)]
+        let status = SecItemDelete(query as CFDictionary)
+        if status != errSecSuccess { throw .status(SecStatus(rawValue: status)) }
+    }
+}
+
+extension DevicePlatform {
+    /// The live platform: LocalAuthentication, the data-protection keychain and the Secure Enclave.
+    public static var system: DevicePlatform {
+        DevicePlatform(contexts: SystemContextFactory(), keychain: SystemKeychain(), enclave: SystemSecureEnclave())
+    }
+}
+#endif
