@@ -1,6 +1,5 @@
 import BioAuthCore
 import Crypto
-import CryptoExtras
 import Foundation
 import Logging
 
@@ -17,7 +16,7 @@ public struct AppPasscodePolicy: Sendable, Hashable {
 
     public init(
         minimumLength: Int = 6, delays: [TimeInterval] = [0, 0, 0, 0, 60, 300, 900, 3_600],
-        wipeAfter: Int? = nil, rounds: Int = 210_000
+        wipeAfter: Int? = nil, rounds: Int = SlowHash.defaultRounds
     ) {
         self.minimumLength = minimumLength
         self.delays = delays
@@ -134,13 +133,9 @@ public actor AppPasscode {
     }
 
     private func derive(_ passcode: String, salt: Data, rounds: Int) throws(BioAuthError) -> (verifier: Data, kek: SecretBytes) {
-        do {
-            let key = try KDF.Insecure.PBKDF2.deriveKey(
-                from: Data(passcode.utf8), salt: salt, using: .sha256, outputByteCount: 64, unsafeUncheckedRounds: rounds)
-            return key.withUnsafeBytes { raw in
-                let bytes = Data(raw)
-                return (bytes.prefix(32), SecretBytes(bytes.suffix(32)))
-            }
-        } catch { throw BioAuthError(.cryptographyFailure) }
+        guard let bytes = try? SlowHash.derive(passcode, salt: salt, rounds: rounds, outputByteCount: 64) else {
+            throw BioAuthError(.cryptographyFailure)
+        }
+        return (bytes.prefix(32), SecretBytes(bytes.suffix(32)))
     }
 }

@@ -1,0 +1,70 @@
+import Foundation
+
+/// Settings of a BioAuth server. Every value has a secure default.
+public struct ServerConfiguration: Sendable, Hashable {
+    /// The relying-party id bound into every signed message (your domain).
+    public var relyingPartyID: String
+    /// Challenge lifetime, checked in code (design §4: 60 s).
+    public var challengeTTL: TimeInterval
+    /// Most unexpired challenges one device may have.
+    public var maxOutstandingChallengesPerDevice: Int
+    /// Lifetime of a session from a device-key login.
+    public var sessionTTL: TimeInterval
+    /// Lifetime of a session from the primary (password) login.
+    public var primarySessionTTL: TimeInterval
+    /// Lifetime of a step-up approval.
+    public var approvalTTL: TimeInterval
+    /// Largest operation description a step-up may approve, in bytes.
+    public var maxOperationSize: Int
+    /// PBKDF2 rounds for demo passwords.
+    public var passwordRounds: Int
+    public var rateLimits: RateLimitPolicy
+
+    public init(
+        relyingPartyID: String = "localhost", challengeTTL: TimeInterval = 60, maxOutstandingChallengesPerDevice: Int = 5,
+        sessionTTL: TimeInterval = 12 * 3600, primarySessionTTL: TimeInterval = 15 * 60, approvalTTL: TimeInterval = 300,
+        maxOperationSize: Int = 4096, passwordRounds: Int = 210_000, rateLimits: RateLimitPolicy = RateLimitPolicy()
+    ) {
+        self.relyingPartyID = relyingPartyID
+        self.challengeTTL = challengeTTL
+        self.maxOutstandingChallengesPerDevice = maxOutstandingChallengesPerDevice
+        self.sessionTTL = sessionTTL
+        self.primarySessionTTL = primarySessionTTL
+        self.approvalTTL = approvalTTL
+        self.maxOperationSize = maxOperationSize
+        self.passwordRounds = passwordRounds
+        self.rateLimits = rateLimits
+    }
+}
+
+/// Fixed-window limits. State lives in the store, so several instances share it.
+public struct RateLimitPolicy: Sendable, Hashable {
+    /// Length of a window in seconds.
+    public var window: TimeInterval
+    /// Failed verifications per user, per device and per client address before a lockout for the
+    /// rest of the window.
+    public var failuresPerUser: Int
+    public var failuresPerDevice: Int
+    public var failuresPerClient: Int
+    /// Authentication requests per client address per window.
+    public var requestsPerClient: Int
+
+    public init(window: TimeInterval = 300, failuresPerUser: Int = 10, failuresPerDevice: Int = 5, failuresPerClient: Int = 30, requestsPerClient: Int = 300) {
+        self.window = window
+        self.failuresPerUser = failuresPerUser
+        self.failuresPerDevice = failuresPerDevice
+        self.failuresPerClient = failuresPerClient
+        self.requestsPerClient = requestsPerClient
+    }
+}
+
+/// Who made a request, for rate limits and the audit log.
+public struct RequestInfo: Sendable, Hashable {
+    public var clientAddress: String
+    public var requestID: String
+
+    public init(clientAddress: String = "unknown", requestID: String = UUID().uuidString.lowercased()) {
+        self.clientAddress = clientAddress
+        self.requestID = requestID
+    }
+}

@@ -1,0 +1,86 @@
+import BioAuthCore
+import Foundation
+
+/// Why a verification failed. Goes to the audit log and the server log, never to the client,
+/// which gets one uniform answer for all of them.
+public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
+    public let description: String
+    private init(_ name: String) { description = name }
+
+    public static let unknownChallenge = FailureReason("unknownChallenge")
+    public static let expiredChallenge = FailureReason("expiredChallenge")
+    public static let wrongPurpose = FailureReason("wrongPurpose")
+    public static let unknownDevice = FailureReason("unknownDevice")
+    public static let revokedDevice = FailureReason("revokedDevice")
+    public static let wrongUser = FailureReason("wrongUser")
+    public static let malformedSignature = FailureReason("malformedSignature")
+    public static let badSignature = FailureReason("badSignature")
+    public static let unknownUser = FailureReason("unknownUser")
+    public static let badPassword = FailureReason("badPassword")
+    public static let missingSession = FailureReason("missingSession")
+    public static let unknownSession = FailureReason("unknownSession")
+    public static let expiredSession = FailureReason("expiredSession")
+    public static let revokedSession = FailureReason("revokedSession")
+    public static let revokedDeviceSession = FailureReason("revokedDeviceSession")
+    public static let approvalRejected = FailureReason("approvalRejected")
+}
+
+/// A failure of a server operation, shaped for the HTTP layer: the status it maps to is fixed
+/// by the code. Carries identifiers and reason codes only, never a secret.
+public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        public let description: String
+        public let httpStatus: Int
+        private init(_ name: String, _ status: Int) {
+            description = name
+            httpStatus = status
+        }
+
+        /// Malformed input: the field is named (400).
+        public static let invalidRequest = Code("invalid_request", 400)
+        /// Any verification or session failure: one uniform answer (401).
+        public static let authenticationFailed = Code("authentication_failed", 401)
+        /// Authenticated, but this session may not do that (403).
+        public static let forbidden = Code("forbidden", 403)
+        public static let notFound = Code("not_found", 404)
+        public static let conflict = Code("conflict", 409)
+        /// Too many requests or failures; `retryAfter` says when to come back (429).
+        public static let rateLimited = Code("rate_limited", 429)
+        /// The server itself failed (500). Never caused by client input.
+        public static let internalError = Code("internal_error", 500)
+    }
+
+    public let code: Code
+    /// For `invalidRequest`: the field and what is wrong with it.
+    public let field: String?
+    public let detail: String?
+    /// For `authenticationFailed`: the real reason (audited, not sent).
+    public let reason: FailureReason?
+    /// For `rateLimited`: seconds.
+    public let retryAfter: Int?
+
+    public init(_ code: Code, field: String? = nil, detail: String? = nil, reason: FailureReason? = nil, retryAfter: Int? = nil) {
+        self.code = code
+        self.field = field
+        self.detail = detail
+        self.reason = reason
+        self.retryAfter = retryAfter
+    }
+
+    public init(_ error: WireFormatError) {
+        self.init(.invalidRequest, field: error.field, detail: error.code.description)
+    }
+
+    public static func authenticationFailed(_ reason: FailureReason) -> ServerError {
+        ServerError(.authenticationFailed, reason: reason)
+    }
+
+    public var description: String {
+        var text = "ServerError.\(code)"
+        if let field { text += " field=\(field)" }
+        if let detail { text += " (\(detail))" }
+        if let reason { text += " reason=\(reason)" }
+        if let retryAfter { text += " retryAfter=\(retryAfter)" }
+        return text
+    }
+}
