@@ -381,7 +381,7 @@ public final class BioAuthService: Sendable {
         do { return try SlowHash.derive(password, salt: salt, rounds: rounds) } catch { throw ServerError(.internalError) }
     }
 
-    func audit(_ kind: String, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) async {
+    package func audit(_ kind: String, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) async {
         let event = AuditEvent(at: clock.now(), kind: kind, userID: user, deviceID: device, reason: reason, clientAddress: request.clientAddress, requestID: request.requestID)
         do { try await store.appendAudit(event) } catch {
             logger.error("audit append failed", metadata: metadata(request, user: user, device: device, reason: "\(type(of: error))"))

@@ -1,0 +1,88 @@
+import BioAuthCore
+import BioAuthServer
+import BioAuthSQLite
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+import ServiceLifecycle
+
+/// Settings of `bioauth-server`.
+///
+/// - Configuration keys (flags / environment): `--host` `BIOAUTH_HOST` (127.0.0.1), `--port`
+///   `BIOAUTH_PORT` (8080), `--database` `BIOAUTH_DATABASE` (bioauth.sqlite; `:memory:` for none),
+///   `--relying-party` `BIOAUTH_RELYING_PARTY` (localhost), `--challenge-ttl`
+///   `BIOAUTH_CHALLENGE_TTL` (60), `--session-ttl` `BIOAUTH_SESSION_TTL` (43200).
+public struct ServerAppConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var databasePath: String
+    public var server: ServerConfiguration
+    public var http: HTTPOptions
+    public var logLevel: Logger.Level
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "bioauth.sqlite", server: ServerConfiguration = ServerConfiguration(),
+        http: HTTPOptions = HTTPOptions(), logLevel: Logger.Level = .info
+    ) {
+        self.host = host
+        self.port = port
+        self.databasePath = databasePath
+        self.server = server
+        self.http = http
+        self.logLevel = logLevel
+    }
+}
+
+/// A built server: the application to run and the service behind it.
+public struct BioAuthServerApp: Sendable {
+    public let service: BioAuthService
+    public let routes: BioAuthRoutes
+    let store: any BioAuthStore
+
+    /// Opens the store and wires the service, metrics and routes.
+    public static func build(_ configuration: ServerAppConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger? = nil) async throws -> BioAuthServerApp {
+        var logger = logger ?? Logger(label: "bioauth-server")
+        logger.logLevel = configuration.logLevel
+        let store: any BioAuthStore =
+            configuration.databasePath == ":memory:" ? InMemoryStore() : try await SQLiteStore.open(path: configuration.databasePath, logger: logger)
+        let registry = PrometheusCollectorRegistry()
+        let service = BioAuthService(
+            store: store, configuration: configuration.server, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry))
+        let routes = BioAuthRoutes(service: service, registry: registry, options: configuration.http, logger: logger)
+        return BioAuthServerApp(service: service, routes: routes, store: store)
+    }
+
+    /// The Hummingbird application; `onRunning` receives the bound port (useful with port 0).
+    public func application(
+        _ configuration: ServerAppConfiguration, logger: Logger? = nil, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        var logger = logger ?? Logger(label: "bioauth-server")
+        logger.logLevel = configuration.logLevel
+        return Application(
+            router: routes.makeRouter(),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "bioauth-server"),
+            services: [ChallengeSweeper(service: service, logger: logger)],
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
+            logger: logger)
+    }
+
+    /// Closes the store.
+    public func shutdown() async throws {
+        if let sqlite = store as? SQLiteStore { try await sqlite.close() }
+    }
+}
+
+/// Deletes expired challenges once a minute until shutdown.
+struct ChallengeSweeper: Service {
+    let service: BioAuthService
+    let logger: Logger
+
+    func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            try? await Task.sleep(for: .seconds(60))
+            do { try await service.sweepExpiredChallenges() } catch { logger.warning("challenge sweep failed") }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import BioAuthCore
+import BioAuthServer
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+
+/// Options of the HTTP layer.
+public struct HTTPOptions: Sendable {
+    /// Largest request body accepted, in bytes.
+    public var maxBodySize: Int
+    /// Take the client address from `X-Forwarded-For` (only behind a proxy you run).
+    public var trustForwardedFor: Bool
+    /// Allow `POST /v1/users` (the demo primary login's sign-up).
+    public var allowSignUp: Bool
+
+    public init(maxBodySize: Int = 16 * 1024, trustForwardedFor: Bool = false, allowSignUp: Bool = true) {
+        self.maxBodySize = maxBodySize
+        self.trustForwardedFor = trustForwardedFor
+        self.allowSignUp = allowSignUp
+    }
+}
+
+/// The HTTP API of `bioauth-server` (`openapi.yaml` documents it).
+public struct BioAuthRoutes: Sendable {
+    public let service: BioAuthService
+    public let registry: PrometheusCollectorRegistry
+    public let options: HTTPOptions
+    let logger: Logger
+
+    public init(service: BioAuthService, registry: PrometheusCollectorRegistry, options: HTTPOptions = HTTPOptions(), logger: Logger = Logger(label: "BioAuthHTTP")) {
+        self.service = service
+        self.registry = registry
+        self.options = options
+        self.logger = logger
+    }
+
+    /// A router with every route and the error mapping.
+    public func makeRouter() -> Router<BioAuthRequestContext> {
+        let router = Router(context: BioAuthRequestContext.self)
+        router.add(middleware: ErrorMapping(logger: logger))
+
+        router.get("/health") { _, _ in try json(["status": "ok"]) }
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
+        router.get("/openapi.yaml") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+        }
+
+        let v1 = router.group("v1")
+        v1.post("users") { request, context in
+            guard options.allowSignUp else { throw ServerError(.notFound) }
+            let body = try await decode(CredentialsBody.self, request)
+            try await service.createUser(username: body.username, password: body.password, request: info(request, context))
+            return try json(["username": body.username], status: .created)
+        }
+        v1.post("login/password") { request, context in
+            let body = try await decode(CredentialsBody.self, request)
+            return try json(SessionResponse(try await service.passwordLogin(username: body.username, password: body.password, request: info(request, context))))
+        }
+        v1.post("login/challenge") { request, context in
+            let body = try await decode(LoginChallengeBody.self, request)
+            return try json(try await service.beginLogin(userID: body.userId, deviceID: body.deviceId, request: info(request, context)))
+        }
+        v1.post("login/finish") { request, context in
+            let body = try await decode(SignatureBody.self, request)
+            return try json(SessionResponse(try await service.finishLogin(challengeID: body.challengeId, signature: body.signature, request: info(request, context))))
+        }
+        v1.post("devices/registration/challenge") { request, context in
+            let (session, info) = try await authenticate(request, context)
+            let body = try await decode(RegistrationChallengeBody.self, request)
+            return try json(try await service.beginRegistration(session: session, name: body.name, publicKey: body.publicKey, replacesDeviceID: body.replacesDeviceId, request: info))
+        }
+        v1.post("devices/registration/finish") { request, context in
+            let (session, info) = try await authenticate(request, context)
+            let body = try await decode(SignatureBody.self, request)
+            let device = try await service.finishRegistration(session: session, challengeID: body.challengeId, signature: body.signature, request: info)
+            return try json(DeviceResponse(device), status: .created)
+        }
+        v1.post("step-up/challenge") { request, context in
+            let (session, info) = try await authenticate(request, context)
+            let body = try await decode(StepUpChallengeBody.self, request)
+            return try json(try await service.beginStepUp(session: session, deviceID: body.deviceId, operation: body.operation, request: info))
+        }
+        v1.post("step-up/finish") { request, context in
+            let (session, info) = try await authenticate(request, context)
+            let body = try await decode(SignatureBody.self, request)
+            let grant = try await service.finishStepUp(session: session, challengeID: body.challengeId, signature: body.signature, request: info)
+            return try json(ApprovalResponse(approval: grant.approval, expiresAt: grant.record.expiresAt.seconds))
+        }
+        v1.post("approvals/redeem") { request, context in
+            let body = try await decode(RedeemBody.self, request)
+            let record = try await service.redeemApproval(approval: body.approval, operation: body.operation, request: info(request, context))
+            return try json(RedeemedResponse(userId: record.userID, deviceId: record.deviceID))
+        }
+        v1.get("devices") { request, context in
+            let (session, info) = try await authenticate(request, context)
+            return try json(try await service.devices(of: session, request: info).map(DeviceResponse.init))
+        }
+        v1.patch("devices/:id") { request, context in
+            let (session, info) = try await authenticate(request, context)
+            let body = try await decode(RenameBody.self, request)
+            try await service.renameDevice(id: context.parameters.get("id") ?? "", name: body.name, by: session, request: info)
+            return Response(status: .noContent)
+        }
+        v1.delete("devices/:id") { request, context in
+            let (session, info) = try await authenticate(request, context)
+            try await service.revokeDevice(id: context.parameters.get("id") ?? "", by: session, request: info)
+            return Response(status: .noContent)
+        }
+        v1.get("sessions") { request, context in
+            let (session, info) = try await authenticate(request, context)
+            return try json(try await service.sessions(of: session, request: info).map {
+                SessionInfoResponse(id: $0.id, kind: $0.kind.rawValue, deviceId: $0.deviceID, createdAt: $0.createdAt.seconds, expiresAt: $0.expiresAt.seconds, current: $0.id == session.id)
+            })
+        }
+        v1.delete("sessions/:id") { request, context in
+            let (session, info) = try await authenticate(request, context)
+            try await service.revokeSession(id: context.parameters.get("id") ?? "", by: session, request: info)
+            return Response(status: .noContent)
+        }
+        v1.delete("sessions") { request, context in
+            let (session, info) = try await authenticate(request, context)
+            return try json(["revoked": try await service.revokeAllSessions(of: session, request: info)])
+        }
+        v1.post("logout") { request, context in
+            let (session, info) = try await authenticate(request, context)
+            try await service.revokeSession(id: session.id, by: session, request: info)
+            return Response(status: .noContent)
+        }
+        v1.get("audit") { request, context in
+            let (session, info) = try await authenticate(request, context)
+            return try json(try await service.auditEvents(of: session, request: info).map {
+                AuditResponse(at: $0.at.seconds, kind: $0.kind, deviceId: $0.deviceID, reason: $0.reason)
+            })
+        }
+        return router
+    }
+
+    // MARK: Helpers
+
+    func info(_ request: Request, _ context: BioAuthRequestContext) -> RequestInfo {
+        var address = context.remoteAddress?.ipAddress ?? "unknown"
+        if options.trustForwardedFor, let forwarded = request.headers[.init("X-Forwarded-For")!]?.split(separator: ",").first {
+            address = StrictJSON.printable(forwarded.trimmingCharacters(in: .whitespaces))
+        }
+        return RequestInfo(clientAddress: address, requestID: context.id)
+    }
+
+    func authenticate(_ request: Request, _ context: BioAuthRequestContext) async throws -> (SessionRecord, RequestInfo) {
+        let info = info(request, context)
+        var token: String?
+        if let header = request.headers[.authorization], header.hasPrefix("Bearer ") { token = String(header.dropFirst(7)) }
+        do { return (try await service.authenticate(token: token, request: info), info) } catch {
+            await service.auditSessionFailure(error, request: info)
+            throw error
+        }
+    }
+
+    func decode<T: StrictBody>(_ type: T.Type, _ request: Request) async throws -> T {
+        let buffer: ByteBuffer
+        do { buffer = try await request.body.collect(upTo: options.maxBodySize) } catch {
+            throw StrictJSON.invalid("body", .tooLarge)
+        }
+        return try StrictJSON.decode(T.self, from: Data(buffer.readableBytesView))
+    }
+}
+
+func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+}
+
+/// Maps every error to a response: ``ServerError`` to its status (one uniform body for 401),
+/// anything else to 500 after logging its type. Adds `X-Request-Id` to every response.
+struct ErrorMapping: RouterMiddleware {
+    let logger: Logger
+
+    func handle(_ request: Request, context: BioAuthRequestContext, next: (Request, BioAuthRequestContext) async throws -> Response) async throws -> Response {
+        var response: Response
+        do { response = try await next(request, context) } catch let error as ServerError {
+            response = Self.response(error)
+        } catch let error as HTTPError {
+            response = Self.response(error.status == .notFound ? ServerError(.notFound) : ServerError(.invalidRequest, field: "request", detail: "\(error.status.code)"))
+            if error.status == .methodNotAllowed { response.status = .methodNotAllowed }
+        } catch {
+            logger.error("unhandled error", metadata: ["request_id": "\(context.id)", "type": "\(type(of: error))"])
+            response = Self.response(ServerError(.internalError))
+        }
+        response.headers[.init("X-Request-Id")!] = context.id
+        return response
+    }
+
+    static func response(_ error: ServerError) -> Response {
+        let body: ErrorResponse =
+            switch error.code {
+            case .invalidRequest: ErrorResponse(error: error.code.description, field: error.field, reason: error.detail)
+            case .authenticationFailed: ErrorResponse(error: error.code.description)  // uniform: no reason, no field
+            default: ErrorResponse(error: error.code.description, field: error.field)
+            }
+        var response = (try? json(body, status: HTTPResponse.Status(code: error.code.httpStatus))) ?? Response(status: .internalServerError)
+        if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        return response
+    }
+}
+
+extension BioAuthService {
+    /// Session failures are audited like verification failures (reason only).
+    func auditSessionFailure(_ error: any Error, request: RequestInfo) async {
+        guard let error = error as? ServerError, let reason = error.reason else { return }
+        await audit("session.rejected", reason: reason.description, request: request)
+    }
+}

@@ -1,0 +1,56 @@
+import BioAuthCore
+import BioAuthServer
+import Foundation
+
+/// Strict JSON decoding for request bodies: an object at the top, at most 8 levels deep, no
+/// unknown fields; every failure names the field.
+enum StrictJSON {
+    static let maximumDepth = 8
+
+    static func decode<T: StrictBody>(_ type: T.Type, from data: Data) throws(ServerError) -> T {
+        guard depth(of: data) <= maximumDepth else { throw invalid("body", .malformedJSON) }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { throw invalid("body", .malformedJSON) }
+        if let unknown = object.keys.sorted().first(where: { !T.fields.contains($0) }) {
+            throw invalid(printable(unknown), .unknownField)
+        }
+        do { return try JSONDecoder().decode(T.self, from: data) } catch let error as DecodingError {
+            switch error {
+            case .keyNotFound(let key, _): throw invalid(key.stringValue, .missingField)
+            case .valueNotFound(_, let context): throw invalid(context.codingPath.last?.stringValue ?? "body", .missingField)
+            case .typeMismatch(_, let context): throw invalid(context.codingPath.last?.stringValue ?? "body", .invalidValue)
+            case .dataCorrupted(let context): throw invalid(context.codingPath.last?.stringValue ?? "body", .malformedJSON)
+            @unknown default: throw invalid("body", .malformedJSON)
+            }
+        } catch { throw invalid("body", .malformedJSON) }
+    }
+
+    /// Nesting depth of arrays and objects, scanned without parsing (strings skipped).
+    static func depth(of data: Data) -> Int {
+        var depth = 0, deepest = 0, inString = false, escaped = false
+        for byte in data {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                deepest = max(deepest, depth)
+                if deepest > maximumDepth { return deepest }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return deepest
+    }
+
+    static func invalid(_ field: String, _ code: WireFormatError.Code) -> ServerError {
+        ServerError(WireFormatError(code, field: field))
+    }
+
+    /// A client-supplied name made safe to echo: printable ASCII, at most 64 characters.
+    static func printable(_ text: String) -> String {
+        String(String(text.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F }).prefix(64))
+    }
+}

@@ -1,0 +1,58 @@
+import ArgumentParser
+import BioAuthHTTP
+import BioAuthServer
+import Foundation
+import Hummingbird
+import Logging
+
+/// `bioauth-server`: the BioAuth HTTP server. With no flags: 127.0.0.1:8080, `bioauth.sqlite` in
+/// the working directory. Each flag also reads an environment variable. Stops gracefully on
+/// SIGTERM and SIGINT.
+@main
+struct BioAuthServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bioauth-server",
+        abstract: "Verifies device-key signatures: enrolment, login, step-up, sessions.")
+
+    @Option(help: "Address to bind (env BIOAUTH_HOST).")
+    var host: String = env("BIOAUTH_HOST") ?? "127.0.0.1"
+    @Option(help: "Port (env BIOAUTH_PORT; 0 picks a free one).")
+    var port: Int = env("BIOAUTH_PORT").flatMap(Int.init) ?? 8080
+    @Option(help: "SQLite database file, or :memory: (env BIOAUTH_DATABASE).")
+    var database: String = env("BIOAUTH_DATABASE") ?? "bioauth.sqlite"
+    @Option(name: .customLong("relying-party"), help: "Relying-party id bound into signatures (env BIOAUTH_RELYING_PARTY).")
+    var relyingParty: String = env("BIOAUTH_RELYING_PARTY") ?? "localhost"
+    @Option(name: .customLong("challenge-ttl"), help: "Challenge lifetime in seconds (env BIOAUTH_CHALLENGE_TTL).")
+    var challengeTTL: Int = env("BIOAUTH_CHALLENGE_TTL").flatMap(Int.init) ?? 60
+    @Option(name: .customLong("session-ttl"), help: "Device-login session lifetime in seconds (env BIOAUTH_SESSION_TTL).")
+    var sessionTTL: Int = env("BIOAUTH_SESSION_TTL").flatMap(Int.init) ?? 43_200
+    @Flag(name: .customLong("trust-forwarded-for"), help: "Take client addresses from X-Forwarded-For (behind your own proxy only).")
+    var trustForwardedFor = false
+    @Flag(name: .customLong("no-sign-up"), help: "Disable POST /v1/users.")
+    var noSignUp = false
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (env LOG_LEVEL).")
+    var logLevel: String = env("LOG_LEVEL") ?? "info"
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0–65535") }
+        guard challengeTTL > 0, challengeTTL <= 600 else { throw ValidationError("--challenge-ttl must be 1–600 seconds") }
+        guard sessionTTL > 0 else { throw ValidationError("--session-ttl must be positive") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
+    }
+
+    func run() async throws {
+        let configuration = ServerAppConfiguration(
+            host: host, port: port, databasePath: database,
+            server: ServerConfiguration(relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL)),
+            http: HTTPOptions(trustForwardedFor: trustForwardedFor, allowSignUp: !noSignUp),
+            logLevel: Logger.Level(rawValue: logLevel) ?? .info)
+        let server = try await BioAuthServerApp.build(configuration)
+        let app = server.application(configuration) { port in
+            FileHandle.standardOutput.write(Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(configuration.databasePath))\n".utf8))
+        }
+        try await app.runService()
+        try await server.shutdown()
+    }
+}
+
+private func env(_ name: String) -> String? { ProcessInfo.processInfo.environment[name] }
