@@ -1,0 +1,124 @@
+import BioAuthCore
+import BioAuthHTTP
+import BioAuthServer
+import BioAuthTesting
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import InMemoryLogging
+import Logging
+import NIOCore
+import Prometheus
+import Testing
+
+/// A server wired for tests: manual clock, captured logs, fast password hashing, client
+/// addresses taken from `X-Forwarded-For` so tests can play several clients.
+struct ServerHarness: Sendable {
+    let clock = ManualClock()
+    let logs: InMemoryLogHandler
+    let service: BioAuthService
+    let routes: BioAuthRoutes
+    static let relyingParty = "bioauth.test"
+
+    init(store: any BioAuthStore = InMemoryStore(), configure: (inout ServerConfiguration) -> Void = { _ in }) {
+        var configuration = ServerConfiguration(relyingPartyID: Self.relyingParty, passwordRounds: 1_000)
+        configure(&configuration)
+        var handler = InMemoryLogHandler()
+        handler.logLevel = .trace
+        logs = handler
+        let logger = Logger(label: "test") { _ in handler }
+        let registry = PrometheusCollectorRegistry()
+        service = BioAuthService(store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry))
+        routes = BioAuthRoutes(service: service, registry: registry, options: HTTPOptions(trustForwardedFor: true), logger: logger)
+    }
+
+    func test(_ body: @escaping @Sendable (API) async throws -> Void) async throws {
+        let app = Application(router: routes.makeRouter())
+        try await app.test(.router) { client in try await body(API(client: client)) }
+    }
+}
+
+/// A response, parsed.
+struct Reply: Sendable {
+    let status: Int
+    let text: String
+    let headers: HTTPFields
+    var json: [String: any Sendable] { ((try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: any Sendable]) ?? [:] }
+    subscript(_ key: String) -> String { json[key] as? String ?? "" }
+    /// The one body every verification failure answers with.
+    var isUniformFailure: Bool { status == 401 && text == #"{"error":"authentication_failed"}"# }
+}
+
+/// A device key in software, for mutating signatures at will.
+struct SoftwareDevice: Sendable {
+    let key = P256.Signing.PrivateKey()
+    var spki: String { Base64URL.encode(key.publicKey.derRepresentation) }
+
+    func message(_ challenge: Reply) throws -> SignedMessage {
+        try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(challenge.text.utf8)).message()
+    }
+    func signatureBytes(_ challenge: Reply) throws -> Data { try key.signature(for: message(challenge).encoded).derRepresentation }
+    func sign(_ challenge: Reply) throws -> String { Base64URL.encode(try signatureBytes(challenge)) }
+}
+
+struct API: Sendable {
+    let client: any TestClientProtocol
+    static let password = "correct horse battery"
+
+    @discardableResult
+    func call(_ method: HTTPRequest.Method, _ path: String, _ body: [String: any Sendable]? = nil, raw: String? = nil, token: String? = nil, client address: String = "203.0.113.1") async throws -> Reply {
+        var headers: HTTPFields = [.contentType: "application/json", HTTPField.Name("X-Forwarded-For")!: address]
+        if let token { headers[.authorization] = "Bearer " + token }
+        var buffer: ByteBuffer?
+        if let raw { buffer = ByteBuffer(string: raw) } else if let body { buffer = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)) }
+        let response = try await client.executeRequest(uri: path, method: method, headers: headers, body: buffer)
+        return Reply(status: Int(response.status.code), text: String(buffer: response.body), headers: response.headers)
+    }
+
+    func post(_ path: String, _ body: [String: any Sendable]? = nil, raw: String? = nil, token: String? = nil, client: String = "203.0.113.1") async throws -> Reply {
+        try await call(.post, path, body, raw: raw, token: token, client: client)
+    }
+
+    /// Signs up and logs in with the password: a primary session token.
+    func primarySession(_ user: String = "alice") async throws -> String {
+        let created = try await post("/v1/users", ["username": user, "password": Self.password])
+        #expect(created.status == 201 || created.status == 409)
+        let login = try await post("/v1/login/password", ["username": user, "password": Self.password])
+        #expect(login.status == 200)
+        return login["token"]
+    }
+
+    /// Enrols `device` for the session's user; returns the device id.
+    func enrol(_ device: SoftwareDevice, token: String, name: String = "Phone", replaces: String? = nil) async throws -> String {
+        var body: [String: any Sendable] = ["name": name, "publicKey": device.spki]
+        if let replaces { body["replacesDeviceId"] = replaces }
+        let challenge = try await post("/v1/devices/registration/challenge", body, token: token)
+        #expect(challenge.status == 200, "\(challenge.text)")
+        let finish = try await post("/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": try device.sign(challenge)], token: token)
+        #expect(finish.status == 201, "\(finish.text)")
+        return finish["id"]
+    }
+
+    func loginChallenge(_ user: String, _ deviceID: String, client: String = "203.0.113.1") async throws -> Reply {
+        try await post("/v1/login/challenge", ["userId": user, "deviceId": deviceID], client: client)
+    }
+
+    func finish(_ challenge: Reply, signature: String, path: String = "/v1/login/finish", token: String? = nil, client: String = "203.0.113.1") async throws -> Reply {
+        try await post(path, ["challengeId": challenge["challengeId"], "signature": signature], token: token, client: client)
+    }
+
+    /// A full device login; returns the session token.
+    func login(_ user: String, _ deviceID: String, _ device: SoftwareDevice) async throws -> Reply {
+        let challenge = try await loginChallenge(user, deviceID)
+        return try await finish(challenge, signature: try device.sign(challenge))
+    }
+}
+
+extension ServerHarness {
+    /// The reasons audited for failures, oldest first.
+    func auditedReasons() async throws -> [String] {
+        try await service.store.auditEvents(userID: nil, limit: 10_000).reversed().compactMap(\.reason)
+    }
+}

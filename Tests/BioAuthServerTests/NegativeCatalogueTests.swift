@@ -1,0 +1,355 @@
+import BioAuth
+import BioAuthCore
+import BioAuthEmulator
+import BioAuthServer
+import Crypto
+import Foundation
+import HTTPTypes
+import Testing
+
+/// `server-and-security.md` §3.8, one test per row, through HTTP. Every verification failure
+/// must answer the one uniform 401 body; the audit log keeps the real reason.
+struct NegativeCatalogueTests {
+    let harness = ServerHarness()
+    let phone = SoftwareDevice()
+
+    /// Alice with one enrolled phone: (primary token, device id).
+    func alice(_ api: API) async throws -> (String, String) {
+        let token = try await api.primarySession("alice")
+        return (token, try await api.enrol(phone, token: token))
+    }
+
+    @Test func row01NeverIssuedChallengeIsRejected() async throws {
+        try await harness.test { api in
+            _ = try await alice(api)
+            let reply = try await api.post("/v1/login/finish", ["challengeId": Base64URL.encode(Data(count: 16)), "signature": Base64URL.encode(Data(repeating: 1, count: 70))])
+            #expect(reply.isUniformFailure)
+            #expect(try await harness.auditedReasons().contains("unknownChallenge"))
+        }
+    }
+
+    @Test func row02ChallengeReusedAfterSuccessIsRejected() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            let challenge = try await api.loginChallenge("alice", deviceID)
+            let signature = try phone.sign(challenge)
+            #expect(try await api.finish(challenge, signature: signature).status == 200)
+            #expect(try await api.finish(challenge, signature: signature).isUniformFailure)
+        }
+    }
+
+    @Test func row03ChallengeReusedAfterAFailedAttemptIsRejected() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            let challenge = try await api.loginChallenge("alice", deviceID)
+            #expect(try await api.finish(challenge, signature: try SoftwareDevice().sign(challenge)).isUniformFailure)
+            #expect(try await api.finish(challenge, signature: try phone.sign(challenge)).isUniformFailure)  // consumed by the failure
+        }
+    }
+
+    @Test func row04ExpiredChallengeIsRejectedByTheCodeNotOnlyTheStore() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            let challenge = try await api.loginChallenge("alice", deviceID)
+            #expect(Int(challenge.json["expiresAt"] as? Int ?? 0) == Int(harness.clock.now().timeIntervalSince1970) + 60)
+            harness.clock.advance(by: 61)
+            #expect(try await api.finish(challenge, signature: try phone.sign(challenge)).isUniformFailure)
+            #expect(try await harness.auditedReasons().last == "expiredChallenge")
+            // Within the TTL it works.
+            let fresh = try await api.loginChallenge("alice", deviceID)
+            harness.clock.advance(by: 59)
+            #expect(try await api.finish(fresh, signature: try phone.sign(fresh)).status == 200)
+        }
+    }
+
+    @Test func row05ChallengeForOneUserOrDeviceUsedByAnotherIsRejected() async throws {
+        try await harness.test { api in
+            let (_, aliceDevice) = try await alice(api)
+            let bobToken = try await api.primarySession("bob")
+            let bobPhone = SoftwareDevice()
+            let bobDevice = try await api.enrol(bobPhone, token: bobToken)
+            // Bob's phone signs the challenge issued for Alice's device.
+            let forAlice = try await api.loginChallenge("alice", aliceDevice)
+            #expect(try await api.finish(forAlice, signature: try bobPhone.sign(forAlice)).isUniformFailure)
+            // A challenge claiming Alice with Bob's device.
+            let mixed = try await api.loginChallenge("alice", bobDevice)
+            #expect(try await api.finish(mixed, signature: try bobPhone.sign(mixed)).isUniformFailure)
+            #expect(try await harness.auditedReasons().suffix(2) == ["badSignature", "wrongUser"])
+        }
+    }
+
+    @Test func row06ChallengeIssuedForStepUpCannotLogIn() async throws {
+        try await harness.test { api in
+            let (token, deviceID) = try await alice(api)
+            let operation = Base64URL.encode(Data("transfer 100 EUR to Bob".utf8))
+            let stepUp = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": operation], token: token)
+            #expect(stepUp.status == 200)
+            #expect(try await api.finish(stepUp, signature: try phone.sign(stepUp)).isUniformFailure)
+            let login = try await api.loginChallenge("alice", deviceID)
+            #expect(try await api.finish(login, signature: try phone.sign(login), path: "/v1/step-up/finish", token: token).isUniformFailure)
+            #expect(try await harness.auditedReasons().suffix(2) == ["wrongPurpose", "wrongPurpose"])
+        }
+    }
+
+    /// Row 7 and issue 3 item 6: 200 concurrent finishes carrying one challenge, exactly one succeeds.
+    @Test func row07ConcurrentSubmitsOfOneChallengeYieldExactlyOneSuccess() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            let challenge = try await api.loginChallenge("alice", deviceID)
+            let signature = try phone.sign(challenge)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<200 {
+                    group.addTask { try await api.finish(challenge, signature: signature, client: "198.51.100.\(index % 250)").status }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 200 }.count == 1)
+            #expect(statuses.filter { $0 == 401 }.count == 199)
+        }
+    }
+
+    @Test func row08SignatureOverAnotherDomainOrAudienceIsRejected() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            let challenge = try await api.loginChallenge("alice", deviceID)
+            let message = try phone.message(challenge)
+            let otherAudience = try SignedMessage(
+                purpose: .login, relyingPartyID: "evil.example", challengeID: message.challengeID, nonce: message.nonce,
+                userID: message.userID, deviceID: message.deviceID, expiresAt: message.expiresAt)
+            #expect(try await api.finish(challenge, signature: Base64URL.encode(try phone.key.signature(for: otherAudience.encoded).derRepresentation)).isUniformFailure)
+            let second = try await api.loginChallenge("alice", deviceID)
+            var retagged = try phone.message(second).encoded
+            retagged[0] = UInt8(ascii: "X")
+            #expect(try await api.finish(second, signature: Base64URL.encode(try phone.key.signature(for: retagged).derRepresentation)).isUniformFailure)
+            let third = try await api.loginChallenge("alice", deviceID)
+            let bareNonce = try phone.message(third).nonce  // the naive scheme: sign the nonce alone
+            #expect(try await api.finish(third, signature: Base64URL.encode(try phone.key.signature(for: bareNonce).derRepresentation)).isUniformFailure)
+        }
+    }
+
+    @Test func row09TrailingBytesAndAppendedIntegersAreRejected() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            for mutate in [{ (d: Data) in d + [0x00] }, { d in
+                var body = Data(d.dropFirst(2)) + [0x02, 0x01, 0x01]
+                body.insert(UInt8(body.count), at: 0)
+                body.insert(0x30, at: 0)
+                return body
+            }] {
+                let challenge = try await api.loginChallenge("alice", deviceID)
+                let signature = mutate(try phone.signatureBytes(challenge))
+                #expect(try await api.finish(challenge, signature: Base64URL.encode(signature)).isUniformFailure)
+            }
+            #expect(try await harness.auditedReasons().suffix(2) == ["malformedSignature", "malformedSignature"])
+        }
+    }
+
+    /// Decided: BER is rejected (docs/Protocol.md): iOS and Android emit DER.
+    @Test func row10BEREncodedSignaturesAreRejected() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            let challenge = try await api.loginChallenge("alice", deviceID)
+            let der = try phone.signatureBytes(challenge)
+            let longForm = Data([0x30, 0x81, der[1]]) + der.dropFirst(2)
+            #expect(try await api.finish(challenge, signature: Base64URL.encode(longForm)).isUniformFailure)
+            let second = try await api.loginChallenge("alice", deviceID)
+            let der2 = try phone.signatureBytes(second)
+            let indefinite = Data([0x30, 0x80]) + der2.dropFirst(2) + [0x00, 0x00]
+            #expect(try await api.finish(second, signature: Base64URL.encode(indefinite)).isUniformFailure)
+        }
+    }
+
+    @Test func row11HighSOfAValidSignatureIsAccepted() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            let challenge = try await api.loginChallenge("alice", deviceID)
+            let raw = try phone.key.signature(for: phone.message(challenge).encoded).rawRepresentation
+            let highS = ECDSADERSignature.derEncoding(raw: raw.prefix(32) + negateModN(raw.suffix(32)))
+            #expect(try await api.finish(challenge, signature: Base64URL.encode(highS)).status == 200)
+        }
+    }
+
+    @Test func row12ZeroAndOutOfRangeValuesAreRejected() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            let n = Data(hexString: "ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")!
+            let cases: [Data] = [
+                Data([0x30, 0x06, 0x02, 0x01, 0x00, 0x02, 0x01, 0x00]),  // r = 0, s = 0 (CVE-2022-21449)
+                Data([0x30, 0x06, 0x02, 0x01, 0x00, 0x02, 0x01, 0x01]),  // r = 0, s = 1
+                ECDSADERSignature.derEncoding(raw: n + Data(repeating: 1, count: 32)),  // r = n
+            ]
+            for signature in cases {
+                let challenge = try await api.loginChallenge("alice", deviceID)
+                #expect(try await api.finish(challenge, signature: Base64URL.encode(signature)).isUniformFailure)
+            }
+        }
+    }
+
+    @Test func row13RawSignaturesOfAnySizeAreRejected() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            for size in [63, 64, 65] {
+                let challenge = try await api.loginChallenge("alice", deviceID)
+                let raw = try phone.key.signature(for: phone.message(challenge).encoded).rawRepresentation
+                let sized = size < 64 ? raw.prefix(size) : raw + Data(repeating: 0, count: size - 64)
+                #expect(try await api.finish(challenge, signature: Base64URL.encode(sized)).isUniformFailure)
+            }
+        }
+    }
+
+    @Test func row14RegistrationRejectsKeysNotInTheExactP256Form() async throws {
+        try await harness.test { api in
+            let token = try await api.primarySession("alice")
+            let key = P256.Signing.PrivateKey().publicKey
+            var wrongCurve = key.derRepresentation
+            wrongCurve[24] = 0x0A
+            var offCurve = key.derRepresentation
+            offCurve[offCurve.count - 1] ^= 0x01
+            let compressed = Data(DevicePublicKey.spkiPrefix.dropLast(3)) + key.compressedRepresentation
+            for spki in [wrongCurve, offCurve, compressed, key.x963Representation, key.derRepresentation + [0]] {
+                let reply = try await api.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": Base64URL.encode(spki)], token: token)
+                #expect(reply.status == 400, "\(reply.text)")
+                #expect(reply["field"] == "publicKey")
+            }
+        }
+    }
+
+    @Test func row15UnknownRevokedAndForeignDevicesAreRejectedWithDistinctAuditReasons() async throws {
+        try await harness.test { api in
+            let (token, deviceID) = try await alice(api)
+            let unknown = UUID().uuidString.lowercased()
+            let forUnknown = try await api.loginChallenge("alice", unknown)
+            #expect(forUnknown.status == 200)  // no oracle at challenge time
+            #expect(try await api.finish(forUnknown, signature: try phone.sign(forUnknown)).isUniformFailure)
+
+            let bobToken = try await api.primarySession("bob")
+            let bobPhone = SoftwareDevice()
+            let bobDevice = try await api.enrol(bobPhone, token: bobToken)
+            let foreign = try await api.loginChallenge("alice", bobDevice)
+            #expect(try await api.finish(foreign, signature: try bobPhone.sign(foreign)).isUniformFailure)
+
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: token).status == 204)
+            let revoked = try await api.loginChallenge("alice", deviceID)
+            #expect(try await api.finish(revoked, signature: try phone.sign(revoked)).isUniformFailure)
+            #expect(try await harness.auditedReasons().suffix(3) == ["unknownDevice", "wrongUser", "revokedDevice"])
+        }
+    }
+
+    /// The key was invalidated on the phone (enrollment change): the server offers re-enrolment
+    /// through the primary login, which replaces the key; the old key no longer logs in.
+    @Test func row16InvalidatedKeyIsReplacedThroughReenrolment() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            let session = try await api.login("alice", deviceID, phone)
+            // A device session may not enrol.
+            let denied = try await api.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": SoftwareDevice().spki, "replacesDeviceId": deviceID], token: session["token"])
+            #expect(denied.status == 403)
+            let primary = try await api.primarySession("alice")
+            let newKey = SoftwareDevice()
+            #expect(try await api.enrol(newKey, token: primary, replaces: deviceID) == deviceID)
+            #expect(try await api.login("alice", deviceID, newKey).status == 200)
+            #expect(try await api.login("alice", deviceID, phone).isUniformFailure)
+            // Sessions the old key opened are gone.
+            #expect(try await api.call(.get, "/v1/devices", token: session["token"]).isUniformFailure)
+        }
+    }
+
+    @Test func row17BurstsOfFailuresMeetTheRateLimit() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            let attacker = SoftwareDevice()
+            var statuses: [Int] = []
+            for _ in 0..<7 {
+                let challenge = try await api.loginChallenge("alice", deviceID)
+                if challenge.status != 200 {
+                    statuses.append(challenge.status)
+                    continue
+                }
+                statuses.append(try await api.finish(challenge, signature: try attacker.sign(challenge)).status)
+            }
+            #expect(statuses.prefix(5).allSatisfy { $0 == 401 })
+            #expect(statuses.suffix(2).allSatisfy { $0 == 429 })
+            let limited = try await api.loginChallenge("alice", deviceID)
+            #expect(limited.status == 429)
+            #expect(Int(limited.headers[.retryAfter] ?? "") ?? 0 > 0)
+            #expect(try await harness.service.store.auditEvents(userID: "alice", limit: 100).contains { $0.kind == "lockout" })
+            // Even the owner waits out the window; then it works again.
+            harness.clock.advance(by: 301)
+            #expect(try await api.login("alice", deviceID, phone).status == 200)
+            // Password guessing is limited per user too.
+            for _ in 0..<10 { try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"]) }
+            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password]).status == 429)
+        }
+    }
+
+    @Test func row18OversizedAndDeeplyNestedBodiesAreRejectedWithoutACrash() async throws {
+        try await harness.test { api in
+            let big = try await api.post("/v1/login/finish", raw: "{\"challengeId\":\"" + String(repeating: "A", count: 20_000) + "\"}")
+            #expect(big.status == 400 && big["field"] == "body" && big["reason"] == "tooLarge")
+            let nested = try await api.post("/v1/login/finish", raw: String(repeating: "[", count: 5_000) + String(repeating: "]", count: 5_000))
+            #expect(nested.status == 400 && nested["reason"] == "malformedJSON")
+            let deepObject = try await api.post("/v1/login/finish", raw: "{\"a\":" + String(repeating: "{\"a\":", count: 100) + "1" + String(repeating: "}", count: 101))
+            #expect(deepObject.status == 400)
+            let longSignature = try await api.post("/v1/login/finish", ["challengeId": Base64URL.encode(Data(count: 16)), "signature": Base64URL.encode(Data(count: 4_000))])
+            #expect(longSignature.status == 400 && longSignature["field"] == "signature")
+        }
+    }
+
+    @Test func row19RevokedSessionTokenIsRejected() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            let session = try await api.login("alice", deviceID, phone)
+            let token = session["token"]
+            #expect(try await api.call(.get, "/v1/devices", token: token).status == 200)
+            #expect(try await api.post("/v1/logout", token: token).status == 204)
+            #expect(try await api.call(.get, "/v1/devices", token: token).isUniformFailure)
+            let other = try await api.login("alice", deviceID, phone)
+            let all = try await api.call(.delete, "/v1/sessions", token: other["token"])
+            #expect(all.status == 200)
+            #expect(try await api.call(.get, "/v1/sessions", token: other["token"]).isUniformFailure)
+            // Expired tokens too.
+            let third = try await api.login("alice", deviceID, phone)
+            harness.clock.advance(by: 12 * 3600 + 1)
+            #expect(try await api.call(.get, "/v1/devices", token: third["token"]).isUniformFailure)
+        }
+    }
+
+    /// objection's `ios ui biometrics_bypass` on the phone: evaluatePolicy says yes, but the enclave
+    /// never signs, so the attacker has nothing valid to send.
+    @Test func row20BiometricsBypassProducesNoValidSignature() async throws {
+        try await harness.test { api in
+            let device = EmulatedDevice(biometry: .faceID)
+            let signer = BiometricSigner(platform: device.platform, tag: "login")
+            let token = try await api.primarySession("alice")
+            let key = try signer.createKey()
+            let challenge = try await api.post("/v1/devices/registration/challenge", ["name": "iPhone", "publicKey": Base64URL.encode(key.spkiRepresentation)], token: token)
+            let envelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(challenge.text.utf8))
+            let registration = try await signer.sign(envelope, prompt: Prompt(reason: "Enrol"))
+            let enrolled = try await api.post("/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": Base64URL.encode(registration)], token: token)
+            #expect(enrolled.status == 201)
+
+            device.jailbreakHookEnabled = true
+            device.unscriptedAction = .noMatch
+            let login = try await api.loginChallenge("alice", enrolled["id"])
+            let loginEnvelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(login.text.utf8))
+            await #expect(throws: BioAuthError.self) { _ = try await signer.sign(loginEnvelope, prompt: Prompt(reason: "Sign in")) }
+            // What the attacker can send instead: a signature by some other key.
+            #expect(try await api.finish(login, signature: try SoftwareDevice().sign(login)).isUniformFailure)
+        }
+    }
+}
+
+/// n − s for P-256.
+func negateModN(_ s: Data) -> Data {
+    let n = [UInt8](Data(hexString: "ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")!)
+    let s = [UInt8](s)
+    var out = [UInt8](repeating: 0, count: 32)
+    var borrow = 0
+    for i in (0..<32).reversed() {
+        var d = Int(n[i]) - Int(s[i]) - borrow
+        borrow = d < 0 ? 1 : 0
+        if d < 0 { d += 256 }
+        out[i] = UInt8(d)
+    }
+    return Data(out)
+}
