@@ -70,7 +70,7 @@ public struct BioAuthServerApp: Sendable {
 
     /// Closes the store.
     public func shutdown() async throws {
-        if let sqlite = store as? SQLiteStore { try await sqlite.close() }
+        try await store.close()
     }
 }
 

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import SQLiteNIO
+import Synchronization
 
 /// A ``BioAuthStore`` in one SQLite file: the embedded default.
 ///
@@ -15,6 +16,7 @@ import SQLiteNIO
 public final class SQLiteStore: BioAuthStore {
     private let connection: SQLiteConnection
     private let threadPool: NIOThreadPool
+    private let closed = Mutex(false)
 
     /// Named, append-only migrations.
     static let migrations: [(name: String, statements: [String])] = [
@@ -55,8 +57,9 @@ public final class SQLiteStore: BioAuthStore {
         return store
     }
 
-    /// Closes the connection.
+    /// Closes the connection. Idempotent.
     public func close() async throws {
+        guard closed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
         try await connection.close()
         try await threadPool.shutdownGracefully()
     }

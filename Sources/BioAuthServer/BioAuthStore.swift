@@ -60,4 +60,8 @@ public protocol BioAuthStore: Sendable {
     func appendAudit(_ event: AuditEvent) async throws
     /// The newest events first, of one user if given.
     func auditEvents(userID: String?, limit: Int) async throws -> [AuditEvent]
+
+    // MARK: Lifecycle
+    /// Releases connections. Idempotent; the store is unusable afterwards.
+    func close() async throws
 }

@@ -127,6 +127,8 @@ public actor InMemoryStore: BioAuthStore {
 
     public func appendAudit(_ event: AuditEvent) { audit.append(event) }
 
+    public func close() {}
+
     public func auditEvents(userID: String?, limit: Int) -> [AuditEvent] {
         Array(audit.reversed().filter { userID == nil || $0.userID == userID }.prefix(limit))
     }

@@ -30,12 +30,15 @@ struct BioAuthServerCommand: AsyncParsableCommand {
     var trustForwardedFor = false
     @Flag(name: .customLong("no-sign-up"), help: "Disable POST /v1/users.")
     var noSignUp = false
+    @Option(name: .customLong("password-rounds"), help: "PBKDF2 rounds for demo passwords (env BIOAUTH_PASSWORD_ROUNDS).")
+    var passwordRounds: Int = env("BIOAUTH_PASSWORD_ROUNDS").flatMap(Int.init) ?? 210_000
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (env LOG_LEVEL).")
     var logLevel: String = env("LOG_LEVEL") ?? "info"
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0–65535") }
         guard challengeTTL > 0, challengeTTL <= 600 else { throw ValidationError("--challenge-ttl must be 1–600 seconds") }
+        guard passwordRounds >= 1_000 else { throw ValidationError("--password-rounds must be at least 1000") }
         guard sessionTTL > 0 else { throw ValidationError("--session-ttl must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
     }
@@ -43,7 +46,8 @@ struct BioAuthServerCommand: AsyncParsableCommand {
     func run() async throws {
         let configuration = ServerAppConfiguration(
             host: host, port: port, databasePath: database,
-            server: ServerConfiguration(relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL)),
+            server: ServerConfiguration(
+                relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL), passwordRounds: passwordRounds),
             http: HTTPOptions(trustForwardedFor: trustForwardedFor, allowSignUp: !noSignUp),
             logLevel: Logger.Level(rawValue: logLevel) ?? .info)
         let server = try await BioAuthServerApp.build(configuration)

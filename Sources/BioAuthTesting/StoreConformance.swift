@@ -18,14 +18,21 @@ public struct StoreConformance: Sendable {
 
     /// Runs every check, each on a fresh store.
     public func run() async throws {
-        try await users(makeStore())
-        try await challenges(makeStore())
-        try await challengeRace(makeStore())
-        try await devices(makeStore())
-        try await sessions(makeStore())
-        try await approvals(makeStore())
-        try await counters(makeStore())
-        try await audit(makeStore())
+        let checks: [@Sendable (StoreConformance, any BioAuthStore) async throws -> Void] = [
+            { try await $0.users($1) }, { try await $0.challenges($1) }, { try await $0.challengeRace($1) },
+            { try await $0.devices($1) }, { try await $0.sessions($1) }, { try await $0.approvals($1) },
+            { try await $0.counters($1) }, { try await $0.audit($1) },
+        ]
+        for check in checks {
+            let store = try await makeStore()
+            do {
+                try await check(self, store)
+                try await store.close()
+            } catch {
+                try? await store.close()
+                throw error
+            }
+        }
     }
 
     func challenge(device: String = "d1", expires: TimeInterval = 60, id: Data = SecretBytes.random(count: 16).data) -> ChallengeRecord {
@@ -61,7 +68,7 @@ public struct StoreConformance: Sendable {
         }
         try await store.insertChallenge(challenge(device: "d2"), outstandingLimit: 2, now: t0)  // other device
         // Expired challenges do not count toward the cap.
-        try await store.insertChallenge(challenge(), outstandingLimit: 2, now: t0.addingTimeInterval(61))
+        try await store.insertChallenge(challenge(expires: 120), outstandingLimit: 2, now: t0.addingTimeInterval(61))
         try require(try await store.consumeChallenge(id: first.id) == first, "challenges: consume returns the record")
         try require(try await store.consumeChallenge(id: first.id) == nil, "challenges: consumed once")
         try require(try await store.consumeChallenge(id: Data(count: 16)) == nil, "challenges: unknown")

@@ -36,7 +36,13 @@ struct ServerHarness: Sendable {
 
     func test(_ body: @escaping @Sendable (API) async throws -> Void) async throws {
         let app = Application(router: routes.makeRouter())
-        try await app.test(.router) { client in try await body(API(client: client)) }
+        do {
+            try await app.test(.router) { client in try await body(API(client: client)) }
+        } catch {
+            try? await service.store.close()
+            throw error
+        }
+        try await service.store.close()
     }
 }
 

@@ -1,0 +1,108 @@
+import BioAuthCore
+import BioAuthServer
+import BioAuthSQLite
+import Foundation
+import HTTPTypes
+import Testing
+
+/// The positive flows through HTTP, on the SQLite store.
+struct FlowTests {
+    @Test func enrolLoginStepUpAndManageDevicesAndSessions() async throws {
+        let harness = ServerHarness(store: try await SQLiteStore.open(path: temporaryDatabasePath()))
+        try await harness.test { api in
+            #expect(try await api.call(.get, "/health").text == #"{"status":"ok"}"#)
+            let token = try await api.primarySession("alice")
+            #expect(try await api.post("/v1/users", ["username": "alice", "password": API.password]).status == 409)
+            let phone = SoftwareDevice()
+            let deviceID = try await api.enrol(phone, token: token, name: "Alice's iPhone")
+            let login = try await api.login("alice", deviceID, phone)
+            #expect(login.status == 200 && login["userId"] == "alice" && login["deviceId"] == deviceID)
+            let session = login["token"]
+
+            // Step-up: approve one operation, redeem it once, for that operation only.
+            let operation = Base64URL.encode(Data(#"{"transfer":{"to":"bob","amount":"100.00 EUR"}}"#.utf8))
+            let challenge = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": operation], token: session)
+            #expect(challenge["purpose"] == "step-up" && challenge["operationHash"].count == 43)
+            let approved = try await api.finish(challenge, signature: try phone.sign(challenge), path: "/v1/step-up/finish", token: session)
+            #expect(approved.status == 200)
+            let other = Base64URL.encode(Data("something else".utf8))
+            #expect(try await api.post("/v1/approvals/redeem", ["approval": approved["approval"], "operation": other]).isUniformFailure)
+            let redeemed = try await api.post("/v1/approvals/redeem", ["approval": approved["approval"], "operation": operation])
+            #expect(redeemed.status == 200 && redeemed["deviceId"] == deviceID)
+            #expect(try await api.post("/v1/approvals/redeem", ["approval": approved["approval"], "operation": operation]).isUniformFailure)
+
+            // Devices: list, rename, revoke.
+            let devices = try await api.call(.get, "/v1/devices", token: session)
+            #expect(devices.text.contains("Alice's iPhone") && devices.text.contains(phone.spki))
+            #expect(try await api.call(.patch, "/v1/devices/\(deviceID)", ["name": "Work phone"], token: session).status == 204)
+            #expect(try await api.call(.get, "/v1/devices", token: session).text.contains("Work phone"))
+            #expect(try await api.call(.patch, "/v1/devices/\(UUID().uuidString.lowercased())", ["name": "x"], token: session).status == 404)
+
+            // Sessions: list, revoke one.
+            let sessions = try await api.call(.get, "/v1/sessions", token: session)
+            #expect(sessions.text.contains(#""current":true"#) && sessions.text.contains(#""kind":"primary""#))
+            let primaryID = try await api.call(.get, "/v1/sessions", token: token).text
+            #expect(primaryID.contains("device"))
+            let audit = try await api.call(.get, "/v1/audit", token: session)
+            #expect(audit.text.contains("stepup.approved") && audit.text.contains("device.enrolled") && audit.text.contains("login.succeeded"))
+
+            // Metrics count what happened.
+            let metrics = try await api.call(.get, "/metrics").text
+            #expect(metrics.contains("bioauth_logins_total 1"))
+            #expect(metrics.contains("bioauth_enrolments_total 1"))
+            #expect(try await api.call(.get, "/openapi.yaml").text.contains("/v1/login/finish"))
+
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: token).status == 204)
+            #expect(try await api.call(.get, "/v1/devices", token: session).isUniformFailure)  // its sessions went with it
+        }
+    }
+
+    @Test func expiredChallengesAreSwept() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let token = try await api.primarySession("alice")
+            let deviceID = try await api.enrol(SoftwareDevice(), token: token)
+            for _ in 0..<3 { #expect(try await api.loginChallenge("alice", deviceID).status == 200) }
+            harness.clock.advance(by: 61)
+            #expect(try await harness.service.sweepExpiredChallenges() == 3)
+        }
+    }
+
+    @Test func outstandingChallengesPerDeviceAreCapped() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let token = try await api.primarySession("alice")
+            let deviceID = try await api.enrol(SoftwareDevice(), token: token)
+            for _ in 0..<5 { #expect(try await api.loginChallenge("alice", deviceID).status == 200) }
+            let refused = try await api.loginChallenge("alice", deviceID)
+            #expect(refused.status == 429)
+            harness.clock.advance(by: 61)
+            #expect(try await api.loginChallenge("alice", deviceID).status == 200)
+        }
+    }
+
+    @Test func malformedInputNamesTheField() async throws {
+        try await ServerHarness().test { api in
+            let cases: [(String, String, String)] = [
+                ("/v1/login/finish", "not json", "body"),
+                ("/v1/login/finish", "[1,2]", "body"),
+                ("/v1/login/finish", #"{"challengeId":"AAAAAAAAAAAAAAAAAAAAAA","signature":"MEUCIQ","extra":1}"#, "extra"),
+                ("/v1/login/finish", #"{"signature":"MEUCIQ"}"#, "challengeId"),
+                ("/v1/login/finish", #"{"challengeId":5,"signature":"MEUCIQ"}"#, "challengeId"),
+                ("/v1/login/finish", #"{"challengeId":"AAAA","signature":"MEUCIQ"}"#, "challengeId"),
+                ("/v1/login/finish", #"{"challengeId":"AAAAAAAAAAAAAAAAAAAAAA","signature":"MEU+IQ=="}"#, "signature"),
+                ("/v1/login/challenge", #"{"userId":"al ice","deviceId":"x"}"#, "userId"),
+                ("/v1/login/challenge", #"{"userId":"alice","deviceId":"not-a-uuid"}"#, "deviceId"),
+                ("/v1/users", #"{"username":"alice","password":"short"}"#, "password"),
+                ("/v1/users", #"{"username":"","password":"long enough"}"#, "username"),
+            ]
+            for (path, body, field) in cases {
+                let reply = try await api.post(path, raw: body)
+                #expect(reply.status == 400, "\(path) \(body)")
+                #expect(reply["error"] == "invalid_request" && reply["field"] == field, "\(body) → \(reply.text)")
+                #expect(reply.headers[HTTPField.Name("X-Request-Id")!] != nil)
+            }
+            #expect(try await api.call(.get, "/nope").status == 404)
+        }
+    }
+}
