@@ -80,9 +80,12 @@ struct ChallengeSweeper: Service {
     let logger: Logger
 
     func run() async throws {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            try? await Task.sleep(for: .seconds(60))
-            do { try await service.sweepExpiredChallenges() } catch { logger.warning("challenge sweep failed") }
+        // Ends at once on graceful shutdown (SIGTERM/SIGINT) instead of finishing its sleep.
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try await Task.sleep(for: .seconds(60))
+                do { try await service.sweepExpiredChallenges() } catch { logger.warning("challenge sweep failed") }
+            }
         }
     }
 }
