@@ -92,10 +92,15 @@ let package = Package(
                 "BioAuth", "BioAuthCore", "BioAuthEmulator", "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "bioauth", dependencies: ["BioAuthCLI"]),
+        .executableTarget(name: "bioauth", dependencies: ["BioAuthCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(name: "BioAuthCoreTests", dependencies: ["BioAuthCore", "BioAuthTesting", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(
             name: "BioAuthTests",
@@ -120,7 +125,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .testTarget(name: "BioAuthCLITests", dependencies: ["BioAuthCLI", "BioAuthTesting"]),
+        .testTarget(
+            name: "BioAuthCLITests",
+            dependencies: ["BioAuthCLI", "BioAuthTesting", "BioAuthCore", .product(name: "Crypto", package: "swift-crypto")]
+        ),
     ]
 )
 

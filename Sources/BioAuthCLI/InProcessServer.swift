@@ -1,0 +1,43 @@
+import BioAuthCore
+import BioAuthHTTP
+import BioAuthServer
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// `bioauth-server`'s application running inside this process on a free loopback port, with a
+/// temporary SQLite database.
+public struct InProcessServer: Sendable {
+    public let url: String
+    public let clock: ManualClock
+    public let databasePath: String
+    let group: ServiceGroup
+    let task: Task<Void, any Error>
+    let app: BioAuthServerApp
+
+    public static func start(relyingParty: String = "localhost") async throws -> InProcessServer {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-demo-\(UUID().uuidString).sqlite").path
+        let configuration = ServerAppConfiguration(
+            host: "127.0.0.1", port: 0, databasePath: path, server: ServerConfiguration(relyingPartyID: relyingParty), logLevel: .critical)
+        let clock = ManualClock(start: Date())
+        var logger = Logger(label: "bioauth-server")
+        logger.logLevel = .critical
+        let app = try await BioAuthServerApp.build(configuration, clock: clock, logger: logger)
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let application = app.application(configuration, logger: logger) { port in continuation.yield(port) }
+        let group = ServiceGroup(services: [application], logger: logger)
+        let task = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CLIError("the in-process server did not start") }
+        return InProcessServer(url: "http://127.0.0.1:\(port)", clock: clock, databasePath: path, group: group, task: task, app: app)
+    }
+
+    /// Stops the server and deletes its database.
+    public func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+        try? await app.shutdown()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: databasePath + suffix) }
+    }
+}

@@ -1,0 +1,46 @@
+import AsyncHTTPClient
+import BioAuthCore
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// A small JSON client for `bioauth-server`.
+public struct ServerClient: Sendable {
+    public let baseURL: String
+
+    public init(baseURL: String) {
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+    }
+
+    public struct Reply: Sendable {
+        public let status: Int
+        public let text: String
+        public var json: [String: any Sendable] { ((try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: any Sendable]) ?? [:] }
+        public subscript(_ key: String) -> String { json[key] as? String ?? "" }
+        public var retryAfter: String?
+        public var isSuccess: Bool { (200..<300).contains(status) }
+    }
+
+    public func post(_ path: String, _ body: [String: String], token: String? = nil) async throws -> Reply {
+        try await send(.POST, path, body: try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]), token: token)
+    }
+
+    public func get(_ path: String, token: String? = nil) async throws -> Reply {
+        try await send(.GET, path, body: nil, token: token)
+    }
+
+    func send(_ method: HTTPMethod, _ path: String, body: Data?, token: String?) async throws -> Reply {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = method
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        do {
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            let bytes = try await response.body.collect(upTo: 1 << 20)
+            return Reply(status: Int(response.status.code), text: String(buffer: bytes), retryAfter: response.headers.first(name: "Retry-After"))
+        } catch {
+            throw CLIError("cannot reach bioauth-server at \(baseURL)", hint: "start it with `swift run bioauth-server` (or pass --server URL)")
+        }
+    }
+}
