@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BioAuthTesting
 import BioAuthCore
 import Crypto
 import Foundation
@@ -6,58 +7,6 @@ import NIOCore
 import NIOHTTP1
 
 import Testing
-
-/// A spawned `bioauth-server` process on loopback.
-final class ServerProcess: @unchecked Sendable {  // process and port are set once in init
-    let process = Process()
-    let port: Int
-
-    /// The built executable beside the test bundle; built on demand if missing.
-    static func executable(_ name: String) throws -> URL {
-        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [products.appendingPathComponent(name), Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name)]
-        if let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) { return found }
-        let build = Process()
-        build.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        build.arguments = ["swift", "build", "--product", name]
-        try build.run()
-        build.waitUntilExit()
-        guard let built = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw CocoaError(.fileNoSuchFile)
-        }
-        return built
-    }
-
-    init(database: String, extra: [String] = []) throws {
-        process.executableURL = try Self.executable("bioauth-server")
-        process.arguments = ["--port", "0", "--database", database, "--password-rounds", "1000", "--log-level", "error"] + extra
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        var text = ""
-        let deadline = Date().addingTimeInterval(30)
-        while !text.contains("\n"), Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
-        guard let range = text.range(of: "http://127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) else {
-            process.terminate()
-            throw CocoaError(.fileReadCorruptFile)
-        }
-        self.port = port
-    }
-
-    func kill() {
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
-
-    func stop() {
-        process.terminate()  // SIGTERM: graceful shutdown
-        process.waitUntilExit()
-    }
-}
 
 struct HTTP {
     let base: String
