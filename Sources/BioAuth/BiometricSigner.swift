@@ -48,7 +48,7 @@ public struct BiometricSigner: Sendable {
 
     /// Signs `message` (ECDSA P-256, SHA-256 applied by the enclave, DER) after one prompt.
     public func sign(_ message: Data, prompt: Prompt) async throws(BioAuthError) -> Data {
-        let context = try await authenticate(prompt)
+        let context = try await platform.context(for: policy, prompt: prompt)
         defer { context.invalidate() }
         return try sign(message, context: context)
     }
@@ -69,7 +69,7 @@ public struct BiometricSigner: Sendable {
 
     /// Decrypts an `eciesEncryptionCofactorVariableIVX963SHA256AESGCM` ciphertext after one prompt.
     public func decrypt(_ ciphertext: Data, prompt: Prompt) async throws(BioAuthError) -> SecretBytes {
-        let context = try await authenticate(prompt)
+        let context = try await platform.context(for: policy, prompt: prompt)
         defer { context.invalidate() }
         do { return try platform.enclave.decrypt(tag: tag, ciphertext: ciphertext, context: context) } catch {
             throw BioAuthError(enclave: error)
@@ -88,14 +88,5 @@ public struct BiometricSigner: Sendable {
     /// Deletes the key if present. No prompt.
     public func deleteKey() {
         try? platform.enclave.deleteKey(tag: tag)
-    }
-
-    private func authenticate(_ prompt: Prompt) async throws(BioAuthError) -> any AuthenticationContext {
-        guard let evaluation = policy.evaluationPolicy else {
-            let context = platform.contexts.makeContext()
-            context.localizedReason = prompt.reason
-            return context
-        }
-        return try await platform.authenticatedContext(policy: evaluation, prompt: prompt)
     }
 }

@@ -92,3 +92,17 @@ extension DevicePlatform {
         return context
     }
 }
+
+extension DevicePlatform {
+    /// The context for using something protected by `policy`: evaluated with `prompt` when the
+    /// policy has an evaluation (one prompt with the app's titles), else a fresh context carrying
+    /// the reason, for the keychain or enclave to prompt with.
+    package func context(for policy: ProtectionPolicy, prompt: Prompt) async throws(BioAuthError) -> any AuthenticationContext {
+        guard let evaluation = policy.evaluationPolicy else {
+            let context = contexts.makeContext()
+            context.localizedReason = prompt.reason
+            return context
+        }
+        return try await authenticatedContext(policy: evaluation, prompt: prompt)
+    }
+}

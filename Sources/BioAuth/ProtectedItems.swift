@@ -72,13 +72,7 @@ public struct ProtectedItemStore: Sendable {
 
     /// Reads the secret with one prompt on a fresh context.
     public func read(_ account: String, prompt: Prompt) async throws(BioAuthError) -> SecretBytes {
-        let context: any AuthenticationContext
-        if let evaluation = policy.evaluationPolicy {
-            context = try await platform.authenticatedContext(policy: evaluation, prompt: prompt)
-        } else {
-            context = platform.contexts.makeContext()
-            context.localizedReason = prompt.reason
-        }
+        let context = try await platform.context(for: policy, prompt: prompt)
         defer { context.invalidate() }
         return try read(account, context: context)
     }

@@ -1,4 +1,5 @@
 import BioAuthCore
+import BioAuthTesting
 import Crypto
 import Foundation
 import Testing
@@ -56,17 +57,7 @@ struct EncodingTests {
     @Test func highSIsAccepted() throws {
         let message = Data("m".utf8)
         let raw = try key.signature(for: message).rawRepresentation
-        let n: [UInt8] = Array(Data(hexString: "ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")!)
-        let s = Array(raw.suffix(32))
-        var flipped = [UInt8](repeating: 0, count: 32)
-        var borrow = 0
-        for i in (0..<32).reversed() {
-            var d = Int(n[i]) - Int(s[i]) - borrow
-            borrow = d < 0 ? 1 : 0
-            if d < 0 { d += 256 }
-            flipped[i] = UInt8(d)
-        }
-        let malleated = raw.prefix(32) + flipped
+        let malleated = raw.prefix(32) + SignatureMutation.negate(raw.suffix(32))
         #expect(DevicePublicKey(key.publicKey).isValidSignature(raw: malleated, for: message))
         #expect(DevicePublicKey(key.publicKey).isValidSignature(der: ECDSADERSignature.derEncoding(raw: malleated), for: message))
     }

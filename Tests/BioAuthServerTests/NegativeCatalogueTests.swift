@@ -2,6 +2,7 @@ import BioAuth
 import BioAuthCore
 import BioAuthEmulator
 import BioAuthServer
+import BioAuthTesting
 import Crypto
 import Foundation
 import HTTPTypes
@@ -164,7 +165,7 @@ struct NegativeCatalogueTests {
             let (_, deviceID) = try await alice(api)
             let challenge = try await api.loginChallenge("alice", deviceID)
             let raw = try phone.key.signature(for: phone.message(challenge).encoded).rawRepresentation
-            let highS = ECDSADERSignature.derEncoding(raw: raw.prefix(32) + negateModN(raw.suffix(32)))
+            let highS = ECDSADERSignature.derEncoding(raw: raw.prefix(32) + SignatureMutation.negate(raw.suffix(32)))
             #expect(try await api.finish(challenge, signature: Base64URL.encode(highS)).status == 200)
         }
     }
@@ -172,7 +173,7 @@ struct NegativeCatalogueTests {
     @Test func row12ZeroAndOutOfRangeValuesAreRejected() async throws {
         try await harness.test { api in
             let (_, deviceID) = try await alice(api)
-            let n = Data(hexString: "ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")!
+            let n = SignatureMutation.order
             let cases: [Data] = [
                 Data([0x30, 0x06, 0x02, 0x01, 0x00, 0x02, 0x01, 0x00]),  // r = 0, s = 0 (CVE-2022-21449)
                 Data([0x30, 0x06, 0x02, 0x01, 0x00, 0x02, 0x01, 0x01]),  // r = 0, s = 1
@@ -337,19 +338,4 @@ struct NegativeCatalogueTests {
             #expect(try await api.finish(login, signature: try SoftwareDevice().sign(login)).isUniformFailure)
         }
     }
-}
-
-/// n − s for P-256.
-func negateModN(_ s: Data) -> Data {
-    let n = [UInt8](Data(hexString: "ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")!)
-    let s = [UInt8](s)
-    var out = [UInt8](repeating: 0, count: 32)
-    var borrow = 0
-    for i in (0..<32).reversed() {
-        var d = Int(n[i]) - Int(s[i]) - borrow
-        borrow = d < 0 ? 1 : 0
-        if d < 0 { d += 256 }
-        out[i] = UInt8(d)
-    }
-    return Data(out)
 }
