@@ -49,10 +49,12 @@ public final class ServerProcess: @unchecked Sendable {  // process and port are
         process.waitUntilExit()
     }
 
-    /// SIGTERM: graceful shutdown.
-    public func stop() {
-        process.terminate()  // SIGTERM: graceful shutdown
+    /// SIGTERM: graceful shutdown. Returns the exit status (0 when it shut down cleanly).
+    @discardableResult
+    public func stop() -> Int32 {
+        process.terminate()
         process.waitUntilExit()
+        return process.terminationStatus
     }
 }
 

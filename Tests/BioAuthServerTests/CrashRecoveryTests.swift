@@ -81,7 +81,6 @@ struct CrashRecoveryTests {
         #expect(before.count >= 40)
 
         let second = try ServerProcess(database: database)
-        defer { second.stop() }
         let restarted = HTTP(base: "http://127.0.0.1:\(second.port)")
         for user in users {
             let token = try await restarted.post("/v1/login/password", ["username": user, "password": "password \(user)"]).1["token"] as? String
@@ -91,6 +90,7 @@ struct CrashRecoveryTests {
             let expected = Set(before.filter { $0.0 == user }.map(\.1))
             #expect(expected.isSubset(of: stored), "\(user): \(expected.subtracting(stored).count) acknowledged enrolments lost")
         }
+        #expect(second.stop() == 0, "SIGTERM must shut the server down cleanly")
     }
 }
 

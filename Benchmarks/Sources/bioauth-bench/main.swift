@@ -1,0 +1,175 @@
+import AsyncHTTPClient
+import BioAuthCore
+import BioAuthHTTP
+import BioAuthServer
+import BioAuthSQLite
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+
+// Numbers, not assertions: every figure is printed next to a baseline measured in the same run.
+
+func measure(_ iterations: Int, _ body: () throws -> Void) rethrows -> Double {
+    let clock = ContinuousClock()
+    let start = clock.now
+    for _ in 0..<iterations { try body() }
+    let elapsed = clock.now - start
+    return Double(iterations) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+}
+
+func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
+
+func percentile(_ sorted: [Double], _ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+
+func line(_ text: String) { print(text) }
+
+// MARK: 1. Verification: BioAuth's strict path against raw swift-crypto
+
+let signer = P256.Signing.PrivateKey()
+let spki = signer.publicKey.derRepresentation
+let messages = (0..<256).map { Data("message \($0)".utf8) }
+let signatures = try messages.map { try signer.signature(for: $0).derRepresentation }
+var index = 0
+let iterations = 20_000
+
+let raw = try measure(iterations) {
+    let key = try P256.Signing.PublicKey(derRepresentation: spki)
+    let signature = try P256.Signing.ECDSASignature(derRepresentation: signatures[index & 255])
+    precondition(key.isValidSignature(signature, for: messages[index & 255]))
+    index += 1
+}
+let ours = try measure(iterations) {
+    let key = try DevicePublicKey(spki: spki)
+    precondition(key.isValidSignature(der: signatures[index & 255], for: messages[index & 255]))
+    index += 1
+}
+line("verify (SPKI parse + DER parse + ECDSA verify), \(iterations) iterations, 1 thread")
+line(String(format: "  swift-crypto directly:         %8.0f /s", raw))
+line(String(format: "  BioAuthCore strict path:       %8.0f /s   (%.2f× swift-crypto)", ours, ours / raw))
+
+// MARK: 2. Login verification through the service (no HTTP), by store and registry size
+
+func serviceLogins(store: any BioAuthStore, devices: Int, logins: Int) async throws -> (perSecond: Double, seed: Double, p50: Double, p99: Double) {
+    var configuration = ServerConfiguration(relyingPartyID: "bench")
+    configuration.rateLimits.requestsPerClient = .max
+    configuration.rateLimits.failuresPerClient = .max
+    let service = BioAuthService(store: store, configuration: configuration, logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
+    let key = P256.Signing.PrivateKey()
+    let keySPKI = key.publicKey.derRepresentation
+    let seedClock = ContinuousClock()
+    let seedStart = seedClock.now
+    let batch = 64
+    var ids: [String] = []
+    for start in stride(from: 0, to: devices, by: batch) {
+        try await withThrowingTaskGroup(of: String.self) { group in
+            for n in start..<min(start + batch, devices) {
+                group.addTask {
+                    let id = UUID().uuidString.lowercased()
+                    try await store.insertDevice(DeviceRecord(id: id, userID: "user\(n)", name: "d", publicKey: keySPKI, createdAt: Date()))
+                    return id
+                }
+            }
+            for try await id in group where ids.count < 1_000 { ids.append(id) }
+        }
+    }
+    let seed = seconds(seedClock.now - seedStart)
+    var latencies: [Double] = []
+    let clock = ContinuousClock()
+    let start = clock.now
+    for n in 0..<logins {
+        let id = ids[n % ids.count]
+        let begin = clock.now
+        let envelope = try await service.beginLogin(userID: "user\(ids.firstIndex(of: id)!)", deviceID: id, request: RequestInfo(clientAddress: "bench"))
+        let message = try envelope.message()
+        let signature = Base64URL.encode(try key.signature(for: message.encoded).derRepresentation)
+        _ = try await service.finishLogin(challengeID: envelope.challengeId, signature: signature, request: RequestInfo(clientAddress: "bench"))
+        latencies.append(seconds(clock.now - begin) * 1000)
+    }
+    let total = seconds(clock.now - start)
+    latencies.sort()
+    return (Double(logins) / total, seed, percentile(latencies, 0.5), percentile(latencies, 0.99))
+}
+
+line("\nlogin (challenge + device signature + verify + session), service API, 1 client, includes the device's signing")
+let memory = try await serviceLogins(store: InMemoryStore(), devices: 1_000, logins: 2_000)
+line(String(format: "  in-memory store, 1k devices:   %8.0f logins/s   p50 %.2f ms   p99 %.2f ms", memory.perSecond, memory.p50, memory.p99))
+for devices in [1_000, 100_000, 1_000_000] {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString).sqlite").path
+    let store = try await SQLiteStore.open(path: path)
+    let result = try await serviceLogins(store: store, devices: devices, logins: 2_000)
+    try await store.close()
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    line(String(format: "  SQLite store, %7d devices: %8.0f logins/s   p50 %.2f ms   p99 %.2f ms   (seeded in %.0f s)", devices, result.perSecond, result.p50, result.p99, result.seed))
+}
+
+// MARK: 3. Logins over HTTP on loopback
+
+let path = FileManager.default.temporaryDirectory.appendingPathComponent("bench-http-\(UUID().uuidString).sqlite").path
+var serverConfiguration = ServerAppConfiguration(host: "127.0.0.1", port: 0, databasePath: path, logLevel: .critical)
+serverConfiguration.server.rateLimits.requestsPerClient = .max
+serverConfiguration.server.passwordRounds = 1_000
+let quiet = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
+let app = try await BioAuthServerApp.build(serverConfiguration, logger: quiet)
+let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+let application = app.application(serverConfiguration, logger: quiet) { continuation.yield($0) }
+let group = ServiceGroup(services: [application], logger: quiet)
+let serverTask = Task { try await group.run() }
+var portIterator = ports.makeAsyncIterator()
+let port = await portIterator.next()!
+let base = "http://127.0.0.1:\(port)"
+
+func post(_ path: String, _ body: [String: String], token: String? = nil) async throws -> [String: Any] {
+    var request = HTTPClientRequest(url: base + path)
+    request.method = .POST
+    request.headers.add(name: "Content-Type", value: "application/json")
+    if let token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
+    request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
+    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+    let bytes = try await response.body.collect(upTo: 1 << 20)
+    return (try JSONSerialization.jsonObject(with: Data(bytes.readableBytesView)) as? [String: Any]) ?? [:]
+}
+
+let clients = 16
+let perClient = 250
+var devices: [(String, String, P256.Signing.PrivateKey)] = []
+for n in 0..<clients {
+    let user = "http\(n)"
+    _ = try await post("/v1/users", ["username": user, "password": "benchmark password"])
+    let token = try await post("/v1/login/password", ["username": user, "password": "benchmark password"])["token"] as! String
+    let key = P256.Signing.PrivateKey()
+    let challenge = try await post("/v1/devices/registration/challenge", ["name": "d", "publicKey": Base64URL.encode(key.publicKey.derRepresentation)], token: token)
+    let envelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: JSONSerialization.data(withJSONObject: challenge))
+    let signature = try key.signature(for: envelope.message().encoded).derRepresentation
+    let device = try await post("/v1/devices/registration/finish", ["challengeId": envelope.challengeId, "signature": Base64URL.encode(signature)], token: token)
+    devices.append((user, device["id"] as! String, key))
+}
+let httpClock = ContinuousClock()
+let httpStart = httpClock.now
+let latencies = try await withThrowingTaskGroup(of: [Double].self) { tasks in
+    for (user, id, key) in devices {
+        tasks.addTask {
+            var mine: [Double] = []
+            for _ in 0..<perClient {
+                let begin = httpClock.now
+                let challenge = try await post("/v1/login/challenge", ["userId": user, "deviceId": id])
+                let envelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: JSONSerialization.data(withJSONObject: challenge))
+                let signature = try key.signature(for: envelope.message().encoded).derRepresentation
+                let session = try await post("/v1/login/finish", ["challengeId": envelope.challengeId, "signature": Base64URL.encode(signature)])
+                precondition(session["token"] != nil, "login failed")
+                mine.append(seconds(httpClock.now - begin) * 1000)
+            }
+            return mine
+        }
+    }
+    return try await tasks.reduce(into: [Double]()) { $0 += $1 }.sorted()
+}
+let httpElapsed = seconds(httpClock.now - httpStart)
+line("\nlogins over HTTP on loopback (2 requests each), SQLite, \(clients) concurrent clients × \(perClient), client and server on the same 2 cores")
+line(String(format: "  %8.0f logins/s   p50 %.2f ms   p90 %.2f ms   p99 %.2f ms", Double(latencies.count) / httpElapsed, percentile(latencies, 0.5), percentile(latencies, 0.9), percentile(latencies, 0.99)))
+await group.triggerGracefulShutdown()
+_ = try? await serverTask.value
+try await app.shutdown()
+for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
