@@ -98,8 +98,12 @@ public actor AppLock {
     }
 
     /// Sets the app passcode and creates the vault key. Returns the vault key; the lock is unlocked.
+    ///
+    /// - Throws: ``BioAuthError`` `alreadyConfigured` if a passcode exists (a second vault key would
+    ///   orphan the first): use ``changePasscode(from:to:)``.
     @discardableResult
     public func configure(passcode code: String) async throws(BioAuthError) -> SecretBytes {
+        guard !(await passcode.isSet) else { throw BioAuthError(.alreadyConfigured) }
         let kek = try await passcode.set(code)
         let vault = SecretBytes.random(count: 32)
         try records.write(try wrap(vault, with: kek), Self.wrappedVaultAccount)

@@ -40,6 +40,7 @@ public struct BioAuthError: Error, Sendable, Hashable, CustomStringConvertible, 
         public static let passcodeRequired = Code("passcodeRequired")
         public static let biometricUnlockNotEnabled = Code("biometricUnlockNotEnabled")
         public static let notConfigured = Code("notConfigured")
+        public static let alreadyConfigured = Code("alreadyConfigured")
 
         /// Every code defined by this version.
         public static let all: [Code] = [
@@ -47,7 +48,7 @@ public struct BioAuthError: Error, Sendable, Hashable, CustomStringConvertible, 
             .biometryLockedOut, .biometryNotAvailable, .biometryNotEnrolled, .passcodeNotSet, .enrollmentChanged, .itemNotFound,
             .duplicateItem, .invalidParameters, .keyUnavailable, .keyOperationNotAllowed, .secureEnclaveUnavailable,
             .keychainFailure, .cryptographyFailure, .passcodeIncorrect, .passcodeTemporarilyLocked, .passcodeTooShort,
-            .appPasscodeNotSet, .wiped, .passcodeRequired, .biometricUnlockNotEnabled, .notConfigured,
+            .appPasscodeNotSet, .wiped, .passcodeRequired, .biometricUnlockNotEnabled, .notConfigured, .alreadyConfigured,
         ]
     }
 

@@ -98,6 +98,14 @@ struct AppPasscodeTests {
         #expect(SecretBytes([1, 2]).description == "SecretBytes(2 bytes, redacted)")
     }
 
+    @Test func configuringTwiceIsRefusedSoTheVaultIsNeverOrphaned() async throws {
+        let lock = AppLock(platform: device.platform, passcodePolicy: AppPasscodePolicy(rounds: 1_000), clock: clock)
+        let vault = try await lock.configure(passcode: "135790")
+        #expect(await bioAuthError { try await lock.configure(passcode: "864200") }?.code == .alreadyConfigured)
+        await lock.lock()
+        #expect(try await lock.unlockWithPasscode("135790") == vault)
+    }
+
     @Test func changingThePasscodeKeepsTheVault() async throws {
         let lock = AppLock(platform: device.platform, passcodePolicy: AppPasscodePolicy(rounds: 1_000), clock: clock)
         let vault = try await lock.configure(passcode: "135790")
