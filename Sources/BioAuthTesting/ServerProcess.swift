@@ -6,19 +6,22 @@ public final class ServerProcess: @unchecked Sendable {  // process and port are
     /// The port it listens on (127.0.0.1).
     public let port: Int
 
-    /// The built executable beside the test bundle; built on demand if missing.
+    /// The built executable beside the test bundle. If `swift test` did not link it (it builds
+    /// modules, not always executables), it is built once into a separate scratch path, so this
+    /// never waits on the lock of the build that is running the tests.
     public static func executable(_ name: String) throws -> URL {
         let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [products.appendingPathComponent(name), Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name)]
-        if let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) { return found }
+        let beside = products.appendingPathComponent(name)
+        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let scratch = root.appendingPathComponent(".build-test-products")
         let build = Process()
         build.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        build.arguments = ["swift", "build", "--product", name]
+        build.arguments = ["swift", "build", "--package-path", root.path, "--scratch-path", scratch.path, "--product", name]
         try build.run()
         build.waitUntilExit()
-        guard let built = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw CocoaError(.fileNoSuchFile)
-        }
+        let built = scratch.appendingPathComponent("debug").appendingPathComponent(name)
+        guard build.terminationStatus == 0, FileManager.default.isExecutableFile(atPath: built.path) else { throw CocoaError(.fileNoSuchFile) }
         return built
     }
 
