@@ -44,6 +44,8 @@ struct BioAuthServerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Logs go to stderr; stdout carries only the "listening on" line scripts wait for.
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
         let configuration = ServerAppConfiguration(
             host: host, port: port, databasePath: database,
             server: ServerConfiguration(
