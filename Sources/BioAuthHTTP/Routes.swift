@@ -147,7 +147,7 @@ public struct BioAuthRoutes: Sendable {
         if options.trustForwardedFor, let forwarded = request.headers[.init("X-Forwarded-For")!]?.split(separator: ",").first {
             address = StrictJSON.printable(forwarded.trimmingCharacters(in: .whitespaces))
         }
-        return RequestInfo(clientAddress: address, requestID: context.id)
+        return RequestInfo(clientAddress: address, requestID: context.requestID)
     }
 
     func authenticate(_ request: Request, _ context: BioAuthRequestContext) async throws -> (SessionRecord, RequestInfo) {
@@ -188,10 +188,10 @@ struct ErrorMapping: RouterMiddleware {
             response = Self.response(error.status == .notFound ? ServerError(.notFound) : ServerError(.invalidRequest, field: "request", detail: "\(error.status.code)"))
             if error.status == .methodNotAllowed { response.status = .methodNotAllowed }
         } catch {
-            logger.error("unhandled error", metadata: ["request_id": "\(context.id)", "type": "\(type(of: error))"])
+            logger.error("unhandled error", metadata: ["request_id": "\(context.requestID)", "type": "\(type(of: error))"])
             response = Self.response(ServerError(.internalError))
         }
-        response.headers[.init("X-Request-Id")!] = context.id
+        response.headers[.init("X-Request-Id")!] = context.requestID
         return response
     }
 

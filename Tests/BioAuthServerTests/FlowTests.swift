@@ -3,6 +3,12 @@ import BioAuthServer
 import BioAuthSQLite
 import Foundation
 import HTTPTypes
+import BioAuthHTTP
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import Prometheus
 import Testing
 
 /// The positive flows through HTTP, on the SQLite store.
@@ -103,6 +109,21 @@ struct FlowTests {
                 #expect(reply.headers[HTTPField.Name("X-Request-Id")!] != nil)
             }
             #expect(try await api.call(.get, "/nope").status == 404)
+        }
+    }
+}
+
+/// A log handler that keeps no metadata (swift-log's no-op handler) must not break request ids.
+struct RequestIDTests {
+    @Test func requestsWorkWithALoggerThatDropsMetadata() async throws {
+        let quiet = Logger(label: "quiet") { _ in SwiftLogNoOpLogHandler() }
+        let service = BioAuthService(store: InMemoryStore(), logger: quiet)
+        let routes = BioAuthRoutes(service: service, registry: PrometheusCollectorRegistry(), logger: quiet)
+        let app = Application(router: routes.makeRouter(), logger: quiet)
+        try await app.test(.router) { client in
+            let response = try await client.execute(uri: "/v1/login/challenge", method: .post, body: ByteBuffer(string: "{}"))
+            #expect(response.status == .badRequest)
+            #expect(response.headers[HTTPField.Name("X-Request-Id")!]?.isEmpty == false)
         }
     }
 }

@@ -24,7 +24,10 @@ func seconds(_ duration: Duration) -> Double { Double(duration.components.second
 
 func percentile(_ sorted: [Double], _ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
 
-func line(_ text: String) { print(text) }
+func line(_ text: String) {
+    print(text)
+    fflush(nil)
+}
 
 // MARK: 1. Verification: BioAuth's strict path against raw swift-crypto
 
@@ -62,17 +65,17 @@ func serviceLogins(store: any BioAuthStore, devices: Int, logins: Int) async thr
     let seedClock = ContinuousClock()
     let seedStart = seedClock.now
     let batch = 64
-    var ids: [String] = []
+    var ids: [(user: String, device: String)] = []
     for start in stride(from: 0, to: devices, by: batch) {
-        try await withThrowingTaskGroup(of: String.self) { group in
+        try await withThrowingTaskGroup(of: (String, String).self) { group in
             for n in start..<min(start + batch, devices) {
                 group.addTask {
                     let id = UUID().uuidString.lowercased()
                     try await store.insertDevice(DeviceRecord(id: id, userID: "user\(n)", name: "d", publicKey: keySPKI, createdAt: Date()))
-                    return id
+                    return ("user\(n)", id)
                 }
             }
-            for try await id in group where ids.count < 1_000 { ids.append(id) }
+            for try await pair in group where ids.count < 1_000 { ids.append(pair) }
         }
     }
     let seed = seconds(seedClock.now - seedStart)
@@ -80,9 +83,9 @@ func serviceLogins(store: any BioAuthStore, devices: Int, logins: Int) async thr
     let clock = ContinuousClock()
     let start = clock.now
     for n in 0..<logins {
-        let id = ids[n % ids.count]
+        let (user, id) = ids[n % ids.count]
         let begin = clock.now
-        let envelope = try await service.beginLogin(userID: "user\(ids.firstIndex(of: id)!)", deviceID: id, request: RequestInfo(clientAddress: "bench"))
+        let envelope = try await service.beginLogin(userID: user, deviceID: id, request: RequestInfo(clientAddress: "bench"))
         let message = try envelope.message()
         let signature = Base64URL.encode(try key.signature(for: message.encoded).derRepresentation)
         _ = try await service.finishLogin(challengeID: envelope.challengeId, signature: signature, request: RequestInfo(clientAddress: "bench"))
@@ -117,8 +120,11 @@ let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
 let application = app.application(serverConfiguration, logger: quiet) { continuation.yield($0) }
 let group = ServiceGroup(services: [application], logger: quiet)
 let serverTask = Task { try await group.run() }
-var portIterator = ports.makeAsyncIterator()
-let port = await portIterator.next()!
+func first(_ stream: AsyncStream<Int>) async -> Int {
+    for await value in stream { return value }
+    return 0
+}
+let port = await first(ports)
 let base = "http://127.0.0.1:\(port)"
 
 func post(_ path: String, _ body: [String: String], token: String? = nil) async throws -> [String: Any] {
@@ -164,7 +170,9 @@ let latencies = try await withThrowingTaskGroup(of: [Double].self) { tasks in
             return mine
         }
     }
-    return try await tasks.reduce(into: [Double]()) { $0 += $1 }.sorted()
+    var all: [Double] = []
+    for try await mine in tasks { all += mine }
+    return all.sorted()
 }
 let httpElapsed = seconds(httpClock.now - httpStart)
 line("\nlogins over HTTP on loopback (2 requests each), SQLite, \(clients) concurrent clients × \(perClient), client and server on the same 2 cores")
