@@ -106,7 +106,7 @@ struct EmulatedSecureEnclaveTests {
         #expect(enclaveFailure { _ = try enclave.decrypt(tag: "k", ciphertext: Data(count: 80), context: nil) } == .status(.errSecParam))
     }
 
-    /// The ciphertext Apple's Security.framework produced (jedda/ECIES, MIT) decrypts to its plaintext.
+    /// The ciphertext Apple's Security.framework produced (from the ECIES Go package by Jedda Wignall, MIT; kept in ../shared/vectors) decrypts to its plaintext.
     @Test(.enabled(if: TestVectors.available, "shared/vectors not found; set BIOAUTH_VECTORS"))
     func appleProducedCiphertextDecrypts() throws {
         let vector = try JSONSerialization.jsonObject(with: TestVectors.load("apple/ecies-p256-sha256-variable-iv.json")) as! [String: Any]
