@@ -127,3 +127,28 @@ struct RequestIDTests {
         }
     }
 }
+
+/// The OpenAPI document and the router agree: every documented operation is served.
+struct OpenAPIDocumentTests {
+    @Test func everyDocumentedOperationIsRouted() async throws {
+        var operations: [(HTTPRequest.Method, String)] = []
+        var path: String?
+        for line in OpenAPIDocument.yaml.split(separator: "\n") {
+            if line.hasPrefix("  /"), line.hasSuffix(":") { path = String(line.dropFirst(2).dropLast()) }
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if let path, line.hasPrefix("    "), !line.hasPrefix("     "),
+                let method = ["get": HTTPRequest.Method.get, "post": .post, "patch": .patch, "delete": .delete].first(where: { trimmed.hasPrefix($0.key + ":") })?.value
+            {
+                operations.append((method, path.replacingOccurrences(of: "{id}", with: UUID().uuidString.lowercased())))
+            }
+        }
+        #expect(operations.count == 20)
+        let documented = operations
+        try await ServerHarness().test { api in
+            for (method, path) in documented {
+                let reply = try await api.call(method, path, raw: "{}")
+                #expect(reply.status != 404 && reply.status != 405, "\(method) \(path) → \(reply.status)")
+            }
+        }
+    }
+}
