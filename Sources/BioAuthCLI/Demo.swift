@@ -4,6 +4,7 @@ import BioAuthEmulator
 import Crypto
 import Foundation
 import Logging
+import Synchronization
 
 /// `bioauth demo`: the whole story — enrolment, biometric login, step-up — and each attack of the
 /// reference notes, failing for the attacker. Every step checks what happened; the demo passes
@@ -212,7 +213,11 @@ public struct Demo: Sendable {
 }
 
 /// A mutable cell for the demo's printer state.
-final class Box<Value: Sendable>: @unchecked Sendable {  // used from the demo's single task only
-    var value: Value
-    init(_ value: Value) { self.value = value }
+final class Box<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value>
+    init(_ value: Value) { storage = Mutex(value) }
+    var value: Value {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
 }

@@ -42,7 +42,7 @@ func parsePublicKey(_ data: Data) throws -> DevicePublicKey {
         if text.hasPrefix("{") { return try DevicePublicKey(jwk: text) }
         let bytes = decodeBinary(data)
         return bytes.count == 65 ? try DevicePublicKey(x963Representation: bytes) : try DevicePublicKey(spki: bytes)
-    } catch let error as WireFormatError {
+    } catch {
         throw CLIError("not a P-256 public key: \(error.code)", hint: "give X9.63 (65 bytes) or SPKI DER (91 bytes) as binary, hex or base64; PEM; or JWK")
     }
 }

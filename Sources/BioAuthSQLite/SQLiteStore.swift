@@ -74,7 +74,7 @@ public final class SQLiteStore: BioAuthStore {
                 try await query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", [.text(migration.name), .float(Date().timeIntervalSince1970)])
                 try await query("COMMIT")
             } catch {
-                try? await query("ROLLBACK")
+                _ = try? await query("ROLLBACK")
                 throw error
             }
         }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A spawned `bioauth-server` process on loopback.
-public final class ServerProcess: @unchecked Sendable {  // process and port are set once in init
+public final class ServerProcess {
     let process = Process()
     /// The port it listens on (127.0.0.1).
     public let port: Int

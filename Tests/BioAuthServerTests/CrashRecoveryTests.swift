@@ -6,6 +6,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
+import Synchronization
 import Testing
 
 struct HTTP {
@@ -94,10 +95,9 @@ struct CrashRecoveryTests {
     }
 }
 
-final class Acknowledged: @unchecked Sendable {  // guarded by lock
-    private let lock = NSLock()
-    private var entries: [(String, String)] = []
-    func add(_ user: String, _ id: String) { lock.lock(); entries.append((user, id)); lock.unlock() }
-    var count: Int { lock.lock(); defer { lock.unlock() }; return entries.count }
-    var all: [(String, String)] { lock.lock(); defer { lock.unlock() }; return entries }
+final class Acknowledged: Sendable {
+    private let entries = Mutex<[(String, String)]>([])
+    func add(_ user: String, _ id: String) { entries.withLock { $0.append((user, id)) } }
+    var count: Int { entries.withLock { $0.count } }
+    var all: [(String, String)] { entries.withLock { $0 } }
 }

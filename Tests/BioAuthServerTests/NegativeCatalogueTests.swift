@@ -278,7 +278,7 @@ struct NegativeCatalogueTests {
             harness.clock.advance(by: 301)
             #expect(try await api.login("alice", deviceID, phone).status == 200)
             // Password guessing is limited per user too.
-            for _ in 0..<10 { try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"]) }
+            for _ in 0..<10 { _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"]) }
             #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password]).status == 429)
         }
     }

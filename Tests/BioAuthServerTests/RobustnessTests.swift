@@ -6,6 +6,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import InMemoryLogging
+import Synchronization
 import Testing
 
 /// A deterministic generator (SplitMix64), so a failing fuzz case can be replayed.
@@ -136,9 +137,8 @@ struct RobustnessTests {
     }
 }
 
-final class Collected: @unchecked Sendable {  // written once inside the test body, read after it
-    private let lock = NSLock()
-    private var stored = (SecretScanner(), [String]())
-    func set(_ scanner: SecretScanner, _ texts: [String]) { lock.lock(); stored = (scanner, texts); lock.unlock() }
-    var value: (SecretScanner, [String]) { lock.lock(); defer { lock.unlock() }; return stored }
+final class Collected: Sendable {
+    private let stored = Mutex((SecretScanner(), [String]()))
+    func set(_ scanner: SecretScanner, _ texts: [String]) { stored.withLock { $0 = (scanner, texts) } }
+    var value: (SecretScanner, [String]) { stored.withLock { $0 } }
 }
