@@ -12,13 +12,21 @@ public struct ServerClient: Sendable {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
     }
 
-    public struct Reply: Sendable {
+    /// A response. Its description shows only the status: bodies carry tokens and nonces.
+    public struct Reply: Sendable, CustomStringConvertible {
         public let status: Int
         public let text: String
         public var json: [String: any Sendable] { ((try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: any Sendable]) ?? [:] }
         public subscript(_ key: String) -> String { json[key] as? String ?? "" }
         public var retryAfter: String?
         public var isSuccess: Bool { (200..<300).contains(status) }
+        public var description: String { "Reply(HTTP \(status), \(text.utf8.count) bytes)" }
+
+        public init(status: Int, text: String, retryAfter: String? = nil) {
+            self.status = status
+            self.text = text
+            self.retryAfter = retryAfter
+        }
     }
 
     public func post(_ path: String, _ body: [String: String], token: String? = nil) async throws -> Reply {

@@ -96,7 +96,8 @@ public struct SignedMessage: Sendable, Hashable {
 }
 
 /// A challenge as the server sends it to the device (JSON, binary fields base64url).
-public struct ChallengeEnvelope: Codable, Sendable, Hashable {
+/// Its description omits the nonce.
+public struct ChallengeEnvelope: Codable, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     public var challengeId: String
     public var purpose: String
     public var relyingPartyId: String
@@ -116,6 +117,11 @@ public struct ChallengeEnvelope: Codable, Sendable, Hashable {
         expiresAt = message.expiresAt
         operationHash = message.operationHash.map { Base64URL.encode($0) }
     }
+
+    public var description: String {
+        "ChallengeEnvelope(\(purpose), rp: \(relyingPartyId), user: \(userId), device: \(deviceId), expiresAt: \(expiresAt), nonce: redacted)"
+    }
+    public var debugDescription: String { description }
 
     /// Rebuilds the message the device must sign, checking every field.
     public func message() throws(WireFormatError) -> SignedMessage {

@@ -53,8 +53,8 @@ public final class EmulatedDevice: Sendable {
         }
     }
 
-    /// What the person at a prompt does next.
-    public enum PromptAction: Sendable, Hashable, Codable {
+    /// What the person at a prompt does next. The description never shows a passcode.
+    public enum PromptAction: Sendable, Hashable, Codable, CustomStringConvertible {
         /// Presents an enrolled face or finger. At a passcode screen: types the correct passcode.
         case match
         /// Presents a face or finger that is not enrolled. At a passcode screen: a wrong passcode.
@@ -69,6 +69,18 @@ public final class EmulatedDevice: Sendable {
         case systemCancel
         /// Leaves the prompt open until the app calls `invalidate()` (LAError -9).
         case hold
+
+        public var description: String {
+            switch self {
+            case .match: "match"
+            case .noMatch: "noMatch"
+            case .passcode: "passcode(redacted)"
+            case .cancel: "cancel"
+            case .fallback: "fallback"
+            case .systemCancel: "systemCancel"
+            case .hold: "hold"
+            }
+        }
     }
 
     /// Where a prompt came from.

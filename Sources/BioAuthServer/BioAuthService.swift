@@ -5,15 +5,23 @@ import Logging
 import Metrics
 
 /// A session token handed to the client once. The server keeps only its SHA-256.
-public struct SessionGrant: Sendable, Hashable {
+/// Its description omits the token.
+public struct SessionGrant: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     public var token: String
     public var session: SessionRecord
+
+    public var description: String { "SessionGrant(session: \(session.id), user: \(session.userID), token: redacted)" }
+    public var debugDescription: String { description }
 }
 
 /// A one-time step-up approval handed to the client once. The server keeps only its SHA-256.
-public struct ApprovalGrant: Sendable, Hashable {
+/// Its description omits the approval.
+public struct ApprovalGrant: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     public var approval: String
     public var record: ApprovalRecord
+
+    public var description: String { "ApprovalGrant(user: \(record.userID), device: \(record.deviceID), approval: redacted)" }
+    public var debugDescription: String { description }
 }
 
 /// The BioAuth server, independent of any HTTP framework: demo primary login, device enrolment

@@ -30,6 +30,12 @@ struct DemoTests {
         #expect(summary["passed"] as? Bool == true && summary["steps"] as? Int == 11)
     }
 
+    @Test func repliesDescribeThemselvesWithoutTheirBody() {
+        let reply = ServerClient.Reply(status: 200, text: #"{"token":"c2VjcmV0LXRva2VuLXZhbHVl"}"#, retryAfter: nil)
+        #expect("\(reply)" == "Reply(HTTP 200, \(reply.text.utf8.count) bytes)")
+        #expect(!"\(reply)".contains("c2VjcmV0"))
+    }
+
     @Test func helpListsTheCommands() async {
         let result = await CommandRunner.run(["--help"])
         #expect(result.output.contains("USAGE: bioauth <subcommand>"))

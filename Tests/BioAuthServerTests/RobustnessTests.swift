@@ -129,6 +129,12 @@ struct RobustnessTests {
             scanner.add(Base64URL.decode(approval["approval"])!, label: "approval")
             replies.append(try await api.post("/v1/approvals/redeem", ["approval": approval["approval"], "operation": "b3B"]))
             var texts = replies.filter { $0.status >= 400 }.map(\.text)
+            // Values that hold secrets describe themselves without them.
+            let grant = try await harness.service.passwordLogin(username: "alice", password: API.password, request: RequestInfo())
+            scanner.add(Base64URL.decode(grant.token)!, label: "service session token")
+            let envelope = try await harness.service.beginLogin(userID: "alice", deviceID: deviceID, request: RequestInfo())
+            scanner.add(Base64URL.decode(envelope.nonce)!, label: "envelope nonce")
+            texts += ["\(grant)", String(reflecting: grant), "\(envelope)", String(reflecting: envelope)]
             for entry in harness.logs.entries { texts.append("\(entry.message) \(entry.metadata)") }
             for event in try await harness.service.store.auditEvents(userID: nil, limit: 1_000) { texts.append("\(event)") }
             collected.set(scanner, texts)

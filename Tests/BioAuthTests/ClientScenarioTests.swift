@@ -234,6 +234,8 @@ struct ClientScenarioTests {
             rendered += [error.description, error.debugDescription, String(reflecting: error), "\(error)"]
         }
         rendered += [vault.description, vault.debugDescription, String(reflecting: vault), "\(Mirror(reflecting: vault).children.map(\.value))"]
+        device.script(.passcode(Self.appPasscode))
+        rendered.append("\(device.pendingActions)")
         for entry in logs.entries {
             rendered.append("\(entry.message) \(entry.metadata)")
         }
