@@ -114,11 +114,9 @@ let package = Package(
         .testTarget(
             name: "BioAuthServerTests",
             dependencies: [
-                "BioAuthServer", "BioAuthSQLite", "BioAuthHTTP", "BioAuthTesting", "BioAuthCore", "BioAuthEmulator", "BioAuth",
+                "BioAuthServer", "BioAuthSQLite", "BioAuthHTTP", "BioAuthTesting", "BioAuthCore", "BioAuthEmulator", "BioAuth", "BioAuthCLI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "Logging", package: "swift-log"),

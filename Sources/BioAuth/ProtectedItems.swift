@@ -107,9 +107,7 @@ public struct ProtectedItemStore: Sendable {
 
     /// Deletes the item if present. Needs no authentication.
     public func remove(_ account: String) throws(BioAuthError) {
-        do { try platform.keychain.delete(KeychainQuery(service: service, account: account)) } catch {
-            if error != .errSecItemNotFound { throw BioAuthError(status: error) }
-        }
+        try PlainRecords(keychain: platform.keychain, service: service).remove(account)  // delete ignores the ACL
     }
 }
 

@@ -4,7 +4,6 @@ import BioAuthEmulator
 import Crypto
 import Foundation
 import Logging
-import Synchronization
 
 /// `bioauth demo`: the whole story — enrolment, biometric login, step-up — and each attack of the
 /// reference notes, failing for the attacker. Every step checks what happened; the demo passes
@@ -19,7 +18,6 @@ public struct Demo: Sendable {
     }
 
     let json: Bool
-    private let previousPart = Box("")
     public init(json: Bool) { self.json = json }
 
     static let user = "alice"
@@ -44,8 +42,8 @@ public struct Demo: Sendable {
             let result: (Bool, String)
             do { result = try await body() } catch { result = (false, "unexpected: \(error)") }
             let step = Step(step: number, part: part, title: title, ok: result.0, detail: result.1)
+            emit(step, after: steps.last)
             steps.append(step)
-            emit(step)
         }
 
         header(server.url)
@@ -187,16 +185,15 @@ public struct Demo: Sendable {
         Console.line("(in-process, temporary SQLite database). Each step checks what happened.")
     }
 
-    func emit(_ step: Step) {
+    func emit(_ step: Step, after previous: Step?) {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             Console.line(String(decoding: (try? encoder.encode(step)) ?? Data(), as: UTF8.self))
             return
         }
-        if step.step == 1 || step.part != previousPart.value {
+        if step.part != previous?.part {
             Console.line(step.part == "story" ? "\nThe story" : "\nThe attacks — each must fail for the attacker")
-            previousPart.value = step.part
         }
         Console.line("  \(step.ok ? "✔" : "✘") \(step.step). \(step.title)")
         Console.line("     \(step.detail)")
@@ -209,15 +206,5 @@ public struct Demo: Sendable {
         } else {
             Console.line(passed ? "\nAll \(steps.count) steps behaved as expected." : "\n\(steps.count - good) of \(steps.count) steps did NOT behave as expected.")
         }
-    }
-}
-
-/// A mutable cell for the demo's printer state.
-final class Box<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    init(_ value: Value) { storage = Mutex(value) }
-    var value: Value {
-        get { storage.withLock { $0 } }
-        set { storage.withLock { $0 = newValue } }
     }
 }

@@ -9,7 +9,6 @@ public struct WireFormatError: Error, Sendable, Hashable, CustomStringConvertibl
         private init(_ name: String) { description = name }
 
         public static let malformedBase64 = Code("malformedBase64")
-        public static let malformedHex = Code("malformedHex")
         public static let wrongLength = Code("wrongLength")
         public static let notP256SPKI = Code("notP256SPKI")
         public static let invalidPoint = Code("invalidPoint")

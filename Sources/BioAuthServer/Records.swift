@@ -165,8 +165,6 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let duplicate = Code("duplicate")
         /// The outstanding-challenge cap for the device is reached.
         public static let tooManyChallenges = Code("tooManyChallenges")
-        /// The backend failed (I/O, connection). Never client input.
-        public static let backend = Code("backend")
     }
 
     public let code: Code

@@ -13,7 +13,7 @@ public final class ServerProcess {
         let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let beside = products.appendingPathComponent(name)
         if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = PackagePaths.root
         let scratch = root.appendingPathComponent(".build-test-products")
         let build = Process()
         build.executableURL = URL(fileURLWithPath: "/usr/bin/env")

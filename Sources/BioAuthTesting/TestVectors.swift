@@ -10,9 +10,7 @@ public enum TestVectors {
         if let path = ProcessInfo.processInfo.environment["BIOAUTH_VECTORS"], !path.isEmpty {
             return fileManager.fileExists(atPath: path) ? URL(fileURLWithPath: path) : nil
         }
-        // Sources/BioAuthTesting/TestVectors.swift → package root → ../shared/vectors
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let candidate = root.deletingLastPathComponent().appendingPathComponent("shared/vectors")
+        let candidate = PackagePaths.root.deletingLastPathComponent().appendingPathComponent("shared/vectors")
         return fileManager.fileExists(atPath: candidate.path) ? candidate : nil
     }
 

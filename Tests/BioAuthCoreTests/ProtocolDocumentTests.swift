@@ -9,10 +9,7 @@ import Testing
 struct ProtocolDocumentTests {
     struct DocumentVector { var name = "", message = "", signature = "" }
 
-    static var document: String {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return (try? String(contentsOf: root.appendingPathComponent("docs/Protocol.md"), encoding: .utf8)) ?? ""
-    }
+    static var document: String { (try? PackagePaths.text("docs/Protocol.md")) ?? "" }
 
     static var vectors: [DocumentVector] {
         var vectors: [DocumentVector] = []

@@ -1,41 +1,10 @@
-import AsyncHTTPClient
-import BioAuthTesting
+import BioAuthCLI
 import BioAuthCore
+import BioAuthTesting
 import Crypto
 import Foundation
-import NIOCore
-import NIOHTTP1
-
 import Synchronization
 import Testing
-
-struct HTTP {
-    let base: String
-    let client = HTTPClient.shared
-
-    func post(_ path: String, _ body: [String: String], token: String? = nil) async throws -> (Int, [String: Any]) {
-        var request = HTTPClientRequest(url: base + path)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        if let token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
-        request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
-        return try await send(request)
-    }
-
-    func get(_ path: String, token: String) async throws -> (Int, Any) {
-        var request = HTTPClientRequest(url: base + path)
-        request.headers.add(name: "Authorization", value: "Bearer " + token)
-        let response = try await client.execute(request, timeout: .seconds(10))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        return (Int(response.status.code), try JSONSerialization.jsonObject(with: Data(body.readableBytesView)))
-    }
-
-    func send(_ request: HTTPClientRequest) async throws -> (Int, [String: Any]) {
-        let response = try await client.execute(request, timeout: .seconds(10))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        return (Int(response.status.code), (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any] ?? [:])
-    }
-}
 
 struct CrashRecoveryTests {
     /// Kills the server with SIGKILL while enrolments are in flight, restarts it on the same
@@ -44,12 +13,12 @@ struct CrashRecoveryTests {
     func everyAcknowledgedEnrolmentSurvivesSIGKILL() async throws {
         let database = temporaryDatabasePath()
         let first = try ServerProcess(database: database)
-        let http = HTTP(base: "http://127.0.0.1:\(first.port)")
+        let http = ServerClient(baseURL: "http://127.0.0.1:\(first.port)")
         let users = (0..<8).map { "user\($0)" }
         var tokens: [String: String] = [:]
         for user in users {
-            #expect(try await http.post("/v1/users", ["username": user, "password": "password \(user)"]).0 == 201)
-            tokens[user] = try await http.post("/v1/login/password", ["username": user, "password": "password \(user)"]).1["token"] as? String
+            #expect(try await http.post("/v1/users", ["username": user, "password": "password \(user)"]).status == 201)
+            tokens[user] = try await http.post("/v1/login/password", ["username": user, "password": "password \(user)"])["token"]
         }
         let acknowledged = Acknowledged()
         let snapshot = tokens
@@ -61,15 +30,15 @@ struct CrashRecoveryTests {
                             let key = P256.Signing.PrivateKey()
                             guard let token = snapshot[user],
                                 let challenge = try? await http.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": Base64URL.encode(key.publicKey.derRepresentation)], token: token),
-                                challenge.0 == 200,
-                                let envelope = try? JSONDecoder().decode(ChallengeEnvelope.self, from: JSONSerialization.data(withJSONObject: challenge.1)),
+                                challenge.status == 200,
+                                let envelope = try? JSONDecoder().decode(ChallengeEnvelope.self, from: Data(challenge.text.utf8)),
                                 let message = try? envelope.message(),
                                 let signature = try? key.signature(for: message.encoded).derRepresentation
                             else { return }
                             guard let finish = try? await http.post("/v1/devices/registration/finish", ["challengeId": envelope.challengeId, "signature": Base64URL.encode(signature)], token: token) else {
                                 return  // the server died mid-request: not acknowledged
                             }
-                            if finish.0 == 201, let id = finish.1["id"] as? String { acknowledged.add(user, id) }
+                            if finish.status == 201 { acknowledged.add(user, finish["id"]) }
                         }
                     }
                 }
@@ -82,12 +51,13 @@ struct CrashRecoveryTests {
         #expect(before.count >= 40)
 
         let second = try ServerProcess(database: database)
-        let restarted = HTTP(base: "http://127.0.0.1:\(second.port)")
+        let restarted = ServerClient(baseURL: "http://127.0.0.1:\(second.port)")
         for user in users {
-            let token = try await restarted.post("/v1/login/password", ["username": user, "password": "password \(user)"]).1["token"] as? String
-            let (status, list) = try await restarted.get("/v1/devices", token: token ?? "")
-            #expect(status == 200)
-            let stored = Set((list as? [[String: Any]] ?? []).compactMap { $0["id"] as? String })
+            let token = try await restarted.post("/v1/login/password", ["username": user, "password": "password \(user)"])["token"]
+            let list = try await restarted.get("/v1/devices", token: token)
+            #expect(list.status == 200)
+            let devices = (try? JSONSerialization.jsonObject(with: Data(list.text.utf8))) as? [[String: Any]] ?? []
+            let stored = Set(devices.compactMap { $0["id"] as? String })
             let expected = Set(before.filter { $0.0 == user }.map(\.1))
             #expect(expected.isSubset(of: stored), "\(user): \(expected.subtracting(stored).count) acknowledged enrolments lost")
         }

@@ -1,14 +1,13 @@
+import BioAuthTesting
 import Foundation
 import Testing
 
 /// `docs/EmulatorFidelity.md` names only tests that exist, so the page cannot drift from the suite.
 struct FidelityPageTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
     @Test func everyTestTheFidelityPageNamesExists() throws {
-        let page = try String(contentsOf: Self.root.appendingPathComponent("docs/EmulatorFidelity.md"), encoding: .utf8)
+        let page = try PackagePaths.text("docs/EmulatorFidelity.md")
         var sources = ""
-        let enumerator = FileManager.default.enumerator(at: Self.root.appendingPathComponent("Tests"), includingPropertiesForKeys: nil)
+        let enumerator = FileManager.default.enumerator(at: PackagePaths.root.appendingPathComponent("Tests"), includingPropertiesForKeys: nil)
         while let url = enumerator?.nextObject() as? URL {
             if url.pathExtension == "swift" { sources += try String(contentsOf: url, encoding: .utf8) }
         }
