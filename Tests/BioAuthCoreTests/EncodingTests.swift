@@ -62,14 +62,14 @@ struct EncodingTests {
         #expect(DevicePublicKey(key.publicKey).isValidSignature(der: ECDSADERSignature.derEncoding(raw: malleated), for: message))
     }
 
-    @Test(arguments: ["", "AA", "AAE", "AAEC", "_-8", "ab+/", "YQ==", "YR", "a b", "🙂"])
-    func base64URLIsCanonical(text: String) {
-        if let decoded = Base64URL.decode(text) {
-            #expect(Base64URL.encode(decoded) == text)
-        }
-        #expect(Base64URL.decode("YQ==") == nil)
-        #expect(Base64URL.decode("YR") == nil)  // non-zero unused bits
-        #expect(Base64URL.decode("YQ") == Data("a".utf8))
+    /// Canonical base64url only: no padding, no standard-alphabet characters, no non-zero unused bits.
+    @Test(arguments: [
+        ("", Data?.some(Data())), ("YQ", Data("a".utf8)), ("_-8", Data([0xFF, 0xEF])), ("AAEC", Data([0, 1, 2])),
+        ("AAE", Data([0, 1])), ("YQ==", nil), ("YR", nil), ("AAF", nil), ("A", nil), ("ab+/", nil), ("a b", nil), ("🙂", nil),
+    ])
+    func base64URLIsCanonical(text: String, expected: Data?) {
+        #expect(Base64URL.decode(text) == expected)
+        if let expected { #expect(Base64URL.encode(expected) == text) }
     }
 
     @Test func hexRoundTrip() {
