@@ -9,16 +9,28 @@ import Synchronization
 
 /// A ``BioAuthStore`` in one SQLite file: the embedded default.
 ///
-/// Every operation is a single SQL statement (atomic consume is `DELETE … RETURNING`), run in
-/// autocommit mode with `journal_mode=WAL` and `synchronous=FULL`: when a method returns, its
-/// write is on disk, and a killed process loses nothing it acknowledged. SQLite is vendored by
-/// SQLiteNIO, so no system package is needed.
+/// Every write method is one transaction (`BEGIN IMMEDIATE … COMMIT`) on a single connection with
+/// `journal_mode=WAL` and `synchronous=FULL`: when a method returns, its writes are on disk, and a
+/// killed process loses nothing it acknowledged. Transactions are serialised by ``SerialLock``.
+/// SQLite is vendored by SQLiteNIO, so no system package is needed.
+///
+/// Statements and durable commits per request:
+///
+/// | Request | Statements | Commits |
+/// |---|---|---|
+/// | `POST /login/challenge` (``issueChallenge(_:limits:)``) | 1 counter read, 1 count, 1 insert | 1 |
+/// | `POST /login/finish` (``finishChallenge(id:lockout:verdict:)``) | 1 delete, 1 device read, 1 counter read, then 1 session insert, 1 device touch, 1 counter delete, 1 audit insert | 1 |
+/// | a failed verification | as above, then 1–3 counter upserts, 1–4 audit inserts | 1 |
+/// | `POST /login/password` | 1 user read, 1 counter read (no commit), then 1 session insert, 1 counter delete, 1 audit insert | 1 |
+/// | bearer-token check | 1 join read | 0 |
 public final class SQLiteStore: BioAuthStore {
     private let connection: SQLiteConnection
     private let threadPool: NIOThreadPool
+    private let lock = SerialLock()
     private let closed = Mutex(false)
 
-    /// Named, append-only migrations.
+    /// Append-only migrations, applied in order; each is recorded by name in `migrations`.
+    /// ``BioAuthPostgres`` mirrors them table for table.
     static let migrations: [(name: String, statements: [String])] = [
         (
             "Create core tables",
@@ -36,7 +48,14 @@ public final class SQLiteStore: BioAuthStore {
                 "CREATE TABLE audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, kind TEXT NOT NULL, user_id TEXT, device_id TEXT, reason TEXT, client TEXT, request_id TEXT)",
                 "CREATE INDEX audit_user ON audit (user_id, seq)",
             ]
-        )
+        ),
+        (
+            "Registration challenges say whether they replace a device's key",
+            [
+                "ALTER TABLE challenges ADD COLUMN replaces_device INTEGER",
+                "UPDATE challenges SET replaces_device = 0 WHERE purpose = 1",
+            ]
+        ),
     ]
 
     private init(connection: SQLiteConnection, threadPool: NIOThreadPool) {
@@ -60,19 +79,29 @@ public final class SQLiteStore: BioAuthStore {
     /// Closes the connection. Idempotent.
     public func close() async throws {
         guard closed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
-        try await connection.close()
+        try await lock.withLock { try await connection.close() }
         try await threadPool.shutdownGracefully()
     }
 
     private func migrate() async throws {
         try await query("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-        let applied = Set(try await query("SELECT name FROM migrations").compactMap { $0.column("name")?.string })
+        let applied = Set(try await query("SELECT name FROM migrations").map { try $0.string("name") })
         for migration in Self.migrations where !applied.contains(migration.name) {
+            try await transaction {
+                for statement in migration.statements { try await query(statement) }
+                try await query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", [.text(migration.name), .date(Date())])
+            }
+        }
+    }
+
+    /// Runs `body` as one transaction: committed if it returns, rolled back if it throws.
+    private func transaction<T>(_ body: () async throws -> T) async throws -> T {
+        try await lock.withLock {
             try await query("BEGIN IMMEDIATE")
             do {
-                for statement in migration.statements { try await query(statement) }
-                try await query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", [.text(migration.name), .float(Date().timeIntervalSince1970)])
+                let result = try await body()
                 try await query("COMMIT")
+                return result
             } catch {
                 _ = try? await query("ROLLBACK")
                 throw error
@@ -80,200 +109,323 @@ public final class SQLiteStore: BioAuthStore {
         }
     }
 
+    /// Runs reads without a transaction, but never between another caller's statements.
+    private func read<T>(_ body: () async throws -> T) async throws -> T {
+        try await lock.withLock(body)
+    }
+
     @discardableResult
     private func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
         do { return try await connection.query(sql, binds) } catch let error as SQLiteError {
-            if "\(error.reason)".hasPrefix("constraint") { throw StoreError(.duplicate) }
-            throw error
+            throw Self.classify(error)
+        }
+    }
+
+    /// Classifies by SQLite's result code, never by message text.
+    static func classify(_ error: SQLiteError) -> any Error {
+        switch error.reason {
+        case .constraint, .constraintPrimaryKeyFailed, .constraintUniqueFailed: StoreError(.duplicate, detail: "sqlite constraint")
+        case .busy, .busyTimeout, .busyInRecovery, .busyInSnapshot, .locked, .cantOpen, .full: StoreError(.unavailable, detail: "sqlite \(error.reason)")
+        default: error
         }
     }
 
     // MARK: Users
 
-    public func insertUser(_ user: UserRecord) async throws {
-        try await query(
-            "INSERT INTO users (id, password_salt, password_rounds, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
-            [.text(user.id), .blob(user.passwordSalt), .integer(user.passwordRounds), .blob(user.passwordHash), .date(user.createdAt)])
+    public func createUser(_ user: UserRecord, audit: AuditEvent) async throws {
+        try await transaction {
+            try await query(
+                "INSERT INTO users (id, password_salt, password_rounds, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
+                [.text(user.id), .blob(user.passwordSalt), .integer(user.passwordRounds), .blob(user.passwordHash), .date(user.createdAt)])
+            try await append(audit)
+        }
     }
 
-    public func user(id: String) async throws -> UserRecord? {
-        try await query("SELECT * FROM users WHERE id = ?", [.text(id)]).first.map {
-            UserRecord(id: $0.string("id"), passwordSalt: $0.data("password_salt"), passwordRounds: $0.int("password_rounds"),
-                       passwordHash: $0.data("password_hash"), createdAt: $0.date("created_at"))
+    public func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState {
+        try await read {
+            let user = try await query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map {
+                UserRecord(
+                    id: try $0.string("id"), passwordSalt: try $0.data("password_salt"), passwordRounds: try $0.int("password_rounds"),
+                    passwordHash: try $0.data("password_hash"), createdAt: try $0.date("created_at"))
+            }
+            return PasswordLoginState(user: user, lockedOut: try await isLockedOut(lockout, user: username, device: nil))
         }
     }
 
     // MARK: Challenges
 
-    public func insertChallenge(_ c: ChallengeRecord, outstandingLimit limit: Int, now: Date) async throws {
-        let rows = try await query(
-            """
-            INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name)
-            SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-            WHERE (SELECT COUNT(*) FROM challenges WHERE device_id = ? AND expires_at > ?) < ?
-            RETURNING id
-            """,
-            [.blob(c.id), .integer(Int(c.purpose.rawValue)), .text(c.relyingPartyID), .text(c.userID), .text(c.deviceID), .blob(c.nonce),
-             .date(c.createdAt), .date(c.expiresAt), .optionalBlob(c.operationHash), .optionalBlob(c.registrationKey),
-             c.deviceName.map { .text($0) } ?? .null, .text(c.deviceID), .date(now), .integer(limit)])
-        if rows.isEmpty { throw StoreError(.tooManyChallenges) }
+    public func issueChallenge(_ c: ChallengeRecord, limits: ChallengeLimits) async throws -> ChallengeIssue {
+        try await transaction {
+            if try await isLockedOut(limits.lockout, user: c.userID, device: c.deviceID) { return .lockedOut }
+            let outstanding = try await query(
+                "SELECT COUNT(*) AS n FROM challenges WHERE device_id = ? AND expires_at > ?", [.text(c.deviceID), .date(limits.now)]
+            ).first?.int("n") ?? 0
+            guard outstanding < limits.outstandingPerDevice else { return .tooManyChallenges }
+            let columns = c.binding.columns
+            try await query(
+                """
+                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [.blob(c.id), .integer(Int(c.purpose.rawValue)), .text(c.relyingPartyID), .text(c.userID), .text(c.deviceID), .blob(c.nonce),
+                 .date(c.createdAt), .date(c.expiresAt), .optionalBlob(columns.operationHash), .optionalBlob(columns.publicKey),
+                 .optionalText(columns.deviceName), columns.replacing.map { .integer($0 ? 1 : 0) } ?? .null])
+            return .issued
+        }
     }
 
-    public func consumeChallenge(id: Data) async throws -> ChallengeRecord? {
-        guard let row = try await query("DELETE FROM challenges WHERE id = ? RETURNING *", [.blob(id)]).first,
-            let purpose = SignedMessage.Purpose(rawValue: UInt8(truncatingIfNeeded: row.int("purpose")))
-        else { return nil }
-        return ChallengeRecord(
-            id: row.data("id"), purpose: purpose, relyingPartyID: row.string("rp_id"), userID: row.string("user_id"), deviceID: row.string("device_id"),
-            nonce: row.data("nonce"), createdAt: row.date("created_at"), expiresAt: row.date("expires_at"),
-            operationHash: row.optionalData("operation_hash"), registrationKey: row.optionalData("registration_key"),
-            deviceName: row.column("device_name")?.string)
+    public func finishChallenge(id: Data, lockout: LockoutQuery, verdict decide: @Sendable (TakenChallenge?) -> ChallengeVerdict) async throws -> RecordedVerdict {
+        try await transaction {
+            var taken: TakenChallenge?
+            if let row = try await query("DELETE FROM challenges WHERE id = ? RETURNING *", [.blob(id)]).first {
+                let challenge = try Self.challenge(row)
+                taken = TakenChallenge(
+                    challenge: challenge, device: try await device(challenge.deviceID),
+                    lockedOut: try await isLockedOut(lockout, user: challenge.userID, device: challenge.deviceID))
+            }
+            let verdict = decide(taken)
+            switch verdict {
+            case .refused(let events):
+                for event in events { try await append(event) }
+                return RecordedVerdict(verdict)
+            case .failed(let failure):
+                return RecordedVerdict(verdict, lockedSubjects: try await countFailure(failure))
+            case .login(let session, let clearing, let audit):
+                try await login(session, clearing: clearing, audit: audit)
+                return RecordedVerdict(verdict)
+            case .enrolment(let device, let replacing, let audit):
+                if replacing {
+                    let updated = try await query(
+                        "UPDATE devices SET public_key = ?, revoked_at = NULL, last_used_at = ? WHERE id = ? AND user_id = ? RETURNING id",
+                        [.blob(device.publicKey), .date(device.createdAt), .text(device.id), .text(device.userID)])
+                    guard !updated.isEmpty else { return RecordedVerdict(verdict) }
+                    try await query(
+                        "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL",
+                        [.date(device.createdAt), .text(device.userID), .text(device.id)])
+                } else {
+                    try await query(
+                        "INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [.text(device.id), .text(device.userID), .text(device.name), .blob(device.publicKey), .date(device.createdAt),
+                         .optionalDate(device.lastUsedAt), .optionalDate(device.revokedAt)])
+                }
+                try await append(audit)
+                return RecordedVerdict(verdict, device: try await self.device(device.id))
+            case .approval(let a, let clearing, let audit):
+                try await query(
+                    "INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [.blob(a.tokenHash), .text(a.userID), .text(a.deviceID), .blob(a.operationHash), .date(a.createdAt), .date(a.expiresAt), .optionalDate(a.consumedAt)])
+                try await clear(clearing)
+                try await append(audit)
+                return RecordedVerdict(verdict)
+            }
+        }
     }
 
     public func deleteChallenges(expiredBefore date: Date) async throws -> Int {
-        try await query("DELETE FROM challenges WHERE expires_at < ? RETURNING id", [.date(date)]).count
+        try await transaction { try await query("DELETE FROM challenges WHERE expires_at < ? RETURNING id", [.date(date)]).count }
+    }
+
+    // MARK: Outcomes
+
+    public func recordFailure(_ failure: FailureRecord) async throws -> [FailureSubject] {
+        try await transaction { try await countFailure(failure) }
+    }
+
+    public func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], audit: AuditEvent) async throws {
+        try await transaction { try await login(session, clearing: clearing, audit: audit) }
     }
 
     // MARK: Devices
 
-    public func insertDevice(_ d: DeviceRecord) async throws {
-        try await query(
-            "INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [.text(d.id), .text(d.userID), .text(d.name), .blob(d.publicKey), .date(d.createdAt), .optionalDate(d.lastUsedAt), .optionalDate(d.revokedAt)])
-    }
-
-    private func device(_ row: SQLiteRow) -> DeviceRecord {
-        DeviceRecord(id: row.string("id"), userID: row.string("user_id"), name: row.string("name"), publicKey: row.data("public_key"),
-                     createdAt: row.date("created_at"), lastUsedAt: row.optionalDate("last_used_at"), revokedAt: row.optionalDate("revoked_at"))
-    }
-
     public func device(id: String) async throws -> DeviceRecord? {
-        try await query("SELECT * FROM devices WHERE id = ?", [.text(id)]).first.map(device)
+        try await read { try await device(id) }
     }
 
     public func devices(userID: String) async throws -> [DeviceRecord] {
-        try await query("SELECT * FROM devices WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map(device)
+        try await read { try await query("SELECT * FROM devices WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map(Self.device) }
     }
 
-    public func replaceDeviceKey(id: String, userID: String, publicKey: Data, at: Date) async throws -> Bool {
-        !(try await query(
-            "UPDATE devices SET public_key = ?, revoked_at = NULL, last_used_at = ? WHERE id = ? AND user_id = ? RETURNING id",
-            [.blob(publicKey), .date(at), .text(id), .text(userID)]).isEmpty)
+    public func renameDevice(id: String, userID: String, name: String, audit: AuditEvent) async throws -> Bool {
+        try await transaction {
+            guard !(try await query("UPDATE devices SET name = ? WHERE id = ? AND user_id = ? RETURNING id", [.text(name), .text(id), .text(userID)]).isEmpty) else {
+                return false
+            }
+            try await append(audit)
+            return true
+        }
     }
 
-    public func renameDevice(id: String, userID: String, name: String) async throws -> Bool {
-        !(try await query("UPDATE devices SET name = ? WHERE id = ? AND user_id = ? RETURNING id", [.text(name), .text(id), .text(userID)]).isEmpty)
-    }
-
-    public func revokeDevice(id: String, userID: String, at: Date) async throws -> Bool {
-        !(try await query(
-            "UPDATE devices SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id",
-            [.date(at), .text(id), .text(userID)]).isEmpty)
-    }
-
-    public func touchDevice(id: String, at: Date) async throws {
-        try await query("UPDATE devices SET last_used_at = ? WHERE id = ?", [.date(at), .text(id)])
+    public func revokeDevice(id: String, userID: String, at: Date, audit: AuditEvent) async throws -> Bool {
+        try await transaction {
+            let revoked = try await query(
+                "UPDATE devices SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(id), .text(userID)])
+            guard !revoked.isEmpty else { return false }
+            try await query(
+                "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL", [.date(at), .text(userID), .text(id)])
+            try await append(audit)
+            return true
+        }
     }
 
     // MARK: Sessions
 
-    public func insertSession(_ s: SessionRecord) async throws {
-        try await query(
-            "INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [.blob(s.tokenHash), .text(s.id), .text(s.userID), s.deviceID.map { .text($0) } ?? .null, .text(s.kind.rawValue),
-             .date(s.createdAt), .date(s.expiresAt), .optionalDate(s.revokedAt)])
-    }
-
-    private func session(_ row: SQLiteRow) -> SessionRecord {
-        SessionRecord(id: row.string("id"), tokenHash: row.data("token_hash"), userID: row.string("user_id"), deviceID: row.column("device_id")?.string,
-                      kind: SessionKind(rawValue: row.string("kind")) ?? .device, createdAt: row.date("created_at"), expiresAt: row.date("expires_at"),
-                      revokedAt: row.optionalDate("revoked_at"))
-    }
-
-    public func session(tokenHash: Data) async throws -> SessionRecord? {
-        try await query("SELECT * FROM sessions WHERE token_hash = ?", [.blob(tokenHash)]).first.map(session)
+    public func session(tokenHash: Data) async throws -> SessionState? {
+        try await read {
+            try await query(
+                "SELECT s.*, d.revoked_at AS device_revoked_at, d.id AS device_row FROM sessions s LEFT JOIN devices d ON d.id = s.device_id WHERE s.token_hash = ?",
+                [.blob(tokenHash)]
+            ).first.map { row in
+                let session = try Self.session(row)
+                let deviceActive = session.deviceID == nil || (row.column("device_row")?.isNull == false && row.column("device_revoked_at")?.isNull == true)
+                return SessionState(session: session, deviceActive: deviceActive)
+            }
+        }
     }
 
     public func sessions(userID: String) async throws -> [SessionRecord] {
-        try await query("SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map(session)
+        try await read { try await query("SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map(Self.session) }
     }
 
-    public func revokeSession(id: String, userID: String, at: Date) async throws -> Bool {
-        !(try await query(
-            "UPDATE sessions SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id",
-            [.date(at), .text(id), .text(userID)]).isEmpty)
-    }
-
-    public func revokeSessions(userID: String, deviceID: String?, at: Date) async throws -> Int {
-        if let deviceID {
-            return try await query(
-                "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL RETURNING id",
-                [.date(at), .text(userID), .text(deviceID)]).count
+    public func revokeSession(id: String, userID: String, at: Date, audit: AuditEvent) async throws -> Bool {
+        try await transaction {
+            let revoked = try await query(
+                "UPDATE sessions SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(id), .text(userID)])
+            guard !revoked.isEmpty else { return false }
+            try await append(audit)
+            return true
         }
-        return try await query("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(userID)]).count
+    }
+
+    public func revokeSessions(userID: String, at: Date, audit: AuditEvent) async throws -> Int {
+        try await transaction {
+            let count = try await query("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(userID)]).count
+            try await append(audit)
+            return count
+        }
     }
 
     // MARK: Approvals
 
-    public func insertApproval(_ a: ApprovalRecord) async throws {
-        try await query(
-            "INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [.blob(a.tokenHash), .text(a.userID), .text(a.deviceID), .blob(a.operationHash), .date(a.createdAt), .date(a.expiresAt), .optionalDate(a.consumedAt)])
-    }
-
-    public func consumeApproval(tokenHash: Data, operationHash: Data, now: Date) async throws -> ApprovalRecord? {
-        try await query(
-            "UPDATE approvals SET consumed_at = ? WHERE token_hash = ? AND operation_hash = ? AND consumed_at IS NULL AND expires_at > ? RETURNING *",
-            [.date(now), .blob(tokenHash), .blob(operationHash), .date(now)]
-        ).first.map {
-            ApprovalRecord(tokenHash: $0.data("token_hash"), userID: $0.string("user_id"), deviceID: $0.string("device_id"),
-                           operationHash: $0.data("operation_hash"), createdAt: $0.date("created_at"), expiresAt: $0.date("expires_at"),
-                           consumedAt: $0.optionalDate("consumed_at"))
+    public func redeemApproval(tokenHash: Data, operationHash: Data, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
+        try await transaction {
+            guard let row = try await query(
+                "UPDATE approvals SET consumed_at = ? WHERE token_hash = ? AND operation_hash = ? AND consumed_at IS NULL AND expires_at > ? RETURNING *",
+                [.date(now), .blob(tokenHash), .blob(operationHash), .date(now)]
+            ).first else { return nil }
+            let approval = ApprovalRecord(
+                tokenHash: try row.data("token_hash"), userID: try row.string("user_id"), deviceID: try row.string("device_id"),
+                operationHash: try row.data("operation_hash"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
+                consumedAt: try row.optionalDate("consumed_at"))
+            try await append(audit.about(user: approval.userID, device: approval.deviceID))
+            return approval
         }
-    }
-
-    // MARK: Counters
-
-    public func incrementCounter(key: String, windowStart: Date) async throws -> Int {
-        try await query(
-            """
-            INSERT INTO counters (key, window_start, count) VALUES (?, ?, 1)
-            ON CONFLICT (key) DO UPDATE SET
-              count = CASE WHEN counters.window_start = excluded.window_start THEN counters.count + 1 ELSE 1 END,
-              window_start = excluded.window_start
-            RETURNING count
-            """,
-            [.text(key), .date(windowStart)]
-        ).first?.int("count") ?? 0
-    }
-
-    public func counter(key: String, windowStart: Date) async throws -> Int {
-        try await query("SELECT count FROM counters WHERE key = ? AND window_start = ?", [.text(key), .date(windowStart)]).first?.int("count") ?? 0
-    }
-
-    public func resetCounter(key: String) async throws {
-        try await query("DELETE FROM counters WHERE key = ?", [.text(key)])
     }
 
     // MARK: Audit
 
-    public func appendAudit(_ e: AuditEvent) async throws {
-        try await query(
-            "INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [.date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .optionalText(e.clientAddress), .optionalText(e.requestID)])
+    public func appendAudit(_ event: AuditEvent) async throws {
+        try await transaction { try await append(event) }
     }
 
     public func auditEvents(userID: String?, limit: Int) async throws -> [AuditEvent] {
-        let rows =
-            if let userID {
-                try await query("SELECT * FROM audit WHERE user_id = ? ORDER BY seq DESC LIMIT ?", [.text(userID), .integer(limit)])
-            } else {
-                try await query("SELECT * FROM audit ORDER BY seq DESC LIMIT ?", [.integer(limit)])
+        try await read {
+            let rows =
+                if let userID {
+                    try await query("SELECT * FROM audit WHERE user_id = ? ORDER BY seq DESC LIMIT ?", [.text(userID), .integer(limit)])
+                } else {
+                    try await query("SELECT * FROM audit ORDER BY seq DESC LIMIT ?", [.integer(limit)])
+                }
+            return try rows.map {
+                AuditEvent(
+                    at: try $0.date("at"), kind: try $0.string("kind"), userID: try $0.optionalString("user_id"), deviceID: try $0.optionalString("device_id"),
+                    reason: try $0.optionalString("reason"), clientAddress: try $0.optionalString("client"), requestID: try $0.optionalString("request_id"))
             }
-        return rows.map {
-            AuditEvent(at: $0.date("at"), kind: $0.string("kind"), userID: $0.column("user_id")?.string, deviceID: $0.column("device_id")?.string,
-                       reason: $0.column("reason")?.string, clientAddress: $0.column("client")?.string, requestID: $0.column("request_id")?.string)
         }
+    }
+
+    // MARK: Statements inside a transaction
+
+    private func append(_ e: AuditEvent) async throws {
+        try await query(
+            "INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [.date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .optionalText(e.clientAddress),
+             .optionalText(e.requestID)])
+    }
+
+    private func device(_ id: String) async throws -> DeviceRecord? {
+        try await query("SELECT * FROM devices WHERE id = ?", [.text(id)]).first.map(Self.device)
+    }
+
+    private func isLockedOut(_ lockout: LockoutQuery, user: String?, device: String?) async throws -> Bool {
+        let subjects = lockout.subjects(user: user, device: device).map(\.subject)
+        let keys = Dictionary(subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
+        let placeholders = Array(repeating: "?", count: keys.count).joined(separator: ", ")
+        let rows = try await query(
+            "SELECT key, count FROM counters WHERE window_start = ? AND key IN (\(placeholders))",
+            [.date(lockout.windowStart)] + keys.keys.sorted().map { .text($0) })
+        var counts: [FailureSubject: Int] = [:]
+        for row in rows { if let subject = keys[try row.string("key")] { counts[subject] = try row.int("count") } }
+        return lockout.isLockedOut(counts, user: user, device: device)
+    }
+
+    private func countFailure(_ failure: FailureRecord) async throws -> [FailureSubject] {
+        var counts: [FailureSubject: Int] = [:]
+        for subject in failure.subjects {
+            counts[subject] = try await query(
+                """
+                INSERT INTO counters (key, window_start, count) VALUES (?, ?, 1)
+                ON CONFLICT (key) DO UPDATE SET
+                  count = CASE WHEN counters.window_start = excluded.window_start THEN counters.count + 1 ELSE 1 END,
+                  window_start = excluded.window_start
+                RETURNING count
+                """,
+                [.text(subject.storageKey), .date(failure.windowStart)]
+            ).first?.int("count")
+        }
+        let locked = failure.newlyLocked(counts)
+        try await append(failure.audit)
+        for subject in locked { try await append(failure.lockoutEvent(subject)) }
+        return locked
+    }
+
+    private func login(_ s: SessionRecord, clearing: [FailureSubject], audit: AuditEvent) async throws {
+        try await query(
+            "INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [.blob(s.tokenHash), .text(s.id), .text(s.userID), .optionalText(s.deviceID), .text(s.kind.rawValue), .date(s.createdAt), .date(s.expiresAt),
+             .optionalDate(s.revokedAt)])
+        if s.kind == .device, let deviceID = s.deviceID {
+            try await query("UPDATE devices SET last_used_at = ? WHERE id = ?", [.date(s.createdAt), .text(deviceID)])
+        }
+        try await clear(clearing)
+        try await append(audit)
+    }
+
+    private func clear(_ subjects: [FailureSubject]) async throws {
+        for subject in subjects { try await query("DELETE FROM counters WHERE key = ?", [.text(subject.storageKey)]) }
+    }
+
+    // MARK: Rows
+
+    static func challenge(_ row: SQLiteRow) throws -> ChallengeRecord {
+        let binding = try ChallengeRecord.Binding(
+            purpose: try row.int("purpose"), publicKey: try row.optionalData("registration_key"), deviceName: try row.optionalString("device_name"),
+            replacing: try row.optionalInt("replaces_device").map { $0 != 0 }, operationHash: try row.optionalData("operation_hash"))
+        return ChallengeRecord(
+            id: try row.data("id"), binding: binding, relyingPartyID: try row.string("rp_id"), userID: try row.string("user_id"),
+            deviceID: try row.string("device_id"), nonce: try row.data("nonce"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"))
+    }
+
+    static func device(_ row: SQLiteRow) throws -> DeviceRecord {
+        DeviceRecord(
+            id: try row.string("id"), userID: try row.string("user_id"), name: try row.string("name"), publicKey: try row.data("public_key"),
+            createdAt: try row.date("created_at"), lastUsedAt: try row.optionalDate("last_used_at"), revokedAt: try row.optionalDate("revoked_at"))
+    }
+
+    static func session(_ row: SQLiteRow) throws -> SessionRecord {
+        SessionRecord(
+            id: try row.string("id"), tokenHash: try row.data("token_hash"), userID: try row.string("user_id"), deviceID: try row.optionalString("device_id"),
+            kind: try SessionKind(stored: try row.string("kind")), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
+            revokedAt: try row.optionalDate("revoked_at"))
     }
 }
 
@@ -285,11 +437,66 @@ extension SQLiteData {
     static func optionalText(_ text: String?) -> SQLiteData { text.map { .text($0) } ?? .null }
 }
 
+/// Strict column access: a missing column, a NULL where the schema forbids one, or a value of
+/// another storage class is ``StoreError`` `corruptRow`, never a default.
 extension SQLiteRow {
-    func string(_ name: String) -> String { column(name)?.string ?? "" }
-    func int(_ name: String) -> Int { column(name)?.integer ?? 0 }
-    func data(_ name: String) -> Data { optionalData(name) ?? Data() }
-    func optionalData(_ name: String) -> Data? { column(name)?.blob.map { Data($0.readableBytesView) } }
-    func date(_ name: String) -> Date { optionalDate(name) ?? Date(timeIntervalSince1970: 0) }
-    func optionalDate(_ name: String) -> Date? { column(name)?.double.map { Date(timeIntervalSince1970: $0) } }
+    private func value(_ name: String) throws(StoreError) -> SQLiteData {
+        guard let value = column(name) else { throw StoreError(.corruptRow, detail: "missing column \(name)") }
+        return value
+    }
+
+    private func corrupt(_ name: String) -> StoreError { StoreError(.corruptRow, detail: "column \(name)") }
+
+    func optionalString(_ name: String) throws(StoreError) -> String? {
+        switch try value(name) {
+        case .null: return nil
+        case .text(let text): return text
+        default: throw corrupt(name)
+        }
+    }
+
+    func optionalData(_ name: String) throws(StoreError) -> Data? {
+        switch try value(name) {
+        case .null: return nil
+        case .blob(let buffer): return Data(buffer.readableBytesView)
+        default: throw corrupt(name)
+        }
+    }
+
+    func optionalInt(_ name: String) throws(StoreError) -> Int? {
+        switch try value(name) {
+        case .null: return nil
+        case .integer(let value): return Int(value)
+        default: throw corrupt(name)
+        }
+    }
+
+    func optionalDate(_ name: String) throws(StoreError) -> Date? {
+        switch try value(name) {
+        case .null: return nil
+        case .float(let seconds): return Date(timeIntervalSince1970: seconds)
+        case .integer(let seconds): return Date(timeIntervalSince1970: Double(seconds))
+        default: throw corrupt(name)
+        }
+    }
+
+    func string(_ name: String) throws(StoreError) -> String {
+        guard let value = try optionalString(name) else { throw corrupt(name) }
+        return value
+    }
+
+    func data(_ name: String) throws(StoreError) -> Data {
+        guard let value = try optionalData(name) else { throw corrupt(name) }
+        return value
+    }
+
+    func int(_ name: String) throws(StoreError) -> Int {
+        guard let value = try optionalInt(name) else { throw corrupt(name) }
+        return value
+    }
+
+    func date(_ name: String) throws(StoreError) -> Date {
+        guard let value = try optionalDate(name) else { throw corrupt(name) }
+        return value
+    }
 }

@@ -37,7 +37,8 @@ public final class BioAuthService: Sendable {
     public let configuration: ServerConfiguration
     public let clock: any WallClock
     let logger: Logger
-    let limiter: RateLimiter
+    let windows: RateWindows
+    let requests: RequestLimiter
     let metrics: ServiceMetrics
 
     public init(
@@ -48,7 +49,8 @@ public final class BioAuthService: Sendable {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
-        limiter = RateLimiter(store: store, policy: configuration.rateLimits, clock: clock)
+        windows = RateWindows(policy: configuration.rateLimits)
+        requests = RequestLimiter(windows: windows)
         metrics = ServiceMetrics(factory: metricsFactory)
     }
 
@@ -58,34 +60,44 @@ public final class BioAuthService: Sendable {
     public func createUser(username: String, password: String, request: RequestInfo) async throws(ServerError) {
         let username = try Validate.username(username)
         let password = try Validate.password(password)
-        try await admit(request)
+        try admit(request)
         let salt = SecretBytes.random(count: 16).data
         let hash = try hashPassword(password, salt: salt, rounds: configuration.passwordRounds)
-        let user = UserRecord(id: username, passwordSalt: salt, passwordRounds: configuration.passwordRounds, passwordHash: hash, createdAt: clock.now())
-        do { try await store.insertUser(user) } catch let error as StoreError where error.code == .duplicate {
+        let now = clock.now()
+        let user = UserRecord(id: username, passwordSalt: salt, passwordRounds: configuration.passwordRounds, passwordHash: hash, createdAt: now)
+        do { try await store.createUser(user, audit: event("user.created", user: username, request: request)) } catch let error as StoreError
+            where error.code == .duplicate
+        {
             throw ServerError(.conflict, field: "username", detail: "exists")
-        } catch { throw internalError(error, request) }
-        await audit("user.created", user: username, request: request)
+        } catch { throw storeFailure(error, request) }
+        log("user.created", user: username, request: request)
     }
 
     /// Checks a username and password and opens a primary session (which may enrol devices).
     public func passwordLogin(username: String, password: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
         let username = try Validate.username(username)
         let password = try Validate.password(password)
-        try await admit(request)
-        if let locked = try await lockout(user: username, device: nil, request) { throw locked }
-        let user = try await run(request) { try await self.store.user(id: username) }
+        try admit(request)
+        let now = clock.now()
+        let lockout = windows.lockout(client: request.clientAddress, at: now)
+        let state = try await run(request) { try await self.store.passwordLoginState(username: username, lockout: lockout) }
+        if state.lockedOut { throw await refuseLockedOut(user: username, device: nil, request) }
         // Unknown users cost a hash too, so timing does not tell which usernames exist.
+        let user = state.user
         let salt = user?.passwordSalt ?? Data(SHA256.hash(data: Data(username.utf8)).prefix(16))
         let hash = try hashPassword(password, salt: salt, rounds: user?.passwordRounds ?? configuration.passwordRounds)
-        guard let user else { throw await fail(.unknownUser, kind: "password.login.failed", user: username, device: nil, request) }
-        guard constantTimeEquals(hash, user.passwordHash) else {
-            throw await fail(.badPassword, kind: "password.login.failed", user: username, device: nil, request)
+        guard let user, constantTimeEquals(hash, user.passwordHash) else {
+            let reason: FailureReason = user == nil ? .unknownUser : .badPassword
+            let failure = FailureRecord(reason, lockout: lockout, user: username, device: nil, audit: event("password.login.failed", user: username, reason: reason.description, request: request))
+            let locked = try await run(request) { try await self.store.recordFailure(failure) }
+            throw failed(failure, locked: locked, request)
         }
-        try await run(request) { try await self.limiter.recordSuccess(user: username, device: nil) }
-        let grant = try await openSession(user: username, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, request)
-        await audit("password.login.succeeded", user: username, request: request)
-        return grant
+        let (session, token) = newSession(user: username, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, at: now)
+        try await run(request) {
+            try await self.store.recordLogin(session, clearing: [.user(username)], audit: self.event("password.login.succeeded", user: username, request: request))
+        }
+        log("password.login.succeeded", user: username, request: request)
+        return SessionGrant(token: token, session: session)
     }
 
     // MARK: - Sessions
@@ -97,33 +109,34 @@ public final class BioAuthService: Sendable {
             throw ServerError.authenticationFailed(token == nil ? .missingSession : .unknownSession)
         }
         let hash = Data(SHA256.hash(data: bytes))
-        guard let session = try await run(request, { try await self.store.session(tokenHash: hash) }) else {
+        guard let state = try await run(request, { try await self.store.session(tokenHash: hash) }) else {
             throw ServerError.authenticationFailed(.unknownSession)
         }
+        let session = state.session
         if session.revokedAt != nil { throw ServerError.authenticationFailed(.revokedSession) }
         if session.expiresAt <= clock.now() { throw ServerError.authenticationFailed(.expiredSession) }
-        if let deviceID = session.deviceID, try await run(request, { try await self.store.device(id: deviceID) })?.isRevoked ?? true {
-            throw ServerError.authenticationFailed(.revokedDeviceSession)
-        }
+        if !state.deviceActive { throw ServerError.authenticationFailed(.revokedDeviceSession) }
         return session
     }
 
     public func sessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> [SessionRecord] {
-        try await run(request) { try await self.store.sessions(userID: session.userID) }
-            .filter { $0.revokedAt == nil && $0.expiresAt > self.clock.now() }
+        let now = clock.now()
+        return try await run(request) { try await self.store.sessions(userID: session.userID) }.filter { $0.revokedAt == nil && $0.expiresAt > now }
     }
 
     public func revokeSession(id: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
-        guard try await run(request, { try await self.store.revokeSession(id: id, userID: session.userID, at: self.clock.now()) }) else {
+        let audit = event("session.revoked", user: session.userID, device: session.deviceID, request: request)
+        guard try await run(request, { try await self.store.revokeSession(id: id, userID: session.userID, at: self.clock.now(), audit: audit) }) else {
             throw ServerError(.notFound, field: "sessionId")
         }
-        await audit("session.revoked", user: session.userID, device: session.deviceID, request: request)
+        log(audit)
     }
 
     /// Revokes every session of the user (logging out everywhere); returns how many.
     public func revokeAllSessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Int {
-        let count = try await run(request) { try await self.store.revokeSessions(userID: session.userID, deviceID: nil, at: self.clock.now()) }
-        await audit("sessions.revoked", user: session.userID, reason: "count=\(count)", request: request)
+        let audit = event("sessions.revoked", user: session.userID, device: session.deviceID, reason: "all", request: request)
+        let count = try await run(request) { try await self.store.revokeSessions(userID: session.userID, at: self.clock.now(), audit: audit) }
+        log(audit)
         return count
     }
 
@@ -141,7 +154,7 @@ public final class BioAuthService: Sendable {
         let name = try Validate.deviceName(name)
         let spki = try Validate.base64URL(publicKey, field: "publicKey", count: 1...512)
         do { _ = try DevicePublicKey(spki: spki, field: "publicKey") } catch { throw ServerError(error) }
-        try await admit(request)
+        try admit(request)
         var deviceID = UUID().uuidString.lowercased()
         if let replacesDeviceID {
             let id = try Validate.deviceID(replacesDeviceID, field: "replacesDeviceId")
@@ -150,31 +163,26 @@ public final class BioAuthService: Sendable {
             }
             deviceID = id
         }
-        return try await issue(.registration, user: session.userID, device: deviceID, registrationKey: spki, deviceName: name, request)
+        let binding = ChallengeRecord.Binding.registration(publicKey: spki, deviceName: name, replacing: replacesDeviceID != nil)
+        return try await issue(binding, user: session.userID, device: deviceID, request)
     }
 
     /// Finishes enrolment: the new key's signature over the registration challenge.
     public func finishRegistration(
         session: SessionRecord, challengeID: String, signature: String, request: RequestInfo
     ) async throws(ServerError) -> DeviceRecord {
-        let (challenge, _) = try await consumeAndVerify(challengeID, signature, purpose: .registration, sessionUser: session.userID, request)
-        let now = clock.now()
-        let key = challenge.registrationKey ?? Data()
-        let replaced = try await run(request) {
-            try await self.store.replaceDeviceKey(id: challenge.deviceID, userID: challenge.userID, publicKey: key, at: now)
+        let recorded = try await finish(challengeID, signature, purpose: .registration, sessionUser: session.userID, request) { challenge, now in
+            guard case .registration(let key, let name, let replacing) = challenge.binding else { return nil }
+            let device = DeviceRecord(id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now)
+            let kind = replacing ? "device.reenrolled" : "device.enrolled"
+            return .enrolment(device, replacing: replacing, audit: self.event(kind, user: challenge.userID, device: challenge.deviceID, request: request))
         }
-        if replaced {
-            _ = try await run(request) { try await self.store.revokeSessions(userID: challenge.userID, deviceID: challenge.deviceID, at: now) }
-            await audit("device.reenrolled", user: challenge.userID, device: challenge.deviceID, request: request)
-        } else {
-            let device = DeviceRecord(id: challenge.deviceID, userID: challenge.userID, name: challenge.deviceName ?? "device", publicKey: key, createdAt: now)
-            try await run(request) { try await self.store.insertDevice(device) }
-            await audit("device.enrolled", user: challenge.userID, device: challenge.deviceID, request: request)
+        guard case .enrolment(_, _, let audit) = recorded.verdict, let device = recorded.device else {
+            // The device of a re-enrolment vanished or changed owner between the two requests.
+            throw ServerError(.notFound, field: "replacesDeviceId")
         }
         metrics.enrolments.increment()
-        guard let device = try await run(request, { try await self.store.device(id: challenge.deviceID) }) else {
-            throw ServerError(.internalError)
-        }
+        log(audit)
         return device
     }
 
@@ -185,22 +193,22 @@ public final class BioAuthService: Sendable {
     public func beginLogin(userID: String, deviceID: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
         let userID = try Validate.username(userID, field: "userId")
         let deviceID = try Validate.deviceID(deviceID)
-        try await admit(request)
-        if let locked = try await lockout(user: userID, device: deviceID, request) { throw locked }
+        try admit(request)
         return try await issue(.login, user: userID, device: deviceID, request)
     }
 
     /// Verifies the device's signature over its login challenge and opens a session.
     public func finishLogin(challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
-        let (challenge, _) = try await consumeAndVerify(challengeID, signature, purpose: .login, sessionUser: nil, request)
-        try await run(request) {
-            try await self.limiter.recordSuccess(user: challenge.userID, device: challenge.deviceID)
-            try await self.store.touchDevice(id: challenge.deviceID, at: self.clock.now())
+        let token = SecretBytes.random(count: 32)
+        let recorded = try await finish(challengeID, signature, purpose: .login, sessionUser: nil, request) { challenge, now in
+            let session = self.sessionRecord(token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now)
+            let audit = self.event("login.succeeded", user: challenge.userID, device: challenge.deviceID, request: request)
+            return .login(session, clearing: [.user(challenge.userID), .device(challenge.deviceID)], audit: audit)
         }
-        let grant = try await openSession(user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: configuration.sessionTTL, request)
+        guard case .login(let session, _, let audit) = recorded.verdict else { throw ServerError(.internalError) }
         metrics.logins.increment()
-        await audit("login.succeeded", user: challenge.userID, device: challenge.deviceID, request: request)
-        return grant
+        log(audit)
+        return SessionGrant(token: Base64URL.encode(token.data), session: session)
     }
 
     // MARK: - Step-up
@@ -209,27 +217,27 @@ public final class BioAuthService: Sendable {
     public func beginStepUp(session: SessionRecord, deviceID: String, operation: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
         let deviceID = try Validate.deviceID(deviceID)
         let details = try Validate.base64URL(operation, field: "operation", count: 1...configuration.maxOperationSize)
-        try await admit(request)
+        try admit(request)
         guard let device = try await run(request, { try await self.store.device(id: deviceID) }), device.userID == session.userID, !device.isRevoked else {
             throw ServerError(.notFound, field: "deviceId")
         }
-        return try await issue(.stepUp, user: session.userID, device: deviceID, operationHash: Data(SHA256.hash(data: details)), request)
+        return try await issue(.stepUp(operationHash: Data(SHA256.hash(data: details))), user: session.userID, device: deviceID, request)
     }
 
     /// Verifies the step-up signature and returns a one-time approval for that operation.
     public func finishStepUp(session: SessionRecord, challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> ApprovalGrant {
-        let (challenge, _) = try await consumeAndVerify(challengeID, signature, purpose: .stepUp, sessionUser: session.userID, request)
         let token = SecretBytes.random(count: 32)
-        let now = clock.now()
-        let record = ApprovalRecord(
-            tokenHash: Data(SHA256.hash(data: token.data)), userID: challenge.userID, deviceID: challenge.deviceID,
-            operationHash: challenge.operationHash ?? Data(), createdAt: now, expiresAt: now.addingTimeInterval(configuration.approvalTTL))
-        try await run(request) {
-            try await self.store.insertApproval(record)
-            try await self.limiter.recordSuccess(user: challenge.userID, device: challenge.deviceID)
+        let recorded = try await finish(challengeID, signature, purpose: .stepUp, sessionUser: session.userID, request) { challenge, now in
+            guard case .stepUp(let operationHash) = challenge.binding else { return nil }
+            let record = ApprovalRecord(
+                tokenHash: Data(SHA256.hash(data: token.data)), userID: challenge.userID, deviceID: challenge.deviceID,
+                operationHash: operationHash, createdAt: now, expiresAt: now.addingTimeInterval(self.configuration.approvalTTL))
+            let audit = self.event("stepup.approved", user: challenge.userID, device: challenge.deviceID, request: request)
+            return .approval(record, clearing: [.user(challenge.userID), .device(challenge.deviceID)], audit: audit)
         }
+        guard case .approval(let record, _, let audit) = recorded.verdict else { throw ServerError(.internalError) }
         metrics.stepUps.increment()
-        await audit("stepup.approved", user: challenge.userID, device: challenge.deviceID, request: request)
+        log(audit)
         return ApprovalGrant(approval: Base64URL.encode(token.data), record: record)
     }
 
@@ -239,11 +247,12 @@ public final class BioAuthService: Sendable {
         let details = try Validate.base64URL(operation, field: "operation", count: 1...configuration.maxOperationSize)
         let hash = Data(SHA256.hash(data: token))
         let operationHash = Data(SHA256.hash(data: details))
-        guard let record = try await run(request, { try await self.store.consumeApproval(tokenHash: hash, operationHash: operationHash, now: self.clock.now()) }) else {
-            await audit("approval.rejected", reason: FailureReason.approvalRejected.description, request: request)
+        let audit = event("approval.redeemed", request: request)
+        guard let record = try await run(request, { try await self.store.redeemApproval(tokenHash: hash, operationHash: operationHash, now: self.clock.now(), audit: audit) }) else {
+            await self.audit("approval.rejected", reason: FailureReason.approvalRejected.description, request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }
-        await audit("approval.redeemed", user: record.userID, device: record.deviceID, request: request)
+        log(audit.about(user: record.userID, device: record.deviceID))
         return record
     }
 
@@ -256,21 +265,21 @@ public final class BioAuthService: Sendable {
     public func renameDevice(id: String, name: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         let id = try Validate.deviceID(id)
         let name = try Validate.deviceName(name)
-        guard try await run(request, { try await self.store.renameDevice(id: id, userID: session.userID, name: name) }) else {
+        let audit = event("device.renamed", user: session.userID, device: id, request: request)
+        guard try await run(request, { try await self.store.renameDevice(id: id, userID: session.userID, name: name, audit: audit) }) else {
             throw ServerError(.notFound, field: "deviceId")
         }
-        await audit("device.renamed", user: session.userID, device: id, request: request)
+        log(audit)
     }
 
     /// Revokes a device and every session it opened.
     public func revokeDevice(id: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         let id = try Validate.deviceID(id)
-        let now = clock.now()
-        guard try await run(request, { try await self.store.revokeDevice(id: id, userID: session.userID, at: now) }) else {
+        let audit = event("device.revoked", user: session.userID, device: id, request: request)
+        guard try await run(request, { try await self.store.revokeDevice(id: id, userID: session.userID, at: self.clock.now(), audit: audit) }) else {
             throw ServerError(.notFound, field: "deviceId")
         }
-        _ = try await run(request) { try await self.store.revokeSessions(userID: session.userID, deviceID: id, at: now) }
-        await audit("device.revoked", user: session.userID, device: id, request: request)
+        log(audit)
     }
 
     /// The user's own audit events, newest first.
@@ -278,7 +287,7 @@ public final class BioAuthService: Sendable {
         try await run(request) { try await self.store.auditEvents(userID: session.userID, limit: min(max(limit, 1), 1000)) }
     }
 
-    /// Deletes expired challenges; returns how many.
+    /// Deletes expired challenges; returns how many. Safe to run on every instance at once.
     @discardableResult
     public func sweepExpiredChallenges() async throws -> Int {
         try await store.deleteChallenges(expiredBefore: clock.now())
@@ -286,133 +295,163 @@ public final class BioAuthService: Sendable {
 
     // MARK: - Internals
 
-    private func issue(
-        _ purpose: SignedMessage.Purpose, user: String, device: String, operationHash: Data? = nil, registrationKey: Data? = nil,
-        deviceName: String? = nil, _ request: RequestInfo
-    ) async throws(ServerError) -> ChallengeEnvelope {
+    private func issue(_ binding: ChallengeRecord.Binding, user: String, device: String, _ request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
         let now = clock.now()
         let expiry = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + configuration.challengeTTL).rounded(.down))
         let challenge = ChallengeRecord(
-            id: SecretBytes.random(count: 16).data, purpose: purpose, relyingPartyID: configuration.relyingPartyID, userID: user,
-            deviceID: device, nonce: SecretBytes.random(count: 32).data, createdAt: now, expiresAt: expiry,
-            operationHash: operationHash, registrationKey: registrationKey, deviceName: deviceName)
+            id: SecretBytes.random(count: 16).data, binding: binding, relyingPartyID: configuration.relyingPartyID, userID: user,
+            deviceID: device, nonce: SecretBytes.random(count: 32).data, createdAt: now, expiresAt: expiry)
         let message: SignedMessage
         do { message = try challenge.message() } catch { throw ServerError(error) }
-        do {
-            try await store.insertChallenge(challenge, outstandingLimit: configuration.maxOutstandingChallengesPerDevice, now: now)
-        } catch let error as StoreError where error.code == .tooManyChallenges {
+        let limits = ChallengeLimits(
+            outstandingPerDevice: configuration.maxOutstandingChallengesPerDevice, now: now, lockout: windows.lockout(client: request.clientAddress, at: now))
+        switch try await run(request, { try await self.store.issueChallenge(challenge, limits: limits) }) {
+        case .issued:
+            metrics.challenges.increment()
+            return ChallengeEnvelope(message)
+        case .lockedOut:
+            throw await refuseLockedOut(user: user, device: device, request)
+        case .tooManyChallenges:
             await audit("challenge.refused", user: user, device: device, reason: "tooManyChallenges", request: request)
             throw ServerError(.rateLimited, detail: "too many outstanding challenges", retryAfter: Int(configuration.challengeTTL))
-        } catch { throw internalError(error, request) }
-        metrics.challenges.increment()
-        return ChallengeEnvelope(message)
+        }
     }
 
-    /// Consumes the challenge (whatever happens next) and verifies the signature over the
-    /// message rebuilt from it. Returns the challenge and the key that verified.
-    private func consumeAndVerify(
-        _ challengeID: String, _ signature: String, purpose: SignedMessage.Purpose, sessionUser: String?, _ request: RequestInfo
-    ) async throws(ServerError) -> (ChallengeRecord, DevicePublicKey) {
+    /// Takes the challenge (consumed whatever happens next), verifies the signature over the
+    /// message rebuilt from it and, in the same store transaction, records either the failure or
+    /// what `success` builds. `success` returns nil when the challenge's binding does not fit.
+    private func finish(
+        _ challengeID: String, _ signature: String, purpose: SignedMessage.Purpose, sessionUser: String?, _ request: RequestInfo,
+        success: @escaping @Sendable (ChallengeRecord, Date) -> ChallengeVerdict?
+    ) async throws(ServerError) -> RecordedVerdict {
         let id = try Validate.base64URL(challengeID, field: "challengeId", count: 16...16)
         let signatureBytes = try Validate.base64URL(signature, field: "signature", count: 1...256)
-        try await admit(request)
-        guard let challenge = try await run(request, { try await self.store.consumeChallenge(id: id) }) else {
-            throw await fail(.unknownChallenge, kind: purpose.auditFailure, user: nil, device: nil, request)
-        }
-        let user = challenge.userID, device = challenge.deviceID
-        if let locked = try await lockout(user: user, device: device, request) { throw locked }
-        func failure(_ reason: FailureReason) async -> ServerError {
-            await fail(reason, kind: purpose.auditFailure, user: user, device: device, request)
-        }
-        guard challenge.purpose == purpose, challenge.relyingPartyID == configuration.relyingPartyID else { throw await failure(.wrongPurpose) }
-        guard clock.now() <= challenge.expiresAt else { throw await failure(.expiredChallenge) }
-        if let sessionUser, sessionUser != user { throw await failure(.wrongUser) }
-        let key: DevicePublicKey
-        if purpose == .registration {
-            guard let spki = challenge.registrationKey, let parsed = try? DevicePublicKey(spki: spki) else { throw await failure(.unknownDevice) }
-            key = parsed
-        } else {
-            guard let record = try await run(request, { try await self.store.device(id: device) }) else { throw await failure(.unknownDevice) }
-            guard !record.isRevoked else { throw await failure(.revokedDevice) }
-            guard record.userID == user else { throw await failure(.wrongUser) }
-            guard let parsed = try? DevicePublicKey(spki: record.publicKey) else { throw await failure(.unknownDevice) }
-            key = parsed
-        }
-        guard let der = try? ECDSADERSignature(der: signatureBytes) else { throw await failure(.malformedSignature) }
-        guard let message = try? challenge.message(), key.isValidSignature(raw: der.rawRepresentation, for: message.encoded) else {
-            throw await failure(.badSignature)
-        }
-        return (challenge, key)
-    }
-
-    /// Audits and counts a verification failure; returns the uniform error to throw.
-    private func fail(_ reason: FailureReason, kind: String, user: String?, device: String?, _ request: RequestInfo) async -> ServerError {
-        metrics.failures.increment()
-        logger.notice("verification failed", metadata: metadata(request, user: user, device: device, reason: reason.description))
-        await audit(kind, user: user, device: device, reason: reason.description, request: request)
-        if let locked = try? await limiter.recordFailure(user: user, device: device, client: request.clientAddress) {
-            for subject in locked {
-                metrics.lockouts.increment()
-                await audit("lockout", user: user, device: device, reason: subject.split(separator: ":").dropLast().joined(separator: ":"), request: request)
+        try admit(request)
+        let now = clock.now()
+        let lockout = windows.lockout(client: request.clientAddress, at: now)
+        let relyingPartyID = configuration.relyingPartyID
+        let recorded = try await run(request) {
+            try await self.store.finishChallenge(id: id, lockout: lockout) { taken in
+                func failure(_ reason: FailureReason) -> ChallengeVerdict {
+                    let user = taken?.challenge.userID, device = taken?.challenge.deviceID
+                    let audit = self.event(purpose.auditFailure, user: user, device: device, reason: reason.description, request: request)
+                    return .failed(FailureRecord(reason, lockout: lockout, user: user, device: device, audit: audit))
+                }
+                guard let taken else { return failure(.unknownChallenge) }
+                let challenge = taken.challenge
+                if taken.lockedOut {
+                    return .refused([self.event("rate.limited", user: challenge.userID, device: challenge.deviceID, reason: "lockedOut", request: request)])
+                }
+                guard challenge.purpose == purpose, challenge.relyingPartyID == relyingPartyID else { return failure(.wrongPurpose) }
+                guard now <= challenge.expiresAt else { return failure(.expiredChallenge) }
+                if let sessionUser, sessionUser != challenge.userID { return failure(.wrongUser) }
+                let spki: Data
+                if case .registration(let key, _, _) = challenge.binding {
+                    spki = key
+                } else {
+                    guard let device = taken.device else { return failure(.unknownDevice) }
+                    guard !device.isRevoked else { return failure(.revokedDevice) }
+                    guard device.userID == challenge.userID else { return failure(.wrongUser) }
+                    spki = device.publicKey
+                }
+                guard let key = try? DevicePublicKey(spki: spki) else { return failure(.unknownDevice) }
+                guard let der = try? ECDSADERSignature(der: signatureBytes) else { return failure(.malformedSignature) }
+                guard let message = try? challenge.message(), key.isValidSignature(raw: der.rawRepresentation, for: message.encoded) else {
+                    return failure(.badSignature)
+                }
+                return success(challenge, now) ?? failure(.wrongPurpose)
             }
         }
-        return ServerError.authenticationFailed(reason)
-    }
-
-    private func admit(_ request: RequestInfo) async throws(ServerError) {
-        if let limited = try await run(request, { try await self.limiter.admit(request.clientAddress) }) {
+        switch recorded.verdict {
+        case .failed(let failure): throw failed(failure, locked: recorded.lockedSubjects, request)
+        case .refused(let events):
             metrics.rateLimited.increment()
-            throw limited
+            for event in events { log(event) }
+            throw ServerError(.rateLimited, retryAfter: windows.retryAfter(now))
+        case .login, .enrolment, .approval: return recorded
         }
     }
 
-    private func lockout(user: String?, device: String?, _ request: RequestInfo) async throws(ServerError) -> ServerError? {
-        guard let locked = try await run(request, { try await self.limiter.lockout(user: user, device: device, client: request.clientAddress) }) else {
-            return nil
+    /// Logs and counts a recorded verification failure; returns the uniform error to throw.
+    private func failed(_ failure: FailureRecord, locked: [FailureSubject], _ request: RequestInfo) -> ServerError {
+        metrics.failures.increment()
+        logger.notice("verification failed", metadata: metadata(failure.audit))
+        for subject in locked {
+            metrics.lockouts.increment()
+            log(failure.lockoutEvent(subject))
         }
+        return ServerError.authenticationFailed(failure.reason)
+    }
+
+    private func refuseLockedOut(user: String?, device: String?, _ request: RequestInfo) async -> ServerError {
         metrics.rateLimited.increment()
         await audit("rate.limited", user: user, device: device, reason: "lockedOut", request: request)
-        return locked
+        return ServerError(.rateLimited, retryAfter: windows.retryAfter(clock.now()))
     }
 
-    private func openSession(user: String, device: String?, kind: SessionKind, ttl: TimeInterval, _ request: RequestInfo) async throws(ServerError) -> SessionGrant {
-        let token = SecretBytes.random(count: 32)
-        let now = clock.now()
-        let session = SessionRecord(
+    /// Counts a request against this instance's per-client limit.
+    private func admit(_ request: RequestInfo) throws(ServerError) {
+        if let retryAfter = requests.admit(request.clientAddress, at: clock.now()) {
+            metrics.rateLimited.increment()
+            throw ServerError(.rateLimited, retryAfter: retryAfter)
+        }
+    }
+
+    private func sessionRecord(token: SecretBytes, user: String, device: String?, kind: SessionKind, ttl: TimeInterval, at now: Date) -> SessionRecord {
+        SessionRecord(
             id: UUID().uuidString.lowercased(), tokenHash: Data(SHA256.hash(data: token.data)), userID: user, deviceID: device, kind: kind,
             createdAt: now, expiresAt: now.addingTimeInterval(ttl))
-        try await run(request) { try await self.store.insertSession(session) }
-        return SessionGrant(token: Base64URL.encode(token.data), session: session)
+    }
+
+    private func newSession(user: String, device: String?, kind: SessionKind, ttl: TimeInterval, at now: Date) -> (SessionRecord, String) {
+        let token = SecretBytes.random(count: 32)
+        return (sessionRecord(token: token, user: user, device: device, kind: kind, ttl: ttl, at: now), Base64URL.encode(token.data))
     }
 
     private func hashPassword(_ password: String, salt: Data, rounds: Int) throws(ServerError) -> Data {
         do { return try SlowHash.derive(password, salt: salt, rounds: rounds) } catch { throw ServerError(.internalError) }
     }
 
-    package func audit(_ kind: String, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) async {
-        let event = AuditEvent(at: clock.now(), kind: kind, userID: user, deviceID: device, reason: reason, clientAddress: request.clientAddress, requestID: request.requestID)
-        do { try await store.appendAudit(event) } catch {
-            logger.error("audit append failed", metadata: metadata(request, user: user, device: device, reason: "\(type(of: error))"))
-        }
-        logger.info("audit", metadata: metadata(request, user: user, device: device, reason: reason).merging(["event": "\(kind)"]) { $1 })
+    func event(_ kind: String, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) -> AuditEvent {
+        AuditEvent(at: clock.now(), kind: kind, userID: user, deviceID: device, reason: reason, clientAddress: request.clientAddress, requestID: request.requestID)
     }
 
-    private func metadata(_ request: RequestInfo, user: String?, device: String?, reason: String?) -> Logger.Metadata {
-        var metadata: Logger.Metadata = ["request_id": "\(request.requestID)", "client": "\(request.clientAddress)"]
-        if let user { metadata["user"] = "\(user)" }
-        if let device { metadata["device"] = "\(device)" }
-        if let reason { metadata["reason"] = "\(reason)" }
+    /// Appends one audit event on its own (refusals and rejections; flows pass theirs to the store).
+    package func audit(_ kind: String, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) async {
+        let event = event(kind, user: user, device: device, reason: reason, request: request)
+        do { try await store.appendAudit(event) } catch {
+            logger.error("audit append failed", metadata: metadata(event).merging(["error": "\(String(describing: type(of: error)))"]) { $1 })
+        }
+        log(event)
+    }
+
+    /// Logs an audit event the store has committed.
+    private func log(_ event: AuditEvent) {
+        logger.info("audit", metadata: metadata(event).merging(["event": "\(event.kind)"]) { $1 })
+    }
+
+    private func log(_ kind: String, user: String?, request: RequestInfo) { log(event(kind, user: user, request: request)) }
+
+    private func metadata(_ event: AuditEvent) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["request_id": "\(event.requestID ?? "")", "client": "\(event.clientAddress ?? "")"]
+        if let user = event.userID { metadata["user"] = "\(user)" }
+        if let device = event.deviceID { metadata["device"] = "\(device)" }
+        if let reason = event.reason { metadata["reason"] = "\(reason)" }
         return metadata
     }
 
-    /// Runs a store call; a store failure is logged and becomes a 500 (never client input).
+    /// Runs a store call. An unreachable database is a 503 with Retry-After; any other store
+    /// failure is logged and becomes a 500 (never client input).
     private func run<T: Sendable>(_ request: RequestInfo, _ body: @Sendable () async throws -> T) async throws(ServerError) -> T {
-        do { return try await body() } catch { throw internalError(error, request) }
+        do { return try await body() } catch { throw storeFailure(error, request) }
     }
 
-    private func internalError(_ error: any Error, _ request: RequestInfo) -> ServerError {
-        logger.error("store failure", metadata: ["request_id": "\(request.requestID)", "error": "\(String(describing: type(of: error)))"])
-        return ServerError(.internalError)
+    private func storeFailure(_ error: any Error, _ request: RequestInfo) -> ServerError {
+        let unavailable = (error as? StoreError)?.code == .unavailable
+        logger.error(
+            unavailable ? "store unavailable" : "store failure",
+            metadata: ["request_id": "\(request.requestID)", "error": "\(String(describing: type(of: error)))", "detail": "\((error as? StoreError)?.description ?? "")"])
+        return unavailable ? ServerError(.unavailable, retryAfter: 2) : ServerError(.internalError)
     }
 }
 

@@ -1,67 +1,275 @@
 import BioAuthCore
 import Foundation
 
-/// Everything the server keeps, behind one protocol: the in-memory, SQLite and PostgreSQL stores
-/// pass the same conformance suite (`BioAuthTesting.StoreConformance`).
+/// Everything the server keeps, behind one protocol shaped by the requests that use it: the
+/// in-memory, SQLite and PostgreSQL stores pass the same conformance suite
+/// (`BioAuthTesting.StoreConformance`).
 ///
-/// Every method is one atomic operation. A method that returns has committed its write: a crash
-/// afterwards loses nothing it acknowledged. Times are passed in (no clock inside a store).
+/// Each write method is one transaction: when it returns, everything it was given (rows, counter
+/// changes, audit events) is committed together, and a crash afterwards loses none of it. A login
+/// is two requests, and each costs one commit: ``issueChallenge(_:limits:)`` and
+/// ``finishChallenge(id:lockout:verdict:)``. Times are passed in (no clock inside a store).
 public protocol BioAuthStore: Sendable {
-    // MARK: Users
+    // MARK: Users (the demo primary login)
+
+    /// Inserts the user and appends `audit`, together.
     /// - Throws: ``StoreError`` `duplicate` if the id exists.
-    func insertUser(_ user: UserRecord) async throws
-    func user(id: String) async throws -> UserRecord?
+    func createUser(_ user: UserRecord, audit: AuditEvent) async throws
+    /// The user (nil if unknown) and whether a failure limit of the user or the client is reached.
+    func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState
 
     // MARK: Challenges
-    /// Inserts unless the device already has `limit` unexpired challenges at `now`.
-    /// - Throws: ``StoreError`` `tooManyChallenges`, `duplicate`.
-    func insertChallenge(_ challenge: ChallengeRecord, outstandingLimit limit: Int, now: Date) async throws
-    /// Deletes and returns the challenge: exactly one caller ever receives it, even under races.
-    func consumeChallenge(id: Data) async throws -> ChallengeRecord?
+
+    /// Refuses if a failure limit of the challenge's user, device or the client is reached, or the
+    /// device already has `limits.outstandingPerDevice` unexpired challenges; inserts otherwise.
+    /// - Throws: ``StoreError`` `duplicate` if the id exists.
+    func issueChallenge(_ challenge: ChallengeRecord, limits: ChallengeLimits) async throws -> ChallengeIssue
+    /// Deletes the challenge and, in the same transaction, hands it with its device row and lockout
+    /// state to `verdict`, then records what `verdict` decides. Exactly one caller ever receives a
+    /// given challenge, even under races and across instances; the consumption is committed whatever
+    /// the verdict. `verdict` runs inside the transaction: it must be quick and must not use the store.
+    func finishChallenge(id: Data, lockout: LockoutQuery, verdict: @Sendable (TakenChallenge?) -> ChallengeVerdict) async throws -> RecordedVerdict
     /// Deletes challenges that expired before `date`; returns how many.
     func deleteChallenges(expiredBefore date: Date) async throws -> Int
 
+    // MARK: Outcomes outside a challenge
+
+    /// Counts a failure and appends its audit events, together; returns the subjects that reached
+    /// their limit with this failure.
+    func recordFailure(_ failure: FailureRecord) async throws -> [FailureSubject]
+    /// Inserts the session, clears the given failure counters and appends `audit`, together.
+    func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], audit: AuditEvent) async throws
+
     // MARK: Devices
-    /// - Throws: ``StoreError`` `duplicate` if the id exists.
-    func insertDevice(_ device: DeviceRecord) async throws
+
     func device(id: String) async throws -> DeviceRecord?
+    /// The user's devices in creation order.
     func devices(userID: String) async throws -> [DeviceRecord]
-    /// Replaces the key of a device of `userID` and clears its revocation; false if there is none.
-    func replaceDeviceKey(id: String, userID: String, publicKey: Data, at: Date) async throws -> Bool
-    func renameDevice(id: String, userID: String, name: String) async throws -> Bool
-    /// Marks the device revoked; false if it does not exist for `userID` or is already revoked.
-    func revokeDevice(id: String, userID: String, at: Date) async throws -> Bool
-    func touchDevice(id: String, at: Date) async throws
+    /// Renames a device of `userID` and appends `audit`; false (nothing written) if there is none.
+    func renameDevice(id: String, userID: String, name: String, audit: AuditEvent) async throws -> Bool
+    /// Marks the device revoked, revokes every session it opened and appends `audit`, together;
+    /// false (nothing written) if it does not exist for `userID` or is already revoked.
+    func revokeDevice(id: String, userID: String, at: Date, audit: AuditEvent) async throws -> Bool
 
     // MARK: Sessions
-    func insertSession(_ session: SessionRecord) async throws
-    func session(tokenHash: Data) async throws -> SessionRecord?
+
+    /// The session a token hash names, with the state of the device that opened it.
+    func session(tokenHash: Data) async throws -> SessionState?
+    /// The user's sessions in creation order.
     func sessions(userID: String) async throws -> [SessionRecord]
-    /// Revokes one session of `userID`; false if none was active.
-    func revokeSession(id: String, userID: String, at: Date) async throws -> Bool
-    /// Revokes the active sessions of `userID` (of one device if given); returns how many.
-    func revokeSessions(userID: String, deviceID: String?, at: Date) async throws -> Int
+    /// Revokes one active session of `userID` and appends `audit`; false (nothing written) if none.
+    func revokeSession(id: String, userID: String, at: Date, audit: AuditEvent) async throws -> Bool
+    /// Revokes every active session of `userID` and appends `audit`; returns how many.
+    func revokeSessions(userID: String, at: Date, audit: AuditEvent) async throws -> Int
 
     // MARK: Approvals
-    func insertApproval(_ approval: ApprovalRecord) async throws
-    /// Marks the approval consumed if it exists, is unconsumed, unexpired at `now` and approves
-    /// `operationHash`; returns it then, nil otherwise. Exactly one caller succeeds.
-    func consumeApproval(tokenHash: Data, operationHash: Data, now: Date) async throws -> ApprovalRecord?
 
-    // MARK: Rate limits
-    /// Adds one to `key`'s counter for the window starting at `windowStart` (a new window starts
-    /// from zero) and returns the new count.
-    func incrementCounter(key: String, windowStart: Date) async throws -> Int
-    /// The count of `key` in the window starting at `windowStart` (0 for another window).
-    func counter(key: String, windowStart: Date) async throws -> Int
-    func resetCounter(key: String) async throws
+    /// Marks the approval consumed if it exists, is unconsumed, unexpired at `now` and approves
+    /// `operationHash`, and appends `audit` about its user and device; returns it then, nil (nothing
+    /// written) otherwise. Exactly one caller succeeds.
+    func redeemApproval(tokenHash: Data, operationHash: Data, now: Date, audit: AuditEvent) async throws -> ApprovalRecord?
 
     // MARK: Audit
+
     func appendAudit(_ event: AuditEvent) async throws
     /// The newest events first, of one user if given.
     func auditEvents(userID: String?, limit: Int) async throws -> [AuditEvent]
 
     // MARK: Lifecycle
+
     /// Releases connections. Idempotent; the store is unusable afterwards.
     func close() async throws
+}
+
+/// Whose failures are counted. Password failures, device failures and client failures are
+/// separate counters.
+public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
+    case user(String)
+    case device(String)
+    case client(String)
+
+    /// The counter's key in the store. The identifier is the last component and may itself contain
+    /// colons (an IPv6 address): nothing ever splits this key.
+    public var storageKey: String {
+        switch self {
+        case .user(let id): "fail:user:" + id
+        case .device(let id): "fail:device:" + id
+        case .client(let address): "fail:client:" + address
+        }
+    }
+
+    /// The kind of subject, for the audit log.
+    public var kind: String {
+        switch self {
+        case .user: "fail:user"
+        case .device: "fail:device"
+        case .client: "fail:client"
+        }
+    }
+
+    public var description: String { kind }
+}
+
+/// Failure limits in force for one request: the current fixed window and each subject's limit.
+public struct LockoutQuery: Sendable, Hashable {
+    public var windowStart: Date
+    public var client: String
+    public var userLimit: Int
+    public var deviceLimit: Int
+    public var clientLimit: Int
+
+    public init(windowStart: Date, client: String, userLimit: Int, deviceLimit: Int, clientLimit: Int) {
+        self.windowStart = windowStart
+        self.client = client
+        self.userLimit = userLimit
+        self.deviceLimit = deviceLimit
+        self.clientLimit = clientLimit
+    }
+
+    /// The subjects a request about `user` and `device` is counted against, with their limits.
+    public func subjects(user: String?, device: String?) -> [(subject: FailureSubject, limit: Int)] {
+        var subjects: [(FailureSubject, Int)] = [(.client(client), clientLimit)]
+        if let user { subjects.append((.user(user), userLimit)) }
+        if let device { subjects.append((.device(device), deviceLimit)) }
+        return subjects
+    }
+
+    /// True if any count has reached its subject's limit.
+    public func isLockedOut(_ counts: [FailureSubject: Int], user: String?, device: String?) -> Bool {
+        subjects(user: user, device: device).contains { (counts[$0.subject] ?? 0) >= $0.limit }
+    }
+}
+
+/// What ``BioAuthStore/passwordLoginState(username:lockout:)`` finds.
+public struct PasswordLoginState: Sendable, Hashable {
+    public var user: UserRecord?
+    public var lockedOut: Bool
+
+    public init(user: UserRecord?, lockedOut: Bool) {
+        self.user = user
+        self.lockedOut = lockedOut
+    }
+}
+
+/// The checks made before a challenge is stored.
+public struct ChallengeLimits: Sendable, Hashable {
+    public var outstandingPerDevice: Int
+    public var now: Date
+    public var lockout: LockoutQuery
+
+    public init(outstandingPerDevice: Int, now: Date, lockout: LockoutQuery) {
+        self.outstandingPerDevice = outstandingPerDevice
+        self.now = now
+        self.lockout = lockout
+    }
+}
+
+/// What ``BioAuthStore/issueChallenge(_:limits:)`` did.
+public enum ChallengeIssue: Sendable, Hashable {
+    case issued
+    /// A failure limit of the user, device or client is reached; nothing was stored.
+    case lockedOut
+    /// The device has too many unexpired challenges; nothing was stored.
+    case tooManyChallenges
+}
+
+/// A consumed challenge with what its verification needs, read in the same transaction.
+public struct TakenChallenge: Sendable, Hashable {
+    public var challenge: ChallengeRecord
+    /// The row of `challenge.deviceID`, if one exists (whoever owns it).
+    public var device: DeviceRecord?
+    /// True if a failure limit of the challenge's user, device or the client is reached.
+    public var lockedOut: Bool
+
+    public init(challenge: ChallengeRecord, device: DeviceRecord?, lockedOut: Bool) {
+        self.challenge = challenge
+        self.device = device
+        self.lockedOut = lockedOut
+    }
+}
+
+/// What to record after a challenge was taken, decided by the service inside the transaction.
+public enum ChallengeVerdict: Sendable, Hashable {
+    /// Nothing beyond the consumption and these audit events (a refused attempt).
+    case refused([AuditEvent])
+    /// A verification failure: counters and audit.
+    case failed(FailureRecord)
+    /// A verified login: the session, counters cleared, the device touched.
+    case login(SessionRecord, clearing: [FailureSubject], audit: AuditEvent)
+    /// A verified enrolment: insert the device, or for re-enrolment replace its key, clear its
+    /// revocation and revoke the sessions it opened.
+    case enrolment(DeviceRecord, replacing: Bool, audit: AuditEvent)
+    /// A verified step-up: the one-time approval, counters cleared.
+    case approval(ApprovalRecord, clearing: [FailureSubject], audit: AuditEvent)
+}
+
+/// What the store did with a verdict.
+public struct RecordedVerdict: Sendable, Hashable {
+    /// The verdict that was recorded.
+    public var verdict: ChallengeVerdict
+    /// For `.failed`: the subjects that reached their limit with this failure.
+    public var lockedSubjects: [FailureSubject]
+    /// For `.enrolment`: the device row as stored; nil for a re-enrolment whose device vanished
+    /// or changed owner (nothing was written then).
+    public var device: DeviceRecord?
+
+    public init(_ verdict: ChallengeVerdict, lockedSubjects: [FailureSubject] = [], device: DeviceRecord? = nil) {
+        self.verdict = verdict
+        self.lockedSubjects = lockedSubjects
+        self.device = device
+    }
+}
+
+/// A failure to count: each subject's counter in the window, the audit event, and one `lockout`
+/// event per subject that reaches its limit.
+public struct FailureRecord: Sendable, Hashable {
+    public var reason: FailureReason
+    public var subjects: [FailureSubject]
+    public var limits: [FailureSubject: Int]
+    public var windowStart: Date
+    public var audit: AuditEvent
+
+    public init(_ reason: FailureReason, lockout: LockoutQuery, user: String?, device: String?, audit: AuditEvent) {
+        self.reason = reason
+        let subjects = lockout.subjects(user: user, device: device)
+        self.subjects = subjects.map(\.subject)
+        limits = Dictionary(subjects.map { ($0.subject, $0.limit) }, uniquingKeysWith: { $1 })
+        windowStart = lockout.windowStart
+        self.audit = audit
+    }
+
+    /// The audit event for a subject that just reached its limit.
+    public func lockoutEvent(_ subject: FailureSubject) -> AuditEvent {
+        var event = audit
+        event.kind = "lockout"
+        event.reason = subject.kind
+        return event
+    }
+
+    /// The subjects whose new counts just reached their limit.
+    public func newlyLocked(_ counts: [FailureSubject: Int]) -> [FailureSubject] {
+        subjects.filter { counts[$0] == limits[$0] }
+    }
+}
+
+/// A session with the state of the device that opened it.
+public struct SessionState: Sendable, Hashable {
+    public var session: SessionRecord
+    /// For a device session: false if the device is revoked or gone. Always true for a primary session.
+    public var deviceActive: Bool
+
+    public init(session: SessionRecord, deviceActive: Bool) {
+        self.session = session
+        self.deviceActive = deviceActive
+    }
+}
+
+extension AuditEvent {
+    /// The same event about another user and device (filled in by a store from the row it wrote).
+    public func about(user: String?, device: String?) -> AuditEvent {
+        var event = self
+        event.userID = user
+        event.deviceID = device
+        return event
+    }
 }

@@ -2,6 +2,7 @@ import BioAuthCore
 import Foundation
 
 /// A ``BioAuthStore`` in memory: for tests, demos and single-process servers without persistence.
+/// Each method runs without suspension on the actor, so each is atomic.
 public actor InMemoryStore: BioAuthStore {
     private var users: [String: UserRecord] = [:]
     private var challenges: [Data: ChallengeRecord] = [:]
@@ -13,21 +14,68 @@ public actor InMemoryStore: BioAuthStore {
 
     public init() {}
 
-    public func insertUser(_ user: UserRecord) throws {
-        guard users[user.id] == nil else { throw StoreError(.duplicate) }
+    // MARK: Users
+
+    public func createUser(_ user: UserRecord, audit event: AuditEvent) throws {
+        guard users[user.id] == nil else { throw StoreError(.duplicate, detail: "users") }
         users[user.id] = user
+        audit.append(event)
     }
 
-    public func user(id: String) -> UserRecord? { users[id] }
+    public func passwordLoginState(username: String, lockout: LockoutQuery) -> PasswordLoginState {
+        PasswordLoginState(user: users[username], lockedOut: isLockedOut(lockout, user: username, device: nil))
+    }
 
-    public func insertChallenge(_ challenge: ChallengeRecord, outstandingLimit limit: Int, now: Date) throws {
-        guard challenges[challenge.id] == nil else { throw StoreError(.duplicate) }
-        let outstanding = challenges.values.filter { $0.deviceID == challenge.deviceID && $0.expiresAt > now }.count
-        guard outstanding < limit else { throw StoreError(.tooManyChallenges) }
+    // MARK: Challenges
+
+    public func issueChallenge(_ challenge: ChallengeRecord, limits: ChallengeLimits) throws -> ChallengeIssue {
+        guard challenges[challenge.id] == nil else { throw StoreError(.duplicate, detail: "challenges") }
+        if isLockedOut(limits.lockout, user: challenge.userID, device: challenge.deviceID) { return .lockedOut }
+        let outstanding = challenges.values.count { $0.deviceID == challenge.deviceID && $0.expiresAt > limits.now }
+        guard outstanding < limits.outstandingPerDevice else { return .tooManyChallenges }
         challenges[challenge.id] = challenge
+        return .issued
     }
 
-    public func consumeChallenge(id: Data) -> ChallengeRecord? { challenges.removeValue(forKey: id) }
+    public func finishChallenge(id: Data, lockout: LockoutQuery, verdict decide: @Sendable (TakenChallenge?) -> ChallengeVerdict) throws -> RecordedVerdict {
+        let taken = challenges.removeValue(forKey: id).map {
+            TakenChallenge(challenge: $0, device: devicesByID[$0.deviceID], lockedOut: isLockedOut(lockout, user: $0.userID, device: $0.deviceID))
+        }
+        let verdict = decide(taken)
+        switch verdict {
+        case .refused(let events):
+            audit += events
+            return RecordedVerdict(verdict)
+        case .failed(let failure):
+            return RecordedVerdict(verdict, lockedSubjects: recordFailure(failure))
+        case .login(let session, let clearing, let event):
+            recordLogin(session, clearing: clearing, audit: event)
+            return RecordedVerdict(verdict)
+        case .enrolment(let device, let replacing, let event):
+            if replacing {
+                guard var stored = devicesByID[device.id], stored.userID == device.userID else { return RecordedVerdict(verdict) }
+                stored.publicKey = device.publicKey
+                stored.revokedAt = nil
+                stored.lastUsedAt = device.createdAt
+                devicesByID[device.id] = stored
+                revokeSessions(where: { $0.userID == device.userID && $0.deviceID == device.id }, at: device.createdAt)
+                audit.append(event)
+                return RecordedVerdict(verdict, device: stored)
+            }
+            guard devicesByID[device.id] == nil else {
+                challenges[id] = taken?.challenge  // as a rolled-back transaction would
+                throw StoreError(.duplicate, detail: "devices")
+            }
+            devicesByID[device.id] = device
+            audit.append(event)
+            return RecordedVerdict(verdict, device: device)
+        case .approval(let approval, let clearing, let event):
+            approvals[approval.tokenHash] = approval
+            clear(clearing)
+            audit.append(event)
+            return RecordedVerdict(verdict)
+        }
+    }
 
     public func deleteChallenges(expiredBefore date: Date) -> Int {
         let expired = challenges.filter { $0.value.expiresAt < date }.map(\.key)
@@ -35,10 +83,31 @@ public actor InMemoryStore: BioAuthStore {
         return expired.count
     }
 
-    public func insertDevice(_ device: DeviceRecord) throws {
-        guard devicesByID[device.id] == nil else { throw StoreError(.duplicate) }
-        devicesByID[device.id] = device
+    // MARK: Outcomes
+
+    @discardableResult
+    public func recordFailure(_ failure: FailureRecord) -> [FailureSubject] {
+        var counts: [FailureSubject: Int] = [:]
+        for subject in failure.subjects {
+            let key = subject.storageKey
+            let count = counters[key].map { $0.window == failure.windowStart ? $0.count + 1 : 1 } ?? 1
+            counters[key] = (failure.windowStart, count)
+            counts[subject] = count
+        }
+        let locked = failure.newlyLocked(counts)
+        audit.append(failure.audit)
+        audit += locked.map(failure.lockoutEvent)
+        return locked
     }
+
+    public func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], audit event: AuditEvent) {
+        sessionsByHash[session.tokenHash] = session
+        if session.kind == .device, let deviceID = session.deviceID { devicesByID[deviceID]?.lastUsedAt = session.createdAt }
+        clear(clearing)
+        audit.append(event)
+    }
+
+    // MARK: Devices
 
     public func device(id: String) -> DeviceRecord? { devicesByID[id] }
 
@@ -46,90 +115,88 @@ public actor InMemoryStore: BioAuthStore {
         devicesByID.values.filter { $0.userID == userID }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
     }
 
-    public func replaceDeviceKey(id: String, userID: String, publicKey: Data, at: Date) -> Bool {
-        guard var device = devicesByID[id], device.userID == userID else { return false }
-        device.publicKey = publicKey
-        device.revokedAt = nil
-        device.lastUsedAt = at
-        devicesByID[id] = device
-        return true
-    }
-
-    public func renameDevice(id: String, userID: String, name: String) -> Bool {
+    public func renameDevice(id: String, userID: String, name: String, audit event: AuditEvent) -> Bool {
         guard devicesByID[id]?.userID == userID else { return false }
         devicesByID[id]?.name = name
+        audit.append(event)
         return true
     }
 
-    public func revokeDevice(id: String, userID: String, at: Date) -> Bool {
+    public func revokeDevice(id: String, userID: String, at: Date, audit event: AuditEvent) -> Bool {
         guard let device = devicesByID[id], device.userID == userID, device.revokedAt == nil else { return false }
         devicesByID[id]?.revokedAt = at
+        revokeSessions(where: { $0.userID == userID && $0.deviceID == id }, at: at)
+        audit.append(event)
         return true
     }
 
-    public func touchDevice(id: String, at: Date) { devicesByID[id]?.lastUsedAt = at }
+    // MARK: Sessions
 
-    public func insertSession(_ session: SessionRecord) throws {
-        guard sessionsByHash[session.tokenHash] == nil else { throw StoreError(.duplicate) }
-        sessionsByHash[session.tokenHash] = session
+    public func session(tokenHash: Data) -> SessionState? {
+        sessionsByHash[tokenHash].map { session in
+            SessionState(session: session, deviceActive: session.deviceID.map { devicesByID[$0].map { !$0.isRevoked } ?? false } ?? true)
+        }
     }
-
-    public func session(tokenHash: Data) -> SessionRecord? { sessionsByHash[tokenHash] }
 
     public func sessions(userID: String) -> [SessionRecord] {
         sessionsByHash.values.filter { $0.userID == userID }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
     }
 
-    public func revokeSession(id: String, userID: String, at: Date) -> Bool {
-        guard let entry = sessionsByHash.first(where: { $0.value.id == id && $0.value.userID == userID && $0.value.revokedAt == nil }) else {
-            return false
-        }
-        sessionsByHash[entry.key]?.revokedAt = at
-        return true
+    public func revokeSession(id: String, userID: String, at: Date, audit event: AuditEvent) -> Bool {
+        let count = revokeSessions(where: { $0.id == id && $0.userID == userID }, at: at)
+        if count > 0 { audit.append(event) }
+        return count > 0
     }
 
-    public func revokeSessions(userID: String, deviceID: String?, at: Date) -> Int {
+    public func revokeSessions(userID: String, at: Date, audit event: AuditEvent) -> Int {
+        let count = revokeSessions(where: { $0.userID == userID }, at: at)
+        audit.append(event)
+        return count
+    }
+
+    // MARK: Approvals
+
+    public func redeemApproval(tokenHash: Data, operationHash: Data, now: Date, audit event: AuditEvent) -> ApprovalRecord? {
+        guard var approval = approvals[tokenHash], approval.consumedAt == nil, approval.expiresAt > now, approval.operationHash == operationHash else {
+            return nil
+        }
+        approval.consumedAt = now
+        approvals[tokenHash] = approval
+        audit.append(event.about(user: approval.userID, device: approval.deviceID))
+        return approval
+    }
+
+    // MARK: Audit
+
+    public func appendAudit(_ event: AuditEvent) { audit.append(event) }
+
+    public func auditEvents(userID: String?, limit: Int) -> [AuditEvent] {
+        Array(audit.reversed().filter { userID == nil || $0.userID == userID }.prefix(limit))
+    }
+
+    public func close() {}
+
+    // MARK: Internals
+
+    private func isLockedOut(_ lockout: LockoutQuery, user: String?, device: String?) -> Bool {
+        var counts: [FailureSubject: Int] = [:]
+        for (subject, _) in lockout.subjects(user: user, device: device) {
+            if let entry = counters[subject.storageKey], entry.window == lockout.windowStart { counts[subject] = entry.count }
+        }
+        return lockout.isLockedOut(counts, user: user, device: device)
+    }
+
+    private func clear(_ subjects: [FailureSubject]) {
+        for subject in subjects { counters[subject.storageKey] = nil }
+    }
+
+    @discardableResult
+    private func revokeSessions(where matches: (SessionRecord) -> Bool, at: Date) -> Int {
         var count = 0
-        for (hash, session) in sessionsByHash
-        where session.userID == userID && session.revokedAt == nil && (deviceID == nil || session.deviceID == deviceID) {
+        for (hash, session) in sessionsByHash where session.revokedAt == nil && matches(session) {
             sessionsByHash[hash]?.revokedAt = at
             count += 1
         }
         return count
-    }
-
-    public func insertApproval(_ approval: ApprovalRecord) throws {
-        guard approvals[approval.tokenHash] == nil else { throw StoreError(.duplicate) }
-        approvals[approval.tokenHash] = approval
-    }
-
-    public func consumeApproval(tokenHash: Data, operationHash: Data, now: Date) -> ApprovalRecord? {
-        guard var approval = approvals[tokenHash], approval.consumedAt == nil, approval.expiresAt > now,
-            approval.operationHash == operationHash
-        else { return nil }
-        approval.consumedAt = now
-        approvals[tokenHash] = approval
-        return approval
-    }
-
-    public func incrementCounter(key: String, windowStart: Date) -> Int {
-        let count = counters[key].map { $0.window == windowStart ? $0.count + 1 : 1 } ?? 1
-        counters[key] = (windowStart, count)
-        return count
-    }
-
-    public func counter(key: String, windowStart: Date) -> Int {
-        guard let entry = counters[key], entry.window == windowStart else { return 0 }
-        return entry.count
-    }
-
-    public func resetCounter(key: String) { counters[key] = nil }
-
-    public func appendAudit(_ event: AuditEvent) { audit.append(event) }
-
-    public func close() {}
-
-    public func auditEvents(userID: String?, limit: Int) -> [AuditEvent] {
-        Array(audit.reversed().filter { userID == nil || $0.userID == userID }.prefix(limit))
     }
 }

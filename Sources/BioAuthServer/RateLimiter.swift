@@ -1,60 +1,49 @@
 import BioAuthCore
 import Foundation
+import Synchronization
 
-/// Fixed-window counters in the store: request rates per client address, and failure counts per
-/// user, device and client address that lock out for the rest of the window once reached.
-struct RateLimiter: Sendable {
-    let store: any BioAuthStore
+/// Fixed windows of ``RateLimitPolicy/window`` seconds, shared by the request limiter and the
+/// failure counters.
+struct RateWindows: Sendable {
     let policy: RateLimitPolicy
-    let clock: any WallClock
 
-    private func windowStart(_ now: Date) -> Date {
+    func windowStart(_ now: Date) -> Date {
         Date(timeIntervalSince1970: (now.timeIntervalSince1970 / policy.window).rounded(.down) * policy.window)
     }
 
-    private func retryAfter(_ now: Date) -> Int {
+    /// Seconds until the current window ends (at least 1).
+    func retryAfter(_ now: Date) -> Int {
         max(1, Int((windowStart(now).timeIntervalSince1970 + policy.window - now.timeIntervalSince1970).rounded(.up)))
     }
 
-    /// Counts a request from `client`; throws `rateLimited` past the limit.
-    func admit(_ client: String) async throws -> ServerError? {
-        let now = clock.now()
-        let count = try await store.incrementCounter(key: "req:client:" + client, windowStart: windowStart(now))
-        return count > policy.requestsPerClient ? ServerError(.rateLimited, retryAfter: retryAfter(now)) : nil
+    /// The failure limits in force for a request from `client` at `now`.
+    func lockout(client: String, at now: Date) -> LockoutQuery {
+        LockoutQuery(
+            windowStart: windowStart(now), client: client, userLimit: policy.failuresPerUser, deviceLimit: policy.failuresPerDevice,
+            clientLimit: policy.failuresPerClient)
     }
+}
 
-    /// The lockout in force for any of these subjects, if one is.
-    func lockout(user: String?, device: String?, client: String) async throws -> ServerError? {
-        let now = clock.now()
-        let window = windowStart(now)
-        for (key, limit) in keys(user: user, device: device, client: client) {
-            if try await store.counter(key: key, windowStart: window) >= limit {
-                return ServerError(.rateLimited, retryAfter: retryAfter(now))
-            }
+/// Requests per client address per window, counted in this process only.
+///
+/// A pure request-rate limit protects this instance's CPU; it decides nothing about security, so
+/// it costs no database write. With N instances behind a load balancer a client may send up to
+/// N × ``RateLimitPolicy/requestsPerClient`` per window. Failure counters and lockouts, which do
+/// decide, live in the store and are shared by every instance.
+final class RequestLimiter: Sendable {
+    private let windows: RateWindows
+    private let state = Mutex<(window: Date, counts: [String: Int])>((Date.distantPast, [:]))
+
+    init(windows: RateWindows) { self.windows = windows }
+
+    /// Counts a request; returns the seconds to wait when the client is over its limit.
+    func admit(_ client: String, at now: Date) -> Int? {
+        let window = windows.windowStart(now)
+        let count = state.withLock { state in
+            if state.window != window { state = (window, [:]) }  // a new window forgets every client
+            state.counts[client, default: 0] += 1
+            return state.counts[client, default: 0]
         }
-        return nil
-    }
-
-    /// Counts a failure; returns the subjects that just reached their limit.
-    func recordFailure(user: String?, device: String?, client: String) async throws -> [String] {
-        let window = windowStart(clock.now())
-        var locked: [String] = []
-        for (key, limit) in keys(user: user, device: device, client: client) {
-            if try await store.incrementCounter(key: key, windowStart: window) == limit { locked.append(key) }
-        }
-        return locked
-    }
-
-    /// Clears the user's and device's failure counts after a success.
-    func recordSuccess(user: String, device: String?) async throws {
-        try await store.resetCounter(key: "fail:user:" + user)
-        if let device { try await store.resetCounter(key: "fail:device:" + device) }
-    }
-
-    private func keys(user: String?, device: String?, client: String) -> [(String, Int)] {
-        var keys: [(String, Int)] = [("fail:client:" + client, policy.failuresPerClient)]
-        if let user { keys.append(("fail:user:" + user, policy.failuresPerUser)) }
-        if let device { keys.append(("fail:device:" + device, policy.failuresPerDevice)) }
-        return keys
+        return count > windows.policy.requestsPerClient ? windows.retryAfter(now) : nil
     }
 }

@@ -42,10 +42,28 @@ public struct DeviceRecord: Sendable, Hashable {
     public var isRevoked: Bool { revokedAt != nil }
 }
 
-/// An issued challenge: everything the signed message is rebuilt from, plus what a registration carries.
+/// An issued challenge: everything the signed message is rebuilt from, plus what its purpose binds.
 public struct ChallengeRecord: Sendable, Hashable {
+    /// What the challenge is for, with exactly the fields that purpose carries.
+    public enum Binding: Sendable, Hashable {
+        /// Enrolment of a new key: its 91-byte SPKI and the device's name. `replacing` is true for
+        /// re-enrolment of an existing device whose key was invalidated.
+        case registration(publicKey: Data, deviceName: String, replacing: Bool)
+        case login
+        /// A step-up, bound to the SHA-256 of the operation text the device shows.
+        case stepUp(operationHash: Data)
+
+        public var purpose: SignedMessage.Purpose {
+            switch self {
+            case .registration: .registration
+            case .login: .login
+            case .stepUp: .stepUp
+            }
+        }
+    }
+
     public var id: Data
-    public var purpose: SignedMessage.Purpose
+    public var binding: Binding
     public var relyingPartyID: String
     public var userID: String
     public var deviceID: String
@@ -53,31 +71,27 @@ public struct ChallengeRecord: Sendable, Hashable {
     public var createdAt: Date
     /// Whole seconds: the value the device signs.
     public var expiresAt: Date
-    public var operationHash: Data?
-    /// Registration only: the SPKI of the key being registered, and the device's name.
-    public var registrationKey: Data?
-    public var deviceName: String?
 
     public init(
-        id: Data, purpose: SignedMessage.Purpose, relyingPartyID: String, userID: String, deviceID: String, nonce: Data,
-        createdAt: Date, expiresAt: Date, operationHash: Data? = nil, registrationKey: Data? = nil, deviceName: String? = nil
+        id: Data, binding: Binding, relyingPartyID: String, userID: String, deviceID: String, nonce: Data, createdAt: Date, expiresAt: Date
     ) {
         self.id = id
-        self.purpose = purpose
+        self.binding = binding
         self.relyingPartyID = relyingPartyID
         self.userID = userID
         self.deviceID = deviceID
         self.nonce = nonce
         self.createdAt = createdAt
         self.expiresAt = expiresAt
-        self.operationHash = operationHash
-        self.registrationKey = registrationKey
-        self.deviceName = deviceName
     }
+
+    public var purpose: SignedMessage.Purpose { binding.purpose }
 
     /// The message the device signed, rebuilt from what the server stored.
     public func message() throws(WireFormatError) -> SignedMessage {
-        try SignedMessage(
+        var operationHash: Data?
+        if case .stepUp(let hash) = binding { operationHash = hash }
+        return try SignedMessage(
             purpose: purpose, relyingPartyID: relyingPartyID, challengeID: id, nonce: nonce, userID: userID, deviceID: deviceID,
             expiresAt: UInt64(max(0, expiresAt.timeIntervalSince1970)), operationHash: operationHash)
     }
@@ -163,11 +177,57 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         private init(_ name: String) { description = name }
         /// A row with the same key exists.
         public static let duplicate = Code("duplicate")
-        /// The outstanding-challenge cap for the device is reached.
-        public static let tooManyChallenges = Code("tooManyChallenges")
+        /// A stored row breaks the schema (a NULL or missing column, an unknown enum value): the
+        /// store never substitutes a default.
+        public static let corruptRow = Code("corruptRow")
+        /// The database cannot be reached or refused for a transient reason; the request may be
+        /// retried (HTTP 503 with Retry-After).
+        public static let unavailable = Code("unavailable")
     }
 
     public let code: Code
-    public init(_ code: Code) { self.code = code }
-    public var description: String { "StoreError.\(code)" }
+    /// Where: a table and column for `corruptRow`, the database's own error class otherwise.
+    /// Never a value.
+    public let detail: String?
+
+    public init(_ code: Code, detail: String? = nil) {
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String { "StoreError.\(code)" + (detail.map { " (\($0))" } ?? "") }
+}
+
+extension ChallengeRecord.Binding {
+    /// The purpose-specific columns a SQL store keeps; NULL where the purpose has no such field.
+    public var columns: (publicKey: Data?, deviceName: String?, replacing: Bool?, operationHash: Data?) {
+        switch self {
+        case .registration(let key, let name, let replacing): (key, name, replacing, nil)
+        case .login: (nil, nil, nil, nil)
+        case .stepUp(let hash): (nil, nil, nil, hash)
+        }
+    }
+
+    /// Rebuilds a binding from its stored columns.
+    /// - Throws: ``StoreError`` `corruptRow` for an unknown purpose or a NULL column the purpose needs.
+    public init(purpose: Int, publicKey: Data?, deviceName: String?, replacing: Bool?, operationHash: Data?) throws(StoreError) {
+        switch SignedMessage.Purpose(rawValue: UInt8(clamping: max(0, purpose))) {
+        case .registration:
+            guard let publicKey, let deviceName, let replacing else { throw StoreError(.corruptRow, detail: "challenges.registration") }
+            self = .registration(publicKey: publicKey, deviceName: deviceName, replacing: replacing)
+        case .login: self = .login
+        case .stepUp:
+            guard let operationHash else { throw StoreError(.corruptRow, detail: "challenges.operation_hash") }
+            self = .stepUp(operationHash: operationHash)
+        case nil: throw StoreError(.corruptRow, detail: "challenges.purpose")
+        }
+    }
+}
+
+extension SessionKind {
+    /// Decodes a stored kind. - Throws: ``StoreError`` `corruptRow` for an unknown value.
+    public init(stored: String) throws(StoreError) {
+        guard let kind = SessionKind(rawValue: stored) else { throw StoreError(.corruptRow, detail: "sessions.kind") }
+        self = kind
+    }
 }

@@ -48,6 +48,8 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let rateLimited = Code("rate_limited", 429)
         /// The server itself failed (500). Never caused by client input.
         public static let internalError = Code("internal_error", 500)
+        /// The database cannot be reached; `retryAfter` says when to try again (503).
+        public static let unavailable = Code("unavailable", 503)
     }
 
     public let code: Code

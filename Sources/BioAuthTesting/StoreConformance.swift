@@ -1,6 +1,8 @@
 import BioAuthCore
 import BioAuthServer
+import Crypto
 import Foundation
+import Synchronization
 
 /// The behaviour every ``BioAuthStore`` must have, run against the in-memory, SQLite and
 /// PostgreSQL stores alike (modelled on swift-configuration's `ProviderCompatTest`).
@@ -20,8 +22,8 @@ public struct StoreConformance: Sendable {
     public func run() async throws {
         let checks: [@Sendable (StoreConformance, any BioAuthStore) async throws -> Void] = [
             { try await $0.users($1) }, { try await $0.challenges($1) }, { try await $0.challengeRace($1) },
-            { try await $0.devices($1) }, { try await $0.sessions($1) }, { try await $0.approvals($1) },
-            { try await $0.counters($1) }, { try await $0.audit($1) },
+            { try await $0.failures($1) }, { try await $0.verdicts($1) }, { try await $0.devices($1) },
+            { try await $0.sessions($1) }, { try await $0.approvals($1) }, { try await $0.audit($1) },
         ]
         for check in checks {
             let store = try await makeStore()
@@ -35,11 +37,27 @@ public struct StoreConformance: Sendable {
         }
     }
 
-    func challenge(device: String = "d1", expires: TimeInterval = 60, id: Data = SecretBytes.random(count: 16).data) -> ChallengeRecord {
+    // MARK: Fixtures
+
+    func lockout(_ window: Date? = nil, client: String = "203.0.113.9", limit: Int = 3) -> LockoutQuery {
+        LockoutQuery(windowStart: window ?? t0, client: client, userLimit: limit, deviceLimit: limit, clientLimit: limit)
+    }
+
+    func limits(_ cap: Int = 5, now: Date? = nil) -> ChallengeLimits {
+        ChallengeLimits(outstandingPerDevice: cap, now: now ?? t0, lockout: lockout())
+    }
+
+    func challenge(
+        _ binding: ChallengeRecord.Binding = .stepUp(operationHash: Data(repeating: 9, count: 32)), user: String = "alice", device: String = "d1",
+        expires: TimeInterval = 60
+    ) -> ChallengeRecord {
         ChallengeRecord(
-            id: id, purpose: .stepUp, relyingPartyID: "example.com", userID: "alice", deviceID: device,
-            nonce: SecretBytes.random(count: 32).data, createdAt: t0, expiresAt: t0.addingTimeInterval(expires),
-            operationHash: Data(repeating: 9, count: 32), registrationKey: Data([1, 2, 3]), deviceName: "Phone")
+            id: SecretBytes.random(count: 16).data, binding: binding, relyingPartyID: "example.com", userID: user, deviceID: device,
+            nonce: SecretBytes.random(count: 32).data, createdAt: t0, expiresAt: t0.addingTimeInterval(expires))
+    }
+
+    func event(_ kind: String, user: String? = "alice", device: String? = nil) -> AuditEvent {
+        AuditEvent(at: t0, kind: kind, userID: user, deviceID: device, reason: "r", clientAddress: "c", requestID: "q")
     }
 
     func isDuplicate(_ body: () async throws -> Void) async -> Bool {
@@ -47,120 +65,231 @@ public struct StoreConformance: Sendable {
         return false
     }
 
+    /// Takes a challenge and records `verdict` for it.
+    @discardableResult
+    func finish(_ store: any BioAuthStore, _ id: Data, lockout: LockoutQuery? = nil, _ verdict: @escaping @Sendable (TakenChallenge?) -> ChallengeVerdict)
+        async throws -> RecordedVerdict
+    {
+        try await store.finishChallenge(id: id, lockout: lockout ?? self.lockout(), verdict: verdict)
+    }
+
+    /// Enrols a device through a registration challenge, as the service does.
+    @discardableResult
+    func enrol(_ store: any BioAuthStore, _ device: DeviceRecord, replacing: Bool = false) async throws -> DeviceRecord? {
+        let registration = challenge(.registration(publicKey: device.publicKey, deviceName: device.name, replacing: replacing), user: device.userID, device: device.id)
+        try require(try await store.issueChallenge(registration, limits: limits()) == .issued, "enrol: challenge issued")
+        return try await finish(store, registration.id) { _ in .enrolment(device, replacing: replacing, audit: self.event("device.enrolled", user: device.userID, device: device.id)) }.device
+    }
+
+    func session(_ id: String, device: String?, user: String = "alice") -> SessionRecord {
+        SessionRecord(
+            id: id, tokenHash: Data(SHA256.hash(data: Data(id.utf8))), userID: user, deviceID: device, kind: device == nil ? .primary : .device,
+            createdAt: t0.addingTimeInterval(Double(id.count)), expiresAt: t0.addingTimeInterval(3600))
+    }
+
+    // MARK: Checks
+
     public func users(_ store: any BioAuthStore) async throws {
         let user = UserRecord(id: "alice", passwordSalt: Data([1]), passwordRounds: 7, passwordHash: Data([2, 3]), createdAt: t0)
-        try await store.insertUser(user)
-        try require(await isDuplicate { try await store.insertUser(user) }, "users: duplicate insert")
-        try require(try await store.user(id: "alice") == user, "users: round trip")
-        try require(try await store.user(id: "bob") == nil, "users: unknown")
+        try await store.createUser(user, audit: event("user.created"))
+        try require(await isDuplicate { try await store.createUser(user, audit: self.event("user.created")) }, "users: duplicate insert")
+        try require(try await store.passwordLoginState(username: "alice", lockout: lockout()) == PasswordLoginState(user: user, lockedOut: false), "users: round trip")
+        try require(try await store.passwordLoginState(username: "bob", lockout: lockout()).user == nil, "users: unknown")
+        try require(try await store.auditEvents(userID: "alice", limit: 10).map(\.kind) == ["user.created"], "users: audit written once, with the row")
     }
 
     public func challenges(_ store: any BioAuthStore) async throws {
-        let first = challenge()
-        try await store.insertChallenge(first, outstandingLimit: 2, now: t0)
-        try require(await isDuplicate { try await store.insertChallenge(first, outstandingLimit: 5, now: self.t0) }, "challenges: duplicate id")
-        try await store.insertChallenge(challenge(), outstandingLimit: 2, now: t0)
-        do {
-            try await store.insertChallenge(challenge(), outstandingLimit: 2, now: t0)
-            throw ConformanceFailure("challenges: cap", "third challenge accepted with limit 2")
-        } catch let error as StoreError {
-            try require(error.code == .tooManyChallenges, "challenges: cap", "\(error)")
+        let bindings: [ChallengeRecord.Binding] = [
+            .registration(publicKey: Data([1, 2, 3]), deviceName: "Phone", replacing: true), .login, .stepUp(operationHash: Data(repeating: 7, count: 32)),
+        ]
+        // The record comes back whole, for every binding, exactly once.
+        for binding in bindings {
+            let record = challenge(binding, device: "round-trip")
+            try require(try await store.issueChallenge(record, limits: limits(10)) == .issued, "challenges: issue \(binding.purpose)")
+            let seen = Captured<TakenChallenge?>()
+            try await finish(store, record.id) { taken in seen.set(taken); return .refused([]) }
+            try require(seen.value??.challenge == record, "challenges: \(binding.purpose) round trip")
+            try await finish(store, record.id) { taken in seen.set(taken); return .refused([]) }
+            try require(seen.value == .some(nil), "challenges: consumed once")
         }
-        try await store.insertChallenge(challenge(device: "d2"), outstandingLimit: 2, now: t0)  // other device
+        let first = challenge()
+        try require(try await store.issueChallenge(first, limits: limits(2)) == .issued, "challenges: first")
+        try require(await isDuplicate { _ = try await store.issueChallenge(first, limits: self.limits(5)) }, "challenges: duplicate id")
+        try require(try await store.issueChallenge(challenge(), limits: limits(2)) == .issued, "challenges: second")
+        try require(try await store.issueChallenge(challenge(), limits: limits(2)) == .tooManyChallenges, "challenges: cap")
+        try require(try await store.issueChallenge(challenge(device: "d2"), limits: limits(2)) == .issued, "challenges: cap is per device")
         // Expired challenges do not count toward the cap.
-        try await store.insertChallenge(challenge(expires: 120), outstandingLimit: 2, now: t0.addingTimeInterval(61))
-        try require(try await store.consumeChallenge(id: first.id) == first, "challenges: consume returns the record")
-        try require(try await store.consumeChallenge(id: first.id) == nil, "challenges: consumed once")
-        try require(try await store.consumeChallenge(id: Data(count: 16)) == nil, "challenges: unknown")
+        try require(
+            try await store.issueChallenge(challenge(expires: 120), limits: limits(2, now: t0.addingTimeInterval(61))) == .issued, "challenges: expired do not count")
         let swept = try await store.deleteChallenges(expiredBefore: t0.addingTimeInterval(61))
-        try require(swept == 2, "challenges: sweep", "swept \(swept), expected 2")
+        try require(swept == 3, "challenges: sweep", "swept \(swept), expected 3")
         try require(try await store.deleteChallenges(expiredBefore: t0.addingTimeInterval(1_000)) == 1, "challenges: sweep rest")
     }
 
-    /// Many concurrent consumers of one challenge: exactly one gets it.
+    /// Many concurrent takers of one challenge: exactly one gets it.
     public func challengeRace(_ store: any BioAuthStore) async throws {
-        let record = challenge()
-        try await store.insertChallenge(record, outstandingLimit: 5, now: t0)
+        let record = challenge(.login)
+        _ = try await store.issueChallenge(record, limits: limits())
         let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for _ in 0..<100 { group.addTask { try await store.consumeChallenge(id: record.id) != nil } }
+            for _ in 0..<100 {
+                group.addTask {
+                    let seen = Captured<TakenChallenge?>()
+                    try await self.finish(store, record.id) { taken in seen.set(taken); return .refused([]) }
+                    return seen.value! != nil
+                }
+            }
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
-        try require(winners == 1, "challenges: race", "\(winners) consumers got the challenge")
+        try require(winners == 1, "challenges: race", "\(winners) takers got the challenge")
+    }
+
+    public func failures(_ store: any BioAuthStore) async throws {
+        let query = lockout(limit: 3)
+        func failure(user: String? = "alice", device: String? = "d1", _ query: LockoutQuery? = nil) -> FailureRecord {
+            FailureRecord(.badSignature, lockout: query ?? self.lockout(limit: 3), user: user, device: device, audit: event("login.failed", user: user, device: device))
+        }
+        try require(try await store.recordFailure(failure()) == [], "failures: first")
+        try require(try await store.recordFailure(failure(user: "bob", device: "d9")) == [], "failures: second (client)")
+        let locked = try await store.recordFailure(failure())
+        try require(Set(locked) == [.client(query.client)], "failures: the client reaches its limit first", "\(locked)")
+        try require(try await store.issueChallenge(challenge(.login), limits: ChallengeLimits(outstandingPerDevice: 5, now: t0, lockout: query)) == .lockedOut, "failures: issue refuses")
+        try require(try await store.passwordLoginState(username: "alice", lockout: query).lockedOut, "failures: password state locked")
+        let other = lockout(client: "198.51.100.1", limit: 3)
+        try require(!(try await store.passwordLoginState(username: "carol", lockout: other).lockedOut), "failures: another client and user are free")
+        let locked2 = try await store.recordFailure(failure(other))
+        try require(locked2 == [.user("alice"), .device("d1")], "failures: user and device reach their limits", "\(locked2)")
+        try require(try await store.passwordLoginState(username: "alice", lockout: other).lockedOut, "failures: the user is locked for every client")
+        let next = lockout(t0.addingTimeInterval(300), limit: 3)
+        try require(!(try await store.passwordLoginState(username: "alice", lockout: next).lockedOut), "failures: a new window starts from zero")
+        // A login clears the named counters, in the same transaction.
+        try await store.recordLogin(session("s-clear", device: nil), clearing: [.user("alice")], audit: event("password.login.succeeded"))
+        try require(!(try await store.passwordLoginState(username: "alice", lockout: other).lockedOut), "failures: login clears the user's counter")
+        let events = try await store.auditEvents(userID: "alice", limit: 20).map(\.kind)
+        try require(events.filter { $0 == "lockout" }.count == 3 && events.filter { $0 == "login.failed" }.count == 3, "failures: audit and lockout events", "\(events)")
+        // Concurrent failures: exactly one reaches the limit.
+        let many = lockout(client: "192.0.2.1", limit: 25)
+        let reached = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<50 { group.addTask { try await store.recordFailure(failure(user: nil, device: nil, many)).count } }
+            return try await group.reduce(0, +)
+        }
+        try require(reached == 1, "failures: concurrent increments are atomic", "\(reached) saw the limit")
+    }
+
+    public func verdicts(_ store: any BioAuthStore) async throws {
+        let phone = DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4, 5]), createdAt: t0)
+        try require(try await enrol(store, phone) == phone, "verdicts: enrolment inserts the device")
+        // A login: session, device touched, counters cleared, audit — together.
+        _ = try await store.recordFailure(FailureRecord(.badSignature, lockout: lockout(), user: "alice", device: "d1", audit: event("login.failed")))
+        let login = challenge(.login)
+        _ = try await store.issueChallenge(login, limits: limits())
+        let later = t0.addingTimeInterval(30)
+        var session = session("s-login", device: "d1")
+        session.createdAt = later
+        let recorded = try await finish(store, login.id) { [session] taken in
+            .login(session, clearing: [.user("alice"), .device("d1")], audit: self.event("login.succeeded", device: "d1"))
+        }
+        try require(recorded.lockedSubjects.isEmpty, "verdicts: login locks nothing")
+        try require(try await store.session(tokenHash: session.tokenHash) == SessionState(session: session, deviceActive: true), "verdicts: session stored")
+        try require(try await store.device(id: "d1")?.lastUsedAt == later, "verdicts: device touched")
+        try require(try await store.auditEvents(userID: "alice", limit: 1).first?.kind == "login.succeeded", "verdicts: login audited")
+        // A failed verification: counters and audit.
+        let bad = challenge(.login)
+        _ = try await store.issueChallenge(bad, limits: limits())
+        try await finish(store, bad.id) { _ in .failed(FailureRecord(.badSignature, lockout: self.lockout(limit: 1), user: "alice", device: "d1", audit: self.event("login.failed"))) }
+        try require(try await store.passwordLoginState(username: "alice", lockout: lockout(limit: 1)).lockedOut, "verdicts: failure counted")
+        // Re-enrolment: key replaced, revocation cleared, the device's sessions revoked.
+        try require(try await store.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked")), "verdicts: revoke before re-enrolment")
+        try await store.recordLogin(self.session("s-after", device: "d1"), clearing: [], audit: event("login.succeeded"))
+        var rekeyed = phone
+        rekeyed.publicKey = Data([8])
+        rekeyed.createdAt = t0.addingTimeInterval(40)
+        let replaced = try await enrol(store, rekeyed, replacing: true)
+        try require(replaced?.publicKey == Data([8]) && replaced?.revokedAt == nil && replaced?.createdAt == t0, "verdicts: re-enrolment replaces the key only")
+        try require(
+            try await store.session(tokenHash: self.session("s-after", device: "d1").tokenHash)?.session.revokedAt == rekeyed.createdAt,
+            "verdicts: re-enrolment revokes the device's sessions")
+        let stranger = DeviceRecord(id: "d1", userID: "mallory", name: "x", publicKey: Data([9]), createdAt: t0)
+        try require(try await enrol(store, stranger, replacing: true) == nil, "verdicts: re-enrolment of another user's device writes nothing")
+        try require(try await store.device(id: "d1")?.publicKey == Data([8]), "verdicts: key unchanged")
     }
 
     public func devices(_ store: any BioAuthStore) async throws {
         let device = DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4, 5]), createdAt: t0)
-        try await store.insertDevice(device)
-        try require(await isDuplicate { try await store.insertDevice(device) }, "devices: duplicate")
-        try await store.insertDevice(DeviceRecord(id: "d2", userID: "alice", name: "Pad", publicKey: Data([6]), createdAt: t0.addingTimeInterval(1)))
-        try await store.insertDevice(DeviceRecord(id: "d3", userID: "bob", name: "Other", publicKey: Data([7]), createdAt: t0))
+        try await enrol(store, device)
+        try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "Pad", publicKey: Data([6]), createdAt: t0.addingTimeInterval(1)))
+        try await enrol(store, DeviceRecord(id: "d3", userID: "bob", name: "Other", publicKey: Data([7]), createdAt: t0))
+        try require(await isDuplicate { try await self.enrol(store, device) }, "devices: duplicate")
         try require(try await store.device(id: "d1") == device, "devices: round trip")
         try require(try await store.devices(userID: "alice").map(\.id) == ["d1", "d2"], "devices: list in creation order")
-        try require(try await store.renameDevice(id: "d1", userID: "alice", name: "Work phone"), "devices: rename")
-        try require(!(try await store.renameDevice(id: "d3", userID: "alice", name: "x")), "devices: rename another user's")
-        try await store.touchDevice(id: "d1", at: t0.addingTimeInterval(5))
-        try require(try await store.device(id: "d1")?.lastUsedAt == t0.addingTimeInterval(5), "devices: touch")
-        try require(try await store.revokeDevice(id: "d1", userID: "alice", at: t0.addingTimeInterval(9)), "devices: revoke")
-        try require(!(try await store.revokeDevice(id: "d1", userID: "alice", at: t0)), "devices: revoke twice")
-        try require(!(try await store.revokeDevice(id: "d3", userID: "alice", at: t0)), "devices: revoke another user's")
+        try require(try await store.renameDevice(id: "d1", userID: "alice", name: "Work phone", audit: event("device.renamed")), "devices: rename")
+        try require(!(try await store.renameDevice(id: "d3", userID: "alice", name: "x", audit: event("device.renamed"))), "devices: rename another user's")
+        try await store.recordLogin(session("s1", device: "d1"), clearing: [], audit: event("login.succeeded"))
+        try require(try await store.revokeDevice(id: "d1", userID: "alice", at: t0.addingTimeInterval(9), audit: event("device.revoked")), "devices: revoke")
+        try require(!(try await store.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked"))), "devices: revoke twice")
+        try require(!(try await store.revokeDevice(id: "d3", userID: "alice", at: t0, audit: event("device.revoked"))), "devices: revoke another user's")
         let revoked = try await store.device(id: "d1")
         try require(revoked?.revokedAt == t0.addingTimeInterval(9) && revoked?.name == "Work phone", "devices: revoked state")
-        try require(try await store.replaceDeviceKey(id: "d1", userID: "alice", publicKey: Data([8]), at: t0.addingTimeInterval(10)), "devices: replace key")
-        let replaced = try await store.device(id: "d1")
-        try require(replaced?.publicKey == Data([8]) && replaced?.revokedAt == nil, "devices: replaced key clears revocation")
-        try require(!(try await store.replaceDeviceKey(id: "d3", userID: "alice", publicKey: Data(), at: t0)), "devices: replace another user's")
+        let state = try await store.session(tokenHash: session("s1", device: "d1").tokenHash)
+        try require(state?.deviceActive == false && state?.session.revokedAt == t0.addingTimeInterval(9), "devices: revoking revokes its sessions")
+        let kinds = try await store.auditEvents(userID: "alice", limit: 10).map(\.kind)
+        try require(kinds.filter { $0 == "device.revoked" }.count == 1 && kinds.filter { $0 == "device.renamed" }.count == 1, "devices: one audit per write", "\(kinds)")
     }
 
     public func sessions(_ store: any BioAuthStore) async throws {
-        func session(_ id: String, device: String?) -> SessionRecord {
-            SessionRecord(id: id, tokenHash: Data(id.utf8), userID: "alice", deviceID: device, kind: device == nil ? .primary : .device,
-                          createdAt: t0.addingTimeInterval(Double(id.count)), expiresAt: t0.addingTimeInterval(3600))
+        try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
+        for (id, device) in [("s1", nil), ("s22", "d1"), ("s333", "gone")] as [(String, String?)] {
+            try await store.recordLogin(session(id, device: device), clearing: [], audit: event("login.succeeded"))
         }
-        for (id, device) in [("s1", nil), ("s22", "d1"), ("s333", "d2")] as [(String, String?)] { try await store.insertSession(session(id, device: device)) }
-        try require(try await store.session(tokenHash: Data("s22".utf8)) == session("s22", device: "d1"), "sessions: round trip")
+        try require(try await store.session(tokenHash: session("s22", device: "d1").tokenHash) == SessionState(session: session("s22", device: "d1"), deviceActive: true), "sessions: round trip")
+        try require(try await store.session(tokenHash: session("s1", device: nil).tokenHash)?.deviceActive == true, "sessions: primary sessions have no device")
+        try require(try await store.session(tokenHash: session("s333", device: "gone").tokenHash)?.deviceActive == false, "sessions: a missing device is not active")
+        try require(try await store.session(tokenHash: Data(count: 32)) == nil, "sessions: unknown")
         try require(try await store.sessions(userID: "alice").map(\.id) == ["s1", "s22", "s333"], "sessions: list")
-        try require(try await store.revokeSession(id: "s1", userID: "alice", at: t0), "sessions: revoke one")
-        try require(!(try await store.revokeSession(id: "s1", userID: "alice", at: t0)), "sessions: revoke twice")
-        try require(!(try await store.revokeSession(id: "s22", userID: "bob", at: t0)), "sessions: revoke another user's")
-        try require(try await store.revokeSessions(userID: "alice", deviceID: "d1", at: t0) == 1, "sessions: revoke a device's")
-        try require(try await store.revokeSessions(userID: "alice", deviceID: nil, at: t0) == 1, "sessions: revoke all")
+        try require(try await store.revokeSession(id: "s1", userID: "alice", at: t0, audit: event("session.revoked")), "sessions: revoke one")
+        try require(!(try await store.revokeSession(id: "s1", userID: "alice", at: t0, audit: event("session.revoked"))), "sessions: revoke twice")
+        try require(!(try await store.revokeSession(id: "s22", userID: "bob", at: t0, audit: event("session.revoked"))), "sessions: revoke another user's")
+        try require(try await store.revokeSessions(userID: "alice", at: t0, audit: event("sessions.revoked")) == 2, "sessions: revoke all")
         try require(try await store.sessions(userID: "alice").allSatisfy { $0.revokedAt == self.t0 }, "sessions: all revoked")
     }
 
     public func approvals(_ store: any BioAuthStore) async throws {
+        let step = challenge()
+        _ = try await store.issueChallenge(step, limits: limits())
         let approval = ApprovalRecord(tokenHash: Data([1]), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
-        try await store.insertApproval(approval)
-        try require(try await store.consumeApproval(tokenHash: Data([1]), operationHash: Data([3]), now: t0) == nil, "approvals: other operation")
-        try require(try await store.consumeApproval(tokenHash: Data([1]), operationHash: Data([2]), now: t0.addingTimeInterval(300)) == nil, "approvals: expired")
+        try await finish(store, step.id) { _ in .approval(approval, clearing: [], audit: self.event("stepup.approved")) }
+        let redeemed = event("approval.redeemed", user: nil)
+        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([3]), now: t0, audit: redeemed) == nil, "approvals: other operation")
+        try require(
+            try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), now: t0.addingTimeInterval(300), audit: redeemed) == nil, "approvals: expired")
         let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for _ in 0..<50 { group.addTask { try await store.consumeApproval(tokenHash: Data([1]), operationHash: Data([2]), now: self.t0) != nil } }
+            for _ in 0..<50 {
+                group.addTask { try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), now: self.t0, audit: redeemed) != nil }
+            }
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         try require(winners == 1, "approvals: consumed once under races", "\(winners)")
-    }
-
-    public func counters(_ store: any BioAuthStore) async throws {
-        let w1 = t0, w2 = t0.addingTimeInterval(300)
-        try require(try await store.counter(key: "k", windowStart: w1) == 0, "counters: empty")
-        for expected in 1...3 { try require(try await store.incrementCounter(key: "k", windowStart: w1) == expected, "counters: increment") }
-        try require(try await store.counter(key: "k", windowStart: w1) == 3, "counters: read")
-        try require(try await store.counter(key: "k", windowStart: w2) == 0, "counters: other window reads 0")
-        try require(try await store.incrementCounter(key: "k", windowStart: w2) == 1, "counters: new window restarts")
-        try await store.resetCounter(key: "k")
-        try require(try await store.counter(key: "k", windowStart: w2) == 0, "counters: reset")
-        let total = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<50 { group.addTask { try await store.incrementCounter(key: "race", windowStart: w1) } }
-            return try await group.reduce(into: [Int]()) { $0.append($1) }
-        }
-        try require(Set(total) == Set(1...50), "counters: concurrent increments are atomic")
+        let audit = try await store.auditEvents(userID: "alice", limit: 10).filter { $0.kind == "approval.redeemed" }
+        try require(audit.count == 1 && audit.first?.deviceID == "d1", "approvals: one redemption audited, about its user and device")
     }
 
     public func audit(_ store: any BioAuthStore) async throws {
         for (index, user) in ["alice", "bob", "alice"].enumerated() {
             try await store.appendAudit(AuditEvent(at: t0.addingTimeInterval(Double(index)), kind: "k\(index)", userID: user, deviceID: "d", reason: "r", clientAddress: "c", requestID: "q"))
         }
-        try require(try await store.auditEvents(userID: nil, limit: 10).map(\.kind) == ["k2", "k1", "k0"], "audit: newest first")
+        try await store.appendAudit(AuditEvent(at: t0, kind: "bare"))
+        try require(try await store.auditEvents(userID: nil, limit: 10).map(\.kind) == ["bare", "k2", "k1", "k0"], "audit: newest first")
         try require(try await store.auditEvents(userID: "alice", limit: 1).map(\.kind) == ["k2"], "audit: filter and limit")
-        try require(try await store.auditEvents(userID: "alice", limit: 10).first?.reason == "r", "audit: fields")
+        try require(
+            try await store.auditEvents(userID: "alice", limit: 10).first
+                == AuditEvent(at: t0.addingTimeInterval(2), kind: "k2", userID: "alice", deviceID: "d", reason: "r", clientAddress: "c", requestID: "q"),
+            "audit: fields")
+        try require(try await store.auditEvents(userID: nil, limit: 1).first == AuditEvent(at: t0, kind: "bare"), "audit: absent fields stay absent")
     }
+}
+
+/// A value set from inside a store's verdict closure and read afterwards.
+final class Captured<Value: Sendable>: Sendable {
+    private let box = Mutex<Value?>(nil)
+    func set(_ value: Value) { box.withLock { $0 = value } }
+    var value: Value? { box.withLock { $0 } }
 }
