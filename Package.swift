@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "BioAuthEmulator", targets: ["BioAuthEmulator"]),
         .library(name: "BioAuthServer", targets: ["BioAuthServer"]),
         .library(name: "BioAuthSQLite", targets: ["BioAuthSQLite"]),
+        .library(name: "BioAuthPostgres", targets: ["BioAuthPostgres"]),
         .library(name: "BioAuthHTTP", targets: ["BioAuthHTTP"]),
         .library(name: "BioAuthTesting", targets: ["BioAuthTesting"]),
         .executable(name: "bioauth-server", targets: ["BioAuthServerApp"]),
@@ -27,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.25.0"),
     ],
     targets: [
         .target(
@@ -63,6 +65,14 @@ let package = Package(
             dependencies: ["BioAuthServer", "BioAuthCore", .product(name: "SQLiteNIO", package: "sqlite-nio")]
         ),
         .target(
+            name: "BioAuthPostgres",
+            dependencies: [
+                "BioAuthServer", "BioAuthCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "BioAuthHTTP",
             dependencies: [
                 "BioAuthServer", "BioAuthCore", "BioAuthSQLite",
@@ -81,7 +91,8 @@ let package = Package(
         .executableTarget(
             name: "BioAuthServerApp",
             dependencies: [
-                "BioAuthHTTP",
+                "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
@@ -114,7 +125,7 @@ let package = Package(
         .testTarget(
             name: "BioAuthServerTests",
             dependencies: [
-                "BioAuthServer", "BioAuthSQLite", "BioAuthHTTP", "BioAuthTesting", "BioAuthCore", "BioAuthEmulator", "BioAuth", "BioAuthCLI",
+                "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres", "BioAuthHTTP", "BioAuthTesting", "BioAuthCore", "BioAuthEmulator", "BioAuth", "BioAuthCLI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),

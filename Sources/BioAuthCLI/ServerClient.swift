@@ -37,6 +37,10 @@ public struct ServerClient: Sendable {
         try await send(.GET, path, body: nil, token: token)
     }
 
+    public func delete(_ path: String, token: String? = nil) async throws -> Reply {
+        try await send(.DELETE, path, body: nil, token: token)
+    }
+
     func send(_ method: HTTPMethod, _ path: String, body: Data?, token: String?) async throws -> Reply {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method

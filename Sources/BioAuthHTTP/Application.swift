@@ -41,12 +41,18 @@ public struct BioAuthServerApp: Sendable {
     public let routes: BioAuthRoutes
     let store: any BioAuthStore
 
-    /// Opens the store and wires the service, metrics and routes.
-    public static func build(_ configuration: ServerAppConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger? = nil) async throws -> BioAuthServerApp {
+    /// Wires the service, metrics and routes over `store`, or over the SQLite file (or `:memory:`)
+    /// that `configuration.databasePath` names when no store is given. The app owns the store:
+    /// ``shutdown()`` closes it.
+    public static func build(
+        _ configuration: ServerAppConfiguration, store: (any BioAuthStore)? = nil, clock: any WallClock = SystemWallClock(), logger: Logger? = nil
+    ) async throws -> BioAuthServerApp {
         var logger = logger ?? Logger(label: "bioauth-server")
         logger.logLevel = configuration.logLevel
         let store: any BioAuthStore =
-            configuration.databasePath == ":memory:" ? InMemoryStore() : try await SQLiteStore.open(path: configuration.databasePath, logger: logger)
+            if let store { store } else if configuration.databasePath == ":memory:" { InMemoryStore() } else {
+                try await SQLiteStore.open(path: configuration.databasePath, logger: logger)
+            }
         let registry = PrometheusCollectorRegistry()
         let service = BioAuthService(
             store: store, configuration: configuration.server, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry))

@@ -174,7 +174,7 @@ public final class SQLiteStore: BioAuthStore {
         }
     }
 
-    public func finishChallenge(id: Data, lockout: LockoutQuery, verdict decide: @Sendable (TakenChallenge?) -> ChallengeVerdict) async throws -> RecordedVerdict {
+    public func finishChallenge(id: Data, lockout: LockoutQuery, verdict decide: @escaping @Sendable (TakenChallenge?) -> ChallengeVerdict) async throws -> RecordedVerdict {
         try await transaction {
             var taken: TakenChallenge?
             if let row = try await query("DELETE FROM challenges WHERE id = ? RETURNING *", [.blob(id)]).first {

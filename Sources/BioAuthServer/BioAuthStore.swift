@@ -28,7 +28,7 @@ public protocol BioAuthStore: Sendable {
     /// state to `verdict`, then records what `verdict` decides. Exactly one caller ever receives a
     /// given challenge, even under races and across instances; the consumption is committed whatever
     /// the verdict. `verdict` runs inside the transaction: it must be quick and must not use the store.
-    func finishChallenge(id: Data, lockout: LockoutQuery, verdict: @Sendable (TakenChallenge?) -> ChallengeVerdict) async throws -> RecordedVerdict
+    func finishChallenge(id: Data, lockout: LockoutQuery, verdict: @escaping @Sendable (TakenChallenge?) -> ChallengeVerdict) async throws -> RecordedVerdict
     /// Deletes challenges that expired before `date`; returns how many.
     func deleteChallenges(expiredBefore date: Date) async throws -> Int
 

@@ -37,7 +37,7 @@ public actor InMemoryStore: BioAuthStore {
         return .issued
     }
 
-    public func finishChallenge(id: Data, lockout: LockoutQuery, verdict decide: @Sendable (TakenChallenge?) -> ChallengeVerdict) throws -> RecordedVerdict {
+    public func finishChallenge(id: Data, lockout: LockoutQuery, verdict decide: @escaping @Sendable (TakenChallenge?) -> ChallengeVerdict) throws -> RecordedVerdict {
         let taken = challenges.removeValue(forKey: id).map {
             TakenChallenge(challenge: $0, device: devicesByID[$0.deviceID], lockedOut: isLockedOut(lockout, user: $0.userID, device: $0.deviceID))
         }

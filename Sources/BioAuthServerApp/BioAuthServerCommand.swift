@@ -1,5 +1,6 @@
 import ArgumentParser
 import BioAuthHTTP
+import BioAuthPostgres
 import BioAuthServer
 import Foundation
 import Hummingbird
@@ -18,8 +19,12 @@ struct BioAuthServerCommand: AsyncParsableCommand {
     var host: String = env("BIOAUTH_HOST") ?? "127.0.0.1"
     @Option(help: "Port (env BIOAUTH_PORT; 0 picks a free one).")
     var port: Int = env("BIOAUTH_PORT").flatMap(Int.init) ?? 8080
-    @Option(help: "SQLite database file, or :memory: (env BIOAUTH_DATABASE).")
+    @Option(help: "SQLite database file, :memory:, or postgres://user[:password]@host[:port]/database (env BIOAUTH_DATABASE).")
     var database: String = env("BIOAUTH_DATABASE") ?? "bioauth.sqlite"
+    @Option(name: .customLong("database-tls"), help: "PostgreSQL TLS: disable, prefer, require (env BIOAUTH_DATABASE_TLS; a URL's sslmode wins).")
+    var databaseTLS: String = env("BIOAUTH_DATABASE_TLS") ?? "prefer"
+    @Option(name: .customLong("database-pool-size"), help: "Most PostgreSQL connections of this instance (env BIOAUTH_DATABASE_POOL_SIZE).")
+    var databasePoolSize: Int = env("BIOAUTH_DATABASE_POOL_SIZE").flatMap(Int.init) ?? 20
     @Option(name: .customLong("relying-party"), help: "Relying-party id bound into signatures (env BIOAUTH_RELYING_PARTY).")
     var relyingParty: String = env("BIOAUTH_RELYING_PARTY") ?? "localhost"
     @Option(name: .customLong("challenge-ttl"), help: "Challenge lifetime in seconds (env BIOAUTH_CHALLENGE_TTL).")
@@ -35,7 +40,15 @@ struct BioAuthServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (env LOG_LEVEL).")
     var logLevel: String = env("LOG_LEVEL") ?? "info"
 
+    /// The PostgreSQL server `--database` names, if it names one.
+    var postgres: PostgresStore.Location? { PostgresStore.Location(url: database) }
+
     func validate() throws {
+        if database.hasPrefix("postgres:") || database.hasPrefix("postgresql:") {
+            guard postgres != nil else { throw ValidationError("--database: expected postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]") }
+        }
+        guard PostgresStore.Options.TLSMode(rawValue: databaseTLS) != nil else { throw ValidationError("--database-tls must be disable, prefer or require") }
+        guard (1...1_000).contains(databasePoolSize) else { throw ValidationError("--database-pool-size must be 1–1000") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0–65535") }
         guard challengeTTL > 0, challengeTTL <= 600 else { throw ValidationError("--challenge-ttl must be 1–600 seconds") }
         guard passwordRounds >= 1_000 else { throw ValidationError("--password-rounds must be at least 1000") }
@@ -52,9 +65,18 @@ struct BioAuthServerCommand: AsyncParsableCommand {
                 relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL), passwordRounds: passwordRounds),
             http: HTTPOptions(trustForwardedFor: trustForwardedFor, allowSignUp: !noSignUp),
             logLevel: Logger.Level(rawValue: logLevel) ?? .info)
-        let server = try await BioAuthServerApp.build(configuration)
-        let app = server.application(configuration) { port in
-            FileHandle.standardOutput.write(Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(configuration.databasePath))\n".utf8))
+        var store: (any BioAuthStore)?
+        var described = database
+        if let postgres {
+            let options = PostgresStore.Options(tls: PostgresStore.Options.TLSMode(rawValue: databaseTLS) ?? .prefer, poolSize: databasePoolSize)
+            var logger = Logger(label: "BioAuthPostgres")
+            logger.logLevel = max(.warning, Logger.Level(rawValue: logLevel) ?? .info)  // the pool logs each reconnect attempt at info
+            store = try await PostgresStore.open(postgres, options: options, logger: logger)
+            described = postgres.description  // never the password
+        }
+        let server = try await BioAuthServerApp.build(configuration, store: store)
+        let app = server.application(configuration) { [described] port in
+            FileHandle.standardOutput.write(Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(described))\n".utf8))
         }
         try await app.runService()
         try await server.shutdown()

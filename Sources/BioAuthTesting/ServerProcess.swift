@@ -46,6 +46,8 @@ public final class ServerProcess {
         self.port = port
     }
 
+    public var processIdentifier: Int32 { process.processIdentifier }
+
     /// SIGKILL: no chance to clean up.
     public func kill() {
         Foundation.kill(process.processIdentifier, SIGKILL)

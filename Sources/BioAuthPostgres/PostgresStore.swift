@@ -1,0 +1,578 @@
+import BioAuthCore
+import BioAuthServer
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// A ``BioAuthStore`` on PostgreSQL, for several `bioauth-server` instances sharing one database.
+///
+/// Every write method is one transaction on a pooled connection (PostgresNIO's `PostgresClient`).
+/// Exactly-once consumption is `DELETE … RETURNING` (under READ COMMITTED a second deleter waits for
+/// the first and then finds nothing); counters are single-row upserts; the outstanding-challenge cap
+/// is exact because issuing takes a transaction-scoped advisory lock on the device id.
+///
+/// Round trips per request (each transaction adds `BEGIN` and `COMMIT`):
+///
+/// | Request | Statements | Transactions |
+/// |---|---|---|
+/// | `POST /login/challenge` | device lock, counter read, count, insert | 1 |
+/// | `POST /login/finish` | delete-returning joined with the device row, counter read, one statement that writes session, device touch, counter reset and audit | 1 |
+/// | a failed verification | delete-returning + device, counter read, 1 upsert per subject, 1 audit insert per event | 1 |
+/// | bearer-token check | 1 join read | 0 |
+///
+/// A connection problem, a server shutting down, or no connection within ``Options/operationTimeout``
+/// is ``StoreError`` `unavailable` (HTTP 503); the pool reconnects when the server returns.
+public final class PostgresStore: BioAuthStore {
+    /// Connection settings beyond the URL.
+    public struct Options: Sendable {
+        public enum TLSMode: String, Sendable, CaseIterable {
+            /// Plain TCP (loopback or a private network you trust).
+            case disable
+            /// TLS when the server offers it, plain otherwise.
+            case prefer
+            /// TLS with certificate verification, or no connection.
+            case require
+        }
+
+        public var tls: TLSMode
+        /// Most connections this instance opens.
+        public var poolSize: Int
+        /// Longest wait for a connection or a statement before a request answers 503.
+        public var operationTimeout: Duration
+
+        public init(tls: TLSMode = .prefer, poolSize: Int = 20, operationTimeout: Duration = .seconds(5)) {
+            self.tls = tls
+            self.poolSize = poolSize
+            self.operationTimeout = operationTimeout
+        }
+    }
+
+    /// A `postgres://` URL, parsed. The password never appears in a description.
+    public struct Location: Sendable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+        public var username: String
+        public var password: String?
+        public var database: String?
+        public var sslMode: Options.TLSMode?
+
+        /// Parses `postgres://user[:password]@host[:port][/database][?sslmode=disable|prefer|require]`;
+        /// nil for anything else.
+        public init?(url text: String) {
+            guard let components = URLComponents(string: text), components.scheme == "postgres" || components.scheme == "postgresql",
+                let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty
+            else { return nil }
+            self.host = host
+            port = components.port ?? 5432
+            username = user.removingPercentEncoding ?? user
+            password = components.password.map { $0.removingPercentEncoding ?? $0 }
+            let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+            database = path.isEmpty ? nil : path
+            if let mode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value {
+                guard let parsed = Options.TLSMode(rawValue: mode) else { return nil }
+                sslMode = parsed
+            }
+        }
+
+        public var description: String { "postgres://\(username)@\(host):\(port)/\(database ?? "")" }
+    }
+
+    private let client: PostgresClient
+    private let runner: Task<Void, Never>
+    private let logger: Logger
+    private let timeout: Duration
+    private let closed = Mutex(false)
+
+    /// Migrations, applied in order under an advisory lock; the same tables and columns as
+    /// ``BioAuthSQLite/SQLiteStore``'s, in PostgreSQL's types.
+    static let migrations: [(version: Int, name: String, statements: [String])] = [
+        (
+            1, "Create core tables",
+            [
+                "CREATE TABLE users (id TEXT PRIMARY KEY, password_salt BYTEA NOT NULL, password_rounds INTEGER NOT NULL, password_hash BYTEA NOT NULL, created_at TIMESTAMPTZ NOT NULL)",
+                "CREATE TABLE challenges (id BYTEA PRIMARY KEY, purpose SMALLINT NOT NULL, rp_id TEXT NOT NULL, user_id TEXT NOT NULL, device_id TEXT NOT NULL, nonce BYTEA NOT NULL, created_at TIMESTAMPTZ NOT NULL, expires_at TIMESTAMPTZ NOT NULL, operation_hash BYTEA, registration_key BYTEA, device_name TEXT)",
+                "CREATE INDEX challenges_device ON challenges (device_id, expires_at)",
+                "CREATE INDEX challenges_expiry ON challenges (expires_at)",
+                "CREATE TABLE devices (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, name TEXT NOT NULL, public_key BYTEA NOT NULL, created_at TIMESTAMPTZ NOT NULL, last_used_at TIMESTAMPTZ, revoked_at TIMESTAMPTZ)",
+                "CREATE INDEX devices_user ON devices (user_id, created_at)",
+                "CREATE TABLE sessions (token_hash BYTEA PRIMARY KEY, id TEXT NOT NULL UNIQUE, user_id TEXT NOT NULL, device_id TEXT, kind TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL, expires_at TIMESTAMPTZ NOT NULL, revoked_at TIMESTAMPTZ)",
+                "CREATE INDEX sessions_user ON sessions (user_id, created_at)",
+                "CREATE TABLE approvals (token_hash BYTEA PRIMARY KEY, user_id TEXT NOT NULL, device_id TEXT NOT NULL, operation_hash BYTEA NOT NULL, created_at TIMESTAMPTZ NOT NULL, expires_at TIMESTAMPTZ NOT NULL, consumed_at TIMESTAMPTZ)",
+                "CREATE TABLE counters (key TEXT PRIMARY KEY, window_start TIMESTAMPTZ NOT NULL, count INTEGER NOT NULL)",
+                "CREATE TABLE audit (seq BIGSERIAL PRIMARY KEY, at TIMESTAMPTZ NOT NULL, kind TEXT NOT NULL, user_id TEXT, device_id TEXT, reason TEXT, client TEXT, request_id TEXT)",
+                "CREATE INDEX audit_user ON audit (user_id, seq)",
+            ]
+        ),
+        (
+            2, "Registration challenges say whether they replace a device's key",
+            [
+                "ALTER TABLE challenges ADD COLUMN replaces_device BOOLEAN",
+                "UPDATE challenges SET replaces_device = FALSE WHERE purpose = 1",
+            ]
+        ),
+    ]
+
+    /// Any constant: the advisory lock every starting instance takes while it migrates.
+    static let migrationLock: Int64 = 0x6269_6f61_7574_68  // "bioauth"
+
+    private init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger, timeout: Duration) {
+        self.client = client
+        self.runner = runner
+        self.logger = logger
+        self.timeout = timeout
+    }
+
+    /// Connects, starts the pool and applies pending migrations (safe when several instances
+    /// start at once).
+    public static func open(_ location: Location, options: Options = Options(), logger: Logger = Logger(label: "BioAuthPostgres")) async throws -> PostgresStore {
+        let tls: PostgresClient.Configuration.TLS =
+            switch location.sslMode ?? options.tls {
+            case .disable: .disable
+            case .prefer: .prefer(.makeClientConfiguration())
+            case .require: .require(.makeClientConfiguration())
+            }
+        var configuration = PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.username, password: location.password, database: location.database, tls: tls)
+        configuration.options.maximumConnections = max(1, options.poolSize)
+        configuration.options.connectTimeout = options.operationTimeout
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let runner = Task { await client.run() }
+        let store = PostgresStore(client: client, runner: runner, logger: logger, timeout: options.operationTimeout)
+        do { try await store.migrate() } catch {
+            try? await store.close()
+            throw error
+        }
+        return store
+    }
+
+    /// Stops the pool. Idempotent.
+    public func close() async throws {
+        guard closed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
+        runner.cancel()
+        await runner.value
+    }
+
+    private func migrate() async throws {
+        try await transaction { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS bioauth_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)",
+                logger: self.logger)
+            var applied = Set<Int>()
+            for try await version in try await connection.query("SELECT version FROM bioauth_migrations", logger: self.logger).decode(Int.self) {
+                applied.insert(version)
+            }
+            for migration in Self.migrations where !applied.contains(migration.version) {
+                for statement in migration.statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger) }
+                try await connection.query(
+                    "INSERT INTO bioauth_migrations (version, name, applied_at) VALUES (\(migration.version), \(migration.name), \(Date()))", logger: self.logger)
+            }
+        }
+    }
+
+    // MARK: Plumbing
+
+    /// Runs `body` in one transaction, bounded by the operation timeout; classifies failures.
+    private func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await bounded { try await self.client.withTransaction(logger: self.logger) { connection in try await body(connection) } }
+    }
+
+    /// Runs one statement outside a transaction (reads).
+    private func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await bounded { try await self.client.query(query, logger: self.logger).collect() }
+    }
+
+    private func bounded<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        do {
+            return try await withThrowingTaskGroup(of: T.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try await Task.sleep(for: self.timeout)
+                    throw StoreError(.unavailable, detail: "postgres timeout")
+                }
+                defer { group.cancelAll() }
+                return try await group.next()!
+            }
+        } catch {
+            throw Self.classify(error)
+        }
+    }
+
+    /// Classifies by SQLSTATE and PostgresNIO's error codes, never by message text.
+    static func classify(_ error: any Error) -> any Error {
+        if error is StoreError { return error }
+        if let transaction = error as? PostgresTransactionError {
+            // What failed first decides: BEGIN, the body, or COMMIT.
+            if let cause = transaction.beginError ?? transaction.closureError ?? transaction.commitError { return classify(cause) }
+            return StoreError(.unavailable, detail: "postgres transaction")
+        }
+        if error is PostgresDecodingError { return StoreError(.corruptRow, detail: "postgres decoding") }
+        if error is CancellationError { return StoreError(.unavailable, detail: "postgres cancelled") }
+        guard let error = error as? PSQLError else { return error }
+        switch error.code {
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            if state == "23505" { return StoreError(.duplicate, detail: "postgres 23505") }
+            // 08: connection exception; 57P0x: shutdown or not yet accepting; 53: insufficient
+            // resources; 40001/40P01: serialisation failure or deadlock, safe to retry.
+            if state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53") || state == "40001" || state == "40P01" {
+                return StoreError(.unavailable, detail: "postgres \(state)")
+            }
+            return error
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed, .queryCancelled, .sslUnsupported,
+            .failedToAddSSLHandler:
+            return StoreError(.unavailable, detail: "postgres \(error.code)")
+        default:
+            return error
+        }
+    }
+
+    // MARK: Users
+
+    public func createUser(_ user: UserRecord, audit: AuditEvent) async throws {
+        try await transaction { c in
+            try await c.query(
+                """
+                INSERT INTO users (id, password_salt, password_rounds, password_hash, created_at)
+                VALUES (\(user.id), \(user.passwordSalt), \(user.passwordRounds), \(user.passwordHash), \(user.createdAt))
+                """, logger: self.logger)
+            try await self.append([audit], c)
+        }
+    }
+
+    public func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState {
+        try await transaction { c in
+            let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map { row in
+                let r = row.makeRandomAccess()
+                return UserRecord(
+                    id: try r.value("id"), passwordSalt: try r.value("password_salt"), passwordRounds: try r.value("password_rounds", Int32.self).widened,
+                    passwordHash: try r.value("password_hash"), createdAt: try r.value("created_at"))
+            }
+            return PasswordLoginState(user: user, lockedOut: try await self.isLockedOut(lockout, user: username, device: nil, c))
+        }
+    }
+
+    // MARK: Challenges
+
+    public func issueChallenge(_ ch: ChallengeRecord, limits: ChallengeLimits) async throws -> ChallengeIssue {
+        try await transaction { c in
+            // Serialises issuers for one device, so the cap is exact across instances.
+            try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(ch.deviceID)))", logger: self.logger)
+            if try await self.isLockedOut(limits.lockout, user: ch.userID, device: ch.deviceID, c) { return .lockedOut }
+            let outstanding = try await c.query(
+                "SELECT COUNT(*) FROM challenges WHERE device_id = \(ch.deviceID) AND expires_at > \(limits.now)", logger: self.logger
+            ).collect().first.map { try $0.makeRandomAccess()[0].decode(Int.self) } ?? 0
+            guard outstanding < limits.outstandingPerDevice else { return .tooManyChallenges }
+            let columns = ch.binding.columns
+            try await c.query(
+                """
+                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device)
+                VALUES (\(ch.id), \(Int16(ch.purpose.rawValue)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
+                        \(columns.operationHash), \(columns.publicKey), \(columns.deviceName), \(columns.replacing))
+                """, logger: self.logger)
+            return .issued
+        }
+    }
+
+    public func finishChallenge(id: Data, lockout: LockoutQuery, verdict decide: @escaping @Sendable (TakenChallenge?) -> ChallengeVerdict) async throws -> RecordedVerdict {
+        try await transaction { c in
+            var taken: TakenChallenge?
+            if let row = try await c.query(
+                """
+                WITH taken AS (DELETE FROM challenges WHERE id = \(id) RETURNING *)
+                SELECT taken.*, d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.public_key AS d_public_key, d.created_at AS d_created_at,
+                       d.last_used_at AS d_last_used_at, d.revoked_at AS d_revoked_at
+                FROM taken LEFT JOIN devices d ON d.id = taken.device_id
+                """, logger: self.logger
+            ).collect().first {
+                let r = row.makeRandomAccess()
+                let challenge = try Self.challenge(r)
+                let device = try r.optional("d_id", String.self) == nil ? nil : try Self.device(r, prefix: "d_")
+                taken = TakenChallenge(
+                    challenge: challenge, device: device, lockedOut: try await self.isLockedOut(lockout, user: challenge.userID, device: challenge.deviceID, c))
+            }
+            let verdict = decide(taken)
+            switch verdict {
+            case .refused(let events):
+                try await self.append(events, c)
+                return RecordedVerdict(verdict)
+            case .failed(let failure):
+                return RecordedVerdict(verdict, lockedSubjects: try await self.countFailure(failure, c))
+            case .login(let session, let clearing, let audit):
+                try await self.login(session, clearing: clearing, audit: audit, c)
+                return RecordedVerdict(verdict)
+            case .enrolment(let device, let replacing, let audit):
+                let stored: [PostgresRow]
+                if replacing {
+                    stored = try await c.query(
+                        """
+                        WITH updated AS (
+                          UPDATE devices SET public_key = \(device.publicKey), revoked_at = NULL, last_used_at = \(device.createdAt)
+                          WHERE id = \(device.id) AND user_id = \(device.userID) RETURNING *),
+                        revoked AS (
+                          UPDATE sessions SET revoked_at = \(device.createdAt)
+                          WHERE user_id = \(device.userID) AND device_id = \(device.id) AND revoked_at IS NULL AND EXISTS (SELECT 1 FROM updated))
+                        SELECT * FROM updated
+                        """, logger: self.logger
+                    ).collect()
+                } else {
+                    stored = try await c.query(
+                        """
+                        INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at)
+                        VALUES (\(device.id), \(device.userID), \(device.name), \(device.publicKey), \(device.createdAt), \(device.lastUsedAt), \(device.revokedAt))
+                        RETURNING *
+                        """, logger: self.logger
+                    ).collect()
+                }
+                guard let row = stored.first else { return RecordedVerdict(verdict) }
+                try await self.append([audit], c)
+                return RecordedVerdict(verdict, device: try Self.device(row.makeRandomAccess()))
+            case .approval(let a, let clearing, let audit):
+                try await c.query(
+                    """
+                    INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at)
+                    VALUES (\(a.tokenHash), \(a.userID), \(a.deviceID), \(a.operationHash), \(a.createdAt), \(a.expiresAt), \(a.consumedAt))
+                    """, logger: self.logger)
+                try await self.clear(clearing, c)
+                try await self.append([audit], c)
+                return RecordedVerdict(verdict)
+            }
+        }
+    }
+
+    public func deleteChallenges(expiredBefore date: Date) async throws -> Int {
+        try await rows("WITH gone AS (DELETE FROM challenges WHERE expires_at < \(date) RETURNING 1) SELECT COUNT(*) FROM gone")
+            .first.map { try $0.makeRandomAccess()[0].decode(Int.self) } ?? 0
+    }
+
+    // MARK: Outcomes
+
+    public func recordFailure(_ failure: FailureRecord) async throws -> [FailureSubject] {
+        try await transaction { c in try await self.countFailure(failure, c) }
+    }
+
+    public func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], audit: AuditEvent) async throws {
+        try await transaction { c in try await self.login(session, clearing: clearing, audit: audit, c) }
+    }
+
+    // MARK: Devices
+
+    public func device(id: String) async throws -> DeviceRecord? {
+        try await rows("SELECT * FROM devices WHERE id = \(id)").first.map { try Self.device($0.makeRandomAccess()) }
+    }
+
+    public func devices(userID: String) async throws -> [DeviceRecord] {
+        try await rows("SELECT * FROM devices WHERE user_id = \(userID) ORDER BY created_at, id").map { try Self.device($0.makeRandomAccess()) }
+    }
+
+    public func renameDevice(id: String, userID: String, name: String, audit: AuditEvent) async throws -> Bool {
+        try await transaction { c in
+            guard try await !c.query("UPDATE devices SET name = \(name) WHERE id = \(id) AND user_id = \(userID) RETURNING id", logger: self.logger).collect().isEmpty
+            else { return false }
+            try await self.append([audit], c)
+            return true
+        }
+    }
+
+    public func revokeDevice(id: String, userID: String, at: Date, audit: AuditEvent) async throws -> Bool {
+        try await transaction { c in
+            let revoked = try await c.query(
+                "UPDATE devices SET revoked_at = \(at) WHERE id = \(id) AND user_id = \(userID) AND revoked_at IS NULL RETURNING id", logger: self.logger
+            ).collect()
+            guard !revoked.isEmpty else { return false }
+            try await c.query(
+                "UPDATE sessions SET revoked_at = \(at) WHERE user_id = \(userID) AND device_id = \(id) AND revoked_at IS NULL", logger: self.logger)
+            try await self.append([audit], c)
+            return true
+        }
+    }
+
+    // MARK: Sessions
+
+    public func session(tokenHash: Data) async throws -> SessionState? {
+        try await rows(
+            """
+            SELECT s.*, d.id AS device_row, d.revoked_at AS device_revoked_at
+            FROM sessions s LEFT JOIN devices d ON d.id = s.device_id WHERE s.token_hash = \(tokenHash)
+            """
+        ).first.map { row in
+            let r = row.makeRandomAccess()
+            let session = try Self.session(r)
+            let deviceActive = try session.deviceID == nil || (r.optional("device_row", String.self) != nil && r.optional("device_revoked_at", Date.self) == nil)
+            return SessionState(session: session, deviceActive: deviceActive)
+        }
+    }
+
+    public func sessions(userID: String) async throws -> [SessionRecord] {
+        try await rows("SELECT * FROM sessions WHERE user_id = \(userID) ORDER BY created_at, id").map { try Self.session($0.makeRandomAccess()) }
+    }
+
+    public func revokeSession(id: String, userID: String, at: Date, audit: AuditEvent) async throws -> Bool {
+        try await transaction { c in
+            let revoked = try await c.query(
+                "UPDATE sessions SET revoked_at = \(at) WHERE id = \(id) AND user_id = \(userID) AND revoked_at IS NULL RETURNING id", logger: self.logger
+            ).collect()
+            guard !revoked.isEmpty else { return false }
+            try await self.append([audit], c)
+            return true
+        }
+    }
+
+    public func revokeSessions(userID: String, at: Date, audit: AuditEvent) async throws -> Int {
+        try await transaction { c in
+            let count = try await c.query(
+                "UPDATE sessions SET revoked_at = \(at) WHERE user_id = \(userID) AND revoked_at IS NULL RETURNING id", logger: self.logger
+            ).collect().count
+            try await self.append([audit], c)
+            return count
+        }
+    }
+
+    // MARK: Approvals
+
+    public func redeemApproval(tokenHash: Data, operationHash: Data, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
+        try await transaction { c in
+            guard let row = try await c.query(
+                """
+                UPDATE approvals SET consumed_at = \(now)
+                WHERE token_hash = \(tokenHash) AND operation_hash = \(operationHash) AND consumed_at IS NULL AND expires_at > \(now) RETURNING *
+                """, logger: self.logger
+            ).collect().first else { return nil }
+            let r = row.makeRandomAccess()
+            let approval = ApprovalRecord(
+                tokenHash: try r.value("token_hash"), userID: try r.value("user_id"), deviceID: try r.value("device_id"),
+                operationHash: try r.value("operation_hash"), createdAt: try r.value("created_at"), expiresAt: try r.value("expires_at"),
+                consumedAt: try r.optional("consumed_at", Date.self))
+            try await self.append([audit.about(user: approval.userID, device: approval.deviceID)], c)
+            return approval
+        }
+    }
+
+    // MARK: Audit
+
+    public func appendAudit(_ event: AuditEvent) async throws {
+        try await transaction { c in try await self.append([event], c) }
+    }
+
+    public func auditEvents(userID: String?, limit: Int) async throws -> [AuditEvent] {
+        let query: PostgresQuery =
+            if let userID { "SELECT * FROM audit WHERE user_id = \(userID) ORDER BY seq DESC LIMIT \(limit)" } else {
+                "SELECT * FROM audit ORDER BY seq DESC LIMIT \(limit)"
+            }
+        return try await rows(query).map { row in
+            let r = row.makeRandomAccess()
+            return AuditEvent(
+                at: try r.value("at"), kind: try r.value("kind"), userID: try r.optional("user_id", String.self), deviceID: try r.optional("device_id", String.self),
+                reason: try r.optional("reason", String.self), clientAddress: try r.optional("client", String.self),
+                requestID: try r.optional("request_id", String.self))
+        }
+    }
+
+    // MARK: Statements inside a transaction
+
+    private func append(_ events: [AuditEvent], _ c: PostgresConnection) async throws {
+        for e in events {
+            try await c.query(
+                """
+                INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id)
+                VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID))
+                """, logger: logger)
+        }
+    }
+
+    private func isLockedOut(_ lockout: LockoutQuery, user: String?, device: String?, _ c: PostgresConnection) async throws -> Bool {
+        let subjects = lockout.subjects(user: user, device: device).map(\.subject)
+        let keys = Dictionary(subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
+        var counts: [FailureSubject: Int] = [:]
+        let rows = try await c.query(
+            "SELECT key, count FROM counters WHERE window_start = \(lockout.windowStart) AND key = ANY(\(Array(keys.keys)))", logger: logger)
+        for try await (key, count) in rows.decode((String, Int32).self) {
+            if let subject = keys[key] { counts[subject] = Int(count) }
+        }
+        return lockout.isLockedOut(counts, user: user, device: device)
+    }
+
+    private func countFailure(_ failure: FailureRecord, _ c: PostgresConnection) async throws -> [FailureSubject] {
+        var counts: [FailureSubject: Int] = [:]
+        for subject in failure.subjects {
+            let rows = try await c.query(
+                """
+                INSERT INTO counters (key, window_start, count) VALUES (\(subject.storageKey), \(failure.windowStart), 1)
+                ON CONFLICT (key) DO UPDATE SET
+                  count = CASE WHEN counters.window_start = EXCLUDED.window_start THEN counters.count + 1 ELSE 1 END,
+                  window_start = EXCLUDED.window_start
+                RETURNING count
+                """, logger: logger)
+            for try await count in rows.decode(Int32.self) { counts[subject] = Int(count) }
+        }
+        let locked = failure.newlyLocked(counts)
+        try await append([failure.audit] + locked.map(failure.lockoutEvent), c)
+        return locked
+    }
+
+    /// Session, device touch, counter reset and audit in one statement.
+    private func login(_ s: SessionRecord, clearing: [FailureSubject], audit e: AuditEvent, _ c: PostgresConnection) async throws {
+        let touched = s.kind == .device ? s.deviceID : nil
+        try await c.query(
+            """
+            WITH session AS (
+              INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at)
+              VALUES (\(s.tokenHash), \(s.id), \(s.userID), \(s.deviceID), \(s.kind.rawValue), \(s.createdAt), \(s.expiresAt), \(s.revokedAt))),
+            touched AS (UPDATE devices SET last_used_at = \(s.createdAt) WHERE id = \(touched)),
+            cleared AS (DELETE FROM counters WHERE key = ANY(\(clearing.map(\.storageKey))))
+            INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id)
+            VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID))
+            """, logger: logger)
+    }
+
+    private func clear(_ subjects: [FailureSubject], _ c: PostgresConnection) async throws {
+        try await c.query("DELETE FROM counters WHERE key = ANY(\(subjects.map(\.storageKey)))", logger: logger)
+    }
+
+    // MARK: Rows
+
+    static func challenge(_ r: PostgresRandomAccessRow) throws -> ChallengeRecord {
+        let binding = try ChallengeRecord.Binding(
+            purpose: Int(try r.value("purpose", Int16.self)), publicKey: try r.optional("registration_key", Data.self),
+            deviceName: try r.optional("device_name", String.self), replacing: try r.optional("replaces_device", Bool.self),
+            operationHash: try r.optional("operation_hash", Data.self))
+        return ChallengeRecord(
+            id: try r.value("id"), binding: binding, relyingPartyID: try r.value("rp_id"), userID: try r.value("user_id"), deviceID: try r.value("device_id"),
+            nonce: try r.value("nonce"), createdAt: try r.value("created_at"), expiresAt: try r.value("expires_at"))
+    }
+
+    static func device(_ r: PostgresRandomAccessRow, prefix: String = "") throws -> DeviceRecord {
+        DeviceRecord(
+            id: try r.value(prefix + "id"), userID: try r.value(prefix + "user_id"), name: try r.value(prefix + "name"),
+            publicKey: try r.value(prefix + "public_key"), createdAt: try r.value(prefix + "created_at"),
+            lastUsedAt: try r.optional(prefix + "last_used_at", Date.self), revokedAt: try r.optional(prefix + "revoked_at", Date.self))
+    }
+
+    static func session(_ r: PostgresRandomAccessRow) throws -> SessionRecord {
+        SessionRecord(
+            id: try r.value("id"), tokenHash: try r.value("token_hash"), userID: try r.value("user_id"), deviceID: try r.optional("device_id", String.self),
+            kind: try SessionKind(stored: try r.value("kind")), createdAt: try r.value("created_at"), expiresAt: try r.value("expires_at"),
+            revokedAt: try r.optional("revoked_at", Date.self))
+    }
+}
+
+/// Strict column access: a missing column or a NULL where the schema forbids one is
+/// ``StoreError`` `corruptRow`, never a default.
+extension PostgresRandomAccessRow {
+    func value<T: PostgresDecodable>(_ name: String, _: T.Type = T.self) throws -> T {
+        guard let value = try optional(name, T.self) else { throw StoreError(.corruptRow, detail: "column \(name)") }
+        return value
+    }
+
+    func optional<T: PostgresDecodable>(_ name: String, _: T.Type) throws -> T? {
+        guard contains(name) else { throw StoreError(.corruptRow, detail: "missing column \(name)") }
+        let cell = self[name]
+        guard cell.bytes != nil else { return nil }
+        do { return try cell.decode(T.self) } catch { throw StoreError(.corruptRow, detail: "column \(name)") }
+    }
+}
+
+extension Int32 {
+    var widened: Int { Int(self) }
+}

@@ -1,0 +1,74 @@
+import BioAuthPostgres
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+
+/// The PostgreSQL server `.ci/run` starts (`. .ci/postgres` locally): its URL is in
+/// `BIOAUTH_TEST_POSTGRES_URL`. Without it the PostgreSQL tests are skipped with that reason,
+/// except under `CI=true`, where they run and fail.
+enum PostgresTestServer {
+    static let environment = ProcessInfo.processInfo.environment
+    static let url = environment["BIOAUTH_TEST_POSTGRES_URL"]
+    static let isCI = environment["CI"] == "true"
+    /// Run the PostgreSQL tests: a server is configured, or CI demands them.
+    static let enabled = url != nil || isCI
+    static let skipReason: Comment = "no PostgreSQL: run `. .ci/postgres` first (sets BIOAUTH_TEST_POSTGRES_URL)"
+
+    struct NotConfigured: Error, CustomStringConvertible {
+        var description: String { "CI=true but BIOAUTH_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL" }
+    }
+
+    static func admin() throws -> PostgresStore.Location {
+        guard let url, let location = PostgresStore.Location(url: url) else { throw NotConfigured() }
+        return location
+    }
+
+    /// Creates an empty database and returns its URL.
+    static func freshDatabaseURL() async throws -> String {
+        let admin = try admin()
+        let name = "bioauth_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let logger = Logger(label: "postgres-test")
+        let connection = try await PostgresConnection.connect(
+            configuration: .init(host: admin.host, port: admin.port, username: admin.username, password: admin.password, database: admin.database, tls: .disable),
+            id: 1, logger: logger)
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+            try await connection.close()
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        return "postgres://\(admin.username)@\(admin.host):\(admin.port)/\(name)?sslmode=disable"
+    }
+
+    static func freshStore(options: PostgresStore.Options = PostgresStore.Options(tls: .disable, poolSize: 10)) async throws -> PostgresStore {
+        try await PostgresStore.open(try #require(PostgresStore.Location(url: try await freshDatabaseURL())), options: options)
+    }
+
+    /// Runs one SQL statement on a database (for tests that plant rows or read the schema).
+    static func execute(_ sql: String, on url: String) async throws -> [PostgresRow] {
+        let location = try #require(PostgresStore.Location(url: url))
+        let logger = Logger(label: "postgres-test")
+        let connection = try await PostgresConnection.connect(
+            configuration: .init(host: location.host, port: location.port, username: location.username, password: location.password, database: location.database, tls: .disable),
+            id: 2, logger: logger)
+        defer { Task { try? await connection.close() } }
+        return try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect()
+    }
+
+    /// Stops or starts the server with the `pg_ctl` command `.ci/postgres` exported. Spawned and
+    /// reaped directly: Foundation's `Process` can miss the exit of a shell whose grandchild (the
+    /// server) outlives it.
+    static func control(_ action: String) throws {
+        guard let command = environment["BIOAUTH_TEST_POSTGRES_CTL"] else { throw NotConfigured() }
+        let arguments = ["/bin/sh", "-c", "\(command) \(action) </dev/null >/dev/null 2>&1"]
+        var pid: pid_t = 0
+        var argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        guard posix_spawn(&pid, "/bin/sh", nil, nil, &argv, environ) == 0 else { throw NotConfigured() }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+        guard status == 0 else { throw NotConfigured() }
+    }
+}

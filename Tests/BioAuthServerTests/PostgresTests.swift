@@ -1,0 +1,264 @@
+import BioAuthCLI
+import BioAuthCore
+import BioAuthPostgres
+import BioAuthServer
+import BioAuthTesting
+import Crypto
+import Foundation
+import PostgresNIO
+import Synchronization
+import Testing
+
+/// The PostgreSQL store, and several `bioauth-server` instances over one database. Serialised:
+/// the last test stops and restarts the shared PostgreSQL server.
+@Suite(.serialized, .enabled(if: PostgresTestServer.enabled, PostgresTestServer.skipReason))
+struct PostgresTests {
+    @Test func postgresStoreConforms() async throws {
+        try await StoreConformance { try await PostgresTestServer.freshStore() }.run()
+    }
+
+    /// Four instances starting at once on an empty database: each waits for the advisory lock,
+    /// every migration is applied exactly once, and reopening applies nothing.
+    @Test func migrationsAreAppliedOnceWhenInstancesStartTogether() async throws {
+        let url = try await PostgresTestServer.freshDatabaseURL()
+        let location = try #require(PostgresStore.Location(url: url))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 { group.addTask { try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2)).close() } }
+            try await group.waitForAll()
+        }
+        try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2)).close()
+        let versions = try await PostgresTestServer.execute("SELECT version FROM bioauth_migrations ORDER BY version", on: url).map { try $0.decode(Int.self) }
+        #expect(versions == [1, 2])
+    }
+
+    /// A NULL where the schema forbids one is an error, never a default.
+    @Test func corruptRowsAreErrorsNotDefaults() async throws {
+        let url = try await PostgresTestServer.freshDatabaseURL()
+        let store = try await PostgresStore.open(try #require(PostgresStore.Location(url: url)), options: .init(tls: .disable, poolSize: 2))
+        _ = try await PostgresTestServer.execute(
+            "INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at) VALUES ('\\x01', 3, 'rp', 'u', 'd', '\\x02', now(), now())",
+            on: url)
+        _ = try await PostgresTestServer.execute(
+            "INSERT INTO sessions (token_hash, id, user_id, kind, created_at, expires_at) VALUES ('\\x03', 's', 'u', 'admin', now(), now())", on: url)
+        let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", userLimit: 1, deviceLimit: 1, clientLimit: 1)
+        await #expect(throws: StoreError(.corruptRow, detail: "challenges.operation_hash")) {
+            try await store.finishChallenge(id: Data([1]), lockout: lockout) { _ in .refused([]) }
+        }
+        await #expect(throws: StoreError(.corruptRow, detail: "sessions.kind")) { try await store.session(tokenHash: Data([3])) }
+        try await store.close()
+    }
+
+    @Test func databaseURLsAreParsedStrictlyAndPrintWithoutThePassword() throws {
+        let location = try #require(PostgresStore.Location(url: "postgres://app:s%40cret@db.internal:6543/bioauth?sslmode=require"))
+        #expect(location.host == "db.internal" && location.port == 6543 && location.username == "app" && location.password == "s@cret")
+        #expect(location.database == "bioauth" && location.sslMode == .require)
+        #expect(!"\(location)".contains("cret"))
+        for bad in ["postgres://db.internal/bioauth", "mysql://u@h/d", "postgres://u@h/d?sslmode=sometimes", "not a url"] {
+            #expect(PostgresStore.Location(url: bad) == nil, "\(bad)")
+        }
+    }
+
+    // MARK: Three instances over one database
+
+    @Test(.timeLimit(.minutes(2)))
+    func aChallengeIssuedByOneInstanceIsFinishedOnAnother() async throws {
+        try await Cluster.with { cluster in
+            let device = try await cluster.enrol(user: "alice", on: 0)
+            let challenge = try await cluster.client(0).post("/v1/login/challenge", ["userId": "alice", "deviceId": device.id])
+            #expect(challenge.status == 200)
+            let finish = try await cluster.client(1).post("/v1/login/finish", try device.answer(challenge))
+            #expect(finish.status == 200)
+            let devices = try await cluster.client(2).get("/v1/devices", token: finish["token"])
+            #expect(devices.status == 200 && devices.text.contains(device.id))
+        }
+    }
+
+    /// 300 concurrent finishes of one challenge, spread over three instances: one success.
+    @Test(.timeLimit(.minutes(2)))
+    func oneChallengeRacedOverThreeInstancesSucceedsExactlyOnce() async throws {
+        try await Cluster.with { cluster in
+            let device = try await cluster.enrol(user: "alice", on: 0)
+            let challenge = try await cluster.client(0).post("/v1/login/challenge", ["userId": "alice", "deviceId": device.id])
+            let answer = try device.answer(challenge)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<300 { group.addTask { try await cluster.client(index % 3).post("/v1/login/finish", answer).status } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 200 }.count == 1)
+            #expect(statuses.filter { $0 == 401 }.count == 299, "\(Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count))")
+        }
+    }
+
+    /// The device's failure limit (5 per window) is reached by failures spread over the
+    /// instances, and then every instance refuses the device.
+    @Test(.timeLimit(.minutes(2)))
+    func failureCountersAndLockoutsAreSharedByEveryInstance() async throws {
+        try await Cluster.with { cluster in
+            let device = try await cluster.enrol(user: "alice", on: 0)
+            let forger = ClusterDevice(id: device.id)
+            for attempt in 0..<5 {
+                let challenge = try await cluster.client(attempt % 3).post("/v1/login/challenge", ["userId": "alice", "deviceId": device.id])
+                #expect(challenge.status == 200, "attempt \(attempt)")
+                #expect(try await cluster.client((attempt + 1) % 3).post("/v1/login/finish", try forger.answer(challenge)).status == 401)
+            }
+            for index in 0..<3 {
+                let refused = try await cluster.client(index).post("/v1/login/challenge", ["userId": "alice", "deviceId": device.id])
+                #expect(refused.status == 429 && refused.retryAfter != nil, "instance \(index) answered \(refused.status)")
+            }
+        }
+    }
+
+    /// A session revoked, and a device revoked, through one instance are refused by the others
+    /// on their next request.
+    @Test(.timeLimit(.minutes(2)))
+    func revocationThroughOneInstanceIsRefusedByTheOthers() async throws {
+        try await Cluster.with { cluster in
+            let device = try await cluster.enrol(user: "alice", on: 0)
+            let first = try await cluster.login(device, on: 0)
+            let second = try await cluster.login(device, on: 1)
+            #expect(try await cluster.client(2).get("/v1/devices", token: first).status == 200)
+            #expect(try await cluster.client(0).post("/v1/logout", [:], token: first).status == 204)
+            for index in 1..<3 { #expect(try await cluster.client(index).get("/v1/devices", token: first).status == 401) }
+            #expect(try await cluster.client(2).get("/v1/devices", token: second).status == 200)
+            let primary = try await cluster.client(1).post("/v1/login/password", ["username": "alice", "password": Cluster.password])["token"]
+            #expect(try await cluster.client(1).delete("/v1/devices/\(device.id)", token: primary).status == 204)
+            for index in [0, 2] { #expect(try await cluster.client(index).get("/v1/devices", token: second).status == 401) }
+        }
+    }
+
+    /// SIGKILL one instance while enrolments run on all three: every acknowledged enrolment is
+    /// in the database, and the other two keep serving.
+    @Test(.timeLimit(.minutes(3)))
+    func killingOneInstanceUnderLoadLosesNothingAcknowledged() async throws {
+        try await Cluster.with { cluster in
+            let users = (0..<6).map { "user\($0)" }
+            var tokens: [String: String] = [:]
+            for user in users {
+                #expect(try await cluster.client(0).post("/v1/users", ["username": user, "password": Cluster.password]).status == 201)
+                tokens[user] = try await cluster.client(0).post("/v1/login/password", ["username": user, "password": Cluster.password])["token"]
+            }
+            let acknowledged = Acknowledged()
+            let snapshot = tokens
+            let load = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for (index, user) in users.enumerated() {
+                        group.addTask {
+                            let http = cluster.client(index % 3)
+                            while !Task.isCancelled, let token = snapshot[user] {
+                                let device = ClusterDevice(id: "")
+                                guard let challenge = try? await http.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": device.publicKey], token: token),
+                                    challenge.status == 200, let answer = try? device.answer(challenge),
+                                    let finish = try? await http.post("/v1/devices/registration/finish", answer, token: token)
+                                else { if index % 3 == 0 { return } else { continue } }  // instance 0 died: stop its clients
+                                if finish.status == 201 { acknowledged.add(user, finish["id"]) }
+                            }
+                        }
+                    }
+                }
+            }
+            while acknowledged.count < 30 { try await Task.sleep(for: .milliseconds(20)) }
+            cluster.kill(0)
+            let killedAt = acknowledged.count
+            while acknowledged.count < killedAt + 20 { try await Task.sleep(for: .milliseconds(20)) }  // the others keep serving
+            load.cancel()
+            await load.value
+            for user in users {
+                let list = try await cluster.client(1 + users.firstIndex(of: user)! % 2).get("/v1/devices", token: snapshot[user])
+                #expect(list.status == 200)
+                let expected = Set(acknowledged.all.filter { $0.0 == user }.map(\.1))
+                #expect(expected.allSatisfy { list.text.contains($0) }, "\(user): acknowledged enrolments lost")
+            }
+        }
+    }
+
+    // MARK: The database goes away
+
+    /// Runs last (the suite is serialised): stops PostgreSQL under light load, expects 503 with
+    /// Retry-After (never 500, never a crash), starts it again and expects service to resume.
+    @Test(.timeLimit(.minutes(3)))
+    func aLostDatabaseAnswers503AndTheServerRecovers() async throws {
+        try await Cluster.with(instances: 1) { cluster in
+            let device = try await cluster.enrol(user: "alice", on: 0)
+            let http = cluster.client(0)
+            try PostgresTestServer.control("stop")
+            var statuses: [Int] = []
+            var sawUnavailable = false
+            let deadline = Date().addingTimeInterval(30)
+            while !sawUnavailable, Date() < deadline {
+                let reply = try await http.post("/v1/login/challenge", ["userId": "alice", "deviceId": device.id])
+                statuses.append(reply.status)
+                sawUnavailable = reply.status == 503 && reply.retryAfter != nil
+            }
+            try PostgresTestServer.control("start")
+            #expect(sawUnavailable, "statuses while the database was down: \(statuses)")
+            #expect(!statuses.contains { $0 == 500 }, "\(statuses)")
+            var recovered = false
+            let recovery = Date().addingTimeInterval(60)
+            while !recovered, Date() < recovery {
+                let reply = try await http.post("/v1/login/challenge", ["userId": "alice", "deviceId": device.id])
+                recovered = reply.status == 200
+                statuses.append(reply.status)
+                if !recovered { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            #expect(recovered, "the server did not recover: \(statuses.suffix(5))")
+            #expect(!statuses.contains { $0 == 500 }, "\(statuses)")
+            #expect(try await cluster.login(device, on: 0).count == 43)
+        }
+    }
+}
+
+/// `bioauth-server` processes on loopback over one fresh PostgreSQL database.
+struct Cluster: Sendable {
+    static let password = "correct horse battery"
+    let ports: [Int]
+    let processIDs: [Int32]
+
+    static func with(instances: Int = 3, _ body: (Cluster) async throws -> Void) async throws {
+        let url = try await PostgresTestServer.freshDatabaseURL()
+        var servers: [ServerProcess] = []
+        defer { for server in servers { server.stop() } }
+        for _ in 0..<instances { servers.append(try ServerProcess(database: url, extra: ["--database-pool-size", "8"])) }
+        try await body(Cluster(ports: servers.map(\.port), processIDs: servers.map(\.processIdentifier)))
+    }
+
+    func client(_ index: Int) -> ServerClient { ServerClient(baseURL: "http://127.0.0.1:\(ports[index])") }
+
+    /// SIGKILL: no chance to clean up.
+    func kill(_ index: Int) { _ = Foundation.kill(processIDs[index], SIGKILL) }
+
+    /// Signs up `user` and enrols a software key through instance `index`.
+    func enrol(user: String, on index: Int) async throws -> ClusterDevice {
+        let http = client(index)
+        _ = try await http.post("/v1/users", ["username": user, "password": Self.password])
+        let token = try await http.post("/v1/login/password", ["username": user, "password": Self.password])["token"]
+        var device = ClusterDevice(id: "")
+        let challenge = try await http.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": device.publicKey], token: token)
+        let finish = try await http.post("/v1/devices/registration/finish", try device.answer(challenge), token: token)
+        try #require(finish.status == 201)
+        device.id = finish["id"]
+        return device
+    }
+
+    /// A device login through instance `index`; returns the session token.
+    func login(_ device: ClusterDevice, on index: Int) async throws -> String {
+        let challenge = try await client(index).post("/v1/login/challenge", ["userId": "alice", "deviceId": device.id])
+        let finish = try await client(index).post("/v1/login/finish", try device.answer(challenge))
+        try #require(finish.status == 200)
+        return finish["token"]
+    }
+}
+
+/// A software key enrolled through a spawned server (the harness's ``SoftwareDevice`` plus its id).
+struct ClusterDevice: Sendable {
+    let software = SoftwareDevice()
+    var id: String
+
+    var publicKey: String { software.spki }
+
+    /// The finish body for a challenge reply: its id and this key's signature over the message.
+    func answer(_ challenge: ServerClient.Reply) throws -> [String: String] {
+        let envelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(challenge.text.utf8))
+        let signature = try software.key.signature(for: try envelope.message().encoded).derRepresentation
+        return ["challengeId": envelope.challengeId, "signature": Base64URL.encode(signature)]
+    }
+}
