@@ -9,12 +9,13 @@ import Synchronization
 
 /// A ``BioAuthStore`` in one SQLite file: the embedded default.
 ///
-/// Every write method is one transaction (`BEGIN IMMEDIATE … COMMIT`) on a single connection with
-/// `journal_mode=WAL` and `synchronous=FULL`: when a method returns, its writes are on disk, and a
-/// killed process loses nothing it acknowledged. Transactions are serialised by ``SerialLock``.
+/// Every write method is one transaction on a single connection with `journal_mode=WAL` and
+/// `synchronous=FULL`: when a method returns, its writes are on disk, and a killed process loses
+/// nothing it acknowledged. Transactions are serialised by ``SerialLock`` and committed in groups:
+/// concurrent requests share one `COMMIT` (one fsync), each in its own savepoint.
 /// SQLite is vendored by SQLiteNIO, so no system package is needed.
 ///
-/// Statements and durable commits per request:
+/// Statements and durable commits per request (a commit may be shared with concurrent requests):
 ///
 /// | Request | Statements | Commits |
 /// |---|---|---|
@@ -27,6 +28,16 @@ public final class SQLiteStore: BioAuthStore {
     private let connection: SQLiteConnection
     private let threadPool: NIOThreadPool
     private let lock = SerialLock()
+    private let group = Mutex<CommitGroup?>(nil)
+    private let counts = Mutex(Statistics())
+
+    /// How many transactions were acknowledged, and how many `COMMIT`s (fsyncs) that took.
+    public struct Statistics: Sendable, Hashable {
+        public var transactions = 0
+        public var commits = 0
+    }
+
+    public var statistics: Statistics { counts.withLock { $0 } }
     private let closed = Mutex(false)
 
     /// Append-only migrations, applied in order; each is recorded by name in `migrations`.
@@ -79,7 +90,10 @@ public final class SQLiteStore: BioAuthStore {
     /// Closes the connection. Idempotent.
     public func close() async throws {
         guard closed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
-        try await lock.withLock { try await connection.close() }
+        try await lock.withLock {
+            try await commitGroup()
+            try await connection.close()
+        }
         try await threadPool.shutdownGracefully()
     }
 
@@ -94,25 +108,80 @@ public final class SQLiteStore: BioAuthStore {
         }
     }
 
-    /// Runs `body` as one transaction: committed if it returns, rolled back if it throws.
+    /// Runs `body` as one transaction of a group commit: committed if it returns, rolled back if it
+    /// throws, and acknowledged (this method returns) only after the group's `COMMIT` is on disk.
+    ///
+    /// Group commit: the transaction that finds no open group begins one (`BEGIN IMMEDIATE`); each
+    /// transaction runs inside its own savepoint, so a failing one rolls back alone; the holder that
+    /// finds nobody queued behind it — or the group full — commits the group, once, for all of its
+    /// members. Under concurrency many requests share one fsync; alone, a request commits at once.
     private func transaction<T>(_ body: () async throws -> T) async throws -> T {
-        try await lock.withLock {
-            try await query("BEGIN IMMEDIATE")
+        let (result, ticket): (T, CommitTicket) = try await lock.withLock {
+            let group = try await openGroup()
+            try await query("SAVEPOINT member")
+            let result: T
             do {
-                let result = try await body()
-                try await query("COMMIT")
-                return result
+                result = try await body()
+                try await query("RELEASE member")
             } catch {
-                _ = try? await query("ROLLBACK")
+                _ = try? await query("ROLLBACK TO member")
+                _ = try? await query("RELEASE member")
+                try await endTurn()
                 throw error
             }
+            group.members += 1
+            try await endTurn()
+            return (result, group.ticket)
+        }
+        try await ticket.wait()
+        return result
+    }
+
+    /// Runs reads after committing any open group, so they never see unacknowledged writes, and
+    /// never between another caller's statements.
+    private func read<T>(_ body: () async throws -> T) async throws -> T {
+        try await lock.withLock {
+            try await commitGroup()
+            return try await body()
         }
     }
 
-    /// Runs reads without a transaction, but never between another caller's statements.
-    private func read<T>(_ body: () async throws -> T) async throws -> T {
-        try await lock.withLock(body)
+    /// The open group, or a new one. Only under the lock.
+    private func openGroup() async throws -> CommitGroup {
+        if let group = group.withLock({ $0 }) { return group }
+        try await query("BEGIN IMMEDIATE")
+        let opened = CommitGroup()
+        group.withLock { $0 = opened }
+        return opened
     }
+
+    /// Commits the open group unless someone queued behind can join it. Only under the lock.
+    private func endTurn() async throws {
+        guard let open = group.withLock({ $0 }) else { return }
+        if lock.hasWaiters, open.members < Self.maxGroupSize { return }
+        try await commitGroup()
+    }
+
+    /// Commits the open group, if any, and tells every member. Only under the lock.
+    private func commitGroup() async throws {
+        guard let open = group.withLock({ state in defer { state = nil }; return state }) else { return }
+        do {
+            try await query("COMMIT")
+            let members = open.members
+            counts.withLock {
+                $0.commits += 1
+                $0.transactions += members
+            }
+            open.ticket.resolve(.success(()))
+        } catch {
+            _ = try? await query("ROLLBACK")
+            open.ticket.resolve(.failure(error as? StoreError ?? StoreError(.unavailable, detail: "sqlite commit")))
+            throw error
+        }
+    }
+
+    /// Most transactions one commit acknowledges, so a steady stream cannot hold a group open.
+    static let maxGroupSize = 256
 
     @discardableResult
     private func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
@@ -498,5 +567,15 @@ extension SQLiteRow {
     func date(_ name: String) throws(StoreError) -> Date {
         guard let value = try optionalDate(name) else { throw corrupt(name) }
         return value
+    }
+}
+
+/// The transactions committed together by one `COMMIT`.
+final class CommitGroup: Sendable {
+    let ticket = CommitTicket()
+    private let count = Mutex(0)
+    var members: Int {
+        get { count.withLock { $0 } }
+        set { count.withLock { $0 = newValue } }
     }
 }

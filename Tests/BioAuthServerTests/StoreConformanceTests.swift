@@ -21,6 +21,37 @@ struct StoreConformanceTests {
         try await StoreConformance { try await SQLiteStore.open(path: temporaryDatabasePath()) }.run()
     }
 
+    /// Concurrent transactions share commits; a failing one (a duplicate user) rolls back alone;
+    /// every acknowledged row is there after reopening.
+    @Test func sqliteGroupCommitSharesFsyncsAndIsolatesFailures() async throws {
+        let path = temporaryDatabasePath()
+        let store = try await SQLiteStore.open(path: path)
+        let before = store.statistics
+        let outcomes = await withTaskGroup(of: (String, Bool).self) { group in
+            for index in 0..<200 {
+                let id = "user\(index % 150)"  // 50 duplicates
+                group.addTask {
+                    let user = UserRecord(id: id, passwordSalt: Data([1]), passwordRounds: 1, passwordHash: Data([2]), createdAt: Date(timeIntervalSince1970: 1))
+                    do {
+                        try await store.createUser(user, audit: AuditEvent(at: Date(timeIntervalSince1970: 1), kind: "user.created", userID: id))
+                        return (id, true)
+                    } catch { return (id, (error as? StoreError)?.code == .duplicate ? false : true) }
+                }
+            }
+            return await group.reduce(into: [(String, Bool)]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter(\.1).count == 150, "one success per distinct user; a duplicate fails alone")
+        let after = store.statistics
+        #expect(after.transactions - before.transactions == 150)
+        #expect(after.commits - before.commits < 150, "concurrent transactions share commits: \(after.commits - before.commits) commits")
+        try await store.close()
+        let reopened = try await SQLiteStore.open(path: path)
+        let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", userLimit: 9, deviceLimit: 9, clientLimit: 9)
+        for index in 0..<150 { #expect(try await reopened.passwordLoginState(username: "user\(index)", lockout: lockout).user != nil) }
+        #expect(try await reopened.auditEvents(userID: nil, limit: 1_000).count == 150, "audit rows commit with their users, and only theirs")
+        try await reopened.close()
+    }
+
     /// Reopening a database keeps every row and applies no migration twice.
     @Test func sqliteStoreSurvivesReopening() async throws {
         let path = temporaryDatabasePath()
