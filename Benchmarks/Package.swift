@@ -1,6 +1,6 @@
 // swift-tools-version: 6.2
 // A nested package, so the library never depends on benchmark code. Run:
-//   swift run -c release --package-path Benchmarks bioauth-bench
+//   Benchmarks/run      (builds both packages in release and prints the whole table)
 import PackageDescription
 
 let package = Package(
@@ -11,10 +11,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.25.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.1.0"),
     ],
     targets: [
         .executableTarget(
@@ -23,18 +23,30 @@ let package = Package(
                 .product(name: "BioAuthCore", package: "BioAuth"),
                 .product(name: "BioAuthServer", package: "BioAuth"),
                 .product(name: "BioAuthSQLite", package: "BioAuth"),
-                .product(name: "BioAuthHTTP", package: "BioAuth"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
-        )
+        ),
+        .executableTarget(
+            name: "bioauth-load",
+            dependencies: [
+                .product(name: "BioAuthCore", package: "BioAuth"),
+                .product(name: "BioAuthSQLite", package: "BioAuth"),
+                .product(name: "BioAuthPostgres", package: "BioAuth"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
     ]
 )

@@ -37,6 +37,8 @@ struct BioAuthServerCommand: AsyncParsableCommand {
     var noSignUp = false
     @Option(name: .customLong("password-rounds"), help: "PBKDF2 rounds for demo passwords (env BIOAUTH_PASSWORD_ROUNDS).")
     var passwordRounds: Int = env("BIOAUTH_PASSWORD_ROUNDS").flatMap(Int.init) ?? 210_000
+    @Option(name: .customLong("requests-per-client"), help: "Requests per client address per 5-minute window, counted by this instance (env BIOAUTH_REQUESTS_PER_CLIENT).")
+    var requestsPerClient: Int = env("BIOAUTH_REQUESTS_PER_CLIENT").flatMap(Int.init) ?? RateLimitPolicy().requestsPerClient
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (env LOG_LEVEL).")
     var logLevel: String = env("LOG_LEVEL") ?? "info"
 
@@ -52,6 +54,7 @@ struct BioAuthServerCommand: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0–65535") }
         guard challengeTTL > 0, challengeTTL <= 600 else { throw ValidationError("--challenge-ttl must be 1–600 seconds") }
         guard passwordRounds >= 1_000 else { throw ValidationError("--password-rounds must be at least 1000") }
+        guard requestsPerClient > 0 else { throw ValidationError("--requests-per-client must be positive") }
         guard sessionTTL > 0 else { throw ValidationError("--session-ttl must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
     }
@@ -62,7 +65,8 @@ struct BioAuthServerCommand: AsyncParsableCommand {
         let configuration = ServerAppConfiguration(
             host: host, port: port, databasePath: database,
             server: ServerConfiguration(
-                relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL), passwordRounds: passwordRounds),
+                relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL), passwordRounds: passwordRounds,
+                rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient)),
             http: HTTPOptions(trustForwardedFor: trustForwardedFor, allowSignUp: !noSignUp),
             logLevel: Logger.Level(rawValue: logLevel) ?? .info)
         var store: (any BioAuthStore)?

@@ -1,16 +1,12 @@
-import AsyncHTTPClient
 import BioAuthCore
-import BioAuthHTTP
 import BioAuthServer
 import BioAuthSQLite
 import Crypto
 import Foundation
 import Logging
 import NIOCore
-import NIOHTTP1
 import NIOPosix
 import SQLiteNIO
-import ServiceLifecycle
 
 // Numbers, not assertions: every figure is printed next to a baseline measured in the same run.
 
@@ -95,22 +91,33 @@ func seedSQLite(path: String, devices: Int, spki: Data) async throws -> [(user: 
     return ids
 }
 
-func serviceLogins(store: any BioAuthStore, ids: [(user: String, device: String)], key: P256.Signing.PrivateKey, logins: Int) async throws -> (perSecond: Double, p50: Double, p99: Double) {
+/// `logins` logins through the service API by `clients` concurrent clients.
+func serviceLogins(
+    store: any BioAuthStore, ids: [(user: String, device: String)], key: P256.Signing.PrivateKey, logins: Int, clients: Int = 1
+) async throws -> (perSecond: Double, p50: Double, p99: Double) {
     var configuration = ServerConfiguration(relyingPartyID: "bench")
     configuration.rateLimits.requestsPerClient = .max
     configuration.rateLimits.failuresPerClient = .max
     let service = BioAuthService(store: store, configuration: configuration, logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
-    var latencies: [Double] = []
     let clock = ContinuousClock()
     let start = clock.now
-    for n in 0..<logins {
-        let (user, id) = ids[n % ids.count]
-        let begin = clock.now
-        let envelope = try await service.beginLogin(userID: user, deviceID: id, request: RequestInfo(clientAddress: "bench"))
-        let message = try envelope.message()
-        let signature = Base64URL.encode(try key.signature(for: message.encoded).derRepresentation)
-        _ = try await service.finishLogin(challengeID: envelope.challengeId, signature: signature, request: RequestInfo(clientAddress: "bench"))
-        latencies.append(seconds(clock.now - begin) * 1000)
+    var latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+        for client in 0..<clients {
+            group.addTask {
+                var mine: [Double] = []
+                for n in stride(from: client, to: logins, by: clients) {
+                    let (user, id) = ids[n % ids.count]
+                    let begin = clock.now
+                    let envelope = try await service.beginLogin(userID: user, deviceID: id, request: RequestInfo(clientAddress: "bench"))
+                    let message = try envelope.message()
+                    let signature = Base64URL.encode(try key.signature(for: message.encoded).derRepresentation)
+                    _ = try await service.finishLogin(challengeID: envelope.challengeId, signature: signature, request: RequestInfo(clientAddress: "bench"))
+                    mine.append(seconds(clock.now - begin) * 1000)
+                }
+                return mine
+            }
+        }
+        return try await group.reduce(into: [Double]()) { $0 += $1 }
     }
     let total = seconds(clock.now - start)
     latencies.sort()
@@ -131,81 +138,15 @@ for devices in [1_000, 100_000, 1_000_000] {
     let seed = seconds(ContinuousClock.now - seedStart)
     let store = try await SQLiteStore.open(path: path)
     let result = try await serviceLogins(store: store, ids: ids, key: deviceKey, logins: 2_000)
+    line(String(format: "  SQLite store, %7d devices, 1 client:   %8.0f logins/s   p50 %.2f ms   p99 %.2f ms   (seeded in %.1f s)", devices, result.perSecond, result.p50, result.p99, seed))
+    let before = store.statistics
+    let grouped = try await serviceLogins(store: store, ids: ids, key: deviceKey, logins: 10_000, clients: 64)
+    let after = store.statistics
+    line(String(format: "  SQLite store, %7d devices, 64 clients: %8.0f logins/s   p50 %.2f ms   p99 %.2f ms   (%.1f transactions per fsync)",
+        devices, grouped.perSecond, grouped.p50, grouped.p99, Double(after.transactions - before.transactions) / Double(max(1, after.commits - before.commits))))
     try await store.close()
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-    line(String(format: "  SQLite store, %7d devices: %8.0f logins/s   p50 %.2f ms   p99 %.2f ms   (seeded in %.0f s)", devices, result.perSecond, result.p50, result.p99, seed))
 }
 
-// MARK: 3. Logins over HTTP on loopback
-
-let path = FileManager.default.temporaryDirectory.appendingPathComponent("bench-http-\(UUID().uuidString).sqlite").path
-var serverConfiguration = ServerAppConfiguration(host: "127.0.0.1", port: 0, databasePath: path, logLevel: .critical)
-serverConfiguration.server.rateLimits.requestsPerClient = .max
-serverConfiguration.server.passwordRounds = 1_000
-let quiet = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
-let app = try await BioAuthServerApp.build(serverConfiguration, logger: quiet)
-let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-let application = app.application(serverConfiguration, logger: quiet) { continuation.yield($0) }
-let group = ServiceGroup(services: [application], logger: quiet)
-let serverTask = Task { try await group.run() }
-func first(_ stream: AsyncStream<Int>) async -> Int {
-    for await value in stream { return value }
-    return 0
-}
-let port = await first(ports)
-let base = "http://127.0.0.1:\(port)"
-
-func post(_ path: String, _ body: [String: String], token: String? = nil) async throws -> [String: Any] {
-    var request = HTTPClientRequest(url: base + path)
-    request.method = .POST
-    request.headers.add(name: "Content-Type", value: "application/json")
-    if let token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
-    request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
-    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-    let bytes = try await response.body.collect(upTo: 1 << 20)
-    return (try JSONSerialization.jsonObject(with: Data(bytes.readableBytesView)) as? [String: Any]) ?? [:]
-}
-
-let clients = 16
-let perClient = 250
-var devices: [(String, String, P256.Signing.PrivateKey)] = []
-for n in 0..<clients {
-    let user = "http\(n)"
-    _ = try await post("/v1/users", ["username": user, "password": "benchmark password"])
-    let token = try await post("/v1/login/password", ["username": user, "password": "benchmark password"])["token"] as! String
-    let key = P256.Signing.PrivateKey()
-    let challenge = try await post("/v1/devices/registration/challenge", ["name": "d", "publicKey": Base64URL.encode(key.publicKey.derRepresentation)], token: token)
-    let envelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: JSONSerialization.data(withJSONObject: challenge))
-    let signature = try key.signature(for: envelope.message().encoded).derRepresentation
-    let device = try await post("/v1/devices/registration/finish", ["challengeId": envelope.challengeId, "signature": Base64URL.encode(signature)], token: token)
-    devices.append((user, device["id"] as! String, key))
-}
-let httpClock = ContinuousClock()
-let httpStart = httpClock.now
-let latencies = try await withThrowingTaskGroup(of: [Double].self) { tasks in
-    for (user, id, key) in devices {
-        tasks.addTask {
-            var mine: [Double] = []
-            for _ in 0..<perClient {
-                let begin = httpClock.now
-                let challenge = try await post("/v1/login/challenge", ["userId": user, "deviceId": id])
-                let envelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: JSONSerialization.data(withJSONObject: challenge))
-                let signature = try key.signature(for: envelope.message().encoded).derRepresentation
-                let session = try await post("/v1/login/finish", ["challengeId": envelope.challengeId, "signature": Base64URL.encode(signature)])
-                precondition(session["token"] != nil, "login failed")
-                mine.append(seconds(httpClock.now - begin) * 1000)
-            }
-            return mine
-        }
-    }
-    var all: [Double] = []
-    for try await mine in tasks { all += mine }
-    return all.sorted()
-}
-let httpElapsed = seconds(httpClock.now - httpStart)
-line("\nlogins over HTTP on loopback (2 requests each), SQLite, \(clients) concurrent clients × \(perClient), client and server on the same 2 cores")
-line(String(format: "  %8.0f logins/s   p50 %.2f ms   p90 %.2f ms   p99 %.2f ms", Double(latencies.count) / httpElapsed, percentile(latencies, 0.5), percentile(latencies, 0.9), percentile(latencies, 0.99)))
-await group.triggerGracefulShutdown()
-_ = try? await serverTask.value
-try await app.shutdown()
-for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+// Logins over HTTP are measured by `bioauth-load`, a separate process driving bioauth-server
+// processes (Benchmarks/run runs both).

@@ -1,0 +1,287 @@
+import AsyncHTTPClient
+import BioAuthCore
+import BioAuthPostgres
+import BioAuthSQLite
+import Crypto
+import Foundation
+import Histogram
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import SQLiteNIO
+import Synchronization
+
+// bioauth-load: drives release `bioauth-server` processes over loopback with full logins
+// (challenge → the device signs the server's message → finish), from this separate process.
+//
+//   bioauth-load [--server PATH] [--database sqlite|postgres://…] [--devices N] [--instances N]
+//                [--connections N] [--seconds N] [--rates 0.5,0.8]
+//
+// It seeds the devices straight into the database, starts the instances, runs a closed loop
+// (maximum logins/s), then open loops at the given fractions of that maximum (wrk2-style: each
+// login is timed from when it was due, so a stalled server cannot hide its queue), and prints one
+// Markdown row per run. Any failed login is reported by status and makes the exit status 1.
+
+struct Options {
+    var server = "../.build/release/bioauth-server"
+    var database = "sqlite"
+    var devices = 1_000
+    var instances = 1
+    var connections = 64
+    var seconds = 10.0
+    var rates: [Double] = [0.5, 0.8]
+
+    init(_ arguments: [String]) throws {
+        var iterator = arguments.dropFirst().makeIterator()
+        while let flag = iterator.next() {
+            guard let value = iterator.next() else { throw LoadError("\(flag) needs a value") }
+            switch flag {
+            case "--server": server = value
+            case "--database": database = value
+            case "--devices": devices = try Self.number(value, flag)
+            case "--instances": instances = try Self.number(value, flag)
+            case "--connections": connections = try Self.number(value, flag)
+            case "--seconds": seconds = Double(try Self.number(value, flag))
+            case "--rates": rates = value.split(separator: ",").compactMap { Double($0) }
+            default: throw LoadError("unknown flag \(flag)")
+            }
+        }
+    }
+
+    static func number(_ text: String, _ flag: String) throws -> Int {
+        guard let value = Int(text.replacingOccurrences(of: "_", with: "")), value > 0 else { throw LoadError("\(flag): expected a positive number") }
+        return value
+    }
+}
+
+struct LoadError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Device `n`'s id: a lower-case UUID both databases can generate in SQL.
+func deviceID(_ n: Int) -> String {
+    String(format: "%08x-0000-4000-8000-%012x", n, n)
+}
+
+// MARK: Seeding
+
+/// Creates the schema through the store, then inserts `count` devices (all with `spki`) in one
+/// statement. Returns the `--database` value the servers get.
+func seed(_ options: Options, spki: Data) async throws -> (database: String, cleanup: @Sendable () async -> Void) {
+    if options.database == "sqlite" {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-load-\(UUID().uuidString).sqlite").path
+        try await SQLiteStore.open(path: path).close()
+        let pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        let connection = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: Logger(label: "seed"), on: MultiThreadedEventLoopGroup.singleton.any())
+        _ = try await connection.query(
+            """
+            WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n + 1 < ?)
+            INSERT INTO devices (id, user_id, name, public_key, created_at) SELECT printf('%08x-0000-4000-8000-%012x', n, n), 'user' || n, 'd', ?, ? FROM g
+            """, [.integer(options.devices), .blob(ByteBuffer(bytes: spki)), .float(Date().timeIntervalSince1970)])
+        try await connection.close()
+        try await pool.shutdownGracefully()
+        return (path, { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } })
+    }
+    guard let admin = PostgresStore.Location(url: options.database) else { throw LoadError("--database: sqlite or a postgres:// URL") }
+    let name = "bioauth_load_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    let logger = Logger(label: "seed")
+    func run(_ sql: String, database: String?) async throws {
+        let connection = try await PostgresConnection.connect(
+            configuration: .init(host: admin.host, port: admin.port, username: admin.username, password: admin.password, database: database, tls: .disable),
+            id: 1, logger: logger)
+        defer { Task { try? await connection.close() } }
+        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+    }
+    try await run("CREATE DATABASE \(name)", database: admin.database)
+    var location = admin
+    location.database = name
+    let url = "postgres://\(admin.username)\(admin.password.map { ":" + $0 } ?? "")@\(admin.host):\(admin.port)/\(name)?sslmode=disable"
+    try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 1)).close()
+    try await run(
+        """
+        INSERT INTO devices (id, user_id, name, public_key, created_at)
+        SELECT lpad(to_hex(n), 8, '0') || '-0000-4000-8000-' || lpad(to_hex(n), 12, '0'), 'user' || n, 'd', '\\x\(spki.map { String(format: "%02x", $0) }.joined())', now()
+        FROM generate_series(0, \(options.devices - 1)) AS n
+        """, database: name)
+    try await run("ANALYZE", database: name)
+    return (url, { try? await run("DROP DATABASE \(name) WITH (FORCE)", database: admin.database) })
+}
+
+// MARK: Servers
+
+final class Server {
+    let process = Process()
+    let port: Int
+
+    init(executable: String, database: String) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = [
+            "--port", "0", "--database", database, "--relying-party", "load.test", "--requests-per-client", "1000000000", "--log-level", "error",
+            "--database-tls", "disable", "--database-pool-size", "16",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        var text = ""
+        while !text.contains("\n") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let range = text.range(of: "http://127.0.0.1:"), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) else {
+            process.terminate()
+            throw LoadError("bioauth-server did not start: \(text)")
+        }
+        self.port = port
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+// MARK: Logins
+
+struct Outcome: Sendable {
+    var latencyMicroseconds: UInt64
+    var failure: String?
+}
+
+struct Client: Sendable {
+    let http: HTTPClient
+    let ports: [Int]
+    let key: P256.Signing.PrivateKey
+    let devices: Int
+
+    func post(_ port: Int, _ path: String, _ body: String) async throws -> (Int, ByteBuffer) {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: body))
+        let response = try await http.execute(request, timeout: .seconds(30))
+        return (Int(response.status.code), try await response.body.collect(upTo: 1 << 16))
+    }
+
+    /// One full login for device `n` through instance `n % instances`; nil on success, else why.
+    func login(_ n: Int) async -> String? {
+        let port = ports[n % ports.count]
+        let device = n % devices
+        do {
+            let (status, body) = try await post(port, "/v1/login/challenge", #"{"userId":"user\#(device)","deviceId":"\#(deviceID(device))"}"#)
+            guard status == 200 else { return "challenge \(status)" }
+            let envelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(body.readableBytesView))
+            let signature = Base64URL.encode(try key.signature(for: try envelope.message().encoded).derRepresentation)
+            let (finish, _) = try await post(port, "/v1/login/finish", #"{"challengeId":"\#(envelope.challengeId)","signature":"\#(signature)"}"#)
+            return finish == 200 ? nil : "finish \(finish)"
+        } catch {
+            return "transport \(type(of: error))"
+        }
+    }
+}
+
+final class Tally: Sendable {
+    private let state = Mutex<(histogram: Histogram<UInt64>, failures: [String: Int], count: Int)>(
+        (Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three), [:], 0))
+
+    func record(_ microseconds: UInt64, _ failure: String?) {
+        state.withLock { state in
+            state.histogram.record(min(microseconds, 60_000_000))
+            state.count += 1
+            if let failure { state.failures[failure, default: 0] += 1 }
+        }
+    }
+
+    var snapshot: (histogram: Histogram<UInt64>, failures: [String: Int], count: Int) { state.withLock { $0 } }
+}
+
+func microseconds(since start: ContinuousClock.Instant) -> UInt64 {
+    let elapsed = ContinuousClock.now - start
+    return UInt64(max(0, elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000))
+}
+
+/// `connections` workers, each logging in again as soon as its last login ends.
+func closedLoop(_ client: Client, connections: Int, seconds: Double) async -> (rate: Double, tally: Tally) {
+    let tally = Tally()
+    let start = ContinuousClock.now
+    let deadline = start + .milliseconds(Int(seconds * 1000))
+    await withTaskGroup(of: Void.self) { group in
+        for worker in 0..<connections {
+            group.addTask {
+                var n = worker
+                while ContinuousClock.now < deadline {
+                    let begin = ContinuousClock.now
+                    let failure = await client.login(n)
+                    tally.record(microseconds(since: begin), failure)
+                    n += connections
+                }
+            }
+        }
+    }
+    return (Double(tally.snapshot.count) / seconds, tally)
+}
+
+/// Logins due at a fixed rate, each timed from when it was due (no coordinated omission).
+func openLoop(_ client: Client, rate: Double, seconds: Double) async -> Tally {
+    let tally = Tally()
+    let total = Int(rate * seconds)
+    let start = ContinuousClock.now
+    await withTaskGroup(of: Void.self) { group in
+        for n in 0..<total {
+            let due = start + .nanoseconds(Int64(Double(n) / rate * 1e9))
+            try? await Task.sleep(until: due, clock: .continuous)
+            group.addTask {
+                let failure = await client.login(n)
+                tally.record(microseconds(since: due), failure)
+            }
+        }
+    }
+    return tally
+}
+
+func milliseconds(_ value: UInt64) -> String { String(format: "%.2f", Double(value) / 1000) }
+
+// MARK: Run
+
+let options: Options
+do { options = try Options(CommandLine.arguments) } catch {
+    FileHandle.standardError.write(Data("bioauth-load: \(error)\n".utf8))
+    exit(2)
+}
+let key = P256.Signing.PrivateKey()
+let kind = options.database == "sqlite" ? "SQLite" : "PostgreSQL"
+let seedStart = ContinuousClock.now
+let (database, cleanup) = try await seed(options, spki: key.publicKey.derRepresentation)
+let seedSeconds = Double(microseconds(since: seedStart)) / 1e6
+var servers: [Server] = []
+for _ in 0..<options.instances { servers.append(try Server(executable: options.server, database: database)) }
+var configuration = HTTPClient.Configuration()
+configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: options.connections)
+let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+let client = Client(http: http, ports: servers.map(\.port), key: key, devices: options.devices)
+
+let label = "\(kind), \(options.instances) instance\(options.instances == 1 ? "" : "s"), \(options.devices.formatted()) devices"
+print("seeded \(options.devices) devices in \(String(format: "%.1f", seedSeconds)) s; \(options.connections) connections, \(Int(options.seconds)) s per run")
+_ = await closedLoop(client, connections: options.connections, seconds: min(2, options.seconds))  // warm-up
+let (maximum, closed) = await closedLoop(client, connections: options.connections, seconds: options.seconds)
+var failures = closed.snapshot.failures
+let histogram = closed.snapshot.histogram
+print("| \(label) | closed loop | \(Int(maximum)) logins/s | p50 \(milliseconds(histogram.valueAtPercentile(50))) ms | p99 \(milliseconds(histogram.valueAtPercentile(99))) ms | p99.9 \(milliseconds(histogram.valueAtPercentile(99.9))) ms | max \(milliseconds(histogram.max)) ms |")
+for fraction in options.rates {
+    let rate = (maximum * fraction).rounded()
+    let tally = await openLoop(client, rate: rate, seconds: options.seconds)
+    let snapshot = tally.snapshot
+    for (reason, count) in snapshot.failures { failures[reason, default: 0] += count }
+    let h = snapshot.histogram
+    print("| \(label) | open loop at \(Int(fraction * 100)) % (\(Int(rate))/s) | \(snapshot.count) logins | p50 \(milliseconds(h.valueAtPercentile(50))) ms | p99 \(milliseconds(h.valueAtPercentile(99))) ms | p99.9 \(milliseconds(h.valueAtPercentile(99.9))) ms | max \(milliseconds(h.max)) ms |")
+}
+try await http.shutdown()
+for server in servers { server.stop() }
+await cleanup()
+if !failures.isEmpty {
+    FileHandle.standardError.write(Data("bioauth-load: FAILED logins: \(failures.sorted { $0.key < $1.key }.map { "\($0.key) × \($0.value)" }.joined(separator: ", "))\n".utf8))
+    exit(1)
+}
