@@ -12,18 +12,20 @@ import Synchronization
 /// Every write method is one transaction on a single connection with `journal_mode=WAL` and
 /// `synchronous=FULL`: when a method returns, its writes are on disk, and a killed process loses
 /// nothing it acknowledged. Transactions are serialised by ``SerialLock`` and committed in groups:
-/// concurrent requests share one `COMMIT` (one fsync), each in its own savepoint.
+/// concurrent requests share one `COMMIT` (one fsync), each joining transaction in its own savepoint.
 /// SQLite is vendored by SQLiteNIO, so no system package is needed.
 ///
 /// Statements and durable commits per request (a commit may be shared with concurrent requests):
 ///
 /// | Request | Statements | Commits |
 /// |---|---|---|
-/// | `POST /login/challenge` (``issueChallenge(_:limits:)``) | 1 counter read, 1 count, 1 insert | 1 |
-/// | `POST /login/finish` (``finishChallenge(id:lockout:verdict:)``) | 1 delete, 1 device read, 1 counter read, then 1 session insert, 1 device touch, 1 counter delete, 1 audit insert | 1 |
-/// | a failed verification | as above, then 1–3 counter upserts, 1–4 audit inserts | 1 |
-/// | `POST /login/password` | 1 user read, 1 counter read (no commit), then 1 session insert, 1 counter delete, 1 audit insert | 1 |
+/// | `POST /login/challenge` (``issueChallenge(_:limits:)``) | 1 read (lockout counters and the device's outstanding challenges), 1 insert | 1 |
+/// | `POST /login/finish` (``finishChallenge(id:lockout:verdict:)``) | 1 delete-returning, 1 read (device row and lockout counters), then session insert, device touch, counter delete, audit insert | 1 |
+/// | a failed verification | delete and read as above, then 1 upsert per subject (1–3), 1 audit insert per event | 1 |
+/// | `POST /login/password` | 1 user read, 1 counter read (no commit), then session insert, counter delete, audit insert | 1 |
 /// | bearer-token check | 1 join read | 0 |
+///
+/// A transaction that joins an open group adds `SAVEPOINT` and `RELEASE`; the commit is shared.
 public final class SQLiteStore: BioAuthStore {
     private let connection: SQLiteConnection
     private let threadPool: NIOThreadPool
@@ -117,16 +119,22 @@ public final class SQLiteStore: BioAuthStore {
     /// members. Under concurrency many requests share one fsync; alone, a request commits at once.
     private func transaction<T>(_ body: () async throws -> T) async throws -> T {
         let (result, ticket): (T, CommitTicket) = try await lock.withLock {
-            let group = try await openGroup()
-            try await query("SAVEPOINT member")
+            let (group, joined) = try await openGroup()
+            // The first member needs no savepoint: if it fails, the group is only itself.
+            if joined { try await query("SAVEPOINT member") }
             let result: T
             do {
                 result = try await body()
-                try await query("RELEASE member")
+                if joined { try await query("RELEASE member") }
             } catch {
-                _ = try? await query("ROLLBACK TO member")
-                _ = try? await query("RELEASE member")
-                try await endTurn()
+                if joined {
+                    _ = try? await query("ROLLBACK TO member")
+                    _ = try? await query("RELEASE member")
+                    try await endTurn()
+                } else {
+                    self.group.withLock { $0 = nil }
+                    _ = try? await query("ROLLBACK")
+                }
                 throw error
             }
             group.members += 1
@@ -146,13 +154,13 @@ public final class SQLiteStore: BioAuthStore {
         }
     }
 
-    /// The open group, or a new one. Only under the lock.
-    private func openGroup() async throws -> CommitGroup {
-        if let group = group.withLock({ $0 }) { return group }
+    /// The open group (joined: true), or a new one. Only under the lock.
+    private func openGroup() async throws -> (CommitGroup, joined: Bool) {
+        if let group = group.withLock({ $0 }) { return (group, true) }
         try await query("BEGIN IMMEDIATE")
         let opened = CommitGroup()
         group.withLock { $0 = opened }
-        return opened
+        return (opened, false)
     }
 
     /// Commits the open group unless someone queued behind can join it. Only under the lock.
@@ -225,11 +233,9 @@ public final class SQLiteStore: BioAuthStore {
 
     public func issueChallenge(_ c: ChallengeRecord, limits: ChallengeLimits) async throws -> ChallengeIssue {
         try await transaction {
-            if try await isLockedOut(limits.lockout, user: c.userID, device: c.deviceID) { return .lockedOut }
-            let outstanding = try await query(
-                "SELECT COUNT(*) AS n FROM challenges WHERE device_id = ? AND expires_at > ?", [.text(c.deviceID), .date(limits.now)]
-            ).first?.int("n") ?? 0
-            guard outstanding < limits.outstandingPerDevice else { return .tooManyChallenges }
+            let state = try await lockoutState(limits.lockout, user: c.userID, device: c.deviceID, outstandingAt: limits.now)
+            if state.lockedOut { return .lockedOut }
+            guard state.outstanding < limits.outstandingPerDevice else { return .tooManyChallenges }
             let columns = c.binding.columns
             try await query(
                 """
@@ -248,9 +254,8 @@ public final class SQLiteStore: BioAuthStore {
             var taken: TakenChallenge?
             if let row = try await query("DELETE FROM challenges WHERE id = ? RETURNING *", [.blob(id)]).first {
                 let challenge = try Self.challenge(row)
-                taken = TakenChallenge(
-                    challenge: challenge, device: try await device(challenge.deviceID),
-                    lockedOut: try await isLockedOut(lockout, user: challenge.userID, device: challenge.deviceID))
+                let state = try await lockoutState(lockout, user: challenge.userID, device: challenge.deviceID, withDevice: true)
+                taken = TakenChallenge(challenge: challenge, device: state.device, lockedOut: state.lockedOut)
             }
             let verdict = decide(taken)
             switch verdict {
@@ -426,15 +431,32 @@ public final class SQLiteStore: BioAuthStore {
     }
 
     private func isLockedOut(_ lockout: LockoutQuery, user: String?, device: String?) async throws -> Bool {
+        try await lockoutState(lockout, user: user, device: device).lockedOut
+    }
+
+    /// In one statement: whether a failure limit is reached, and optionally the number of
+    /// unexpired challenges of `device` at `now` and the row of `device`.
+    private func lockoutState(
+        _ lockout: LockoutQuery, user: String?, device: String?, outstandingAt now: Date? = nil, withDevice: Bool = false
+    ) async throws -> (lockedOut: Bool, outstanding: Int, device: DeviceRecord?) {
         let subjects = lockout.subjects(user: user, device: device).map(\.subject)
-        let keys = Dictionary(subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
-        let placeholders = Array(repeating: "?", count: keys.count).joined(separator: ", ")
-        let rows = try await query(
-            "SELECT key, count FROM counters WHERE window_start = ? AND key IN (\(placeholders))",
-            [.date(lockout.windowStart)] + keys.keys.sorted().map { .text($0) })
+        var columns = subjects.indices.map { "(SELECT count FROM counters WHERE key = ? AND window_start = ?) AS c\($0)" }
+        var binds: [SQLiteData] = subjects.flatMap { [SQLiteData.text($0.storageKey), .date(lockout.windowStart)] }
+        if let now, let device {
+            columns.append("(SELECT COUNT(*) FROM challenges WHERE device_id = ? AND expires_at > ?) AS outstanding")
+            binds += [.text(device), .date(now)]
+        }
+        var sql = "SELECT " + columns.joined(separator: ", ")
+        if withDevice, let device {
+            sql += ", d.* FROM (SELECT 1) LEFT JOIN devices d ON d.id = ?"
+            binds.append(.text(device))
+        }
+        guard let row = try await query(sql, binds).first else { throw StoreError(.corruptRow, detail: "lockout state") }
         var counts: [FailureSubject: Int] = [:]
-        for row in rows { if let subject = keys[try row.string("key")] { counts[subject] = try row.int("count") } }
-        return lockout.isLockedOut(counts, user: user, device: device)
+        for (index, subject) in subjects.enumerated() { counts[subject] = try row.optionalInt("c\(index)") }
+        let outstanding = now != nil && device != nil ? try row.int("outstanding") : 0
+        let stored = try withDevice && row.optionalString("id") != nil ? Self.device(row) : nil
+        return (lockout.isLockedOut(counts, user: user, device: device), outstanding, stored)
     }
 
     private func countFailure(_ failure: FailureRecord) async throws -> [FailureSubject] {
@@ -470,7 +492,9 @@ public final class SQLiteStore: BioAuthStore {
     }
 
     private func clear(_ subjects: [FailureSubject]) async throws {
-        for subject in subjects { try await query("DELETE FROM counters WHERE key = ?", [.text(subject.storageKey)]) }
+        guard !subjects.isEmpty else { return }
+        let placeholders = Array(repeating: "?", count: subjects.count).joined(separator: ", ")
+        try await query("DELETE FROM counters WHERE key IN (\(placeholders))", subjects.map { .text($0.storageKey) })
     }
 
     // MARK: Rows

@@ -88,7 +88,7 @@ func seed(_ options: Options, spki: Data) async throws -> (database: String, cle
     guard let admin = PostgresStore.Location(url: options.database) else { throw LoadError("--database: sqlite or a postgres:// URL") }
     let name = "bioauth_load_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
     let logger = Logger(label: "seed")
-    func run(_ sql: String, database: String?) async throws {
+    @Sendable func run(_ sql: String, database: String?) async throws {
         let connection = try await PostgresConnection.connect(
             configuration: .init(host: admin.host, port: admin.port, username: admin.username, password: admin.password, database: database, tls: .disable),
             id: 1, logger: logger)
