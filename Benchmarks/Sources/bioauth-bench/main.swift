@@ -1,4 +1,5 @@
 import BioAuthCore
+import BioAuthPostgres
 import BioAuthServer
 import BioAuthSQLite
 import Crypto
@@ -146,6 +147,20 @@ for devices in [1_000, 100_000, 1_000_000] {
         devices, grouped.perSecond, grouped.p50, grouped.p99, Double(after.transactions - before.transactions) / Double(max(1, after.commits - before.commits))))
     try await store.close()
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+}
+
+if let url = ProcessInfo.processInfo.environment["BIOAUTH_BENCH_POSTGRES_URL"] ?? ProcessInfo.processInfo.environment["BIOAUTH_TEST_POSTGRES_URL"],
+    let location = PostgresStore.Location(url: url)
+{
+    let store = try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 16))
+    let ids = try await seedThroughStore(store, devices: 1_000, spki: deviceKey.publicKey.derRepresentation)
+    let single = try await serviceLogins(store: store, ids: ids, key: deviceKey, logins: 2_000)
+    line(String(format: "  PostgreSQL store, 1k devices, 1 client:   %8.0f logins/s   p50 %.2f ms   p99 %.2f ms", single.perSecond, single.p50, single.p99))
+    let many = try await serviceLogins(store: store, ids: ids, key: deviceKey, logins: 10_000, clients: 64)
+    line(String(format: "  PostgreSQL store, 1k devices, 64 clients: %8.0f logins/s   p50 %.2f ms   p99 %.2f ms", many.perSecond, many.p50, many.p99))
+    try await store.close()
+} else {
+    line("  (PostgreSQL: set BIOAUTH_BENCH_POSTGRES_URL)")
 }
 
 // Logins over HTTP are measured by `bioauth-load`, a separate process driving bioauth-server
