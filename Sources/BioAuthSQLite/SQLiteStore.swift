@@ -252,10 +252,13 @@ public final class SQLiteStore: BioAuthStore {
     public func finishChallenge(id: Data, lockout: LockoutQuery, verdict decide: @escaping @Sendable (TakenChallenge?) -> ChallengeVerdict) async throws -> RecordedVerdict {
         try await transaction {
             var taken: TakenChallenge?
+            // Counters with a row in this window: clearing any other is a no-op, so it is skipped.
+            var counted: Set<FailureSubject> = []
             if let row = try await query("DELETE FROM challenges WHERE id = ? RETURNING *", [.blob(id)]).first {
                 let challenge = try Self.challenge(row)
                 let state = try await lockoutState(lockout, user: challenge.userID, device: challenge.deviceID, withDevice: true)
                 taken = TakenChallenge(challenge: challenge, device: state.device, lockedOut: state.lockedOut)
+                counted = state.counted
             }
             let verdict = decide(taken)
             switch verdict {
@@ -265,7 +268,7 @@ public final class SQLiteStore: BioAuthStore {
             case .failed(let failure):
                 return RecordedVerdict(verdict, lockedSubjects: try await countFailure(failure))
             case .login(let session, let clearing, let audit):
-                try await login(session, clearing: clearing, audit: audit)
+                try await login(session, clearing: clearing.filter(counted.contains), audit: audit)
                 return RecordedVerdict(verdict)
             case .enrolment(let device, let replacing, let audit):
                 if replacing {
@@ -288,7 +291,7 @@ public final class SQLiteStore: BioAuthStore {
                 try await query(
                     "INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [.blob(a.tokenHash), .text(a.userID), .text(a.deviceID), .blob(a.operationHash), .date(a.createdAt), .date(a.expiresAt), .optionalDate(a.consumedAt)])
-                try await clear(clearing)
+                try await clear(clearing.filter(counted.contains))
                 try await append(audit)
                 return RecordedVerdict(verdict)
             }
@@ -438,7 +441,7 @@ public final class SQLiteStore: BioAuthStore {
     /// unexpired challenges of `device` at `now` and the row of `device`.
     private func lockoutState(
         _ lockout: LockoutQuery, user: String?, device: String?, outstandingAt now: Date? = nil, withDevice: Bool = false
-    ) async throws -> (lockedOut: Bool, outstanding: Int, device: DeviceRecord?) {
+    ) async throws -> (lockedOut: Bool, outstanding: Int, device: DeviceRecord?, counted: Set<FailureSubject>) {
         let subjects = lockout.subjects(user: user, device: device).map(\.subject)
         var columns = subjects.indices.map { "(SELECT count FROM counters WHERE key = ? AND window_start = ?) AS c\($0)" }
         var binds: [SQLiteData] = subjects.flatMap { [SQLiteData.text($0.storageKey), .date(lockout.windowStart)] }
@@ -456,7 +459,7 @@ public final class SQLiteStore: BioAuthStore {
         for (index, subject) in subjects.enumerated() { counts[subject] = try row.optionalInt("c\(index)") }
         let outstanding = now != nil && device != nil ? try row.int("outstanding") : 0
         let stored = try withDevice && row.optionalString("id") != nil ? Self.device(row) : nil
-        return (lockout.isLockedOut(counts, user: user, device: device), outstanding, stored)
+        return (lockout.isLockedOut(counts, user: user, device: device), outstanding, stored, Set(counts.keys))
     }
 
     private func countFailure(_ failure: FailureRecord) async throws -> [FailureSubject] {
