@@ -18,6 +18,8 @@ public struct WireFormatError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let malformedJSON = Code("malformedJSON")
         public static let missingField = Code("missingField")
         public static let unknownField = Code("unknownField")
+        /// A JSON object names the same key twice (never first-wins or last-wins).
+        public static let duplicateField = Code("duplicateField")
         public static let invalidValue = Code("invalidValue")
         public static let tooLarge = Code("tooLarge")
         public static let malformedCiphertext = Code("malformedCiphertext")

@@ -8,4 +8,30 @@ public enum OpenAPIDocument {
         else { return "openapi: 3.1.0\ninfo: {title: BioAuth, version: '1'}\npaths: {}\n" }
         return text
     }()
+
+    /// Every documented operation: method (lower case) and path template (`/v1/devices/{id}`).
+    public static let operations: [(method: String, path: String)] = {
+        var operations: [(String, String)] = []
+        var path: String?
+        for line in yaml.split(separator: "\n") {
+            if line.hasPrefix("  /"), line.hasSuffix(":") { path = String(line.dropFirst(2).dropLast()) }
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if let path, line.hasPrefix("    "), !line.hasPrefix("     "),
+                let method = ["get", "post", "put", "patch", "delete"].first(where: { trimmed.hasPrefix($0 + ":") })
+            {
+                operations.append((method, path))
+            }
+        }
+        return operations
+    }()
+
+    /// The documented methods for a concrete request path, upper case; empty for an unknown path.
+    public static func methods(for requestPath: String) -> [String] {
+        let segments = requestPath.split(separator: "/", omittingEmptySubsequences: false)
+        return operations.filter { operation in
+            let template = operation.path.split(separator: "/", omittingEmptySubsequences: false)
+            return template.count == segments.count
+                && zip(template, segments).allSatisfy { pattern, segment in (pattern.hasPrefix("{") && !segment.isEmpty) || pattern == segment }
+        }.map { $0.method.uppercased() }
+    }
 }

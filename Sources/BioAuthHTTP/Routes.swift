@@ -153,17 +153,24 @@ public struct BioAuthRoutes: Sendable {
     func authenticate(_ request: Request, _ context: BioAuthRequestContext) async throws -> (SessionRecord, RequestInfo) {
         let info = info(request, context)
         var token: String?
-        if let header = request.headers[.authorization], header.hasPrefix("Bearer ") { token = String(header.dropFirst(7)) }
+        // The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
+        if let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer " {
+            token = String(header.dropFirst(7))
+        }
         do { return (try await service.authenticate(token: token, request: info), info) } catch {
             await service.auditSessionFailure(error, request: info)
             throw error
         }
     }
 
+    /// Decodes a JSON body. Anything but `application/json` is refused with 415, so a web page cannot
+    /// drive these endpoints with CORS-simple `text/plain` or form posts from visitors' browsers.
     func decode<T: StrictBody>(_ type: T.Type, _ request: Request) async throws -> T {
+        let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard mediaType == "application/json" else { throw ServerError(.unsupportedMediaType, field: "Content-Type") }
         let buffer: ByteBuffer
         do { buffer = try await request.body.collect(upTo: options.maxBodySize) } catch {
-            throw StrictJSON.invalid("body", .tooLarge)
+            throw ServerError(.payloadTooLarge, field: "body", detail: "at most \(options.maxBodySize) bytes")
         }
         return try StrictJSON.decode(T.self, from: Data(buffer.readableBytesView))
     }
@@ -185,8 +192,14 @@ struct ErrorMapping: RouterMiddleware {
         do { response = try await next(request, context) } catch let error as ServerError {
             response = Self.response(error)
         } catch let error as HTTPError {
-            response = Self.response(error.status == .notFound ? ServerError(.notFound) : ServerError(.invalidRequest, field: "request", detail: "\(error.status.code)"))
-            if error.status == .methodNotAllowed { response.status = .methodNotAllowed }
+            let allowed = OpenAPIDocument.methods(for: request.uri.path)
+            if error.status == .notFound || error.status == .methodNotAllowed, !allowed.isEmpty {
+                // A known path with another method.
+                response = Self.response(ServerError(.methodNotAllowed))
+                response.headers[.allow] = allowed.joined(separator: ", ")
+            } else {
+                response = Self.response(error.status == .notFound ? ServerError(.notFound) : ServerError(.invalidRequest, field: "request", detail: "\(error.status.code)"))
+            }
         } catch {
             logger.error("unhandled error", metadata: ["request_id": "\(context.requestID)", "type": "\(type(of: error))"])
             response = Self.response(ServerError(.internalError))

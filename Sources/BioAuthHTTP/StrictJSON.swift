@@ -9,6 +9,7 @@ enum StrictJSON {
 
     static func decode<T: StrictBody>(_ type: T.Type, from data: Data) throws(ServerError) -> T {
         guard depth(of: data) <= maximumDepth else { throw invalid("body", .malformedJSON) }
+        if let duplicate = duplicateKey(in: data) { throw invalid(printable(duplicate), .duplicateField) }
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { throw invalid("body", .malformedJSON) }
         if let unknown = object.keys.sorted().first(where: { !T.fields.contains($0) }) {
             throw invalid(printable(unknown), .unknownField)
@@ -43,6 +44,48 @@ enum StrictJSON {
             }
         }
         return deepest
+    }
+
+    /// The first key that an object of `data` names twice, if any (keys compared after JSON
+    /// unescaping, so `"a"` and `"\u0061"` are the same key). Scanned without parsing values.
+    static func duplicateKey(in data: Data) -> String? {
+        var objects: [Set<String>?] = []  // one entry per open container: a key set for objects, nil for arrays
+        var expectKey = false
+        var index = data.startIndex
+        while index < data.endIndex {
+            let byte = data[index]
+            switch byte {
+            case UInt8(ascii: "{"):
+                objects.append([])
+                expectKey = true
+            case UInt8(ascii: "["):
+                objects.append(nil)
+                expectKey = false
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if !objects.isEmpty { objects.removeLast() }
+                expectKey = false
+            case UInt8(ascii: ","):
+                expectKey = objects.last.map { $0 != nil } ?? false
+            case UInt8(ascii: "\""):
+                var end = data.index(after: index), escaped = false
+                while end < data.endIndex {
+                    if escaped { escaped = false } else if data[end] == UInt8(ascii: "\\") { escaped = true } else if data[end] == UInt8(ascii: "\"") { break }
+                    end = data.index(after: end)
+                }
+                if expectKey, end < data.endIndex, var keys = objects.last ?? nil {
+                    let literal = data[index...end]
+                    let key = (try? JSONSerialization.jsonObject(with: literal, options: .fragmentsAllowed)) as? String ?? String(decoding: literal, as: UTF8.self)
+                    if keys.contains(key) { return key }
+                    keys.insert(key)
+                    objects[objects.count - 1] = keys
+                    expectKey = false
+                }
+                index = end
+            default: break
+            }
+            if index < data.endIndex { index = data.index(after: index) }
+        }
+        return nil
     }
 
     static func invalid(_ field: String, _ code: WireFormatError.Code) -> ServerError {

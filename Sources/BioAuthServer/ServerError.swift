@@ -44,6 +44,12 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let forbidden = Code("forbidden", 403)
         public static let notFound = Code("not_found", 404)
         public static let conflict = Code("conflict", 409)
+        /// A known path with another method (405; the response lists the allowed ones).
+        public static let methodNotAllowed = Code("method_not_allowed", 405)
+        /// A request body over the size limit (413).
+        public static let payloadTooLarge = Code("payload_too_large", 413)
+        /// A request body that is not `application/json` (415).
+        public static let unsupportedMediaType = Code("unsupported_media_type", 415)
         /// Too many requests or failures; `retryAfter` says when to come back (429).
         public static let rateLimited = Code("rate_limited", 429)
         /// The server itself failed (500). Never caused by client input.

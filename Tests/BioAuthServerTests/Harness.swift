@@ -74,9 +74,13 @@ struct API: Sendable {
     static let password = "correct horse battery"
 
     @discardableResult
-    func call(_ method: HTTPRequest.Method, _ path: String, _ body: [String: any Sendable]? = nil, raw: String? = nil, token: String? = nil, client address: String = "203.0.113.1") async throws -> Reply {
+    func call(
+        _ method: HTTPRequest.Method, _ path: String, _ body: [String: any Sendable]? = nil, raw: String? = nil, token: String? = nil,
+        client address: String = "203.0.113.1", headers extra: HTTPFields = [:]
+    ) async throws -> Reply {
         var headers: HTTPFields = [.contentType: "application/json", HTTPField.Name("X-Forwarded-For")!: address]
         if let token { headers[.authorization] = "Bearer " + token }
+        for field in extra { headers[field.name] = field.value }
         var buffer: ByteBuffer?
         if let raw { buffer = ByteBuffer(string: raw) } else if let body { buffer = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)) }
         let response = try await client.executeRequest(uri: path, method: method, headers: headers, body: buffer)
