@@ -26,16 +26,30 @@ enum Validate {
         return text
     }
 
-    /// Passwords: 8–1024 bytes (an upper bound keeps hashing cheap to refuse).
+    /// Passwords: 8–1024 Unicode code points, as JSON Schema's `minLength`/`maxLength` count them
+    /// (the upper bound keeps hashing cheap to refuse).
     static func password(_ text: String) throws(ServerError) -> String {
-        guard (8...1024).contains(text.utf8.count) else { throw ServerError(WireFormatError(.wrongLength, field: "password")) }
+        guard (8...1024).contains(text.unicodeScalars.count) else { throw ServerError(WireFormatError(.wrongLength, field: "password")) }
         return text
     }
 
-    /// Device names: 1–64 characters, no control characters.
+    /// Characters a device name may not hold: C0 and C1 controls, and the invisible formatting
+    /// characters that could disguise a name shown in an approval prompt (soft hyphen, zero-width
+    /// characters, bidirectional overrides and isolates, byte-order mark). `openapi.yaml` states
+    /// the same set as a pattern.
+    static let forbiddenInNames: CharacterSet = {
+        var set = CharacterSet(charactersIn: Unicode.Scalar(0x00)!...Unicode.Scalar(0x1F)!)
+        for range: ClosedRange<UInt32> in [0x7F...0x9F, 0xAD...0xAD, 0x61C...0x61C, 0x180E...0x180E, 0x200B...0x200F, 0x202A...0x202E, 0x2060...0x206F, 0xFEFF...0xFEFF] {
+            set.insert(charactersIn: Unicode.Scalar(range.lowerBound)!...Unicode.Scalar(range.upperBound)!)
+        }
+        return set
+    }()
+
+    /// Device names: at most 64 code points, at least one that is not white space, none of
+    /// ``forbiddenInNames``; leading and trailing white space is trimmed.
     static func deviceName(_ text: String) throws(ServerError) -> String {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard (1...64).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.unicodeScalars.count <= 64, !trimmed.isEmpty, !text.unicodeScalars.contains(where: forbiddenInNames.contains) else {
             throw ServerError(WireFormatError(.invalidValue, field: "name"))
         }
         return trimmed
