@@ -11,14 +11,19 @@ import Prometheus
 public struct HTTPOptions: Sendable {
     /// Largest request body accepted, in bytes.
     public var maxBodySize: Int
-    /// Take the client address from `X-Forwarded-For` (only behind a proxy you run).
-    public var trustForwardedFor: Bool
+    /// Your reverse proxies. Empty (the default): `X-Forwarded-For` is ignored and the TCP peer is
+    /// the client. Otherwise the client is the rightmost `X-Forwarded-For` address that is not one
+    /// of these — never the leftmost, which the client writes itself.
+    public var trustedProxies: [IPNetwork]
     /// Allow `POST /v1/users` (the demo primary login's sign-up).
     public var allowSignUp: Bool
 
-    public init(maxBodySize: Int = 16 * 1024, trustForwardedFor: Bool = false, allowSignUp: Bool = true) {
+    /// A reverse proxy on the same host.
+    public static let loopbackProxies = [IPNetwork("127.0.0.0/8")!, IPNetwork("::1")!]
+
+    public init(maxBodySize: Int = 16 * 1024, trustedProxies: [IPNetwork] = [], allowSignUp: Bool = true) {
         self.maxBodySize = maxBodySize
-        self.trustForwardedFor = trustForwardedFor
+        self.trustedProxies = trustedProxies
         self.allowSignUp = allowSignUp
     }
 }
@@ -143,10 +148,10 @@ public struct BioAuthRoutes: Sendable {
     // MARK: Helpers
 
     func info(_ request: Request, _ context: BioAuthRequestContext) -> RequestInfo {
-        var address = context.remoteAddress?.ipAddress ?? "unknown"
-        if options.trustForwardedFor, let forwarded = request.headers[.init("X-Forwarded-For")!]?.split(separator: ",").first {
-            address = StrictJSON.printable(forwarded.trimmingCharacters(in: .whitespaces))
-        }
+        // Every X-Forwarded-For line, in order: a proxy may add its own line instead of appending.
+        let forwarded = request.headers[values: .init("X-Forwarded-For")!]
+        let address = ClientAddressResolver(trustedProxies: options.trustedProxies)
+            .client(peer: context.remoteAddress?.ipAddress, forwardedFor: forwarded.isEmpty ? nil : forwarded.joined(separator: ","))
         return RequestInfo(clientAddress: address, requestID: context.requestID)
     }
 

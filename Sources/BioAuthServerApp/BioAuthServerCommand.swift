@@ -31,8 +31,10 @@ struct BioAuthServerCommand: AsyncParsableCommand {
     var challengeTTL: Int = env("BIOAUTH_CHALLENGE_TTL").flatMap(Int.init) ?? 60
     @Option(name: .customLong("session-ttl"), help: "Device-login session lifetime in seconds (env BIOAUTH_SESSION_TTL).")
     var sessionTTL: Int = env("BIOAUTH_SESSION_TTL").flatMap(Int.init) ?? 43_200
-    @Flag(name: .customLong("trust-forwarded-for"), help: "Take client addresses from X-Forwarded-For (behind your own proxy only).")
+    @Flag(name: .customLong("trust-forwarded-for"), help: "Shorthand for --trusted-proxy 127.0.0.0/8 --trusted-proxy ::1 (a reverse proxy on this host).")
     var trustForwardedFor = false
+    @Option(name: .customLong("trusted-proxy"), help: "A reverse proxy's address or CIDR range; repeatable (env BIOAUTH_TRUSTED_PROXIES, comma-separated). The client is the rightmost X-Forwarded-For address not in these.")
+    var trustedProxies: [String] = env("BIOAUTH_TRUSTED_PROXIES")?.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } ?? []
     @Flag(name: .customLong("no-sign-up"), help: "Disable POST /v1/users.")
     var noSignUp = false
     @Option(name: .customLong("password-rounds"), help: "PBKDF2 rounds for demo passwords (env BIOAUTH_PASSWORD_ROUNDS).")
@@ -54,6 +56,7 @@ struct BioAuthServerCommand: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0–65535") }
         guard challengeTTL > 0, challengeTTL <= 600 else { throw ValidationError("--challenge-ttl must be 1–600 seconds") }
         guard passwordRounds >= 1_000 else { throw ValidationError("--password-rounds must be at least 1000") }
+        for proxy in trustedProxies where IPNetwork(proxy) == nil { throw ValidationError("--trusted-proxy: not an address or CIDR range: \(proxy)") }
         guard requestsPerClient > 0 else { throw ValidationError("--requests-per-client must be positive") }
         guard sessionTTL > 0 else { throw ValidationError("--session-ttl must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
@@ -67,7 +70,8 @@ struct BioAuthServerCommand: AsyncParsableCommand {
             server: ServerConfiguration(
                 relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL), passwordRounds: passwordRounds,
                 rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient)),
-            http: HTTPOptions(trustForwardedFor: trustForwardedFor, allowSignUp: !noSignUp),
+            http: HTTPOptions(
+                trustedProxies: trustedProxies.compactMap(IPNetwork.init) + (trustForwardedFor ? HTTPOptions.loopbackProxies : []), allowSignUp: !noSignUp),
             logLevel: Logger.Level(rawValue: logLevel) ?? .info)
         var store: (any BioAuthStore)?
         var described = database

@@ -1,0 +1,108 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An IP address parsed strictly (`inet_pton`), in the form rate limits count it: IPv4 as itself,
+/// IPv6 by its /64 (one subscriber usually holds a whole /64, so counting single IPv6 addresses
+/// would let one client rotate through 2⁶⁴ identities). IPv4-mapped IPv6 is IPv4.
+struct IPAddress: Hashable, Sendable, CustomStringConvertible {
+    /// 4 or 16 bytes.
+    let bytes: [UInt8]
+
+    init?(_ text: some StringProtocol) {
+        var text = String(text).trimmingCharacters(in: .whitespaces)
+        if text.hasPrefix("["), let end = text.firstIndex(of: "]") { text = String(text[text.index(after: text.startIndex)..<end]) }  // [v6]:port
+        if let zone = text.firstIndex(of: "%") { text = String(text[..<zone]) }
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            bytes = withUnsafeBytes(of: &v4) { Array($0) }
+        } else if inet_pton(AF_INET6, text, &v6) == 1 {
+            let raw = withUnsafeBytes(of: &v6) { Array($0) }
+            bytes = raw[0..<12] == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] ? Array(raw[12...]) : raw
+        } else {
+            return nil
+        }
+    }
+
+    /// The rate-limit subject: `203.0.113.7`, or `2001:db8:1:2::/64`.
+    var description: String {
+        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
+    }
+
+    /// Every group, for IPv6 (`2001:db8:0:0:0:0:0:1`); IPv4 as itself.
+    var fullDescription: String {
+        guard bytes.count == 16 else { return description }
+        return stride(from: 0, to: 16, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }.joined(separator: ":")
+    }
+
+    /// True if this address lies in `network`.
+    func isIn(_ network: IPNetwork) -> Bool {
+        guard network.address.bytes.count == bytes.count else { return false }
+        var remaining = network.prefixLength
+        for (mine, theirs) in zip(bytes, network.address.bytes) where remaining > 0 {
+            let bits = min(8, remaining)
+            let mask = UInt8(truncatingIfNeeded: 0xFF << (8 - bits))
+            if mine & mask != theirs & mask { return false }
+            remaining -= bits
+        }
+        return true
+    }
+}
+
+/// An address range in CIDR notation (`10.0.0.0/8`, `2001:db8::/32`), or a single address.
+public struct IPNetwork: Hashable, Sendable, CustomStringConvertible {
+    let address: IPAddress
+    let prefixLength: Int
+
+    /// Parses `address[/prefix]`; nil for anything else.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/", maxSplits: 1)
+        guard let first = parts.first, let address = IPAddress(first) else { return nil }
+        let maximum = address.bytes.count * 8
+        if parts.count == 2 {
+            guard let length = Int(parts[1]), (0...maximum).contains(length) else { return nil }
+            prefixLength = length
+        } else {
+            prefixLength = maximum
+        }
+        self.address = address
+    }
+
+    public var description: String { "\(address.fullDescription)/\(prefixLength)" }
+}
+
+/// Who the client is, given the TCP peer and, behind proxies you run, `X-Forwarded-For`.
+///
+/// Each proxy appends the address it received the request from, so only the right end of the
+/// header can be trusted: the client is the rightmost address that is not one of your proxies.
+/// The left end is whatever the client chose to send. Without trusted proxies the header is
+/// ignored and the peer is the client.
+struct ClientAddressResolver: Sendable {
+    /// Your proxies. Empty: ignore `X-Forwarded-For`.
+    let trustedProxies: [IPNetwork]
+
+    func client(peer: String?, forwardedFor: String?) -> String {
+        let peerAddress = peer.flatMap { IPAddress($0) }
+        guard !trustedProxies.isEmpty, let forwardedFor else { return peerAddress?.description ?? peer ?? "unknown" }
+        // A request that did not come through a trusted proxy tells us nothing with its header.
+        if let peerAddress, !isTrusted(peerAddress) { return peerAddress.description }
+        var lastTrusted = peerAddress?.description ?? "unknown"
+        for hop in forwardedFor.split(separator: ",").reversed() {
+            guard let address = IPAddress(hop) else { return lastTrusted }  // garbage: stop at the last hop we can vouch for
+            if !isTrusted(address) { return address.description }
+            lastTrusted = address.description
+        }
+        return lastTrusted
+    }
+
+    private func isTrusted(_ address: IPAddress) -> Bool { trustedProxies.contains { address.isIn($0) } }
+}
