@@ -3,6 +3,11 @@ import BioAuth
 import BioAuthCore
 import BioAuthEmulator
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `bioauth device …`: an emulated phone whose state lives in a file.
 public struct DeviceCommand: AsyncParsableCommand {
@@ -45,9 +50,31 @@ struct DeviceFile: Codable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(DeviceFile(device: device.snapshot(), client: client))
-        let url = URL(fileURLWithPath: path)
-        try data.write(to: url, options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        try writePrivately(data, to: path)
+    }
+}
+
+/// Writes `data` to `path` atomically, readable by the owner only from the first byte: a temporary
+/// file created with mode 0600 (`O_CREAT | O_EXCL`), written, synced and renamed over `path`. The
+/// state holds the emulated enclave's private keys: it must never exist world-readable, not even
+/// between a write and a chmod.
+func writePrivately(_ data: Data, to path: String) throws {
+    let temporary = path + ".tmp-\(UUID().uuidString)"
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { throw CLIError("cannot write \(path)") }
+    var written = 0
+    let ok = data.withUnsafeBytes { bytes -> Bool in
+        while written < bytes.count {
+            let result = write(descriptor, bytes.baseAddress! + written, bytes.count - written)
+            if result <= 0 { return false }
+            written += result
+        }
+        return fsync(descriptor) == 0
+    }
+    close(descriptor)
+    guard ok, rename(temporary, path) == 0 else {
+        unlink(temporary)
+        throw CLIError("cannot write \(path)")
     }
 }
 

@@ -13,7 +13,7 @@ public struct ServerClient: Sendable {
     }
 
     /// A response. Its description shows only the status: bodies carry tokens and nonces.
-    public struct Reply: Sendable, CustomStringConvertible {
+    public struct Reply: Sendable, CustomStringConvertible, CustomReflectable {
         public let status: Int
         public let text: String
         public var json: [String: any Sendable] { ((try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: any Sendable]) ?? [:] }
@@ -21,6 +21,7 @@ public struct ServerClient: Sendable {
         public var retryAfter: String?
         public var isSuccess: Bool { (200..<300).contains(status) }
         public var description: String { "Reply(HTTP \(status), \(text.utf8.count) bytes)" }
+        public var customMirror: Mirror { Mirror(self, children: ["status": status, "bytes": text.utf8.count]) }
 
         public init(status: Int, text: String, retryAfter: String? = nil) {
             self.status = status

@@ -97,7 +97,7 @@ public struct SignedMessage: Sendable, Hashable {
 
 /// A challenge as the server sends it to the device (JSON, binary fields base64url).
 /// Its description omits the nonce.
-public struct ChallengeEnvelope: Codable, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct ChallengeEnvelope: Codable, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var challengeId: String
     public var purpose: String
     public var relyingPartyId: String
@@ -122,6 +122,13 @@ public struct ChallengeEnvelope: Codable, Sendable, Hashable, CustomStringConver
         "ChallengeEnvelope(\(purpose), rp: \(relyingPartyId), user: \(userId), device: \(deviceId), expiresAt: \(expiresAt), nonce: redacted)"
     }
     public var debugDescription: String { description }
+    /// `dump()` and debuggers see every field but the nonce.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "challengeId": challengeId, "purpose": purpose, "relyingPartyId": relyingPartyId, "nonce": "redacted", "userId": userId,
+            "deviceId": deviceId, "expiresAt": expiresAt, "operationHash": operationHash as Any,
+        ])
+    }
 
     /// Rebuilds the message the device must sign, checking every field.
     public func message() throws(WireFormatError) -> SignedMessage {

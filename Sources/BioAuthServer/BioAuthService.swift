@@ -6,22 +6,26 @@ import Metrics
 
 /// A session token handed to the client once. The server keeps only its SHA-256.
 /// Its description omits the token.
-public struct SessionGrant: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct SessionGrant: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var token: String
     public var session: SessionRecord
 
     public var description: String { "SessionGrant(session: \(session.id), user: \(session.userID), token: redacted)" }
     public var debugDescription: String { description }
+    /// `dump()` and debuggers see the session, not the token.
+    public var customMirror: Mirror { Mirror(self, children: ["session": session, "token": "redacted"]) }
 }
 
 /// A one-time step-up approval handed to the client once. The server keeps only its SHA-256.
 /// Its description omits the approval.
-public struct ApprovalGrant: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct ApprovalGrant: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var approval: String
     public var record: ApprovalRecord
 
     public var description: String { "ApprovalGrant(user: \(record.userID), device: \(record.deviceID), approval: redacted)" }
     public var debugDescription: String { description }
+    /// `dump()` and debuggers see the record, not the approval.
+    public var customMirror: Mirror { Mirror(self, children: ["record": record, "approval": "redacted"]) }
 }
 
 /// The BioAuth server, independent of any HTTP framework: demo primary login, device enrolment

@@ -135,6 +135,12 @@ struct RobustnessTests {
             let envelope = try await harness.service.beginLogin(userID: "alice", deviceID: deviceID, request: RequestInfo())
             scanner.add(Base64URL.decode(envelope.nonce)!, label: "envelope nonce")
             texts += ["\(grant)", String(reflecting: grant), "\(envelope)", String(reflecting: envelope)]
+            // …and so do dump() and Mirror, which debuggers and crash reporters use.
+            var dumped = ""
+            dump(grant, to: &dumped)
+            dump(envelope, to: &dumped)
+            texts.append(dumped)
+            texts += Mirror(reflecting: grant).children.map { "\($0.value)" } + Mirror(reflecting: envelope).children.map { "\($0.value)" }
             for entry in harness.logs.entries { texts.append("\(entry.message) \(entry.metadata)") }
             for event in try await harness.service.store.auditEvents(userID: nil, limit: 1_000) { texts.append("\(event)") }
             collected.set(scanner, texts)
