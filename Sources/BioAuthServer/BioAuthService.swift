@@ -299,6 +299,13 @@ public final class BioAuthService: Sendable {
 
     // MARK: - Internals
 
+    /// The key verified against when the device is unknown, revoked or foreign. Its private half is
+    /// discarded at start-up: no signature ever verifies.
+    static let decoyKey: DevicePublicKey = {
+        guard let key = try? DevicePublicKey(spki: P256.Signing.PrivateKey().publicKey.derRepresentation) else { fatalError("P-256 key generation failed") }
+        return key
+    }()
+
     private func issue(_ binding: ChallengeRecord.Binding, user: String, device: String, _ request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
         let now = clock.now()
         let expiry = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + configuration.challengeTTL).rounded(.down))
@@ -349,20 +356,22 @@ public final class BioAuthService: Sendable {
                 guard challenge.purpose == purpose, challenge.relyingPartyID == relyingPartyID else { return failure(.wrongPurpose) }
                 guard now <= challenge.expiresAt else { return failure(.expiredChallenge) }
                 if let sessionUser, sessionUser != challenge.userID { return failure(.wrongUser) }
-                let spki: Data
+                // An unknown, revoked or foreign device still costs a full verification (against a
+                // key nobody holds), so timing does not tell which device ids exist or are active.
+                var spki: Data = Self.decoyKey.spkiRepresentation
+                var deviceProblem: FailureReason?
                 if case .registration(let key, _, _) = challenge.binding {
                     spki = key
-                } else {
-                    guard let device = taken.device else { return failure(.unknownDevice) }
-                    guard !device.isRevoked else { return failure(.revokedDevice) }
-                    guard device.userID == challenge.userID else { return failure(.wrongUser) }
+                } else if let device = taken.device, !device.isRevoked, device.userID == challenge.userID {
                     spki = device.publicKey
+                } else {
+                    deviceProblem = taken.device == nil ? .unknownDevice : taken.device!.isRevoked ? .revokedDevice : .wrongUser
                 }
                 guard let key = try? DevicePublicKey(spki: spki) else { return failure(.unknownDevice) }
-                guard let der = try? ECDSADERSignature(der: signatureBytes) else { return failure(.malformedSignature) }
-                guard let message = try? challenge.message(), key.isValidSignature(raw: der.rawRepresentation, for: message.encoded) else {
-                    return failure(.badSignature)
-                }
+                guard let der = try? ECDSADERSignature(der: signatureBytes) else { return failure(deviceProblem ?? .malformedSignature) }
+                let verified = (try? challenge.message()).map { key.isValidSignature(raw: der.rawRepresentation, for: $0.encoded) } ?? false
+                if let deviceProblem { return failure(deviceProblem) }
+                guard verified else { return failure(.badSignature) }
                 return success(challenge, now) ?? failure(.wrongPurpose)
             }
         }
