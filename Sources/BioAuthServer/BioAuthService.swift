@@ -83,7 +83,7 @@ public final class BioAuthService: Sendable {
         let password = try Validate.password(password)
         try admit(request)
         let now = clock.now()
-        let lockout = windows.lockout(client: request.clientAddress, at: now)
+        let lockout = windows.lockout(client: request.clientAddress, at: now, factor: .password)
         let state = try await run(request) { try await self.store.passwordLoginState(username: username, lockout: lockout) }
         if state.lockedOut { throw await refuseLockedOut(user: username, device: nil, request) }
         // Unknown users cost a hash too, so timing does not tell which usernames exist.
@@ -109,6 +109,7 @@ public final class BioAuthService: Sendable {
     /// The active session a bearer token names.
     /// - Throws: `authenticationFailed` for a missing, unknown, expired or revoked token.
     public func authenticate(token: String?, request: RequestInfo) async throws(ServerError) -> SessionRecord {
+        try admit(request)  // token guessing pays the request limit too
         guard let token, let bytes = Base64URL.decode(token), bytes.count == 32 else {
             throw ServerError.authenticationFailed(token == nil ? .missingSession : .unknownSession)
         }
@@ -154,11 +155,11 @@ public final class BioAuthService: Sendable {
     public func beginRegistration(
         session: SessionRecord, name: String, publicKey: String, replacesDeviceID: String?, request: RequestInfo
     ) async throws(ServerError) -> ChallengeEnvelope {
+        // Admitted by authenticate(token:request:), like every call that takes a session.
         guard session.kind == .primary else { throw ServerError(.forbidden, detail: "enrolment requires a primary-login session") }
         let name = try Validate.deviceName(name)
         let spki = try Validate.base64URL(publicKey, field: "publicKey", count: 1...512)
         do { _ = try DevicePublicKey(spki: spki, field: "publicKey") } catch { throw ServerError(error) }
-        try admit(request)
         var deviceID = UUID().uuidString.lowercased()
         if let replacesDeviceID {
             let id = try Validate.deviceID(replacesDeviceID, field: "replacesDeviceId")
@@ -207,7 +208,8 @@ public final class BioAuthService: Sendable {
         let recorded = try await finish(challengeID, signature, purpose: .login, sessionUser: nil, request) { challenge, now in
             let session = self.sessionRecord(token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now)
             let audit = self.event("login.succeeded", user: challenge.userID, device: challenge.deviceID, request: request)
-            return .login(session, clearing: [.user(challenge.userID), .device(challenge.deviceID)], audit: audit)
+            // Clears nothing: a device login says nothing about the password counter.
+            return .login(session, clearing: [], audit: audit)
         }
         guard case .login(let session, _, let audit) = recorded.verdict else { throw ServerError(.internalError) }
         metrics.logins.increment()
@@ -221,7 +223,6 @@ public final class BioAuthService: Sendable {
     public func beginStepUp(session: SessionRecord, deviceID: String, operation: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
         let deviceID = try Validate.deviceID(deviceID)
         let details = try Validate.base64URL(operation, field: "operation", count: 1...configuration.maxOperationSize)
-        try admit(request)
         guard let device = try await run(request, { try await self.store.device(id: deviceID) }), device.userID == session.userID, !device.isRevoked else {
             throw ServerError(.notFound, field: "deviceId")
         }
@@ -237,7 +238,7 @@ public final class BioAuthService: Sendable {
                 tokenHash: Data(SHA256.hash(data: token.data)), userID: challenge.userID, deviceID: challenge.deviceID,
                 operationHash: operationHash, createdAt: now, expiresAt: now.addingTimeInterval(self.configuration.approvalTTL))
             let audit = self.event("stepup.approved", user: challenge.userID, device: challenge.deviceID, request: request)
-            return .approval(record, clearing: [.user(challenge.userID), .device(challenge.deviceID)], audit: audit)
+            return .approval(record, clearing: [], audit: audit)
         }
         guard case .approval(let record, _, let audit) = recorded.verdict else { throw ServerError(.internalError) }
         metrics.stepUps.increment()
@@ -247,6 +248,7 @@ public final class BioAuthService: Sendable {
 
     /// Redeems an approval for exactly the operation it was granted for, once.
     public func redeemApproval(approval: String, operation: String, request: RequestInfo) async throws(ServerError) -> ApprovalRecord {
+        try admit(request)
         let token = try Validate.base64URL(approval, field: "approval", count: 32...32)
         let details = try Validate.base64URL(operation, field: "operation", count: 1...configuration.maxOperationSize)
         let hash = Data(SHA256.hash(data: token))
@@ -315,7 +317,8 @@ public final class BioAuthService: Sendable {
         let message: SignedMessage
         do { message = try challenge.message() } catch { throw ServerError(error) }
         let limits = ChallengeLimits(
-            outstandingPerDevice: configuration.maxOutstandingChallengesPerDevice, now: now, lockout: windows.lockout(client: request.clientAddress, at: now))
+            outstandingPerDevice: configuration.maxOutstandingChallengesPerDevice, now: now,
+            lockout: windows.lockout(client: request.clientAddress, at: now, factor: .signature))
         switch try await run(request, { try await self.store.issueChallenge(challenge, limits: limits) }) {
         case .issued:
             metrics.challenges.increment()
@@ -337,16 +340,17 @@ public final class BioAuthService: Sendable {
     ) async throws(ServerError) -> RecordedVerdict {
         let id = try Validate.base64URL(challengeID, field: "challengeId", count: 16...16)
         let signatureBytes = try Validate.base64URL(signature, field: "signature", count: 1...256)
-        try admit(request)
+        if sessionUser == nil { try admit(request) }  // authenticated calls were admitted by authenticate(token:request:)
         let now = clock.now()
-        let lockout = windows.lockout(client: request.clientAddress, at: now)
+        let lockout = windows.lockout(client: request.clientAddress, at: now, factor: .signature)
         let relyingPartyID = configuration.relyingPartyID
         let recorded = try await run(request) {
             try await self.store.finishChallenge(id: id, lockout: lockout) { taken in
                 func failure(_ reason: FailureReason) -> ChallengeVerdict {
                     let user = taken?.challenge.userID, device = taken?.challenge.deviceID
                     let audit = self.event(purpose.auditFailure, user: user, device: device, reason: reason.description, request: request)
-                    return .failed(FailureRecord(reason, lockout: lockout, user: user, device: device, audit: audit))
+                    // Counted against the sending address only (see RateWindows.Factor.signature).
+                    return .failed(FailureRecord(reason, lockout: lockout, user: nil, device: nil, audit: audit))
                 }
                 guard let taken else { return failure(.unknownChallenge) }
                 let challenge = taken.challenge

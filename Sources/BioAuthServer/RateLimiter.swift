@@ -16,10 +16,20 @@ struct RateWindows: Sendable {
         max(1, Int((windowStart(now).timeIntervalSince1970 + policy.window - now.timeIntervalSince1970).rounded(.up)))
     }
 
+    /// Which factor a request proves; each has its own failure counters.
+    enum Factor {
+        /// The demo password: counted per user and per client address.
+        case password
+        /// A device signature: counted per client address only. Nobody can forge one, so failures
+        /// say nothing against the device or its owner, and counting them there would let anyone
+        /// who knows a device id lock its owner out.
+        case signature
+    }
+
     /// The failure limits in force for a request from `client` at `now`.
-    func lockout(client: String, at now: Date) -> LockoutQuery {
+    func lockout(client: String, at now: Date, factor: Factor) -> LockoutQuery {
         LockoutQuery(
-            windowStart: windowStart(now), client: client, userLimit: policy.failuresPerUser, deviceLimit: policy.failuresPerDevice,
+            windowStart: windowStart(now), client: client, userLimit: factor == .password ? policy.failuresPerUser : .max, deviceLimit: .max,
             clientLimit: policy.failuresPerClient)
     }
 }

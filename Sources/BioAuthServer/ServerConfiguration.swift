@@ -37,22 +37,24 @@ public struct ServerConfiguration: Sendable, Hashable {
     }
 }
 
-/// Fixed-window limits. State lives in the store, so several instances share it.
+/// Fixed-window limits. Failure counters live in the store, so several instances share them; the
+/// request limit is counted by each instance.
 public struct RateLimitPolicy: Sendable, Hashable {
     /// Length of a window in seconds.
     public var window: TimeInterval
-    /// Failed verifications per user, per device and per client address before a lockout for the
-    /// rest of the window.
+    /// Wrong passwords per user (from any address) before password login of that user is locked
+    /// for the rest of the window. Password failures never lock device-signature login.
     public var failuresPerUser: Int
-    public var failuresPerDevice: Int
+    /// Failed verifications of any kind per client address before that address is locked out for
+    /// the rest of the window. A forged signature cannot succeed, so signature failures throttle
+    /// only the address that sends them, never the device's owner.
     public var failuresPerClient: Int
     /// Authentication requests per client address per window.
     public var requestsPerClient: Int
 
-    public init(window: TimeInterval = 300, failuresPerUser: Int = 10, failuresPerDevice: Int = 5, failuresPerClient: Int = 30, requestsPerClient: Int = 300) {
+    public init(window: TimeInterval = 300, failuresPerUser: Int = 10, failuresPerClient: Int = 30, requestsPerClient: Int = 300) {
         self.window = window
         self.failuresPerUser = failuresPerUser
-        self.failuresPerDevice = failuresPerDevice
         self.failuresPerClient = failuresPerClient
         self.requestsPerClient = requestsPerClient
     }

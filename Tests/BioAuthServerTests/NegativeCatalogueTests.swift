@@ -260,26 +260,67 @@ struct NegativeCatalogueTests {
             let (_, deviceID) = try await alice(api)
             let attacker = SoftwareDevice()
             var statuses: [Int] = []
-            for _ in 0..<7 {
-                let challenge = try await api.loginChallenge("alice", deviceID)
+            for _ in 0..<32 {
+                let challenge = try await api.loginChallenge("alice", deviceID, client: "198.51.100.66")
                 if challenge.status != 200 {
                     statuses.append(challenge.status)
                     continue
                 }
-                statuses.append(try await api.finish(challenge, signature: try attacker.sign(challenge)).status)
+                statuses.append(try await api.finish(challenge, signature: try attacker.sign(challenge), client: "198.51.100.66").status)
             }
-            #expect(statuses.prefix(5).allSatisfy { $0 == 401 })
+            #expect(statuses.prefix(30).allSatisfy { $0 == 401 })
             #expect(statuses.suffix(2).allSatisfy { $0 == 429 })
-            let limited = try await api.loginChallenge("alice", deviceID)
+            let limited = try await api.loginChallenge("alice", deviceID, client: "198.51.100.66")
             #expect(limited.status == 429)
             #expect(Int(limited.headers[.retryAfter] ?? "") ?? 0 > 0)
-            #expect(try await harness.service.store.auditEvents(userID: "alice", limit: 100).contains { $0.kind == "lockout" })
-            // Even the owner waits out the window; then it works again.
+            #expect(try await harness.service.store.auditEvents(userID: "alice", limit: 100).contains { $0.kind == "lockout" && $0.reason == "fail:client" })
+            // The attacking address waits out the window; then it may try again.
             harness.clock.advance(by: 301)
+            #expect(try await api.loginChallenge("alice", deviceID, client: "198.51.100.66").status == 200)
+            // Password guessing is limited per user, from any address.
+            for n in 0..<10 { _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)") }
+            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: "192.0.2.99").status == 429)
+        }
+    }
+
+    /// Issue 13: one shared counter let anyone lock the owner out of Face ID login.
+    @Test func forgedSignaturesThrottleTheSenderNotTheDeviceOwner() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            let forger = SoftwareDevice()
+            for n in 0..<40 {
+                let address = "198.51.100.\(n % 4)"  // several addresses, each up to its own limit
+                let challenge = try await api.loginChallenge("alice", deviceID, client: address)
+                if challenge.status == 200 { _ = try await api.finish(challenge, signature: try forger.sign(challenge), client: address) }
+            }
+            #expect(try await api.login("alice", deviceID, phone).status == 200, "the owner signs in from her own address")
+        }
+    }
+
+    @Test func wrongPasswordsFromAnywhereDoNotLockTheOwnerOutOfDeviceLogin() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            for n in 0..<12 { _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)") }
+            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password]).status == 429, "password login is locked")
+            #expect(try await api.login("alice", deviceID, phone).status == 200, "Face ID login is not")
+        }
+    }
+
+    @Test func aDeviceLoginDoesNotResetThePasswordCounter() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            for n in 0..<9 { _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)") }
             #expect(try await api.login("alice", deviceID, phone).status == 200)
-            // Password guessing is limited per user too.
-            for _ in 0..<10 { _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"]) }
+            _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.50")
             #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password]).status == 429)
+        }
+    }
+
+    @Test func guessingBearerTokensPaysTheRequestLimit() async throws {
+        try await ServerHarness(configure: { $0.rateLimits.requestsPerClient = 20 }).test { api in
+            var statuses: [Int] = []
+            for _ in 0..<25 { statuses.append(try await api.call(.get, "/v1/devices", token: Base64URL.encode(SecretBytes.random(count: 32).data), client: "198.51.100.9").status) }
+            #expect(statuses.prefix(20).allSatisfy { $0 == 401 } && statuses.suffix(5).allSatisfy { $0 == 429 }, "\(statuses)")
         }
     }
 
