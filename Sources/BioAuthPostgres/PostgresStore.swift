@@ -261,7 +261,10 @@ public final class PostgresStore: BioAuthStore {
             try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(ch.deviceID)))", logger: self.logger)
             if try await self.isLockedOut(limits.lockout, user: ch.userID, device: ch.deviceID, c) { return .lockedOut }
             let outstanding = try await c.query(
-                "SELECT COUNT(*) FROM challenges WHERE device_id = \(ch.deviceID) AND expires_at > \(limits.now)", logger: self.logger
+                """
+                SELECT COUNT(*) FROM challenges WHERE device_id = \(ch.deviceID) AND user_id = \(ch.userID) AND expires_at > \(limits.now)
+                  AND EXISTS (SELECT 1 FROM devices WHERE id = \(ch.deviceID))
+                """, logger: self.logger
             ).collect().first.map { try $0.makeRandomAccess()[0].decode(Int.self) } ?? 0
             guard outstanding < limits.outstandingPerDevice else { return .tooManyChallenges }
             let columns = ch.binding.columns

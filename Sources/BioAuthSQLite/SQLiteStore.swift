@@ -19,7 +19,7 @@ import Synchronization
 ///
 /// | Request | Statements | Commits |
 /// |---|---|---|
-/// | `POST /login/challenge` (``issueChallenge(_:limits:)``) | 1 read (lockout counters and the device's outstanding challenges), 1 insert | 1 |
+/// | `POST /login/challenge` (``issueChallenge(_:limits:)``) | 1 read (lockout counters and the outstanding challenges of this device and user), 1 insert | 1 |
 /// | `POST /login/finish` (``finishChallenge(id:lockout:verdict:)``) | 1 delete-returning, 1 read (device row and lockout counters), then session insert, device touch, counter delete, audit insert | 1 |
 /// | a failed verification | delete and read as above, then 1 upsert per subject (1–3), 1 audit insert per event | 1 |
 /// | `POST /login/password` | 1 user read, 1 counter read (no commit), then session insert, counter delete, audit insert | 1 |
@@ -446,8 +446,9 @@ public final class SQLiteStore: BioAuthStore {
         var columns = subjects.indices.map { "(SELECT count FROM counters WHERE key = ? AND window_start = ?) AS c\($0)" }
         var binds: [SQLiteData] = subjects.flatMap { [SQLiteData.text($0.storageKey), .date(lockout.windowStart)] }
         if let now, let device {
-            columns.append("(SELECT COUNT(*) FROM challenges WHERE device_id = ? AND expires_at > ?) AS outstanding")
-            binds += [.text(device), .date(now)]
+            columns.append(
+                "(SELECT COUNT(*) FROM challenges WHERE device_id = ? AND user_id = ? AND expires_at > ? AND EXISTS (SELECT 1 FROM devices WHERE id = ?)) AS outstanding")
+            binds += [.text(device), user.map { .text($0) } ?? .null, .date(now), .text(device)]
         }
         var sql = "SELECT " + columns.joined(separator: ", ")
         if withDevice, let device {

@@ -20,8 +20,10 @@ public protocol BioAuthStore: Sendable {
 
     // MARK: Challenges
 
-    /// Refuses if a failure limit of the challenge's user, device or the client is reached, or the
-    /// device already has `limits.outstandingPerDevice` unexpired challenges; inserts otherwise.
+    /// Refuses if a failure limit of the challenge's user, device or the client is reached, or — for
+    /// a device that exists — that device and user already have `limits.outstandingPerDevice`
+    /// unexpired challenges; inserts otherwise. Challenges naming another user, or a device that
+    /// does not exist, never fill a real owner's quota.
     /// - Throws: ``StoreError`` `duplicate` if the id exists.
     func issueChallenge(_ challenge: ChallengeRecord, limits: ChallengeLimits) async throws -> ChallengeIssue
     /// Deletes the challenge and, in the same transaction, hands it with its device row and lockout

@@ -31,7 +31,9 @@ public actor InMemoryStore: BioAuthStore {
     public func issueChallenge(_ challenge: ChallengeRecord, limits: ChallengeLimits) throws -> ChallengeIssue {
         guard challenges[challenge.id] == nil else { throw StoreError(.duplicate, detail: "challenges") }
         if isLockedOut(limits.lockout, user: challenge.userID, device: challenge.deviceID) { return .lockedOut }
-        let outstanding = challenges.values.count { $0.deviceID == challenge.deviceID && $0.expiresAt > limits.now }
+        let outstanding =
+            devicesByID[challenge.deviceID] == nil
+            ? 0 : challenges.values.count { $0.deviceID == challenge.deviceID && $0.userID == challenge.userID && $0.expiresAt > limits.now }
         guard outstanding < limits.outstandingPerDevice else { return .tooManyChallenges }
         challenges[challenge.id] = challenge
         return .issued

@@ -6,7 +6,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var relyingPartyID: String
     /// Challenge lifetime, checked in code (design §4: 60 s).
     public var challengeTTL: TimeInterval
-    /// Most unexpired challenges one device may have.
+    /// Most unexpired challenges one existing device may have for its user (requests naming another
+    /// user or an unknown device are bounded by the request limit instead).
     public var maxOutstandingChallengesPerDevice: Int
     /// Lifetime of a session from a device-key login.
     public var sessionTTL: TimeInterval

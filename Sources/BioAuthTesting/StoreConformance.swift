@@ -112,17 +112,27 @@ public struct StoreConformance: Sendable {
             try await finish(store, record.id) { taken in seen.set(taken); return .refused([]) }
             try require(seen.value == .some(nil), "challenges: consumed once")
         }
+        try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
+        try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "Pad", publicKey: Data([5]), createdAt: t0))
         let first = challenge()
         try require(try await store.issueChallenge(first, limits: limits(2)) == .issued, "challenges: first")
         try require(await isDuplicate { _ = try await store.issueChallenge(first, limits: self.limits(5)) }, "challenges: duplicate id")
         try require(try await store.issueChallenge(challenge(), limits: limits(2)) == .issued, "challenges: second")
         try require(try await store.issueChallenge(challenge(), limits: limits(2)) == .tooManyChallenges, "challenges: cap")
         try require(try await store.issueChallenge(challenge(device: "d2"), limits: limits(2)) == .issued, "challenges: cap is per device")
+        // Requests naming another user, or a device that does not exist, never fill the owner's quota.
+        for _ in 0..<2 {
+            try require(try await store.issueChallenge(challenge(user: "mallory"), limits: limits(2)) == .issued, "challenges: cap is per device and user")
+        }
+        try require(try await store.issueChallenge(challenge(user: "mallory"), limits: limits(2)) == .tooManyChallenges, "challenges: mallory's own quota")
+        for _ in 0..<3 {
+            try require(try await store.issueChallenge(challenge(device: "no-such-device"), limits: limits(2)) == .issued, "challenges: no cap for unknown devices")
+        }
         // Expired challenges do not count toward the cap.
         try require(
             try await store.issueChallenge(challenge(expires: 120), limits: limits(2, now: t0.addingTimeInterval(61))) == .issued, "challenges: expired do not count")
         let swept = try await store.deleteChallenges(expiredBefore: t0.addingTimeInterval(61))
-        try require(swept == 3, "challenges: sweep", "swept \(swept), expected 3")
+        try require(swept == 8, "challenges: sweep", "swept \(swept), expected 8")
         try require(try await store.deleteChallenges(expiredBefore: t0.addingTimeInterval(1_000)) == 1, "challenges: sweep rest")
     }
 

@@ -87,6 +87,18 @@ struct FlowTests {
         }
     }
 
+    /// Issue 13: five unauthenticated challenge requests used to fill a device's quota.
+    @Test func challengesNamingAnotherUserDoNotFillTheOwnersQuota() async throws {
+        try await ServerHarness().test { api in
+            let phone = SoftwareDevice()
+            let deviceID = try await api.enrol(phone, token: try await api.primarySession("alice"))
+            var statuses: [Int] = []
+            for _ in 0..<7 { statuses.append(try await api.loginChallenge("mallory", deviceID, client: "198.51.100.3").status) }
+            #expect(statuses == [200, 200, 200, 200, 200, 429, 429], "a quota of its own")
+            #expect(try await api.login("alice", deviceID, phone).status == 200, "the owner's quota is untouched")
+        }
+    }
+
     @Test func malformedInputNamesTheField() async throws {
         try await ServerHarness().test { api in
             let cases: [(String, String, String)] = [
