@@ -355,8 +355,15 @@ public final class PostgresStore: BioAuthStore {
         try await transaction { c in try await self.countFailure(failure, c) }
     }
 
-    public func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], audit: AuditEvent) async throws {
-        try await transaction { c in try await self.login(session, clearing: clearing, audit: audit, c) }
+    public func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], rehashed: UserRecord?, audit: AuditEvent) async throws {
+        try await transaction { c in
+            if let u = rehashed {
+                try await c.query(
+                    "UPDATE users SET password_salt = \(u.passwordSalt), password_rounds = \(u.passwordRounds), password_hash = \(u.passwordHash) WHERE id = \(u.id)",
+                    logger: self.logger)
+            }
+            try await self.login(session, clearing: clearing, audit: audit, c)
+        }
     }
 
     // MARK: Devices

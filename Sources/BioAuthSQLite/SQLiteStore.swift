@@ -308,8 +308,15 @@ public final class SQLiteStore: BioAuthStore {
         try await transaction { try await countFailure(failure) }
     }
 
-    public func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], audit: AuditEvent) async throws {
-        try await transaction { try await login(session, clearing: clearing, audit: audit) }
+    public func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], rehashed: UserRecord?, audit: AuditEvent) async throws {
+        try await transaction {
+            if let u = rehashed {
+                try await query(
+                    "UPDATE users SET password_salt = ?, password_rounds = ?, password_hash = ? WHERE id = ?",
+                    [.blob(u.passwordSalt), .integer(u.passwordRounds), .blob(u.passwordHash), .text(u.id)])
+            }
+            try await login(session, clearing: clearing, audit: audit)
+        }
     }
 
     // MARK: Devices

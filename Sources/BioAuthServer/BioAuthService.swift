@@ -97,8 +97,17 @@ public final class BioAuthService: Sendable {
             throw failed(failure, locked: locked, request)
         }
         let (session, token) = newSession(user: username, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, at: now)
-        try await run(request) {
-            try await self.store.recordLogin(session, clearing: [.user(username)], audit: self.event("password.login.succeeded", user: username, request: request))
+        // A hash made with fewer rounds than today's setting is replaced now, while the password is at hand.
+        var rehashed: UserRecord?
+        if user.passwordRounds < configuration.passwordRounds {
+            let salt = SecretBytes.random(count: 16).data
+            rehashed = UserRecord(
+                id: username, passwordSalt: salt, passwordRounds: configuration.passwordRounds,
+                passwordHash: try hashPassword(password, salt: salt, rounds: configuration.passwordRounds), createdAt: user.createdAt)
+        }
+        try await run(request) { [rehashed] in
+            try await self.store.recordLogin(
+                session, clearing: [.user(username)], rehashed: rehashed, audit: self.event("password.login.succeeded", user: username, request: request))
         }
         log("password.login.succeeded", user: username, request: request)
         return SessionGrant(token: token, session: session)

@@ -39,8 +39,9 @@ public protocol BioAuthStore: Sendable {
     /// Counts a failure and appends its audit events, together; returns the subjects that reached
     /// their limit with this failure.
     func recordFailure(_ failure: FailureRecord) async throws -> [FailureSubject]
-    /// Inserts the session, clears the given failure counters and appends `audit`, together.
-    func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], audit: AuditEvent) async throws
+    /// Inserts the session, clears the given failure counters, replaces the user's password hash
+    /// with `rehashed` if given (a stronger hash computed at this login) and appends `audit`, together.
+    func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], rehashed: UserRecord?, audit: AuditEvent) async throws
 
     // MARK: Devices
 

@@ -51,7 +51,7 @@ public actor InMemoryStore: BioAuthStore {
         case .failed(let failure):
             return RecordedVerdict(verdict, lockedSubjects: recordFailure(failure))
         case .login(let session, let clearing, let event):
-            recordLogin(session, clearing: clearing, audit: event)
+            recordLogin(session, clearing: clearing, rehashed: nil, audit: event)
             return RecordedVerdict(verdict)
         case .enrolment(let device, let replacing, let event):
             if replacing {
@@ -102,8 +102,9 @@ public actor InMemoryStore: BioAuthStore {
         return locked
     }
 
-    public func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], audit event: AuditEvent) {
+    public func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], rehashed: UserRecord?, audit event: AuditEvent) {
         sessionsByHash[session.tokenHash] = session
+        if let rehashed, users[rehashed.id] != nil { users[rehashed.id] = rehashed }
         if session.kind == .device, let deviceID = session.deviceID { devicesByID[deviceID]?.lastUsedAt = session.createdAt }
         clear(clearing)
         audit.append(event)

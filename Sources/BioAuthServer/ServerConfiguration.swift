@@ -17,14 +17,17 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var approvalTTL: TimeInterval
     /// Largest operation description a step-up may approve, in bytes.
     public var maxOperationSize: Int
-    /// PBKDF2 rounds for demo passwords.
+    /// PBKDF2-HMAC-SHA256 rounds for demo passwords: OWASP's current figure by default. Hashes made
+    /// with fewer are replaced at the user's next successful login.
     public var passwordRounds: Int
+    /// OWASP's Password Storage Cheat Sheet figure for PBKDF2-HMAC-SHA256 (2023).
+    public static let recommendedPasswordRounds = 600_000
     public var rateLimits: RateLimitPolicy
 
     public init(
         relyingPartyID: String = "localhost", challengeTTL: TimeInterval = 60, maxOutstandingChallengesPerDevice: Int = 5,
         sessionTTL: TimeInterval = 12 * 3600, primarySessionTTL: TimeInterval = 15 * 60, approvalTTL: TimeInterval = 300,
-        maxOperationSize: Int = 4096, passwordRounds: Int = 210_000, rateLimits: RateLimitPolicy = RateLimitPolicy()
+        maxOperationSize: Int = 4096, passwordRounds: Int = ServerConfiguration.recommendedPasswordRounds, rateLimits: RateLimitPolicy = RateLimitPolicy()
     ) {
         self.relyingPartyID = relyingPartyID
         self.challengeTTL = challengeTTL

@@ -37,8 +37,10 @@ struct BioAuthServerCommand: AsyncParsableCommand {
     var trustedProxies: [String] = env("BIOAUTH_TRUSTED_PROXIES")?.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } ?? []
     @Flag(name: .customLong("no-sign-up"), help: "Disable POST /v1/users.")
     var noSignUp = false
-    @Option(name: .customLong("password-rounds"), help: "PBKDF2 rounds for demo passwords (env BIOAUTH_PASSWORD_ROUNDS).")
-    var passwordRounds: Int = env("BIOAUTH_PASSWORD_ROUNDS").flatMap(Int.init) ?? 210_000
+    @Option(name: .customLong("password-rounds"), help: "PBKDF2-HMAC-SHA256 rounds for demo passwords, at least 600000 (env BIOAUTH_PASSWORD_ROUNDS).")
+    var passwordRounds: Int = env("BIOAUTH_PASSWORD_ROUNDS").flatMap(Int.init) ?? ServerConfiguration.recommendedPasswordRounds
+    @Flag(name: .customLong("insecure-password-rounds-for-tests"), help: "Allow --password-rounds below 600000 (test suites only: makes offline guessing of a stolen database cheap).")
+    var insecurePasswordRounds = false
     @Option(name: .customLong("requests-per-client"), help: "Requests per client address per 5-minute window, counted by this instance (env BIOAUTH_REQUESTS_PER_CLIENT).")
     var requestsPerClient: Int = env("BIOAUTH_REQUESTS_PER_CLIENT").flatMap(Int.init) ?? RateLimitPolicy().requestsPerClient
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (env LOG_LEVEL).")
@@ -55,7 +57,9 @@ struct BioAuthServerCommand: AsyncParsableCommand {
         guard (1...1_000).contains(databasePoolSize) else { throw ValidationError("--database-pool-size must be 1–1000") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0–65535") }
         guard challengeTTL > 0, challengeTTL <= 600 else { throw ValidationError("--challenge-ttl must be 1–600 seconds") }
-        guard passwordRounds >= 1_000 else { throw ValidationError("--password-rounds must be at least 1000") }
+        guard passwordRounds >= ServerConfiguration.recommendedPasswordRounds || (insecurePasswordRounds && passwordRounds >= 1_000) else {
+            throw ValidationError("--password-rounds must be at least \(ServerConfiguration.recommendedPasswordRounds) (OWASP's figure for PBKDF2-HMAC-SHA256)")
+        }
         for proxy in trustedProxies where IPNetwork(proxy) == nil { throw ValidationError("--trusted-proxy: not an address or CIDR range: \(proxy)") }
         guard requestsPerClient > 0 else { throw ValidationError("--requests-per-client must be positive") }
         guard sessionTTL > 0 else { throw ValidationError("--session-ttl must be positive") }

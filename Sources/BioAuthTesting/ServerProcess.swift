@@ -28,7 +28,7 @@ public final class ServerProcess {
     /// Starts `bioauth-server --port 0` on `database` and waits until it listens.
     public init(database: String, extra: [String] = []) throws {
         process.executableURL = try Self.executable("bioauth-server")
-        process.arguments = ["--port", "0", "--database", database, "--password-rounds", "1000", "--log-level", "error"] + extra
+        process.arguments = ["--port", "0", "--database", database, "--password-rounds", "1000", "--insecure-password-rounds-for-tests", "--log-level", "error"] + extra
         let output = Pipe()
         process.standardOutput = output
         try process.run()

@@ -96,6 +96,12 @@ public struct StoreConformance: Sendable {
         try require(try await store.passwordLoginState(username: "alice", lockout: lockout()) == PasswordLoginState(user: user, lockedOut: false), "users: round trip")
         try require(try await store.passwordLoginState(username: "bob", lockout: lockout()).user == nil, "users: unknown")
         try require(try await store.auditEvents(userID: "alice", limit: 10).map(\.kind) == ["user.created"], "users: audit written once, with the row")
+        var stronger = user
+        stronger.passwordSalt = Data([9])
+        stronger.passwordRounds = 600_000
+        stronger.passwordHash = Data([8, 8])
+        try await store.recordLogin(session("s-rehash", device: nil), clearing: [], rehashed: stronger, audit: event("password.login.succeeded"))
+        try require(try await store.passwordLoginState(username: "alice", lockout: lockout()).user == stronger, "users: rehashed at login")
     }
 
     public func challenges(_ store: any BioAuthStore) async throws {
@@ -172,7 +178,7 @@ public struct StoreConformance: Sendable {
         let next = lockout(t0.addingTimeInterval(300), limit: 3)
         try require(!(try await store.passwordLoginState(username: "alice", lockout: next).lockedOut), "failures: a new window starts from zero")
         // A login clears the named counters, in the same transaction.
-        try await store.recordLogin(session("s-clear", device: nil), clearing: [.user("alice")], audit: event("password.login.succeeded"))
+        try await store.recordLogin(session("s-clear", device: nil), clearing: [.user("alice")], rehashed: nil, audit: event("password.login.succeeded"))
         try require(!(try await store.passwordLoginState(username: "alice", lockout: other).lockedOut), "failures: login clears the user's counter")
         let events = try await store.auditEvents(userID: "alice", limit: 20).map(\.kind)
         try require(events.filter { $0 == "lockout" }.count == 3 && events.filter { $0 == "login.failed" }.count == 3, "failures: audit and lockout events", "\(events)")
@@ -209,7 +215,7 @@ public struct StoreConformance: Sendable {
         try require(try await store.passwordLoginState(username: "alice", lockout: lockout(limit: 1)).lockedOut, "verdicts: failure counted")
         // Re-enrolment: key replaced, revocation cleared, the device's sessions revoked.
         try require(try await store.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked")), "verdicts: revoke before re-enrolment")
-        try await store.recordLogin(self.session("s-after", device: "d1"), clearing: [], audit: event("login.succeeded"))
+        try await store.recordLogin(self.session("s-after", device: "d1"), clearing: [], rehashed: nil, audit: event("login.succeeded"))
         var rekeyed = phone
         rekeyed.publicKey = Data([8])
         rekeyed.createdAt = t0.addingTimeInterval(40)
@@ -233,7 +239,7 @@ public struct StoreConformance: Sendable {
         try require(try await store.devices(userID: "alice").map(\.id) == ["d1", "d2"], "devices: list in creation order")
         try require(try await store.renameDevice(id: "d1", userID: "alice", name: "Work phone", audit: event("device.renamed")), "devices: rename")
         try require(!(try await store.renameDevice(id: "d3", userID: "alice", name: "x", audit: event("device.renamed"))), "devices: rename another user's")
-        try await store.recordLogin(session("s1", device: "d1"), clearing: [], audit: event("login.succeeded"))
+        try await store.recordLogin(session("s1", device: "d1"), clearing: [], rehashed: nil, audit: event("login.succeeded"))
         try require(try await store.revokeDevice(id: "d1", userID: "alice", at: t0.addingTimeInterval(9), audit: event("device.revoked")), "devices: revoke")
         try require(!(try await store.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked"))), "devices: revoke twice")
         try require(!(try await store.revokeDevice(id: "d3", userID: "alice", at: t0, audit: event("device.revoked"))), "devices: revoke another user's")
@@ -248,7 +254,7 @@ public struct StoreConformance: Sendable {
     public func sessions(_ store: any BioAuthStore) async throws {
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
         for (id, device) in [("s1", nil), ("s22", "d1"), ("s333", "gone")] as [(String, String?)] {
-            try await store.recordLogin(session(id, device: device), clearing: [], audit: event("login.succeeded"))
+            try await store.recordLogin(session(id, device: device), clearing: [], rehashed: nil, audit: event("login.succeeded"))
         }
         try require(try await store.session(tokenHash: session("s22", device: "d1").tokenHash) == SessionState(session: session("s22", device: "d1"), deviceActive: true), "sessions: round trip")
         try require(try await store.session(tokenHash: session("s1", device: nil).tokenHash)?.deviceActive == true, "sessions: primary sessions have no device")
