@@ -26,8 +26,9 @@ public final class ServerProcess {
     }
 
     /// Starts `bioauth-server --port 0` on `database` and waits until it listens.
-    public init(database: String, extra: [String] = []) throws {
+    public init(database: String, extra: [String] = [], environment: [String: String] = [:]) throws {
         process.executableURL = try Self.executable("bioauth-server")
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.arguments = ["--port", "0", "--database", database, "--password-rounds", "1000", "--insecure-password-rounds-for-tests", "--log-level", "error"] + extra
         let output = Pipe()
         process.standardOutput = output

@@ -71,3 +71,27 @@ final class Acknowledged: Sendable {
     var count: Int { entries.withLock { $0.count } }
     var all: [(String, String)] { entries.withLock { $0 } }
 }
+
+/// Settings the README promises, on the real executable.
+struct ServerSettingsTests {
+    @Test func theBIOAUTHVariablesConfigureTheServer() async throws {
+        let server = try ServerProcess(database: ":memory:", environment: ["BIOAUTH_RELYING_PARTY": "env.example", "BIOAUTH_CHALLENGE_TTL": "30"])
+        defer { server.stop() }
+        let http = ServerClient(baseURL: "http://127.0.0.1:\(server.port)")
+        let before = Int(Date().timeIntervalSince1970)
+        let challenge = try await http.post("/v1/login/challenge", ["userId": "alice", "deviceId": "3f2c1a9e-7b41-4c1e-9a53-0f6d2b8e4c10"])
+        #expect(challenge["relyingPartyId"] == "env.example")
+        let expiresAt = challenge.json["expiresAt"] as? Int ?? 0
+        #expect((before + 28)...(before + 31) ~= expiresAt, "BIOAUTH_CHALLENGE_TTL=30 gives \(expiresAt - before) s")
+    }
+
+    @Test func noSignUpDisablesUserCreation() async throws {
+        let closed = try ServerProcess(database: ":memory:", extra: ["--no-sign-up"])
+        defer { closed.stop() }
+        let reply = try await ServerClient(baseURL: "http://127.0.0.1:\(closed.port)").post("/v1/users", ["username": "alice", "password": "correct horse battery"])
+        #expect(reply.status == 404)
+        let open = try ServerProcess(database: ":memory:")
+        defer { open.stop() }
+        #expect(try await ServerClient(baseURL: "http://127.0.0.1:\(open.port)").post("/v1/users", ["username": "alice", "password": "correct horse battery"]).status == 201)
+    }
+}

@@ -44,11 +44,17 @@ struct FlowTests {
             #expect(try await api.call(.get, "/v1/devices", token: session).text.contains("Work phone"))
             #expect(try await api.call(.patch, "/v1/devices/\(UUID().uuidString.lowercased())", ["name": "x"], token: session).status == 404)
 
-            // Sessions: list, revoke one.
+            // Sessions: list, revoke one (a second primary session), and it is gone while the others stay.
             let sessions = try await api.call(.get, "/v1/sessions", token: session)
-            #expect(sessions.text.contains(#""current":true"#) && sessions.text.contains(#""kind":"primary""#))
-            let primaryID = try await api.call(.get, "/v1/sessions", token: token).text
-            #expect(primaryID.contains("device"))
+            #expect(sessions.text.contains(#""current":true"#) && sessions.text.contains(#""kind":"primary""#) && sessions.text.contains(#""kind":"device""#))
+            let spare = try await api.post("/v1/login/password", ["username": "alice", "password": API.password])
+            let spareID = spare["sessionId"]
+            #expect(try await api.call(.get, "/v1/sessions", token: session).text.contains(spareID))
+            #expect(try await api.call(.delete, "/v1/sessions/\(spareID)", token: session).status == 204)
+            #expect(try await api.call(.get, "/v1/devices", token: spare["token"]).isUniformFailure, "the revoked session is refused")
+            #expect(!(try await api.call(.get, "/v1/sessions", token: session).text.contains(spareID)))
+            #expect(try await api.call(.delete, "/v1/sessions/\(spareID)", token: session).status == 404, "already revoked")
+            #expect(try await api.call(.get, "/v1/devices", token: session).status == 200, "the caller's own session stays")
             let audit = try await api.call(.get, "/v1/audit", token: session)
             #expect(audit.text.contains("stepup.approved") && audit.text.contains("device.enrolled") && audit.text.contains("login.succeeded"))
 
