@@ -249,7 +249,7 @@ public final class PostgresStore: BioAuthStore {
                     id: try r.value("id"), passwordSalt: try r.value("password_salt"), passwordRounds: try r.value("password_rounds", Int32.self).widened,
                     passwordHash: try r.value("password_hash"), createdAt: try r.value("created_at"))
             }
-            return PasswordLoginState(user: user, lockedOut: try await self.isLockedOut(lockout, user: username, device: nil, c))
+            return PasswordLoginState(user: user, lockedOut: try await self.isLockedOut(lockout, user: username, c))
         }
     }
 
@@ -259,7 +259,7 @@ public final class PostgresStore: BioAuthStore {
         try await transaction { c in
             // Serialises issuers for one device, so the cap is exact across instances.
             try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(ch.deviceID)))", logger: self.logger)
-            if try await self.isLockedOut(limits.lockout, user: ch.userID, device: ch.deviceID, c) { return .lockedOut }
+            if try await self.isLockedOut(limits.lockout, user: ch.userID, c) { return .lockedOut }
             let outstanding = try await c.query(
                 """
                 SELECT COUNT(*) FROM challenges WHERE device_id = \(ch.deviceID) AND user_id = \(ch.userID) AND expires_at > \(limits.now)
@@ -293,7 +293,7 @@ public final class PostgresStore: BioAuthStore {
                 let challenge = try Self.challenge(r)
                 let device = try r.optional("d_id", String.self) == nil ? nil : try Self.device(r, prefix: "d_")
                 taken = TakenChallenge(
-                    challenge: challenge, device: device, lockedOut: try await self.isLockedOut(lockout, user: challenge.userID, device: challenge.deviceID, c))
+                    challenge: challenge, device: device, lockedOut: try await self.isLockedOut(lockout, user: challenge.userID, c))
             }
             let verdict = decide(taken)
             switch verdict {
@@ -491,8 +491,8 @@ public final class PostgresStore: BioAuthStore {
         }
     }
 
-    private func isLockedOut(_ lockout: LockoutQuery, user: String?, device: String?, _ c: PostgresConnection) async throws -> Bool {
-        let subjects = lockout.subjects(user: user, device: device).map(\.subject)
+    private func isLockedOut(_ lockout: LockoutQuery, user: String?, _ c: PostgresConnection) async throws -> Bool {
+        let subjects = lockout.subjects(user: user).map(\.subject)
         let keys = Dictionary(subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
         var counts: [FailureSubject: Int] = [:]
         let rows = try await c.query(
@@ -500,7 +500,7 @@ public final class PostgresStore: BioAuthStore {
         for try await (key, count) in rows.decode((String, Int32).self) {
             if let subject = keys[key] { counts[subject] = Int(count) }
         }
-        return lockout.isLockedOut(counts, user: user, device: device)
+        return lockout.isLockedOut(counts, user: user)
     }
 
     private func countFailure(_ failure: FailureRecord, _ c: PostgresConnection) async throws -> [FailureSubject] {

@@ -225,7 +225,7 @@ public final class SQLiteStore: BioAuthStore {
                     id: try $0.string("id"), passwordSalt: try $0.data("password_salt"), passwordRounds: try $0.int("password_rounds"),
                     passwordHash: try $0.data("password_hash"), createdAt: try $0.date("created_at"))
             }
-            return PasswordLoginState(user: user, lockedOut: try await isLockedOut(lockout, user: username, device: nil))
+            return PasswordLoginState(user: user, lockedOut: try await isLockedOut(lockout, user: username))
         }
     }
 
@@ -440,8 +440,8 @@ public final class SQLiteStore: BioAuthStore {
         try await query("SELECT * FROM devices WHERE id = ?", [.text(id)]).first.map(Self.device)
     }
 
-    private func isLockedOut(_ lockout: LockoutQuery, user: String?, device: String?) async throws -> Bool {
-        try await lockoutState(lockout, user: user, device: device).lockedOut
+    private func isLockedOut(_ lockout: LockoutQuery, user: String?) async throws -> Bool {
+        try await lockoutState(lockout, user: user, device: nil).lockedOut
     }
 
     /// In one statement: whether a failure limit is reached, and optionally the number of
@@ -449,7 +449,7 @@ public final class SQLiteStore: BioAuthStore {
     private func lockoutState(
         _ lockout: LockoutQuery, user: String?, device: String?, outstandingAt now: Date? = nil, withDevice: Bool = false
     ) async throws -> (lockedOut: Bool, outstanding: Int, device: DeviceRecord?, counted: Set<FailureSubject>) {
-        let subjects = lockout.subjects(user: user, device: device).map(\.subject)
+        let subjects = lockout.subjects(user: user).map(\.subject)
         var columns = subjects.indices.map { "(SELECT count FROM counters WHERE key = ? AND window_start = ?) AS c\($0)" }
         var binds: [SQLiteData] = subjects.flatMap { [SQLiteData.text($0.storageKey), .date(lockout.windowStart)] }
         if let now, let device {
@@ -467,7 +467,7 @@ public final class SQLiteStore: BioAuthStore {
         for (index, subject) in subjects.enumerated() { counts[subject] = try row.optionalInt("c\(index)") }
         let outstanding = now != nil && device != nil ? try row.int("outstanding") : 0
         let stored = try withDevice && row.optionalString("id") != nil ? Self.device(row) : nil
-        return (lockout.isLockedOut(counts, user: user, device: device), outstanding, stored, Set(counts.keys))
+        return (lockout.isLockedOut(counts, user: user), outstanding, stored, Set(counts.keys))
     }
 
     private func countFailure(_ failure: FailureRecord) async throws -> [FailureSubject] {

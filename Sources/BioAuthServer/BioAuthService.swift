@@ -92,7 +92,7 @@ public final class BioAuthService: Sendable {
         let hash = try hashPassword(password, salt: salt, rounds: user?.passwordRounds ?? configuration.passwordRounds)
         guard let user, constantTimeEquals(hash, user.passwordHash) else {
             let reason: FailureReason = user == nil ? .unknownUser : .badPassword
-            let failure = FailureRecord(reason, lockout: lockout, user: username, device: nil, audit: event("password.login.failed", user: username, reason: reason.description, request: request))
+            let failure = FailureRecord(reason, lockout: lockout, user: username, audit: event("password.login.failed", user: username, reason: reason.description, request: request))
             let locked = try await run(request) { try await self.store.recordFailure(failure) }
             throw failed(failure, locked: locked, request)
         }
@@ -107,7 +107,7 @@ public final class BioAuthService: Sendable {
         }
         try await run(request) { [rehashed] in
             try await self.store.recordLogin(
-                session, clearing: [.user(username)], rehashed: rehashed, audit: self.event("password.login.succeeded", user: username, request: request))
+                session, clearing: [.password(username)], rehashed: rehashed, audit: self.event("password.login.succeeded", user: username, request: request))
         }
         log("password.login.succeeded", user: username, request: request)
         return SessionGrant(token: token, session: session)
@@ -358,8 +358,8 @@ public final class BioAuthService: Sendable {
                 func failure(_ reason: FailureReason) -> ChallengeVerdict {
                     let user = taken?.challenge.userID, device = taken?.challenge.deviceID
                     let audit = self.event(purpose.auditFailure, user: user, device: device, reason: reason.description, request: request)
-                    // Counted against the sending address only (see RateWindows.Factor.signature).
-                    return .failed(FailureRecord(reason, lockout: lockout, user: nil, device: nil, audit: audit))
+                    // A signature lockout query counts the sending address only (FailureSubject).
+                    return .failed(FailureRecord(reason, lockout: lockout, user: user, audit: audit))
                 }
                 guard let taken else { return failure(.unknownChallenge) }
                 let challenge = taken.challenge

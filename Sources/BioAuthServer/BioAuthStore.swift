@@ -20,7 +20,7 @@ public protocol BioAuthStore: Sendable {
 
     // MARK: Challenges
 
-    /// Refuses if a failure limit of the challenge's user, device or the client is reached, or — for
+    /// Refuses if a failure limit in `limits.lockout` is reached, or — for
     /// a device that exists — that device and user already have `limits.outstandingPerDevice`
     /// unexpired challenges; inserts otherwise. Challenges naming another user, or a device that
     /// does not exist, never fill a real owner's quota.
@@ -84,19 +84,20 @@ public protocol BioAuthStore: Sendable {
     func close() async throws
 }
 
-/// Whose failures are counted. Password failures, device failures and client failures are
-/// separate counters.
+/// Whose failures are counted: one counter per factor. Wrong passwords count against the user;
+/// every failure counts against the sending address. Signature failures count against nobody
+/// else — a forged signature cannot succeed, so counting it against the device or its owner would
+/// only let anyone who knows a device id lock the owner out.
 public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
-    case user(String)
-    case device(String)
+    /// Wrong passwords for this user, from any address.
+    case password(String)
     case client(String)
 
     /// The counter's key in the store. The identifier is the last component and may itself contain
     /// colons (an IPv6 address): nothing ever splits this key.
     public var storageKey: String {
         switch self {
-        case .user(let id): "fail:user:" + id
-        case .device(let id): "fail:device:" + id
+        case .password(let user): "fail:password:" + user
         case .client(let address): "fail:client:" + address
         }
     }
@@ -104,8 +105,7 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
     /// The kind of subject, for the audit log.
     public var kind: String {
         switch self {
-        case .user: "fail:user"
-        case .device: "fail:device"
+        case .password: "fail:password"
         case .client: "fail:client"
         }
     }
@@ -117,29 +117,28 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
 public struct LockoutQuery: Sendable, Hashable {
     public var windowStart: Date
     public var client: String
-    public var userLimit: Int
-    public var deviceLimit: Int
     public var clientLimit: Int
+    /// Wrong passwords per user; nil when the request proves another factor (a signature), whose
+    /// failures are counted per address only.
+    public var passwordLimit: Int?
 
-    public init(windowStart: Date, client: String, userLimit: Int, deviceLimit: Int, clientLimit: Int) {
+    public init(windowStart: Date, client: String, clientLimit: Int, passwordLimit: Int?) {
         self.windowStart = windowStart
         self.client = client
-        self.userLimit = userLimit
-        self.deviceLimit = deviceLimit
         self.clientLimit = clientLimit
+        self.passwordLimit = passwordLimit
     }
 
-    /// The subjects a request about `user` and `device` is counted against, with their limits.
-    public func subjects(user: String?, device: String?) -> [(subject: FailureSubject, limit: Int)] {
+    /// The subjects a request about `user` is counted against, with their limits.
+    public func subjects(user: String?) -> [(subject: FailureSubject, limit: Int)] {
         var subjects: [(FailureSubject, Int)] = [(.client(client), clientLimit)]
-        if let user { subjects.append((.user(user), userLimit)) }
-        if let device { subjects.append((.device(device), deviceLimit)) }
+        if let user, let passwordLimit { subjects.append((.password(user), passwordLimit)) }
         return subjects
     }
 
     /// True if any count has reached its subject's limit.
-    public func isLockedOut(_ counts: [FailureSubject: Int], user: String?, device: String?) -> Bool {
-        subjects(user: user, device: device).contains { (counts[$0.subject] ?? 0) >= $0.limit }
+    public func isLockedOut(_ counts: [FailureSubject: Int], user: String?) -> Bool {
+        subjects(user: user).contains { (counts[$0.subject] ?? 0) >= $0.limit }
     }
 }
 
@@ -170,7 +169,7 @@ public struct ChallengeLimits: Sendable, Hashable {
 /// What ``BioAuthStore/issueChallenge(_:limits:)`` did.
 public enum ChallengeIssue: Sendable, Hashable {
     case issued
-    /// A failure limit of the user, device or client is reached; nothing was stored.
+    /// A failure limit is reached; nothing was stored.
     case lockedOut
     /// The device has too many unexpired challenges; nothing was stored.
     case tooManyChallenges
@@ -181,7 +180,7 @@ public struct TakenChallenge: Sendable, Hashable {
     public var challenge: ChallengeRecord
     /// The row of `challenge.deviceID`, if one exists (whoever owns it).
     public var device: DeviceRecord?
-    /// True if a failure limit of the challenge's user, device or the client is reached.
+    /// True if a failure limit in force for the request is reached.
     public var lockedOut: Bool
 
     public init(challenge: ChallengeRecord, device: DeviceRecord?, lockedOut: Bool) {
@@ -232,9 +231,9 @@ public struct FailureRecord: Sendable, Hashable {
     public var windowStart: Date
     public var audit: AuditEvent
 
-    public init(_ reason: FailureReason, lockout: LockoutQuery, user: String?, device: String?, audit: AuditEvent) {
+    public init(_ reason: FailureReason, lockout: LockoutQuery, user: String?, audit: AuditEvent) {
         self.reason = reason
-        let subjects = lockout.subjects(user: user, device: device)
+        let subjects = lockout.subjects(user: user)
         self.subjects = subjects.map(\.subject)
         limits = Dictionary(subjects.map { ($0.subject, $0.limit) }, uniquingKeysWith: { $1 })
         windowStart = lockout.windowStart

@@ -23,14 +23,14 @@ public actor InMemoryStore: BioAuthStore {
     }
 
     public func passwordLoginState(username: String, lockout: LockoutQuery) -> PasswordLoginState {
-        PasswordLoginState(user: users[username], lockedOut: isLockedOut(lockout, user: username, device: nil))
+        PasswordLoginState(user: users[username], lockedOut: isLockedOut(lockout, user: username))
     }
 
     // MARK: Challenges
 
     public func issueChallenge(_ challenge: ChallengeRecord, limits: ChallengeLimits) throws -> ChallengeIssue {
         guard challenges[challenge.id] == nil else { throw StoreError(.duplicate, detail: "challenges") }
-        if isLockedOut(limits.lockout, user: challenge.userID, device: challenge.deviceID) { return .lockedOut }
+        if isLockedOut(limits.lockout, user: challenge.userID) { return .lockedOut }
         let outstanding =
             devicesByID[challenge.deviceID] == nil
             ? 0 : challenges.values.count { $0.deviceID == challenge.deviceID && $0.userID == challenge.userID && $0.expiresAt > limits.now }
@@ -41,7 +41,7 @@ public actor InMemoryStore: BioAuthStore {
 
     public func finishChallenge(id: Data, lockout: LockoutQuery, verdict decide: @escaping @Sendable (TakenChallenge?) -> ChallengeVerdict) throws -> RecordedVerdict {
         let taken = challenges.removeValue(forKey: id).map {
-            TakenChallenge(challenge: $0, device: devicesByID[$0.deviceID], lockedOut: isLockedOut(lockout, user: $0.userID, device: $0.deviceID))
+            TakenChallenge(challenge: $0, device: devicesByID[$0.deviceID], lockedOut: isLockedOut(lockout, user: $0.userID))
         }
         let verdict = decide(taken)
         switch verdict {
@@ -181,12 +181,12 @@ public actor InMemoryStore: BioAuthStore {
 
     // MARK: Internals
 
-    private func isLockedOut(_ lockout: LockoutQuery, user: String?, device: String?) -> Bool {
+    private func isLockedOut(_ lockout: LockoutQuery, user: String?) -> Bool {
         var counts: [FailureSubject: Int] = [:]
-        for (subject, _) in lockout.subjects(user: user, device: device) {
+        for (subject, _) in lockout.subjects(user: user) {
             if let entry = counters[subject.storageKey], entry.window == lockout.windowStart { counts[subject] = entry.count }
         }
-        return lockout.isLockedOut(counts, user: user, device: device)
+        return lockout.isLockedOut(counts, user: user)
     }
 
     private func clear(_ subjects: [FailureSubject]) {

@@ -29,8 +29,8 @@ struct RateWindows: Sendable {
     /// The failure limits in force for a request from `client` at `now`.
     func lockout(client: String, at now: Date, factor: Factor) -> LockoutQuery {
         LockoutQuery(
-            windowStart: windowStart(now), client: client, userLimit: factor == .password ? policy.failuresPerUser : .max, deviceLimit: .max,
-            clientLimit: policy.failuresPerClient)
+            windowStart: windowStart(now), client: client, clientLimit: policy.failuresPerClient,
+            passwordLimit: factor == .password ? policy.failuresPerUser : nil)
     }
 }
 

@@ -40,7 +40,7 @@ public struct StoreConformance: Sendable {
     // MARK: Fixtures
 
     func lockout(_ window: Date? = nil, client: String = "203.0.113.9", limit: Int = 3) -> LockoutQuery {
-        LockoutQuery(windowStart: window ?? t0, client: client, userLimit: limit, deviceLimit: limit, clientLimit: limit)
+        LockoutQuery(windowStart: window ?? t0, client: client, clientLimit: limit, passwordLimit: limit)
     }
 
     func limits(_ cap: Int = 5, now: Date? = nil) -> ChallengeLimits {
@@ -161,11 +161,11 @@ public struct StoreConformance: Sendable {
 
     public func failures(_ store: any BioAuthStore) async throws {
         let query = lockout(limit: 3)
-        func failure(user: String? = "alice", device: String? = "d1", _ query: LockoutQuery? = nil) -> FailureRecord {
-            FailureRecord(.badSignature, lockout: query ?? self.lockout(limit: 3), user: user, device: device, audit: event("login.failed", user: user, device: device))
+        func failure(user: String? = "alice", _ query: LockoutQuery? = nil) -> FailureRecord {
+            FailureRecord(.badPassword, lockout: query ?? self.lockout(limit: 3), user: user, audit: event("password.login.failed", user: user))
         }
         try require(try await store.recordFailure(failure()) == [], "failures: first")
-        try require(try await store.recordFailure(failure(user: "bob", device: "d9")) == [], "failures: second (client)")
+        try require(try await store.recordFailure(failure(user: "bob")) == [], "failures: second (client)")
         let locked = try await store.recordFailure(failure())
         try require(Set(locked) == [.client(query.client)], "failures: the client reaches its limit first", "\(locked)")
         try require(try await store.issueChallenge(challenge(.login), limits: ChallengeLimits(outstandingPerDevice: 5, now: t0, lockout: query)) == .lockedOut, "failures: issue refuses")
@@ -173,19 +173,22 @@ public struct StoreConformance: Sendable {
         let other = lockout(client: "198.51.100.1", limit: 3)
         try require(!(try await store.passwordLoginState(username: "carol", lockout: other).lockedOut), "failures: another client and user are free")
         let locked2 = try await store.recordFailure(failure(other))
-        try require(locked2 == [.user("alice"), .device("d1")], "failures: user and device reach their limits", "\(locked2)")
+        try require(locked2 == [.password("alice")], "failures: the user's password counter reaches its limit", "\(locked2)")
         try require(try await store.passwordLoginState(username: "alice", lockout: other).lockedOut, "failures: the user is locked for every client")
+        // A signature request (no password limit) from a fresh address is not locked by password failures.
+        let signature = LockoutQuery(windowStart: t0, client: "198.51.100.2", clientLimit: 3, passwordLimit: nil)
+        try require(try await store.issueChallenge(challenge(.login), limits: ChallengeLimits(outstandingPerDevice: 5, now: t0, lockout: signature)) == .issued, "failures: password failures never lock signature login")
         let next = lockout(t0.addingTimeInterval(300), limit: 3)
         try require(!(try await store.passwordLoginState(username: "alice", lockout: next).lockedOut), "failures: a new window starts from zero")
         // A login clears the named counters, in the same transaction.
-        try await store.recordLogin(session("s-clear", device: nil), clearing: [.user("alice")], rehashed: nil, audit: event("password.login.succeeded"))
+        try await store.recordLogin(session("s-clear", device: nil), clearing: [.password("alice")], rehashed: nil, audit: event("password.login.succeeded"))
         try require(!(try await store.passwordLoginState(username: "alice", lockout: other).lockedOut), "failures: login clears the user's counter")
         let events = try await store.auditEvents(userID: "alice", limit: 20).map(\.kind)
-        try require(events.filter { $0 == "lockout" }.count == 3 && events.filter { $0 == "login.failed" }.count == 3, "failures: audit and lockout events", "\(events)")
+        try require(events.filter { $0 == "lockout" }.count == 2 && events.filter { $0 == "password.login.failed" }.count == 3, "failures: audit and lockout events", "\(events)")
         // Concurrent failures: exactly one reaches the limit.
         let many = lockout(client: "192.0.2.1", limit: 25)
         let reached = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<50 { group.addTask { try await store.recordFailure(failure(user: nil, device: nil, many)).count } }
+            for _ in 0..<50 { group.addTask { try await store.recordFailure(failure(user: nil, many)).count } }
             return try await group.reduce(0, +)
         }
         try require(reached == 1, "failures: concurrent increments are atomic", "\(reached) saw the limit")
@@ -195,14 +198,14 @@ public struct StoreConformance: Sendable {
         let phone = DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4, 5]), createdAt: t0)
         try require(try await enrol(store, phone) == phone, "verdicts: enrolment inserts the device")
         // A login: session, device touched, counters cleared, audit — together.
-        _ = try await store.recordFailure(FailureRecord(.badSignature, lockout: lockout(), user: "alice", device: "d1", audit: event("login.failed")))
+        _ = try await store.recordFailure(FailureRecord(.badSignature, lockout: lockout(), user: "alice", audit: event("login.failed")))
         let login = challenge(.login)
         _ = try await store.issueChallenge(login, limits: limits())
         let later = t0.addingTimeInterval(30)
         var session = session("s-login", device: "d1")
         session.createdAt = later
         let recorded = try await finish(store, login.id) { [session] taken in
-            .login(session, clearing: [.user("alice"), .device("d1")], audit: self.event("login.succeeded", device: "d1"))
+            .login(session, clearing: [.password("alice")], audit: self.event("login.succeeded", device: "d1"))
         }
         try require(recorded.lockedSubjects.isEmpty, "verdicts: login locks nothing")
         try require(try await store.session(tokenHash: session.tokenHash) == SessionState(session: session, deviceActive: true), "verdicts: session stored")
@@ -211,7 +214,7 @@ public struct StoreConformance: Sendable {
         // A failed verification: counters and audit.
         let bad = challenge(.login)
         _ = try await store.issueChallenge(bad, limits: limits())
-        try await finish(store, bad.id) { _ in .failed(FailureRecord(.badSignature, lockout: self.lockout(limit: 1), user: "alice", device: "d1", audit: self.event("login.failed"))) }
+        try await finish(store, bad.id) { _ in .failed(FailureRecord(.badSignature, lockout: self.lockout(limit: 1), user: "alice", audit: self.event("login.failed"))) }
         try require(try await store.passwordLoginState(username: "alice", lockout: lockout(limit: 1)).lockedOut, "verdicts: failure counted")
         // Re-enrolment: key replaced, revocation cleared, the device's sessions revoked.
         try require(try await store.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked")), "verdicts: revoke before re-enrolment")

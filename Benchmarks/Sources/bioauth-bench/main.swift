@@ -58,7 +58,7 @@ line(String(format: "  BioAuthCore strict path:       %8.0f /s   (%.2f× swift-c
 func seedThroughStore(_ store: any BioAuthStore, devices: Int, spki: Data) async throws -> [(user: String, device: String)] {
     var ids: [(user: String, device: String)] = []
     let now = Date()
-    let lockout = LockoutQuery(windowStart: now, client: "seed", userLimit: .max, deviceLimit: .max, clientLimit: .max)
+    let lockout = LockoutQuery(windowStart: now, client: "seed", clientLimit: .max, passwordLimit: .max)
     for n in 0..<devices {
         let (user, id) = ("user\(n)", UUID().uuidString.lowercased())
         let challenge = ChallengeRecord(
