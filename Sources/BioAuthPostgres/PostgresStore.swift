@@ -246,7 +246,7 @@ public final class PostgresStore: BioAuthStore {
             let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map { row in
                 let r = row.makeRandomAccess()
                 return UserRecord(
-                    id: try r.value("id"), passwordSalt: try r.value("password_salt"), passwordRounds: try r.value("password_rounds", Int32.self).widened,
+                    id: try r.value("id"), passwordSalt: try r.value("password_salt"), passwordRounds: Int(try r.value("password_rounds", Int32.self)),
                     passwordHash: try r.value("password_hash"), createdAt: try r.value("created_at"))
             }
             return PasswordLoginState(user: user, lockedOut: try await self.isLockedOut(lockout, user: username, c))
@@ -581,8 +581,4 @@ extension PostgresRandomAccessRow {
         guard cell.bytes != nil else { return nil }
         do { return try cell.decode(T.self) } catch { throw StoreError(.corruptRow, detail: "column \(name)") }
     }
-}
-
-extension Int32 {
-    var widened: Int { Int(self) }
 }
