@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "BioAuthCore", targets: ["BioAuthCore"]),
         .library(name: "BioAuth", targets: ["BioAuth"]),
+        .library(name: "BioAuthClient", targets: ["BioAuthClient"]),
         .library(name: "BioAuthApple", targets: ["BioAuthApple"]),
         .library(name: "BioAuthEmulator", targets: ["BioAuthEmulator"]),
         .library(name: "BioAuthServer", targets: ["BioAuthServer"]),
@@ -14,6 +15,7 @@ let package = Package(
         .library(name: "BioAuthPostgres", targets: ["BioAuthPostgres"]),
         .library(name: "BioAuthHTTP", targets: ["BioAuthHTTP"]),
         .library(name: "BioAuthTesting", targets: ["BioAuthTesting"]),
+        .library(name: "BioAuthServerTesting", targets: ["BioAuthServerTesting"]),
         .executable(name: "bioauth-server", targets: ["BioAuthServerApp"]),
         .executable(name: "bioauth", targets: ["bioauth"]),
     ],
@@ -46,6 +48,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(name: "BioAuthClient", dependencies: ["BioAuth", "BioAuthCore", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "BioAuthApple", dependencies: ["BioAuth", "BioAuthCore"]),
         .target(
             name: "BioAuthEmulator",
@@ -84,9 +87,16 @@ let package = Package(
             ],
             resources: [.copy("openapi.yaml")]
         ),
+        .target(name: "BioAuthTesting", dependencies: ["BioAuth", "BioAuthCore", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
-            name: "BioAuthTesting",
-            dependencies: ["BioAuth", "BioAuthCore", "BioAuthServer", .product(name: "Crypto", package: "swift-crypto")]
+            name: "BioAuthServerTesting",
+            dependencies: [
+                "BioAuthTesting", "BioAuthServer", "BioAuthCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .executableTarget(
             name: "BioAuthServerApp",
@@ -100,12 +110,9 @@ let package = Package(
         .target(
             name: "BioAuthCLI",
             dependencies: [
-                "BioAuth", "BioAuthCore", "BioAuthEmulator", "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite",
+                "BioAuth", "BioAuthClient", "BioAuthCore", "BioAuthEmulator", "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -116,7 +123,7 @@ let package = Package(
         .testTarget(
             name: "BioAuthTests",
             dependencies: [
-                "BioAuth", "BioAuthApple", "BioAuthEmulator", "BioAuthTesting", "BioAuthCore",
+                "BioAuth", "BioAuthApple", "BioAuthClient", "BioAuthEmulator", "BioAuthTesting", "BioAuthCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -125,7 +132,7 @@ let package = Package(
         .testTarget(
             name: "BioAuthServerTests",
             dependencies: [
-                "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres", "BioAuthHTTP", "BioAuthTesting", "BioAuthCore", "BioAuthEmulator", "BioAuth", "BioAuthCLI",
+                "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres", "BioAuthHTTP", "BioAuthTesting", "BioAuthServerTesting", "BioAuthCore", "BioAuthEmulator", "BioAuth", "BioAuthClient", "BioAuthCLI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
@@ -139,7 +146,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BioAuthCLITests",
-            dependencies: ["BioAuthCLI", "BioAuthTesting", "BioAuthCore", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["BioAuthCLI", "BioAuthTesting", "BioAuthServerTesting", "BioAuthCore", .product(name: "Crypto", package: "swift-crypto")]
         ),
     ]
 )

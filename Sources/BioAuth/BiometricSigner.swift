@@ -18,9 +18,21 @@ public struct BiometricSigner: Sendable {
         self.policy = policy
     }
 
-    /// Replaces any key under `tag` with a new enclave key and returns its public key. No prompt.
+    /// Creates a new enclave key under `tag` and returns its public key. No prompt.
+    ///
+    /// - Throws: ``BioAuthError/Code/duplicateItem`` when a usable key is already there: that key
+    ///   may be registered with a server, so replacing it is ``replaceKey()``, never a side effect.
+    ///   A key the platform invalidated (an enrollment change) is not usable and is cleared first.
     @discardableResult
     public func createKey() throws(BioAuthError) -> DevicePublicKey {
+        if hasKey { throw BioAuthError(.duplicateItem) }
+        return try replaceKey()
+    }
+
+    /// Deletes any key under `tag`, usable or not, and creates a new one. No prompt. A server that
+    /// knew the old key must be told (re-enrolment), or this device can no longer sign in to it.
+    @discardableResult
+    public func replaceKey() throws(BioAuthError) -> DevicePublicKey {
         guard platform.enclave.isAvailable else { throw BioAuthError(.secureEnclaveUnavailable) }
         let access: AccessControl
         do {

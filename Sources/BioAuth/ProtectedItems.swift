@@ -111,38 +111,46 @@ public struct ProtectedItemStore: Sendable {
     }
 }
 
-/// Small unprotected records (`AfterFirstUnlockThisDeviceOnly`, no ACL) that BioAuth keeps for
-/// itself: the enrollment baseline, the app-passcode verifier, attempt counters.
-struct PlainRecords: Sendable {
+/// Small records without access control (`AfterFirstUnlockThisDeviceOnly` unless told otherwise,
+/// never synchronized) that BioAuth keeps for itself: the enrollment baseline, the app-passcode
+/// verifier, attempt counters, the client's registration and session.
+package struct PlainRecords: Sendable {
     let keychain: any KeychainService
     let service: String
+    let accessibility: KeychainAccessibility
 
-    func read(_ account: String) throws(BioAuthError) -> SecretBytes? {
+    package init(keychain: any KeychainService, service: String, accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly) {
+        self.keychain = keychain
+        self.service = service
+        self.accessibility = accessibility
+    }
+
+    package func read(_ account: String) throws(BioAuthError) -> SecretBytes? {
         do { return try keychain.copyData(KeychainQuery(service: service, account: account)) } catch {
             if error == .errSecItemNotFound { return nil }
             throw BioAuthError(status: error)
         }
     }
 
-    func write(_ value: SecretBytes, _ account: String) throws(BioAuthError) {
+    package func write(_ value: SecretBytes, _ account: String) throws(BioAuthError) {
         try remove(account)
         do {
-            try keychain.add(KeychainItem(service: service, account: account, accessibility: .afterFirstUnlockThisDeviceOnly), data: value)
+            try keychain.add(KeychainItem(service: service, account: account, accessibility: accessibility), data: value)
         } catch { throw BioAuthError(status: error) }
     }
 
-    func remove(_ account: String) throws(BioAuthError) {
+    package func remove(_ account: String) throws(BioAuthError) {
         do { try keychain.delete(KeychainQuery(service: service, account: account)) } catch {
             if error != .errSecItemNotFound { throw BioAuthError(status: error) }
         }
     }
 
-    func readJSON<T: Decodable>(_ type: T.Type, _ account: String) throws(BioAuthError) -> T? {
+    package func readJSON<T: Decodable>(_ type: T.Type, _ account: String) throws(BioAuthError) -> T? {
         guard let bytes = try read(account) else { return nil }
         do { return try JSONDecoder().decode(T.self, from: bytes.data) } catch { throw BioAuthError(.keychainFailure, status: .errSecDecode) }
     }
 
-    func writeJSON<T: Encodable>(_ value: T, _ account: String) throws(BioAuthError) {
+    package func writeJSON<T: Encodable>(_ value: T, _ account: String) throws(BioAuthError) {
         let data: Data
         do { data = try JSONEncoder().encode(value) } catch { throw BioAuthError(.keychainFailure, status: .errSecParam) }
         try write(SecretBytes(data), account)

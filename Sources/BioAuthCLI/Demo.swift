@@ -1,12 +1,15 @@
 import BioAuth
+import BioAuthClient
 import BioAuthCore
 import BioAuthEmulator
 import Crypto
 import Foundation
 import Logging
+import Synchronization
 
 /// `bioauth demo`: the whole story — enrolment, biometric login, step-up — and each attack of the
-/// reference notes, failing for the attacker. Every step checks what happened; the demo passes
+/// reference notes, failing for the attacker. The phone's side is `BioAuthClient`, the code an app
+/// ships; the attacks use its `ServerAPI` to send what no honest client would. Every step checks what happened; the demo passes
 /// only if all of them behaved as expected.
 public struct Demo: Sendable {
     public struct Step: Codable, Sendable {
@@ -31,7 +34,9 @@ public struct Demo: Sendable {
         let server = try await InProcessServer.start()
         defer { Task { await server.stop() } }
         let device = EmulatedDevice(configuration: .init(biometry: .faceID), passcode: Self.devicePasscode)
-        let agent = DeviceAgent(device: device, server: ServerClient(baseURL: server.url))
+        let wire = Wiretap(URLSessionTransport(baseURL: URL(string: server.url)!))
+        let client = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: device.platform, transport: wire)
+        let api = client.api
         var quiet = Logger(label: "BioAuth.demo")
         quiet.logLevel = .critical
         let lock = AppLock(platform: device.platform, logger: quiet)
@@ -45,21 +50,24 @@ public struct Demo: Sendable {
             emit(step, after: steps.last)
             steps.append(step)
         }
+        func forged() throws -> String { Base64URL.encode(try P256.Signing.PrivateKey().signature(for: Data("x".utf8)).derRepresentation) }
 
         header(server.url)
         var deviceID = ""
-        var primary = ""
-        var replay: (ServerClient.Reply, Data)?
+        var primary: PrimarySession?
+        var replay: TransportRequest?
 
         // MARK: The story
         await record("story", "Primary login") {
-            primary = try await agent.primaryLogin(user: Self.user, password: Self.password)
-            return (!primary.isEmpty, "alice signs in with her password; this primary session is the only kind that may enrol a device")
+            try await client.signUp(username: Self.user, password: Self.password)
+            primary = try await client.signIn(username: Self.user, password: Self.password)
+            return (primary != nil, "alice signs in with her password; this primary session is the only kind that may enrol a device")
         }
         await record("story", "Device-key enrolment") {
+            guard let primary else { return (false, "no primary session") }
             let before = device.promptCount
-            deviceID = try await agent.enrol(primaryToken: primary, name: "Alice's iPhone")
-            let key = try agent.signer.publicKey()
+            deviceID = try await client.enrol(primary, deviceName: "Alice's iPhone").deviceID
+            let key = try client.signer.publicKey()
             let prompts = device.promptCount - before
             return (prompts == 1 && !deviceID.isEmpty,
                     "a P-256 key is created in the (emulated) Secure Enclave with .privateKeyUsage + .biometryCurrentSet; it signs the registration challenge (proof of possession, \(prompts) Face ID prompt); the server keeps only the public key \(key.fingerprint)")
@@ -77,22 +85,20 @@ public struct Demo: Sendable {
         }
         await record("story", "Biometric login") {
             let before = device.promptCount
-            let challenge = try await agent.loginChallenge(user: Self.user, deviceID: deviceID)
-            let signature = try await agent.sign(challenge, reason: "Sign in")
-            let session = try await agent.finish("/v1/login/finish", challenge: challenge, signature: signature)
-            replay = (challenge, signature)
-            let devices = try await agent.server.get("/v1/devices", token: session["token"])
+            try await client.logIn()
+            replay = wire.last("/v1/login/finish")
+            let devices = try await client.devices()
             let prompts = device.promptCount - before
-            return (session.status == 200 && devices.status == 200 && prompts == 1,
-                    "the server's 32-byte nonce, bound to alice, this device and 'localhost', is signed after \(prompts) Face ID prompt; the server rebuilds the message, verifies, consumes the challenge and opens a session")
+            return (devices.contains { $0.isThisDevice } && prompts == 1,
+                    "the server's 32-byte nonce, bound to alice, this device and 'localhost', is checked by the client, then signed after \(prompts) Face ID prompt; the server rebuilds the message, verifies, consumes the challenge and opens a session")
         }
         await record("story", "Step-up approval") {
-            let session = try await agent.login(user: Self.user, deviceID: deviceID)
-            let approval = try await agent.stepUp(session: session, deviceID: deviceID, operation: Self.operation)
-            let first = try await agent.redeem(approval: approval, operation: Self.operation)
-            let second = try await agent.redeem(approval: approval, operation: Self.operation)
-            return (first.status == 200 && second.status == 401,
-                    "\"\(Self.operation)\" is hashed into the challenge; one signature yields a one-time approval: redeemed once (HTTP \(first.status)), refused the second time (HTTP \(second.status))")
+            let approval = try await client.approve(operation: Self.operation)
+            let redemption = Wire.Redemption(approval: approval.token.value, operation: Base64URL.encode(Data(Self.operation.utf8)))
+            let first = await outcome { _ = try await api.redeem(redemption) }
+            let second = await outcome { _ = try await api.redeem(redemption) }
+            return (first == nil && second == "authenticationFailed",
+                    "\"\(Self.operation)\" is hashed into the challenge and the client checks the hash before the prompt; one signature yields a one-time approval: redeemed once, refused the second time (\(second ?? "-"))")
         }
 
         // MARK: The attacks
@@ -101,70 +107,85 @@ public struct Demo: Sendable {
             device.unscriptedAction = .noMatch  // the attacker's face
             await lock.lock()
             let unlock = await outcome { _ = try await lock.unlockWithBiometry(Prompt(reason: "Unlock BioAuth")) }
-            let sign = await outcome { _ = try await agent.login(user: Self.user, deviceID: deviceID) }
-            let challenge = try await agent.loginChallenge(user: Self.user, deviceID: deviceID)
-            let forged = try await agent.finish("/v1/login/finish", challenge: challenge, signature: try P256.Signing.PrivateKey().signature(for: Data("x".utf8)).derRepresentation)
+            let sign = await outcome { try await client.logIn() }
+            let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: Self.user, deviceId: deviceID))
+            let forgery = await outcome { _ = try await api.finishLogin(Wire.SignedChallenge(challengeId: challenge.challengeId, signature: try forged())) }
             device.jailbreakHookEnabled = false
             device.unscriptedAction = .match
             device.unlockDeviceWithPasscode(Self.devicePasscode)  // the owner clears the lockout the attacker caused
             let state = await lock.state
-            return (unlock != nil && sign != nil && forged.status == 401 && state != .unlocked,
-                    "evaluatePolicy now says yes to a stranger's face, but BioAuth never trusts that Bool: the keychain refused the vault key (\(unlock ?? "-")), the enclave refused to sign (\(sign ?? "-"): the stranger's failed matches locked Face ID out), and a forged signature got HTTP \(forged.status)")
+            return (unlock != nil && sign != nil && forgery == "authenticationFailed" && state != .unlocked,
+                    "evaluatePolicy now says yes to a stranger's face, but BioAuth never trusts that Bool: the keychain refused the vault key (\(unlock ?? "-")), the enclave refused to sign (\(sign ?? "-"): the stranger's failed matches locked Face ID out), and a forged signature was refused (\(forgery ?? "-"))")
+        }
+        await record("attack", "Tampered challenge (a hostile server or proxy asks to sign for another account)") {
+            let before = device.promptCount
+            wire.tamper = { request, response in
+                guard request.path == "/v1/login/challenge", var envelope = try? JSONDecoder().decode(ChallengeEnvelope.self, from: response.body) else { return response }
+                envelope.userId = "mallory"
+                var tampered = response
+                tampered.body = (try? JSONEncoder().encode(envelope)) ?? response.body
+                return tampered
+            }
+            let login = await outcome { try await client.logIn() }
+            wire.tamper = nil
+            let prompts = device.promptCount - before
+            return (login == "challengeMismatch" && prompts == 0,
+                    "the challenge came back bound to another user: the client compares purpose, relying party, user, device, operation hash and expiry with what it asked for, refuses (\(login ?? "-")), and shows \(prompts) prompts — nothing is signed")
         }
         await record("attack", "Someone who knows the device passcode enrols their face") {
             device.enrollBiometry()
-            let keyGone = !agent.signer.hasKey
-            let login = await outcome { _ = try await agent.login(user: Self.user, deviceID: deviceID) }
+            let keyGone = !client.signer.hasKey
+            let login = await outcome { try await client.logIn() }
             let state = await lock.state
             let refused = await outcome { _ = try await lock.unlockWithBiometry(Prompt(reason: "Unlock BioAuth")) }
             _ = try await lock.unlockWithPasscode(Self.appPasscode)
-            let reenrolPrimary = try await agent.primaryLogin(user: Self.user, password: Self.password, createIfMissing: false)
-            let sameID = try await agent.enrol(primaryToken: reenrolPrimary, name: "Alice's iPhone", replacing: deviceID)
-            let again = try await agent.login(user: Self.user, deviceID: deviceID)
-            return (keyGone && login != nil && state == .lockedPasscodeRequired(.biometricSecretInvalidated) && refused != nil && sameID == deviceID && !again.isEmpty,
+            let again = try await client.signIn(username: Self.user, password: Self.password)
+            let sameID = try await client.reenrol(again).deviceID
+            let session = await outcome { try await client.logIn() }
+            return (keyGone && login == "reenrolmentRequired" && state == .lockedPasscodeRequired(.biometricSecretInvalidated) && refused != nil && sameID == deviceID && session == nil,
                     "the new face invalidated the .biometryCurrentSet key (\(login ?? "-")), so no server login is possible; the app lock demands the app passcode (\(state)); after it, alice re-enrols through her password login and the replaced key signs in again")
         }
         await record("attack", "Replayed signature") {
-            guard let (challenge, signature) = replay else { return (false, "no earlier login to replay") }
-            let reply = try await agent.finish("/v1/login/finish", challenge: challenge, signature: signature)
+            guard let replay else { return (false, "no earlier login to replay") }
+            let reply = try await wire.send(replay)
             return (reply.status == 401, "the login request of step 4, sent again byte for byte: HTTP \(reply.status) — its challenge was consumed by the first use")
         }
         await record("attack", "Stolen public key") {
-            let publicKey = try agent.signer.publicKey()
-            let mallory = ServerClient(baseURL: server.url)
-            let malloryAgent = DeviceAgent(device: EmulatedDevice(configuration: .init(biometry: .faceID)), server: mallory)
-            let token = try await malloryAgent.primaryLogin(user: "mallory", password: "mallory's own password")
-            let challenge = try await mallory.post("/v1/devices/registration/challenge", ["name": "Stolen", "publicKey": Base64URL.encode(publicKey.spkiRepresentation)], token: token)
-            let attempt = try await malloryAgent.finish("/v1/devices/registration/finish", challenge: challenge, signature: try P256.Signing.PrivateKey().signature(for: Data()).derRepresentation, token: token)
-            let loginChallenge = try await agent.loginChallenge(user: Self.user, deviceID: deviceID)
-            let login = try await agent.finish("/v1/login/finish", challenge: loginChallenge, signature: try P256.Signing.PrivateKey().signature(for: Data()).derRepresentation)
-            return (attempt.status == 401 && login.status == 401,
-                    "a public key is public: registering alice's key under mallory's account needs a signature by it (HTTP \(attempt.status)); logging in as alice's device needs one too (HTTP \(login.status))")
+            let publicKey = try client.signer.publicKey()
+            let mallory = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: EmulatedDevice(configuration: .init(biometry: .faceID)).platform, transport: wire)
+            try await mallory.signUp(username: "mallory", password: "mallory's own password")
+            let token = try await mallory.signIn(username: "mallory", password: "mallory's own password").token
+            let challenge = try await api.registrationChallenge(Wire.RegistrationChallengeRequest(name: "Stolen", publicKey: Base64URL.encode(publicKey.spkiRepresentation)), token: token)
+            let attempt = await outcome { _ = try await api.finishRegistration(Wire.SignedChallenge(challengeId: challenge.challengeId, signature: try forged()), token: token) }
+            let loginChallenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: Self.user, deviceId: deviceID))
+            let login = await outcome { _ = try await api.finishLogin(Wire.SignedChallenge(challengeId: loginChallenge.challengeId, signature: try forged())) }
+            return (attempt == "authenticationFailed" && login == "authenticationFailed",
+                    "a public key is public: registering alice's key under mallory's account needs a signature by it (\(attempt ?? "-")); logging in as alice's device needs one too (\(login ?? "-"))")
         }
         await record("attack", "Expired challenge") {
-            let challenge = try await agent.loginChallenge(user: Self.user, deviceID: deviceID)
-            let signature = try await agent.sign(challenge, reason: "Sign in")
+            let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: Self.user, deviceId: deviceID))
+            let signature = try await client.signer.sign(challenge, prompt: Prompt(reason: "Sign in"))
             server.clock.advance(by: 61)
-            let reply = try await agent.finish("/v1/login/finish", challenge: challenge, signature: signature)
-            return (reply.status == 401, "a valid signature sent 61 s after the challenge was issued (TTL 60 s, checked in code): HTTP \(reply.status)")
+            let reply = await outcome { _ = try await api.finishLogin(Wire.SignedChallenge(challengeId: challenge.challengeId, signature: Base64URL.encode(signature))) }
+            return (reply == "authenticationFailed", "a valid signature sent 61 s after the challenge was issued (TTL 60 s, checked in code): \(reply ?? "accepted")")
         }
         await record("attack", "Brute-force burst") {
-            var statuses: [Int] = []
-            var retryAfter = ""
+            var outcomes: [String] = []
+            var retryAfter: TimeInterval?
+            let forgery = try forged()
             for _ in 0..<32 {
-                let challenge = try await agent.server.post("/v1/login/challenge", ["userId": Self.user, "deviceId": deviceID])
-                if challenge.status != 200 {
-                    statuses.append(challenge.status)
-                    retryAfter = challenge.retryAfter ?? retryAfter
-                    continue
+                do throws(ClientError) {
+                    let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: Self.user, deviceId: deviceID))
+                    _ = try await api.finishLogin(Wire.SignedChallenge(challengeId: challenge.challengeId, signature: forgery))
+                    outcomes.append("accepted")
+                } catch {
+                    outcomes.append("\(error.code)")
+                    retryAfter = error.retryAfter ?? retryAfter
                 }
-                let reply = try await agent.finish("/v1/login/finish", challenge: challenge, signature: try P256.Signing.PrivateKey().signature(for: Data()).derRepresentation)
-                statuses.append(reply.status)
-                if reply.status == 429 { retryAfter = reply.retryAfter ?? retryAfter }
             }
-            let forged = statuses.filter { $0 == 401 }.count, refused = statuses.filter { $0 == 429 }.count
-            return (forged > 0 && refused > 0 && !retryAfter.isEmpty,
-                    "32 forged attempts from one address: \(forged) × 401, then \(refused) × 429 — the sending address is locked out for the rest of the window (Retry-After: \(retryAfter) s; counters in the database, shared by every instance). Forged signatures never count against the device or its owner, who can still sign in from anywhere else")
+            let refused = outcomes.filter { $0 == "authenticationFailed" }.count, limited = outcomes.filter { $0 == "rateLimited" }.count
+            return (refused > 0 && limited > 0 && retryAfter != nil && !outcomes.contains("accepted"),
+                    "32 forged attempts from one address: \(refused) × authentication failed, then \(limited) × rate limited — the sending address is locked out for the rest of the window (retry after \(Int(retryAfter ?? 0)) s; counters in the database, shared by every instance). Forged signatures never count against the device or its owner, who can still sign in from anywhere else")
         }
 
         let passed = steps.allSatisfy(\.ok)
@@ -177,7 +198,7 @@ public struct Demo: Sendable {
         do {
             try await body()
             return nil
-        } catch let error as BioAuthError { return "\(error.code)" } catch let error as CLIError { return error.message } catch { return "\(type(of: error))" }
+        } catch let error as ClientError { return "\(error.code)" } catch let error as BioAuthError { return "\(error.code)" } catch { return "\(type(of: error))" }
     }
 
     func header(_ url: String) {
@@ -207,5 +228,29 @@ public struct Demo: Sendable {
         } else {
             Console.line(passed ? "\nAll \(steps.count) steps behaved as expected." : "\n\(steps.count - good) of \(steps.count) steps did NOT behave as expected.")
         }
+    }
+}
+
+/// A transport that remembers what was sent and can rewrite answers: the demo's man in the middle.
+final class Wiretap: BioAuthTransport {
+    typealias Tamper = @Sendable (TransportRequest, TransportResponse) -> TransportResponse
+    let inner: any BioAuthTransport
+    private let sent = Mutex<[String: TransportRequest]>([:])
+    private let tamperer = Mutex<Tamper?>(nil)
+
+    init(_ inner: any BioAuthTransport) { self.inner = inner }
+
+    var tamper: Tamper? {
+        get { tamperer.withLock { $0 } }
+        set { tamperer.withLock { $0 = newValue } }
+    }
+
+    /// The last request sent to `path`.
+    func last(_ path: String) -> TransportRequest? { sent.withLock { $0[path] } }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        sent.withLock { $0[request.path] = request }
+        let response = try await inner.send(request)
+        return tamper?(request, response) ?? response
     }
 }

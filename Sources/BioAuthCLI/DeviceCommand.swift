@@ -1,5 +1,6 @@
 import ArgumentParser
 import BioAuth
+import BioAuthClient
 import BioAuthCore
 import BioAuthEmulator
 import Foundation
@@ -27,13 +28,12 @@ struct StateOptions: ParsableArguments {
     var state: String = "bioauth-device.json"
 }
 
-/// What the state file holds: the emulated device and the app's registration with a server.
+/// What the state file holds: the emulated device (whose keychain holds the app's registration
+/// and session, as on a phone) and the server the app talks to.
 struct DeviceFile: Codable {
     struct Client: Codable {
         var server: String?
-        var user: String?
-        var deviceID: String?
-        var sessionToken: String?
+        var relyingParty: String?
     }
     var device: EmulatedDevice.Snapshot
     var client: Client
@@ -76,6 +76,38 @@ func writePrivately(_ data: Data, to path: String) throws {
         unlink(temporary)
         throw CLIError("cannot write \(path)")
     }
+}
+
+extension DeviceFile.Client {
+    /// The app's client for this device, or an error when no server was registered yet.
+    func client(for device: EmulatedDevice) throws -> BioAuthClient {
+        guard let server, let url = URL(string: server) else {
+            throw CLIError("this device is not registered", hint: "run `bioauth device register --user NAME`")
+        }
+        return BioAuthClient(configuration: .init(relyingPartyID: relyingParty ?? "localhost"), platform: device.platform, transport: URLSessionTransport(baseURL: url))
+    }
+}
+
+/// What to tell the user about a failed client call.
+func explain(_ error: ClientError) -> CLIError {
+    let hint: String? =
+        switch error.code {
+        case .reenrolmentRequired: "the key is gone (an enrollment change destroys .biometryCurrentSet keys): re-enrol with `bioauth device register --reenrol`"
+        case .passcodeRequired: error.device?.code == .passcodeNotSet ? "set a device passcode first: `bioauth device set-passcode`" : "biometry is locked out: unlock the device with its passcode (`bioauth device unlock`)"
+        case .notRecognised, .cancelled: "the person at the prompt was not recognised or cancelled"
+        case .authenticationFailed: "the server's audit log has the reason"
+        case .rateLimited: "retry after \(Int(error.retryAfter ?? 0)) seconds"
+        case .serverUnreachable: "start it with `swift run bioauth-server` (or pass --server URL)"
+        case .sessionExpired: "run `bioauth device login` first"
+        case .notEnrolled: "run `bioauth device register --user NAME`"
+        default: nil
+        }
+    return CLIError("\(error)", hint: hint)
+}
+
+/// Runs a client call, turning its error into advice.
+func advised<T>(_ body: () async throws(ClientError) -> T) async throws -> T {
+    do { return try await body() } catch { throw explain(error) }
 }
 
 /// Loads the device, runs `body`, saves the device.
@@ -145,13 +177,14 @@ extension DeviceCommand {
 
         func run() async throws {
             try await withDevice(options) { device, client in
-                let signer = BiometricSigner(platform: device.platform, tag: DeviceAgent.keyTag)
+                let app = BioAuthClient(configuration: .init(relyingPartyID: client.relyingParty ?? "localhost"), platform: device.platform, transport: ClosureTransport { _ in throw URLError(.notConnectedToInternet) })
+                let signer = app.signer
                 Console.line("biometry:   \(BiometricStatus(contexts: device.platform.contexts))")
                 Console.line("enrolled:   \(device.enrolledIdentities.count)")
                 Console.line("passcode:   \(device.hasPasscode ? "set" : "not set")")
                 Console.line("device key: \(signer.hasKey ? "present (\((try? signer.publicKey().fingerprint) ?? "?"))" : "none")")
-                if let user = client.user, let id = client.deviceID {
-                    Console.line("registered: \(user) / device \(id) at \(client.server ?? "?")")
+                if let registration = try await advised({ () async throws(ClientError) in try await app.registration() }) {
+                    Console.line("registered: \(registration.userID) / device \(registration.deviceID) at \(client.server ?? "?")")
                 } else {
                     Console.line("registered: no (run `bioauth device register`)")
                 }
@@ -243,6 +276,7 @@ extension DeviceCommand {
         static let configuration = CommandConfiguration(abstract: "Sign in with a password (stdin or --password-file) and enrol this device's key.")
         @OptionGroup var options: StateOptions
         @Option(help: "The server's base URL.") var server: String = "http://127.0.0.1:8080"
+        @Option(help: "The server's relying-party id (its --relying-party).") var relyingParty: String = "localhost"
         @Option(help: "The user name.") var user: String
         @Option(help: "Read the password from this file instead of stdin.") var passwordFile: String?
         @Option(help: "The device's name on the server.") var name: String = "Emulated iPhone"
@@ -252,12 +286,16 @@ extension DeviceCommand {
         func run() async throws {
             let password = try readSecret("password", file: passwordFile)
             try await withDevice(options) { device, client in
-                let agent = DeviceAgent(device: device, server: ServerClient(baseURL: server))
-                if reenrol && client.deviceID == nil { throw CLIError("nothing to re-enrol", hint: "register first without --reenrol") }
-                let token = try await agent.primaryLogin(user: user, password: password, createIfMissing: signUp)
-                let id = try await agent.enrol(primaryToken: token, name: name, replacing: reenrol ? client.deviceID : nil)
-                client = .init(server: server, user: user, deviceID: id)
-                Console.line("\(reenrol ? "re-enrolled" : "enrolled") device \(id) for \(user) at \(server) (key \(try agent.signer.publicKey().fingerprint))")
+                if !reenrol { client = .init(server: server, relyingParty: relyingParty) }
+                let app = try client.client(for: device)
+                let registration = try await advised { () async throws(ClientError) in
+                    if signUp {
+                        do throws(ClientError) { try await app.signUp(username: user, password: password) } catch where error.code == .conflict {}
+                    }
+                    let primary = try await app.signIn(username: user, password: password)
+                    return reenrol ? try await app.reenrol(primary, deviceName: name) : try await app.enrol(primary, deviceName: name)
+                }
+                Console.line("\(reenrol ? "re-enrolled" : "enrolled") device \(registration.deviceID) for \(user) at \(client.server ?? server) (key \(try app.signer.publicKey().fingerprint))")
             }
         }
     }
@@ -280,14 +318,11 @@ extension DeviceCommand {
 
         func run() async throws {
             try await withDevice(options) { device, client in
-                guard let server = client.server, let user = client.user, let id = client.deviceID else {
-                    throw CLIError("this device is not registered", hint: "run `bioauth device register --user NAME`")
-                }
+                let app = try client.client(for: device)
                 prompt.apply(device)
-                let token = try await DeviceAgent(device: device, server: ServerClient(baseURL: server)).login(user: user, deviceID: id)
-                client.sessionToken = token
-                Console.line("signed in as \(user) with device \(id) (\(device.promptCount) prompt)")
-                if printToken { Console.line(token) }
+                let session = try await advised { () async throws(ClientError) in try await app.logIn() }
+                Console.line("signed in as \(session.userID) with device \(session.deviceID) (\(device.promptCount) prompt)")
+                if printToken { Console.line(session.token.value) }
             }
         }
     }
@@ -300,14 +335,14 @@ extension DeviceCommand {
 
         func run() async throws {
             try await withDevice(options) { device, client in
-                guard let server = client.server, let id = client.deviceID, let session = client.sessionToken else {
-                    throw CLIError("no session", hint: "run `bioauth device login` first")
-                }
+                let app = try client.client(for: device)
                 prompt.apply(device)
-                let agent = DeviceAgent(device: device, server: ServerClient(baseURL: server))
-                let approval = try await agent.stepUp(session: session, deviceID: id, operation: operation)
-                let redeemed = try await agent.redeem(approval: approval, operation: operation)
-                Console.line("approved \"\(operation)\"; the one-time approval was redeemed (HTTP \(redeemed.status))")
+                let approval = try await advised { () async throws(ClientError) in try await app.approve(operation: operation) }
+                // What the app's backend does before acting on it.
+                let redeemed = try await advised { () async throws(ClientError) in
+                    try await app.api.redeem(Wire.Redemption(approval: approval.token.value, operation: Base64URL.encode(Data(operation.utf8))))
+                }
+                Console.line("approved \"\(operation)\"; the one-time approval was redeemed for device \(redeemed.deviceId)")
             }
         }
     }

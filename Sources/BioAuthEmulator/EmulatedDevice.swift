@@ -231,6 +231,32 @@ public final class EmulatedDevice: Sendable {
         }
     }
 
+    /// The screen locks: items of the `WhenUnlocked` and `WhenPasscodeSet` classes become
+    /// unreadable (errSecInteractionNotAllowed) until ``unlockScreen()``; `AfterFirstUnlock` items
+    /// stay readable once the device was unlocked since it started (`SecItem.h` accessibility
+    /// constants; `apple-platform.md` §5 "device locked, class key unavailable").
+    public func lockScreen() { state.withLock { $0.screenLocked = true } }
+
+    /// The owner unlocks the screen: every class key is available again.
+    public func unlockScreen() {
+        state.withLock { state in
+            state.screenLocked = false
+            state.unlockedSinceBoot = true
+        }
+    }
+
+    /// The device restarts and sits at the lock screen, not yet unlocked: even `AfterFirstUnlock`
+    /// items are unreadable — what an app prewarmed at boot sees.
+    public func restart() {
+        state.withLock { state in
+            state.screenLocked = true
+            state.unlockedSinceBoot = false
+            state.lastDeviceUnlockMatch = nil
+        }
+    }
+
+    public var isScreenLocked: Bool { state.withLock { $0.screenLocked } }
+
     /// The user turned Face ID off for this app in Settings (LAError -6 with the type known).
     public var biometryDeniedForApp: Bool {
         get { state.withLock { $0.deniedForApp } }
@@ -307,6 +333,17 @@ struct State {
     var items: [StoredItem] = []
     var keys: [StoredKey] = []
     var osDomainSalt = 0
+    var screenLocked = false
+    var unlockedSinceBoot = true
+
+    /// Whether the class key of `accessibility` is available now: the data protection class
+    /// decides, not the item's ACL.
+    func classKeyAvailable(_ accessibility: KeychainAccessibility) -> Bool {
+        switch accessibility {
+        case .afterFirstUnlock, .afterFirstUnlockThisDeviceOnly: unlockedSinceBoot
+        default: !screenLocked
+        }
+    }
 
     /// SHA-256 over the enrolled identities, nil when none: changes exactly when the set changes.
     /// The real value is opaque (32 bytes observed); approximated.

@@ -18,6 +18,7 @@ public struct EmulatedKeychain: KeychainService {
             if item.accessControl != nil && item.synchronizable { return .errSecParam }
             // pdmn=akpu without a passcode → errSecAuthFailed (SecItemDb.c ~l.349).
             if item.accessibility == .whenPasscodeSetThisDeviceOnly && state.passcode == nil { return .errSecAuthFailed }
+            if !state.classKeyAvailable(item.accessibility) { return .errSecInteractionNotAllowed }
             if state.items.contains(where: { $0.item.service == item.service && $0.item.account == item.account && $0.item.synchronizable == item.synchronizable }) {
                 return .errSecDuplicateItem
             }
@@ -41,6 +42,7 @@ public struct EmulatedKeychain: KeychainService {
             }
             let stored = state.items[index]
             if stored.invalidated { return .failure(device.configuration.invalidatedItemStatus) }
+            if !state.classKeyAvailable(stored.item.accessibility) { return .failure(.errSecInteractionNotAllowed) }
             guard let access = stored.item.accessControl, access.guardsItemRead else { return .success(stored.data) }
             switch device.authorize(access, context: contextID(query), skipUI: query.authenticationUI == .skip, source: .keychain, state: &state) {
             case .allowed: return .success(stored.data)
@@ -69,6 +71,7 @@ public struct EmulatedKeychain: KeychainService {
                 return .errSecItemNotFound
             }
             if state.items[index].invalidated { return device.configuration.invalidatedItemStatus }
+            if !state.classKeyAvailable(state.items[index].item.accessibility) { return .errSecInteractionNotAllowed }
             // Updating an access-controlled item requires authentication (Valet SecureEnclave.swift).
             if let access = state.items[index].item.accessControl, access.guardsItemRead {
                 switch device.authorize(access, context: contextID(query), skipUI: query.authenticationUI == .skip, source: .keychain, state: &state) {

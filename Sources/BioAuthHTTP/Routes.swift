@@ -58,56 +58,56 @@ public struct BioAuthRoutes: Sendable {
         let v1 = router.group("v1")
         v1.post("users") { request, context in
             guard options.allowSignUp else { throw ServerError(.notFound) }
-            let body = try await decode(CredentialsBody.self, request)
+            let body = try await decode(Wire.Credentials.self, request)
             try await service.createUser(username: body.username, password: body.password, request: info(request, context))
-            return try json(["username": body.username], status: .created)
+            return try json(Wire.CreatedUser(username: body.username), status: .created)
         }
         v1.post("login/password") { request, context in
-            let body = try await decode(CredentialsBody.self, request)
-            return try json(SessionResponse(try await service.passwordLogin(username: body.username, password: body.password, request: info(request, context))))
+            let body = try await decode(Wire.Credentials.self, request)
+            return try json(Wire.Session(try await service.passwordLogin(username: body.username, password: body.password, request: info(request, context))))
         }
         v1.post("login/challenge") { request, context in
-            let body = try await decode(LoginChallengeBody.self, request)
+            let body = try await decode(Wire.LoginChallengeRequest.self, request)
             return try json(try await service.beginLogin(userID: body.userId, deviceID: body.deviceId, request: info(request, context)))
         }
         v1.post("login/finish") { request, context in
-            let body = try await decode(SignatureBody.self, request)
-            return try json(SessionResponse(try await service.finishLogin(challengeID: body.challengeId, signature: body.signature, request: info(request, context))))
+            let body = try await decode(Wire.SignedChallenge.self, request)
+            return try json(Wire.Session(try await service.finishLogin(challengeID: body.challengeId, signature: body.signature, request: info(request, context))))
         }
         v1.post("devices/registration/challenge") { request, context in
             let (session, info) = try await authenticate(request, context)
-            let body = try await decode(RegistrationChallengeBody.self, request)
+            let body = try await decode(Wire.RegistrationChallengeRequest.self, request)
             return try json(try await service.beginRegistration(session: session, name: body.name, publicKey: body.publicKey, replacesDeviceID: body.replacesDeviceId, request: info))
         }
         v1.post("devices/registration/finish") { request, context in
             let (session, info) = try await authenticate(request, context)
-            let body = try await decode(SignatureBody.self, request)
+            let body = try await decode(Wire.SignedChallenge.self, request)
             let device = try await service.finishRegistration(session: session, challengeID: body.challengeId, signature: body.signature, request: info)
-            return try json(DeviceResponse(device), status: .created)
+            return try json(Wire.Device(device), status: .created)
         }
         v1.post("step-up/challenge") { request, context in
             let (session, info) = try await authenticate(request, context)
-            let body = try await decode(StepUpChallengeBody.self, request)
+            let body = try await decode(Wire.StepUpChallengeRequest.self, request)
             return try json(try await service.beginStepUp(session: session, deviceID: body.deviceId, operation: body.operation, request: info))
         }
         v1.post("step-up/finish") { request, context in
             let (session, info) = try await authenticate(request, context)
-            let body = try await decode(SignatureBody.self, request)
+            let body = try await decode(Wire.SignedChallenge.self, request)
             let grant = try await service.finishStepUp(session: session, challengeID: body.challengeId, signature: body.signature, request: info)
-            return try json(ApprovalResponse(approval: grant.approval, expiresAt: grant.record.expiresAt.seconds))
+            return try json(Wire.Approval(approval: grant.approval, expiresAt: grant.record.expiresAt.seconds))
         }
         v1.post("approvals/redeem") { request, context in
-            let body = try await decode(RedeemBody.self, request)
+            let body = try await decode(Wire.Redemption.self, request)
             let record = try await service.redeemApproval(approval: body.approval, operation: body.operation, request: info(request, context))
-            return try json(RedeemedResponse(userId: record.userID, deviceId: record.deviceID))
+            return try json(Wire.RedeemedApproval(userId: record.userID, deviceId: record.deviceID))
         }
         v1.get("devices") { request, context in
             let (session, info) = try await authenticate(request, context)
-            return try json(try await service.devices(of: session, request: info).map(DeviceResponse.init))
+            return try json(try await service.devices(of: session, request: info).map(Wire.Device.init))
         }
         v1.patch("devices/:id") { request, context in
             let (session, info) = try await authenticate(request, context)
-            let body = try await decode(RenameBody.self, request)
+            let body = try await decode(Wire.DeviceRename.self, request)
             try await service.renameDevice(id: context.parameters.get("id") ?? "", name: body.name, by: session, request: info)
             return Response(status: .noContent)
         }
@@ -119,7 +119,7 @@ public struct BioAuthRoutes: Sendable {
         v1.get("sessions") { request, context in
             let (session, info) = try await authenticate(request, context)
             return try json(try await service.sessions(of: session, request: info).map {
-                SessionInfoResponse(id: $0.id, kind: $0.kind.rawValue, deviceId: $0.deviceID, createdAt: $0.createdAt.seconds, expiresAt: $0.expiresAt.seconds, current: $0.id == session.id)
+                Wire.SessionInfo(id: $0.id, kind: $0.kind.rawValue, deviceId: $0.deviceID, createdAt: $0.createdAt.seconds, expiresAt: $0.expiresAt.seconds, current: $0.id == session.id)
             })
         }
         v1.delete("sessions/:id") { request, context in
@@ -129,7 +129,7 @@ public struct BioAuthRoutes: Sendable {
         }
         v1.delete("sessions") { request, context in
             let (session, info) = try await authenticate(request, context)
-            return try json(["revoked": try await service.revokeAllSessions(of: session, request: info)])
+            return try json(Wire.RevokedSessions(revoked: try await service.revokeAllSessions(of: session, request: info)))
         }
         v1.post("logout") { request, context in
             let (session, info) = try await authenticate(request, context)
@@ -139,7 +139,7 @@ public struct BioAuthRoutes: Sendable {
         v1.get("audit") { request, context in
             let (session, info) = try await authenticate(request, context)
             return try json(try await service.auditEvents(of: session, request: info).map {
-                AuditResponse(at: $0.at.seconds, kind: $0.kind, deviceId: $0.deviceID, reason: $0.reason)
+                Wire.AuditEntry(at: $0.at.seconds, kind: $0.kind, deviceId: $0.deviceID, reason: $0.reason)
             })
         }
         return router
@@ -170,7 +170,7 @@ public struct BioAuthRoutes: Sendable {
 
     /// Decodes a JSON body. Anything but `application/json` is refused with 415, so a web page cannot
     /// drive these endpoints with CORS-simple `text/plain` or form posts from visitors' browsers.
-    func decode<T: StrictBody>(_ type: T.Type, _ request: Request) async throws -> T {
+    func decode<T: WireRequest>(_ type: T.Type, _ request: Request) async throws -> T {
         let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard mediaType == "application/json" else { throw ServerError(.unsupportedMediaType, field: "Content-Type") }
         let buffer: ByteBuffer
@@ -214,11 +214,11 @@ struct ErrorMapping: RouterMiddleware {
     }
 
     static func response(_ error: ServerError) -> Response {
-        let body: ErrorResponse =
+        let body: Wire.ErrorBody =
             switch error.code {
-            case .invalidRequest: ErrorResponse(error: error.code.description, field: error.field, reason: error.detail)
-            case .authenticationFailed: ErrorResponse(error: error.code.description)  // uniform: no reason, no field
-            default: ErrorResponse(error: error.code.description, field: error.field)
+            case .invalidRequest: Wire.ErrorBody(error: error.code.description, field: error.field, reason: error.detail)
+            case .authenticationFailed: Wire.ErrorBody(error: error.code.description)  // uniform: no reason, no field
+            default: Wire.ErrorBody(error: error.code.description, field: error.field)
             }
         var response = (try? json(body, status: HTTPResponse.Status(code: error.code.httpStatus))) ?? Response(status: .internalServerError)
         if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }

@@ -7,11 +7,11 @@ import Foundation
 enum StrictJSON {
     static let maximumDepth = 8
 
-    static func decode<T: StrictBody>(_ type: T.Type, from data: Data) throws(ServerError) -> T {
+    static func decode<T: WireRequest>(_ type: T.Type, from data: Data) throws(ServerError) -> T {
         guard depth(of: data) <= maximumDepth else { throw invalid("body", .malformedJSON) }
         if let duplicate = duplicateKey(in: data) { throw invalid(printable(duplicate), .duplicateField) }
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { throw invalid("body", .malformedJSON) }
-        if let unknown = object.keys.sorted().first(where: { !T.fields.contains($0) }) {
+        if let unknown = object.keys.sorted().first(where: { !T.fieldNames.contains($0) }) {
             throw invalid(printable(unknown), .unknownField)
         }
         do { return try JSONDecoder().decode(T.self, from: data) } catch let error as DecodingError {

@@ -9,6 +9,6 @@ public struct ConformanceFailure: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(check): \(detail)" }
 }
 
-func require(_ condition: Bool, _ check: String, _ detail: @autoclosure () -> String = "") throws(ConformanceFailure) {
+package func require(_ condition: Bool, _ check: String, _ detail: @autoclosure () -> String = "") throws(ConformanceFailure) {
     if !condition { throw ConformanceFailure(check, detail()) }
 }

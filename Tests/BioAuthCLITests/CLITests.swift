@@ -1,5 +1,6 @@
 import BioAuthCLI
 import BioAuthCore
+import BioAuthServerTesting
 import BioAuthTesting
 import Crypto
 import Foundation
@@ -9,9 +10,9 @@ struct DemoTests {
     @Test func demoTellsTheWholeStoryAndExitsZero() async {
         let result = await CommandRunner.run(["demo"])
         #expect(result.exitCode == 0, "\(result.output)")
-        #expect(result.output.contains("All 11 steps behaved as expected."))
+        #expect(result.output.contains("All 12 steps behaved as expected."))
         for title in ["Primary login", "Device-key enrolment", "Biometric login", "Step-up approval", "Hooked evaluatePolicy",
-                      "knows the device passcode", "Replayed signature", "Stolen public key", "Expired challenge", "Brute-force burst"] {
+                      "Tampered challenge", "knows the device passcode", "Replayed signature", "Stolen public key", "Expired challenge", "Brute-force burst"] {
             #expect(result.output.contains(title), "missing step: \(title)")
         }
         #expect(!result.output.contains("✘"))
@@ -21,13 +22,13 @@ struct DemoTests {
         let result = await CommandRunner.run(["demo", "--json"])
         #expect(result.exitCode == 0)
         let lines = result.output.split(separator: "\n")
-        #expect(lines.count == 12)
+        #expect(lines.count == 13)
         for line in lines.dropLast() {
             let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(record["ok"] as? Bool == true && record["title"] is String && record["step"] is Int)
         }
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(lines.last!.utf8)) as? [String: Any])
-        #expect(summary["passed"] as? Bool == true && summary["steps"] as? Int == 11)
+        #expect(summary["passed"] as? Bool == true && summary["steps"] as? Int == 12)
     }
 
     @Test func repliesDescribeThemselvesWithoutTheirBody() {
@@ -125,11 +126,11 @@ struct DeviceCommandTests {
         #expect(registered.exitCode == 0, "\(registered.output)")
         let login = await device("login")
         #expect(login.exitCode == 0 && login.output.contains("signed in as alice"), "\(login.output)")
-        #expect(await device("step-up", "--operation", "transfer 100.00 EUR to bob").output.contains("redeemed (HTTP 200)"))
+        #expect(await device("step-up", "--operation", "transfer 100.00 EUR to bob").output.contains("one-time approval was redeemed for device"))
 
         // The jailbreak hook and a stranger's face get nothing.
         let hooked = await device("login", "--jailbreak-hook", "--person", "stranger")
-        #expect(hooked.exitCode == 1 && hooked.output.contains("did not sign"))
+        #expect(hooked.exitCode == 1 && hooked.output.contains("notRecognised"), "\(hooked.output)")
 
         // Lockout: the device passcode clears it.
         #expect(await device("lock-out").exitCode == 0)

@@ -1,5 +1,6 @@
 import BioAuthCLI
 import BioAuthCore
+import BioAuthServerTesting
 import BioAuthTesting
 import Crypto
 import Foundation

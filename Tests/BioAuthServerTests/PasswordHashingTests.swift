@@ -1,4 +1,5 @@
 import BioAuthServer
+import BioAuthServerTesting
 import BioAuthTesting
 import Foundation
 import Testing

@@ -2,6 +2,7 @@ import BioAuthCLI
 import BioAuthCore
 import BioAuthPostgres
 import BioAuthServer
+import BioAuthServerTesting
 import BioAuthTesting
 import Crypto
 import Foundation

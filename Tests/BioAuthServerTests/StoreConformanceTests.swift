@@ -1,5 +1,6 @@
 import BioAuthServer
 import BioAuthSQLite
+import BioAuthServerTesting
 import BioAuthTesting
 import Foundation
 import Logging

@@ -1,3 +1,4 @@
+import BioAuthTesting
 import Foundation
 
 /// A spawned `bioauth-server` process on loopback.

@@ -4,7 +4,8 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// A small JSON client for `bioauth-server`.
+/// A raw JSON client for `bioauth-server`, for tests that send what no well-behaved client would
+/// (forged signatures, replays, unknown fields). Apps use `BioAuthClient`.
 public struct ServerClient: Sendable {
     public let baseURL: String
 
@@ -42,6 +43,12 @@ public struct ServerClient: Sendable {
         try await send(.DELETE, path, body: nil, token: token)
     }
 
+    /// The server did not answer.
+    public struct Unreachable: Error, CustomStringConvertible {
+        public let baseURL: String
+        public var description: String { "cannot reach bioauth-server at \(baseURL)" }
+    }
+
     func send(_ method: HTTPMethod, _ path: String, body: Data?, token: String?) async throws -> Reply {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
@@ -53,7 +60,7 @@ public struct ServerClient: Sendable {
             let bytes = try await response.body.collect(upTo: 1 << 20)
             return Reply(status: Int(response.status.code), text: String(buffer: bytes), retryAfter: response.headers.first(name: "Retry-After"))
         } catch {
-            throw CLIError("cannot reach bioauth-server at \(baseURL)", hint: "start it with `swift run bioauth-server` (or pass --server URL)")
+            throw Unreachable(baseURL: baseURL)
         }
     }
 }

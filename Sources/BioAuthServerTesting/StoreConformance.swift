@@ -1,4 +1,5 @@
 import BioAuthCore
+import BioAuthTesting
 import BioAuthServer
 import Crypto
 import Foundation

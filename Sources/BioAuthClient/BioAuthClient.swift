@@ -1,0 +1,317 @@
+import BioAuth
+import BioAuthCore
+import Crypto
+import Foundation
+
+/// The app's half of the conversation with `bioauth-server`: enrolment, biometric login, step-up
+/// approval, re-enrolment after an enrollment change, devices, logout — with the device key in the
+/// Secure Enclave and the session in the keychain.
+///
+/// Runs unchanged on an iPhone (`DevicePlatform.system` from `BioAuthApple`), on a Mac, and on
+/// Linux against `EmulatedDevice`. Each login and approval shows exactly one biometric prompt
+/// (unless a ``BiometricPolicy`` says otherwise), and only after the server's challenge was checked
+/// against what this client asked for.
+public actor BioAuthClient {
+    public struct Configuration: Sendable {
+        /// The server's relying-party id (its `--relying-party`): a challenge for another is refused.
+        public var relyingPartyID: String
+        /// The application tag of the Secure Enclave key.
+        public var keyTag: String
+        /// The keychain service of the registration and session items.
+        public var keychainService: String
+        public var biometricPolicy: BiometricPolicy
+        /// The prompt of a login.
+        public var loginPrompt: Prompt
+        /// The prompt of the enrolment's proof of possession.
+        public var enrolmentPrompt: Prompt
+        /// The longest a challenge may live (the server's default is 60 s); a longer one is refused.
+        public var maximumChallengeLifetime: TimeInterval
+        /// How far this device's clock may be from the server's.
+        public var clockSkew: TimeInterval
+        public var clock: any WallClock
+
+        public init(
+            relyingPartyID: String, keyTag: String = "dev.bioauth.device-key", keychainService: String = "dev.bioauth.client",
+            biometricPolicy: BiometricPolicy = .always, loginPrompt: Prompt = Prompt(reason: "Sign in"),
+            enrolmentPrompt: Prompt = Prompt(reason: "Set up Face ID sign-in"), maximumChallengeLifetime: TimeInterval = 300,
+            clockSkew: TimeInterval = 300, clock: any WallClock = SystemWallClock()
+        ) {
+            self.relyingPartyID = relyingPartyID
+            self.keyTag = keyTag
+            self.keychainService = keychainService
+            self.biometricPolicy = biometricPolicy
+            self.loginPrompt = loginPrompt
+            self.enrolmentPrompt = enrolmentPrompt
+            self.maximumChallengeLifetime = maximumChallengeLifetime
+            self.clockSkew = clockSkew
+            self.clock = clock
+        }
+    }
+
+    public nonisolated let configuration: Configuration
+    public nonisolated let api: ServerAPI
+    /// The Secure Enclave key this client signs with.
+    public nonisolated let signer: BiometricSigner
+    let platform: DevicePlatform
+    let storage: CredentialStorage
+    /// The authenticated context a ``BiometricPolicy`` other than `.always` keeps, and when it was evaluated.
+    var reusable: (context: any AuthenticationContext, since: Date)?
+
+    public init(configuration: Configuration, platform: DevicePlatform, transport: any BioAuthTransport) {
+        self.configuration = configuration
+        self.platform = platform
+        api = ServerAPI(transport: transport)
+        signer = BiometricSigner(platform: platform, tag: configuration.keyTag)
+        storage = CredentialStorage(keychain: platform.keychain, service: configuration.keychainService)
+    }
+
+    /// A client of the server at `url` over `URLSession`.
+    public init(server url: URL, relyingPartyID: String, platform: DevicePlatform) {
+        self.init(configuration: Configuration(relyingPartyID: relyingPartyID), platform: platform, transport: URLSessionTransport(baseURL: url))
+    }
+
+    // MARK: - Primary login (the server's built-in accounts)
+
+    /// Creates an account on a server that allows sign-up (the demo's built-in accounts).
+    public func signUp(username: String, password: String) async throws(ClientError) {
+        _ = try await api.createUser(Wire.Credentials(username: username, password: password))
+    }
+
+    /// A password login with the server's built-in accounts. The session stays in memory.
+    public func signIn(username: String, password: String) async throws(ClientError) -> PrimarySession {
+        let session = try await api.passwordLogin(Wire.Credentials(username: username, password: password))
+        return PrimarySession(userID: session.userId, token: BearerToken(session.token), expiresAt: Date(seconds: session.expiresAt))
+    }
+
+    // MARK: - Enrolment
+
+    /// This phone's registration, nil when it has none.
+    public func registration() throws(ClientError) -> Registration? { try storage.registration() }
+
+    /// Creates the device key and registers it for `primary`'s user: one prompt (the key signs the
+    /// server's challenge to prove possession).
+    ///
+    /// - Throws: ``ClientError/Code/alreadyEnrolled`` when this phone is enrolled or holds a usable
+    ///   key: replacing it is ``reenrol(_:deviceName:)``.
+    @discardableResult
+    public func enrol(_ primary: PrimarySession, deviceName: String) async throws(ClientError) -> Registration {
+        guard try storage.registration() == nil, !signer.hasKey else { throw ClientError(.alreadyEnrolled) }
+        let key: DevicePublicKey
+        do { key = try signer.createKey() } catch { throw ClientError(device: error) }
+        do {
+            return try await register(key, for: primary, deviceName: deviceName, replacing: nil)
+        } catch {
+            signer.deleteKey()  // created by this call and registered nowhere
+            throw error
+        }
+    }
+
+    /// Registers a new key for this phone's device after its key was invalidated (an enrollment
+    /// change, biometry reset): the server replaces the old key of the same device. One prompt.
+    ///
+    /// - Throws: ``ClientError/Code/notEnrolled`` without a registration;
+    ///   ``ClientError/Code/alreadyEnrolled`` while the current key still works.
+    @discardableResult
+    public func reenrol(_ primary: PrimarySession, deviceName: String? = nil) async throws(ClientError) -> Registration {
+        guard let registration = try storage.registration() else { throw ClientError(.notEnrolled) }
+        guard !signer.hasKey else { throw ClientError(.alreadyEnrolled) }
+        guard registration.userID == primary.userID else { throw ClientError(.forbidden) }
+        endBiometricSession()
+        let key: DevicePublicKey
+        do { key = try signer.replaceKey() } catch { throw ClientError(device: error) }
+        return try await register(key, for: primary, deviceName: deviceName ?? registration.deviceName, replacing: registration.deviceID)
+    }
+
+    func register(_ key: DevicePublicKey, for primary: PrimarySession, deviceName: String, replacing deviceID: String?) async throws(ClientError) -> Registration {
+        let request = Wire.RegistrationChallengeRequest(name: deviceName, publicKey: Base64URL.encode(key.spkiRepresentation), replacesDeviceId: deviceID)
+        let challenge = try await api.registrationChallenge(request, token: primary.token)
+        let expectation = ChallengeExpectation(purpose: .registration, relyingPartyID: configuration.relyingPartyID, userID: primary.userID, deviceID: deviceID)
+        let signature = try await sign(challenge, expecting: expectation, prompt: configuration.enrolmentPrompt, reusing: false)
+        let device = try await api.finishRegistration(signature, token: primary.token)
+        guard device.publicKey == Base64URL.encode(key.spkiRepresentation), device.id == challenge.deviceId else {
+            throw ClientError(.protocolViolation)
+        }
+        let registration = Registration(userID: primary.userID, deviceID: device.id, deviceName: device.name)
+        try storage.save(registration)
+        return registration
+    }
+
+    // MARK: - Login and approval
+
+    /// A biometric login: the server's challenge, checked, signed after one prompt. The session is
+    /// kept in the keychain (`WhenUnlockedThisDeviceOnly`) for ``approve(operation:reason:)`` and
+    /// the other calls.
+    @discardableResult
+    public func logIn() async throws(ClientError) -> DeviceSession {
+        let registration = try enrolled()
+        let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: registration.userID, deviceId: registration.deviceID))
+        let expectation = ChallengeExpectation(purpose: .login, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID)
+        let signature = try await sign(challenge, expecting: expectation, prompt: configuration.loginPrompt, reusing: true)
+        let session = try await api.finishLogin(signature)
+        guard session.userId == registration.userID, session.deviceId == registration.deviceID else { throw ClientError(.protocolViolation) }
+        try storage.save(session)
+        return DeviceSession(
+            userID: session.userId, deviceID: registration.deviceID, sessionID: session.sessionId, token: BearerToken(session.token),
+            expiresAt: Date(seconds: session.expiresAt))
+    }
+
+    /// Approves one operation: the server hashes `operation` (UTF-8) into a challenge, the client
+    /// checks the hash against the text it shows, and the key signs after one prompt. Hand the
+    /// approval to your backend, which redeems it before acting.
+    ///
+    /// - Parameter reason: the prompt's text; the operation itself by default.
+    public func approve(operation: String, reason: String? = nil) async throws(ClientError) -> Approval {
+        let registration = try enrolled()
+        let session = try currentSession()
+        let operationBytes = Base64URL.encode(Data(operation.utf8))
+        let challenge = try await authorized { () async throws(ClientError) in
+            try await api.stepUpChallenge(Wire.StepUpChallengeRequest(deviceId: registration.deviceID, operation: operationBytes), token: session)
+        }
+        let expectation = ChallengeExpectation(
+            purpose: .stepUp, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID, operation: operation)
+        let signature = try await sign(challenge, expecting: expectation, prompt: Prompt(reason: reason ?? operation), reusing: true)
+        let approval = try await authorized { () async throws(ClientError) in try await api.finishStepUp(signature, token: session) }
+        return Approval(operation: operation, token: BearerToken(approval.approval), expiresAt: Date(seconds: approval.expiresAt))
+    }
+
+    /// Ends the window of a ``BiometricPolicy`` other than `.always`: the next signature prompts.
+    public func endBiometricSession() {
+        reusable?.context.invalidate()
+        reusable = nil
+    }
+
+    // MARK: - Devices and sessions
+
+    /// The user's devices, this one marked.
+    public func devices() async throws(ClientError) -> [RegisteredDevice] {
+        let session = try currentSession()
+        let thisDevice = try storage.registration()?.deviceID
+        let devices = try await authorized { () async throws(ClientError) in try await api.devices(token: session) }
+        return try devices.map { device throws(ClientError) in try RegisteredDevice(device, thisDevice: thisDevice) }
+    }
+
+    /// Revokes a device of the user; it can never sign in again. Revoking this phone also forgets
+    /// its registration and session and deletes its key, which the server no longer accepts.
+    public func revoke(device id: String) async throws(ClientError) {
+        let session = try currentSession()
+        try await authorized { () async throws(ClientError) in try await api.revokeDevice(id: id, token: session) }
+        if try storage.registration()?.deviceID == id {
+            endBiometricSession()
+            try storage.forgetSession()
+            try storage.forgetRegistration()
+            signer.deleteKey()
+        }
+    }
+
+    /// Ends the device session on the server and forgets it here. A session the server no longer
+    /// knows counts as ended; an unreachable server keeps it here (the call can be retried).
+    public func logOut() async throws(ClientError) {
+        endBiometricSession()
+        guard let session = try storage.session() else { return }
+        do { try await api.logout(token: BearerToken(session.token)) } catch where error.code == .authenticationFailed {}
+        try storage.forgetSession()
+    }
+
+    /// The stored device session, if it has not expired.
+    public func session() throws(ClientError) -> DeviceSession? {
+        guard let session = try storage.session(), Double(session.expiresAt) > configuration.clock.now().timeIntervalSince1970,
+            let deviceID = session.deviceId
+        else { return nil }
+        return DeviceSession(
+            userID: session.userId, deviceID: deviceID, sessionID: session.sessionId, token: BearerToken(session.token), expiresAt: Date(seconds: session.expiresAt))
+    }
+
+    // MARK: - Internals
+
+    func enrolled() throws(ClientError) -> Registration {
+        guard let registration = try storage.registration() else { throw ClientError(.notEnrolled) }
+        guard signer.hasKey else { throw ClientError(.reenrolmentRequired) }
+        return registration
+    }
+
+    func currentSession() throws(ClientError) -> BearerToken {
+        guard let session = try session() else { throw ClientError(.sessionExpired) }
+        return session.token
+    }
+
+    /// Runs a session-authenticated call; a 401 means the session is gone: it is forgotten here too.
+    func authorized<T>(_ body: () async throws(ClientError) -> T) async throws(ClientError) -> T {
+        do { return try await body() } catch where error.code == .authenticationFailed {
+            try? storage.forgetSession()
+            throw ClientError(.sessionExpired)
+        }
+    }
+
+    /// Checks the challenge, then signs its message: one prompt, or none inside a policy's window.
+    func sign(_ challenge: ChallengeEnvelope, expecting expectation: ChallengeExpectation, prompt: Prompt, reusing: Bool) async throws(ClientError) -> Wire.SignedChallenge {
+        let message = try expectation.check(
+            challenge, now: configuration.clock.now(), maximumLifetime: configuration.maximumChallengeLifetime, clockSkew: configuration.clockSkew)
+        let signature: Data
+        do { signature = try await signMessage(message, prompt: prompt, reusing: reusing) } catch { throw ClientError(device: error) }
+        return Wire.SignedChallenge(challengeId: challenge.challengeId, signature: Base64URL.encode(signature))
+    }
+
+    func signMessage(_ message: SignedMessage, prompt: Prompt, reusing: Bool) async throws(BioAuthError) -> Data {
+        guard reusing, let context = reusableContext() else { return try await signWithPrompt(message, prompt: prompt, keep: reusing) }
+        do { return try signer.sign(message.encoded, context: context) } catch {
+            endBiometricSession()
+            guard error.code != .keyUnavailable else { throw error }
+            return try await signWithPrompt(message, prompt: prompt, keep: true)
+        }
+    }
+
+    func signWithPrompt(_ message: SignedMessage, prompt: Prompt, keep: Bool) async throws(BioAuthError) -> Data {
+        guard keep, configuration.biometricPolicy != .always else { return try await signer.sign(message.encoded, prompt: prompt) }
+        let context = try await platform.context(for: signer.policy, prompt: prompt)
+        do {
+            let signature = try signer.sign(message.encoded, context: context)
+            reusable = (context, configuration.clock.now())
+            return signature
+        } catch {
+            context.invalidate()
+            throw error
+        }
+    }
+
+    func reusableContext() -> (any AuthenticationContext)? {
+        guard let reusable else { return nil }
+        switch configuration.biometricPolicy {
+        case .always: return nil
+        case .appLifecycle: return reusable.context
+        case .session(let timeout):
+            if configuration.clock.now().timeIntervalSince(reusable.since) <= timeout { return reusable.context }
+            endBiometricSession()
+            return nil
+        }
+    }
+}
+
+/// A device of the user, as the server lists it.
+public struct RegisteredDevice: Sendable, Hashable {
+    public let id: String
+    public let name: String
+    public let publicKey: P256.Signing.PublicKey
+    public let createdAt: Date
+    public let lastUsedAt: Date?
+    public let revokedAt: Date?
+    /// Whether this is the phone the client runs on.
+    public let isThisDevice: Bool
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.id == rhs.id && lhs.publicKey.x963Representation == rhs.publicKey.x963Representation && lhs.revokedAt == rhs.revokedAt }
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+
+    init(_ device: Wire.Device, thisDevice: String?) throws(ClientError) {
+        guard let spki = Base64URL.decode(device.publicKey), let key = try? DevicePublicKey(spki: spki) else { throw ClientError(.protocolViolation) }
+        id = device.id
+        name = device.name
+        publicKey = key.signingKey
+        createdAt = Date(seconds: device.createdAt)
+        lastUsedAt = device.lastUsedAt.map(Date.init(seconds:))
+        revokedAt = device.revokedAt.map(Date.init(seconds:))
+        isThisDevice = device.id == thisDevice
+    }
+}
+
+extension Date {
+    init(seconds: Int64) { self.init(timeIntervalSince1970: TimeInterval(seconds)) }
+}

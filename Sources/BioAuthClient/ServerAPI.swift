@@ -1,0 +1,117 @@
+import BioAuthCore
+import Foundation
+
+/// The server's HTTP API, one typed call per endpoint, over a ``BioAuthTransport``.
+///
+/// ``BioAuthClient`` is built on it; use it directly only for what the client does not do (an
+/// admin screen, a test that forges requests). Every error is a ``ClientError``.
+public struct ServerAPI: Sendable {
+    public let transport: any BioAuthTransport
+
+    public init(transport: any BioAuthTransport) { self.transport = transport }
+
+    public func createUser(_ body: Wire.Credentials) async throws(ClientError) -> Wire.CreatedUser {
+        try await call(.post, "/v1/users", body)
+    }
+
+    public func passwordLogin(_ body: Wire.Credentials) async throws(ClientError) -> Wire.Session {
+        try await call(.post, "/v1/login/password", body)
+    }
+
+    public func loginChallenge(_ body: Wire.LoginChallengeRequest) async throws(ClientError) -> ChallengeEnvelope {
+        try await call(.post, "/v1/login/challenge", body)
+    }
+
+    public func finishLogin(_ body: Wire.SignedChallenge) async throws(ClientError) -> Wire.Session {
+        try await call(.post, "/v1/login/finish", body)
+    }
+
+    public func registrationChallenge(_ body: Wire.RegistrationChallengeRequest, token: BearerToken) async throws(ClientError) -> ChallengeEnvelope {
+        try await call(.post, "/v1/devices/registration/challenge", body, token: token)
+    }
+
+    public func finishRegistration(_ body: Wire.SignedChallenge, token: BearerToken) async throws(ClientError) -> Wire.Device {
+        try await call(.post, "/v1/devices/registration/finish", body, token: token)
+    }
+
+    public func stepUpChallenge(_ body: Wire.StepUpChallengeRequest, token: BearerToken) async throws(ClientError) -> ChallengeEnvelope {
+        try await call(.post, "/v1/step-up/challenge", body, token: token)
+    }
+
+    public func finishStepUp(_ body: Wire.SignedChallenge, token: BearerToken) async throws(ClientError) -> Wire.Approval {
+        try await call(.post, "/v1/step-up/finish", body, token: token)
+    }
+
+    /// What the app's backend does before acting on an approved operation.
+    public func redeem(_ body: Wire.Redemption) async throws(ClientError) -> Wire.RedeemedApproval {
+        try await call(.post, "/v1/approvals/redeem", body)
+    }
+
+    public func devices(token: BearerToken) async throws(ClientError) -> [Wire.Device] {
+        try await call(.get, "/v1/devices", Empty?.none, token: token)
+    }
+
+    public func renameDevice(id: String, _ body: Wire.DeviceRename, token: BearerToken) async throws(ClientError) {
+        let _: Empty = try await call(.patch, "/v1/devices/" + Self.escape(id), body, token: token)
+    }
+
+    public func revokeDevice(id: String, token: BearerToken) async throws(ClientError) {
+        let _: Empty = try await call(.delete, "/v1/devices/" + Self.escape(id), Empty?.none, token: token)
+    }
+
+    public func sessions(token: BearerToken) async throws(ClientError) -> [Wire.SessionInfo] {
+        try await call(.get, "/v1/sessions", Empty?.none, token: token)
+    }
+
+    public func logout(token: BearerToken) async throws(ClientError) {
+        let _: Empty = try await call(.post, "/v1/logout", Empty?.none, token: token)
+    }
+
+    public func audit(token: BearerToken) async throws(ClientError) -> [Wire.AuditEntry] {
+        try await call(.get, "/v1/audit", Empty?.none, token: token)
+    }
+
+    // MARK: -
+
+    /// A body-less request or a 204 answer.
+    struct Empty: Codable {}
+
+    func call<Body: Encodable, Answer: Decodable>(
+        _ method: TransportRequest.Method, _ path: String, _ body: Body?, token: BearerToken? = nil
+    ) async throws(ClientError) -> Answer {
+        var data: Data?
+        if let body {
+            do { data = try JSONEncoder().encode(body) } catch { throw ClientError(.invalidRequest, field: "body") }
+        }
+        let response: TransportResponse
+        do { response = try await transport.send(TransportRequest(method: method, path: path, body: data, bearerToken: token)) } catch {
+            if error is CancellationError || Task.isCancelled { throw ClientError(.cancelled) }
+            throw ClientError(.serverUnreachable)
+        }
+        guard (200..<300).contains(response.status) else { throw Self.error(for: response) }
+        if Answer.self == Empty.self, let empty = Empty() as? Answer { return empty }
+        do { return try JSONDecoder().decode(Answer.self, from: response.body) } catch { throw ClientError(.protocolViolation) }
+    }
+
+    /// The ``ClientError`` for a non-2xx answer (`docs/Protocol.md` §5 lists the statuses).
+    static func error(for response: TransportResponse) -> ClientError {
+        let body = try? JSONDecoder().decode(Wire.ErrorBody.self, from: response.body)
+        switch response.status {
+        case 400, 413, 415: return ClientError(.invalidRequest, field: body?.field)
+        case 401: return ClientError(.authenticationFailed)
+        case 403: return ClientError(.forbidden)
+        case 404: return ClientError(.notFound, field: body?.field)
+        case 409: return ClientError(.conflict, field: body?.field)
+        case 429: return ClientError(.rateLimited, retryAfter: response.retryAfter)
+        case 503: return ClientError(.serverUnavailable, retryAfter: response.retryAfter)
+        case 500...599: return ClientError(.serverError)
+        default: return ClientError(.protocolViolation)
+        }
+    }
+
+    /// Percent-encodes a path segment (identifiers are validated by the server; this keeps a
+    /// hostile one from changing the path).
+    static func escape(_ segment: String) -> String {
+        segment.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? ""
+    }
+}

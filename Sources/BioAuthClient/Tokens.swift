@@ -1,0 +1,49 @@
+import Foundation
+
+/// A bearer credential (session token, approval). Its description, debug description and
+/// `dump()` show nothing of it.
+public struct BearerToken: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The token as sent in `Authorization: Bearer …`. Handle it as carefully as a password.
+    public let value: String
+    public init(_ value: String) { self.value = value }
+    public var description: String { "BearerToken(redacted)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}
+
+/// A primary-login session (password, or a grant from the app's backend): the only kind that
+/// may enrol a device. Short-lived, kept in memory only.
+public struct PrimarySession: Sendable, Hashable {
+    public let userID: String
+    public let token: BearerToken
+    public let expiresAt: Date
+
+    public init(userID: String, token: BearerToken, expiresAt: Date) {
+        self.userID = userID
+        self.token = token
+        self.expiresAt = expiresAt
+    }
+}
+
+/// A session opened by a biometric login on this device.
+public struct DeviceSession: Sendable, Hashable {
+    public let userID: String
+    public let deviceID: String
+    public let sessionID: String
+    public let token: BearerToken
+    public let expiresAt: Date
+}
+
+/// A one-time approval of one operation, for the app's backend to redeem before it acts.
+public struct Approval: Sendable, Hashable {
+    public let operation: String
+    public let token: BearerToken
+    public let expiresAt: Date
+}
+
+/// This phone's registration with the server.
+public struct Registration: Sendable, Hashable, Codable {
+    public let userID: String
+    public let deviceID: String
+    public let deviceName: String
+}

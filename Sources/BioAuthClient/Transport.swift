@@ -1,0 +1,95 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request to `bioauth-server`: a JSON body, an optional bearer token. Its description shows
+/// neither.
+public struct TransportRequest: Sendable, CustomStringConvertible {
+    public enum Method: String, Sendable, Hashable { case get = "GET", post = "POST", patch = "PATCH", delete = "DELETE" }
+
+    public var method: Method
+    /// The path below the server's base URL, starting with `/`.
+    public var path: String
+    /// `application/json` when present.
+    public var body: Data?
+    public var bearerToken: BearerToken?
+
+    public init(method: Method, path: String, body: Data? = nil, bearerToken: BearerToken? = nil) {
+        self.method = method
+        self.path = path
+        self.body = body
+        self.bearerToken = bearerToken
+    }
+
+    public var description: String { "\(method.rawValue) \(path)" }
+}
+
+/// The server's answer. Its description shows only the status: bodies carry tokens and nonces.
+public struct TransportResponse: Sendable, CustomStringConvertible {
+    public var status: Int
+    /// The `Retry-After` header in seconds, when present.
+    public var retryAfter: TimeInterval?
+    public var body: Data
+
+    public init(status: Int, retryAfter: TimeInterval? = nil, body: Data = Data()) {
+        self.status = status
+        self.retryAfter = retryAfter
+        self.body = body
+    }
+
+    public var description: String { "HTTP \(status), \(body.count) bytes" }
+}
+
+/// How ``BioAuthClient`` reaches the server. ``URLSessionTransport`` is the default; supply your
+/// own for certificate pinning, a custom HTTP stack, or tests.
+///
+/// Throw for a request that never got an answer (network, timeout, TLS); return every answer,
+/// whatever its status. Honour task cancellation.
+public protocol BioAuthTransport: Sendable {
+    func send(_ request: TransportRequest) async throws -> TransportResponse
+}
+
+/// ``BioAuthTransport`` over `URLSession` (Foundation on Apple platforms, FoundationNetworking on Linux).
+///
+/// Pin certificates by passing a session whose delegate checks the server trust
+/// (`urlSession(_:didReceive:completionHandler:)`); `docs/Client.md` shows it.
+public struct URLSessionTransport: BioAuthTransport {
+    public let baseURL: URL
+    public let session: URLSession
+    /// Seconds before a request without an answer fails.
+    public let timeout: TimeInterval
+
+    public init(baseURL: URL, session: URLSession = .shared, timeout: TimeInterval = 30) {
+        self.baseURL = baseURL
+        self.session = session
+        self.timeout = timeout
+    }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        guard let url = URL(string: baseURL.absoluteString.trimmingSuffix("/") + request.path) else { throw URLError(.badURL) }
+        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        urlRequest.httpMethod = request.method.rawValue
+        urlRequest.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let body = request.body {
+            urlRequest.httpBody = body
+            urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        if let token = request.bearerToken { urlRequest.setValue("Bearer " + token.value, forHTTPHeaderField: "Authorization") }
+        let (data, response) = try await session.data(for: urlRequest)
+        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+        let retryAfter = (http.value(forHTTPHeaderField: "Retry-After")).flatMap(TimeInterval.init)
+        return TransportResponse(status: http.statusCode, retryAfter: retryAfter, body: data)
+    }
+}
+
+/// A transport that answers with a closure: for tests, or to tamper with traffic in a scenario.
+public struct ClosureTransport: BioAuthTransport {
+    let handler: @Sendable (TransportRequest) async throws -> TransportResponse
+    public init(_ handler: @escaping @Sendable (TransportRequest) async throws -> TransportResponse) { self.handler = handler }
+    public func send(_ request: TransportRequest) async throws -> TransportResponse { try await handler(request) }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String { hasSuffix(suffix) ? String(dropLast(suffix.count)) : self }
+}

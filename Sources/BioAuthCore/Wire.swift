@@ -1,0 +1,238 @@
+import Foundation
+
+/// The JSON bodies of `bioauth-server`'s HTTP API (`docs/Protocol.md` §5, `openapi.yaml`), shared
+/// by the server's routes and by `BioAuthClient`: a field renamed on one side breaks the other's build.
+///
+/// Binary values are base64url without padding; times are whole seconds since
+/// 1970-01-01T00:00:00Z. Bodies that carry a password, token, approval or signature redact it
+/// from `description` and `dump()`. The server decodes requests strictly (unknown and duplicate
+/// fields rejected, size-limited); that stays in `BioAuthHTTP`.
+public enum Wire {}
+
+/// A request body. Its coding keys are listed, so ``fieldNames`` — what the server's unknown-field
+/// check accepts — can never drift from the type.
+public protocol WireRequest: Codable, Sendable {
+    associatedtype CodingKeys: CodingKey & CaseIterable
+}
+
+extension WireRequest {
+    /// Every field the body may carry.
+    public static var fieldNames: Set<String> { Set(CodingKeys.allCases.map(\.stringValue)) }
+}
+
+/// One redaction rule for every body that holds a secret.
+public protocol WireRedacted: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The fields that may be shown.
+    var visibleFields: KeyValuePairs<String, Any> { get }
+}
+
+extension WireRedacted {
+    public var description: String {
+        let fields = visibleFields.map { "\($0.key): \($0.value)" } + ["secret: redacted"]
+        return "\(type(of: self))(\(fields.joined(separator: ", ")))"
+    }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: visibleFields.map { (label: $0.key, value: $0.value) }) }
+}
+
+extension Wire {
+    // MARK: Requests
+
+    /// `POST /v1/users`, `POST /v1/login/password`: the built-in demo accounts.
+    public struct Credentials: WireRequest, Hashable, WireRedacted {
+        public var username: String
+        public var password: String
+        public init(username: String, password: String) {
+            self.username = username
+            self.password = password
+        }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case username, password }
+        public var visibleFields: KeyValuePairs<String, Any> { ["username": username] }
+    }
+
+    /// `POST /v1/login/challenge`.
+    public struct LoginChallengeRequest: WireRequest, Hashable {
+        public var userId: String
+        public var deviceId: String
+        public init(userId: String, deviceId: String) {
+            self.userId = userId
+            self.deviceId = deviceId
+        }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case userId, deviceId }
+    }
+
+    /// `POST /v1/devices/registration/challenge`: the new key (SPKI DER, base64url).
+    public struct RegistrationChallengeRequest: WireRequest, Hashable {
+        public var name: String
+        public var publicKey: String
+        /// Re-enrolment: the device whose invalidated key this one replaces.
+        public var replacesDeviceId: String?
+        public init(name: String, publicKey: String, replacesDeviceId: String? = nil) {
+            self.name = name
+            self.publicKey = publicKey
+            self.replacesDeviceId = replacesDeviceId
+        }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case name, publicKey, replacesDeviceId }
+    }
+
+    /// `POST /v1/step-up/challenge`: the operation's exact bytes (base64url), which the server hashes into the challenge.
+    public struct StepUpChallengeRequest: WireRequest, Hashable {
+        public var deviceId: String
+        public var operation: String
+        public init(deviceId: String, operation: String) {
+            self.deviceId = deviceId
+            self.operation = operation
+        }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case deviceId, operation }
+    }
+
+    /// `POST /v1/{login,devices/registration,step-up}/finish`: the device's DER signature over the challenge's message.
+    public struct SignedChallenge: WireRequest, Hashable, WireRedacted {
+        public var challengeId: String
+        public var signature: String
+        public init(challengeId: String, signature: String) {
+            self.challengeId = challengeId
+            self.signature = signature
+        }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case challengeId, signature }
+        public var visibleFields: KeyValuePairs<String, Any> { ["challengeId": challengeId] }
+    }
+
+    /// `POST /v1/approvals/redeem`: what the app's backend sends before acting.
+    public struct Redemption: WireRequest, Hashable, WireRedacted {
+        public var approval: String
+        public var operation: String
+        public init(approval: String, operation: String) {
+            self.approval = approval
+            self.operation = operation
+        }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case approval, operation }
+        public var visibleFields: KeyValuePairs<String, Any> { ["operation": operation] }
+    }
+
+    /// `PATCH /v1/devices/{id}`.
+    public struct DeviceRename: WireRequest, Hashable {
+        public var name: String
+        public init(name: String) { self.name = name }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case name }
+    }
+
+    // MARK: Responses
+
+    /// A new session (password or device login).
+    public struct Session: Codable, Sendable, Hashable, WireRedacted {
+        public var token: String
+        public var sessionId: String
+        public var userId: String
+        /// nil for a primary (password) session.
+        public var deviceId: String?
+        public var expiresAt: Int64
+        public init(token: String, sessionId: String, userId: String, deviceId: String?, expiresAt: Int64) {
+            self.token = token
+            self.sessionId = sessionId
+            self.userId = userId
+            self.deviceId = deviceId
+            self.expiresAt = expiresAt
+        }
+        public var visibleFields: KeyValuePairs<String, Any> {
+            ["sessionId": sessionId, "userId": userId, "deviceId": deviceId as Any, "expiresAt": expiresAt]
+        }
+    }
+
+    /// A registered device; `publicKey` is SPKI DER, base64url.
+    public struct Device: Codable, Sendable, Hashable {
+        public var id: String
+        public var name: String
+        public var publicKey: String
+        public var createdAt: Int64
+        public var lastUsedAt: Int64?
+        public var revokedAt: Int64?
+        public init(id: String, name: String, publicKey: String, createdAt: Int64, lastUsedAt: Int64?, revokedAt: Int64?) {
+            self.id = id
+            self.name = name
+            self.publicKey = publicKey
+            self.createdAt = createdAt
+            self.lastUsedAt = lastUsedAt
+            self.revokedAt = revokedAt
+        }
+    }
+
+    /// One of the user's live sessions (`GET /v1/sessions`).
+    public struct SessionInfo: Codable, Sendable, Hashable {
+        public var id: String
+        /// `primary` or `device`.
+        public var kind: String
+        public var deviceId: String?
+        public var createdAt: Int64
+        public var expiresAt: Int64
+        public var current: Bool
+        public init(id: String, kind: String, deviceId: String?, createdAt: Int64, expiresAt: Int64, current: Bool) {
+            self.id = id
+            self.kind = kind
+            self.deviceId = deviceId
+            self.createdAt = createdAt
+            self.expiresAt = expiresAt
+            self.current = current
+        }
+    }
+
+    /// A one-time step-up approval.
+    public struct Approval: Codable, Sendable, Hashable, WireRedacted {
+        public var approval: String
+        public var expiresAt: Int64
+        public init(approval: String, expiresAt: Int64) {
+            self.approval = approval
+            self.expiresAt = expiresAt
+        }
+        public var visibleFields: KeyValuePairs<String, Any> { ["expiresAt": expiresAt] }
+    }
+
+    /// What a redeemed approval was granted to.
+    public struct RedeemedApproval: Codable, Sendable, Hashable {
+        public var userId: String
+        public var deviceId: String
+        public init(userId: String, deviceId: String) {
+            self.userId = userId
+            self.deviceId = deviceId
+        }
+    }
+
+    /// One entry of the user's audit log.
+    public struct AuditEntry: Codable, Sendable, Hashable {
+        public var at: Int64
+        public var kind: String
+        public var deviceId: String?
+        public var reason: String?
+        public init(at: Int64, kind: String, deviceId: String?, reason: String?) {
+            self.at = at
+            self.kind = kind
+            self.deviceId = deviceId
+            self.reason = reason
+        }
+    }
+
+    /// `POST /v1/users`.
+    public struct CreatedUser: Codable, Sendable, Hashable {
+        public var username: String
+        public init(username: String) { self.username = username }
+    }
+
+    /// `DELETE /v1/sessions`.
+    public struct RevokedSessions: Codable, Sendable, Hashable {
+        public var revoked: Int
+        public init(revoked: Int) { self.revoked = revoked }
+    }
+
+    /// Every error response. `error` is a code of `docs/Protocol.md` §5; `field` and `reason`
+    /// name what was wrong with a 400. A 401 carries nothing else, whatever failed.
+    public struct ErrorBody: Codable, Sendable, Hashable {
+        public var error: String
+        public var field: String?
+        public var reason: String?
+        public init(error: String, field: String? = nil, reason: String? = nil) {
+            self.error = error
+            self.field = field
+            self.reason = reason
+        }
+    }
+}
