@@ -145,6 +145,13 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "BioAuthClientTests",
+            dependencies: [
+                "BioAuthClient", "BioAuth", "BioAuthCore", "BioAuthEmulator", "BioAuthTesting", "BioAuthCLI",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
             name: "BioAuthCLITests",
             dependencies: ["BioAuthCLI", "BioAuthTesting", "BioAuthServerTesting", "BioAuthCore", .product(name: "Crypto", package: "swift-crypto")]
         ),

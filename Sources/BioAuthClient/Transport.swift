@@ -76,10 +76,26 @@ public struct URLSessionTransport: BioAuthTransport {
             urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         if let token = request.bearerToken { urlRequest.setValue("Bearer " + token.value, forHTTPHeaderField: "Authorization") }
-        let (data, response) = try await session.data(for: urlRequest)
+        let (data, response) = try await withDeadline(timeout) { [session, urlRequest] in try await session.data(for: urlRequest) }
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         let retryAfter = (http.value(forHTTPHeaderField: "Retry-After")).flatMap(TimeInterval.init)
         return TransportResponse(status: http.statusCode, retryAfter: retryAfter, body: data)
+    }
+}
+
+/// Runs `body`, failing with `URLError(.timedOut)` after `seconds`: a deadline for the whole
+/// exchange, which `URLRequest.timeoutInterval` (an idle timeout, and not honoured the same way
+/// by every Foundation) does not give.
+func withDeadline<T: Sendable>(_ seconds: TimeInterval, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            throw URLError(.timedOut)
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next() else { throw CancellationError() }
+        return first
     }
 }
 

@@ -1,0 +1,229 @@
+import BioAuth
+import BioAuthCLI
+import BioAuthClient
+import BioAuthCore
+import BioAuthEmulator
+import BioAuthTesting
+import Crypto
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A phone (emulated) and `bioauth-server` (in process, SQLite) with `BioAuthClient` between them
+/// over real HTTP — the code an app ships.
+struct Phone {
+    let server: InProcessServer
+    let device: EmulatedDevice
+    let clock: ManualClock
+    let client: BioAuthClient
+
+    static func start(
+        policy: BiometricPolicy = .always, relyingParty: String = "localhost",
+        tamper: (@Sendable (TransportRequest, TransportResponse) -> TransportResponse)? = nil
+    ) async throws -> Phone {
+        let server = try await InProcessServer.start()
+        let clock = ManualClock(start: server.clock.now())
+        let device = EmulatedDevice(configuration: .init(biometry: .faceID, clock: clock))
+        let http = URLSessionTransport(baseURL: URL(string: server.url)!)
+        let transport = ClosureTransport { request in
+            let response = try await http.send(request)
+            return tamper?(request, response) ?? response
+        }
+        let client = BioAuthClient(
+            configuration: .init(relyingPartyID: relyingParty, biometricPolicy: policy, clock: clock), platform: device.platform, transport: transport)
+        return Phone(server: server, device: device, clock: clock, client: client)
+    }
+
+    /// Signs up `alice` and enrols this phone.
+    @discardableResult
+    func enrolAlice() async throws -> Registration {
+        try await client.signUp(username: "alice", password: "alice's long password")
+        let primary = try await client.signIn(username: "alice", password: "alice's long password")
+        return try await client.enrol(primary, deviceName: "Alice's iPhone")
+    }
+
+    func stop() async { await server.stop() }
+}
+
+/// The error a client call failed with.
+func failure(_ body: () async throws -> Void) async -> ClientError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as ClientError { return error } catch {
+        Issue.record("not a ClientError: \(type(of: error))")
+        return nil
+    }
+}
+
+@Suite(.timeLimit(.minutes(2)))
+struct ClientFlowTests {
+    @Test func enrolLogInApproveListAndLogOutWithOnePromptEach() async throws {
+        let phone = try await Phone.start()
+        defer { Task { await phone.stop() } }
+        let client = phone.client
+
+        let beforeEnrol = phone.device.promptCount
+        let enrolled = try await phone.enrolAlice()
+        #expect(phone.device.promptCount == beforeEnrol + 1)
+        #expect(try await client.registration() == enrolled)
+
+        let beforeLogin = phone.device.promptCount
+        let session = try await client.logIn()
+        #expect(phone.device.promptCount == beforeLogin + 1)
+        #expect(session.userID == "alice" && session.deviceID == enrolled.deviceID)
+        #expect(try await client.session()?.sessionID == session.sessionID)
+
+        let beforeApproval = phone.device.promptCount
+        let approval = try await client.approve(operation: "transfer 100.00 EUR to bob")
+        #expect(phone.device.promptCount == beforeApproval + 1)
+        let prompt = try #require(phone.device.prompts.last)
+        #expect(prompt.reason == "transfer 100.00 EUR to bob")
+        let redeemed = try await client.api.redeem(
+            Wire.Redemption(approval: approval.token.value, operation: Base64URL.encode(Data("transfer 100.00 EUR to bob".utf8))))
+        #expect(redeemed.deviceId == enrolled.deviceID)
+
+        let devices = try await client.devices()
+        #expect(devices.count == 1)
+        #expect(devices.first?.isThisDevice == true)
+        #expect(devices.first?.publicKey.x963Representation == (try client.signer.publicKey()).x963Representation)
+
+        try await client.logOut()
+        #expect(try await client.session() == nil)
+        #expect(await failure { _ = try await client.devices() }?.code == .sessionExpired)
+        #expect(await failure { _ = try await client.approve(operation: "x") }?.code == .sessionExpired)
+    }
+
+    @Test func aSessionTheServerRevokedIsForgottenAndReportedAsExpired() async throws {
+        let phone = try await Phone.start()
+        defer { Task { await phone.stop() } }
+        try await phone.enrolAlice()
+        let session = try await phone.client.logIn()
+        try await phone.client.api.logout(token: session.token)  // e.g. revoked from another device
+        #expect(await failure { _ = try await phone.client.devices() }?.code == .sessionExpired)
+        #expect(try await phone.client.session() == nil)
+    }
+
+    @Test func enrollingTwiceOrReenrollingAWorkingKeyIsRefusedAndDestroysNothing() async throws {
+        let phone = try await Phone.start()
+        defer { Task { await phone.stop() } }
+        let registration = try await phone.enrolAlice()
+        let key = try phone.client.signer.publicKey()
+        let primary = try await phone.client.signIn(username: "alice", password: "alice's long password")
+        #expect(await failure { try await phone.client.enrol(primary, deviceName: "again") }?.code == .alreadyEnrolled)
+        #expect(await failure { try await phone.client.reenrol(primary) }?.code == .alreadyEnrolled)
+        #expect(try phone.client.signer.publicKey() == key)
+        #expect(try await phone.client.registration() == registration)
+        try await phone.client.logIn()
+    }
+
+    @Test func anEnrollmentChangeNeedsReenrolmentWhichKeepsTheDeviceID() async throws {
+        let phone = try await Phone.start()
+        defer { Task { await phone.stop() } }
+        let registration = try await phone.enrolAlice()
+        phone.device.enrollBiometry()
+        let before = phone.device.promptCount
+        let error = await failure { try await phone.client.logIn() }
+        #expect(error?.code == .reenrolmentRequired)
+        #expect(phone.device.promptCount == before)
+        let primary = try await phone.client.signIn(username: "alice", password: "alice's long password")
+        let beforeReenrol = phone.device.promptCount
+        try await phone.client.reenrol(primary)
+        #expect(phone.device.promptCount == beforeReenrol + 1)
+        #expect(try await phone.client.registration()?.deviceID == registration.deviceID)
+        try await phone.client.logIn()
+    }
+
+    @Test func revokingThisPhoneForgetsItsRegistrationAndKey() async throws {
+        let phone = try await Phone.start()
+        defer { Task { await phone.stop() } }
+        let registration = try await phone.enrolAlice()
+        try await phone.client.logIn()
+        try await phone.client.revoke(device: registration.deviceID)
+        #expect(try await phone.client.registration() == nil)
+        #expect(!phone.client.signer.hasKey)
+        #expect(await failure { try await phone.client.logIn() }?.code == .notEnrolled)
+    }
+
+    @Test func deviceStateBecomesTheErrorThatSaysWhatToDo() async throws {
+        let phone = try await Phone.start()
+        defer { Task { await phone.stop() } }
+        #expect(await failure { try await phone.client.logIn() }?.code == .notEnrolled)
+        #expect(await failure { _ = try await phone.client.signIn(username: "nobody", password: "wrong password") }?.code == .authenticationFailed)
+        try await phone.enrolAlice()
+
+        phone.device.script(.cancel)
+        #expect(await failure { try await phone.client.logIn() }?.code == .cancelled)
+        phone.device.script(.noMatch, .noMatch, .noMatch)
+        #expect(await failure { try await phone.client.logIn() }?.code == .notRecognised)
+        phone.device.lockOutBiometry()
+        let locked = await failure { try await phone.client.logIn() }
+        #expect(locked?.code == .passcodeRequired && locked?.device?.code == .biometryLockedOut)
+        phone.device.unlockDeviceWithPasscode("123456")
+        phone.device.removePasscode()
+        #expect(await failure { try await phone.client.logIn() }?.code == .reenrolmentRequired)
+    }
+
+    @Test func statusesBecomeTypedErrorsWithRetryAfter() async throws {
+        let cases: [(Int, ClientError.Code)] = [
+            (400, .invalidRequest), (401, .authenticationFailed), (403, .forbidden), (404, .notFound), (409, .conflict),
+            (429, .rateLimited), (500, .serverError), (503, .serverUnavailable), (302, .protocolViolation),
+        ]
+        for (status, code) in cases {
+            let api = ServerAPI(transport: ClosureTransport { _ in
+                TransportResponse(status: status, retryAfter: 7, body: Data(#"{"error":"x","field":"userId"}"#.utf8))
+            })
+            let error = await failure { _ = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: "a", deviceId: "b")) }
+            #expect(error?.code == code, "HTTP \(status)")
+            if code == .rateLimited || code == .serverUnavailable { #expect(error?.retryAfter == 7) }
+        }
+        let garbage = ServerAPI(transport: ClosureTransport { _ in TransportResponse(status: 200, body: Data("not json".utf8)) })
+        #expect(await failure { _ = try await garbage.loginChallenge(Wire.LoginChallengeRequest(userId: "a", deviceId: "b")) }?.code == .protocolViolation)
+    }
+
+    @Test func aServerThatIsNotThereIsUnreachable() async throws {
+        let closed = try await InProcessServer.start()
+        let url = URL(string: closed.url)!
+        await closed.stop()
+        let api = ServerAPI(transport: URLSessionTransport(baseURL: url, timeout: 5))
+        #expect(await failure { _ = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: "a", deviceId: "b")) }?.code == .serverUnreachable)
+    }
+
+    @Test func aSilentServerTimesOutAndCancellationEndsTheRequest() async throws {
+        let silent = try SilentListener()
+        defer { silent.close() }
+        let url = URL(string: "http://127.0.0.1:\(silent.port)")!
+        let timeout = ServerAPI(transport: URLSessionTransport(baseURL: url, timeout: 1))
+        #expect(await failure { _ = try await timeout.loginChallenge(Wire.LoginChallengeRequest(userId: "a", deviceId: "b")) }?.code == .serverUnreachable)
+
+        let patient = ServerAPI(transport: URLSessionTransport(baseURL: url, timeout: 600))
+        let task = Task { await failure { _ = try await patient.loginChallenge(Wire.LoginChallengeRequest(userId: "a", deviceId: "b")) } }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        #expect(await task.value?.code == .cancelled)
+    }
+}
+
+/// A TCP listener that accepts connections (the kernel does) and never answers.
+final class SilentListener: Sendable {
+    let descriptor: Int32
+    let port: Int
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.descriptor = descriptor
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        guard bound == 0, listen(descriptor, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() { _ = Glibc.close(descriptor) }
+}
