@@ -1,4 +1,5 @@
 import BioAuth
+import BioAuthCLI
 import BioAuthClient
 import BioAuthCore
 import BioAuthEmulator
