@@ -37,7 +37,8 @@ let package = Package(
             name: "BioAuthCore",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
+                // PBKDF2 only where CommonCrypto is absent: an Apple app links no BoringSSL.
+                .product(name: "CryptoExtras", package: "swift-crypto", condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi])),
             ]
         ),
         .target(

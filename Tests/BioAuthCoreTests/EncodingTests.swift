@@ -78,3 +78,14 @@ struct EncodingTests {
         #expect(Data(hexString: "zz") == nil)
     }
 }
+
+/// `SlowHash` is PBKDF2-HMAC-SHA256 exactly (CommonCrypto on Apple platforms, BoringSSL elsewhere).
+struct SlowHashTests {
+    @Test(arguments: [
+        ("passwd", "salt", 1, "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc49ca9cccf179b645991664b39d77ef317c71b845b1e30bd509112041d3a19783"),
+        ("Password", "NaCl", 80_000, "4ddcd8f60b98be21830cee5ef22701f9641a4418d04c0414aeff08876b34ab56a1d425a1225833549adb841b51c9b3176a272bdebba1d078478f62b397f33c8d"),
+    ])
+    func matchesRFC7914Section11(password: String, salt: String, rounds: Int, hex: String) throws {
+        #expect(try SlowHash.derive(password, salt: Data(salt.utf8), rounds: rounds, outputByteCount: 64).hexString == hex)
+    }
+}
