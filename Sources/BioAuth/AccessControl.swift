@@ -5,13 +5,13 @@ import Foundation
 /// ``init(accessibility:flags:)`` applies the rules of `SecAccessControlCreateWithFlags`
 /// (`OSX/sec/Security/SecAccessControl.m` l.150–275, `apple-platform.md` §3.6), so an invalid
 /// combination fails here on every platform, not only on a device.
-public struct AccessControl: Sendable, Hashable, Codable {
-    public let accessibility: KeychainAccessibility
-    public let flags: AccessControlFlags
+package struct AccessControl: Sendable, Hashable, Codable {
+    package let accessibility: KeychainAccessibility
+    package let flags: AccessControlFlags
 
     /// - Throws: ``SecStatus/errSecParam`` when `.or` and `.and` are both set, when both bio
     ///   flags are set, or when `.userPresence` is combined with another constraint.
-    public init(accessibility: KeychainAccessibility, flags: AccessControlFlags) throws(SecStatus) {
+    package init(accessibility: KeychainAccessibility, flags: AccessControlFlags) throws(SecStatus) {
         if flags.contains(.or) && flags.contains(.and) { throw .errSecParam }  // "only one logical operation can be set"
         if flags.contains(.biometryAny) && flags.contains(.biometryCurrentSet) { throw .errSecParam }  // "only one bio constraint can be set"
         if flags.contains(.userPresence) {
@@ -25,7 +25,7 @@ public struct AccessControl: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey { case accessibility, flags }
 
     /// Decodes and re-validates, so a stored ACL can never hold a combination Apple rejects.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let accessibility = try container.decode(KeychainAccessibility.self, forKey: .accessibility)
         let flags = try container.decode(AccessControlFlags.self, forKey: .flags)
@@ -33,24 +33,24 @@ public struct AccessControl: Sendable, Hashable, Codable {
     }
 
     /// The user-authentication constraints (bio, passcode, presence, companion).
-    public var constraints: AccessControlFlags { flags.intersection(AccessControlFlags.constraintFlags) }
+    package var constraints: AccessControlFlags { flags.intersection(AccessControlFlags.constraintFlags) }
 
     /// Without `.privateKeyUsage`, constraints guard decrypt: reading an item's data.
-    public var guardsItemRead: Bool { !constraints.isEmpty && !flags.contains(.privateKeyUsage) }
+    package var guardsItemRead: Bool { !constraints.isEmpty && !flags.contains(.privateKeyUsage) }
 
     /// With `.privateKeyUsage`, constraints guard sign, compute-key (ECIES decrypt) and KEM decapsulate.
-    public var guardsKeyOperations: Bool { !constraints.isEmpty && flags.contains(.privateKeyUsage) }
+    package var guardsKeyOperations: Bool { !constraints.isEmpty && flags.contains(.privateKeyUsage) }
 
     /// Whether an SE private key may be used at all: with constraints but no `.privateKeyUsage`
     /// the key operations are not in the ACL (LAError -1009 "ACL operation is not allowed: 'ock'").
-    public var permitsKeyOperations: Bool { constraints.isEmpty || flags.contains(.privateKeyUsage) }
+    package var permitsKeyOperations: Bool { constraints.isEmpty || flags.contains(.privateKeyUsage) }
 
     /// Whether the ACL depends on the enrolled biometric set.
-    public var isBoundToCurrentBiometrySet: Bool { flags.contains(.biometryCurrentSet) }
+    package var isBoundToCurrentBiometrySet: Bool { flags.contains(.biometryCurrentSet) }
 
     /// Whether the constraints are met by what a context has proven. Two or more constraints
     /// combine with AND unless `.or` is set (k-of-n in `SecAccessControl.m`).
-    public func isSatisfied(biometry: Bool, passcode: Bool) -> Bool {
+    package func isSatisfied(biometry: Bool, passcode: Bool) -> Bool {
         let results = constraintList.map { constraint -> Bool in
             switch constraint {
             case .userPresence: biometry || passcode
@@ -64,7 +64,7 @@ public struct AccessControl: Sendable, Hashable, Codable {
     }
 
     /// The policy a prompt for this ACL evaluates: biometrics only when no constraint accepts the passcode.
-    public var promptPolicy: AuthenticationPolicy {
+    package var promptPolicy: AuthenticationPolicy {
         let acceptsPasscode = constraints.contains(.userPresence) || constraints.contains(.devicePasscode)
         return acceptsPasscode ? .deviceOwnerAuthentication : .deviceOwnerAuthenticationWithBiometrics
     }

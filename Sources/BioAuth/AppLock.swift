@@ -53,12 +53,18 @@ public enum AppLockState: Sendable, Hashable, CustomStringConvertible {
 /// alone: without a real match the keychain does not release the item.
 public actor AppLock {
     public let platform: DevicePlatform
-    public let passcode: AppPasscode
+    /// Package-only: changing the passcode outside ``changePasscode(from:to:)`` would leave a
+    /// vault key that no longer unwraps.
+    package let passcode: AppPasscode
     private let records: PlainRecords
     private let biometricCopy: ProtectedItemStore
     private let enrollment: EnrollmentGuard
     private let logger: Logger
     private var isUnlocked = false
+    /// Serialises every change of the passcode, vault key or biometric copy: the actor alone lets
+    /// two calls interleave at each `await`, which could wrap the vault key under a passcode that
+    /// another call replaced — a vault key that never unwraps again.
+    private let changes = SerialLock()
     private var didWipe = false
 
     private static let wrappedVaultAccount = "bioauth.vault.passcode-wrapped"
@@ -102,19 +108,25 @@ public actor AppLock {
     /// - Throws: ``BioAuthError`` `alreadyConfigured` if a passcode exists (a second vault key would
     ///   orphan the first): use ``changePasscode(from:to:)``.
     @discardableResult
-    public func configure(passcode code: String) async throws(BioAuthError) -> SecretBytes {
-        guard !(await passcode.isSet) else { throw BioAuthError(.alreadyConfigured) }
-        let kek = try await passcode.set(code)
-        let vault = SecretBytes.random(count: 32)
-        try records.write(try wrap(vault, with: kek), Self.wrappedVaultAccount)
-        didWipe = false
-        isUnlocked = true
-        logger.info("app lock configured")
-        return vault
+    public func configure(passcode code: String) async throws(BioAuthError) -> SymmetricKey {
+        try await changes.withLock { () async throws(BioAuthError) -> SymmetricKey in
+            guard !(await passcode.isSet) else { throw BioAuthError(.alreadyConfigured) }
+            let kek = try await passcode.set(code)
+            let vault = SecretBytes.random(count: 32)
+            try records.write(try wrap(vault, with: kek), Self.wrappedVaultAccount)
+            didWipe = false
+            isUnlocked = true
+            logger.info("app lock configured")
+            return SymmetricKey(data: vault.data)
+        }
     }
 
     /// Turns biometric unlock on. Requires the app passcode: biometry never enables itself.
     public func enableBiometricUnlock(passcode code: String) async throws(BioAuthError) {
+        try await changes.withLock { () async throws(BioAuthError) in try await enableBiometricUnlockNow(passcode: code) }
+    }
+
+    private func enableBiometricUnlockNow(passcode code: String) async throws(BioAuthError) {
         let vault = try await vaultKey(passcode: code)
         let status = BiometricStatus(contexts: platform.contexts)
         guard status.isAvailable else { throw BioAuthError(status.errorCode) }
@@ -135,7 +147,7 @@ public actor AppLock {
     /// - Throws: ``BioAuthError`` `passcodeRequired` when biometry cannot be trusted now (read
     ///   ``state`` for the reason), `enrollmentChanged`, `biometryLockedOut`, `userCancelled`,
     ///   `fallbackRequested` (show the passcode entry), `authenticationFailed`.
-    public func unlockWithBiometry(_ prompt: Prompt) async throws(BioAuthError) -> SecretBytes {
+    public func unlockWithBiometry(_ prompt: Prompt) async throws(BioAuthError) -> SymmetricKey {
         guard await passcode.isSet, !didWipe else { throw BioAuthError(.notConfigured) }
         guard case .lockedBiometryAvailable = lockedState() else { throw BioAuthError(.passcodeRequired) }
         let context = try await platform.authenticatedContext(policy: .deviceOwnerAuthenticationWithBiometrics, prompt: prompt)
@@ -151,7 +163,7 @@ public actor AppLock {
             let vault = try biometricCopy.read(Self.biometricVaultAccount, context: context)
             isUnlocked = true
             logger.info("unlocked with biometry")
-            return vault
+            return SymmetricKey(data: vault.data)
         } catch {
             if error.code == .itemNotFound {
                 try requirePasscode(.biometricSecretInvalidated)
@@ -164,7 +176,11 @@ public actor AppLock {
 
     /// Unlocks with the app passcode. If biometric unlock is on and biometry is usable, re-creates
     /// the biometric copy and the enrollment baseline (the user just proved who they are).
-    public func unlockWithPasscode(_ code: String) async throws(BioAuthError) -> SecretBytes {
+    public func unlockWithPasscode(_ code: String) async throws(BioAuthError) -> SymmetricKey {
+        try await changes.withLock { () async throws(BioAuthError) -> SymmetricKey in SymmetricKey(data: try await unlockWithPasscodeNow(code).data) }
+    }
+
+    private func unlockWithPasscodeNow(_ code: String) async throws(BioAuthError) -> SecretBytes {
         let vault = try await vaultKey(passcode: code)
         try records.remove(Self.requiredAccount)
         if try records.read(Self.enabledAccount) != nil, BiometricStatus(contexts: platform.contexts).isAvailable {
@@ -179,9 +195,11 @@ public actor AppLock {
 
     /// Changes the app passcode; the vault key stays the same.
     public func changePasscode(from old: String, to new: String) async throws(BioAuthError) {
-        let vault = try await vaultKey(passcode: old)
-        let kek = try await passcode.set(new)
-        try records.write(try wrap(vault, with: kek), Self.wrappedVaultAccount)
+        try await changes.withLock { () async throws(BioAuthError) in
+            let vault = try await vaultKey(passcode: old)
+            let kek = try await passcode.set(new)
+            try records.write(try wrap(vault, with: kek), Self.wrappedVaultAccount)
+        }
     }
 
     /// Locks again.

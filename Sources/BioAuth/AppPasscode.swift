@@ -55,8 +55,17 @@ public actor AppPasscode {
     private static let verifierAccount = "bioauth.app-passcode"
     private static let attemptsAccount = "bioauth.app-passcode.attempts"
 
+    /// An app passcode kept in `platform`'s keychain under `service`.
     /// - Parameter onWipe: called after the wipe limit is reached, to delete the data it protects.
     public init(
+        platform: DevicePlatform, service: String, policy: AppPasscodePolicy = AppPasscodePolicy(),
+        clock: any WallClock = SystemWallClock(), logger: Logger = Logger(label: "BioAuth.AppPasscode"),
+        onWipe: @escaping @Sendable () -> Void = {}
+    ) {
+        self.init(keychain: platform.keychain, service: service, policy: policy, clock: clock, logger: logger, onWipe: onWipe)
+    }
+
+    package init(
         keychain: any KeychainService, service: String, policy: AppPasscodePolicy = AppPasscodePolicy(),
         clock: any WallClock = SystemWallClock(), logger: Logger = Logger(label: "BioAuth.AppPasscode"),
         onWipe: @escaping @Sendable () -> Void = {}

@@ -4,17 +4,17 @@ import Foundation
 // SDK types; the emulator uses them directly. Sources are cited per declaration.
 
 /// `LAPolicy` (`LAPublicDefines.h`).
-public struct AuthenticationPolicy: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: Int
-    public init(rawValue: Int) { self.rawValue = rawValue }
+package struct AuthenticationPolicy: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    package let rawValue: Int
+    package init(rawValue: Int) { self.rawValue = rawValue }
 
     /// `.deviceOwnerAuthenticationWithBiometrics` = 1: biometry only; fallback ends the call with userFallback.
-    public static let deviceOwnerAuthenticationWithBiometrics = Self(rawValue: 1)
+    package static let deviceOwnerAuthenticationWithBiometrics = Self(rawValue: 1)
     /// `.deviceOwnerAuthentication` = 2: biometry, then the device passcode.
-    public static let deviceOwnerAuthentication = Self(rawValue: 2)
+    package static let deviceOwnerAuthentication = Self(rawValue: 2)
 
-    public var isBiometricOnly: Bool { self == .deviceOwnerAuthenticationWithBiometrics }
-    public var description: String {
+    package var isBiometricOnly: Bool { self == .deviceOwnerAuthenticationWithBiometrics }
+    package var description: String {
         switch rawValue {
         case 1: "deviceOwnerAuthenticationWithBiometrics"
         case 2: "deviceOwnerAuthentication"
@@ -112,31 +112,31 @@ public struct SecStatus: Error, RawRepresentable, Sendable, Hashable, CustomStri
 }
 
 /// `SecAccessControlCreateFlags` (`keychain/headers/SecAccessControl.h`).
-public struct AccessControlFlags: OptionSet, Sendable, Hashable, Codable {
-    public let rawValue: UInt
-    public init(rawValue: UInt) { self.rawValue = rawValue }
+package struct AccessControlFlags: OptionSet, Sendable, Hashable, Codable {
+    package let rawValue: UInt
+    package init(rawValue: UInt) { self.rawValue = rawValue }
 
     /// Biometry or passcode; survives enrollment changes.
-    public static let userPresence = Self(rawValue: 1 << 0)
+    package static let userPresence = Self(rawValue: 1 << 0)
     /// Any enrolled biometry; survives enrollment changes.
-    public static let biometryAny = Self(rawValue: 1 << 1)
+    package static let biometryAny = Self(rawValue: 1 << 1)
     /// The biometry enrolled now: "When fingers are added or removed, the item is invalidated."
-    public static let biometryCurrentSet = Self(rawValue: 1 << 3)
+    package static let biometryCurrentSet = Self(rawValue: 1 << 3)
     /// The device passcode only.
-    public static let devicePasscode = Self(rawValue: 1 << 4)
+    package static let devicePasscode = Self(rawValue: 1 << 4)
     /// A paired companion (Apple Watch); macOS.
-    public static let companion = Self(rawValue: 1 << 5)
+    package static let companion = Self(rawValue: 1 << 5)
     /// Any one constraint suffices.
-    public static let or = Self(rawValue: 1 << 14)
+    package static let or = Self(rawValue: 1 << 14)
     /// Every constraint is required (the default with two or more).
-    public static let and = Self(rawValue: 1 << 15)
+    package static let and = Self(rawValue: 1 << 15)
     /// The constraints guard the private key's operations (sign, key agreement, ECIES decrypt).
-    public static let privateKeyUsage = Self(rawValue: 1 << 30)
+    package static let privateKeyUsage = Self(rawValue: 1 << 30)
     /// An application-supplied password is an extra encryption secret.
-    public static let applicationPassword = Self(rawValue: 1 << 31)
+    package static let applicationPassword = Self(rawValue: 1 << 31)
 
     /// The flags that are user-authentication constraints.
-    public static let constraintFlags: Self = [.userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode, .companion]
+    package static let constraintFlags: Self = [.userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode, .companion]
 }
 
 /// `kSecAttrAccessible…` classes, with the `pdmn` strings Security uses for them (`SecItem.h`).

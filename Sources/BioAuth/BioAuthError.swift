@@ -110,7 +110,7 @@ public struct BioAuthError: Error, Sendable, Hashable, CustomStringConvertible, 
     }
 
     /// Maps a Secure Enclave failure; a missing key reads as ``Code/keyUnavailable``.
-    public init(enclave failure: EnclaveFailure) {
+    package init(enclave failure: EnclaveFailure) {
         switch failure {
         case .authentication(let laError): self.init(laError: laError)
         case .status(.errSecItemNotFound): self.init(.keyUnavailable, status: .errSecItemNotFound)

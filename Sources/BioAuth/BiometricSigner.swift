@@ -58,25 +58,28 @@ public struct BiometricSigner: Sendable {
     /// Whether the key exists and is usable (an enrollment change removes `.biometryCurrentSet` keys).
     public var hasKey: Bool { (try? platform.enclave.publicKey(tag: tag)) != nil }
 
-    /// Signs `message` (ECDSA P-256, SHA-256 applied by the enclave, DER) after one prompt.
-    public func sign(_ message: Data, prompt: Prompt) async throws(BioAuthError) -> Data {
+    /// Signs `message` (ECDSA P-256, SHA-256 applied by the enclave) after one prompt.
+    public func sign(_ message: Data, prompt: Prompt) async throws(BioAuthError) -> P256.Signing.ECDSASignature {
         let context = try await platform.context(for: policy, prompt: prompt)
         defer { context.invalidate() }
         return try sign(message, context: context)
     }
 
-    /// Signs the protocol-v1 message of a server challenge after one prompt.
-    public func sign(_ challenge: ChallengeEnvelope, prompt: Prompt) async throws(BioAuthError) -> Data {
+    /// Signs the protocol-v1 message of a server challenge after one prompt. Send
+    /// `derRepresentation`, base64url-encoded, as the finish request's `signature`.
+    public func sign(_ challenge: ChallengeEnvelope, prompt: Prompt) async throws(BioAuthError) -> P256.Signing.ECDSASignature {
         let message: SignedMessage
         do { message = try challenge.message() } catch { throw BioAuthError(.invalidParameters) }
         return try await sign(message.encoded, prompt: prompt)
     }
 
     /// Signs with a context the caller already authenticated.
-    public func sign(_ message: Data, context: any AuthenticationContext) throws(BioAuthError) -> Data {
-        do { return try platform.enclave.sign(tag: tag, message: message, context: context) } catch {
+    package func sign(_ message: Data, context: any AuthenticationContext) throws(BioAuthError) -> P256.Signing.ECDSASignature {
+        let der: Data
+        do { der = try platform.enclave.sign(tag: tag, message: message, context: context) } catch {
             throw BioAuthError(enclave: error)
         }
+        do { return try P256.Signing.ECDSASignature(derRepresentation: der) } catch { throw BioAuthError(.cryptographyFailure) }
     }
 
     /// Decrypts an `eciesEncryptionCofactorVariableIVX963SHA256AESGCM` ciphertext after one prompt.

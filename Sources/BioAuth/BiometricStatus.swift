@@ -17,7 +17,9 @@ public enum BiometricStatus: Sendable, Hashable, CustomStringConvertible {
     ///
     /// Mapping (`apple-platform.md` §3.3): success → available; -7 → notEnrolled; -8 → lockedOut;
     /// -5 → noPasscode; -6 with a known type → deniedForApp; -6 with none → unavailable.
-    public init(contexts: any AuthenticationContextFactory) {
+    public init(platform: DevicePlatform) { self.init(contexts: platform.contexts) }
+
+    package init(contexts: any AuthenticationContextFactory) {
         let context = contexts.makeContext()
         defer { context.invalidate() }
         var failure: LAErrorCode?

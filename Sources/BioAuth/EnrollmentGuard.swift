@@ -7,8 +7,8 @@ import Foundation
 /// A mismatch never destroys data: the domain state can also change across major OS updates
 /// (`LAContext.h`; Apple forums thread 802782). The caller asks for the app passcode and then
 /// calls ``rebaseline(from:)``.
-public struct EnrollmentGuard: Sendable {
-    public enum Result: Sendable, Hashable {
+package struct EnrollmentGuard: Sendable {
+    package enum Result: Sendable, Hashable {
         /// The enrolled biometry is the one the baseline recorded.
         case unchanged
         /// The enrolled biometry changed (or the OS changed the value): require the app passcode.
@@ -22,12 +22,12 @@ public struct EnrollmentGuard: Sendable {
     private let records: PlainRecords
     private static let account = "bioauth.enrollment-baseline"
 
-    public init(keychain: any KeychainService, service: String) {
+    package init(keychain: any KeychainService, service: String) {
         records = PlainRecords(keychain: keychain, service: service)
     }
 
     /// Compares the domain state of an evaluated context with the baseline.
-    public func check(_ context: any AuthenticationContext) throws(BioAuthError) -> Result {
+    package func check(_ context: any AuthenticationContext) throws(BioAuthError) -> Result {
         guard let baseline = try records.read(Self.account) else { return .noBaseline }
         guard let current = context.evaluatedPolicyDomainState else { return .unknown }
         return baseline == SecretBytes(current) ? .unchanged : .changed
@@ -36,11 +36,11 @@ public struct EnrollmentGuard: Sendable {
     /// Stores the context's domain state as the new baseline.
     ///
     /// - Throws: ``BioAuthError`` `biometryNotAvailable` when the context has no domain state.
-    public func rebaseline(from context: any AuthenticationContext) throws(BioAuthError) {
+    package func rebaseline(from context: any AuthenticationContext) throws(BioAuthError) {
         guard let state = context.evaluatedPolicyDomainState else { throw BioAuthError(.biometryNotAvailable) }
         try records.write(SecretBytes(state), Self.account)
     }
 
     /// Forgets the baseline.
-    public func clear() throws(BioAuthError) { try records.remove(Self.account) }
+    package func clear() throws(BioAuthError) { try records.remove(Self.account) }
 }

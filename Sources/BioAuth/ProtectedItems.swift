@@ -13,7 +13,7 @@ public enum ProtectionPolicy: String, Sendable, Hashable, CaseIterable, Codable 
     case devicePasscode
 
     /// The `SecAccessControlCreateFlags` constraint.
-    public var flags: AccessControlFlags {
+    package var flags: AccessControlFlags {
         switch self {
         case .biometryCurrentSet: .biometryCurrentSet
         case .biometryAny: .biometryAny
@@ -78,7 +78,7 @@ public struct ProtectedItemStore: Sendable {
     }
 
     /// Reads the secret with a context the caller already authenticated: no second prompt.
-    public func read(_ account: String, context: any AuthenticationContext) throws(BioAuthError) -> SecretBytes {
+    package func read(_ account: String, context: any AuthenticationContext) throws(BioAuthError) -> SecretBytes {
         do { return try platform.keychain.copyData(KeychainQuery(service: service, account: account, context: context)) } catch {
             throw BioAuthError(status: error)
         }

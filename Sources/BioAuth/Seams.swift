@@ -3,13 +3,15 @@ import Foundation
 
 // The three seams BioAuth is written against. BioAuthApple forwards them to LocalAuthentication,
 // Security and the Secure Enclave; BioAuthEmulator implements them on every platform.
-// Conformances make no decisions of their own: every policy lives in this module.
+// Conformances make no decisions of their own: every policy lives in this module. The seams are
+// `package`: an app sees `DevicePlatform` (`.system`, or `EmulatedDevice.platform`) and the APIs
+// built on it, never the queries and statuses underneath.
 
 /// An authentication context: what `LAContext` offers (`LAContext.h`).
 ///
 /// A context that evaluated successfully stays authenticated; create a fresh one per attempt
 /// (``AuthenticationContextFactory``) to make the user prove presence again.
-public protocol AuthenticationContext: AnyObject, Sendable {
+package protocol AuthenticationContext: AnyObject, Sendable {
     /// `.none` until ``canEvaluatePolicy(_:)`` has been called, then the hardware's type
     /// whatever that call returned ([doc] lacontext/biometrytype).
     var biometryType: BiometryKind { get }
@@ -35,12 +37,12 @@ public protocol AuthenticationContext: AnyObject, Sendable {
 }
 
 /// Makes a fresh ``AuthenticationContext`` for each attempt.
-public protocol AuthenticationContextFactory: Sendable {
+package protocol AuthenticationContextFactory: Sendable {
     func makeContext() -> any AuthenticationContext
 }
 
 /// What to do when an item's ACL needs the user and the context is not yet authenticated (`SecItem.h`).
-public enum AuthenticationUI: Sendable, Hashable {
+package enum AuthenticationUI: Sendable, Hashable {
     /// Show the prompt (unless the context has `interactionNotAllowed`).
     case allow
     /// `kSecUseAuthenticationUISkip`: silently leave out items that would need the user.
@@ -48,14 +50,14 @@ public enum AuthenticationUI: Sendable, Hashable {
 }
 
 /// Attributes of a generic-password item.
-public struct KeychainItem: Sendable {
-    public var service: String
-    public var account: String
-    public var accessibility: KeychainAccessibility
-    public var accessControl: AccessControl?
-    public var synchronizable: Bool
+package struct KeychainItem: Sendable {
+    package var service: String
+    package var account: String
+    package var accessibility: KeychainAccessibility
+    package var accessControl: AccessControl?
+    package var synchronizable: Bool
 
-    public init(
+    package init(
         service: String, account: String, accessibility: KeychainAccessibility,
         accessControl: AccessControl? = nil, synchronizable: Bool = false
     ) {
@@ -68,15 +70,15 @@ public struct KeychainItem: Sendable {
 }
 
 /// A query for generic-password items of one service.
-public struct KeychainQuery: Sendable {
-    public var service: String
+package struct KeychainQuery: Sendable {
+    package var service: String
     /// nil matches every account of the service.
-    public var account: String?
+    package var account: String?
     /// `kSecUseAuthenticationContext`: nil means a new context is used once.
-    public var context: (any AuthenticationContext)?
-    public var authenticationUI: AuthenticationUI
+    package var context: (any AuthenticationContext)?
+    package var authenticationUI: AuthenticationUI
 
-    public init(service: String, account: String? = nil, context: (any AuthenticationContext)? = nil, authenticationUI: AuthenticationUI = .allow) {
+    package init(service: String, account: String? = nil, context: (any AuthenticationContext)? = nil, authenticationUI: AuthenticationUI = .allow) {
         self.service = service
         self.account = account
         self.context = context
@@ -85,12 +87,12 @@ public struct KeychainQuery: Sendable {
 }
 
 /// What an attributes query returns for one item: never its data.
-public struct KeychainRecord: Sendable, Hashable {
-    public var account: String
-    public var accessibility: KeychainAccessibility
-    public var isAccessControlled: Bool
+package struct KeychainRecord: Sendable, Hashable {
+    package var account: String
+    package var accessibility: KeychainAccessibility
+    package var isAccessControlled: Bool
 
-    public init(account: String, accessibility: KeychainAccessibility, isAccessControlled: Bool) {
+    package init(account: String, accessibility: KeychainAccessibility, isAccessControlled: Bool) {
         self.account = account
         self.accessibility = accessibility
         self.isAccessControlled = isAccessControlled
@@ -100,7 +102,7 @@ public struct KeychainRecord: Sendable, Hashable {
 /// The keychain: `SecItemAdd`, `SecItemCopyMatching`, `SecItemUpdate`, `SecItemDelete` for
 /// generic passwords, failing with Apple's `OSStatus` codes. Calls are synchronous: they may
 /// block while a prompt is shown, so keep them off the main actor.
-public protocol KeychainService: Sendable {
+package protocol KeychainService: Sendable {
     /// Adds an item. Never prompts, whatever its ACL.
     func add(_ item: KeychainItem, data: SecretBytes) throws(SecStatus)
     /// The data of the one item `query` names (`account` must be set).
@@ -115,20 +117,20 @@ public protocol KeychainService: Sendable {
 
 /// How a Secure Enclave operation failed: the CFError-returning SecKey APIs surface the LAError
 /// itself for authentication failures, and an OSStatus otherwise (`apple-platform.md` §3.8).
-public enum EnclaveFailure: Error, Sendable, Hashable {
+package enum EnclaveFailure: Error, Sendable, Hashable {
     case status(SecStatus)
     case authentication(LAErrorCode)
 }
 
 /// Key parameters for `SecKeyCreateRandomKey` with `kSecAttrTokenIDSecureEnclave`.
-public struct EnclaveKeyParameters: Sendable, Hashable {
-    public enum KeyType: Sendable, Hashable { case ecSECPrimeRandom, rsa }
-    public var tag: String
-    public var keyType: KeyType
-    public var sizeInBits: Int
-    public var accessControl: AccessControl
+package struct EnclaveKeyParameters: Sendable, Hashable {
+    package enum KeyType: Sendable, Hashable { case ecSECPrimeRandom, rsa }
+    package var tag: String
+    package var keyType: KeyType
+    package var sizeInBits: Int
+    package var accessControl: AccessControl
 
-    public init(tag: String, keyType: KeyType = .ecSECPrimeRandom, sizeInBits: Int = 256, accessControl: AccessControl) {
+    package init(tag: String, keyType: KeyType = .ecSECPrimeRandom, sizeInBits: Int = 256, accessControl: AccessControl) {
         self.tag = tag
         self.keyType = keyType
         self.sizeInBits = sizeInBits
@@ -137,12 +139,12 @@ public struct EnclaveKeyParameters: Sendable, Hashable {
 }
 
 /// Permanent Secure Enclave keys, addressed by application tag.
-public protocol EnclaveKeyStore: Sendable {
+package protocol EnclaveKeyStore: Sendable {
     /// Whether the device has a Secure Enclave.
     var isAvailable: Bool { get }
-    /// Generates a key inside the enclave; returns its public key, X9.63 (65 bytes).
+    /// Generates a key inside the enclave; returns its package key, X9.63 (65 bytes).
     func createKey(_ parameters: EnclaveKeyParameters) throws(EnclaveFailure) -> Data
-    /// The public key, X9.63. Needs no authentication.
+    /// The package key, X9.63. Needs no authentication.
     func publicKey(tag: String) throws(EnclaveFailure) -> Data
     /// `ecdsaSignatureMessageX962SHA256`: SHA-256 of `message`, signature in DER.
     func sign(tag: String, message: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> Data
@@ -154,13 +156,14 @@ public protocol EnclaveKeyStore: Sendable {
     func deleteKey(tag: String) throws(EnclaveFailure)
 }
 
-/// The three seams of one device.
+/// One device's LocalAuthentication, keychain and Secure Enclave: `DevicePlatform.system` from
+/// `BioAuthApple` on a device, `EmulatedDevice.platform` in tests.
 public struct DevicePlatform: Sendable {
-    public var contexts: any AuthenticationContextFactory
-    public var keychain: any KeychainService
-    public var enclave: any EnclaveKeyStore
+    package var contexts: any AuthenticationContextFactory
+    package var keychain: any KeychainService
+    package var enclave: any EnclaveKeyStore
 
-    public init(contexts: any AuthenticationContextFactory, keychain: any KeychainService, enclave: any EnclaveKeyStore) {
+    package init(contexts: any AuthenticationContextFactory, keychain: any KeychainService, enclave: any EnclaveKeyStore) {
         self.contexts = contexts
         self.keychain = keychain
         self.enclave = enclave

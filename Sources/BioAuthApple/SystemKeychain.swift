@@ -6,8 +6,8 @@ import LocalAuthentication
 import Security
 
 /// `KeychainService` over `SecItem*`. Forwarding only: BioAuth builds the queries' meaning.
-public struct SystemKeychain: KeychainService {
-    public init() {}
+package struct SystemKeychain: KeychainService {
+    package init() {}
 
     private func base(_ service: String, _ account: String?) -> [String: Any] {
         var query: [String: Any] = [
@@ -30,7 +30,7 @@ public struct SystemKeychain: KeychainService {
     }
 
     // SecItem.h: `OSStatus SecItemAdd(CFDictionaryRef attributes, CFTypeRef *result)`
-    public func add(_ item: KeychainItem, data: SecretBytes) throws(SecStatus) {
+    package func add(_ item: KeychainItem, data: SecretBytes) throws(SecStatus) {
         var attributes = base(item.service, item.account)
         attributes[kSecValueData as String] = data.data
         attributes[kSecAttrSynchronizable as String] = item.synchronizable
@@ -47,7 +47,7 @@ public struct SystemKeychain: KeychainService {
     }
 
     // SecItem.h: `OSStatus SecItemCopyMatching(CFDictionaryRef query, CFTypeRef *result)`
-    public func copyData(_ query: KeychainQuery) throws(SecStatus) -> SecretBytes {
+    package func copyData(_ query: KeychainQuery) throws(SecStatus) -> SecretBytes {
         var dictionary = base(query.service, query.account)
         dictionary[kSecReturnData as String] = true
         dictionary[kSecMatchLimit as String] = kSecMatchLimitOne
@@ -58,7 +58,7 @@ public struct SystemKeychain: KeychainService {
         return SecretBytes(data)
     }
 
-    public func copyAttributes(_ query: KeychainQuery) throws(SecStatus) -> [KeychainRecord] {
+    package func copyAttributes(_ query: KeychainQuery) throws(SecStatus) -> [KeychainRecord] {
         var dictionary = base(query.service, query.account)
         dictionary[kSecReturnAttributes as String] = true
         dictionary[kSecMatchLimit as String] = kSecMatchLimitAll
@@ -74,14 +74,14 @@ public struct SystemKeychain: KeychainService {
     }
 
     // SecItem.h: `OSStatus SecItemUpdate(CFDictionaryRef query, CFDictionaryRef attributesToUpdate)`
-    public func update(_ query: KeychainQuery, data: SecretBytes) throws(SecStatus) {
+    package func update(_ query: KeychainQuery, data: SecretBytes) throws(SecStatus) {
         var dictionary = base(query.service, query.account)
         apply(query, to: &dictionary)
         try check(SecItemUpdate(dictionary as CFDictionary, [kSecValueData as String: data.data] as CFDictionary))
     }
 
     // SecItem.h: `OSStatus SecItemDelete(CFDictionaryRef query)`
-    public func delete(_ query: KeychainQuery) throws(SecStatus) {
+    package func delete(_ query: KeychainQuery) throws(SecStatus) {
         try check(SecItemDelete(base(query.service, query.account) as CFDictionary))
     }
 }

@@ -7,11 +7,11 @@ import LocalAuthentication
 import Security
 
 /// `EnclaveKeyStore` over `SecKey` with `kSecAttrTokenIDSecureEnclave`. Forwarding only.
-public struct SystemSecureEnclave: EnclaveKeyStore {
-    public init() {}
+package struct SystemSecureEnclave: EnclaveKeyStore {
+    package init() {}
 
     // CryptoKit: `SecureEnclave.isAvailable`
-    public var isAvailable: Bool { SecureEnclave.isAvailable }
+    package var isAvailable: Bool { SecureEnclave.isAvailable }
 
     private func tagData(_ tag: String) -> Data { Data(tag.utf8) }
 
@@ -38,7 +38,7 @@ public struct SystemSecureEnclave: EnclaveKeyStore {
     }
 
     // SecKey.h: `SecKeyCreateRandomKey(CFDictionaryRef parameters, CFErrorRef *error)`
-    public func createKey(_ parameters: EnclaveKeyParameters) throws(EnclaveFailure) -> Data {
+    package func createKey(_ parameters: EnclaveKeyParameters) throws(EnclaveFailure) -> Data {
         guard let access = SecAccessControlCreateWithFlags(
             nil, parameters.accessControl.accessibility.secValue, SecAccessControlCreateFlags(rawValue: parameters.accessControl.flags.rawValue), nil)
         else { throw .status(.errSecParam) }
@@ -57,7 +57,7 @@ public struct SystemSecureEnclave: EnclaveKeyStore {
         return try external(SecKeyCopyPublicKey(key))
     }
 
-    // SecKey.h: `SecKeyCopyExternalRepresentation` of the public key: X9.63 `04‖X‖Y`
+    // SecKey.h: `SecKeyCopyExternalRepresentation` of the package key: X9.63 `04‖X‖Y`
     private func external(_ key: SecKey?) throws(EnclaveFailure) -> Data {
         guard let key else { throw .status(.errSecItemNotFound) }
         var error: Unmanaged<CFError>?
@@ -65,12 +65,12 @@ public struct SystemSecureEnclave: EnclaveKeyStore {
         return data
     }
 
-    public func publicKey(tag: String) throws(EnclaveFailure) -> Data {
+    package func publicKey(tag: String) throws(EnclaveFailure) -> Data {
         try external(SecKeyCopyPublicKey(try privateKey(tag, nil)))
     }
 
     // SecKey.h: `SecKeyCreateSignature(key, kSecKeyAlgorithmECDSASignatureMessageX962SHA256, data, error)`
-    public func sign(tag: String, message: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> Data {
+    package func sign(tag: String, message: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> Data {
         let key = try privateKey(tag, context)
         var error: Unmanaged<CFError>?
         guard let signature = SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, message as CFData, &error) as Data? else {
@@ -80,7 +80,7 @@ public struct SystemSecureEnclave: EnclaveKeyStore {
     }
 
     // SecKey.h: `SecKeyCreateDecryptedData(key, kSecKeyAlgorithmECIESEncryptionCofactorVariableIVX963SHA256AESGCM, data, error)`
-    public func decrypt(tag: String, ciphertext: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> SecretBytes {
+    package func decrypt(tag: String, ciphertext: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> SecretBytes {
         let key = try privateKey(tag, context)
         var error: Unmanaged<CFError>?
         guard let plaintext = SecKeyCreateDecryptedData(key, .eciesEncryptionCofactorVariableIVX963SHA256AESGCM, ciphertext as CFData, &error) as Data? else {
@@ -89,12 +89,12 @@ public struct SystemSecureEnclave: EnclaveKeyStore {
         return SecretBytes(plaintext)
     }
 
-    public func copyPrivateKeyRepresentation(tag: String) throws(EnclaveFailure) -> Data {
+    package func copyPrivateKeyRepresentation(tag: String) throws(EnclaveFailure) -> Data {
         try external(try privateKey(tag, nil))
     }
 
     // SecItem.h: `SecItemDelete` on kSecClassKey
-    public func deleteKey(tag: String) throws(EnclaveFailure) {
+    package func deleteKey(tag: String) throws(EnclaveFailure) {
         let query: [String: Any] = [kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: tagData(tag)]
         let status = SecItemDelete(query as CFDictionary)
         if status != errSecSuccess { throw .status(SecStatus(rawValue: status)) }

@@ -166,7 +166,7 @@ public struct Demo: Sendable {
             let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: Self.user, deviceId: deviceID))
             let signature = try await client.signer.sign(challenge, prompt: Prompt(reason: "Sign in"))
             server.clock.advance(by: 61)
-            let reply = await outcome { _ = try await api.finishLogin(Wire.SignedChallenge(challengeId: challenge.challengeId, signature: Base64URL.encode(signature))) }
+            let reply = await outcome { _ = try await api.finishLogin(Wire.SignedChallenge(challengeId: challenge.challengeId, signature: Base64URL.encode(signature.derRepresentation))) }
             return (reply == "authenticationFailed", "a valid signature sent 61 s after the challenge was issued (TTL 60 s, checked in code): \(reply ?? "accepted")")
         }
         await record("attack", "Brute-force burst") {

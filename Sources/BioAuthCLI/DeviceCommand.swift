@@ -179,7 +179,7 @@ extension DeviceCommand {
             try await withDevice(options) { device, client in
                 let app = BioAuthClient(configuration: .init(relyingPartyID: client.relyingParty ?? "localhost"), platform: device.platform, transport: ClosureTransport { _ in throw URLError(.notConnectedToInternet) })
                 let signer = app.signer
-                Console.line("biometry:   \(BiometricStatus(contexts: device.platform.contexts))")
+                Console.line("biometry:   \(BiometricStatus(platform: device.platform))")
                 Console.line("enrolled:   \(device.enrolledIdentities.count)")
                 Console.line("passcode:   \(device.hasPasscode ? "set" : "not set")")
                 Console.line("device key: \(signer.hasKey ? "present (\((try? signer.publicKey().fingerprint) ?? "?"))" : "none")")

@@ -246,12 +246,12 @@ public actor BioAuthClient {
     func sign(_ challenge: ChallengeEnvelope, expecting expectation: ChallengeExpectation, prompt: Prompt, reusing: Bool) async throws(ClientError) -> Wire.SignedChallenge {
         let message = try expectation.check(
             challenge, now: configuration.clock.now(), maximumLifetime: configuration.maximumChallengeLifetime, clockSkew: configuration.clockSkew)
-        let signature: Data
+        let signature: P256.Signing.ECDSASignature
         do { signature = try await signMessage(message, prompt: prompt, reusing: reusing) } catch { throw ClientError(device: error) }
-        return Wire.SignedChallenge(challengeId: challenge.challengeId, signature: Base64URL.encode(signature))
+        return Wire.SignedChallenge(challengeId: challenge.challengeId, signature: Base64URL.encode(signature.derRepresentation))
     }
 
-    func signMessage(_ message: SignedMessage, prompt: Prompt, reusing: Bool) async throws(BioAuthError) -> Data {
+    func signMessage(_ message: SignedMessage, prompt: Prompt, reusing: Bool) async throws(BioAuthError) -> P256.Signing.ECDSASignature {
         guard reusing, let context = reusableContext() else { return try await signWithPrompt(message, prompt: prompt, keep: reusing) }
         do { return try signer.sign(message.encoded, context: context) } catch {
             endBiometricSession()
@@ -260,7 +260,7 @@ public actor BioAuthClient {
         }
     }
 
-    func signWithPrompt(_ message: SignedMessage, prompt: Prompt, keep: Bool) async throws(BioAuthError) -> Data {
+    func signWithPrompt(_ message: SignedMessage, prompt: Prompt, keep: Bool) async throws(BioAuthError) -> P256.Signing.ECDSASignature {
         guard keep, configuration.biometricPolicy != .always else { return try await signer.sign(message.encoded, prompt: prompt) }
         let context = try await platform.context(for: signer.policy, prompt: prompt)
         do {

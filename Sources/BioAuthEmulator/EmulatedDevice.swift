@@ -89,7 +89,7 @@ public final class EmulatedDevice: Sendable {
     /// A prompt the device showed.
     public struct PromptRecord: Sendable, Hashable {
         public var source: PromptSource
-        public var policy: AuthenticationPolicy
+        package var policy: AuthenticationPolicy
         public var reason: String
         /// The fallback button's title, nil when hidden (`localizedFallbackTitle == ""`).
         public var fallbackTitle: String?
@@ -125,7 +125,7 @@ public final class EmulatedDevice: Sendable {
     }
 
     /// A fresh context, as `LAContext()`.
-    public func makeContext() -> EmulatedLAContext {
+    package func makeContext() -> EmulatedLAContext {
         let id = state.withLock { state in
             state.nextContextID += 1
             state.contexts[state.nextContextID] = ContextRecord()

@@ -6,13 +6,13 @@ import Synchronization
 /// The keychain of an ``EmulatedDevice``: generic-password items with access control, following
 /// Apple's regression test `keychain/securityd/Regressions/secd-81-item-acl-stress.m` and
 /// `apple-platform.md` §3.7.
-public struct EmulatedKeychain: KeychainService {
-    public let device: EmulatedDevice
-    public init(device: EmulatedDevice) { self.device = device }
+package struct EmulatedKeychain: KeychainService {
+    package let device: EmulatedDevice
+    package init(device: EmulatedDevice) { self.device = device }
 
     private func contextID(_ query: KeychainQuery) -> Int? { (query.context as? EmulatedLAContext)?.id }
 
-    public func add(_ item: KeychainItem, data: SecretBytes) throws(SecStatus) {
+    package func add(_ item: KeychainItem, data: SecretBytes) throws(SecStatus) {
         let status: SecStatus = device.state.withLock { state in
             // Synchronizable + ACL → errSecParam (secd-81; KeychainAccess #53).
             if item.accessControl != nil && item.synchronizable { return .errSecParam }
@@ -34,7 +34,7 @@ public struct EmulatedKeychain: KeychainService {
         if status != .success { throw status }
     }
 
-    public func copyData(_ query: KeychainQuery) throws(SecStatus) -> SecretBytes {
+    package func copyData(_ query: KeychainQuery) throws(SecStatus) -> SecretBytes {
         guard let account = query.account else { throw .errSecParam }
         let result: Result<SecretBytes, SecStatus> = device.state.withLock { state in
             guard let index = state.items.firstIndex(where: { $0.item.service == query.service && $0.item.account == account }) else {
@@ -53,7 +53,7 @@ public struct EmulatedKeychain: KeychainService {
         return try result.get()
     }
 
-    public func copyAttributes(_ query: KeychainQuery) throws(SecStatus) -> [KeychainRecord] {
+    package func copyAttributes(_ query: KeychainQuery) throws(SecStatus) -> [KeychainRecord] {
         let records: [KeychainRecord] = device.state.withLock { state in
             state.items.filter { stored in
                 stored.item.service == query.service && (query.account.map { $0 == stored.item.account } ?? true) && !stored.invalidated
@@ -64,7 +64,7 @@ public struct EmulatedKeychain: KeychainService {
         return records
     }
 
-    public func update(_ query: KeychainQuery, data: SecretBytes) throws(SecStatus) {
+    package func update(_ query: KeychainQuery, data: SecretBytes) throws(SecStatus) {
         guard let account = query.account else { throw .errSecParam }
         let status: SecStatus = device.state.withLock { state in
             guard let index = state.items.firstIndex(where: { $0.item.service == query.service && $0.item.account == account }) else {
@@ -86,7 +86,7 @@ public struct EmulatedKeychain: KeychainService {
         if status != .success { throw status }
     }
 
-    public func delete(_ query: KeychainQuery) throws(SecStatus) {
+    package func delete(_ query: KeychainQuery) throws(SecStatus) {
         // Delete is always allowed by ACLs from SecAccessControlCreateWithFlags (SecAccessControl.m).
         let removed: Int = device.state.withLock { state in
             let before = state.items.count

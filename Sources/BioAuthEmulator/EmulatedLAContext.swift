@@ -4,8 +4,8 @@ import Foundation
 import Synchronization
 
 /// An `LAContext` on an ``EmulatedDevice``.
-public final class EmulatedLAContext: AuthenticationContext {
-    public let device: EmulatedDevice
+package final class EmulatedLAContext: AuthenticationContext {
+    package let device: EmulatedDevice
     let id: Int
 
     init(device: EmulatedDevice, id: Int) {
@@ -16,33 +16,33 @@ public final class EmulatedLAContext: AuthenticationContext {
     private func read<T>(_ body: (ContextRecord) -> T) -> T { device.state.withLock { body($0.contexts[id]!) } }
     private func write(_ body: (inout ContextRecord) -> Void) { device.state.withLock { body(&$0.contexts[id]!) } }
 
-    public var biometryType: BiometryKind { read { $0.biometryRevealed ? device.configuration.biometry : .none } }
-    public var localizedFallbackTitle: String? {
+    package var biometryType: BiometryKind { read { $0.biometryRevealed ? device.configuration.biometry : .none } }
+    package var localizedFallbackTitle: String? {
         get { read(\.fallbackTitle) }
         set { write { $0.fallbackTitle = newValue } }
     }
-    public var localizedCancelTitle: String? {
+    package var localizedCancelTitle: String? {
         get { read(\.cancelTitle) }
         set { write { $0.cancelTitle = newValue } }
     }
-    public var localizedReason: String {
+    package var localizedReason: String {
         get { read(\.reason) }
         set { write { $0.reason = newValue } }
     }
-    public var interactionNotAllowed: Bool {
+    package var interactionNotAllowed: Bool {
         get { read(\.interactionNotAllowed) }
         set { write { $0.interactionNotAllowed = newValue } }
     }
-    public var touchIDAuthenticationAllowableReuseDuration: TimeInterval {
+    package var touchIDAuthenticationAllowableReuseDuration: TimeInterval {
         get { read(\.reuseDuration) }
         set { write { $0.reuseDuration = max(0, newValue) } }
     }
-    public var evaluatedPolicyDomainState: Data? { read(\.domainState) }
+    package var evaluatedPolicyDomainState: Data? { read(\.domainState) }
 
     /// Whether the platform (not the app) considers this context authenticated.
-    public var isAuthenticated: Bool { read { $0.authenticatedByBiometry || $0.authenticatedByPasscode } }
+    package var isAuthenticated: Bool { read { $0.authenticatedByBiometry || $0.authenticatedByPasscode } }
 
-    public func canEvaluatePolicy(_ policy: AuthenticationPolicy) throws(LAErrorCode) {
+    package func canEvaluatePolicy(_ policy: AuthenticationPolicy) throws(LAErrorCode) {
         let failure: LAErrorCode? = device.state.withLock { state in
             guard !state.contexts[id]!.invalidated else { return .invalidContext }
             // "set no matter what the call returns" ([doc] lacontext/biometrytype)
@@ -55,7 +55,7 @@ public final class EmulatedLAContext: AuthenticationContext {
         if let failure { throw failure }
     }
 
-    public func evaluatePolicy(_ policy: AuthenticationPolicy, localizedReason: String) async throws(LAErrorCode) {
+    package func evaluatePolicy(_ policy: AuthenticationPolicy, localizedReason: String) async throws(LAErrorCode) {
         // An empty reason raises NSInvalidArgumentException on a device (LAContext.h).
         precondition(!localizedReason.isEmpty, "evaluatePolicy: localizedReason must not be empty")
         let outcome: PromptOutcome = device.state.withLock { state in
@@ -93,7 +93,7 @@ public final class EmulatedLAContext: AuthenticationContext {
     }
 
     /// Ends an evaluation in flight with appCancel (-9); later calls fail with invalidContext (-10). Idempotent.
-    public func invalidate() {
+    package func invalidate() {
         let held = device.state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.contexts[id]!.invalidated = true
             state.contexts[id]!.authenticatedByBiometry = false
@@ -106,8 +106,8 @@ public final class EmulatedLAContext: AuthenticationContext {
 }
 
 /// Makes a fresh ``EmulatedLAContext`` per attempt.
-public struct EmulatedContextFactory: AuthenticationContextFactory {
-    public let device: EmulatedDevice
-    public init(device: EmulatedDevice) { self.device = device }
-    public func makeContext() -> any AuthenticationContext { device.makeContext() }
+package struct EmulatedContextFactory: AuthenticationContextFactory {
+    package let device: EmulatedDevice
+    package init(device: EmulatedDevice) { self.device = device }
+    package func makeContext() -> any AuthenticationContext { device.makeContext() }
 }

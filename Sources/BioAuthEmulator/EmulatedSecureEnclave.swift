@@ -7,13 +7,13 @@ import Synchronization
 /// The Secure Enclave of an ``EmulatedDevice``: P-256 keys that never leave it
 /// (`apple-platform.md` §3.9). Keys are software keys held inside the emulator; there is no API
 /// that returns private-key bytes.
-public struct EmulatedSecureEnclave: EnclaveKeyStore {
-    public let device: EmulatedDevice
-    public init(device: EmulatedDevice) { self.device = device }
+package struct EmulatedSecureEnclave: EnclaveKeyStore {
+    package let device: EmulatedDevice
+    package init(device: EmulatedDevice) { self.device = device }
 
-    public var isAvailable: Bool { device.configuration.hasSecureEnclave }
+    package var isAvailable: Bool { device.configuration.hasSecureEnclave }
 
-    public func createKey(_ parameters: EnclaveKeyParameters) throws(EnclaveFailure) -> Data {
+    package func createKey(_ parameters: EnclaveKeyParameters) throws(EnclaveFailure) -> Data {
         // No enclave (simulator, old device) → -25293 (EllipticCurveKeyPair #19, #25).
         guard device.configuration.hasSecureEnclave else { throw .status(.errSecAuthFailed) }
         // Only 256-bit EC keys (kSecAttrTokenIDSecureEnclave, SecItem.h). The exact status is approximated.
@@ -30,11 +30,11 @@ public struct EmulatedSecureEnclave: EnclaveKeyStore {
         return try result.get()
     }
 
-    public func publicKey(tag: String) throws(EnclaveFailure) -> Data {
+    package func publicKey(tag: String) throws(EnclaveFailure) -> Data {
         try withKey(tag) { key, _ in .success(key.privateKey.publicKey.x963Representation) }
     }
 
-    public func sign(tag: String, message: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> Data {
+    package func sign(tag: String, message: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> Data {
         try withKey(tag) { key, state in
             if let failure = authorizeKeyOperation(key, context, &state) { return .failure(failure) }
             guard let signature = try? key.privateKey.signature(for: message) else { return .failure(.status(.errSecParam)) }
@@ -42,7 +42,7 @@ public struct EmulatedSecureEnclave: EnclaveKeyStore {
         }
     }
 
-    public func decrypt(tag: String, ciphertext: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> SecretBytes {
+    package func decrypt(tag: String, ciphertext: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> SecretBytes {
         try withKey(tag) { key, state in
             if let failure = authorizeKeyOperation(key, context, &state) { return .failure(failure) }
             guard let agreementKey = try? P256.KeyAgreement.PrivateKey(rawRepresentation: key.privateKey.rawRepresentation),
@@ -53,12 +53,12 @@ public struct EmulatedSecureEnclave: EnclaveKeyStore {
     }
 
     /// Enclave private keys are not exportable (`SecKey.h`); the exact status is approximated.
-    public func copyPrivateKeyRepresentation(tag: String) throws(EnclaveFailure) -> Data {
+    package func copyPrivateKeyRepresentation(tag: String) throws(EnclaveFailure) -> Data {
         _ = try publicKey(tag: tag)
         throw .status(.errSecUnimplemented)
     }
 
-    public func deleteKey(tag: String) throws(EnclaveFailure) {
+    package func deleteKey(tag: String) throws(EnclaveFailure) {
         let removed = device.state.withLock { state in
             let before = state.keys.count
             state.keys.removeAll { $0.tag == tag }

@@ -1,4 +1,5 @@
 import BioAuthCore
+import Crypto
 import Foundation
 
 /// Looks for secrets in text: each secret's bytes as hex (either case), base64 and base64url,
@@ -26,6 +27,7 @@ public struct SecretScanner: Sendable {
     }
 
     public mutating func add(_ secret: SecretBytes, label: String = "secret") { add(secret.data, label: label) }
+    public mutating func add(_ key: SymmetricKey, label: String = "key") { add(key.withUnsafeBytes { Data($0) }, label: label) }
 
     /// Registers a secret string (a passcode, a password).
     public mutating func add(_ text: String, label: String = "secret") {

@@ -367,7 +367,7 @@ struct NegativeCatalogueTests {
             let challenge = try await api.post("/v1/devices/registration/challenge", ["name": "iPhone", "publicKey": Base64URL.encode(key.spkiRepresentation)], token: token)
             let envelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(challenge.text.utf8))
             let registration = try await signer.sign(envelope, prompt: Prompt(reason: "Enrol"))
-            let enrolled = try await api.post("/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": Base64URL.encode(registration)], token: token)
+            let enrolled = try await api.post("/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": Base64URL.encode(registration.derRepresentation)], token: token)
             #expect(enrolled.status == 201)
 
             device.jailbreakHookEnabled = true

@@ -25,7 +25,7 @@ struct ClientScenarioTests {
     }
 
     /// Configured, biometric unlock on, locked.
-    func configuredLock() async throws -> SecretBytes {
+    func configuredLock() async throws -> SymmetricKey {
         let vault = try await lock.configure(passcode: Self.appPasscode)
         try await lock.enableBiometricUnlock(passcode: Self.appPasscode)
         await lock.lock()
@@ -191,7 +191,7 @@ struct ClientScenarioTests {
             purpose: .login, relyingPartyID: "example.com", challengeID: Data(count: 16), nonce: Data(repeating: 7, count: 32),
             userID: "alice", deviceID: "phone", expiresAt: 1_767_225_660)
         let signature = try await signer.sign(ChallengeEnvelope(message), prompt: Prompt(reason: "Sign in"))
-        #expect(publicKey.isValidSignature(der: signature, for: message.encoded))
+        #expect(publicKey.isValidSignature(der: signature.derRepresentation, for: message.encoded))
         #expect(device.promptCount == 1)
         _ = try await signer.sign(message.encoded, prompt: Prompt(reason: "Sign in"))
         #expect(device.promptCount == 2)
@@ -218,7 +218,7 @@ struct ClientScenarioTests {
         let nonce = Data(repeating: 0xA5, count: 32)
         scanner.add(nonce, label: "nonce")
         let signature = try await signer.sign(nonce, prompt: Prompt(reason: "Sign"))
-        scanner.add(signature, label: "signature")
+        scanner.add(signature.derRepresentation, label: "signature")
         if let state = device.currentDomainState { scanner.add(state, label: "domain state") }
 
         var rendered: [String] = []
@@ -233,7 +233,9 @@ struct ClientScenarioTests {
             let error = BioAuthError(code, laError: .userCancel, status: .errSecAuthFailed, retryAfter: 30, attemptsBeforeWipe: 2)
             rendered += [error.description, error.debugDescription, String(reflecting: error), "\(error)"]
         }
-        rendered += [vault.description, vault.debugDescription, String(reflecting: vault), "\(Mirror(reflecting: vault).children.map(\.value))"]
+        var dumped = ""
+        dump(vault, to: &dumped)
+        rendered += ["\(vault)", String(reflecting: vault), dumped, "\(Mirror(reflecting: vault).children.map(\.value))"]
         device.script(.passcode(Self.appPasscode))
         rendered.append("\(device.pendingActions)")
         for entry in logs.entries {

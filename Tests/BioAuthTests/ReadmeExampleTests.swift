@@ -2,11 +2,12 @@ import BioAuth
 import BioAuthCore
 import BioAuthEmulator
 import BioAuthTesting
+import Crypto
 import Foundation
 import Testing
 
 // README-BLOCKS-BEGIN
-func unlockAndSign(_ challenge: ChallengeEnvelope) async throws -> (vaultKey: SecretBytes, signature: Data) {
+func unlockAndSign(_ challenge: ChallengeEnvelope) async throws -> (vaultKey: SymmetricKey, signature: P256.Signing.ECDSASignature) {
     let platform = EmulatedDevice(biometry: .faceID).platform  // on a device: DevicePlatform.system
     let lock = AppLock(platform: platform)
     try await lock.configure(passcode: "246810")  // an app passcode guards a random vault key
@@ -32,7 +33,7 @@ struct ReadmeExampleTests {
             purpose: .login, relyingPartyID: "example.com", challengeID: Data(count: 16), nonce: Data(count: 32),
             userID: "alice", deviceID: "phone", expiresAt: 1_767_225_660))
         let (vaultKey, signature) = try await unlockAndSign(challenge)
-        #expect(vaultKey.count == 32)
-        #expect(!signature.isEmpty)
+        #expect(vaultKey.bitCount == 256)
+        #expect(!signature.derRepresentation.isEmpty)
     }
 }

@@ -1,0 +1,49 @@
+import BioAuth
+import BioAuthCore
+import BioAuthEmulator
+import Crypto
+import Foundation
+import Testing
+
+/// Calls that could destroy data or leave it unusable, made safe.
+struct APISafetyTests {
+    @Test func createKeyNeverReplacesAUsableKeyButReplaceKeyDoes() throws {
+        let device = EmulatedDevice.faceID()
+        let signer = BiometricSigner(platform: device.platform, tag: "login")
+        let first = try signer.createKey()
+        #expect(throws: BioAuthError(.duplicateItem)) { try signer.createKey() }  // an app calling it at every launch keeps its key
+        #expect(try signer.publicKey() == first)
+        let second = try signer.replaceKey()
+        #expect(try second != first && signer.publicKey() == second)
+        device.enrollBiometry()  // the key dies: creating a new one needs no replacement
+        #expect(!signer.hasKey)
+        #expect(try signer.createKey() != second)
+    }
+
+    @Test func concurrentConfigurationsLeaveOneVaultKeyThatUnwraps() async throws {
+        let lock = AppLock(platform: EmulatedDevice.faceID().platform, passcodePolicy: AppPasscodePolicy(rounds: 50_000))
+        let results = await withTaskGroup(of: (String, SymmetricKey?).self) { group in
+            for passcode in ["111111", "222222", "333333", "444444"] {
+                group.addTask { (passcode, try? await lock.configure(passcode: passcode)) }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        let winners = results.filter { $0.1 != nil }
+        #expect(winners.count == 1)
+        let (passcode, key) = try #require(winners.first)
+        #expect(try await lock.unlockWithPasscode(passcode) == key)
+    }
+
+    @Test func concurrentPasscodeChangesNeverOrphanTheVaultKey() async throws {
+        let lock = AppLock(platform: EmulatedDevice.faceID().platform, passcodePolicy: AppPasscodePolicy(rounds: 50_000))
+        let vault = try await lock.configure(passcode: "111111")
+        let changed = await withTaskGroup(of: String?.self) { group in
+            for new in ["222222", "333333", "444444"] {
+                group.addTask { (try? await lock.changePasscode(from: "111111", to: new)) != nil ? new : nil }
+            }
+            return await group.compactMap { $0 }.reduce(into: []) { $0.append($1) }
+        }
+        #expect(changed.count == 1, "the old passcode is wrong once another call changed it")
+        #expect(try await lock.unlockWithPasscode(try #require(changed.first)) == vault)
+    }
+}
