@@ -68,24 +68,24 @@ public actor AppLock {
     private var didWipe = false
 
     private static let wrappedVaultAccount = "bioauth.vault.passcode-wrapped"
-    private static let biometricVaultAccount = "bioauth.vault.biometric"
+    private static let biometricVaultAccount: AccountName = "bioauth.vault.biometric"
     private static let enabledAccount = "bioauth.biometric-unlock-enabled"
     private static let requiredAccount = "bioauth.passcode-required"
 
     public init(
-        platform: DevicePlatform, service: String = "bioauth.app-lock", passcodePolicy: AppPasscodePolicy = AppPasscodePolicy(),
+        platform: DevicePlatform, service: ServiceName = "bioauth.app-lock", passcodePolicy: AppPasscodePolicy = AppPasscodePolicy(),
         clock: any WallClock = SystemWallClock(), logger: Logger = Logger(label: "BioAuth.AppLock")
     ) {
         self.platform = platform
-        let records = PlainRecords(keychain: platform.keychain, service: service)
+        let records = PlainRecords(keychain: platform.keychain, service: service.rawValue)
         let biometricCopy = ProtectedItemStore(platform: platform, service: service, policy: .biometryCurrentSet)
-        let enrollment = EnrollmentGuard(keychain: platform.keychain, service: service)
+        let enrollment = EnrollmentGuard(keychain: platform.keychain, service: service.rawValue)
         self.records = records
         self.biometricCopy = biometricCopy
         self.enrollment = enrollment
         self.logger = logger
         passcode = AppPasscode(
-            keychain: platform.keychain, service: service, policy: passcodePolicy, clock: clock, logger: logger,
+            keychain: platform.keychain, service: service.rawValue, policy: passcodePolicy, clock: clock, logger: logger,
             onWipe: {
                 for account in [Self.wrappedVaultAccount, Self.enabledAccount, Self.requiredAccount] { try? records.remove(account) }
                 try? biometricCopy.remove(Self.biometricVaultAccount)

@@ -58,11 +58,11 @@ public actor AppPasscode {
     /// An app passcode kept in `platform`'s keychain under `service`.
     /// - Parameter onWipe: called after the wipe limit is reached, to delete the data it protects.
     public init(
-        platform: DevicePlatform, service: String, policy: AppPasscodePolicy = AppPasscodePolicy(),
+        platform: DevicePlatform, service: ServiceName, policy: AppPasscodePolicy = AppPasscodePolicy(),
         clock: any WallClock = SystemWallClock(), logger: Logger = Logger(label: "BioAuth.AppPasscode"),
         onWipe: @escaping @Sendable () -> Void = {}
     ) {
-        self.init(keychain: platform.keychain, service: service, policy: policy, clock: clock, logger: logger, onWipe: onWipe)
+        self.init(keychain: platform.keychain, service: service.rawValue, policy: policy, clock: clock, logger: logger, onWipe: onWipe)
     }
 
     package init(

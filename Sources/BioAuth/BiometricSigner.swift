@@ -9,10 +9,10 @@ import Foundation
 /// match, and dies when a finger or face is enrolled (`apple-platform.md` §3.6, §3.9).
 public struct BiometricSigner: Sendable {
     public let platform: DevicePlatform
-    public let tag: String
+    public let tag: KeyTag
     public let policy: ProtectionPolicy
 
-    public init(platform: DevicePlatform, tag: String, policy: ProtectionPolicy = .biometryCurrentSet) {
+    public init(platform: DevicePlatform, tag: KeyTag, policy: ProtectionPolicy = .biometryCurrentSet) {
         self.platform = platform
         self.tag = tag
         self.policy = policy
@@ -40,7 +40,7 @@ public struct BiometricSigner: Sendable {
         } catch { throw BioAuthError(status: error) }
         deleteKey()
         do {
-            let x963 = try platform.enclave.createKey(EnclaveKeyParameters(tag: tag, accessControl: access))
+            let x963 = try platform.enclave.createKey(EnclaveKeyParameters(tag: tag.rawValue, accessControl: access))
             return try DevicePublicKey(x963Representation: x963)
         } catch let failure as EnclaveFailure {
             if failure == .status(.errSecAuthFailed) { throw BioAuthError(.passcodeNotSet, status: .errSecAuthFailed) }
@@ -51,12 +51,12 @@ public struct BiometricSigner: Sendable {
     /// The public key. No prompt.
     public func publicKey() throws(BioAuthError) -> DevicePublicKey {
         do {
-            return try DevicePublicKey(x963Representation: try platform.enclave.publicKey(tag: tag))
+            return try DevicePublicKey(x963Representation: try platform.enclave.publicKey(tag: tag.rawValue))
         } catch let failure as EnclaveFailure { throw BioAuthError(enclave: failure) } catch { throw BioAuthError(.cryptographyFailure) }
     }
 
     /// Whether the key exists and is usable (an enrollment change removes `.biometryCurrentSet` keys).
-    public var hasKey: Bool { (try? platform.enclave.publicKey(tag: tag)) != nil }
+    public var hasKey: Bool { (try? platform.enclave.publicKey(tag: tag.rawValue)) != nil }
 
     /// Signs `message` (ECDSA P-256, SHA-256 applied by the enclave) after one prompt.
     public func sign(_ message: Data, prompt: Prompt) async throws(BioAuthError) -> P256.Signing.ECDSASignature {
@@ -76,7 +76,7 @@ public struct BiometricSigner: Sendable {
     /// Signs with a context the caller already authenticated.
     package func sign(_ message: Data, context: any AuthenticationContext) throws(BioAuthError) -> P256.Signing.ECDSASignature {
         let der: Data
-        do { der = try platform.enclave.sign(tag: tag, message: message, context: context) } catch {
+        do { der = try platform.enclave.sign(tag: tag.rawValue, message: message, context: context) } catch {
             throw BioAuthError(enclave: error)
         }
         do { return try P256.Signing.ECDSASignature(derRepresentation: der) } catch { throw BioAuthError(.cryptographyFailure) }
@@ -86,7 +86,7 @@ public struct BiometricSigner: Sendable {
     public func decrypt(_ ciphertext: Data, prompt: Prompt) async throws(BioAuthError) -> SecretBytes {
         let context = try await platform.context(for: policy, prompt: prompt)
         defer { context.invalidate() }
-        do { return try platform.enclave.decrypt(tag: tag, ciphertext: ciphertext, context: context) } catch {
+        do { return try platform.enclave.decrypt(tag: tag.rawValue, ciphertext: ciphertext, context: context) } catch {
             throw BioAuthError(enclave: error)
         }
     }
@@ -102,6 +102,6 @@ public struct BiometricSigner: Sendable {
 
     /// Deletes the key if present. No prompt.
     public func deleteKey() {
-        try? platform.enclave.deleteKey(tag: tag)
+        try? platform.enclave.deleteKey(tag: tag.rawValue)
     }
 }

@@ -39,10 +39,10 @@ public enum ProtectionPolicy: String, Sendable, Hashable, CaseIterable, Codable 
 /// device passcode is removed (`SecItem.h`). Writing never prompts; reading prompts exactly once.
 public struct ProtectedItemStore: Sendable {
     public let platform: DevicePlatform
-    public let service: String
+    public let service: ServiceName
     public let policy: ProtectionPolicy
 
-    public init(platform: DevicePlatform, service: String, policy: ProtectionPolicy = .biometryCurrentSet) {
+    public init(platform: DevicePlatform, service: ServiceName, policy: ProtectionPolicy = .biometryCurrentSet) {
         self.platform = platform
         self.service = service
         self.policy = policy
@@ -54,7 +54,7 @@ public struct ProtectedItemStore: Sendable {
     /// `SecureEnclave.swift`).
     /// - Throws: ``BioAuthError`` `passcodeNotSet` when the device has no passcode (errSecAuthFailed
     ///   from `SecItemDb.c`), or another keychain failure.
-    public func set(_ secret: SecretBytes, for account: String) throws(BioAuthError) {
+    public func set(_ secret: SecretBytes, for account: AccountName) throws(BioAuthError) {
         let access: AccessControl
         do { access = try AccessControl(accessibility: .whenPasscodeSetThisDeviceOnly, flags: policy.flags) } catch {
             throw BioAuthError(status: error)
@@ -62,7 +62,7 @@ public struct ProtectedItemStore: Sendable {
         try remove(account)
         do {
             try platform.keychain.add(
-                KeychainItem(service: service, account: account, accessibility: .whenPasscodeSetThisDeviceOnly, accessControl: access),
+                KeychainItem(service: service.rawValue, account: account.rawValue, accessibility: .whenPasscodeSetThisDeviceOnly, accessControl: access),
                 data: secret)
         } catch {
             if error == .errSecAuthFailed { throw BioAuthError(.passcodeNotSet, status: error) }
@@ -71,27 +71,27 @@ public struct ProtectedItemStore: Sendable {
     }
 
     /// Reads the secret with one prompt on a fresh context.
-    public func read(_ account: String, prompt: Prompt) async throws(BioAuthError) -> SecretBytes {
+    public func read(_ account: AccountName, prompt: Prompt) async throws(BioAuthError) -> SecretBytes {
         let context = try await platform.context(for: policy, prompt: prompt)
         defer { context.invalidate() }
         return try read(account, context: context)
     }
 
     /// Reads the secret with a context the caller already authenticated: no second prompt.
-    package func read(_ account: String, context: any AuthenticationContext) throws(BioAuthError) -> SecretBytes {
-        do { return try platform.keychain.copyData(KeychainQuery(service: service, account: account, context: context)) } catch {
+    package func read(_ account: AccountName, context: any AuthenticationContext) throws(BioAuthError) -> SecretBytes {
+        do { return try platform.keychain.copyData(KeychainQuery(service: service.rawValue, account: account.rawValue, context: context)) } catch {
             throw BioAuthError(status: error)
         }
     }
 
     /// Whether an item exists, without a prompt: a read that may not show UI answers
     /// errSecInteractionNotAllowed for an item that exists (Valet `containsObject`).
-    public func contains(_ account: String) -> Bool {
+    public func contains(_ account: AccountName) -> Bool {
         let context = platform.contexts.makeContext()
         context.interactionNotAllowed = true
         defer { context.invalidate() }
         do {
-            _ = try platform.keychain.copyData(KeychainQuery(service: service, account: account, context: context))
+            _ = try platform.keychain.copyData(KeychainQuery(service: service.rawValue, account: account.rawValue, context: context))
             return true
         } catch {
             return error == .errSecInteractionNotAllowed
@@ -100,14 +100,14 @@ public struct ProtectedItemStore: Sendable {
 
     /// The accounts of the service's items that can be listed without a prompt; access-controlled
     /// items are skipped (`kSecUseAuthenticationUISkip`).
-    public func unprotectedAccounts() -> [String] {
-        let query = KeychainQuery(service: service, authenticationUI: .skip)
-        return ((try? platform.keychain.copyAttributes(query)) ?? []).map(\.account).sorted()
+    public func unprotectedAccounts() -> [AccountName] {
+        let query = KeychainQuery(service: service.rawValue, authenticationUI: .skip)
+        return ((try? platform.keychain.copyAttributes(query)) ?? []).map(\.account).sorted().compactMap(AccountName.init(rawValue:))
     }
 
     /// Deletes the item if present. Needs no authentication.
-    public func remove(_ account: String) throws(BioAuthError) {
-        try PlainRecords(keychain: platform.keychain, service: service).remove(account)  // delete ignores the ACL
+    public func remove(_ account: AccountName) throws(BioAuthError) {
+        try PlainRecords(keychain: platform.keychain, service: service.rawValue).remove(account.rawValue)  // delete ignores the ACL
     }
 }
 

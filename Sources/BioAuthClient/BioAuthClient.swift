@@ -16,9 +16,9 @@ public actor BioAuthClient {
         /// The server's relying-party id (its `--relying-party`): a challenge for another is refused.
         public var relyingPartyID: String
         /// The application tag of the Secure Enclave key.
-        public var keyTag: String
+        public var keyTag: KeyTag
         /// The keychain service of the registration and session items.
-        public var keychainService: String
+        public var keychainService: ServiceName
         public var biometricPolicy: BiometricPolicy
         /// The prompt of a login.
         public var loginPrompt: Prompt
@@ -31,7 +31,7 @@ public actor BioAuthClient {
         public var clock: any WallClock
 
         public init(
-            relyingPartyID: String, keyTag: String = "dev.bioauth.device-key", keychainService: String = "dev.bioauth.client",
+            relyingPartyID: String, keyTag: KeyTag = "dev.bioauth.device-key", keychainService: ServiceName = "dev.bioauth.client",
             biometricPolicy: BiometricPolicy = .always, loginPrompt: Prompt = Prompt(reason: "Sign in"),
             enrolmentPrompt: Prompt = Prompt(reason: "Set up Face ID sign-in"), maximumChallengeLifetime: TimeInterval = 300,
             clockSkew: TimeInterval = 300, clock: any WallClock = SystemWallClock()
@@ -62,7 +62,7 @@ public actor BioAuthClient {
         self.platform = platform
         api = ServerAPI(transport: transport)
         signer = BiometricSigner(platform: platform, tag: configuration.keyTag)
-        storage = CredentialStorage(keychain: platform.keychain, service: configuration.keychainService)
+        storage = CredentialStorage(keychain: platform.keychain, service: configuration.keychainService.rawValue)
     }
 
     /// A client of the server at `url` over `URLSession`.

@@ -81,7 +81,7 @@ struct ClientSecurityTests {
         defer { Task { await phone.stop() } }
         try await phone.enrolAlice()
         let session = try await phone.client.logIn()
-        let records = try phone.device.platform.keychain.copyAttributes(KeychainQuery(service: phone.client.configuration.keychainService))
+        let records = try phone.device.platform.keychain.copyAttributes(KeychainQuery(service: phone.client.configuration.keychainService.rawValue))
         #expect(records.first { $0.account == "session" }?.accessibility == .whenUnlockedThisDeviceOnly)
         #expect(records.first { $0.account == "registration" }?.accessibility == .afterFirstUnlockThisDeviceOnly)
 

@@ -46,4 +46,11 @@ struct APISafetyTests {
         #expect(changed.count == 1, "the old passcode is wrong once another call changed it")
         #expect(try await lock.unlockWithPasscode(try #require(changed.first)) == vault)
     }
+
+    @Test func identifiersAreNeverEmpty() throws {
+        #expect(KeyTag(rawValue: "") == nil && ServiceName(rawValue: "") == nil && AccountName(rawValue: "") == nil)
+        #expect(AccountName(rawValue: "token")?.rawValue == "token")
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([KeyTag].self, from: Data(#"[""]"#.utf8)) }
+        #expect(try JSONDecoder().decode([KeyTag].self, from: Data(#"["login"]"#.utf8)) == ["login"])
+    }
 }
