@@ -1,0 +1,103 @@
+import BioAuthCore
+import BioAuthHTTP
+import Foundation
+import Testing
+
+/// `openapi.yaml` and the `Wire` types the server and `BioAuthClient` share describe the same
+/// bodies: a field added, renamed or dropped on either side fails here.
+struct WireDocumentTests {
+    static let document = OpenAPIDocument.yaml
+
+    /// The top-level keys of the object that starts at `text`'s first `{`, and the `required` list before it.
+    static func inlineObject(_ text: Substring) -> (properties: Set<String>, required: Set<String>) {
+        var required: Set<String> = []
+        if let match = text.firstMatch(of: /required: \[([^\]]*)\]/) {
+            required = Set(match.1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        }
+        guard let start = text.range(of: "properties: {")?.upperBound else { return ([], required) }
+        var depth = 0, key = "", keys: Set<String> = [], inQuote = false
+        for character in text[start...] {
+            if character == "'" { inQuote.toggle() }
+            if inQuote { continue }
+            switch character {
+            case "{", "[": depth += 1
+            case "}", "]":
+                if depth == 0 { return (keys, required) }
+                depth -= 1
+            case ":" where depth == 0:
+                keys.insert(key.trimmingCharacters(in: .whitespaces))
+                key = ""
+            case "," where depth == 0: key = ""
+            default: if depth == 0 { key.append(character) }
+            }
+        }
+        return (keys, required)
+    }
+
+    /// A component schema written in block form.
+    static func component(_ name: String) throws -> (properties: Set<String>, required: Set<String>) {
+        let lines = document.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(of: "    \(name):") else { throw SchemaMissing(name: name) }
+        var properties: Set<String> = [], required: Set<String> = []
+        for line in lines[(start + 1)...] {
+            guard line.hasPrefix("      ") else { break }
+            if let match = line.firstMatch(of: /^      required: \[([^\]]*)\]/) {
+                required = Set(match.1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+            }
+            if let match = line.firstMatch(of: /^        ([A-Za-z]+):/) { properties.insert(String(match.1)) }
+        }
+        return (properties, required)
+    }
+
+    /// The schema of `path`'s request body.
+    static func requestSchema(_ path: String) throws -> (properties: Set<String>, required: Set<String>) {
+        guard let section = document.components(separatedBy: "\n  \(path):\n").dropFirst().first,
+            let line = section.split(separator: "\n").first(where: { $0.contains("requestBody") })
+        else { throw SchemaMissing(name: path) }
+        if let reference = line.firstMatch(of: /schema: \{\$ref: '#\/components\/schemas\/([A-Za-z]+)'\}/) { return try component(String(reference.1)) }
+        return inlineObject(line)
+    }
+
+    @Test(arguments: [
+        ("/v1/users", Wire.Credentials.fieldNames), ("/v1/login/password", Wire.Credentials.fieldNames),
+        ("/v1/login/challenge", Wire.LoginChallengeRequest.fieldNames),
+        ("/v1/devices/registration/challenge", Wire.RegistrationChallengeRequest.fieldNames),
+        ("/v1/devices/registration/finish", Wire.SignedChallenge.fieldNames), ("/v1/login/finish", Wire.SignedChallenge.fieldNames),
+        ("/v1/step-up/challenge", Wire.StepUpChallengeRequest.fieldNames), ("/v1/step-up/finish", Wire.SignedChallenge.fieldNames),
+        ("/v1/approvals/redeem", Wire.Redemption.fieldNames), ("/v1/devices/{id}", Wire.DeviceRename.fieldNames),
+    ])
+    func requestBodiesMatchTheDocument(path: String, fields: Set<String>) throws {
+        let schema = try Self.requestSchema(path)
+        #expect(schema.properties == fields, "\(path)")
+        #expect(schema.required.isSubset(of: fields), "\(path)")
+    }
+
+    /// Every field of a fully populated response, and the schema's.
+    static func keys(_ value: some Encodable) throws -> Set<String> {
+        Set(try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(value)) as? [String: Any]).keys)
+    }
+
+    @Test func responseBodiesMatchTheDocument() throws {
+        let cases: [(String, Set<String>)] = [
+            ("Session", try Self.keys(Wire.Session(token: "t", sessionId: "s", userId: "u", deviceId: "d", expiresAt: 1))),
+            ("Device", try Self.keys(Wire.Device(id: "i", name: "n", publicKey: "k", createdAt: 1, lastUsedAt: 2, revokedAt: 3))),
+            ("SessionInfo", try Self.keys(Wire.SessionInfo(id: "i", kind: "device", deviceId: "d", createdAt: 1, expiresAt: 2, current: true))),
+            ("Approval", try Self.keys(Wire.Approval(approval: "a", expiresAt: 1))),
+            ("Redeemed", try Self.keys(Wire.RedeemedApproval(userId: "u", deviceId: "d"))),
+            ("Revoked", try Self.keys(Wire.RevokedSessions(revoked: 1))),
+            ("AuditEvent", try Self.keys(Wire.AuditEntry(at: 1, kind: "k", deviceId: "d", reason: "r"))),
+            ("Created", try Self.keys(Wire.CreatedUser(username: "u"))),
+            ("Error", try Self.keys(Wire.ErrorBody(error: "e", field: "f", reason: "r"))),
+            ("Challenge", try Self.keys(ChallengeEnvelope(try SignedMessage(
+                purpose: .stepUp, relyingPartyID: "rp", challengeID: Data(count: 16), nonce: Data(count: 32), userID: "u", deviceID: "d",
+                expiresAt: 1, operationHash: Data(count: 32))))),
+        ]
+        for (name, keys) in cases {
+            let schema = try Self.component(name)
+            #expect(schema.properties == keys, "\(name)")
+            #expect(schema.required.isSubset(of: keys), "\(name)")
+        }
+    }
+}
+
+struct SchemaMissing: Error { let name: String }
