@@ -25,7 +25,9 @@ package protocol AuthenticationContext: AnyObject, Sendable {
     var interactionNotAllowed: Bool { get set }
     /// Accept a device-unlock biometric match from the last N seconds (at most 300).
     var touchIDAuthenticationAllowableReuseDuration: TimeInterval { get set }
-    /// Opaque state of the enrolled biometry; non-nil after a successful biometric pre-flight or evaluation.
+    /// Opaque state of the enrolled biometry. iOS 18+ (`domainState.biometry.stateHash`): set on a
+    /// fresh context, nil only when nothing is enrolled; before iOS 18 (`evaluatedPolicyDomainState`):
+    /// nil until a biometric pre-flight or evaluation succeeds. Never read nil as "not evaluated".
     var evaluatedPolicyDomainState: Data? { get }
 
     /// Pre-flight, no UI. Throws the reason the policy cannot be evaluated.
@@ -87,15 +89,19 @@ package struct KeychainQuery: Sendable {
 }
 
 /// What an attributes query returns for one item: never its data.
+///
+/// Deliberately no "is access-controlled" flag: securityd attaches an access-control object to
+/// every modern item (`SecDbKeychainItem.m`, `s3dl_item_from_data`: `if (version > 3) …
+/// kSecAttrAccessControl`), so the attribute is present whether or not the item needs the user.
+/// What does tell is a probe: a UI-skip query leaves out exactly the items that would need
+/// authentication (`ProtectedItemStore.unprotectedAccounts()`, `contains(_:)`).
 package struct KeychainRecord: Sendable, Hashable {
     package var account: String
     package var accessibility: KeychainAccessibility
-    package var isAccessControlled: Bool
 
-    package init(account: String, accessibility: KeychainAccessibility, isAccessControlled: Bool) {
+    package init(account: String, accessibility: KeychainAccessibility) {
         self.account = account
         self.accessibility = accessibility
-        self.isAccessControlled = isAccessControlled
     }
 }
 
@@ -107,7 +113,9 @@ package protocol KeychainService: Sendable {
     func add(_ item: KeychainItem, data: SecretBytes) throws(SecStatus)
     /// The data of the one item `query` names (`account` must be set).
     func copyData(_ query: KeychainQuery) throws(SecStatus) -> SecretBytes
-    /// The attributes of every matching item (no data, so no authentication).
+    /// The attributes of every matching item. Items whose ACL guards reading need authentication
+    /// for their attributes too (`SecDbKeychainItem.m`, `ks_decrypt_data`: "Should also try and
+    /// decrypt if there are ACL constraints"); with ``AuthenticationUI/skip`` they are left out.
     func copyAttributes(_ query: KeychainQuery) throws(SecStatus) -> [KeychainRecord]
     /// Replaces the data of the one item `query` names. Prompts for access-controlled items.
     func update(_ query: KeychainQuery, data: SecretBytes) throws(SecStatus)

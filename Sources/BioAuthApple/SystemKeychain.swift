@@ -68,8 +68,7 @@ package struct SystemKeychain: KeychainService {
         return (result as? [[String: Any]] ?? []).map { attributes in
             KeychainRecord(
                 account: attributes[kSecAttrAccount as String] as? String ?? "",
-                accessibility: KeychainAccessibility(rawValue: attributes[kSecAttrAccessible as String] as? String ?? "") ?? .whenUnlocked,
-                isAccessControlled: attributes[kSecAttrAccessControl as String] != nil)
+                accessibility: KeychainAccessibility(rawValue: attributes[kSecAttrAccessible as String] as? String ?? "") ?? .whenUnlocked)
         }
     }
 

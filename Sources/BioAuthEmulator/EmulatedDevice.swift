@@ -34,14 +34,17 @@ public final class EmulatedDevice: Sendable {
         public var bioACLAddWithoutEnrollmentStatus: SecStatus?
         /// `LATouchIDAuthenticationMaximumAllowableReuseDuration` (300 s, `LAContext.h`).
         public var maximumReuseDuration: TimeInterval
+        /// Which domain-state API the app's OS offers (the live seam reads the iOS 18 one when it can).
+        public var domainStateAPI: DomainStateAPI
         public var clock: any WallClock
 
         public init(
             biometry: BiometryKind = .faceID, hasSecureEnclave: Bool = true, lockoutThreshold: Int = 5,
             perPromptFailureLimit: Int = 3, invalidatedItemStatus: SecStatus = .errSecItemNotFound,
             bioACLAddWithoutEnrollmentStatus: SecStatus? = nil, maximumReuseDuration: TimeInterval = 300,
-            clock: any WallClock = SystemWallClock()
+            domainStateAPI: DomainStateAPI = .evaluatedPolicyDomainState, clock: any WallClock = SystemWallClock()
         ) {
+            self.domainStateAPI = domainStateAPI
             self.biometry = biometry
             self.hasSecureEnclave = hasSecureEnclave
             self.lockoutThreshold = lockoutThreshold
@@ -51,6 +54,17 @@ public final class EmulatedDevice: Sendable {
             self.maximumReuseDuration = maximumReuseDuration
             self.clock = clock
         }
+    }
+
+    /// Where a context's domain state comes from.
+    public enum DomainStateAPI: Sendable, Hashable {
+        /// `evaluatedPolicyDomainState` (deprecated in iOS 18): nil until `canEvaluatePolicy`
+        /// succeeds for a biometric policy or a biometric evaluation succeeds (`LAContext.h`).
+        case evaluatedPolicyDomainState
+        /// iOS 18 / macOS 15 / visionOS 2 `LAContext.domainState.biometry.stateHash`: available on a
+        /// fresh context, nil only when nothing is enrolled (`LADomainState.h`). When it is populated
+        /// relative to `canEvaluatePolicy` is UNCONFIRMED (`apple-platform.md` §3.12); modelled as always.
+        case domainState
     }
 
     /// What the person at a prompt does next. The description never shows a passcode.

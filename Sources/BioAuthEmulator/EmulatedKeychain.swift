@@ -53,15 +53,36 @@ package struct EmulatedKeychain: KeychainService {
         return try result.get()
     }
 
+    /// Reading an access-controlled item's attributes authenticates like reading its data; the
+    /// UI-skip path leaves it out (`SecDbKeychainItem.m`, `ks_decrypt_data`). Several such items
+    /// in one query share the context: one prompt, then the authenticated context reads the rest.
     package func copyAttributes(_ query: KeychainQuery) throws(SecStatus) -> [KeychainRecord] {
-        let records: [KeychainRecord] = device.state.withLock { state in
-            state.items.filter { stored in
+        let result: Result<[KeychainRecord], SecStatus> = device.state.withLock { state in
+            var records: [KeychainRecord] = []
+            // One query, one context: without the app's, a fresh one serves the whole call.
+            var queryContext = contextID(query)
+            if queryContext == nil {
+                state.nextContextID += 1
+                queryContext = state.nextContextID
+                state.contexts[state.nextContextID] = ContextRecord()
+            }
+            defer { if query.context == nil, let queryContext { state.contexts[queryContext] = nil } }
+            let matching = state.items.filter { stored in
                 stored.item.service == query.service && (query.account.map { $0 == stored.item.account } ?? true) && !stored.invalidated
-                    && !(query.authenticationUI == .skip && stored.item.accessControl?.guardsItemRead == true)
-            }.map { KeychainRecord(account: $0.item.account, accessibility: $0.item.accessibility, isAccessControlled: $0.item.accessControl != nil) }
+            }
+            for stored in matching {
+                if let access = stored.item.accessControl, access.guardsItemRead {
+                    switch device.authorize(access, context: queryContext, skipUI: query.authenticationUI == .skip, source: .keychain, state: &state) {
+                    case .allowed: break
+                    case .skip: continue
+                    case .denied(let code): return .failure(SecStatus(laError: code))
+                    }
+                }
+                records.append(KeychainRecord(account: stored.item.account, accessibility: stored.item.accessibility))
+            }
+            return records.isEmpty ? .failure(.errSecItemNotFound) : .success(records)
         }
-        if records.isEmpty { throw .errSecItemNotFound }
-        return records
+        return try result.get()
     }
 
     package func update(_ query: KeychainQuery, data: SecretBytes) throws(SecStatus) {

@@ -37,7 +37,14 @@ package final class EmulatedLAContext: AuthenticationContext {
         get { read(\.reuseDuration) }
         set { write { $0.reuseDuration = max(0, newValue) } }
     }
-    package var evaluatedPolicyDomainState: Data? { read(\.domainState) }
+    package var evaluatedPolicyDomainState: Data? {
+        device.state.withLock { state in
+            switch device.configuration.domainStateAPI {
+            case .evaluatedPolicyDomainState: state.contexts[id]!.domainState
+            case .domainState: state.domainState
+            }
+        }
+    }
 
     /// Whether the platform (not the app) considers this context authenticated.
     package var isAuthenticated: Bool { read { $0.authenticatedByBiometry || $0.authenticatedByPasscode } }

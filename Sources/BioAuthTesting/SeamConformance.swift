@@ -34,7 +34,11 @@ public struct SeamConformance: Sendable {
     public func contextChecks() throws(ConformanceFailure) {
         let context = platform.contexts.makeContext()
         try require(context.biometryType == .none, "biometryType before canEvaluatePolicy", "\(context.biometryType)")
-        try require(context.evaluatedPolicyDomainState == nil, "domain state of a fresh context")
+        // Before iOS 18 a fresh context has none; with iOS 18's `domainState` it has the current one.
+        let fresh = context.evaluatedPolicyDomainState
+        if (try? context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics)) != nil, let fresh {
+            try require(context.evaluatedPolicyDomainState == fresh, "domain state of a fresh context is the current one, or nil")
+        }
         try? context.canEvaluatePolicy(.deviceOwnerAuthentication)
         context.invalidate()
         context.invalidate()  // idempotent

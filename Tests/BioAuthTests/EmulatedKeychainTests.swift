@@ -56,6 +56,26 @@ struct EmulatedKeychainTests {
         #expect(device.promptCount == 0)
     }
 
+    /// Attributes of an access-controlled item need authentication like its data; only the UI-skip
+    /// path leaves it out (`SecDbKeychainItem.m`, `ks_decrypt_data`).
+    @Test func attributeReadsOfAccessControlledItemsAuthenticate() {
+        #expect(status { try keychain.add(item("a", acl(.biometryAny)), data: secret) } == .success)
+        #expect(status { try keychain.add(item("b", acl(.biometryAny)), data: secret) } == .success)
+        #expect(status { try keychain.add(item("c"), data: secret) } == .success)
+        let context = device.makeContext()
+        context.interactionNotAllowed = true
+        #expect(status { _ = try keychain.copyAttributes(query(nil, context: context)) } == .errSecInteractionNotAllowed)
+        #expect(device.promptCount == 0)
+        device.script(.cancel)
+        #expect(status { _ = try keychain.copyAttributes(query(nil)) } == .errSecUserCanceled)
+        #expect(device.promptCount == 1)
+        let listed = try? keychain.copyAttributes(query(nil))
+        #expect(listed?.map(\.account) == ["a", "b", "c"])
+        #expect(device.promptCount == 2, "one prompt, then the query's context reads the other item")
+        #expect((try? keychain.copyAttributes(query(nil, ui: .skip)))?.map(\.account) == ["c"])
+        #expect(device.promptCount == 2)
+    }
+
     /// An already-authenticated context reads without UI; an unauthenticated read prompts once.
     @Test func readPromptsOnceAndAuthenticatedContextReadsSilently() async {
         #expect(status { try keychain.add(item("a", acl(.biometryCurrentSet)), data: secret) } == .success)

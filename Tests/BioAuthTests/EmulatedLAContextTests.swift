@@ -1,6 +1,7 @@
 import BioAuth
 import BioAuthCore
 import BioAuthEmulator
+import BioAuthTesting
 import Foundation
 import Testing
 
@@ -240,5 +241,40 @@ struct EmulatedLAContextTests {
         #expect(await evaluate(device.makeContext()) == .systemCancel)
         device.script(.cancel)
         #expect(await evaluate(device.makeContext()) == .userCancel)
+    }
+}
+
+/// iOS 18's `LAContext.domainState`: the state is there before any evaluation, and BioAuth's
+/// enrollment detection and the seam contract hold with either API.
+struct DomainStateAPITests {
+    @Test func iOS18DomainStateIsSetOnAFreshContextAndFollowsEnrollment() async {
+        let device = EmulatedDevice.faceID { $0.domainStateAPI = .domainState }
+        let fresh = device.makeContext()
+        let before = fresh.evaluatedPolicyDomainState
+        #expect(before != nil && before == device.currentDomainState)
+        device.enrollBiometry()
+        #expect(device.makeContext().evaluatedPolicyDomainState != before)
+        device.resetBiometry()
+        #expect(device.makeContext().evaluatedPolicyDomainState == nil, "nil only when nothing is enrolled")
+    }
+
+    @Test(arguments: [EmulatedDevice.DomainStateAPI.evaluatedPolicyDomainState, .domainState])
+    func aNewFaceDemandsTheAppPasscodeWithEitherAPI(_ api: EmulatedDevice.DomainStateAPI) async throws {
+        let device = EmulatedDevice.faceID { $0.domainStateAPI = api }
+        let lock = AppLock(platform: device.platform, passcodePolicy: AppPasscodePolicy(rounds: 1_000))
+        try await lock.configure(passcode: "246810")
+        try await lock.enableBiometricUnlock(passcode: "246810")
+        await lock.lock()
+        _ = try await lock.unlockWithBiometry(Prompt(reason: "Unlock"))
+        await lock.lock()
+        device.enrollBiometry()
+        await #expect(throws: BioAuthError.self) { _ = try await lock.unlockWithBiometry(Prompt(reason: "Unlock")) }
+        let state = await lock.state
+        #expect(state == .lockedPasscodeRequired(.enrollmentChanged) || state == .lockedPasscodeRequired(.biometricSecretInvalidated))
+    }
+
+    @Test(arguments: [EmulatedDevice.DomainStateAPI.evaluatedPolicyDomainState, .domainState])
+    func theSeamContractHoldsWithEitherAPI(_ api: EmulatedDevice.DomainStateAPI) throws {
+        try SeamConformance(platform: EmulatedDevice.faceID { $0.domainStateAPI = api }.platform).contextChecks()
     }
 }
