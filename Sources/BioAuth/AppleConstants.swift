@@ -57,6 +57,9 @@ public struct LAErrorCode: Error, RawRepresentable, Sendable, Hashable, CustomSt
     public static let appCancel = Self(rawValue: -9)
     public static let invalidContext = Self(rawValue: -10)
     public static let notInteractive = Self(rawValue: -1004)
+    /// Private `kLAErrorParameter`: a malformed request (a bad ACL). -1001 per a reconstruction of
+    /// `LAPrivateDefines.h` — UNCONFIRMED; `SecItem.m` maps it to errSecParam by name.
+    public static let parameter = Self(rawValue: -1001)
     /// Private code seen when a Secure Enclave key's ACL forbids the operation
     /// ("ACL operation is not allowed: 'ock'", flutter_secure_storage PR #989). [3p]
     public static let aclOperationNotAllowed = Self(rawValue: -1009)
@@ -65,7 +68,7 @@ public struct LAErrorCode: Error, RawRepresentable, Sendable, Hashable, CustomSt
         let names: [Int: String] = [
             -1: "authenticationFailed", -2: "userCancel", -3: "userFallback", -4: "systemCancel",
             -5: "passcodeNotSet", -6: "biometryNotAvailable", -7: "biometryNotEnrolled", -8: "biometryLockout",
-            -9: "appCancel", -10: "invalidContext", -1004: "notInteractive", -1009: "aclOperationNotAllowed",
+            -9: "appCancel", -10: "invalidContext", -1001: "parameter", -1004: "notInteractive", -1009: "aclOperationNotAllowed",
         ]
         return "LAError.\(names[rawValue] ?? String(rawValue))"
     }
@@ -86,17 +89,34 @@ public struct SecStatus: Error, RawRepresentable, Sendable, Hashable, CustomStri
     public static let errSecItemNotFound = Self(rawValue: -25300)
     public static let errSecInteractionNotAllowed = Self(rawValue: -25308)
     public static let errSecDecode = Self(rawValue: -26275)
+    public static let errSecInternal = Self(rawValue: -26276)
     public static let errSecMissingEntitlement = Self(rawValue: -34018)
     public static let errSecVerifyFailed = Self(rawValue: -67808)
 
     /// The OSStatus a keychain call reports for an `LAError` (`SecErrorGetOSStatus`,
-    /// `OSX/sec/Security/SecItem.m` l.203–283): userCancel → -128, notInteractive → -25308,
-    /// every other LAError → errSecAuthFailed (-25293).
+    /// `osstatus_for_localauthentication_error`, `OSX/sec/Security/SecItem.m`): userCancel → -128,
+    /// parameter → -50, notInteractive → -25308, every other LAError → errSecAuthFailed (-25293).
     public init(laError: LAErrorCode) {
         switch laError {
         case .userCancel: self = .errSecUserCanceled
+        case .parameter: self = .errSecParam
         case .notInteractive: self = .errSecInteractionNotAllowed
         default: self = .errSecAuthFailed
+        }
+    }
+
+    /// The OSStatus for a CryptoTokenKit error (`TKError.Code`, domain `CryptoTokenKit`), as
+    /// Apple's own `osstatus_for_ctk_error` in `SecItem.m` maps it — never the raw code
+    /// reinterpreted: badParameter → -50, notImplemented → -4, canceledByUser → -128,
+    /// corruptedData → -26275, tokenNotFound and objectNotFound → -25300, anything else → -26276.
+    public init(cryptoTokenKitError code: Int) {
+        switch code {
+        case CryptoTokenKitError.badParameter: self = .errSecParam
+        case CryptoTokenKitError.notImplemented: self = .errSecUnimplemented
+        case CryptoTokenKitError.canceledByUser: self = .errSecUserCanceled
+        case CryptoTokenKitError.corruptedData: self = .errSecDecode
+        case CryptoTokenKitError.tokenNotFound, CryptoTokenKitError.objectNotFound: self = .errSecItemNotFound
+        default: self = .errSecInternal
         }
     }
 
@@ -104,11 +124,26 @@ public struct SecStatus: Error, RawRepresentable, Sendable, Hashable, CustomStri
         let names: [Int32: String] = [
             0: "errSecSuccess", -4: "errSecUnimplemented", -50: "errSecParam", -128: "errSecUserCanceled",
             -25291: "errSecNotAvailable", -25293: "errSecAuthFailed", -25299: "errSecDuplicateItem",
-            -25300: "errSecItemNotFound", -25308: "errSecInteractionNotAllowed", -26275: "errSecDecode",
+            -25300: "errSecItemNotFound", -25308: "errSecInteractionNotAllowed", -26275: "errSecDecode", -26276: "errSecInternal",
             -34018: "errSecMissingEntitlement", -67808: "errSecVerifyFailed",
         ]
         return "\(names[rawValue] ?? "OSStatus") (\(rawValue))"
     }
+}
+
+/// `TKError.Code` raw values (CryptoTokenKit `TKError.h`; the macOS workflow compares them with the SDK).
+package enum CryptoTokenKitError {
+    /// `TKErrorDomain`.
+    package static let domain = "CryptoTokenKit"
+    package static let notImplemented = -1
+    package static let communicationError = -2
+    package static let corruptedData = -3
+    package static let canceledByUser = -4
+    package static let authenticationFailed = -5
+    package static let objectNotFound = -6
+    package static let tokenNotFound = -7
+    package static let badParameter = -8
+    package static let authenticationNeeded = -9
 }
 
 /// `SecAccessControlCreateFlags` (`keychain/headers/SecAccessControl.h`).

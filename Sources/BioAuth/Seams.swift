@@ -128,6 +128,19 @@ package protocol KeychainService: Sendable {
 package enum EnclaveFailure: Error, Sendable, Hashable {
     case status(SecStatus)
     case authentication(LAErrorCode)
+
+    /// Classifies a SecKey `CFError` by its domain, as Apple does (`SecErrorGetOSStatus`,
+    /// `SecItem.m`): LocalAuthentication errors stay LAErrors (§3.8); CryptoTokenKit errors map
+    /// through ``SecStatus/init(cryptoTokenKitError:)``; `NSOSStatusErrorDomain` codes are
+    /// OSStatus; any other domain is errSecInternal — never a foreign code read as an OSStatus.
+    package init(domain: String, code: Int) {
+        switch domain {
+        case "com.apple.LocalAuthentication": self = .authentication(LAErrorCode(rawValue: code))
+        case CryptoTokenKitError.domain: self = .status(SecStatus(cryptoTokenKitError: code))
+        case "NSOSStatusErrorDomain": self = .status(Int32(exactly: code).map(SecStatus.init(rawValue:)) ?? .errSecInternal)
+        default: self = .status(.errSecInternal)
+        }
+    }
 }
 
 /// Key parameters for `SecKeyCreateRandomKey` with `kSecAttrTokenIDSecureEnclave`.

@@ -1,4 +1,4 @@
-#if canImport(LocalAuthentication) && canImport(Security)
+#if canImport(LocalAuthentication) && canImport(Security) && !os(tvOS)
 import BioAuth
 import BioAuthCore
 import Foundation
@@ -19,8 +19,13 @@ package struct SystemKeychain: KeychainService {
         return query
     }
 
-    private func apply(_ query: KeychainQuery, to dictionary: inout [String: Any]) {
-        if let context = query.context as? SystemLAContext { dictionary[kSecUseAuthenticationContext as String] = context.context }
+    /// A context from anywhere else cannot authorize a real keychain call: errSecParam, never a
+    /// silently dropped context (which would mean a second prompt).
+    private func apply(_ query: KeychainQuery, to dictionary: inout [String: Any]) throws(SecStatus) {
+        if let context = query.context {
+            guard let live = context as? SystemLAContext else { throw .errSecParam }
+            dictionary[kSecUseAuthenticationContext as String] = live.context
+        }
         // SecItem.h: kSecUseAuthenticationUISkip is still supported for CopyMatching.
         if query.authenticationUI == .skip { dictionary[kSecUseAuthenticationUI as String] = kSecUseAuthenticationUISkip }
     }
@@ -51,7 +56,7 @@ package struct SystemKeychain: KeychainService {
         var dictionary = base(query.service, query.account)
         dictionary[kSecReturnData as String] = true
         dictionary[kSecMatchLimit as String] = kSecMatchLimitOne
-        apply(query, to: &dictionary)
+        try apply(query, to: &dictionary)
         var result: CFTypeRef?
         try check(SecItemCopyMatching(dictionary as CFDictionary, &result))
         guard let data = result as? Data else { throw .errSecDecode }
@@ -62,7 +67,7 @@ package struct SystemKeychain: KeychainService {
         var dictionary = base(query.service, query.account)
         dictionary[kSecReturnAttributes as String] = true
         dictionary[kSecMatchLimit as String] = kSecMatchLimitAll
-        apply(query, to: &dictionary)
+        try apply(query, to: &dictionary)
         var result: CFTypeRef?
         try check(SecItemCopyMatching(dictionary as CFDictionary, &result))
         return (result as? [[String: Any]] ?? []).map { attributes in
@@ -75,7 +80,7 @@ package struct SystemKeychain: KeychainService {
     // SecItem.h: `OSStatus SecItemUpdate(CFDictionaryRef query, CFDictionaryRef attributesToUpdate)`
     package func update(_ query: KeychainQuery, data: SecretBytes) throws(SecStatus) {
         var dictionary = base(query.service, query.account)
-        apply(query, to: &dictionary)
+        try apply(query, to: &dictionary)
         try check(SecItemUpdate(dictionary as CFDictionary, [kSecValueData as String: data.data] as CFDictionary))
     }
 

@@ -1,11 +1,16 @@
-#if canImport(LocalAuthentication)
+// LAContext is unavailable on tvOS even though the module imports there (LAContext.h:
+// API_UNAVAILABLE(tvos)): BioAuthApple offers no live platform on tvOS.
+#if canImport(LocalAuthentication) && !os(tvOS)
 import BioAuth
 import Foundation
 import LocalAuthentication
 
 /// `AuthenticationContext` over a real `LAContext`. Forwarding only: no decisions.
 ///
-/// `@unchecked Sendable`: `LAContext` is not Sendable; every access goes through `lock`.
+/// `@unchecked Sendable`: `LAContext` is not Sendable. Property reads and writes and `invalidate()`
+/// go through `lock`; `evaluatePolicy` starts outside it, so `invalidate()` — from another thread,
+/// or from the cancellation of the task that asked — can end an evaluation in flight (LAContext.h:
+/// "invalidate … cancels any pending evaluation").
 package final class SystemLAContext: AuthenticationContext, @unchecked Sendable {
     /// The wrapped context, for `kSecUseAuthenticationContext`.
     let context = LAContext()
@@ -21,27 +26,60 @@ package final class SystemLAContext: AuthenticationContext, @unchecked Sendable 
 
     // LAContext.h: `@property (nonatomic, readonly) LABiometryType biometryType`
     package var biometryType: BiometryKind { locked { BiometryKind(rawValue: $0.biometryType.rawValue) ?? .none } }
+
+    // LAContext.h: localizedFallbackTitle, localizedCancelTitle and localizedReason are
+    // API_UNAVAILABLE(watchos): there the system's defaults apply and these keep nothing.
     // LAContext.h: `@property (nonatomic, nullable, copy) NSString *localizedFallbackTitle`
     package var localizedFallbackTitle: String? {
-        get { locked { $0.localizedFallbackTitle } }
-        set { locked { $0.localizedFallbackTitle = newValue } }
+        get {
+            #if os(watchOS)
+            nil
+            #else
+            locked { $0.localizedFallbackTitle }
+            #endif
+        }
+        set {
+            #if !os(watchOS)
+            locked { $0.localizedFallbackTitle = newValue }
+            #endif
+        }
     }
     // LAContext.h: `@property (nonatomic, nullable, copy) NSString *localizedCancelTitle`
     package var localizedCancelTitle: String? {
-        get { locked { $0.localizedCancelTitle } }
-        set { locked { $0.localizedCancelTitle = newValue } }
+        get {
+            #if os(watchOS)
+            nil
+            #else
+            locked { $0.localizedCancelTitle }
+            #endif
+        }
+        set {
+            #if !os(watchOS)
+            locked { $0.localizedCancelTitle = newValue }
+            #endif
+        }
     }
     // LAContext.h: `@property (nonatomic, copy) NSString *localizedReason`
     package var localizedReason: String {
-        get { locked { $0.localizedReason } }
-        set { locked { $0.localizedReason = newValue } }
+        get {
+            #if os(watchOS)
+            ""
+            #else
+            locked { $0.localizedReason }
+            #endif
+        }
+        set {
+            #if !os(watchOS)
+            locked { $0.localizedReason = newValue }
+            #endif
+        }
     }
     // LAContext.h: `@property (nonatomic) BOOL interactionNotAllowed`
     package var interactionNotAllowed: Bool {
         get { locked { $0.interactionNotAllowed } }
         set { locked { $0.interactionNotAllowed = newValue } }
     }
-    // LAContext.h: `@property (nonatomic) NSTimeInterval touchIDAuthenticationAllowableReuseDuration` (not on watchOS/tvOS)
+    // LAContext.h: `@property (nonatomic) NSTimeInterval touchIDAuthenticationAllowableReuseDuration` (not on watchOS)
     package var touchIDAuthenticationAllowableReuseDuration: TimeInterval {
         get {
             #if os(iOS) || os(macOS) || os(visionOS)
@@ -56,27 +94,45 @@ package final class SystemLAContext: AuthenticationContext, @unchecked Sendable 
             #endif
         }
     }
-    // LAContext.h: `@property (nonatomic, nullable, readonly) NSData *evaluatedPolicyDomainState` (deprecated iOS 18)
+    // LADomainState.h (iOS 18, macOS 15, visionOS 2 — this package's minimums): `domainState.biometry.stateHash`,
+    // nil only when nothing is enrolled. The deprecated `evaluatedPolicyDomainState` is not used.
+    // Both are API_UNAVAILABLE(watchos): no domain state there.
     package var evaluatedPolicyDomainState: Data? {
-        locked { context in
-            if #available(iOS 18.0, macOS 15.0, visionOS 2.0, *), let hash = context.domainState.biometry.stateHash { return hash }
-            return context.evaluatedPolicyDomainState
-        }
+        #if os(watchOS)
+        nil
+        #else
+        locked { $0.domainState.biometry.stateHash }
+        #endif
+    }
+
+    /// The SDK's policy, or LAErrorCode.parameter for a value it does not know (never a crash).
+    private func sdkPolicy(_ policy: AuthenticationPolicy) throws(LAErrorCode) -> LAPolicy {
+        guard let sdk = LAPolicy(rawValue: policy.rawValue) else { throw .parameter }
+        return sdk
     }
 
     // LAContext.h: `- (BOOL)canEvaluatePolicy:(LAPolicy)policy error:(NSError **)error`
     package func canEvaluatePolicy(_ policy: AuthenticationPolicy) throws(LAErrorCode) {
+        let sdk = try sdkPolicy(policy)
         var error: NSError?
-        let ok = locked { $0.canEvaluatePolicy(LAPolicy(rawValue: policy.rawValue)!, error: &error) }
+        let ok = locked { $0.canEvaluatePolicy(sdk, error: &error) }
         if !ok { throw LAErrorCode(rawValue: error?.code ?? LAErrorCode.authenticationFailed.rawValue) }
     }
 
     // LAContext.h: `- (void)evaluatePolicy:(LAPolicy)policy localizedReason:(NSString *)localizedReason reply:(void(^)(BOOL success, NSError *error))reply`
+    // A cancelled task invalidates the context, so the sheet goes away with the view that asked;
+    // the reply then reports appCancel (-9).
     package func evaluatePolicy(_ policy: AuthenticationPolicy, localizedReason: String) async throws(LAErrorCode) {
-        let code: Int? = await withCheckedContinuation { continuation in
-            context.evaluatePolicy(LAPolicy(rawValue: policy.rawValue)!, localizedReason: localizedReason) { success, error in
-                continuation.resume(returning: success ? nil : ((error as NSError?)?.code ?? LAErrorCode.authenticationFailed.rawValue))
+        let sdk = try sdkPolicy(policy)
+        let context = self.context
+        let code: Int? = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                context.evaluatePolicy(sdk, localizedReason: localizedReason) { success, error in
+                    continuation.resume(returning: success ? nil : ((error as NSError?)?.code ?? LAErrorCode.authenticationFailed.rawValue))
+                }
             }
+        } onCancel: {
+            self.invalidate()
         }
         if let code { throw LAErrorCode(rawValue: code) }
     }

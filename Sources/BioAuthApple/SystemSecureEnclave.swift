@@ -1,4 +1,4 @@
-#if canImport(LocalAuthentication) && canImport(Security) && canImport(CryptoKit)
+#if canImport(LocalAuthentication) && canImport(Security) && canImport(CryptoKit) && !os(tvOS)
 import BioAuth
 import BioAuthCore
 import CryptoKit
@@ -18,19 +18,32 @@ package struct SystemSecureEnclave: EnclaveKeyStore {
     private func failure(_ error: Unmanaged<CFError>?) -> EnclaveFailure {
         guard let error = error?.takeRetainedValue() else { return .status(.errSecParam) }
         let nsError = error as Error as NSError
-        // SecKey APIs surface the LAError itself for authentication failures (apple-platform.md §3.8).
-        if nsError.domain == LAErrorDomain { return .authentication(LAErrorCode(rawValue: nsError.code)) }
-        return .status(SecStatus(rawValue: Int32(truncatingIfNeeded: nsError.code)))
+        return EnclaveFailure(domain: nsError.domain, code: nsError.code)  // BioAuth classifies the domain
     }
 
-    private func privateKey(_ tag: String, _ context: (any AuthenticationContext)?) throws(EnclaveFailure) -> SecKey {
-        var query: [String: Any] = [
+    /// The query that names this package's enclave key and nothing else: the data-protection
+    /// keychain (so macOS never falls back to the file-based keychain and its different statuses,
+    /// `SecItem.cpp` `SecItemCategorizeQuery` / `SecItemMergeResults`), the private key, the
+    /// Secure Enclave token.
+    private func keyQuery(_ tag: String) -> [String: Any] {
+        [
             kSecClass as String: kSecClassKey,
             kSecAttrApplicationTag as String: tagData(tag),
             kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
-            kSecReturnRef as String: true,
+            kSecAttrKeyClass as String: kSecAttrKeyClassPrivate,
+            kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
+            kSecUseDataProtectionKeychain as String: true,
         ]
-        if let context = context as? SystemLAContext { query[kSecUseAuthenticationContext as String] = context.context }
+    }
+
+    private func privateKey(_ tag: String, _ context: (any AuthenticationContext)?) throws(EnclaveFailure) -> SecKey {
+        var query = keyQuery(tag)
+        query[kSecReturnRef as String] = true
+        if let context {
+            // A context from elsewhere cannot authorize the key: errSecParam, never silently dropped.
+            guard let live = context as? SystemLAContext else { throw .status(.errSecParam) }
+            query[kSecUseAuthenticationContext as String] = live.context
+        }
         var result: CFTypeRef?
         let status = SecItemCopyMatching(query as CFDictionary, &result)
         guard status == errSecSuccess, let result else { throw .status(SecStatus(rawValue: status)) }
@@ -46,6 +59,7 @@ package struct SystemSecureEnclave: EnclaveKeyStore {
             kSecAttrKeyType as String: parameters.keyType == .ecSECPrimeRandom ? kSecAttrKeyTypeECSECPrimeRandom : kSecAttrKeyTypeRSA,
             kSecAttrKeySizeInBits as String: parameters.sizeInBits,
             kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
+            kSecUseDataProtectionKeychain as String: true,
             kSecPrivateKeyAttrs as String: [
                 kSecAttrIsPermanent as String: true,
                 kSecAttrApplicationTag as String: tagData(parameters.tag),
@@ -95,8 +109,7 @@ package struct SystemSecureEnclave: EnclaveKeyStore {
 
     // SecItem.h: `SecItemDelete` on kSecClassKey
     package func deleteKey(tag: String) throws(EnclaveFailure) {
-        let query: [String: Any] = [kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: tagData(tag)]
-        let status = SecItemDelete(query as CFDictionary)
+        let status = SecItemDelete(keyQuery(tag) as CFDictionary)
         if status != errSecSuccess { throw .status(SecStatus(rawValue: status)) }
     }
 }

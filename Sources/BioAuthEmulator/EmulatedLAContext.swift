@@ -87,13 +87,19 @@ package final class EmulatedLAContext: AuthenticationContext {
         case .success: return
         case .failure(let code): throw code
         case .held:
-            await withCheckedContinuation { continuation in
-                let alreadyInvalidated = device.state.withLock { state in
-                    if state.contexts[id]!.invalidated { return true }
-                    state.contexts[id]!.held = continuation
-                    return false
+            // As the live seam: the cancellation of the task that asked invalidates the context,
+            // which ends the prompt with appCancel (-9).
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let alreadyInvalidated = device.state.withLock { state in
+                        if state.contexts[id]!.invalidated { return true }
+                        state.contexts[id]!.held = continuation
+                        return false
+                    }
+                    if alreadyInvalidated { continuation.resume() }
                 }
-                if alreadyInvalidated { continuation.resume() }
+            } onCancel: {
+                self.invalidate()
             }
             throw LAErrorCode.appCancel
         }

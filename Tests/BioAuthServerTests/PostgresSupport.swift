@@ -42,7 +42,9 @@ enum PostgresTestServer {
         return "postgres://\(admin.username)@\(admin.host):\(admin.port)/\(name)?sslmode=disable"
     }
 
-    static func freshStore(options: PostgresStore.Options = PostgresStore.Options(tls: .disable, poolSize: 10)) async throws -> PostgresStore {
+    /// A generous operation bound: the conformance suite races hundreds of calls on a loaded CI
+    /// machine, and what it tests is the store, not the bound (`aLostDatabaseAnswers503…` does that).
+    static func freshStore(options: PostgresStore.Options = PostgresStore.Options(tls: .disable, poolSize: 10, operationTimeout: .seconds(30))) async throws -> PostgresStore {
         try await PostgresStore.open(try #require(PostgresStore.Location(url: try await freshDatabaseURL())), options: options)
     }
 

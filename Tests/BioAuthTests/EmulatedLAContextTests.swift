@@ -33,19 +33,21 @@ struct EmulatedLAContextTests {
     }
 
     /// Raw values from `LAPublicDefines.h` / `LABiometryType.h`.
-    @Test func rawValuesMatchTheHeaders() {
-        let codes: [(LAErrorCode, Int)] = [
-            (.authenticationFailed, -1), (.userCancel, -2), (.userFallback, -3), (.systemCancel, -4), (.passcodeNotSet, -5),
-            (.biometryNotAvailable, -6), (.biometryNotEnrolled, -7), (.biometryLockout, -8), (.appCancel, -9),
-            (.invalidContext, -10), (.notInteractive, -1004),
-        ]
-        for (code, raw) in codes { #expect(code.rawValue == raw) }
-        #expect(BiometryKind.none.rawValue == 0 && BiometryKind.touchID.rawValue == 1)
-        #expect(BiometryKind.faceID.rawValue == 2 && BiometryKind.opticID.rawValue == 4)
-        #expect(AuthenticationPolicy.deviceOwnerAuthenticationWithBiometrics.rawValue == 1)
-        #expect(AuthenticationPolicy.deviceOwnerAuthentication.rawValue == 2)
-        #expect(AccessControlFlags.privateKeyUsage.rawValue == 1 << 30 && AccessControlFlags.biometryCurrentSet.rawValue == 1 << 3)
-        #expect(SecStatus.errSecInteractionNotAllowed.rawValue == -25308 && SecStatus.errSecAuthFailed.rawValue == -25293)
+    /// Each mirrored Apple constant is compared with the SDK by `mirroredConstantsEqualTheSDK`
+    /// (`SystemPlatformTests`, run by the macOS workflow), so a wrong bit fails there. This
+    /// checks that the comparison leaves none out; private codes the SDK does not export are named.
+    @Test func everyMirroredConstantIsComparedWithTheSDK() throws {
+        let constants = try PackagePaths.text("Sources/BioAuth/AppleConstants.swift")
+        let sdkTest = try PackagePaths.text("Tests/BioAuthTests/SystemPlatformTests.swift")
+        let privateCodes: Set<String> = ["parameter", "aclOperationNotAllowed", "domain", "constraintFlags"]
+        var names = constants.matches(of: #/static let ([A-Za-z]+) = /#).map { String($0.1) }
+        names += KeychainAccessibility.allCases.map { "\($0)" } + ["none", "touchID", "faceID", "opticID"]
+        var compared = 0
+        for name in names where !privateCodes.contains(name) {
+            compared += 1
+            #expect(sdkTest.contains("(.\(name),") || sdkTest.contains("(CryptoTokenKitError.\(name),"), "\(name) is not compared with the SDK")
+        }
+        #expect(compared > 40)
     }
 
     /// `SecErrorGetOSStatus` (`OSX/sec/Security/SecItem.m` l.203–283).
@@ -53,10 +55,30 @@ struct EmulatedLAContextTests {
         (LAErrorCode.userCancel, SecStatus.errSecUserCanceled), (.notInteractive, .errSecInteractionNotAllowed),
         (.authenticationFailed, .errSecAuthFailed), (.biometryLockout, .errSecAuthFailed), (.systemCancel, .errSecAuthFailed),
         (.userFallback, .errSecAuthFailed), (.appCancel, .errSecAuthFailed), (.passcodeNotSet, .errSecAuthFailed),
-        (.biometryNotEnrolled, .errSecAuthFailed), (.invalidContext, .errSecAuthFailed),
+        (.biometryNotEnrolled, .errSecAuthFailed), (.invalidContext, .errSecAuthFailed), (.parameter, .errSecParam),
     ])
     func laErrorMapsToKeychainStatus(laError: LAErrorCode, expected: SecStatus) {
         #expect(SecStatus(laError: laError) == expected)
+    }
+
+    /// `osstatus_for_ctk_error` and `SecErrorGetOSStatus` (`OSX/sec/Security/SecItem.m`): a SecKey
+    /// error is classified by its domain, never its raw code read as an OSStatus.
+    @Test func secKeyErrorsAreMappedByDomain() {
+        let ctk: [(Int, SecStatus)] = [
+            (CryptoTokenKitError.badParameter, .errSecParam), (CryptoTokenKitError.notImplemented, .errSecUnimplemented),
+            (CryptoTokenKitError.canceledByUser, .errSecUserCanceled), (CryptoTokenKitError.corruptedData, .errSecDecode),
+            (CryptoTokenKitError.tokenNotFound, .errSecItemNotFound), (CryptoTokenKitError.objectNotFound, .errSecItemNotFound),
+            (CryptoTokenKitError.authenticationFailed, .errSecInternal), (CryptoTokenKitError.communicationError, .errSecInternal),
+        ]
+        for (code, status) in ctk {
+            #expect(EnclaveFailure(domain: CryptoTokenKitError.domain, code: code) == .status(status), "TKError \(code)")
+        }
+        #expect(EnclaveFailure(domain: "com.apple.LocalAuthentication", code: -2) == .authentication(.userCancel))
+        #expect(EnclaveFailure(domain: "NSOSStatusErrorDomain", code: -25300) == .status(.errSecItemNotFound))
+        #expect(EnclaveFailure(domain: "NSOSStatusErrorDomain", code: Int(Int32.max) + 1) == .status(.errSecInternal))
+        #expect(EnclaveFailure(domain: "NSCocoaErrorDomain", code: -25300) == .status(.errSecInternal))
+        // A key the token no longer has reads as a key that is gone.
+        #expect(BioAuthError(enclave: EnclaveFailure(domain: CryptoTokenKitError.domain, code: CryptoTokenKitError.objectNotFound)).code == .keyUnavailable)
     }
 
     /// A context that succeeded once authenticates again silently (SecItem.h; Auth0.swift PR #1028).
@@ -85,6 +107,19 @@ struct EmulatedLAContextTests {
         #expect(await evaluate(context) == .invalidContext)
         #expect(preflight(context) == .invalidContext)
         context.invalidate()  // idempotent
+    }
+
+    /// A cancelled task invalidates its context, so the prompt goes away with the view that asked
+    /// (as `SystemLAContext` does with `withTaskCancellationHandler`): appCancel, then invalidContext.
+    @Test func cancellingTheTaskEndsThePromptWithAppCancel() async {
+        let device = EmulatedDevice.faceID()
+        let context = device.makeContext()
+        device.script(.hold)
+        let task = Task { await evaluate(context) }
+        while device.pendingActions.count > 0 || device.promptCount == 0 { await Task.yield() }
+        task.cancel()
+        #expect(await task.value == .appCancel)
+        #expect(await evaluate(context) == .invalidContext)
     }
 
     /// `localizedFallbackTitle = ""` hides the button; tapping fallback with the biometrics-only

@@ -1,4 +1,4 @@
-#if canImport(LocalAuthentication) && canImport(Security) && canImport(CryptoKit)
+#if canImport(LocalAuthentication) && canImport(Security) && canImport(CryptoKit) && !os(tvOS)
 import BioAuth
 import BioAuthApple
 import BioAuthTesting
@@ -6,19 +6,68 @@ import Foundation
 import LocalAuthentication
 import Security
 import Testing
+#if canImport(CryptoTokenKit)
+import CryptoTokenKit
+#endif
 
-/// Apple-only: the mirrored constants equal the SDK's, and the live seams pass the same
-/// conformance suite as the emulator. Not run by this repository's Linux CI.
+/// Apple-only: every mirrored constant equals the SDK's (`everyMirroredConstantIsComparedWithTheSDK`
+/// checks none is left out), and the live seams pass the same conformance suite as the emulator.
+/// Run by the macOS workflow, not by this repository's Linux CI.
 struct SystemPlatformTests {
     @Test func mirroredConstantsEqualTheSDK() {
-        #expect(LAErrorCode.biometryLockout.rawValue == LAError.Code.biometryLockout.rawValue)
-        #expect(LAErrorCode.notInteractive.rawValue == LAError.Code.notInteractive.rawValue)
-        #expect(SecStatus.errSecInteractionNotAllowed.rawValue == errSecInteractionNotAllowed)
-        #expect(SecStatus.errSecAuthFailed.rawValue == errSecAuthFailed)
-        #expect(AccessControlFlags.biometryCurrentSet.rawValue == SecAccessControlCreateFlags.biometryCurrentSet.rawValue)
-        #expect(AccessControlFlags.privateKeyUsage.rawValue == SecAccessControlCreateFlags.privateKeyUsage.rawValue)
-        #expect(KeychainAccessibility.whenPasscodeSetThisDeviceOnly.rawValue == kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly as String)
-        #expect(BiometryKind.opticID.rawValue == LABiometryType.opticID.rawValue)
+        let laErrors: [(LAErrorCode, LAError.Code)] = [
+            (.authenticationFailed, .authenticationFailed), (.userCancel, .userCancel), (.userFallback, .userFallback),
+            (.systemCancel, .systemCancel), (.passcodeNotSet, .passcodeNotSet), (.biometryNotAvailable, .biometryNotAvailable),
+            (.biometryNotEnrolled, .biometryNotEnrolled), (.biometryLockout, .biometryLockout), (.appCancel, .appCancel),
+            (.invalidContext, .invalidContext), (.notInteractive, .notInteractive),
+        ]
+        for (mirrored, sdk) in laErrors { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
+        #expect(LAErrorDomain == "com.apple.LocalAuthentication")
+
+        let kinds: [(BiometryKind, LABiometryType)] = [(.none, .none), (.touchID, .touchID), (.faceID, .faceID), (.opticID, .opticID)]
+        for (mirrored, sdk) in kinds { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
+
+        let policies: [(AuthenticationPolicy, LAPolicy)] = [
+            (.deviceOwnerAuthenticationWithBiometrics, .deviceOwnerAuthenticationWithBiometrics),
+            (.deviceOwnerAuthentication, .deviceOwnerAuthentication),
+        ]
+        for (mirrored, sdk) in policies { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
+
+        let flags: [(AccessControlFlags, SecAccessControlCreateFlags)] = [
+            (.userPresence, .userPresence), (.biometryAny, .biometryAny), (.biometryCurrentSet, .biometryCurrentSet),
+            (.devicePasscode, .devicePasscode), (.companion, .companion), (.or, .or), (.and, .and),
+            (.privateKeyUsage, .privateKeyUsage), (.applicationPassword, .applicationPassword),
+        ]
+        for (mirrored, sdk) in flags { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
+
+        let classes: [(KeychainAccessibility, CFString)] = [
+            (.whenPasscodeSetThisDeviceOnly, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly),
+            (.whenUnlockedThisDeviceOnly, kSecAttrAccessibleWhenUnlockedThisDeviceOnly),
+            (.afterFirstUnlockThisDeviceOnly, kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly),
+            (.whenUnlocked, kSecAttrAccessibleWhenUnlocked), (.afterFirstUnlock, kSecAttrAccessibleAfterFirstUnlock),
+        ]
+        for (mirrored, sdk) in classes { #expect(mirrored.rawValue == sdk as String, "\(mirrored)") }
+
+        let statuses: [(SecStatus, OSStatus)] = [
+            (.success, errSecSuccess), (.errSecUnimplemented, errSecUnimplemented), (.errSecParam, errSecParam),
+            (.errSecUserCanceled, errSecUserCanceled), (.errSecNotAvailable, errSecNotAvailable), (.errSecAuthFailed, errSecAuthFailed),
+            (.errSecDuplicateItem, errSecDuplicateItem), (.errSecItemNotFound, errSecItemNotFound),
+            (.errSecInteractionNotAllowed, errSecInteractionNotAllowed), (.errSecDecode, errSecDecode), (.errSecInternal, errSecInternal),
+            (.errSecMissingEntitlement, errSecMissingEntitlement), (.errSecVerifyFailed, errSecVerifyFailed),
+        ]
+        for (mirrored, sdk) in statuses { #expect(mirrored.rawValue == sdk, "\(mirrored)") }
+
+        #if canImport(CryptoTokenKit)
+        let tokenErrors: [(Int, TKError.Code)] = [
+            (CryptoTokenKitError.notImplemented, .notImplemented), (CryptoTokenKitError.communicationError, .communicationError),
+            (CryptoTokenKitError.corruptedData, .corruptedData), (CryptoTokenKitError.canceledByUser, .canceledByUser),
+            (CryptoTokenKitError.authenticationFailed, .authenticationFailed), (CryptoTokenKitError.objectNotFound, .objectNotFound),
+            (CryptoTokenKitError.tokenNotFound, .tokenNotFound), (CryptoTokenKitError.badParameter, .badParameter),
+            (CryptoTokenKitError.authenticationNeeded, .authenticationNeeded),
+        ]
+        for (mirrored, sdk) in tokenErrors { #expect(mirrored == sdk.rawValue, "TKError \(sdk)") }
+        #expect(CryptoTokenKitError.domain == TKErrorDomain)
+        #endif
     }
 
     /// Needs a device with a passcode and a keychain entitlement; skipped elsewhere.
