@@ -19,7 +19,9 @@ public struct InProcessServer: Sendable {
     public static func start(relyingParty: String = "localhost") async throws -> InProcessServer {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-demo-\(UUID().uuidString).sqlite").path
         let configuration = ServerAppConfiguration(
-            host: "127.0.0.1", port: 0, databasePath: path, server: ServerConfiguration(relyingPartyID: relyingParty), logLevel: .critical)
+            host: "127.0.0.1", port: 0, databasePath: path, server: ServerConfiguration(relyingPartyID: relyingParty),
+            http: HTTPOptions(allowSignUp: true),  // the demo's accounts sign up
+            logLevel: .critical)
         let clock = ManualClock(start: Date())
         var logger = Logger(label: "bioauth-server")
         logger.logLevel = .critical

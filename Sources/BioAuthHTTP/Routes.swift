@@ -15,13 +15,14 @@ public struct HTTPOptions: Sendable {
     /// the client. Otherwise the client is the rightmost `X-Forwarded-For` address that is not one
     /// of these — never the leftmost, which the client writes itself.
     public var trustedProxies: [IPNetwork]
-    /// Allow `POST /v1/users` (the demo primary login's sign-up).
+    /// Allow `POST /v1/users` (the demo primary login's sign-up). Off by default: an open sign-up
+    /// tells anyone which usernames exist (409) and lets them create accounts.
     public var allowSignUp: Bool
 
     /// A reverse proxy on the same host.
     public static let loopbackProxies = [IPNetwork("127.0.0.0/8")!, IPNetwork("::1")!]
 
-    public init(maxBodySize: Int = 16 * 1024, trustedProxies: [IPNetwork] = [], allowSignUp: Bool = true) {
+    public init(maxBodySize: Int = 16 * 1024, trustedProxies: [IPNetwork] = [], allowSignUp: Bool = false) {
         self.maxBodySize = maxBodySize
         self.trustedProxies = trustedProxies
         self.allowSignUp = allowSignUp
@@ -139,7 +140,7 @@ public struct BioAuthRoutes: Sendable {
         v1.get("audit") { request, context in
             let (session, info) = try await authenticate(request, context)
             return try json(try await service.auditEvents(of: session, request: info).map {
-                Wire.AuditEntry(at: $0.at.seconds, kind: $0.kind, deviceId: $0.deviceID, reason: $0.reason)
+                Wire.AuditEntry(at: $0.at.seconds, kind: $0.kind, deviceId: $0.deviceID, reason: $0.reason.map(FailureReason.userVisible))
             })
         }
         return router

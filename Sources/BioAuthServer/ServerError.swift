@@ -23,6 +23,24 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let revokedSession = FailureReason("revokedSession")
     public static let revokedDeviceSession = FailureReason("revokedDeviceSession")
     public static let approvalRejected = FailureReason("approvalRejected")
+
+    /// What a user may see of a reason in their own audit log (`GET /v1/audit`): the class of
+    /// failure, not which check failed. "unknownDevice" versus "wrongUser" versus "revokedDevice"
+    /// would tell whoever holds a session which device ids exist and whose they are; the full
+    /// reason stays in the operator's audit log.
+    public static func userVisible(_ reason: String) -> String {
+        switch reason {
+        case unknownDevice.description, revokedDevice.description, wrongUser.description, malformedSignature.description, badSignature.description:
+            "verificationFailed"
+        case unknownChallenge.description, expiredChallenge.description, wrongPurpose.description: "challengeRejected"
+        case unknownUser.description, badPassword.description: "passwordRejected"
+        case missingSession.description, unknownSession.description, expiredSession.description, revokedSession.description,
+            revokedDeviceSession.description:
+            "sessionRejected"
+        case approvalRejected.description: "approvalRejected"
+        default: "rejected"
+        }
+    }
 }
 
 /// A failure of a server operation, shaped for the HTTP layer: the status it maps to is fixed

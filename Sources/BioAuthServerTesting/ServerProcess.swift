@@ -26,11 +26,12 @@ public final class ServerProcess {
         return built
     }
 
-    /// Starts `bioauth-server --port 0` on `database` and waits until it listens.
-    public init(database: String, extra: [String] = [], environment: [String: String] = [:]) throws {
+    /// Starts `bioauth-server --port 0` on `database` and waits until it listens. Test servers
+    /// allow sign-up unless `signUp` is false (the product's default is off).
+    public init(database: String, extra: [String] = [], environment: [String: String] = [:], signUp: Bool = true) throws {
         process.executableURL = try Self.executable("bioauth-server")
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-        process.arguments = ["--port", "0", "--database", database, "--password-rounds", "1000", "--insecure-password-rounds-for-tests", "--log-level", "error"] + extra
+        process.arguments = ["--port", "0", "--database", database, "--password-rounds", "1000", "--insecure-password-rounds-for-tests", "--log-level", "error"] + (signUp ? ["--allow-sign-up"] : []) + extra
         let output = Pipe()
         process.standardOutput = output
         try process.run()

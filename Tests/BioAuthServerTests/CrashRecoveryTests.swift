@@ -86,13 +86,18 @@ struct ServerSettingsTests {
         #expect((before + 28)...(before + 31) ~= expiresAt, "BIOAUTH_CHALLENGE_TTL=30 gives \(expiresAt - before) s")
     }
 
-    @Test func noSignUpDisablesUserCreation() async throws {
-        let closed = try ServerProcess(database: ":memory:", extra: ["--no-sign-up"])
+    /// Sign-up is off unless enabled (`--allow-sign-up` or `BIOAUTH_ALLOW_SIGN_UP=1`): an open
+    /// sign-up answers 409 for taken usernames, which enumerates the users.
+    @Test func signUpIsOffUnlessAllowed() async throws {
+        let credentials = ["username": "alice", "password": "correct horse battery"]
+        let closed = try ServerProcess(database: ":memory:", signUp: false)
         defer { closed.stop() }
-        let reply = try await ServerClient(baseURL: "http://127.0.0.1:\(closed.port)").post("/v1/users", ["username": "alice", "password": "correct horse battery"])
-        #expect(reply.status == 404)
-        let open = try ServerProcess(database: ":memory:")
-        defer { open.stop() }
-        #expect(try await ServerClient(baseURL: "http://127.0.0.1:\(open.port)").post("/v1/users", ["username": "alice", "password": "correct horse battery"]).status == 201)
+        #expect(try await ServerClient(baseURL: "http://127.0.0.1:\(closed.port)").post("/v1/users", credentials).status == 404)
+        let flag = try ServerProcess(database: ":memory:", extra: ["--allow-sign-up"], signUp: false)
+        defer { flag.stop() }
+        #expect(try await ServerClient(baseURL: "http://127.0.0.1:\(flag.port)").post("/v1/users", credentials).status == 201)
+        let variable = try ServerProcess(database: ":memory:", environment: ["BIOAUTH_ALLOW_SIGN_UP": "1"], signUp: false)
+        defer { variable.stop() }
+        #expect(try await ServerClient(baseURL: "http://127.0.0.1:\(variable.port)").post("/v1/users", credentials).status == 201)
     }
 }

@@ -31,7 +31,7 @@ struct ServerHarness: Sendable {
         let logger = Logger(label: "test") { _ in handler }
         let registry = PrometheusCollectorRegistry()
         service = BioAuthService(store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry))
-        routes = BioAuthRoutes(service: service, registry: registry, options: HTTPOptions(trustedProxies: HTTPOptions.loopbackProxies), logger: logger)
+        routes = BioAuthRoutes(service: service, registry: registry, options: HTTPOptions(trustedProxies: HTTPOptions.loopbackProxies, allowSignUp: true), logger: logger)
     }
 
     func test(_ body: @escaping @Sendable (API) async throws -> Void) async throws {

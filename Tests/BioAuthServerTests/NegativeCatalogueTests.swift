@@ -236,6 +236,23 @@ struct NegativeCatalogueTests {
         }
     }
 
+    /// The user's own audit log (`GET /v1/audit`) does not say which check failed: a thief with a
+    /// session must not learn which device ids exist or whose they are.
+    @Test func userVisibleAuditReasonsAreCoarse() async throws {
+        try await harness.test { api in
+            let (token, deviceID) = try await alice(api)
+            let unknown = try await api.loginChallenge("alice", UUID().uuidString.lowercased())
+            #expect(try await api.finish(unknown, signature: try phone.sign(unknown)).isUniformFailure)
+            let forged = try await api.loginChallenge("alice", deviceID)
+            #expect(try await api.finish(forged, signature: try SoftwareDevice().sign(forged)).isUniformFailure)
+            let audit = try await api.call(.get, "/v1/audit", token: token)
+            let reasons = ((try JSONSerialization.jsonObject(with: Data(audit.text.utf8)) as? [[String: Any]]) ?? []).compactMap { $0["reason"] as? String }
+            #expect(reasons.count >= 2)
+            #expect(Set(reasons) == ["verificationFailed"], "\(reasons)")
+            #expect(try await harness.auditedReasons().suffix(2) == ["unknownDevice", "badSignature"])
+        }
+    }
+
     /// The key was invalidated on the phone (enrollment change): the server offers re-enrolment
     /// through the primary login, which replaces the key; the old key no longer logs in.
     @Test func row16InvalidatedKeyIsReplacedThroughReenrolment() async throws {
@@ -374,7 +391,12 @@ struct NegativeCatalogueTests {
             device.unscriptedAction = .noMatch
             let login = try await api.loginChallenge("alice", enrolled["id"])
             let loginEnvelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(login.text.utf8))
-            await #expect(throws: BioAuthError.self) { _ = try await signer.sign(loginEnvelope, prompt: Prompt(reason: "Sign in")) }
+            let before = device.promptCount
+            var refusal: BioAuthError?
+            do throws(BioAuthError) { _ = try await signer.sign(loginEnvelope, prompt: Prompt(reason: "Sign in")) } catch { refusal = error }
+            // The hook said yes; the enclave asked for itself and the stranger's face failed.
+            #expect(refusal?.code == .authenticationFailed, "\(String(describing: refusal))")
+            #expect(device.prompts.dropFirst(before).contains { $0.source == .secureEnclave })
             // What the attacker can send instead: a signature by some other key.
             #expect(try await api.finish(login, signature: try SoftwareDevice().sign(login)).isUniformFailure)
         }

@@ -90,7 +90,20 @@ struct AppPasscodeTests {
         #expect(await bioAuthError { try await subject.set("123") }?.code == .passcodeTooShort)
     }
 
+    /// Constant time, not just equality: a mismatch in the first byte reads as many bytes as one in
+    /// the last (an early-exit `==` reads one and stops, which leaks the matching prefix's length).
     @Test func constantTimeComparison() {
+        let counter = ReadCounter()
+        let secret = CountingBytes(bytes: Array(repeating: 7, count: 64), counter: counter)
+        var firstWrong = Array(repeating: UInt8(7), count: 64)
+        firstWrong[0] = 8
+        var lastWrong = Array(repeating: UInt8(7), count: 64)
+        lastWrong[63] = 8
+        #expect(!constantTimeEquals(secret, CountingBytes(bytes: firstWrong, counter: counter)))
+        let readsForFirst = counter.reset()
+        #expect(!constantTimeEquals(secret, CountingBytes(bytes: lastWrong, counter: counter)))
+        let readsForLast = counter.reset()
+        #expect(readsForFirst == readsForLast && readsForFirst == 128)
         #expect(constantTimeEquals(Data([1, 2, 3]), Data([1, 2, 3])))
         #expect(!constantTimeEquals(Data([1, 2, 3]), Data([1, 2, 4])))
         #expect(!constantTimeEquals(Data([1, 2, 3]), Data([1, 2])))
@@ -120,4 +133,25 @@ final class WipeFlag: Sendable {
     private let flag = Mutex(false)
     func set() { flag.withLock { $0 = true } }
     var value: Bool { flag.withLock { $0 } }
+}
+
+/// Counts byte reads, to see whether a comparison stops early.
+final class ReadCounter: @unchecked Sendable {
+    private var reads = 0
+    func read() { reads += 1 }
+    func reset() -> Int { defer { reads = 0 }; return reads }
+}
+
+/// Bytes that count every read through the collection interface.
+struct CountingBytes: DataProtocol, ContiguousBytes {
+    let bytes: [UInt8]
+    let counter: ReadCounter
+    var regions: CollectionOfOne<Data> { CollectionOfOne(Data(bytes)) }
+    var startIndex: Int { 0 }
+    var endIndex: Int { bytes.count }
+    subscript(position: Int) -> UInt8 {
+        counter.read()
+        return bytes[position]
+    }
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try bytes.withUnsafeBytes(body) }
 }
