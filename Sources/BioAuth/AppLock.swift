@@ -136,10 +136,12 @@ public actor AppLock {
     }
 
     /// Turns biometric unlock off and deletes the biometric copy. No prompt.
-    public func disableBiometricUnlock() throws(BioAuthError) {
-        try records.remove(Self.enabledAccount)
-        try biometricCopy.remove(Self.biometricVaultAccount)
-        try enrollment.clear()
+    public func disableBiometricUnlock() async throws(BioAuthError) {
+        try await changes.withLock { () async throws(BioAuthError) in
+            try records.remove(Self.enabledAccount)
+            try biometricCopy.remove(Self.biometricVaultAccount)
+            try enrollment.clear()
+        }
     }
 
     /// Unlocks with biometry: one prompt, then the vault key from the keychain with that context.

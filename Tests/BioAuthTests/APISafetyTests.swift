@@ -53,4 +53,26 @@ struct APISafetyTests {
         #expect(throws: DecodingError.self) { try JSONDecoder().decode([KeyTag].self, from: Data(#"[""]"#.utf8)) }
         #expect(try JSONDecoder().decode([KeyTag].self, from: Data(#"["login"]"#.utf8)) == ["login"])
     }
+
+    /// Turning biometric unlock off deletes the biometric copy and keeps it off: no prompt, the
+    /// app passcode is required, and a passcode unlock does not quietly re-create the copy.
+    @Test func disablingBiometricUnlockDeletesTheCopyAndStaysOff() async throws {
+        let device = EmulatedDevice.faceID()
+        let lock = AppLock(platform: device.platform, passcodePolicy: AppPasscodePolicy(rounds: 1_000))
+        let vault = try await lock.configure(passcode: "246810")
+        try await lock.enableBiometricUnlock(passcode: "246810")
+        let copy = ProtectedItemStore(platform: device.platform, service: "bioauth.app-lock")
+        #expect(copy.contains("bioauth.vault.biometric"))
+        try await lock.disableBiometricUnlock()
+        await lock.lock()
+        #expect(!copy.contains("bioauth.vault.biometric"))
+        #expect(await lock.state == .lockedPasscodeRequired(.biometricUnlockNotEnabled))
+        let before = device.promptCount
+        await #expect(throws: BioAuthError(.passcodeRequired)) { _ = try await lock.unlockWithBiometry(Prompt(reason: "Unlock")) }
+        #expect(device.promptCount == before)
+        #expect(try await lock.unlockWithPasscode("246810") == vault)
+        await lock.lock()
+        #expect(!copy.contains("bioauth.vault.biometric"))
+        #expect(await lock.state == .lockedPasscodeRequired(.biometricUnlockNotEnabled))
+    }
 }
