@@ -111,6 +111,14 @@ public final class PostgresStore: BioAuthStore {
                 "UPDATE challenges SET replaces_device = FALSE WHERE purpose = 1",
             ]
         ),
+        (
+            3, "Approvals remember the session that obtained them",
+            [
+                "ALTER TABLE approvals ADD COLUMN session_id TEXT",
+                "CREATE INDEX approvals_session ON approvals (session_id)",
+                "CREATE INDEX approvals_device ON approvals (device_id)",
+            ]
+        ),
     ]
 
     /// Any constant: the advisory lock every starting instance takes while it migrates.
@@ -315,7 +323,11 @@ public final class PostgresStore: BioAuthStore {
                           WHERE id = \(device.id) AND user_id = \(device.userID) RETURNING *),
                         revoked AS (
                           UPDATE sessions SET revoked_at = \(device.createdAt)
-                          WHERE user_id = \(device.userID) AND device_id = \(device.id) AND revoked_at IS NULL AND EXISTS (SELECT 1 FROM updated))
+                          WHERE user_id = \(device.userID) AND device_id = \(device.id) AND revoked_at IS NULL AND EXISTS (SELECT 1 FROM updated)),
+                        withdrawn AS (
+                          DELETE FROM approvals
+                          WHERE consumed_at IS NULL AND user_id = \(device.userID) AND EXISTS (SELECT 1 FROM updated)
+                            AND (device_id = \(device.id) OR session_id IN (SELECT id FROM sessions WHERE device_id = \(device.id))))
                         SELECT * FROM updated
                         """, logger: self.logger
                     ).collect()
@@ -334,8 +346,8 @@ public final class PostgresStore: BioAuthStore {
             case .approval(let a, let clearing, let audit):
                 try await c.query(
                     """
-                    INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at)
-                    VALUES (\(a.tokenHash), \(a.userID), \(a.deviceID), \(a.operationHash), \(a.createdAt), \(a.expiresAt), \(a.consumedAt))
+                    INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at, session_id)
+                    VALUES (\(a.tokenHash), \(a.userID), \(a.deviceID), \(a.operationHash), \(a.createdAt), \(a.expiresAt), \(a.consumedAt), \(a.sessionID))
                     """, logger: self.logger)
                 try await self.clear(clearing, c)
                 try await self.append([audit], c)
@@ -392,6 +404,11 @@ public final class PostgresStore: BioAuthStore {
             ).collect()
             guard !revoked.isEmpty else { return false }
             try await c.query(
+                """
+                DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = \(userID)
+                  AND (device_id = \(id) OR session_id IN (SELECT id FROM sessions WHERE device_id = \(id)))
+                """, logger: self.logger)
+            try await c.query(
                 "UPDATE sessions SET revoked_at = \(at) WHERE user_id = \(userID) AND device_id = \(id) AND revoked_at IS NULL", logger: self.logger)
             try await self.append([audit], c)
             return true
@@ -424,6 +441,7 @@ public final class PostgresStore: BioAuthStore {
                 "UPDATE sessions SET revoked_at = \(at) WHERE id = \(id) AND user_id = \(userID) AND revoked_at IS NULL RETURNING id", logger: self.logger
             ).collect()
             guard !revoked.isEmpty else { return false }
+            try await c.query("DELETE FROM approvals WHERE session_id = \(id) AND consumed_at IS NULL", logger: self.logger)
             try await self.append([audit], c)
             return true
         }
@@ -434,6 +452,7 @@ public final class PostgresStore: BioAuthStore {
             let count = try await c.query(
                 "UPDATE sessions SET revoked_at = \(at) WHERE user_id = \(userID) AND revoked_at IS NULL RETURNING id", logger: self.logger
             ).collect().count
+            try await c.query("DELETE FROM approvals WHERE user_id = \(userID) AND consumed_at IS NULL", logger: self.logger)
             try await self.append([audit], c)
             return count
         }
@@ -453,7 +472,7 @@ public final class PostgresStore: BioAuthStore {
             let approval = ApprovalRecord(
                 tokenHash: try r.value("token_hash"), userID: try r.value("user_id"), deviceID: try r.value("device_id"),
                 operationHash: try r.value("operation_hash"), createdAt: try r.value("created_at"), expiresAt: try r.value("expires_at"),
-                consumedAt: try r.optional("consumed_at", Date.self))
+                consumedAt: try r.optional("consumed_at", Date.self), sessionID: try r.optional("session_id", String.self))
             try await self.append([audit.about(user: approval.userID, device: approval.deviceID)], c)
             return approval
         }

@@ -69,6 +69,14 @@ public final class SQLiteStore: BioAuthStore {
                 "UPDATE challenges SET replaces_device = 0 WHERE purpose = 1",
             ]
         ),
+        (
+            "Approvals remember the session that obtained them",
+            [
+                "ALTER TABLE approvals ADD COLUMN session_id TEXT",
+                "CREATE INDEX approvals_session ON approvals (session_id)",
+                "CREATE INDEX approvals_device ON approvals (device_id)",
+            ]
+        ),
     ]
 
     private init(connection: SQLiteConnection, threadPool: NIOThreadPool) {
@@ -276,6 +284,7 @@ public final class SQLiteStore: BioAuthStore {
                         "UPDATE devices SET public_key = ?, revoked_at = NULL, last_used_at = ? WHERE id = ? AND user_id = ? RETURNING id",
                         [.blob(device.publicKey), .date(device.createdAt), .text(device.id), .text(device.userID)])
                     guard !updated.isEmpty else { return RecordedVerdict(verdict) }
+                    try await withdrawApprovals(device: device.id, user: device.userID)
                     try await query(
                         "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL",
                         [.date(device.createdAt), .text(device.userID), .text(device.id)])
@@ -289,8 +298,9 @@ public final class SQLiteStore: BioAuthStore {
                 return RecordedVerdict(verdict, device: try await self.device(device.id))
             case .approval(let a, let clearing, let audit):
                 try await query(
-                    "INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [.blob(a.tokenHash), .text(a.userID), .text(a.deviceID), .blob(a.operationHash), .date(a.createdAt), .date(a.expiresAt), .optionalDate(a.consumedAt)])
+                    "INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [.blob(a.tokenHash), .text(a.userID), .text(a.deviceID), .blob(a.operationHash), .date(a.createdAt), .date(a.expiresAt), .optionalDate(a.consumedAt),
+                     .optionalText(a.sessionID)])
                 try await clear(clearing.filter(counted.contains))
                 try await append(audit)
                 return RecordedVerdict(verdict)
@@ -344,6 +354,7 @@ public final class SQLiteStore: BioAuthStore {
             let revoked = try await query(
                 "UPDATE devices SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(id), .text(userID)])
             guard !revoked.isEmpty else { return false }
+            try await withdrawApprovals(device: id, user: userID)
             try await query(
                 "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL", [.date(at), .text(userID), .text(id)])
             try await append(audit)
@@ -375,6 +386,7 @@ public final class SQLiteStore: BioAuthStore {
             let revoked = try await query(
                 "UPDATE sessions SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(id), .text(userID)])
             guard !revoked.isEmpty else { return false }
+            try await query("DELETE FROM approvals WHERE session_id = ? AND consumed_at IS NULL", [.text(id)])
             try await append(audit)
             return true
         }
@@ -383,6 +395,7 @@ public final class SQLiteStore: BioAuthStore {
     public func revokeSessions(userID: String, at: Date, audit: AuditEvent) async throws -> Int {
         try await transaction {
             let count = try await query("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(userID)]).count
+            try await query("DELETE FROM approvals WHERE user_id = ? AND consumed_at IS NULL", [.text(userID)])
             try await append(audit)
             return count
         }
@@ -399,10 +412,18 @@ public final class SQLiteStore: BioAuthStore {
             let approval = ApprovalRecord(
                 tokenHash: try row.data("token_hash"), userID: try row.string("user_id"), deviceID: try row.string("device_id"),
                 operationHash: try row.data("operation_hash"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
-                consumedAt: try row.optionalDate("consumed_at"))
+                consumedAt: try row.optionalDate("consumed_at"), sessionID: try row.optionalString("session_id"))
             try await append(audit.about(user: approval.userID, device: approval.deviceID))
             return approval
         }
+    }
+
+    /// Deletes the unredeemed approvals a device signed or its sessions obtained (call before
+    /// those sessions are revoked, inside the same transaction).
+    private func withdrawApprovals(device: String, user: String) async throws {
+        try await query(
+            "DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = ? AND (device_id = ? OR session_id IN (SELECT id FROM sessions WHERE device_id = ?))",
+            [.text(user), .text(device), .text(device)])
     }
 
     // MARK: Audit

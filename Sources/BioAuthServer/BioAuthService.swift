@@ -245,7 +245,7 @@ public final class BioAuthService: Sendable {
             guard case .stepUp(let operationHash) = challenge.binding else { return nil }
             let record = ApprovalRecord(
                 tokenHash: Data(SHA256.hash(data: token.data)), userID: challenge.userID, deviceID: challenge.deviceID,
-                operationHash: operationHash, createdAt: now, expiresAt: now.addingTimeInterval(self.configuration.approvalTTL))
+                operationHash: operationHash, createdAt: now, expiresAt: now.addingTimeInterval(self.configuration.approvalTTL), sessionID: session.id)
             let audit = self.event("stepup.approved", user: challenge.userID, device: challenge.deviceID, request: request)
             return .approval(record, clearing: [], audit: audit)
         }

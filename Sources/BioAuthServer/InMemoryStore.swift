@@ -61,6 +61,7 @@ public actor InMemoryStore: BioAuthStore {
                 stored.lastUsedAt = device.createdAt
                 devicesByID[device.id] = stored
                 revokeSessions(where: { $0.userID == device.userID && $0.deviceID == device.id }, at: device.createdAt)
+                withdrawApprovals { $0.deviceID == device.id }
                 audit.append(event)
                 return RecordedVerdict(verdict, device: stored)
             }
@@ -129,6 +130,7 @@ public actor InMemoryStore: BioAuthStore {
         guard let device = devicesByID[id], device.userID == userID, device.revokedAt == nil else { return false }
         devicesByID[id]?.revokedAt = at
         revokeSessions(where: { $0.userID == userID && $0.deviceID == id }, at: at)
+        withdrawApprovals { $0.deviceID == id }
         audit.append(event)
         return true
     }
@@ -193,13 +195,20 @@ public actor InMemoryStore: BioAuthStore {
         for subject in subjects { counters[subject.storageKey] = nil }
     }
 
+    /// Revokes the matching live sessions and withdraws the approvals they obtained.
     @discardableResult
     private func revokeSessions(where matches: (SessionRecord) -> Bool, at: Date) -> Int {
-        var count = 0
+        var revoked: Set<String> = []
         for (hash, session) in sessionsByHash where session.revokedAt == nil && matches(session) {
             sessionsByHash[hash]?.revokedAt = at
-            count += 1
+            revoked.insert(session.id)
         }
-        return count
+        withdrawApprovals { $0.sessionID.map(revoked.contains) ?? false }
+        return revoked.count
+    }
+
+    /// Deletes the matching approvals not yet redeemed.
+    private func withdrawApprovals(where matches: (ApprovalRecord) -> Bool) {
+        approvals = approvals.filter { $0.value.consumedAt != nil || !matches($0.value) }
     }
 }

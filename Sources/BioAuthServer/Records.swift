@@ -137,8 +137,16 @@ public struct ApprovalRecord: Sendable, Hashable {
     public var createdAt: Date
     public var expiresAt: Date
     public var consumedAt: Date?
+    /// The session that obtained it. Revoking that session (or logging it out), revoking the
+    /// signing device, replacing its key, or revoking all the user's sessions withdraws the
+    /// approval: it cannot be redeemed after. nil only for rows written before this was recorded.
+    public var sessionID: String?
 
-    public init(tokenHash: Data, userID: String, deviceID: String, operationHash: Data, createdAt: Date, expiresAt: Date, consumedAt: Date? = nil) {
+    public init(
+        tokenHash: Data, userID: String, deviceID: String, operationHash: Data, createdAt: Date, expiresAt: Date, consumedAt: Date? = nil,
+        sessionID: String? = nil
+    ) {
+        self.sessionID = sessionID
         self.tokenHash = tokenHash
         self.userID = userID
         self.deviceID = deviceID

@@ -24,7 +24,7 @@ public struct StoreConformance: Sendable {
         let checks: [@Sendable (StoreConformance, any BioAuthStore) async throws -> Void] = [
             { try await $0.users($1) }, { try await $0.challenges($1) }, { try await $0.challengeRace($1) },
             { try await $0.failures($1) }, { try await $0.verdicts($1) }, { try await $0.devices($1) },
-            { try await $0.sessions($1) }, { try await $0.approvals($1) }, { try await $0.audit($1) },
+            { try await $0.sessions($1) }, { try await $0.approvals($1) }, { try await $0.approvalWithdrawal($1) }, { try await $0.audit($1) },
         ]
         for check in checks {
             let store = try await makeStore()
@@ -290,6 +290,52 @@ public struct StoreConformance: Sendable {
         try require(winners == 1, "approvals: consumed once under races", "\(winners)")
         let audit = try await store.auditEvents(userID: "alice", limit: 10).filter { $0.kind == "approval.redeemed" }
         try require(audit.count == 1 && audit.first?.deviceID == "d1", "approvals: one redemption audited, about its user and device")
+    }
+
+    /// Revocation is final for what was already granted: an approval cannot be redeemed once the
+    /// session that obtained it is revoked or logged out, the user's sessions are revoked, or the
+    /// device that signed it (or whose session obtained it) is revoked or re-keyed.
+    public func approvalWithdrawal(_ store: any BioAuthStore) async throws {
+        for (id, user) in [("d1", "alice"), ("d2", "alice"), ("d3", "alice"), ("d9", "bob")] {
+            try await enrol(store, DeviceRecord(id: id, userID: user, name: id, publicKey: Data(id.utf8), createdAt: t0))
+        }
+        for (id, device, user) in [("p1", nil, "alice"), ("s-d1", "d1", "alice"), ("s-d2", "d2", "alice"), ("p2", nil, "alice"), ("b1", nil, "bob")]
+            as [(String, String?, String)]
+        {
+            try await store.recordLogin(session(id, device: device, user: user), clearing: [], rehashed: nil, audit: event("login.succeeded", user: user))
+        }
+        func grant(_ token: UInt8, device: String, session: String, user: String = "alice") async throws {
+            let step = challenge(user: user, device: device)
+            _ = try await store.issueChallenge(step, limits: limits())
+            let approval = ApprovalRecord(
+                tokenHash: Data([token]), userID: user, deviceID: device, operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300),
+                sessionID: session)
+            try await finish(store, step.id) { _ in .approval(approval, clearing: [], audit: self.event("stepup.approved", user: user)) }
+        }
+        func redeemable(_ token: UInt8) async throws -> Bool {
+            try await store.redeemApproval(tokenHash: Data([token]), operationHash: Data([2]), now: t0, audit: event("approval.redeemed", user: nil)) != nil
+        }
+        try await grant(1, device: "d3", session: "p1")  // withdrawn: its session is revoked
+        try await grant(2, device: "d1", session: "p2")  // withdrawn: its signing device is revoked
+        try await grant(3, device: "d3", session: "s-d1")  // withdrawn: a session of the revoked device obtained it
+        try await grant(4, device: "d2", session: "p2")  // withdrawn: d2's key is replaced
+        try await grant(5, device: "d3", session: "p2")  // withdrawn: every session of the user is revoked
+        try await grant(6, device: "d9", session: "b1", user: "bob")  // another user's: untouched
+        try await grant(7, device: "d3", session: "p2")  // redeemed before the revocations: stays redeemed
+        try require(try await redeemable(7), "withdrawal: a fresh approval redeems")
+
+        _ = try await store.revokeSession(id: "p1", userID: "alice", at: t0, audit: event("session.revoked"))
+        try require(!(try await redeemable(1)), "withdrawal: revoking (or logging out) the session that obtained it")
+        _ = try await store.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked"))
+        try require(!(try await redeemable(2)), "withdrawal: revoking the device that signed it")
+        try require(!(try await redeemable(3)), "withdrawal: revoking the device whose session obtained it")
+        try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "d2", publicKey: Data([9, 9]), createdAt: t0), replacing: true)
+        try require(!(try await redeemable(4)), "withdrawal: replacing the signing device's key")
+        try require(try await redeemable(5), "withdrawal: unrelated revocations leave an approval alone")
+        try await grant(8, device: "d3", session: "p2")
+        _ = try await store.revokeSessions(userID: "alice", at: t0, audit: event("sessions.revoked"))
+        try require(!(try await redeemable(8)), "withdrawal: revoking every session of the user")
+        try require(try await redeemable(6), "withdrawal: another user's approval is untouched")
     }
 
     public func audit(_ store: any BioAuthStore) async throws {

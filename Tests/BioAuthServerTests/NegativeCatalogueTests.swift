@@ -236,6 +236,40 @@ struct NegativeCatalogueTests {
         }
     }
 
+    /// Revocation is final for what was already granted: an approval obtained before its session
+    /// was logged out, before the signing device was revoked, or before its key was replaced is
+    /// refused at redemption (issue 13 item 11).
+    @Test func anApprovalObtainedBeforeRevocationIsRefused() async throws {
+        try await harness.test { api in
+            let (primary, deviceID) = try await alice(api)
+            let operation = Base64URL.encode(Data("transfer 100 EUR to Bob".utf8))
+            func approve(_ token: String, _ signer: SoftwareDevice) async throws -> String {
+                let challenge = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": operation], token: token)
+                let approval = try await api.finish(challenge, signature: try signer.sign(challenge), path: "/v1/step-up/finish", token: token)
+                #expect(approval.status == 200)
+                return approval["approval"]
+            }
+            func redeem(_ approval: String) async throws -> Reply { try await api.post("/v1/approvals/redeem", ["approval": approval, "operation": operation]) }
+
+            // Logged out: the approval that session obtained is withdrawn.
+            let session = try await api.login("alice", deviceID, phone)["token"]
+            let beforeLogout = try await approve(session, phone)
+            #expect(try await api.call(.post, "/v1/logout", token: session).status == 204)
+            #expect(try await redeem(beforeLogout).isUniformFailure)
+
+            // The key replaced (the phone was lost and re-keyed): approvals it signed are withdrawn.
+            let signedByOldKey = try await approve(primary, phone)
+            let newKey = SoftwareDevice()
+            #expect(try await api.enrol(newKey, token: try await api.primarySession("alice"), replaces: deviceID) == deviceID)
+            #expect(try await redeem(signedByOldKey).isUniformFailure)
+
+            // The device revoked.
+            let beforeRevocation = try await approve(primary, newKey)
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: primary).status == 204)
+            #expect(try await redeem(beforeRevocation).isUniformFailure)
+        }
+    }
+
     /// The user's own audit log (`GET /v1/audit`) does not say which check failed: a thief with a
     /// session must not learn which device ids exist or whose they are.
     @Test func userVisibleAuditReasonsAreCoarse() async throws {
