@@ -74,7 +74,7 @@ public actor AppLock {
 
     public init(
         platform: DevicePlatform, service: ServiceName = "bioauth.app-lock", passcodePolicy: AppPasscodePolicy = AppPasscodePolicy(),
-        clock: any WallClock = SystemWallClock(), logger: Logger = Logger(label: "BioAuth.AppLock")
+        clock: any WallClock = SystemWallClock(), uptime: any WallClock = SystemUptimeClock(), logger: Logger = Logger(label: "BioAuth.AppLock")
     ) {
         self.platform = platform
         let records = PlainRecords(keychain: platform.keychain, service: service.rawValue)
@@ -85,7 +85,7 @@ public actor AppLock {
         self.enrollment = enrollment
         self.logger = logger
         passcode = AppPasscode(
-            keychain: platform.keychain, service: service.rawValue, policy: passcodePolicy, clock: clock, logger: logger,
+            platform: platform, service: service.rawValue, policy: passcodePolicy, clock: clock, uptime: uptime, logger: logger,
             onWipe: {
                 for account in [Self.wrappedVaultAccount, Self.enabledAccount, Self.requiredAccount] { try? records.remove(account) }
                 try? biometricCopy.remove(Self.biometricVaultAccount)
@@ -97,7 +97,9 @@ public actor AppLock {
     public var state: AppLockState {
         get async {
             if didWipe { return .wiped }
-            guard await passcode.isSet else { return .notConfigured }
+            // A wrapped vault without its passcode: the system deleted the passcode's records and
+            // enclave key with the device passcode. The vault cannot be opened again.
+            guard await passcode.isSet else { return (try? records.read(Self.wrappedVaultAccount)) ?? nil == nil ? .notConfigured : .wiped }
             if isUnlocked { return .unlocked }
             return lockedState()
         }
@@ -210,7 +212,7 @@ public actor AppLock {
     // MARK: - Internals
 
     private func vaultKey(passcode code: String) async throws(BioAuthError) -> SecretBytes {
-        let kek: SecretBytes
+        let kek: SymmetricKey
         do { kek = try await passcode.verify(code) } catch {
             if error.code == .wiped {
                 didWipe = true
@@ -250,17 +252,17 @@ public actor AppLock {
         try enrollment.rebaseline(from: context)
     }
 
-    private func wrap(_ vault: SecretBytes, with kek: SecretBytes) throws(BioAuthError) -> SecretBytes {
+    private func wrap(_ vault: SecretBytes, with kek: SymmetricKey) throws(BioAuthError) -> SecretBytes {
         do {
-            let sealed = try AES.GCM.seal(vault.data, using: SymmetricKey(data: kek.data))
+            let sealed = try AES.GCM.seal(vault.data, using: kek)
             guard let combined = sealed.combined else { throw BioAuthError(.cryptographyFailure) }
             return SecretBytes(combined)
         } catch { throw BioAuthError(.cryptographyFailure) }
     }
 
-    private func unwrap(_ wrapped: SecretBytes, with kek: SecretBytes) throws(BioAuthError) -> SecretBytes {
+    private func unwrap(_ wrapped: SecretBytes, with kek: SymmetricKey) throws(BioAuthError) -> SecretBytes {
         do {
-            return SecretBytes(try AES.GCM.open(AES.GCM.SealedBox(combined: wrapped.data), using: SymmetricKey(data: kek.data)))
+            return SecretBytes(try AES.GCM.open(AES.GCM.SealedBox(combined: wrapped.data), using: kek))
         } catch { throw BioAuthError(.cryptographyFailure) }
     }
 }

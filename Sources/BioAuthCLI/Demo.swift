@@ -81,7 +81,7 @@ public struct Demo: Sendable {
             let prompts = device.promptCount - before
             let state = await lock.state
             return (prompts == 1 && state == .unlocked,
-                    "an app passcode (salted PBKDF2, attempt limits) guards a vault key; Face ID unlocks it with \(prompts) prompt: the evaluated context is handed to the keychain read")
+                    "an app passcode (PBKDF2 mixed with a secret only this phone's Secure Enclave opens, attempt limits) guards a vault key; Face ID unlocks it with \(prompts) prompt: the evaluated context is handed to the keychain read")
         }
         await record("story", "Biometric login") {
             let before = device.promptCount

@@ -36,7 +36,7 @@ struct BioAuthServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("trusted-proxy"), help: "A reverse proxy's address or CIDR range; repeatable (env BIOAUTH_TRUSTED_PROXIES, comma-separated). The client is the rightmost X-Forwarded-For address not in these.")
     var trustedProxies: [String] = env("BIOAUTH_TRUSTED_PROXIES")?.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } ?? []
     @Flag(name: .customLong("allow-sign-up"), help: "Enable POST /v1/users, the demo accounts' open sign-up (env BIOAUTH_ALLOW_SIGN_UP=1). Off by default: it reveals which usernames exist.")
-    var allowSignUp = env("BIOAUTH_ALLOW_SIGN_UP") == "1"
+    var allowSignUp = false
     @Option(name: .customLong("password-rounds"), help: "PBKDF2-HMAC-SHA256 rounds for demo passwords, at least 600000 (env BIOAUTH_PASSWORD_ROUNDS).")
     var passwordRounds: Int = env("BIOAUTH_PASSWORD_ROUNDS").flatMap(Int.init) ?? ServerConfiguration.recommendedPasswordRounds
     @Flag(name: .customLong("insecure-password-rounds-for-tests"), help: "Allow --password-rounds below 600000 (test suites only: makes offline guessing of a stolen database cheap).")
@@ -75,7 +75,7 @@ struct BioAuthServerCommand: AsyncParsableCommand {
                 relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL), passwordRounds: passwordRounds,
                 rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient)),
             http: HTTPOptions(
-                trustedProxies: trustedProxies.compactMap(IPNetwork.init) + (trustForwardedFor ? HTTPOptions.loopbackProxies : []), allowSignUp: allowSignUp),
+                trustedProxies: trustedProxies.compactMap(IPNetwork.init) + (trustForwardedFor ? HTTPOptions.loopbackProxies : []), allowSignUp: allowSignUp || env("BIOAUTH_ALLOW_SIGN_UP") == "1"),
             logLevel: Logger.Level(rawValue: logLevel) ?? .info)
         var store: (any BioAuthStore)?
         var described = database

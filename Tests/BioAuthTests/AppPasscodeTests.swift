@@ -1,16 +1,25 @@
 import BioAuth
 import BioAuthCore
 import BioAuthEmulator
+import Crypto
 import Foundation
 import Synchronization
 import Testing
 
 struct AppPasscodeTests {
     let clock = ManualClock()
+    /// The device's uptime: moves when time passes, not when someone changes the date.
+    let uptime = ManualClock(start: Date(timeIntervalSinceReferenceDate: 1_000))
     let device = EmulatedDevice.faceID()
 
     func passcode(_ policy: AppPasscodePolicy, onWipe: @escaping @Sendable () -> Void = {}) -> AppPasscode {
-        AppPasscode(keychain: device.platform.keychain, service: "app", policy: policy, clock: clock, onWipe: onWipe)
+        AppPasscode(platform: device.platform, service: "app", policy: policy, clock: clock, uptime: uptime, onWipe: onWipe)
+    }
+
+    /// Time passes: both clocks move.
+    func wait(_ seconds: TimeInterval) {
+        clock.advance(by: seconds)
+        uptime.advance(by: seconds)
     }
 
     func failure(_ passcode: AppPasscode, _ code: String) async -> BioAuthError? {
@@ -28,14 +37,14 @@ struct AppPasscodeTests {
         // Even the right passcode is refused while the delay runs.
         let locked = await failure(subject, "135790")
         #expect(locked?.code == .passcodeTemporarilyLocked && locked?.retryAfter == 30)
-        clock.advance(by: 29)
+        wait(29)
         #expect(await failure(subject, "135790")?.retryAfter == 1)
-        clock.advance(by: 1)
+        wait(1)
         #expect(await failure(subject, "000003")?.retryAfter == 120)
-        clock.advance(by: 120)
+        wait(120)
         #expect(await failure(subject, "000004")?.retryAfter == 120)  // the last delay repeats
         #expect(try await subject.attempts().failures == 5)
-        clock.advance(by: 120)
+        wait(120)
         _ = try await subject.verify("135790")
         #expect(try await subject.attempts().failures == 0)
     }
@@ -70,7 +79,7 @@ struct AppPasscodeTests {
     @Test func storedAsASaltedSlowHash() async throws {
         let other = EmulatedDevice.faceID()
         for target in [device, other] {
-            let subject = AppPasscode(keychain: target.platform.keychain, service: "app")
+            let subject = AppPasscode(platform: target.platform, service: "app")
             #expect(subject.policy.rounds == 210_000)
             try await subject.set("135790")
             _ = try await subject.verify("135790")
@@ -83,6 +92,65 @@ struct AppPasscodeTests {
         #expect(text.contains("210000"))
         let record = try JSONSerialization.jsonObject(with: mine.data.data) as! [String: Any]
         #expect(Data(base64Encoded: record["salt"] as! String)?.count == 16)
+    }
+
+    /// Moving the date forward does not skip a delay: it must also pass on the uptime clock.
+    @Test func movingTheDateDoesNotSkipTheDelay() async throws {
+        let subject = passcode(AppPasscodePolicy(delays: [30], rounds: 1_000))
+        try await subject.set("135790")
+        #expect(await failure(subject, "000000")?.retryAfter == 30)
+        clock.advance(by: 86_400)  // Settings › General › Date & Time, a day ahead
+        let locked = await failure(subject, "135790")
+        #expect(locked?.code == .passcodeTemporarilyLocked && locked?.retryAfter == 30)
+        uptime.advance(by: 30)
+        _ = try await subject.verify("135790")
+    }
+
+    /// A restart resets the uptime clock; the delay then starts again rather than vanishing.
+    @Test func aRestartStartsTheDelayAgain() async throws {
+        let subject = passcode(AppPasscodePolicy(delays: [60], rounds: 1_000))
+        try await subject.set("135790")
+        _ = await failure(subject, "000000")
+        wait(20)
+        uptime.set(Date(timeIntervalSinceReferenceDate: 5))  // restarted: uptime is small again
+        clock.advance(by: 3_600)
+        #expect(await failure(subject, "135790")?.retryAfter == 60)
+        uptime.advance(by: 60)
+        _ = try await subject.verify("135790")
+    }
+
+    /// A dump of the keychain (a jailbroken phone, a forensic image) holds the salt, rounds,
+    /// verifier and the sealed device secret — and still cannot test a guess: even the right
+    /// passcode does not reproduce the verifier without the Secure Enclave of that phone.
+    @Test func aKeychainDumpAloneCannotTestAGuess() async throws {
+        let subject = AppPasscode(platform: device.platform, service: "app", policy: AppPasscodePolicy(rounds: 1_000))
+        try await subject.set("135790")
+        let dumped = try #require(device.dumpKeychain().first { $0.account == "bioauth.app-passcode" })
+        let record = try #require(try JSONSerialization.jsonObject(with: dumped.data.data) as? [String: Any])
+        let salt = try #require(Data(base64Encoded: record["salt"] as? String ?? ""))
+        let verifier = try #require(Data(base64Encoded: record["verifier"] as? String ?? ""))
+        let sealed = try #require(Data(base64Encoded: record["sealedDeviceSecret"] as? String ?? ""))
+        #expect(sealed.count == 65 + 32 + 16, "ECIES: ephemeral key, secret, tag")
+        // The offline attacker's best try, with the right passcode: PBKDF2 alone, or with a guessed secret.
+        let stretched = try SlowHash.derive("135790", salt: salt, rounds: 1_000, outputByteCount: 32)
+        for guessedSecret in [Data(), Data(count: 32), SecretBytes.random(count: 32).data] {
+            let material = SymmetricKey(data: stretched + guessedSecret)
+            let candidate = HKDF<SHA256>.deriveKey(inputKeyMaterial: material, salt: salt, info: Data("BioAuth app passcode v2 verifier".utf8), outputByteCount: 32)
+            #expect(candidate.withUnsafeBytes { Data($0) } != verifier)
+        }
+        #expect(!stretched.starts(with: verifier.prefix(8)), "the verifier is not a slice of the PBKDF2 output")
+        // On the phone the same passcode works: the enclave opens the secret.
+        _ = try await subject.verify("135790")
+    }
+
+    /// Without a Secure Enclave the passcode is refused unless the weaker, explicit choice is made.
+    @Test func aDeviceWithoutASecureEnclaveNeedsAnExplicitChoice() async throws {
+        let plain = EmulatedDevice(configuration: .init(hasSecureEnclave: false))
+        let strict = AppPasscode(platform: plain.platform, service: "app", policy: AppPasscodePolicy(rounds: 1_000))
+        #expect(await bioAuthError { try await strict.set("135790") }?.code == .secureEnclaveUnavailable)
+        let weaker = AppPasscode(platform: plain.platform, service: "app", policy: AppPasscodePolicy(rounds: 1_000, requiresSecureEnclave: false))
+        try await weaker.set("135790")
+        _ = try await weaker.verify("135790")
     }
 
     @Test func tooShortPasscodeIsRefused() async {

@@ -97,26 +97,28 @@ struct ClientScenarioTests {
         #expect(!device.dumpKeychain().contains { $0.data == secret })
     }
 
-    /// The device passcode is removed: protected secrets are gone, the status says so, and the lock
-    /// falls back to the app passcode; biometry comes back after the passcode is set again.
-    @Test func devicePasscodeRemovedFallsBackToTheAppPasscode() async throws {
-        let vault = try await configuredLock()
+    /// The device passcode is removed: "all previously protected items" are deleted by the system
+    /// (`SecItem.h`), including the app passcode's records and its enclave key — the app passcode
+    /// is bound to the phone's passcode-protected hardware, so the vault is gone too, and the lock
+    /// says `.wiped` rather than offering a passcode that can no longer open anything. Setting a
+    /// device passcode again lets the app configure a new lock.
+    @Test func devicePasscodeRemovedWipesTheLock() async throws {
+        _ = try await configuredLock()
         let items = ProtectedItemStore(platform: device.platform, service: "app")
         try items.set(secret, for: "token")
         device.removePasscode()
         #expect(BiometricStatus(contexts: device.platform.contexts) == .noPasscode(.faceID))
         #expect(!items.contains("token"))
-        #expect(await lock.state == .lockedPasscodeRequired(.devicePasscodeRemoved))
+        #expect(await lock.state == .wiped)
         let refused = await bioAuthError { try items.set(secret, for: "token") }
         #expect(refused?.code == .passcodeNotSet)
-        #expect(try await lock.unlockWithPasscode(Self.appPasscode) == vault)
+        #expect(await bioAuthError { _ = try await self.lock.unlockWithPasscode(Self.appPasscode) }?.code == .appPasscodeNotSet)
+        #expect(await bioAuthError { _ = try await self.lock.configure(passcode: Self.appPasscode) }?.code == .passcodeNotSet)
 
         device.setPasscode("654321")
+        let fresh = try await lock.configure(passcode: Self.appPasscode)
         await lock.lock()
-        #expect(await lock.state == .lockedPasscodeRequired(.biometricSecretInvalidated))
-        #expect(try await lock.unlockWithPasscode(Self.appPasscode) == vault)
-        await lock.lock()
-        #expect(await lock.state == .lockedBiometryAvailable(.faceID))
+        #expect(try await lock.unlockWithPasscode(Self.appPasscode) == fresh)
     }
 
     /// Lockout: status is lockedOut with the right type, and the passcode path is offered.
