@@ -251,13 +251,35 @@ public final class PostgresStore: BioAuthStore {
 
     public func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await transaction { c in
-            let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map { row in
-                let r = row.makeRandomAccess()
-                return UserRecord(
-                    id: try r.value("id"), passwordSalt: try r.value("password_salt"), passwordRounds: Int(try r.value("password_rounds", Int32.self)),
-                    passwordHash: try r.value("password_hash"), createdAt: try r.value("created_at"))
-            }
+            let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map { try Self.user($0.makeRandomAccess()) }
             return PasswordLoginState(user: user, lockedOut: try await self.isLockedOut(lockout, user: username, c))
+        }
+    }
+
+    public func beginPasswordAttempt(username: String, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) async throws -> PasswordAttempt {
+        try await transaction { c in
+            let keys = [FailureSubject.client(lockout.client), .password(username), .passwordRun(username)].map(\.storageKey)
+            // Serialises this user's attempts across instances: parallel guesses cannot all pass the check.
+            try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(keys[1]), 0))", logger: self.logger)
+            let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map { try Self.user($0.makeRandomAccess()) }
+            var entries: [String: (Date, Int)] = [:]
+            for row in try await c.query("SELECT key, window_start, count FROM counters WHERE key = ANY(\(keys))", logger: self.logger).collect() {
+                let r = row.makeRandomAccess()
+                entries[try r.value("key", String.self)] = (try r.value("window_start", Date.self), Int(try r.value("count", Int32.self)))
+            }
+            let decision = run.decide(
+                lockout: lockout, user: username, now: now, client: entries[keys[0]], password: entries[keys[1]], run: entries[keys[2]])
+            switch decision {
+            case .refused(let until): return PasswordAttempt(user: user, refusedUntil: until, reached: [])
+            case .counted(let password, let runCount, let reached):
+                try await c.query(
+                    """
+                    INSERT INTO counters (key, window_start, count) VALUES (\(keys[1]), \(lockout.windowStart), \(Int32(clamping: password))),
+                      (\(keys[2]), \(now), \(Int32(clamping: runCount)))
+                    ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, count = excluded.count
+                    """, logger: self.logger)
+                return PasswordAttempt(user: user, refusedUntil: nil, reached: reached)
+            }
         }
     }
 
@@ -560,6 +582,12 @@ public final class PostgresStore: BioAuthStore {
     }
 
     // MARK: Rows
+
+    static func user(_ r: PostgresRandomAccessRow) throws -> UserRecord {
+        UserRecord(
+            id: try r.value("id"), passwordSalt: try r.value("password_salt"), passwordRounds: Int(try r.value("password_rounds", Int32.self)),
+            passwordHash: try r.value("password_hash"), createdAt: try r.value("created_at"))
+    }
 
     static func challenge(_ r: PostgresRandomAccessRow) throws -> ChallengeRecord {
         let binding = try ChallengeRecord.Binding(

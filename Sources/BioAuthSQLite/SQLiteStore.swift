@@ -228,12 +228,29 @@ public final class SQLiteStore: BioAuthStore {
 
     public func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await read {
-            let user = try await query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map {
-                UserRecord(
-                    id: try $0.string("id"), passwordSalt: try $0.data("password_salt"), passwordRounds: try $0.int("password_rounds"),
-                    passwordHash: try $0.data("password_hash"), createdAt: try $0.date("created_at"))
-            }
+            let user = try await query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map(Self.user)
             return PasswordLoginState(user: user, lockedOut: try await isLockedOut(lockout, user: username))
+        }
+    }
+
+    public func beginPasswordAttempt(username: String, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) async throws -> PasswordAttempt {
+        try await transaction {
+            let user = try await query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map(Self.user)
+            var entries: [String: (Date, Int)] = [:]
+            let keys = [FailureSubject.client(lockout.client), .password(username), .passwordRun(username)].map(\.storageKey)
+            for row in try await query("SELECT key, window_start, count FROM counters WHERE key IN (?, ?, ?)", keys.map { .text($0) }) {
+                entries[try row.string("key")] = (try row.date("window_start"), try row.int("count"))
+            }
+            let decision = run.decide(
+                lockout: lockout, user: username, now: now, client: entries[keys[0]], password: entries[keys[1]], run: entries[keys[2]])
+            switch decision {
+            case .refused(let until): return PasswordAttempt(user: user, refusedUntil: until, reached: [])
+            case .counted(let password, let runCount, let reached):
+                try await query(
+                    "INSERT INTO counters (key, window_start, count) VALUES (?, ?, ?), (?, ?, ?) ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, count = excluded.count",
+                    [.text(keys[1]), .date(lockout.windowStart), .integer(password), .text(keys[2]), .date(now), .integer(runCount)])
+                return PasswordAttempt(user: user, refusedUntil: nil, reached: reached)
+            }
         }
     }
 
@@ -530,6 +547,12 @@ public final class SQLiteStore: BioAuthStore {
     }
 
     // MARK: Rows
+
+    static func user(_ row: SQLiteRow) throws -> UserRecord {
+        UserRecord(
+            id: try row.string("id"), passwordSalt: try row.data("password_salt"), passwordRounds: try row.int("password_rounds"),
+            passwordHash: try row.data("password_hash"), createdAt: try row.date("created_at"))
+    }
 
     static func challenge(_ row: SQLiteRow) throws -> ChallengeRecord {
         let binding = try ChallengeRecord.Binding(

@@ -84,16 +84,29 @@ public final class BioAuthService: Sendable {
         try admit(request)
         let now = clock.now()
         let lockout = windows.lockout(client: request.clientAddress, at: now, factor: .password)
-        let state = try await run(request) { try await self.store.passwordLoginState(username: username, lockout: lockout) }
-        if state.lockedOut { throw await refuseLockedOut(user: username, device: nil, request) }
+        // The attempt is counted before the slow hash, atomically with the check: parallel guesses
+        // cannot all pass it. A success clears the user's counters below.
+        let attempt = try await run(request) { [policy = configuration.passwordRun] in
+            try await self.store.beginPasswordAttempt(username: username, lockout: lockout, run: policy, now: now)
+        }
+        if let until = attempt.refusedUntil {
+            // A window limit: until its end; a back-off: until it runs out.
+            let retryAfter = until == lockout.windowStart ? windows.retryAfter(now) : max(1, Int(min(until.timeIntervalSince(now), 86_400).rounded(.up)))
+            throw await refuseLockedOut(user: attempt.user == nil ? nil : username, device: nil, retryAfter: retryAfter, request)
+        }
         // Unknown users cost a hash too, so timing does not tell which usernames exist.
-        let user = state.user
+        let user = attempt.user
         let salt = user?.passwordSalt ?? Data(SHA256.hash(data: Data(username.utf8)).prefix(16))
         let hash = try hashPassword(password, salt: salt, rounds: user?.passwordRounds ?? configuration.passwordRounds)
         guard let user, constantTimeEquals(hash, user.passwordHash) else {
             let reason: FailureReason = user == nil ? .unknownUser : .badPassword
-            let failure = FailureRecord(reason, lockout: lockout, user: username, audit: event("password.login.failed", user: username, reason: reason.description, request: request))
-            let locked = try await run(request) { try await self.store.recordFailure(failure) }
+            // An unknown "username" may be a password typed into the wrong field: it is not written
+            // to the audit log (the log line carries only a keyed hash of it).
+            let audited = event("password.login.failed", user: user == nil ? nil : username, reason: reason.description, request: request)
+            // The user's counters were counted already; the address is counted now.
+            var failure = FailureRecord(reason, lockout: windows.lockout(client: request.clientAddress, at: now, factor: .signature), user: nil, audit: audited)
+            failure.reachedEarlier = attempt.reached
+            let locked = try await run(request) { [failure] in try await self.store.recordFailure(failure) }
             throw failed(failure, locked: locked, request)
         }
         let (session, token) = newSession(user: username, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, at: now)
@@ -107,7 +120,8 @@ public final class BioAuthService: Sendable {
         }
         try await run(request) { [rehashed] in
             try await self.store.recordLogin(
-                session, clearing: [.password(username)], rehashed: rehashed, audit: self.event("password.login.succeeded", user: username, request: request))
+                session, clearing: [.password(username), .passwordRun(username)], rehashed: rehashed,
+                audit: self.event("password.login.succeeded", user: username, request: request))
         }
         log("password.login.succeeded", user: username, request: request)
         return SessionGrant(token: token, session: session)
@@ -409,10 +423,10 @@ public final class BioAuthService: Sendable {
         return ServerError.authenticationFailed(failure.reason)
     }
 
-    private func refuseLockedOut(user: String?, device: String?, _ request: RequestInfo) async -> ServerError {
+    private func refuseLockedOut(user: String?, device: String?, retryAfter: Int? = nil, _ request: RequestInfo) async -> ServerError {
         metrics.rateLimited.increment()
         await audit("rate.limited", user: user, device: device, reason: "lockedOut", request: request)
-        return ServerError(.rateLimited, retryAfter: windows.retryAfter(clock.now()))
+        return ServerError(.rateLimited, retryAfter: retryAfter ?? windows.retryAfter(clock.now()))
     }
 
     /// Counts a request against this instance's per-client limit.

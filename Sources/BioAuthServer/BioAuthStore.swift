@@ -17,6 +17,11 @@ public protocol BioAuthStore: Sendable {
     func createUser(_ user: UserRecord, audit: AuditEvent) async throws
     /// The user (nil if unknown) and whether a failure limit of the user or the client is reached.
     func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState
+    /// One password attempt, counted *before* its slow hash, atomically with the check (across
+    /// instances): refuses — counting nothing — while a window limit is reached or the user's
+    /// consecutive-failure back-off runs; otherwise counts the attempt against the user's window
+    /// and run counters and returns the user. A successful login clears both (``recordLogin``).
+    func beginPasswordAttempt(username: String, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) async throws -> PasswordAttempt
 
     // MARK: Challenges
 
@@ -89,8 +94,10 @@ public protocol BioAuthStore: Sendable {
 /// else — a forged signature cannot succeed, so counting it against the device or its owner would
 /// only let anyone who knows a device id lock the owner out.
 public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
-    /// Wrong passwords for this user, from any address.
+    /// Wrong passwords for this user, from any address, in the current window.
     case password(String)
+    /// This user's consecutive password attempts without a success, across windows.
+    case passwordRun(String)
     case client(String)
 
     /// The counter's key in the store. The identifier is the last component and may itself contain
@@ -98,6 +105,7 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
     public var storageKey: String {
         switch self {
         case .password(let user): "fail:password:" + user
+        case .passwordRun(let user): "fail:password-run:" + user
         case .client(let address): "fail:client:" + address
         }
     }
@@ -106,6 +114,7 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
     public var kind: String {
         switch self {
         case .password: "fail:password"
+        case .passwordRun: "fail:password-run"
         case .client: "fail:client"
         }
     }
@@ -139,6 +148,76 @@ public struct LockoutQuery: Sendable, Hashable {
     /// True if any count has reached its subject's limit.
     public func isLockedOut(_ counts: [FailureSubject: Int], user: String?) -> Bool {
         subjects(user: user).contains { (counts[$0.subject] ?? 0) >= $0.limit }
+    }
+}
+
+/// Consecutive password failures per user, across windows (NIST SP 800-63B §5.2.2): after
+/// `threshold` the next attempt waits `base` × 2^(failures − threshold), at most `cap`; after
+/// `maximum` password login stays refused for that user (device login is untouched).
+public struct PasswordRunPolicy: Sendable, Hashable {
+    public var threshold: Int
+    public var base: TimeInterval
+    public var cap: TimeInterval
+    public var maximum: Int
+
+    public init(threshold: Int = 10, base: TimeInterval = 60, cap: TimeInterval = 86_400, maximum: Int = 100) {
+        self.threshold = threshold
+        self.base = base
+        self.cap = cap
+        self.maximum = min(maximum, 100)
+    }
+
+    /// When the next attempt may come after `count` consecutive attempts, the last at `last`;
+    /// nil when it may come now. `.distantFuture` once `maximum` is reached.
+    public func nextAttempt(count: Int, last: Date) -> Date? {
+        if count >= maximum { return .distantFuture }
+        guard count >= threshold else { return nil }
+        let delay = min(cap, base * pow(2, Double(min(count - threshold, 30))))
+        return last.addingTimeInterval(delay)
+    }
+
+    /// The decision of ``BioAuthStore/beginPasswordAttempt(username:lockout:run:now:)`` from the
+    /// counters as stored: every store calls this, so they cannot disagree.
+    public func decide(
+        lockout: LockoutQuery, user: String, now: Date, client: (window: Date, count: Int)?, password: (window: Date, count: Int)?,
+        run: (last: Date, count: Int)?
+    ) -> PasswordAttemptDecision {
+        let clientCount = client.flatMap { $0.window == lockout.windowStart ? $0.count : nil } ?? 0
+        let passwordCount = password.flatMap { $0.window == lockout.windowStart ? $0.count : nil } ?? 0
+        let passwordLimit = lockout.passwordLimit ?? .max
+        var refusedUntil: Date?
+        if clientCount >= lockout.clientLimit || passwordCount >= passwordLimit { refusedUntil = lockout.windowStart }
+        if let run, let next = nextAttempt(count: run.count, last: run.last), next > now { refusedUntil = max(refusedUntil ?? next, next) }
+        if let refusedUntil { return .refused(until: refusedUntil) }
+        let newRun = (run?.count ?? 0) + 1
+        var reached: [FailureSubject] = []
+        if passwordCount + 1 == passwordLimit { reached.append(.password(user)) }
+        if newRun == threshold || newRun == maximum { reached.append(.passwordRun(user)) }
+        return .counted(password: passwordCount + 1, run: newRun, reached: reached)
+    }
+}
+
+/// What ``PasswordRunPolicy/decide(lockout:user:now:client:password:run:)`` decides.
+public enum PasswordAttemptDecision: Sendable, Hashable {
+    /// Refused, counting nothing; `until` is when the longest applicable wait ends (the window's
+    /// start for a window limit: the caller adds the window).
+    case refused(until: Date)
+    /// Counted: the new window and run counts, and the subjects whose limit this attempt reached.
+    case counted(password: Int, run: Int, reached: [FailureSubject])
+}
+
+/// What ``BioAuthStore/beginPasswordAttempt(username:lockout:run:now:)`` returns.
+public struct PasswordAttempt: Sendable, Hashable {
+    public var user: UserRecord?
+    /// Refused: nothing was counted; the wait ends then (the window's start for a window limit).
+    public var refusedUntil: Date?
+    /// Subjects whose limit this attempt reached (audited as lockouts if the attempt fails).
+    public var reached: [FailureSubject]
+
+    public init(user: UserRecord?, refusedUntil: Date?, reached: [FailureSubject]) {
+        self.user = user
+        self.refusedUntil = refusedUntil
+        self.reached = reached
     }
 }
 
@@ -230,6 +309,9 @@ public struct FailureRecord: Sendable, Hashable {
     public var limits: [FailureSubject: Int]
     public var windowStart: Date
     public var audit: AuditEvent
+    /// Subjects counted before this failure was known (a password attempt) that reached their
+    /// limit then: audited as lockouts with it.
+    public var reachedEarlier: [FailureSubject] = []
 
     public init(_ reason: FailureReason, lockout: LockoutQuery, user: String?, audit: AuditEvent) {
         self.reason = reason
@@ -250,7 +332,7 @@ public struct FailureRecord: Sendable, Hashable {
 
     /// The subjects whose new counts just reached their limit.
     public func newlyLocked(_ counts: [FailureSubject: Int]) -> [FailureSubject] {
-        subjects.filter { counts[$0] == limits[$0] }
+        subjects.filter { counts[$0] == limits[$0] } + reachedEarlier
     }
 }
 

@@ -26,6 +26,20 @@ public actor InMemoryStore: BioAuthStore {
         PasswordLoginState(user: users[username], lockedOut: isLockedOut(lockout, user: username))
     }
 
+    public func beginPasswordAttempt(username: String, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) -> PasswordAttempt {
+        func entry(_ subject: FailureSubject) -> (Date, Int)? { counters[subject.storageKey].map { ($0.window, $0.count) } }
+        let decision = run.decide(
+            lockout: lockout, user: username, now: now, client: entry(.client(lockout.client)), password: entry(.password(username)),
+            run: entry(.passwordRun(username)))
+        switch decision {
+        case .refused(let until): return PasswordAttempt(user: users[username], refusedUntil: until, reached: [])
+        case .counted(let password, let runCount, let reached):
+            counters[FailureSubject.password(username).storageKey] = (lockout.windowStart, password)
+            counters[FailureSubject.passwordRun(username).storageKey] = (now, runCount)
+            return PasswordAttempt(user: users[username], refusedUntil: nil, reached: reached)
+        }
+    }
+
     // MARK: Challenges
 
     public func issueChallenge(_ challenge: ChallengeRecord, limits: ChallengeLimits) throws -> ChallengeIssue {

@@ -23,12 +23,16 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// OWASP's Password Storage Cheat Sheet figure for PBKDF2-HMAC-SHA256 (2023).
     public static let recommendedPasswordRounds = 600_000
     public var rateLimits: RateLimitPolicy
+    /// Consecutive wrong passwords per user across windows: exponential back-off, then refusal at 100.
+    public var passwordRun: PasswordRunPolicy
 
     public init(
         relyingPartyID: String = "localhost", challengeTTL: TimeInterval = 60, maxOutstandingChallengesPerDevice: Int = 5,
         sessionTTL: TimeInterval = 12 * 3600, primarySessionTTL: TimeInterval = 15 * 60, approvalTTL: TimeInterval = 300,
-        maxOperationSize: Int = 4096, passwordRounds: Int = ServerConfiguration.recommendedPasswordRounds, rateLimits: RateLimitPolicy = RateLimitPolicy()
+        maxOperationSize: Int = 4096, passwordRounds: Int = ServerConfiguration.recommendedPasswordRounds, rateLimits: RateLimitPolicy = RateLimitPolicy(),
+        passwordRun: PasswordRunPolicy = PasswordRunPolicy()
     ) {
+        self.passwordRun = passwordRun
         self.relyingPartyID = relyingPartyID
         self.challengeTTL = challengeTTL
         self.maxOutstandingChallengesPerDevice = maxOutstandingChallengesPerDevice

@@ -23,7 +23,7 @@ public struct StoreConformance: Sendable {
     public func run() async throws {
         let checks: [@Sendable (StoreConformance, any BioAuthStore) async throws -> Void] = [
             { try await $0.users($1) }, { try await $0.challenges($1) }, { try await $0.challengeRace($1) },
-            { try await $0.failures($1) }, { try await $0.verdicts($1) }, { try await $0.devices($1) },
+            { try await $0.failures($1) }, { try await $0.passwordAttempts($1) }, { try await $0.verdicts($1) }, { try await $0.devices($1) },
             { try await $0.sessions($1) }, { try await $0.approvals($1) }, { try await $0.approvalWithdrawal($1) }, { try await $0.audit($1) },
         ]
         for check in checks {
@@ -290,6 +290,46 @@ public struct StoreConformance: Sendable {
         try require(winners == 1, "approvals: consumed once under races", "\(winners)")
         let audit = try await store.auditEvents(userID: "alice", limit: 10).filter { $0.kind == "approval.redeemed" }
         try require(audit.count == 1 && audit.first?.deviceID == "d1", "approvals: one redemption audited, about its user and device")
+    }
+
+    /// Password attempts are counted before the hash, atomically: a race of twenty gets exactly the
+    /// limit through; a refusal counts nothing; the run outlives the window and backs off; a
+    /// successful login clears both counters.
+    public func passwordAttempts(_ store: any BioAuthStore) async throws {
+        try await store.createUser(UserRecord(id: "alice", passwordSalt: Data([1]), passwordRounds: 7, passwordHash: Data([2]), createdAt: t0), audit: event("user.created"))
+        let run = PasswordRunPolicy(threshold: 5, base: 60, cap: 600, maximum: 8)
+        let raced = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for n in 0..<20 {
+                group.addTask {
+                    try await store.beginPasswordAttempt(username: "alice", lockout: self.lockout(client: "192.0.2.\(n)"), run: run, now: self.t0).refusedUntil == nil
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        try require(raced == 3, "password attempts: exactly the window limit passes a race", "\(raced)")
+        let refused = try await store.beginPasswordAttempt(username: "alice", lockout: lockout(client: "x"), run: run, now: t0)
+        try require(refused.refusedUntil == t0 && refused.user?.id == "alice", "password attempts: refused until the window ends")
+
+        // The next window: the window counter starts again, the run goes on to its threshold.
+        let next = t0.addingTimeInterval(300)
+        let second = lockout(next, client: "x")
+        let fourth = try await store.beginPasswordAttempt(username: "alice", lockout: second, run: run, now: next)
+        try require(fourth.refusedUntil == nil, "password attempts: a new window admits the run")
+        let fifth = try await store.beginPasswordAttempt(username: "alice", lockout: second, run: run, now: next)
+        try require(fifth.refusedUntil == nil && fifth.reached == [.passwordRun("alice")], "password attempts: the run reaches its threshold", "\(fifth.reached)")
+        let backedOff = try await store.beginPasswordAttempt(username: "alice", lockout: second, run: run, now: next.addingTimeInterval(59))
+        try require(backedOff.refusedUntil == next.addingTimeInterval(60), "password attempts: back-off after the threshold", "\(String(describing: backedOff.refusedUntil))")
+        let after = try await store.beginPasswordAttempt(username: "alice", lockout: second, run: run, now: next.addingTimeInterval(60))
+        try require(after.refusedUntil == nil, "password attempts: admitted when the back-off ends")
+
+        try await store.recordLogin(
+            session("p", device: nil), clearing: [.password("alice"), .passwordRun("alice")], rehashed: nil, audit: event("password.login.succeeded"))
+        for _ in 0..<3 {
+            let fresh = try await store.beginPasswordAttempt(username: "alice", lockout: second, run: run, now: next.addingTimeInterval(61))
+            try require(fresh.refusedUntil == nil, "password attempts: a success clears the window and the run")
+        }
+        let unknown = try await store.beginPasswordAttempt(username: "nobody", lockout: second, run: run, now: next)
+        try require(unknown.user == nil && unknown.refusedUntil == nil, "password attempts: unknown users are counted alike")
     }
 
     /// Revocation is final for what was already granted: an approval cannot be redeemed once the

@@ -367,6 +367,62 @@ struct NegativeCatalogueTests {
         }
     }
 
+    /// Forty guesses sent at once, from forty addresses: the attempt is counted before the slow
+    /// hash, atomically with the check, so no more than the per-user limit (10) reach the hash.
+    @Test func parallelPasswordGuessesCannotAllPassTheCheck() async throws {
+        try await harness.test { api in
+            _ = try await alice(api)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for n in 0..<40 {
+                    group.addTask { try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password \(n)"], client: "192.0.2.\(n)").status }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 401 }.count == 10, "\(statuses.sorted())")
+            #expect(statuses.filter { $0 == 429 }.count == 30)
+        }
+    }
+
+    /// Consecutive wrong passwords survive window resets: after the threshold each attempt waits
+    /// twice as long as the last (NIST SP 800-63B §5.2.2), and after the maximum password login
+    /// stays refused for that user — Face ID login does not.
+    @Test func consecutiveWrongPasswordsSurviveWindowResetsWithExponentialBackOff() async throws {
+        let harness = ServerHarness { $0.passwordRun = PasswordRunPolicy(threshold: 3, base: 100, cap: 10_000, maximum: 6) }
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            func guess(_ n: Int) async throws -> Reply {
+                try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)")
+            }
+            for n in 0..<3 { #expect(try await guess(n).status == 401) }
+            let backedOff = try await guess(3)
+            #expect(backedOff.status == 429 && backedOff.headers[.retryAfter] == "100", "\(backedOff.headers)")
+            harness.clock.advance(by: 100)
+            #expect(try await guess(4).status == 401)  // the fourth, after 100 s
+            #expect(try await guess(5).status == 429)
+            harness.clock.advance(by: 200)  // twice as long
+            #expect(try await guess(6).status == 401)
+            harness.clock.advance(by: 399)
+            #expect(try await guess(7).status == 429, "400 s now, not a new window's budget")
+            harness.clock.advance(by: 1)
+            #expect(try await guess(8).status == 401)  // the sixth: the maximum
+            harness.clock.advance(by: 365 * 86_400)
+            let refused = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: "192.0.2.99")
+            #expect(refused.status == 429, "password login stays refused after the maximum, even with the right password")
+            #expect(try await api.login("alice", deviceID, phone).status == 200, "Face ID login is untouched")
+        }
+    }
+
+    /// A success clears the run: the owner who finally types it right starts again from zero.
+    @Test func aSuccessfulPasswordLoginClearsTheRun() async throws {
+        let harness = ServerHarness { $0.passwordRun = PasswordRunPolicy(threshold: 3, base: 100, cap: 10_000, maximum: 6) }
+        try await harness.test { api in
+            _ = try await alice(api)
+            for n in 0..<2 { _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)") }
+            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password]).status == 200)
+            for n in 0..<2 { #expect(try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)").status == 401) }
+        }
+    }
+
     @Test func guessingBearerTokensPaysTheRequestLimit() async throws {
         try await ServerHarness(configure: { $0.rateLimits.requestsPerClient = 20 }).test { api in
             var statuses: [Int] = []
