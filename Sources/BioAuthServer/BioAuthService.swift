@@ -472,9 +472,15 @@ public final class BioAuthService: Sendable {
 
     private func log(_ kind: String, user: String?, request: RequestInfo) { log(event(kind, user: user, request: request)) }
 
+    /// What stands for a username in a log line: a keyed hash, never the name (which may be a
+    /// mistyped password). The audit log in the database keeps the user id of known users only.
+    func pseudonym(_ username: String) -> String {
+        "u-" + Data(HMAC<SHA256>.authenticationCode(for: Data(username.utf8), using: SymmetricKey(data: configuration.logPseudonymKey.data)).prefix(8)).hexString
+    }
+
     private func metadata(_ event: AuditEvent) -> Logger.Metadata {
         var metadata: Logger.Metadata = ["request_id": "\(event.requestID ?? "")", "client": "\(event.clientAddress ?? "")"]
-        if let user = event.userID { metadata["user"] = "\(user)" }
+        if let user = event.userID { metadata["user"] = "\(pseudonym(user))" }
         if let device = event.deviceID { metadata["device"] = "\(device)" }
         if let reason = event.reason { metadata["reason"] = "\(reason)" }
         return metadata

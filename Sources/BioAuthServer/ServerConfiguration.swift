@@ -1,3 +1,4 @@
+import BioAuthCore
 import Foundation
 
 /// Settings of a BioAuth server. Every value has a secure default.
@@ -25,6 +26,10 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var rateLimits: RateLimitPolicy
     /// Consecutive wrong passwords per user across windows: exponential back-off, then refusal at 100.
     public var passwordRun: PasswordRunPolicy
+    /// Keys the pseudonyms that stand for usernames in log lines (HMAC-SHA256, 8 bytes): a
+    /// username may be a password typed into the wrong field. Random per process by default, so
+    /// lines correlate within one instance's run; set one shared key to correlate across instances.
+    public var logPseudonymKey: SecretBytes = .random(count: 32)
 
     public init(
         relyingPartyID: String = "localhost", challengeTTL: TimeInterval = 60, maxOutstandingChallengesPerDevice: Int = 5,

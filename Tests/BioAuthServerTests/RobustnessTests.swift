@@ -97,6 +97,19 @@ struct RobustnessTests {
         for text in rendered { #expect(scanner.leaks(in: text).isEmpty, "\(scanner.leaks(in: text)) in: \(text.prefix(120))") }
     }
 
+    /// Usernames reach log lines only as keyed pseudonyms: stable within the process, not the name.
+    @Test func usernamesInLogLinesArePseudonyms() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            _ = try await api.primarySession("alice")
+            _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"])
+        }
+        let users = harness.logs.entries.compactMap { $0.metadata["user"].map { "\($0)" } }
+        #expect(users.count >= 2)
+        #expect(Set(users).count == 1 && users[0].hasPrefix("u-") && users[0].count == 18, "\(users)")
+        #expect(!harness.logs.entries.contains { "\($0.message) \($0.metadata)".contains("alice") })
+    }
+
     /// Runs a scenario with successes and failures; returns everything that must be secret-free.
     func scenario(_ harness: ServerHarness) async throws -> (SecretScanner, [String]) {
         let collected = Collected()
@@ -123,6 +136,10 @@ struct RobustnessTests {
                 replies.append(try await api.finish(challenge, signature: Base64URL.encode(signature)))  // replay
             }
             replies.append(try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password 1"]))
+            // A password typed into the username field: an unknown user that must not be written down.
+            scanner.add("Tr0ub4dor&3x", label: "password typed as a username")
+            replies.append(try await api.post("/v1/login/password", ["username": "Tr0ub4dor&3x", "password": "Tr0ub4dor&3x is the password"]))
+            scanner.add("Tr0ub4dor&3x is the password", label: "its password field")
             replies.append(try await api.call(.get, "/v1/devices", token: token + "x"))
             let stepUp = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": "b3A"], token: token)
             let approval = try await api.finish(stepUp, signature: try phone.sign(stepUp), path: "/v1/step-up/finish", token: token)
