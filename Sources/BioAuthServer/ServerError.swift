@@ -38,7 +38,9 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
             revokedDeviceSession.description:
             "sessionRejected"
         case approvalRejected.description: "approvalRejected"
-        default: "rejected"
+        case "lockedOut", "tooManyChallenges", FailureSubject.password("").kind, FailureSubject.passwordRun("").kind, FailureSubject.client("").kind:
+            "lockedOut"
+        default: reason  // not a failure reason (e.g. "all" for sessions revoked everywhere)
         }
     }
 }
