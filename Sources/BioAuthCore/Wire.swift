@@ -197,17 +197,20 @@ extension Wire {
         }
     }
 
-    /// One entry of the user's audit log.
+    /// One entry of the user's audit log. A failure repeated within a minute is one entry:
+    /// `count` says how many, `at` is the latest.
     public struct AuditEntry: Codable, Sendable, Hashable {
         public var at: Int64
         public var kind: String
         public var deviceId: String?
         public var reason: String?
-        public init(at: Int64, kind: String, deviceId: String?, reason: String?) {
+        public var count: Int
+        public init(at: Int64, kind: String, deviceId: String?, reason: String?, count: Int = 1) {
             self.at = at
             self.kind = kind
             self.deviceId = deviceId
             self.reason = reason
+            self.count = count
         }
     }
 

@@ -80,7 +80,7 @@ public struct BioAuthServerApp: Sendable {
     }
 }
 
-/// Deletes expired challenges once a minute until shutdown.
+/// Sweeps expired challenges, old counters and audit rows past retention once a minute until shutdown.
 struct ChallengeSweeper: Service {
     let service: BioAuthService
     let logger: Logger
@@ -90,7 +90,7 @@ struct ChallengeSweeper: Service {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 try await Task.sleep(for: .seconds(60))
-                do { try await service.sweepExpiredChallenges() } catch { logger.warning("challenge sweep failed") }
+                do { try await service.sweep() } catch { logger.warning("sweep failed", metadata: ["error": "\(type(of: error))"]) }
             }
         }
     }

@@ -140,7 +140,7 @@ public struct BioAuthRoutes: Sendable {
         v1.get("audit") { request, context in
             let (session, info) = try await authenticate(request, context)
             return try json(try await service.auditEvents(of: session, request: info).map {
-                Wire.AuditEntry(at: $0.at.seconds, kind: $0.kind, deviceId: $0.deviceID, reason: $0.reason.map(FailureReason.userVisible))
+                Wire.AuditEntry(at: $0.at.seconds, kind: $0.kind, deviceId: $0.deviceID, reason: $0.reason.map(FailureReason.userVisible), count: $0.count)
             })
         }
         return router

@@ -119,6 +119,14 @@ public final class PostgresStore: BioAuthStore {
                 "CREATE INDEX approvals_device ON approvals (device_id)",
             ]
         ),
+        (
+            4, "Repeated failures are one audit row with a count",
+            [
+                "ALTER TABLE audit ADD COLUMN count INTEGER NOT NULL DEFAULT 1",
+                "CREATE INDEX audit_repeat ON audit (client, kind, at)",
+                "CREATE INDEX audit_at ON audit (at)",
+            ]
+        ),
     ]
 
     /// Any constant: the advisory lock every starting instance takes while it migrates.
@@ -378,6 +386,23 @@ public final class PostgresStore: BioAuthStore {
         }
     }
 
+    public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date) async throws -> SweepResult {
+        try await transaction { c in
+            let runs = FailureSubject.passwordRun("").storageKey + "%"
+            func count(_ query: PostgresQuery) async throws -> Int {
+                try await c.query(query, logger: self.logger).collect().first.map { try $0.makeRandomAccess()[0].decode(Int.self) } ?? 0
+            }
+            let counters = try await count(
+                """
+                WITH gone AS (DELETE FROM counters WHERE (key NOT LIKE \(runs) AND window_start < \(windowsBefore))
+                  OR (key LIKE \(runs) AND window_start < \(runsBefore)) RETURNING 1) SELECT COUNT(*) FROM gone
+                """)
+            let audit = try await count("WITH gone AS (DELETE FROM audit WHERE at < \(auditBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
+            let approvals = try await count("WITH gone AS (DELETE FROM approvals WHERE expires_at < \(windowsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
+            return SweepResult(counters: counters, auditRows: audit, approvals: approvals)
+        }
+    }
+
     public func deleteChallenges(expiredBefore date: Date) async throws -> Int {
         try await rows("WITH gone AS (DELETE FROM challenges WHERE expires_at < \(date) RETURNING 1) SELECT COUNT(*) FROM gone")
             .first.map { try $0.makeRandomAccess()[0].decode(Int.self) } ?? 0
@@ -516,7 +541,7 @@ public final class PostgresStore: BioAuthStore {
             return AuditEvent(
                 at: try r.value("at"), kind: try r.value("kind"), userID: try r.optional("user_id", String.self), deviceID: try r.optional("device_id", String.self),
                 reason: try r.optional("reason", String.self), clientAddress: try r.optional("client", String.self),
-                requestID: try r.optional("request_id", String.self))
+                requestID: try r.optional("request_id", String.self), count: Int(try r.value("count", Int32.self)))
         }
     }
 
@@ -524,6 +549,18 @@ public final class PostgresStore: BioAuthStore {
 
     private func append(_ events: [AuditEvent], _ c: PostgresConnection) async throws {
         for e in events {
+            if e.aggregates {
+                let merged = try await c.query(
+                    """
+                    UPDATE audit SET count = count + 1, at = \(e.at) WHERE seq = (
+                      SELECT seq FROM audit WHERE client IS NOT DISTINCT FROM \(e.clientAddress) AND kind = \(e.kind)
+                        AND at >= \(e.at.addingTimeInterval(-AuditEvent.aggregationWindow)) AND user_id IS NOT DISTINCT FROM \(e.userID)
+                        AND device_id IS NOT DISTINCT FROM \(e.deviceID) AND reason IS NOT DISTINCT FROM \(e.reason)
+                      ORDER BY seq DESC LIMIT 1) RETURNING seq
+                    """, logger: logger
+                ).collect()
+                if !merged.isEmpty { continue }
+            }
             try await c.query(
                 """
                 INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id)

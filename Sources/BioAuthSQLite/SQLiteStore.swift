@@ -77,6 +77,14 @@ public final class SQLiteStore: BioAuthStore {
                 "CREATE INDEX approvals_device ON approvals (device_id)",
             ]
         ),
+        (
+            "Repeated failures are one audit row with a count",
+            [
+                "ALTER TABLE audit ADD COLUMN count INTEGER NOT NULL DEFAULT 1",
+                "CREATE INDEX audit_repeat ON audit (client, kind, at)",
+                "CREATE INDEX audit_at ON audit (at)",
+            ]
+        ),
     ]
 
     private init(connection: SQLiteConnection, threadPool: NIOThreadPool) {
@@ -329,6 +337,18 @@ public final class SQLiteStore: BioAuthStore {
         try await transaction { try await query("DELETE FROM challenges WHERE expires_at < ? RETURNING id", [.date(date)]).count }
     }
 
+    public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date) async throws -> SweepResult {
+        try await transaction {
+            let runs = FailureSubject.passwordRun("").storageKey + "%"
+            let counters = try await query(
+                "DELETE FROM counters WHERE (key NOT LIKE ? AND window_start < ?) OR (key LIKE ? AND window_start < ?) RETURNING key",
+                [.text(runs), .date(windowsBefore), .text(runs), .date(runsBefore)]).count
+            let audit = try await query("DELETE FROM audit WHERE at < ? RETURNING seq", [.date(auditBefore)]).count
+            let approvals = try await query("DELETE FROM approvals WHERE expires_at < ? RETURNING expires_at", [.date(windowsBefore)]).count
+            return SweepResult(counters: counters, auditRows: audit, approvals: approvals)
+        }
+    }
+
     // MARK: Outcomes
 
     public func recordFailure(_ failure: FailureRecord) async throws -> [FailureSubject] {
@@ -460,7 +480,8 @@ public final class SQLiteStore: BioAuthStore {
             return try rows.map {
                 AuditEvent(
                     at: try $0.date("at"), kind: try $0.string("kind"), userID: try $0.optionalString("user_id"), deviceID: try $0.optionalString("device_id"),
-                    reason: try $0.optionalString("reason"), clientAddress: try $0.optionalString("client"), requestID: try $0.optionalString("request_id"))
+                    reason: try $0.optionalString("reason"), clientAddress: try $0.optionalString("client"), requestID: try $0.optionalString("request_id"),
+                    count: try $0.int("count"))
             }
         }
     }
@@ -468,6 +489,17 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: Statements inside a transaction
 
     private func append(_ e: AuditEvent) async throws {
+        if e.aggregates {
+            let merged = try await query(
+                """
+                UPDATE audit SET count = count + 1, at = ? WHERE seq = (
+                  SELECT seq FROM audit WHERE client IS ? AND kind = ? AND at >= ? AND user_id IS ? AND device_id IS ? AND reason IS ?
+                  ORDER BY seq DESC LIMIT 1) RETURNING seq
+                """,
+                [.date(e.at), .optionalText(e.clientAddress), .text(e.kind), .date(e.at.addingTimeInterval(-AuditEvent.aggregationWindow)),
+                 .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason)])
+            if !merged.isEmpty { return }
+        }
         try await query(
             "INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [.date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .optionalText(e.clientAddress),

@@ -322,6 +322,19 @@ public final class BioAuthService: Sendable {
         try await store.deleteChallenges(expiredBefore: clock.now())
     }
 
+    /// Deletes what no longer decides anything: expired challenges and approvals, counters of
+    /// past windows, password runs and audit rows past their retention. Safe on every instance at
+    /// once; `bioauth-server` runs it every minute.
+    @discardableResult
+    public func sweep() async throws -> SweepResult {
+        let now = clock.now()
+        var result = try await store.sweep(
+            windowsBefore: windows.windowStart(now), runsBefore: now.addingTimeInterval(-configuration.retention.passwordRuns),
+            auditBefore: now.addingTimeInterval(-configuration.retention.audit))
+        result.challenges = try await store.deleteChallenges(expiredBefore: now)
+        return result
+    }
+
     // MARK: - Internals
 
     /// The key verified against when the device is unknown, revoked or foreign. Its private half is

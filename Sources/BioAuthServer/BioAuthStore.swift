@@ -38,6 +38,10 @@ public protocol BioAuthStore: Sendable {
     func finishChallenge(id: Data, lockout: LockoutQuery, verdict: @escaping @Sendable (TakenChallenge?) -> ChallengeVerdict) async throws -> RecordedVerdict
     /// Deletes challenges that expired before `date`; returns how many.
     func deleteChallenges(expiredBefore date: Date) async throws -> Int
+    /// Deletes window counters whose window started before `windowsBefore`, password runs whose
+    /// last attempt was before `runsBefore`, audit rows older than `auditBefore`, and approvals
+    /// that expired before `windowsBefore`.
+    func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date) async throws -> SweepResult
 
     // MARK: Outcomes outside a challenge
 

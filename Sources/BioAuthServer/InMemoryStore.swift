@@ -19,7 +19,7 @@ public actor InMemoryStore: BioAuthStore {
     public func createUser(_ user: UserRecord, audit event: AuditEvent) throws {
         guard users[user.id] == nil else { throw StoreError(.duplicate, detail: "users") }
         users[user.id] = user
-        audit.append(event)
+        append(event)
     }
 
     public func passwordLoginState(username: String, lockout: LockoutQuery) -> PasswordLoginState {
@@ -60,7 +60,7 @@ public actor InMemoryStore: BioAuthStore {
         let verdict = decide(taken)
         switch verdict {
         case .refused(let events):
-            audit += events
+            for event in events { append(event) }
             return RecordedVerdict(verdict)
         case .failed(let failure):
             return RecordedVerdict(verdict, lockedSubjects: recordFailure(failure))
@@ -76,7 +76,7 @@ public actor InMemoryStore: BioAuthStore {
                 devicesByID[device.id] = stored
                 revokeSessions(where: { $0.userID == device.userID && $0.deviceID == device.id }, at: device.createdAt)
                 withdrawApprovals { $0.deviceID == device.id }
-                audit.append(event)
+                append(event)
                 return RecordedVerdict(verdict, device: stored)
             }
             guard devicesByID[device.id] == nil else {
@@ -84,12 +84,12 @@ public actor InMemoryStore: BioAuthStore {
                 throw StoreError(.duplicate, detail: "devices")
             }
             devicesByID[device.id] = device
-            audit.append(event)
+            append(event)
             return RecordedVerdict(verdict, device: device)
         case .approval(let approval, let clearing, let event):
             approvals[approval.tokenHash] = approval
             clear(clearing)
-            audit.append(event)
+            append(event)
             return RecordedVerdict(verdict)
         }
     }
@@ -112,8 +112,8 @@ public actor InMemoryStore: BioAuthStore {
             counts[subject] = count
         }
         let locked = failure.newlyLocked(counts)
-        audit.append(failure.audit)
-        audit += locked.map(failure.lockoutEvent)
+        append(failure.audit)
+        for subject in locked { append(failure.lockoutEvent(subject)) }
         return locked
     }
 
@@ -122,7 +122,7 @@ public actor InMemoryStore: BioAuthStore {
         if let rehashed, users[rehashed.id] != nil { users[rehashed.id] = rehashed }
         if session.kind == .device, let deviceID = session.deviceID { devicesByID[deviceID]?.lastUsedAt = session.createdAt }
         clear(clearing)
-        audit.append(event)
+        append(event)
     }
 
     // MARK: Devices
@@ -136,7 +136,7 @@ public actor InMemoryStore: BioAuthStore {
     public func renameDevice(id: String, userID: String, name: String, audit event: AuditEvent) -> Bool {
         guard devicesByID[id]?.userID == userID else { return false }
         devicesByID[id]?.name = name
-        audit.append(event)
+        append(event)
         return true
     }
 
@@ -145,7 +145,7 @@ public actor InMemoryStore: BioAuthStore {
         devicesByID[id]?.revokedAt = at
         revokeSessions(where: { $0.userID == userID && $0.deviceID == id }, at: at)
         withdrawApprovals { $0.deviceID == id }
-        audit.append(event)
+        append(event)
         return true
     }
 
@@ -163,13 +163,13 @@ public actor InMemoryStore: BioAuthStore {
 
     public func revokeSession(id: String, userID: String, at: Date, audit event: AuditEvent) -> Bool {
         let count = revokeSessions(where: { $0.id == id && $0.userID == userID }, at: at)
-        if count > 0 { audit.append(event) }
+        if count > 0 { append(event) }
         return count > 0
     }
 
     public func revokeSessions(userID: String, at: Date, audit event: AuditEvent) -> Int {
         let count = revokeSessions(where: { $0.userID == userID }, at: at)
-        audit.append(event)
+        append(event)
         return count
     }
 
@@ -181,13 +181,23 @@ public actor InMemoryStore: BioAuthStore {
         }
         approval.consumedAt = now
         approvals[tokenHash] = approval
-        audit.append(event.about(user: approval.userID, device: approval.deviceID))
+        append(event.about(user: approval.userID, device: approval.deviceID))
         return approval
     }
 
     // MARK: Audit
 
-    public func appendAudit(_ event: AuditEvent) { audit.append(event) }
+    public func appendAudit(_ event: AuditEvent) { append(event) }
+
+    public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date) -> SweepResult {
+        let before = (counters.count, audit.count, approvals.count)
+        counters = counters.filter { key, entry in
+            key.hasPrefix(FailureSubject.passwordRun("").storageKey) ? entry.window >= runsBefore : entry.window >= windowsBefore
+        }
+        audit.removeAll { $0.at < auditBefore }
+        approvals = approvals.filter { $0.value.expiresAt >= windowsBefore }
+        return SweepResult(counters: before.0 - counters.count, auditRows: before.1 - audit.count, approvals: before.2 - approvals.count)
+    }
 
     public func auditEvents(userID: String?, limit: Int) -> [AuditEvent] {
         Array(audit.reversed().filter { userID == nil || $0.userID == userID }.prefix(limit))
@@ -196,6 +206,18 @@ public actor InMemoryStore: BioAuthStore {
     public func close() {}
 
     // MARK: Internals
+
+    /// Appends an audit event, merging a repeated failure into the row it repeats.
+    private func append(_ event: AuditEvent) {
+        if event.aggregates,
+            let index = audit.indices.suffix(64).last(where: { audit[$0].at >= event.at.addingTimeInterval(-AuditEvent.aggregationWindow) && audit[$0].repeats(event) })
+        {
+            audit[index].count += 1  // the row keeps its place (as a row keeps its sequence number)
+            audit[index].at = event.at
+            return
+        }
+        audit.append(event)
+    }
 
     private func isLockedOut(_ lockout: LockoutQuery, user: String?) -> Bool {
         var counts: [FailureSubject: Int] = [:]

@@ -166,8 +166,14 @@ public struct AuditEvent: Sendable, Hashable {
     public var reason: String?
     public var clientAddress: String?
     public var requestID: String?
+    /// How many identical failures this row stands for (see ``aggregates``); `at` is the latest.
+    public var count: Int
 
-    public init(at: Date, kind: String, userID: String? = nil, deviceID: String? = nil, reason: String? = nil, clientAddress: String? = nil, requestID: String? = nil) {
+    public init(
+        at: Date, kind: String, userID: String? = nil, deviceID: String? = nil, reason: String? = nil, clientAddress: String? = nil,
+        requestID: String? = nil, count: Int = 1
+    ) {
+        self.count = count
         self.at = at
         self.kind = kind
         self.userID = userID
@@ -175,6 +181,52 @@ public struct AuditEvent: Sendable, Hashable {
         self.reason = reason
         self.clientAddress = clientAddress
         self.requestID = requestID
+    }
+}
+
+extension AuditEvent {
+    /// Failures are aggregated: one that repeats an earlier row's kind, user, device, reason and
+    /// client within ``aggregationWindow`` increments that row's count instead of adding a row, so
+    /// a flood of bad requests cannot grow the audit log without bound. Successes are never merged.
+    public var aggregates: Bool {
+        kind.hasSuffix(".failed") || kind.hasSuffix(".rejected") || kind == "rate.limited" || kind == "challenge.refused" || kind == "lockout"
+    }
+
+    /// Whether `other` is the same failure again (its time, request id and count aside).
+    public func repeats(_ other: AuditEvent) -> Bool {
+        kind == other.kind && userID == other.userID && deviceID == other.deviceID && reason == other.reason && clientAddress == other.clientAddress
+    }
+
+    /// How far back an identical failure is merged into.
+    public static let aggregationWindow: TimeInterval = 60
+}
+
+/// What the audit log and failure counters keep, and for how long. Swept by every instance.
+public struct RetentionPolicy: Sendable, Hashable {
+    /// Audit rows older than this are deleted.
+    public var audit: TimeInterval
+    /// A user's consecutive-password-failure run is forgotten after this long without an attempt
+    /// (window counters go as soon as their window is over).
+    public var passwordRuns: TimeInterval
+
+    public init(audit: TimeInterval = 90 * 86_400, passwordRuns: TimeInterval = 30 * 86_400) {
+        self.audit = audit
+        self.passwordRuns = passwordRuns
+    }
+}
+
+/// What one sweep deleted.
+public struct SweepResult: Sendable, Hashable {
+    public var challenges: Int
+    public var counters: Int
+    public var auditRows: Int
+    public var approvals: Int
+
+    public init(challenges: Int = 0, counters: Int = 0, auditRows: Int = 0, approvals: Int = 0) {
+        self.challenges = challenges
+        self.counters = counters
+        self.auditRows = auditRows
+        self.approvals = approvals
     }
 }
 

@@ -26,6 +26,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var rateLimits: RateLimitPolicy
     /// Consecutive wrong passwords per user across windows: exponential back-off, then refusal at 100.
     public var passwordRun: PasswordRunPolicy
+    /// How long audit rows and password runs are kept.
+    public var retention = RetentionPolicy()
     /// Keys the pseudonyms that stand for usernames in log lines (HMAC-SHA256, 8 bytes): a
     /// username may be a password typed into the wrong field. Random per process by default, so
     /// lines correlate within one instance's run; set one shared key to correlate across instances.

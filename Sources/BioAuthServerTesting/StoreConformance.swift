@@ -25,6 +25,7 @@ public struct StoreConformance: Sendable {
             { try await $0.users($1) }, { try await $0.challenges($1) }, { try await $0.challengeRace($1) },
             { try await $0.failures($1) }, { try await $0.passwordAttempts($1) }, { try await $0.verdicts($1) }, { try await $0.devices($1) },
             { try await $0.sessions($1) }, { try await $0.approvals($1) }, { try await $0.approvalWithdrawal($1) }, { try await $0.audit($1) },
+            { try await $0.retention($1) },
         ]
         for check in checks {
             let store = try await makeStore()
@@ -184,8 +185,9 @@ public struct StoreConformance: Sendable {
         // A login clears the named counters, in the same transaction.
         try await store.recordLogin(session("s-clear", device: nil), clearing: [.password("alice")], rehashed: nil, audit: event("password.login.succeeded"))
         try require(!(try await store.passwordLoginState(username: "alice", lockout: other).lockedOut), "failures: login clears the user's counter")
-        let events = try await store.auditEvents(userID: "alice", limit: 20).map(\.kind)
-        try require(events.filter { $0 == "lockout" }.count == 2 && events.filter { $0 == "password.login.failed" }.count == 3, "failures: audit and lockout events", "\(events)")
+        let events = try await store.auditEvents(userID: "alice", limit: 20)
+        let failed = events.filter { $0.kind == "password.login.failed" }.map(\.count).reduce(0, +)
+        try require(events.filter { $0.kind == "lockout" }.count == 2 && failed == 3, "failures: audit and lockout events (identical failures merged)", "\(events.map(\.kind))")
         // Concurrent failures: exactly one reaches the limit.
         let many = lockout(client: "192.0.2.1", limit: 25)
         let reached = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -376,6 +378,41 @@ public struct StoreConformance: Sendable {
         _ = try await store.revokeSessions(userID: "alice", at: t0, audit: event("sessions.revoked"))
         try require(!(try await redeemable(8)), "withdrawal: revoking every session of the user")
         try require(try await redeemable(6), "withdrawal: another user's approval is untouched")
+    }
+
+    /// Repeated failures are one row with a count; the sweep deletes past windows, old runs, audit
+    /// rows past retention and expired approvals — and nothing else.
+    public func retention(_ store: any BioAuthStore) async throws {
+        func failure(_ at: TimeInterval, client: String = "c1", kind: String = "login.failed") -> AuditEvent {
+            AuditEvent(at: t0.addingTimeInterval(at), kind: kind, userID: "alice", deviceID: "d1", reason: "badSignature", clientAddress: client, requestID: "q\(at)")
+        }
+        for second in 0..<50 { try await store.appendAudit(failure(Double(second))) }
+        try await store.appendAudit(failure(10, client: "c2"))
+        try await store.appendAudit(failure(200))  // more than a minute after the last: a new row
+        for _ in 0..<2 { try await store.appendAudit(failure(201, kind: "login.succeeded")) }  // successes never merge
+        let rows = try await store.auditEvents(userID: nil, limit: 100)
+        try require(rows.count == 5, "retention: identical failures within a minute are one row", "\(rows.map { "\($0.kind) \($0.clientAddress ?? "") ×\($0.count)" })")
+        try require(rows.contains { $0.clientAddress == "c1" && $0.count == 50 && $0.at == t0.addingTimeInterval(49) }, "retention: the row counts them and keeps the latest time")
+        try require(rows.filter { $0.kind == "login.succeeded" }.allSatisfy { $0.count == 1 }, "retention: successes are never merged")
+
+        // Counters: a past window goes, the current stays; a run stays until its retention.
+        let old = LockoutQuery(windowStart: t0, client: "c1", clientLimit: 9, passwordLimit: 9)
+        try await store.createUser(UserRecord(id: "alice", passwordSalt: Data([1]), passwordRounds: 7, passwordHash: Data([2]), createdAt: t0), audit: event("user.created"))
+        _ = try await store.beginPasswordAttempt(username: "alice", lockout: old, run: PasswordRunPolicy(), now: t0)
+        _ = try await store.recordFailure(FailureRecord(.badPassword, lockout: LockoutQuery(windowStart: t0, client: "c1", clientLimit: 9, passwordLimit: nil), user: nil, audit: event("password.login.failed")))
+        let step = challenge()
+        _ = try await store.issueChallenge(step, limits: limits())
+        let approval = ApprovalRecord(tokenHash: Data([1]), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
+        try await finish(store, step.id) { _ in .approval(approval, clearing: [], audit: self.event("stepup.approved")) }
+
+        let swept = try await store.sweep(windowsBefore: t0.addingTimeInterval(600), runsBefore: t0, auditBefore: t0.addingTimeInterval(100))
+        try require(swept.counters == 2 && swept.approvals == 1, "retention: past windows and expired approvals go; the run stays", "\(swept)")
+        try require(swept.auditRows == 5, "retention: audit rows older than the cut-off go (the two merged failures and three written at t0)", "\(swept)")
+        let run = try await store.beginPasswordAttempt(username: "alice", lockout: LockoutQuery(windowStart: t0.addingTimeInterval(600), client: "c1", clientLimit: 9, passwordLimit: 9),
+            run: PasswordRunPolicy(threshold: 2, base: 1_000, cap: 1_000, maximum: 100), now: t0.addingTimeInterval(600))
+        try require(run.refusedUntil == nil && run.reached == [.passwordRun("alice")], "retention: the run survived the sweep", "\(run.reached)")
+        let later = try await store.sweep(windowsBefore: t0.addingTimeInterval(900), runsBefore: t0.addingTimeInterval(601), auditBefore: t0)
+        try require(later.counters == 2, "retention: the run goes after its retention", "\(later)")
     }
 
     public func audit(_ store: any BioAuthStore) async throws {

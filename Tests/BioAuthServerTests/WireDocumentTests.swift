@@ -85,7 +85,7 @@ struct WireDocumentTests {
             ("Approval", try Self.keys(Wire.Approval(approval: "a", expiresAt: 1))),
             ("Redeemed", try Self.keys(Wire.RedeemedApproval(userId: "u", deviceId: "d"))),
             ("Revoked", try Self.keys(Wire.RevokedSessions(revoked: 1))),
-            ("AuditEvent", try Self.keys(Wire.AuditEntry(at: 1, kind: "k", deviceId: "d", reason: "r"))),
+            ("AuditEvent", try Self.keys(Wire.AuditEntry(at: 1, kind: "k", deviceId: "d", reason: "r", count: 2))),
             ("Created", try Self.keys(Wire.CreatedUser(username: "u"))),
             ("Error", try Self.keys(Wire.ErrorBody(error: "e", field: "f", reason: "r"))),
             ("Challenge", try Self.keys(ChallengeEnvelope(try SignedMessage(
