@@ -42,29 +42,29 @@ public enum BiometryKind: Int, Sendable, Hashable, CaseIterable, Codable, Custom
 }
 
 /// `LAError.Code` raw values, domain `com.apple.LocalAuthentication` (`LAPublicDefines.h`, `LAError.h`).
-public struct LAErrorCode: Error, RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: Int
-    public init(rawValue: Int) { self.rawValue = rawValue }
+package struct LAErrorCode: Error, RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    package let rawValue: Int
+    package init(rawValue: Int) { self.rawValue = rawValue }
 
-    public static let authenticationFailed = Self(rawValue: -1)
-    public static let userCancel = Self(rawValue: -2)
-    public static let userFallback = Self(rawValue: -3)
-    public static let systemCancel = Self(rawValue: -4)
-    public static let passcodeNotSet = Self(rawValue: -5)
-    public static let biometryNotAvailable = Self(rawValue: -6)
-    public static let biometryNotEnrolled = Self(rawValue: -7)
-    public static let biometryLockout = Self(rawValue: -8)
-    public static let appCancel = Self(rawValue: -9)
-    public static let invalidContext = Self(rawValue: -10)
-    public static let notInteractive = Self(rawValue: -1004)
+    package static let authenticationFailed = Self(rawValue: -1)
+    package static let userCancel = Self(rawValue: -2)
+    package static let userFallback = Self(rawValue: -3)
+    package static let systemCancel = Self(rawValue: -4)
+    package static let passcodeNotSet = Self(rawValue: -5)
+    package static let biometryNotAvailable = Self(rawValue: -6)
+    package static let biometryNotEnrolled = Self(rawValue: -7)
+    package static let biometryLockout = Self(rawValue: -8)
+    package static let appCancel = Self(rawValue: -9)
+    package static let invalidContext = Self(rawValue: -10)
+    package static let notInteractive = Self(rawValue: -1004)
     /// Private `kLAErrorParameter`: a malformed request (a bad ACL). -1001 per a reconstruction of
     /// `LAPrivateDefines.h` — UNCONFIRMED; `SecItem.m` maps it to errSecParam by name.
-    public static let parameter = Self(rawValue: -1001)
+    package static let parameter = Self(rawValue: -1001)
     /// Private code seen when a Secure Enclave key's ACL forbids the operation
     /// ("ACL operation is not allowed: 'ock'", flutter_secure_storage PR #989). [3p]
-    public static let aclOperationNotAllowed = Self(rawValue: -1009)
+    package static let aclOperationNotAllowed = Self(rawValue: -1009)
 
-    public var description: String {
+    package var description: String {
         let names: [Int: String] = [
             -1: "authenticationFailed", -2: "userCancel", -3: "userFallback", -4: "systemCancel",
             -5: "passcodeNotSet", -6: "biometryNotAvailable", -7: "biometryNotEnrolled", -8: "biometryLockout",
@@ -75,28 +75,28 @@ public struct LAErrorCode: Error, RawRepresentable, Sendable, Hashable, CustomSt
 }
 
 /// Keychain `OSStatus` values (`base/SecBase.h` in apple-oss-distributions/Security).
-public struct SecStatus: Error, RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: Int32
-    public init(rawValue: Int32) { self.rawValue = rawValue }
+package struct SecStatus: Error, RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    package let rawValue: Int32
+    package init(rawValue: Int32) { self.rawValue = rawValue }
 
-    public static let success = Self(rawValue: 0)
-    public static let errSecUnimplemented = Self(rawValue: -4)
-    public static let errSecParam = Self(rawValue: -50)
-    public static let errSecUserCanceled = Self(rawValue: -128)
-    public static let errSecNotAvailable = Self(rawValue: -25291)
-    public static let errSecAuthFailed = Self(rawValue: -25293)
-    public static let errSecDuplicateItem = Self(rawValue: -25299)
-    public static let errSecItemNotFound = Self(rawValue: -25300)
-    public static let errSecInteractionNotAllowed = Self(rawValue: -25308)
-    public static let errSecDecode = Self(rawValue: -26275)
-    public static let errSecInternal = Self(rawValue: -26276)
-    public static let errSecMissingEntitlement = Self(rawValue: -34018)
-    public static let errSecVerifyFailed = Self(rawValue: -67808)
+    package static let success = Self(rawValue: 0)
+    package static let errSecUnimplemented = Self(rawValue: -4)
+    package static let errSecParam = Self(rawValue: -50)
+    package static let errSecUserCanceled = Self(rawValue: -128)
+    package static let errSecNotAvailable = Self(rawValue: -25291)
+    package static let errSecAuthFailed = Self(rawValue: -25293)
+    package static let errSecDuplicateItem = Self(rawValue: -25299)
+    package static let errSecItemNotFound = Self(rawValue: -25300)
+    package static let errSecInteractionNotAllowed = Self(rawValue: -25308)
+    package static let errSecDecode = Self(rawValue: -26275)
+    package static let errSecInternal = Self(rawValue: -26276)
+    package static let errSecMissingEntitlement = Self(rawValue: -34018)
+    package static let errSecVerifyFailed = Self(rawValue: -67808)
 
     /// The OSStatus a keychain call reports for an `LAError` (`SecErrorGetOSStatus`,
     /// `osstatus_for_localauthentication_error`, `OSX/sec/Security/SecItem.m`): userCancel → -128,
     /// parameter → -50, notInteractive → -25308, every other LAError → errSecAuthFailed (-25293).
-    public init(laError: LAErrorCode) {
+    package init(laError: LAErrorCode) {
         switch laError {
         case .userCancel: self = .errSecUserCanceled
         case .parameter: self = .errSecParam
@@ -109,7 +109,7 @@ public struct SecStatus: Error, RawRepresentable, Sendable, Hashable, CustomStri
     /// Apple's own `osstatus_for_ctk_error` in `SecItem.m` maps it — never the raw code
     /// reinterpreted: badParameter → -50, notImplemented → -4, canceledByUser → -128,
     /// corruptedData → -26275, tokenNotFound and objectNotFound → -25300, anything else → -26276.
-    public init(cryptoTokenKitError code: Int) {
+    package init(cryptoTokenKitError code: Int) {
         switch code {
         case CryptoTokenKitError.badParameter: self = .errSecParam
         case CryptoTokenKitError.notImplemented: self = .errSecUnimplemented
@@ -120,7 +120,7 @@ public struct SecStatus: Error, RawRepresentable, Sendable, Hashable, CustomStri
         }
     }
 
-    public var description: String {
+    package var description: String {
         let names: [Int32: String] = [
             0: "errSecSuccess", -4: "errSecUnimplemented", -50: "errSecParam", -128: "errSecUserCanceled",
             -25291: "errSecNotAvailable", -25293: "errSecAuthFailed", -25299: "errSecDuplicateItem",
@@ -175,7 +175,7 @@ package struct AccessControlFlags: OptionSet, Sendable, Hashable, Codable {
 }
 
 /// `kSecAttrAccessible…` classes, with the `pdmn` strings Security uses for them (`SecItem.h`).
-public enum KeychainAccessibility: String, Sendable, Hashable, CaseIterable, Codable {
+package enum KeychainAccessibility: String, Sendable, Hashable, CaseIterable, Codable {
     case whenPasscodeSetThisDeviceOnly = "akpu"
     case whenUnlockedThisDeviceOnly = "aku"
     case afterFirstUnlockThisDeviceOnly = "cku"
@@ -183,5 +183,5 @@ public enum KeychainAccessibility: String, Sendable, Hashable, CaseIterable, Cod
     case afterFirstUnlock = "ck"
 
     /// Whether items of this class never leave the device (no backup, no iCloud).
-    public var isThisDeviceOnly: Bool { rawValue.hasSuffix("u") }
+    package var isThisDeviceOnly: Bool { rawValue.hasSuffix("u") }
 }

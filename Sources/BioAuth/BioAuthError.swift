@@ -54,16 +54,24 @@ public struct BioAuthError: Error, Sendable, Hashable, CustomStringConvertible, 
 
     public let code: Code
     /// The `LAError` code behind the failure, if any.
-    public let laError: LAErrorCode?
+    package let laError: LAErrorCode?
     /// The keychain `OSStatus` behind the failure, if any.
-    public let status: SecStatus?
+    package let status: SecStatus?
+    /// The raw `LAError.Code` behind the failure, for diagnostics.
+    public var laErrorCode: Int? { laError?.rawValue }
+    /// The raw keychain `OSStatus` behind the failure, for diagnostics.
+    public var osStatus: Int32? { status?.rawValue }
     /// For ``Code/passcodeTemporarilyLocked``: seconds until the next attempt is allowed.
     public let retryAfter: TimeInterval?
     /// For ``Code/passcodeIncorrect``: attempts left before the wipe, when a wipe is configured.
     public let attemptsBeforeWipe: Int?
 
-    public init(
-        _ code: Code, laError: LAErrorCode? = nil, status: SecStatus? = nil, retryAfter: TimeInterval? = nil,
+    public init(_ code: Code, retryAfter: TimeInterval? = nil, attemptsBeforeWipe: Int? = nil) {
+        self.init(code, laError: nil, status: nil, retryAfter: retryAfter, attemptsBeforeWipe: attemptsBeforeWipe)
+    }
+
+    package init(
+        _ code: Code, laError: LAErrorCode? = nil, status: SecStatus?, retryAfter: TimeInterval? = nil,
         attemptsBeforeWipe: Int? = nil
     ) {
         self.code = code
@@ -74,7 +82,7 @@ public struct BioAuthError: Error, Sendable, Hashable, CustomStringConvertible, 
     }
 
     /// Maps an `LAError` from an evaluation or a Secure Enclave operation.
-    public init(laError: LAErrorCode) {
+    package init(laError: LAErrorCode) {
         let code: Code =
             switch laError {
             case .authenticationFailed: .authenticationFailed
@@ -90,12 +98,12 @@ public struct BioAuthError: Error, Sendable, Hashable, CustomStringConvertible, 
             case .aclOperationNotAllowed: .keyOperationNotAllowed
             default: .authenticationFailed
             }
-        self.init(code, laError: laError)
+        self.init(code, laError: laError, status: nil)
     }
 
     /// Maps a keychain `OSStatus`. errSecAuthFailed stays an authentication failure (it covers
     /// failed match, lockout, fallback and system cancel: `SecItem.m`), never a cancel.
-    public init(status: SecStatus) {
+    package init(status: SecStatus) {
         let code: Code =
             switch status {
             case .errSecUserCanceled: .userCancelled

@@ -26,12 +26,12 @@ public final class EmulatedDevice: Sendable {
         /// Failed matches within one prompt before it ends with authenticationFailed (-1).
         /// UNCONFIRMED (3 reported for Touch ID, 2 for Face ID: `apple-platform.md` §3.4).
         public var perPromptFailureLimit: Int
-        /// Status of reading a `.biometryCurrentSet` item or key after an enrollment change.
-        /// UNCONFIRMED (`apple-platform.md` §6.1): errSecItemNotFound by default, errSecAuthFailed also reported.
-        public var invalidatedItemStatus: SecStatus
-        /// Status of adding an item with a biometric ACL when nothing is enrolled. UNCONFIRMED
-        /// (react-native-keychain #752 reports errSecAuthFailed); nil: the add succeeds.
-        public var bioACLAddWithoutEnrollmentStatus: SecStatus?
+        /// What reading a `.biometryCurrentSet` item or key reports after an enrollment change.
+        /// UNCONFIRMED (`apple-platform.md` §6.1): not found by default, an authentication failure also reported.
+        public var invalidatedRead: InvalidatedRead
+        /// Whether adding an item with a biometric ACL fails (errSecAuthFailed) when nothing is
+        /// enrolled. UNCONFIRMED (react-native-keychain #752 reports it does); false: the add succeeds.
+        public var biometricItemsNeedEnrollment: Bool
         /// `LATouchIDAuthenticationMaximumAllowableReuseDuration` (300 s, `LAContext.h`).
         public var maximumReuseDuration: TimeInterval
         /// Which domain-state API the app's OS offers (the live seam reads the iOS 18 one when it can).
@@ -40,8 +40,8 @@ public final class EmulatedDevice: Sendable {
 
         public init(
             biometry: BiometryKind = .faceID, hasSecureEnclave: Bool = true, lockoutThreshold: Int = 5,
-            perPromptFailureLimit: Int = 3, invalidatedItemStatus: SecStatus = .errSecItemNotFound,
-            bioACLAddWithoutEnrollmentStatus: SecStatus? = nil, maximumReuseDuration: TimeInterval = 300,
+            perPromptFailureLimit: Int = 3, invalidatedRead: InvalidatedRead = .itemNotFound,
+            biometricItemsNeedEnrollment: Bool = false, maximumReuseDuration: TimeInterval = 300,
             domainStateAPI: DomainStateAPI = .evaluatedPolicyDomainState, clock: any WallClock = SystemWallClock()
         ) {
             self.domainStateAPI = domainStateAPI
@@ -49,11 +49,19 @@ public final class EmulatedDevice: Sendable {
             self.hasSecureEnclave = hasSecureEnclave
             self.lockoutThreshold = lockoutThreshold
             self.perPromptFailureLimit = perPromptFailureLimit
-            self.invalidatedItemStatus = invalidatedItemStatus
-            self.bioACLAddWithoutEnrollmentStatus = bioACLAddWithoutEnrollmentStatus
+            self.invalidatedRead = invalidatedRead
+            self.biometricItemsNeedEnrollment = biometricItemsNeedEnrollment
             self.maximumReuseDuration = maximumReuseDuration
             self.clock = clock
         }
+    }
+
+    /// What an invalidated item or key reports when read (the two statuses reported in the field).
+    public enum InvalidatedRead: Sendable, Hashable {
+        /// errSecItemNotFound (-25300).
+        case itemNotFound
+        /// errSecAuthFailed (-25293).
+        case authenticationFailed
     }
 
     /// Where a context's domain state comes from.
@@ -387,4 +395,17 @@ extension EmulatedDevice {
     public func changeDomainStateAsAfterOSUpdate() {
         state.withLock { $0.osDomainSalt += 1 }
     }
+}
+
+extension EmulatedDevice.Configuration {
+    /// The status of reading an invalidated item or key.
+    package var invalidatedItemStatus: SecStatus {
+        switch invalidatedRead {
+        case .itemNotFound: .errSecItemNotFound
+        case .authenticationFailed: .errSecAuthFailed
+        }
+    }
+
+    /// The status of adding a biometric-ACL item with nothing enrolled, if it fails.
+    package var bioACLAddWithoutEnrollmentStatus: SecStatus? { biometricItemsNeedEnrollment ? .errSecAuthFailed : nil }
 }

@@ -138,9 +138,9 @@ struct EmulatedKeychainTests {
 
     /// After an enrollment change `.biometryCurrentSet` items are unreadable (SecAccessControl.h);
     /// `.biometryAny` and `.userPresence` items survive.
-    @Test(arguments: [SecStatus.errSecItemNotFound, .errSecAuthFailed])
-    func enrollmentChangeInvalidatesOnlyCurrentSetItems(configured: SecStatus) {
-        let device = EmulatedDevice.faceID { $0.invalidatedItemStatus = configured }
+    @Test(arguments: [(EmulatedDevice.InvalidatedRead.itemNotFound, SecStatus.errSecItemNotFound), (.authenticationFailed, .errSecAuthFailed)])
+    func enrollmentChangeInvalidatesOnlyCurrentSetItems(read: EmulatedDevice.InvalidatedRead, configured: SecStatus) {
+        let device = EmulatedDevice.faceID { $0.invalidatedRead = read }
         let keychain = EmulatedKeychain(device: device)
         #expect(status { try keychain.add(item("current", acl(.biometryCurrentSet)), data: secret) } == .success)
         #expect(status { try keychain.add(item("any", acl(.biometryAny)), data: secret) } == .success)
@@ -163,7 +163,7 @@ struct EmulatedKeychainTests {
 
     /// UNCONFIRMED behaviour is configurable: a bio ACL add with nothing enrolled.
     @Test func bioACLAddWithoutEnrollmentIsConfigurable() {
-        let strict = EmulatedDevice(configuration: .init(bioACLAddWithoutEnrollmentStatus: .errSecAuthFailed), enrolled: false)
+        let strict = EmulatedDevice(configuration: .init(biometricItemsNeedEnrollment: true), enrolled: false)
         #expect(status { try EmulatedKeychain(device: strict).add(item("a", acl(.biometryAny)), data: secret) } == .errSecAuthFailed)
         let lenient = EmulatedDevice(configuration: .init(), enrolled: false)
         #expect(status { try EmulatedKeychain(device: lenient).add(item("a", acl(.biometryAny)), data: secret) } == .success)
