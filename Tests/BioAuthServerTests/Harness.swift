@@ -128,7 +128,10 @@ struct API: Sendable {
 
 extension ServerHarness {
     /// The reasons audited for failures, oldest first.
+    /// Every audited reason, oldest first; a merged row (identical failures) counts as many times as it stands for.
     func auditedReasons() async throws -> [String] {
-        try await service.store.auditEvents(userID: nil, limit: 10_000).reversed().compactMap(\.reason)
+        try await service.store.auditEvents(userID: nil, limit: 10_000).reversed().flatMap { event in
+            event.reason.map { Array(repeating: $0, count: event.count) } ?? []
+        }
     }
 }
