@@ -94,7 +94,7 @@ public struct Demo: Sendable {
         }
         await record("story", "Step-up approval") {
             let approval = try await client.approve(operation: Self.operation)
-            let redemption = Wire.Redemption(approval: approval.token.value, operation: Base64URL.encode(Data(Self.operation.utf8)))
+            let redemption = approval.redemption
             let first = await outcome { _ = try await api.redeem(redemption) }
             let second = await outcome { _ = try await api.redeem(redemption) }
             return (first == nil && second == "authenticationFailed",

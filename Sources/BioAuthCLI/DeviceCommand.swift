@@ -340,7 +340,7 @@ extension DeviceCommand {
                 let approval = try await advised { () async throws(ClientError) in try await app.approve(operation: operation) }
                 // What the app's backend does before acting on it.
                 let redeemed = try await advised { () async throws(ClientError) in
-                    try await app.api.redeem(Wire.Redemption(approval: approval.token.value, operation: Base64URL.encode(Data(operation.utf8))))
+                    try await app.api.redeem(approval.redemption)
                 }
                 Console.line("approved \"\(operation)\"; the one-time approval was redeemed for device \(redeemed.deviceId)")
             }

@@ -1,3 +1,4 @@
+import BioAuthCore
 import Foundation
 
 /// A bearer credential (session token, approval). Its description, debug description and
@@ -39,6 +40,12 @@ public struct Approval: Sendable, Hashable {
     public let operation: String
     public let token: BearerToken
     public let expiresAt: Date
+
+    /// The body the app's backend posts to `/v1/approvals/redeem`: the approval and the exact
+    /// operation text, UTF-8, base64url.
+    public var redemption: Wire.Redemption {
+        Wire.Redemption(approval: token.value, operation: Base64URL.encode(Data(operation.utf8)))
+    }
 }
 
 /// This phone's registration with the server.

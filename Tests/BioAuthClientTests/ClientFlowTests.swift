@@ -81,8 +81,8 @@ struct ClientFlowTests {
         #expect(phone.device.promptCount == beforeApproval + 1)
         let prompt = try #require(phone.device.prompts.last)
         #expect(prompt.reason == "transfer 100.00 EUR to bob")
-        let redeemed = try await client.api.redeem(
-            Wire.Redemption(approval: approval.token.value, operation: Base64URL.encode(Data("transfer 100.00 EUR to bob".utf8))))
+        let redeemed = try await client.api.redeem(approval.redemption)
+        #expect(approval.redemption.operation == Base64URL.encode(Data("transfer 100.00 EUR to bob".utf8)))
         #expect(redeemed.deviceId == enrolled.deviceID)
 
         let devices = try await client.devices()
