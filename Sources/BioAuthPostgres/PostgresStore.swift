@@ -349,8 +349,8 @@ public final class PostgresStore: BioAuthStore {
                     stored = try await c.query(
                         """
                         WITH updated AS (
-                          UPDATE devices SET public_key = \(device.publicKey), revoked_at = NULL, last_used_at = \(device.createdAt)
-                          WHERE id = \(device.id) AND user_id = \(device.userID) RETURNING *),
+                          UPDATE devices SET public_key = \(device.publicKey), last_used_at = \(device.createdAt)
+                          WHERE id = \(device.id) AND user_id = \(device.userID) AND revoked_at IS NULL RETURNING *),
                         revoked AS (
                           UPDATE sessions SET revoked_at = \(device.createdAt)
                           WHERE user_id = \(device.userID) AND device_id = \(device.id) AND revoked_at IS NULL AND EXISTS (SELECT 1 FROM updated)),

@@ -306,7 +306,7 @@ public final class SQLiteStore: BioAuthStore {
             case .enrolment(let device, let replacing, let audit):
                 if replacing {
                     let updated = try await query(
-                        "UPDATE devices SET public_key = ?, revoked_at = NULL, last_used_at = ? WHERE id = ? AND user_id = ? RETURNING id",
+                        "UPDATE devices SET public_key = ?, last_used_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id",
                         [.blob(device.publicKey), .date(device.createdAt), .text(device.id), .text(device.userID)])
                     guard !updated.isEmpty else { return RecordedVerdict(verdict) }
                     try await withdrawApprovals(device: device.id, user: device.userID)

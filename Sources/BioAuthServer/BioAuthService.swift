@@ -186,7 +186,9 @@ public final class BioAuthService: Sendable {
         var deviceID = UUID().uuidString.lowercased()
         if let replacesDeviceID {
             let id = try Validate.deviceID(replacesDeviceID, field: "replacesDeviceId")
-            guard let device = try await run(request, { try await self.store.device(id: id) }), device.userID == session.userID else {
+            // A revoked device never comes back: its id answers 404 like an unknown one, and the
+            // phone enrols as a new device (a phished password cannot revive a stolen phone's id).
+            guard let device = try await run(request, { try await self.store.device(id: id) }), device.userID == session.userID, !device.isRevoked else {
                 throw ServerError(.notFound, field: "replacesDeviceId")
             }
             deviceID = id

@@ -69,9 +69,8 @@ public actor InMemoryStore: BioAuthStore {
             return RecordedVerdict(verdict)
         case .enrolment(let device, let replacing, let event):
             if replacing {
-                guard var stored = devicesByID[device.id], stored.userID == device.userID else { return RecordedVerdict(verdict) }
+                guard var stored = devicesByID[device.id], stored.userID == device.userID, stored.revokedAt == nil else { return RecordedVerdict(verdict) }
                 stored.publicKey = device.publicKey
-                stored.revokedAt = nil
                 stored.lastUsedAt = device.createdAt
                 devicesByID[device.id] = stored
                 revokeSessions(where: { $0.userID == device.userID && $0.deviceID == device.id }, at: device.createdAt)

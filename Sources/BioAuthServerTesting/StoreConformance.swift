@@ -219,8 +219,7 @@ public struct StoreConformance: Sendable {
         _ = try await store.issueChallenge(bad, limits: limits())
         try await finish(store, bad.id) { _ in .failed(FailureRecord(.badSignature, lockout: self.lockout(limit: 1), user: "alice", audit: self.event("login.failed"))) }
         try require(try await store.passwordLoginState(username: "alice", lockout: lockout(limit: 1)).lockedOut, "verdicts: failure counted")
-        // Re-enrolment: key replaced, revocation cleared, the device's sessions revoked.
-        try require(try await store.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked")), "verdicts: revoke before re-enrolment")
+        // Re-enrolment of an active device: key replaced, the device's sessions revoked.
         try await store.recordLogin(self.session("s-after", device: "d1"), clearing: [], rehashed: nil, audit: event("login.succeeded"))
         var rekeyed = phone
         rekeyed.publicKey = Data([8])
@@ -251,6 +250,9 @@ public struct StoreConformance: Sendable {
         try require(!(try await store.revokeDevice(id: "d3", userID: "alice", at: t0, audit: event("device.revoked"))), "devices: revoke another user's")
         let revoked = try await store.device(id: "d1")
         try require(revoked?.revokedAt == t0.addingTimeInterval(9) && revoked?.name == "Work phone", "devices: revoked state")
+        let revived = try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([9]), createdAt: t0), replacing: true)
+        let still = try await store.device(id: "d1")
+        try require(revived == nil && still?.revokedAt != nil && still?.publicKey == Data([4, 5]), "devices: a revoked device's key is never replaced (it never comes back)")
         let state = try await store.session(tokenHash: session("s1", device: "d1").tokenHash)
         try require(state?.deviceActive == false && state?.session.revokedAt == t0.addingTimeInterval(9), "devices: revoking revokes its sessions")
         let kinds = try await store.auditEvents(userID: "alice", limit: 10).map(\.kind)

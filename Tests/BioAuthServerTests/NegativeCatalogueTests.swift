@@ -236,6 +236,22 @@ struct NegativeCatalogueTests {
         }
     }
 
+    /// A revoked device never comes back: a phished password cannot revive a stolen phone's
+    /// device id by "re-enrolling" it; the phone must enrol as a new device.
+    @Test func aRevokedDeviceNeverComesBack() async throws {
+        try await harness.test { api in
+            let (primary, deviceID) = try await alice(api)
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: primary).status == 204)
+            let phished = try await api.primarySession("alice")
+            let attempt = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": SoftwareDevice().spki, "replacesDeviceId": deviceID], token: phished)
+            #expect(attempt.status == 404 && attempt["field"] == "replacesDeviceId", "\(attempt.text)")
+            let fresh = try await api.enrol(SoftwareDevice(), token: phished)
+            #expect(fresh != deviceID)
+            #expect(try await api.login("alice", deviceID, phone).isUniformFailure)
+        }
+    }
+
     /// Revocation is final for what was already granted: an approval obtained before its session
     /// was logged out, before the signing device was revoked, or before its key was replaced is
     /// refused at redemption (issue 13 item 11).
