@@ -127,6 +127,7 @@ public final class PostgresStore: BioAuthStore {
                 "CREATE INDEX audit_at ON audit (at)",
             ]
         ),
+        (5, "Challenges remember the session that asked for them", ["ALTER TABLE challenges ADD COLUMN session_id TEXT"]),
     ]
 
     /// Any constant: the advisory lock every starting instance takes while it migrates.
@@ -308,9 +309,9 @@ public final class PostgresStore: BioAuthStore {
             let columns = ch.binding.columns
             try await c.query(
                 """
-                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device)
+                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id)
                 VALUES (\(ch.id), \(Int16(ch.purpose.rawValue)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
-                        \(columns.operationHash), \(columns.publicKey), \(columns.deviceName), \(columns.replacing))
+                        \(columns.operationHash), \(columns.publicKey), \(columns.deviceName), \(columns.replacing), \(ch.sessionID))
                 """, logger: self.logger)
             return .issued
         }
@@ -633,7 +634,8 @@ public final class PostgresStore: BioAuthStore {
             operationHash: try r.optional("operation_hash", Data.self))
         return ChallengeRecord(
             id: try r.value("id"), binding: binding, relyingPartyID: try r.value("rp_id"), userID: try r.value("user_id"), deviceID: try r.value("device_id"),
-            nonce: try r.value("nonce"), createdAt: try r.value("created_at"), expiresAt: try r.value("expires_at"))
+            nonce: try r.value("nonce"), createdAt: try r.value("created_at"), expiresAt: try r.value("expires_at"),
+            sessionID: try r.optional("session_id", String.self))
     }
 
     static func device(_ r: PostgresRandomAccessRow, prefix: String = "") throws -> DeviceRecord {

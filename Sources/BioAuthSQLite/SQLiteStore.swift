@@ -85,6 +85,10 @@ public final class SQLiteStore: BioAuthStore {
                 "CREATE INDEX audit_at ON audit (at)",
             ]
         ),
+        (
+            "Challenges remember the session that asked for them",
+            ["ALTER TABLE challenges ADD COLUMN session_id TEXT"]
+        ),
     ]
 
     private init(connection: SQLiteConnection, threadPool: NIOThreadPool) {
@@ -272,12 +276,12 @@ public final class SQLiteStore: BioAuthStore {
             let columns = c.binding.columns
             try await query(
                 """
-                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [.blob(c.id), .integer(Int(c.purpose.rawValue)), .text(c.relyingPartyID), .text(c.userID), .text(c.deviceID), .blob(c.nonce),
                  .date(c.createdAt), .date(c.expiresAt), .optionalBlob(columns.operationHash), .optionalBlob(columns.publicKey),
-                 .optionalText(columns.deviceName), columns.replacing.map { .integer($0 ? 1 : 0) } ?? .null])
+                 .optionalText(columns.deviceName), columns.replacing.map { .integer($0 ? 1 : 0) } ?? .null, .optionalText(c.sessionID)])
             return .issued
         }
     }
@@ -592,7 +596,8 @@ public final class SQLiteStore: BioAuthStore {
             replacing: try row.optionalInt("replaces_device").map { $0 != 0 }, operationHash: try row.optionalData("operation_hash"))
         return ChallengeRecord(
             id: try row.data("id"), binding: binding, relyingPartyID: try row.string("rp_id"), userID: try row.string("user_id"),
-            deviceID: try row.string("device_id"), nonce: try row.data("nonce"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"))
+            deviceID: try row.string("device_id"), nonce: try row.data("nonce"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
+            sessionID: try row.optionalString("session_id"))
     }
 
     static func device(_ row: SQLiteRow) throws -> DeviceRecord {

@@ -194,14 +194,14 @@ public final class BioAuthService: Sendable {
             deviceID = id
         }
         let binding = ChallengeRecord.Binding.registration(publicKey: spki, deviceName: name, replacing: replacesDeviceID != nil)
-        return try await issue(binding, user: session.userID, device: deviceID, request)
+        return try await issue(binding, user: session.userID, device: deviceID, session: session.id, request)
     }
 
     /// Finishes enrolment: the new key's signature over the registration challenge.
     public func finishRegistration(
         session: SessionRecord, challengeID: String, signature: String, request: RequestInfo
     ) async throws(ServerError) -> DeviceRecord {
-        let recorded = try await finish(challengeID, signature, purpose: .registration, sessionUser: session.userID, request) { challenge, now in
+        let recorded = try await finish(challengeID, signature, purpose: .registration, session: session, request) { challenge, now in
             guard case .registration(let key, let name, let replacing) = challenge.binding else { return nil }
             let device = DeviceRecord(id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now)
             let kind = replacing ? "device.reenrolled" : "device.enrolled"
@@ -230,7 +230,7 @@ public final class BioAuthService: Sendable {
     /// Verifies the device's signature over its login challenge and opens a session.
     public func finishLogin(challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
         let token = SecretBytes.random(count: 32)
-        let recorded = try await finish(challengeID, signature, purpose: .login, sessionUser: nil, request) { challenge, now in
+        let recorded = try await finish(challengeID, signature, purpose: .login, session: nil, request) { challenge, now in
             let session = self.sessionRecord(token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now)
             let audit = self.event("login.succeeded", user: challenge.userID, device: challenge.deviceID, request: request)
             // Clears nothing: a device login says nothing about the password counter.
@@ -251,13 +251,13 @@ public final class BioAuthService: Sendable {
         guard let device = try await run(request, { try await self.store.device(id: deviceID) }), device.userID == session.userID, !device.isRevoked else {
             throw ServerError(.notFound, field: "deviceId")
         }
-        return try await issue(.stepUp(operationHash: Data(SHA256.hash(data: details))), user: session.userID, device: deviceID, request)
+        return try await issue(.stepUp(operationHash: Data(SHA256.hash(data: details))), user: session.userID, device: deviceID, session: session.id, request)
     }
 
     /// Verifies the step-up signature and returns a one-time approval for that operation.
     public func finishStepUp(session: SessionRecord, challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> ApprovalGrant {
         let token = SecretBytes.random(count: 32)
-        let recorded = try await finish(challengeID, signature, purpose: .stepUp, sessionUser: session.userID, request) { challenge, now in
+        let recorded = try await finish(challengeID, signature, purpose: .stepUp, session: session, request) { challenge, now in
             guard case .stepUp(let operationHash) = challenge.binding else { return nil }
             let record = ApprovalRecord(
                 tokenHash: Data(SHA256.hash(data: token.data)), userID: challenge.userID, deviceID: challenge.deviceID,
@@ -346,12 +346,14 @@ public final class BioAuthService: Sendable {
         return key
     }()
 
-    private func issue(_ binding: ChallengeRecord.Binding, user: String, device: String, _ request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
+    private func issue(
+        _ binding: ChallengeRecord.Binding, user: String, device: String, session: String? = nil, _ request: RequestInfo
+    ) async throws(ServerError) -> ChallengeEnvelope {
         let now = clock.now()
         let expiry = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + configuration.challengeTTL).rounded(.down))
         let challenge = ChallengeRecord(
             id: SecretBytes.random(count: 16).data, binding: binding, relyingPartyID: configuration.relyingPartyID, userID: user,
-            deviceID: device, nonce: SecretBytes.random(count: 32).data, createdAt: now, expiresAt: expiry)
+            deviceID: device, nonce: SecretBytes.random(count: 32).data, createdAt: now, expiresAt: expiry, sessionID: session)
         let message: SignedMessage
         do { message = try challenge.message() } catch { throw ServerError(error) }
         let limits = ChallengeLimits(
@@ -373,12 +375,12 @@ public final class BioAuthService: Sendable {
     /// message rebuilt from it and, in the same store transaction, records either the failure or
     /// what `success` builds. `success` returns nil when the challenge's binding does not fit.
     private func finish(
-        _ challengeID: String, _ signature: String, purpose: SignedMessage.Purpose, sessionUser: String?, _ request: RequestInfo,
+        _ challengeID: String, _ signature: String, purpose: SignedMessage.Purpose, session: SessionRecord?, _ request: RequestInfo,
         success: @escaping @Sendable (ChallengeRecord, Date) -> ChallengeVerdict?
     ) async throws(ServerError) -> RecordedVerdict {
         let id = try Validate.base64URL(challengeID, field: "challengeId", count: 16...16)
         let signatureBytes = try Validate.base64URL(signature, field: "signature", count: 1...256)
-        if sessionUser == nil { try admit(request) }  // authenticated calls were admitted by authenticate(token:request:)
+        if session == nil { try admit(request) }  // authenticated calls were admitted by authenticate(token:request:)
         let now = clock.now()
         let lockout = windows.lockout(client: request.clientAddress, at: now, factor: .signature)
         let relyingPartyID = configuration.relyingPartyID
@@ -397,7 +399,9 @@ public final class BioAuthService: Sendable {
                 }
                 guard challenge.purpose == purpose, challenge.relyingPartyID == relyingPartyID else { return failure(.wrongPurpose) }
                 guard now <= challenge.expiresAt else { return failure(.expiredChallenge) }
-                if let sessionUser, sessionUser != challenge.userID { return failure(.wrongUser) }
+                if let session, session.userID != challenge.userID { return failure(.wrongUser) }
+                // Bound to the session that asked: a challenge leaked from one session is useless in another.
+                if let bound = challenge.sessionID, bound != session?.id { return failure(.wrongSession) }
                 // An unknown, revoked or foreign device still costs a full verification (against a
                 // key nobody holds), so timing does not tell which device ids exist or are active.
                 var spki: Data = Self.decoyKey.spkiRepresentation

@@ -72,9 +72,14 @@ public struct ChallengeRecord: Sendable, Hashable {
     /// Whole seconds: the value the device signs.
     public var expiresAt: Date
 
+    /// The session that asked for it (registration and step-up): only that session may finish it.
+    public var sessionID: String?
+
     public init(
-        id: Data, binding: Binding, relyingPartyID: String, userID: String, deviceID: String, nonce: Data, createdAt: Date, expiresAt: Date
+        id: Data, binding: Binding, relyingPartyID: String, userID: String, deviceID: String, nonce: Data, createdAt: Date, expiresAt: Date,
+        sessionID: String? = nil
     ) {
+        self.sessionID = sessionID
         self.id = id
         self.binding = binding
         self.relyingPartyID = relyingPartyID

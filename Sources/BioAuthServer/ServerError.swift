@@ -23,6 +23,8 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let revokedSession = FailureReason("revokedSession")
     public static let revokedDeviceSession = FailureReason("revokedDeviceSession")
     public static let approvalRejected = FailureReason("approvalRejected")
+    /// A challenge finished by another session than the one that asked for it.
+    public static let wrongSession = FailureReason("wrongSession")
 
     /// What a user may see of a reason in their own audit log (`GET /v1/audit`): the class of
     /// failure, not which check failed. "unknownDevice" versus "wrongUser" versus "revokedDevice"
@@ -32,7 +34,7 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
         switch reason {
         case unknownDevice.description, revokedDevice.description, wrongUser.description, malformedSignature.description, badSignature.description:
             "verificationFailed"
-        case unknownChallenge.description, expiredChallenge.description, wrongPurpose.description: "challengeRejected"
+        case unknownChallenge.description, expiredChallenge.description, wrongPurpose.description, wrongSession.description: "challengeRejected"
         case unknownUser.description, badPassword.description: "passwordRejected"
         case missingSession.description, unknownSession.description, expiredSession.description, revokedSession.description,
             revokedDeviceSession.description:

@@ -111,8 +111,9 @@ public struct StoreConformance: Sendable {
             .registration(publicKey: Data([1, 2, 3]), deviceName: "Phone", replacing: true), .login, .stepUp(operationHash: Data(repeating: 7, count: 32)),
         ]
         // The record comes back whole, for every binding, exactly once.
-        for binding in bindings {
-            let record = challenge(binding, device: "round-trip")
+        for (index, binding) in bindings.enumerated() {
+            var record = challenge(binding, device: "round-trip")
+            record.sessionID = index == 1 ? nil : "session-\(index)"  // login challenges have no session
             try require(try await store.issueChallenge(record, limits: limits(10)) == .issued, "challenges: issue \(binding.purpose)")
             let seen = Captured<TakenChallenge?>()
             try await finish(store, record.id) { taken in seen.set(taken); return .refused([]) }

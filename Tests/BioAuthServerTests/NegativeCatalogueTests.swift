@@ -236,6 +236,22 @@ struct NegativeCatalogueTests {
         }
     }
 
+    /// A registration or step-up challenge is bound to the session that asked for it: another
+    /// session of the same user (a stolen one, say) cannot finish it.
+    @Test func aChallengeIsFinishedOnlyByTheSessionThatAskedForIt() async throws {
+        try await harness.test { api in
+            let (primary, deviceID) = try await alice(api)
+            let other = try await api.primarySession("alice")
+            let newKey = SoftwareDevice()
+            let registration = try await api.post("/v1/devices/registration/challenge", ["name": "Pad", "publicKey": newKey.spki], token: primary)
+            #expect(try await api.finish(registration, signature: try newKey.sign(registration), path: "/v1/devices/registration/finish", token: other).isUniformFailure)
+            let operation = Base64URL.encode(Data("transfer 1 EUR".utf8))
+            let stepUp = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": operation], token: primary)
+            #expect(try await api.finish(stepUp, signature: try phone.sign(stepUp), path: "/v1/step-up/finish", token: other).isUniformFailure)
+            #expect(try await harness.auditedReasons().suffix(2) == ["wrongSession", "wrongSession"])
+        }
+    }
+
     /// A revoked device never comes back: a phished password cannot revive a stolen phone's
     /// device id by "re-enrolling" it; the phone must enrol as a new device.
     @Test func aRevokedDeviceNeverComesBack() async throws {
