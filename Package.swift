@@ -79,7 +79,7 @@ let package = Package(
         .target(
             name: "BioAuthHTTP",
             dependencies: [
-                "BioAuthServer", "BioAuthCore", "BioAuthSQLite",
+                "BioAuthServer", "BioAuthCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),

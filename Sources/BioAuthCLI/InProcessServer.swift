@@ -1,6 +1,7 @@
 import BioAuthCore
 import BioAuthHTTP
 import BioAuthServer
+import BioAuthSQLite
 import Foundation
 import Hummingbird
 import Logging
@@ -19,13 +20,13 @@ public struct InProcessServer: Sendable {
     public static func start(relyingParty: String = "localhost") async throws -> InProcessServer {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-demo-\(UUID().uuidString).sqlite").path
         let configuration = ServerAppConfiguration(
-            host: "127.0.0.1", port: 0, databasePath: path, server: ServerConfiguration(relyingPartyID: relyingParty),
+            host: "127.0.0.1", port: 0, server: ServerConfiguration(relyingPartyID: relyingParty),
             http: HTTPOptions(allowSignUp: true),  // the demo's accounts sign up
             logLevel: .critical)
         let clock = ManualClock(start: Date())
         var logger = Logger(label: "bioauth-server")
         logger.logLevel = .critical
-        let app = try await BioAuthServerApp.build(configuration, clock: clock, logger: logger)
+        let app = BioAuthServerApp.build(configuration, store: try await SQLiteStore.open(path: path, logger: logger), clock: clock, logger: logger)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let application = app.application(configuration, logger: logger) { port in continuation.yield(port) }
         let group = ServiceGroup(services: [application], logger: logger)

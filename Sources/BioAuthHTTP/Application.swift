@@ -1,6 +1,5 @@
 import BioAuthCore
 import BioAuthServer
-import BioAuthSQLite
 import Foundation
 import Hummingbird
 import Logging
@@ -8,27 +7,22 @@ import NIOCore
 import Prometheus
 import ServiceLifecycle
 
-/// Settings of `bioauth-server`.
-///
-/// - Configuration keys (flags / environment): `--host` `BIOAUTH_HOST` (127.0.0.1), `--port`
-///   `BIOAUTH_PORT` (8080), `--database` `BIOAUTH_DATABASE` (bioauth.sqlite; `:memory:` for none),
-///   `--relying-party` `BIOAUTH_RELYING_PARTY` (localhost), `--challenge-ttl`
-///   `BIOAUTH_CHALLENGE_TTL` (60), `--session-ttl` `BIOAUTH_SESSION_TTL` (43200).
+/// Settings of the HTTP application: where it listens and how it behaves. Which store it runs
+/// on is the caller's choice (`bioauth-server` picks SQLite or PostgreSQL), so mounting the routes
+/// links no store implementation.
 public struct ServerAppConfiguration: Sendable {
     public var host: String
     public var port: Int
-    public var databasePath: String
     public var server: ServerConfiguration
     public var http: HTTPOptions
     public var logLevel: Logger.Level
 
     public init(
-        host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "bioauth.sqlite", server: ServerConfiguration = ServerConfiguration(),
+        host: String = "127.0.0.1", port: Int = 8080, server: ServerConfiguration = ServerConfiguration(),
         http: HTTPOptions = HTTPOptions(), logLevel: Logger.Level = .info
     ) {
         self.host = host
         self.port = port
-        self.databasePath = databasePath
         self.server = server
         self.http = http
         self.logLevel = logLevel
@@ -41,18 +35,12 @@ public struct BioAuthServerApp: Sendable {
     public let routes: BioAuthRoutes
     let store: any BioAuthStore
 
-    /// Wires the service, metrics and routes over `store`, or over the SQLite file (or `:memory:`)
-    /// that `configuration.databasePath` names when no store is given. The app owns the store:
-    /// ``shutdown()`` closes it.
+    /// Wires the service, metrics and routes over `store`. The app owns the store: ``shutdown()`` closes it.
     public static func build(
-        _ configuration: ServerAppConfiguration, store: (any BioAuthStore)? = nil, clock: any WallClock = SystemWallClock(), logger: Logger? = nil
-    ) async throws -> BioAuthServerApp {
+        _ configuration: ServerAppConfiguration, store: any BioAuthStore, clock: any WallClock = SystemWallClock(), logger: Logger? = nil
+    ) -> BioAuthServerApp {
         var logger = logger ?? Logger(label: "bioauth-server")
         logger.logLevel = configuration.logLevel
-        let store: any BioAuthStore =
-            if let store { store } else if configuration.databasePath == ":memory:" { InMemoryStore() } else {
-                try await SQLiteStore.open(path: configuration.databasePath, logger: logger)
-            }
         let registry = PrometheusCollectorRegistry()
         let service = BioAuthService(
             store: store, configuration: configuration.server, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry))

@@ -221,7 +221,7 @@ struct ErrorMapping: RouterMiddleware {
             case .authenticationFailed: Wire.ErrorBody(error: error.code.description)  // uniform: no reason, no field
             default: Wire.ErrorBody(error: error.code.description, field: error.field)
             }
-        var response = (try? json(body, status: HTTPResponse.Status(code: error.code.httpStatus))) ?? Response(status: .internalServerError)
+        var response = (try? json(body, status: error.code.httpStatus)) ?? Response(status: .internalServerError)
         if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
         return response
     }
@@ -232,5 +232,25 @@ extension BioAuthService {
     func auditSessionFailure(_ error: any Error, request: RequestInfo) async {
         guard let error = error as? ServerError, let reason = error.reason else { return }
         await audit("session.rejected", reason: reason.description, request: request)
+    }
+}
+
+extension ServerError.Code {
+    /// The HTTP status of each code (`openapi.yaml` lists them per operation). A code this layer
+    /// does not know is a server failure.
+    var httpStatus: HTTPResponse.Status {
+        switch self {
+        case .invalidRequest: .badRequest
+        case .authenticationFailed: .unauthorized
+        case .forbidden: .forbidden
+        case .notFound: .notFound
+        case .conflict: .conflict
+        case .methodNotAllowed: .methodNotAllowed
+        case .payloadTooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .rateLimited: .tooManyRequests
+        case .unavailable: .serviceUnavailable
+        default: .internalServerError
+        }
     }
 }

@@ -47,37 +47,33 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A failure of a server operation, shaped for the HTTP layer: the status it maps to is fixed
-/// by the code. Carries identifiers and reason codes only, never a secret.
+/// A failure of a server operation. Carries identifiers and reason codes only, never a secret.
+/// The transport decides what a code becomes (`BioAuthHTTP` maps each to a status).
 public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         public let description: String
-        public let httpStatus: Int
-        private init(_ name: String, _ status: Int) {
-            description = name
-            httpStatus = status
-        }
+        private init(_ name: String) { description = name }
 
-        /// Malformed input: the field is named (400).
-        public static let invalidRequest = Code("invalid_request", 400)
-        /// Any verification or session failure: one uniform answer (401).
-        public static let authenticationFailed = Code("authentication_failed", 401)
+        /// Malformed input: the field is named (HTTP 400).
+        public static let invalidRequest = Code("invalid_request")
+        /// Any verification or session failure: one uniform answer (HTTP 401).
+        public static let authenticationFailed = Code("authentication_failed")
         /// Authenticated, but this session may not do that (403).
-        public static let forbidden = Code("forbidden", 403)
-        public static let notFound = Code("not_found", 404)
-        public static let conflict = Code("conflict", 409)
+        public static let forbidden = Code("forbidden")
+        public static let notFound = Code("not_found")
+        public static let conflict = Code("conflict")
         /// A known path with another method (405; the response lists the allowed ones).
-        public static let methodNotAllowed = Code("method_not_allowed", 405)
+        public static let methodNotAllowed = Code("method_not_allowed")
         /// A request body over the size limit (413).
-        public static let payloadTooLarge = Code("payload_too_large", 413)
+        public static let payloadTooLarge = Code("payload_too_large")
         /// A request body that is not `application/json` (415).
-        public static let unsupportedMediaType = Code("unsupported_media_type", 415)
+        public static let unsupportedMediaType = Code("unsupported_media_type")
         /// Too many requests or failures; `retryAfter` says when to come back (429).
-        public static let rateLimited = Code("rate_limited", 429)
+        public static let rateLimited = Code("rate_limited")
         /// The server itself failed (500). Never caused by client input.
-        public static let internalError = Code("internal_error", 500)
+        public static let internalError = Code("internal_error")
         /// The database cannot be reached; `retryAfter` says when to try again (503).
-        public static let unavailable = Code("unavailable", 503)
+        public static let unavailable = Code("unavailable")
     }
 
     public let code: Code

@@ -2,6 +2,7 @@ import ArgumentParser
 import BioAuthHTTP
 import BioAuthPostgres
 import BioAuthServer
+import BioAuthSQLite
 import Foundation
 import Hummingbird
 import Logging
@@ -70,23 +71,29 @@ struct BioAuthServerCommand: AsyncParsableCommand {
         // Logs go to stderr; stdout carries only the "listening on" line scripts wait for.
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         let configuration = ServerAppConfiguration(
-            host: host, port: port, databasePath: database,
+            host: host, port: port,
             server: ServerConfiguration(
                 relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL), passwordRounds: passwordRounds,
                 rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient)),
             http: HTTPOptions(
                 trustedProxies: trustedProxies.compactMap(IPNetwork.init) + (trustForwardedFor ? HTTPOptions.loopbackProxies : []), allowSignUp: allowSignUp || env("BIOAUTH_ALLOW_SIGN_UP") == "1"),
             logLevel: Logger.Level(rawValue: logLevel) ?? .info)
-        var store: (any BioAuthStore)?
+        var logger = Logger(label: "bioauth-server")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        let store: any BioAuthStore
         var described = database
-        if let postgres {
+        if database == ":memory:" {
+            store = InMemoryStore()
+        } else if let postgres {
             let options = PostgresStore.Options(tls: PostgresStore.Options.TLSMode(rawValue: databaseTLS) ?? .prefer, poolSize: databasePoolSize)
-            var logger = Logger(label: "BioAuthPostgres")
-            logger.logLevel = max(.warning, Logger.Level(rawValue: logLevel) ?? .info)  // the pool logs each reconnect attempt at info
-            store = try await PostgresStore.open(postgres, options: options, logger: logger)
+            var poolLogger = Logger(label: "BioAuthPostgres")
+            poolLogger.logLevel = max(.warning, Logger.Level(rawValue: logLevel) ?? .info)  // the pool logs each reconnect attempt at info
+            store = try await PostgresStore.open(postgres, options: options, logger: poolLogger)
             described = postgres.description  // never the password
+        } else {
+            store = try await SQLiteStore.open(path: database, logger: logger)
         }
-        let server = try await BioAuthServerApp.build(configuration, store: store)
+        let server = BioAuthServerApp.build(configuration, store: store, logger: logger)
         let app = server.application(configuration) { [described] port in
             FileHandle.standardOutput.write(Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(described))\n".utf8))
         }
