@@ -1,3 +1,4 @@
+import BioAuthServer
 import Hummingbird
 import Logging
 import NIOCore
@@ -9,11 +10,20 @@ public struct BioAuthRequestContext: RequestContext, RemoteAddressRequestContext
     /// Identifies the request in the response (`X-Request-Id`), the logs and the audit log.
     /// Generated here: Hummingbird's own id lives in logger metadata, which a log handler may drop.
     public let requestID: String
+    /// The verified session, set by the authentication middleware on routes that need one.
+    public var session: SessionRecord?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
         requestID = String(UInt64.random(in: .min ... .max), radix: 16)
+    }
+
+    /// The session the middleware verified, with the request's info; a route outside the
+    /// authenticated group asking for it is a programming error answered with 401, never a pass.
+    func authenticated(_ info: RequestInfo) throws -> (SessionRecord, RequestInfo) {
+        guard let session else { throw ServerError(.authenticationFailed) }
+        return (session, info)
     }
 
     /// Bodies are read by the routes with their own limit (``HTTPOptions/maxBodySize``).

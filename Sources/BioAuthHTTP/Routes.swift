@@ -57,6 +57,9 @@ public struct BioAuthRoutes: Sendable {
         }
 
         let v1 = router.group("v1")
+        // Routes that need a session: the middleware verifies the bearer token and puts the
+        // session in the request context, so a handler cannot forget to check it.
+        let authenticated = v1.group().add(middleware: SessionAuthentication(routes: self))
         v1.post("users") { request, context in
             guard options.allowSignUp else { throw ServerError(.notFound) }
             let body = try await decode(Wire.Credentials.self, request)
@@ -75,24 +78,24 @@ public struct BioAuthRoutes: Sendable {
             let body = try await decode(Wire.SignedChallenge.self, request)
             return try json(Wire.Session(try await service.finishLogin(challengeID: body.challengeId, signature: body.signature, request: info(request, context))))
         }
-        v1.post("devices/registration/challenge") { request, context in
-            let (session, info) = try await authenticate(request, context)
+        authenticated.post("devices/registration/challenge") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.RegistrationChallengeRequest.self, request)
             return try json(try await service.beginRegistration(session: session, name: body.name, publicKey: body.publicKey, replacesDeviceID: body.replacesDeviceId, request: info))
         }
-        v1.post("devices/registration/finish") { request, context in
-            let (session, info) = try await authenticate(request, context)
+        authenticated.post("devices/registration/finish") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.SignedChallenge.self, request)
             let device = try await service.finishRegistration(session: session, challengeID: body.challengeId, signature: body.signature, request: info)
             return try json(Wire.Device(device), status: .created)
         }
-        v1.post("step-up/challenge") { request, context in
-            let (session, info) = try await authenticate(request, context)
+        authenticated.post("step-up/challenge") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.StepUpChallengeRequest.self, request)
             return try json(try await service.beginStepUp(session: session, deviceID: body.deviceId, operation: body.operation, request: info))
         }
-        v1.post("step-up/finish") { request, context in
-            let (session, info) = try await authenticate(request, context)
+        authenticated.post("step-up/finish") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.SignedChallenge.self, request)
             let grant = try await service.finishStepUp(session: session, challengeID: body.challengeId, signature: body.signature, request: info)
             return try json(Wire.Approval(approval: grant.approval, expiresAt: grant.record.expiresAt.seconds))
@@ -102,43 +105,43 @@ public struct BioAuthRoutes: Sendable {
             let record = try await service.redeemApproval(approval: body.approval, operation: body.operation, request: info(request, context))
             return try json(Wire.RedeemedApproval(userId: record.userID, deviceId: record.deviceID))
         }
-        v1.get("devices") { request, context in
-            let (session, info) = try await authenticate(request, context)
+        authenticated.get("devices") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
             return try json(try await service.devices(of: session, request: info).map(Wire.Device.init))
         }
-        v1.patch("devices/:id") { request, context in
-            let (session, info) = try await authenticate(request, context)
+        authenticated.patch("devices/:id") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.DeviceRename.self, request)
             try await service.renameDevice(id: context.parameters.get("id") ?? "", name: body.name, by: session, request: info)
             return Response(status: .noContent)
         }
-        v1.delete("devices/:id") { request, context in
-            let (session, info) = try await authenticate(request, context)
+        authenticated.delete("devices/:id") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
             try await service.revokeDevice(id: context.parameters.get("id") ?? "", by: session, request: info)
             return Response(status: .noContent)
         }
-        v1.get("sessions") { request, context in
-            let (session, info) = try await authenticate(request, context)
+        authenticated.get("sessions") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
             return try json(try await service.sessions(of: session, request: info).map {
                 Wire.SessionInfo(id: $0.id, kind: $0.kind.rawValue, deviceId: $0.deviceID, createdAt: $0.createdAt.seconds, expiresAt: $0.expiresAt.seconds, current: $0.id == session.id)
             })
         }
-        v1.delete("sessions/:id") { request, context in
-            let (session, info) = try await authenticate(request, context)
+        authenticated.delete("sessions/:id") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
             try await service.revokeSession(id: context.parameters.get("id") ?? "", by: session, request: info)
             return Response(status: .noContent)
         }
-        v1.delete("sessions") { request, context in
-            let (session, info) = try await authenticate(request, context)
+        authenticated.delete("sessions") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
             return try json(Wire.RevokedSessions(revoked: try await service.revokeAllSessions(of: session, request: info)))
         }
-        v1.post("logout") { request, context in
-            let (session, info) = try await authenticate(request, context)
+        authenticated.post("logout") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
             try await service.revokeSession(id: session.id, by: session, request: info)
             return Response(status: .noContent)
         }
-        v1.get("audit") { request, context in
-            let (session, info) = try await authenticate(request, context)
+        authenticated.get("audit") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
             return try json(try await service.auditEvents(of: session, request: info).map {
                 Wire.AuditEntry(at: $0.at.seconds, kind: $0.kind, deviceId: $0.deviceID, reason: $0.reason.map(FailureReason.userVisible), count: $0.count)
             })
@@ -156,6 +159,7 @@ public struct BioAuthRoutes: Sendable {
         return RequestInfo(clientAddress: address, requestID: context.requestID)
     }
 
+    /// The session a request's bearer token names (401 otherwise, audited with its reason).
     func authenticate(_ request: Request, _ context: BioAuthRequestContext) async throws -> (SessionRecord, RequestInfo) {
         let info = info(request, context)
         var token: String?
@@ -186,6 +190,18 @@ func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> 
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+}
+
+/// Verifies the bearer token before the handler runs and puts the session into the context
+/// (in the manner of hummingbird-auth's authenticators).
+struct SessionAuthentication: RouterMiddleware {
+    let routes: BioAuthRoutes
+
+    func handle(_ request: Request, context: BioAuthRequestContext, next: (Request, BioAuthRequestContext) async throws -> Response) async throws -> Response {
+        var context = context
+        context.session = try await routes.authenticate(request, context).0
+        return try await next(request, context)
+    }
 }
 
 /// Maps every error to a response: ``ServerError`` to its status (one uniform body for 401),
