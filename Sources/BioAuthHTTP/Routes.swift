@@ -247,7 +247,7 @@ extension BioAuthService {
     /// Session failures are audited like verification failures (reason only).
     func auditSessionFailure(_ error: any Error, request: RequestInfo) async {
         guard let error = error as? ServerError, let reason = error.reason else { return }
-        await audit("session.rejected", reason: reason.description, request: request)
+        await audit(.sessionRejected, reason: reason.description, request: request)
     }
 }
 

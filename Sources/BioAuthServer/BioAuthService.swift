@@ -69,12 +69,12 @@ public final class BioAuthService: Sendable {
         let hash = try hashPassword(password, salt: salt, rounds: configuration.passwordRounds)
         let now = clock.now()
         let user = UserRecord(id: username, passwordSalt: salt, passwordRounds: configuration.passwordRounds, passwordHash: hash, createdAt: now)
-        do { try await store.createUser(user, audit: event("user.created", user: username, request: request)) } catch let error as StoreError
+        do { try await store.createUser(user, audit: event(.userCreated, user: username, request: request)) } catch let error as StoreError
             where error.code == .duplicate
         {
             throw ServerError(.conflict, field: "username", detail: "exists")
         } catch { throw storeFailure(error, request) }
-        log("user.created", user: username, request: request)
+        log(.userCreated, user: username, request: request)
     }
 
     /// Checks a username and password and opens a primary session (which may enrol devices).
@@ -102,7 +102,7 @@ public final class BioAuthService: Sendable {
             let reason: FailureReason = user == nil ? .unknownUser : .badPassword
             // An unknown "username" may be a password typed into the wrong field: it is not written
             // to the audit log (the log line carries only a keyed hash of it).
-            let audited = event("password.login.failed", user: user == nil ? nil : username, reason: reason.description, request: request)
+            let audited = event(.passwordLoginFailed, user: user == nil ? nil : username, reason: reason.description, request: request)
             // The user's counters were counted already; the address is counted now.
             var failure = FailureRecord(reason, lockout: windows.lockout(client: request.clientAddress, at: now, factor: .signature), user: nil, audit: audited)
             failure.reachedEarlier = attempt.reached
@@ -121,9 +121,9 @@ public final class BioAuthService: Sendable {
         try await run(request) { [rehashed] in
             try await self.store.recordLogin(
                 session, clearing: [.password(username), .passwordRun(username)], rehashed: rehashed,
-                audit: self.event("password.login.succeeded", user: username, request: request))
+                audit: self.event(.passwordLoginSucceeded, user: username, request: request))
         }
-        log("password.login.succeeded", user: username, request: request)
+        log(.passwordLoginSucceeded, user: username, request: request)
         return SessionGrant(token: token, session: session)
     }
 
@@ -153,7 +153,7 @@ public final class BioAuthService: Sendable {
     }
 
     public func revokeSession(id: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
-        let audit = event("session.revoked", user: session.userID, device: session.deviceID, request: request)
+        let audit = event(.sessionRevoked, user: session.userID, device: session.deviceID, request: request)
         guard try await run(request, { try await self.store.revokeSession(id: id, userID: session.userID, at: self.clock.now(), audit: audit) }) else {
             throw ServerError(.notFound, field: "sessionId")
         }
@@ -162,7 +162,7 @@ public final class BioAuthService: Sendable {
 
     /// Revokes every session of the user (logging out everywhere); returns how many.
     public func revokeAllSessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Int {
-        let audit = event("sessions.revoked", user: session.userID, device: session.deviceID, reason: "all", request: request)
+        let audit = event(.sessionsRevoked, user: session.userID, device: session.deviceID, reason: "all", request: request)
         let count = try await run(request) { try await self.store.revokeSessions(userID: session.userID, at: self.clock.now(), audit: audit) }
         log(audit)
         return count
@@ -204,7 +204,7 @@ public final class BioAuthService: Sendable {
         let recorded = try await finish(challengeID, signature, purpose: .registration, session: session, request) { challenge, now in
             guard case .registration(let key, let name, let replacing) = challenge.binding else { return nil }
             let device = DeviceRecord(id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now)
-            let kind = replacing ? "device.reenrolled" : "device.enrolled"
+            let kind: AuditKind = replacing ? .deviceReenrolled : .deviceEnrolled
             return .enrolment(device, replacing: replacing, audit: self.event(kind, user: challenge.userID, device: challenge.deviceID, request: request))
         }
         guard case .enrolment(_, _, let audit) = recorded.verdict, let device = recorded.device else {
@@ -232,7 +232,7 @@ public final class BioAuthService: Sendable {
         let token = SecretBytes.random(count: 32)
         let recorded = try await finish(challengeID, signature, purpose: .login, session: nil, request) { challenge, now in
             let session = self.sessionRecord(token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now)
-            let audit = self.event("login.succeeded", user: challenge.userID, device: challenge.deviceID, request: request)
+            let audit = self.event(.loginSucceeded, user: challenge.userID, device: challenge.deviceID, request: request)
             // Clears nothing: a device login says nothing about the password counter.
             return .login(session, clearing: [], audit: audit)
         }
@@ -262,7 +262,7 @@ public final class BioAuthService: Sendable {
             let record = ApprovalRecord(
                 tokenHash: Data(SHA256.hash(data: token.data)), userID: challenge.userID, deviceID: challenge.deviceID,
                 operationHash: operationHash, createdAt: now, expiresAt: now.addingTimeInterval(self.configuration.approvalTTL), sessionID: session.id)
-            let audit = self.event("stepup.approved", user: challenge.userID, device: challenge.deviceID, request: request)
+            let audit = self.event(.stepUpApproved, user: challenge.userID, device: challenge.deviceID, request: request)
             return .approval(record, clearing: [], audit: audit)
         }
         guard case .approval(let record, _, let audit) = recorded.verdict else { throw ServerError(.internalError) }
@@ -278,9 +278,9 @@ public final class BioAuthService: Sendable {
         let details = try Validate.base64URL(operation, field: "operation", count: 1...configuration.maxOperationSize)
         let hash = Data(SHA256.hash(data: token))
         let operationHash = Data(SHA256.hash(data: details))
-        let audit = event("approval.redeemed", request: request)
+        let audit = event(.approvalRedeemed, request: request)
         guard let record = try await run(request, { try await self.store.redeemApproval(tokenHash: hash, operationHash: operationHash, now: self.clock.now(), audit: audit) }) else {
-            await self.audit("approval.rejected", reason: FailureReason.approvalRejected.description, request: request)
+            await self.audit(.approvalRejected, reason: FailureReason.approvalRejected.description, request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }
         log(audit.about(user: record.userID, device: record.deviceID))
@@ -296,7 +296,7 @@ public final class BioAuthService: Sendable {
     public func renameDevice(id: String, name: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         let id = try Validate.deviceID(id)
         let name = try Validate.deviceName(name)
-        let audit = event("device.renamed", user: session.userID, device: id, request: request)
+        let audit = event(.deviceRenamed, user: session.userID, device: id, request: request)
         guard try await run(request, { try await self.store.renameDevice(id: id, userID: session.userID, name: name, audit: audit) }) else {
             throw ServerError(.notFound, field: "deviceId")
         }
@@ -306,7 +306,7 @@ public final class BioAuthService: Sendable {
     /// Revokes a device and every session it opened.
     public func revokeDevice(id: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         let id = try Validate.deviceID(id)
-        let audit = event("device.revoked", user: session.userID, device: id, request: request)
+        let audit = event(.deviceRevoked, user: session.userID, device: id, request: request)
         guard try await run(request, { try await self.store.revokeDevice(id: id, userID: session.userID, at: self.clock.now(), audit: audit) }) else {
             throw ServerError(.notFound, field: "deviceId")
         }
@@ -366,7 +366,7 @@ public final class BioAuthService: Sendable {
         case .lockedOut:
             throw await refuseLockedOut(user: user, device: device, request)
         case .tooManyChallenges:
-            await audit("challenge.refused", user: user, device: device, reason: "tooManyChallenges", request: request)
+            await audit(.challengeRefused, user: user, device: device, reason: "tooManyChallenges", request: request)
             throw ServerError(.rateLimited, detail: "too many outstanding challenges", retryAfter: Int(configuration.challengeTTL))
         }
     }
@@ -395,7 +395,7 @@ public final class BioAuthService: Sendable {
                 guard let taken else { return failure(.unknownChallenge) }
                 let challenge = taken.challenge
                 if taken.lockedOut {
-                    return .refused([self.event("rate.limited", user: challenge.userID, device: challenge.deviceID, reason: "lockedOut", request: request)])
+                    return .refused([self.event(.rateLimited, user: challenge.userID, device: challenge.deviceID, reason: "lockedOut", request: request)])
                 }
                 guard challenge.purpose == purpose, challenge.relyingPartyID == relyingPartyID else { return failure(.wrongPurpose) }
                 guard now <= challenge.expiresAt else { return failure(.expiredChallenge) }
@@ -444,7 +444,7 @@ public final class BioAuthService: Sendable {
 
     private func refuseLockedOut(user: String?, device: String?, retryAfter: Int? = nil, _ request: RequestInfo) async -> ServerError {
         metrics.rateLimited.increment()
-        await audit("rate.limited", user: user, device: device, reason: "lockedOut", request: request)
+        await audit(.rateLimited, user: user, device: device, reason: "lockedOut", request: request)
         return ServerError(.rateLimited, retryAfter: retryAfter ?? windows.retryAfter(clock.now()))
     }
 
@@ -471,12 +471,12 @@ public final class BioAuthService: Sendable {
         do { return try SlowHash.derive(password, salt: salt, rounds: rounds) } catch { throw ServerError(.internalError) }
     }
 
-    func event(_ kind: String, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) -> AuditEvent {
-        AuditEvent(at: clock.now(), kind: kind, userID: user, deviceID: device, reason: reason, clientAddress: request.clientAddress, requestID: request.requestID)
+    func event(_ kind: AuditKind, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) -> AuditEvent {
+        AuditEvent(at: clock.now(), kind: kind.description, userID: user, deviceID: device, reason: reason, clientAddress: request.clientAddress, requestID: request.requestID)
     }
 
     /// Appends one audit event on its own (refusals and rejections; flows pass theirs to the store).
-    package func audit(_ kind: String, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) async {
+    package func audit(_ kind: AuditKind, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) async {
         let event = event(kind, user: user, device: device, reason: reason, request: request)
         do { try await store.appendAudit(event) } catch {
             logger.error("audit append failed", metadata: metadata(event).merging(["error": "\(String(describing: type(of: error)))"]) { $1 })
@@ -489,7 +489,7 @@ public final class BioAuthService: Sendable {
         logger.info("audit", metadata: metadata(event).merging(["event": "\(event.kind)"]) { $1 })
     }
 
-    private func log(_ kind: String, user: String?, request: RequestInfo) { log(event(kind, user: user, request: request)) }
+    private func log(_ kind: AuditKind, user: String?, request: RequestInfo) { log(event(kind, user: user, request: request)) }
 
     /// What stands for a username in a log line: a keyed hash, never the name (which may be a
     /// mistyped password). The audit log in the database keeps the user id of known users only.
@@ -521,11 +521,11 @@ public final class BioAuthService: Sendable {
 }
 
 extension SignedMessage.Purpose {
-    var auditFailure: String {
+    var auditFailure: AuditKind {
         switch self {
-        case .registration: "device.enrollment.failed"
-        case .login: "login.failed"
-        case .stepUp: "stepup.failed"
+        case .registration: .deviceEnrollmentFailed
+        case .login: .loginFailed
+        case .stepUp: .stepUpFailed
         }
     }
 }

@@ -162,6 +162,39 @@ public struct ApprovalRecord: Sendable, Hashable {
     }
 }
 
+/// What an audit event records. A struct with static values (extensible like an error code); the
+/// audit log stores its name.
+public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
+    public let description: String
+    private init(_ name: String) { description = name }
+
+    public static let userCreated = AuditKind("user.created")
+    public static let passwordLoginSucceeded = AuditKind("password.login.succeeded")
+    public static let passwordLoginFailed = AuditKind("password.login.failed")
+    public static let loginSucceeded = AuditKind("login.succeeded")
+    public static let loginFailed = AuditKind("login.failed")
+    public static let deviceEnrolled = AuditKind("device.enrolled")
+    public static let deviceReenrolled = AuditKind("device.reenrolled")
+    public static let deviceEnrollmentFailed = AuditKind("device.enrollment.failed")
+    public static let deviceRenamed = AuditKind("device.renamed")
+    public static let deviceRevoked = AuditKind("device.revoked")
+    public static let stepUpApproved = AuditKind("stepup.approved")
+    public static let stepUpFailed = AuditKind("stepup.failed")
+    public static let approvalRedeemed = AuditKind("approval.redeemed")
+    public static let approvalRejected = AuditKind("approval.rejected")
+    public static let sessionRevoked = AuditKind("session.revoked")
+    public static let sessionsRevoked = AuditKind("sessions.revoked")
+    public static let sessionRejected = AuditKind("session.rejected")
+    public static let rateLimited = AuditKind("rate.limited")
+    public static let challengeRefused = AuditKind("challenge.refused")
+    public static let lockout = AuditKind("lockout")
+
+    /// The kinds that record a failure or refusal: merged when repeated (``AuditEvent/aggregates``).
+    public static let failures: Set<String> = Set(
+        [passwordLoginFailed, loginFailed, deviceEnrollmentFailed, stepUpFailed, approvalRejected, sessionRejected, rateLimited, challengeRefused, lockout]
+            .map(\.description))
+}
+
 /// A security event. Holds identifiers and reason codes only, never a secret.
 public struct AuditEvent: Sendable, Hashable {
     public var at: Date
@@ -194,7 +227,7 @@ extension AuditEvent {
     /// client within ``aggregationWindow`` increments that row's count instead of adding a row, so
     /// a flood of bad requests cannot grow the audit log without bound. Successes are never merged.
     public var aggregates: Bool {
-        kind.hasSuffix(".failed") || kind.hasSuffix(".rejected") || kind == "rate.limited" || kind == "challenge.refused" || kind == "lockout"
+        AuditKind.failures.contains(kind)
     }
 
     /// Whether `other` is the same failure again (its time, request id and count aside).
