@@ -251,6 +251,13 @@ public final class BioAuthService: Sendable {
         guard let device = try await run(request, { try await self.store.device(id: deviceID) }), device.userID == session.userID, !device.isRevoked else {
             throw ServerError(.notFound, field: "deviceId")
         }
+        if clock.now() < device.createdAt.addingTimeInterval(configuration.enrolmentCoolDown) {
+            let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
+            // Devices come in creation order: the first active one is exempt.
+            if devices.first(where: { !$0.isRevoked })?.id != device.id {
+                throw ServerError(.forbidden, field: "deviceId", detail: "a device added to an account cannot approve during its cool-down")
+            }
+        }
         return try await issue(.stepUp(operationHash: Data(SHA256.hash(data: details))), user: session.userID, device: deviceID, session: session.id, request)
     }
 

@@ -252,6 +252,25 @@ struct NegativeCatalogueTests {
         }
     }
 
+    /// A device added to an account that already has one cannot approve step-ups for 24 h: a
+    /// phone enrolled with a phished password is useless to its holder for a day, while the owner
+    /// sees it in the device list. The first device has no cool-down.
+    @Test func aDeviceAddedWithAPasswordCannotApproveDuringItsCoolDown() async throws {
+        try await harness.test { api in
+            let (primary, first) = try await alice(api)
+            harness.clock.advance(by: 1)
+            let attacker = SoftwareDevice()
+            let added = try await api.enrol(attacker, token: try await api.primarySession("alice"))
+            let operation = Base64URL.encode(Data("transfer 9,999 EUR to mallory".utf8))
+            let refused = try await api.post("/v1/step-up/challenge", ["deviceId": added, "operation": operation], token: primary)
+            #expect(refused.status == 403 && refused["field"] == "deviceId", "\(refused.text)")
+            #expect(try await api.post("/v1/step-up/challenge", ["deviceId": first, "operation": operation], token: primary).status == 200)
+            harness.clock.advance(by: 86_400)
+            let later = try await api.primarySession("alice")
+            #expect(try await api.post("/v1/step-up/challenge", ["deviceId": added, "operation": operation], token: later).status == 200)
+        }
+    }
+
     /// A revoked device never comes back: a phished password cannot revive a stolen phone's
     /// device id by "re-enrolling" it; the phone must enrol as a new device.
     @Test func aRevokedDeviceNeverComesBack() async throws {
