@@ -89,6 +89,8 @@ package struct SecStatus: Error, RawRepresentable, Sendable, Hashable, CustomStr
     package static let errSecItemNotFound = Self(rawValue: -25300)
     package static let errSecInteractionNotAllowed = Self(rawValue: -25308)
     package static let errSecDecode = Self(rawValue: -26275)
+    /// Private (`SecBasePriv.h`, not in the SDK): what Apple's error mapping returns for an
+    /// unknown error domain or CryptoTokenKit code.
     package static let errSecInternal = Self(rawValue: -26276)
     package static let errSecMissingEntitlement = Self(rawValue: -34018)
     package static let errSecVerifyFailed = Self(rawValue: -67808)

@@ -52,7 +52,7 @@ struct SystemPlatformTests {
             (.success, errSecSuccess), (.errSecUnimplemented, errSecUnimplemented), (.errSecParam, errSecParam),
             (.errSecUserCanceled, errSecUserCanceled), (.errSecNotAvailable, errSecNotAvailable), (.errSecAuthFailed, errSecAuthFailed),
             (.errSecDuplicateItem, errSecDuplicateItem), (.errSecItemNotFound, errSecItemNotFound),
-            (.errSecInteractionNotAllowed, errSecInteractionNotAllowed), (.errSecDecode, errSecDecode), (.errSecInternal, errSecInternal),
+            (.errSecInteractionNotAllowed, errSecInteractionNotAllowed), (.errSecDecode, errSecDecode),
             (.errSecMissingEntitlement, errSecMissingEntitlement), (.errSecVerifyFailed, errSecVerifyFailed),
         ]
         for (mirrored, sdk) in statuses { #expect(mirrored.rawValue == sdk, "\(mirrored)") }
