@@ -129,6 +129,25 @@ public final class BioAuthService: Sendable {
 
     // MARK: - Sessions
 
+    /// A one-time enrolment grant for `userID`, for a backend that owns the login: after its own
+    /// login it asks for a grant and hands the token to the app, which enrols with it as with a
+    /// primary session (`Authorization: Bearer`). The grant may enrol one device — it is revoked
+    /// when the enrolment succeeds — and nothing else; it lives
+    /// ``ServerConfiguration/enrolmentGrantTTL``. The user needs no password account here.
+    public func issueEnrolmentGrant(userID: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
+        let userID = try Validate.username(userID, field: "userId")
+        let (session, token) = newSession(user: userID, device: nil, kind: .enrolmentGrant, ttl: configuration.enrolmentGrantTTL, at: clock.now())
+        let audit = event(.enrolmentGrantIssued, user: userID, request: request)
+        try await run(request) { try await self.store.recordLogin(session, clearing: [], rehashed: nil, audit: audit) }
+        log(audit)
+        return SessionGrant(token: token, session: session)
+    }
+
+    /// Everything but enrolment needs a real session: an enrolment grant may do nothing else.
+    private func requireAccountSession(_ session: SessionRecord) throws(ServerError) {
+        if session.kind == .enrolmentGrant { throw ServerError(.forbidden, detail: "an enrolment grant may only enrol a device") }
+    }
+
     /// The active session a bearer token names.
     /// - Throws: `authenticationFailed` for a missing, unknown, expired or revoked token.
     public func authenticate(token: String?, request: RequestInfo) async throws(ServerError) -> SessionRecord {
@@ -148,11 +167,13 @@ public final class BioAuthService: Sendable {
     }
 
     public func sessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> [SessionRecord] {
+        try requireAccountSession(session)
         let now = clock.now()
         return try await run(request) { try await self.store.sessions(userID: session.userID) }.filter { $0.revokedAt == nil && $0.expiresAt > now }
     }
 
     public func revokeSession(id: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+        try requireAccountSession(session)
         let audit = event(.sessionRevoked, user: session.userID, device: session.deviceID, request: request)
         guard try await run(request, { try await self.store.revokeSession(id: id, userID: session.userID, at: self.clock.now(), audit: audit) }) else {
             throw ServerError(.notFound, field: "sessionId")
@@ -162,6 +183,7 @@ public final class BioAuthService: Sendable {
 
     /// Revokes every session of the user (logging out everywhere); returns how many.
     public func revokeAllSessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Int {
+        try requireAccountSession(session)
         let audit = event(.sessionsRevoked, user: session.userID, device: session.deviceID, reason: "all", request: request)
         let count = try await run(request) { try await self.store.revokeSessions(userID: session.userID, at: self.clock.now(), audit: audit) }
         log(audit)
@@ -179,7 +201,9 @@ public final class BioAuthService: Sendable {
         session: SessionRecord, name: String, publicKey: String, replacesDeviceID: String?, request: RequestInfo
     ) async throws(ServerError) -> ChallengeEnvelope {
         // Admitted by authenticate(token:request:), like every call that takes a session.
-        guard session.kind == .primary else { throw ServerError(.forbidden, detail: "enrolment requires a primary-login session") }
+        guard session.kind == .primary || session.kind == .enrolmentGrant else {
+            throw ServerError(.forbidden, detail: "enrolment requires a primary login or an enrolment grant")
+        }
         let name = try Validate.deviceName(name)
         let spki = try Validate.base64URL(publicKey, field: "publicKey", count: 1...512)
         do { _ = try DevicePublicKey(spki: spki, field: "publicKey") } catch { throw ServerError(error) }
@@ -213,6 +237,14 @@ public final class BioAuthService: Sendable {
         }
         metrics.enrolments.increment()
         log(audit)
+        if session.kind == .enrolmentGrant {
+            // One device per grant. The enrolment is committed: should this fail, the answer stays
+            // a success, the failure is logged, and the grant still expires within minutes.
+            let revoked = event(.sessionRevoked, user: session.userID, reason: "enrolmentGrantUsed", request: request)
+            do { _ = try await store.revokeSession(id: session.id, userID: session.userID, at: clock.now(), audit: revoked) } catch {
+                logger.error("could not revoke a used enrolment grant", metadata: metadata(revoked).merging(["error": "\(type(of: error))"]) { $1 })
+            }
+        }
         return device
     }
 
@@ -246,6 +278,7 @@ public final class BioAuthService: Sendable {
 
     /// Issues a challenge bound to the SHA-256 of `operation` (base64url bytes the app shows and approves).
     public func beginStepUp(session: SessionRecord, deviceID: String, operation: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
+        try requireAccountSession(session)
         let deviceID = try Validate.deviceID(deviceID)
         let details = try Validate.base64URL(operation, field: "operation", count: 1...configuration.maxOperationSize)
         guard let device = try await run(request, { try await self.store.device(id: deviceID) }), device.userID == session.userID, !device.isRevoked else {
@@ -263,6 +296,7 @@ public final class BioAuthService: Sendable {
 
     /// Verifies the step-up signature and returns a one-time approval for that operation.
     public func finishStepUp(session: SessionRecord, challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> ApprovalGrant {
+        try requireAccountSession(session)
         let token = SecretBytes.random(count: 32)
         let recorded = try await finish(challengeID, signature, purpose: .stepUp, session: session, request) { challenge, now in
             guard case .stepUp(let operationHash) = challenge.binding else { return nil }
@@ -297,10 +331,12 @@ public final class BioAuthService: Sendable {
     // MARK: - Devices
 
     public func devices(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> [DeviceRecord] {
-        try await run(request) { try await self.store.devices(userID: session.userID) }
+        try requireAccountSession(session)
+        return try await run(request) { try await self.store.devices(userID: session.userID) }
     }
 
     public func renameDevice(id: String, name: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+        try requireAccountSession(session)
         let id = try Validate.deviceID(id)
         let name = try Validate.deviceName(name)
         let audit = event(.deviceRenamed, user: session.userID, device: id, request: request)
@@ -312,6 +348,7 @@ public final class BioAuthService: Sendable {
 
     /// Revokes a device and every session it opened.
     public func revokeDevice(id: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+        try requireAccountSession(session)
         let id = try Validate.deviceID(id)
         let audit = event(.deviceRevoked, user: session.userID, device: id, request: request)
         guard try await run(request, { try await self.store.revokeDevice(id: id, userID: session.userID, at: self.clock.now(), audit: audit) }) else {
@@ -322,7 +359,8 @@ public final class BioAuthService: Sendable {
 
     /// The user's own audit events, newest first.
     public func auditEvents(of session: SessionRecord, limit: Int = 100, request: RequestInfo) async throws(ServerError) -> [AuditEvent] {
-        try await run(request) { try await self.store.auditEvents(userID: session.userID, limit: min(max(limit, 1), 1000)) }
+        try requireAccountSession(session)
+        return try await run(request) { try await self.store.auditEvents(userID: session.userID, limit: min(max(limit, 1), 1000)) }
     }
 
     /// Deletes expired challenges; returns how many. Safe to run on every instance at once.

@@ -108,6 +108,9 @@ public enum SessionKind: String, Sendable, Hashable, Codable {
     case primary
     /// A device-key login.
     case device
+    /// A one-time enrolment grant your backend issued after its own login
+    /// (``BioAuthService/issueEnrolmentGrant(userID:request:)``): may enrol one device, nothing else.
+    case enrolmentGrant
 }
 
 /// A session: only the SHA-256 of its token is stored.
@@ -188,6 +191,7 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     public static let rateLimited = AuditKind("rate.limited")
     public static let challengeRefused = AuditKind("challenge.refused")
     public static let lockout = AuditKind("lockout")
+    public static let enrolmentGrantIssued = AuditKind("enrolment.grant.issued")
 
     /// The kinds that record a failure or refusal: merged when repeated (``AuditEvent/aggregates``).
     public static let failures: Set<String> = Set(

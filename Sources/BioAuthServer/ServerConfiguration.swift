@@ -33,6 +33,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// the owner has a day to see it in the device list and revoke it. The user's first device
     /// has no cool-down.
     public var enrolmentCoolDown: TimeInterval = 86_400
+    /// How long an enrolment grant from ``BioAuthService/issueEnrolmentGrant(userID:request:)`` lives (10 minutes).
+    public var enrolmentGrantTTL: TimeInterval = 600
     /// Keys the pseudonyms that stand for usernames in log lines (HMAC-SHA256, 8 bytes): a
     /// username may be a password typed into the wrong field. Random per process by default, so
     /// lines correlate within one instance's run; set one shared key to correlate across instances.

@@ -161,4 +161,25 @@ struct OpenAPIDocumentTests {
             }
         }
     }
+
+    /// A backend that owns the login issues a one-time enrolment grant; the app enrols with it as
+    /// with a primary session. The grant may enrol one device and do nothing else, and expires.
+    @Test func anEnrolmentGrantFromTheBackendEnrolsOneDeviceAndNothingElse() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let grant = try await harness.service.issueEnrolmentGrant(userID: "carol", request: RequestInfo()).token
+            #expect(try await api.call(.get, "/v1/devices", token: grant).status == 403, "a grant is not an account session")
+            let phone = SoftwareDevice()
+            let deviceID = try await api.enrol(phone, token: grant)
+            #expect(try await api.login("carol", deviceID, phone).status == 200, "no password account is needed")
+            let again = try await api.post("/v1/devices/registration/challenge", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: grant)
+            #expect(again.isUniformFailure, "one device per grant")
+
+            let late = try await harness.service.issueEnrolmentGrant(userID: "carol", request: RequestInfo()).token
+            harness.clock.advance(by: 601)
+            let expired = try await api.post("/v1/devices/registration/challenge", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: late)
+            #expect(expired.isUniformFailure, "grants expire after ten minutes")
+        }
+        await #expect(throws: ServerError.self) { _ = try await harness.service.issueEnrolmentGrant(userID: "not a valid id!", request: RequestInfo()) }
+    }
 }
