@@ -99,7 +99,10 @@ public actor AppLock {
             if didWipe { return .wiped }
             // A wrapped vault without its passcode: the system deleted the passcode's records and
             // enclave key with the device passcode. The vault cannot be opened again.
-            guard await passcode.isSet else { return (try? records.read(Self.wrappedVaultAccount)) ?? nil == nil ? .notConfigured : .wiped }
+            guard await passcode.isSet else {
+                let orphanedVault = ((try? records.read(Self.wrappedVaultAccount)) ?? nil) != nil  // a read error counts as none
+                return orphanedVault ? .wiped : .notConfigured
+            }
             if isUnlocked { return .unlocked }
             return lockedState()
         }

@@ -31,8 +31,10 @@ public struct Demo: Sendable {
 
     /// Runs the demo; returns whether every step behaved as expected.
     public func run() async throws -> Bool {
-        let server = try await InProcessServer.start()
-        defer { Task { await server.stop() } }
+        try await InProcessServer.with { server in try await run(on: server) }
+    }
+
+    func run(on server: InProcessServer) async throws -> Bool {
         let device = EmulatedDevice(configuration: .init(biometry: .faceID), passcode: Self.devicePasscode)
         let wire = Wiretap(URLSessionTransport(baseURL: URL(string: server.url)!))
         let client = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: device.platform, transport: wire)

@@ -36,6 +36,20 @@ public struct InProcessServer: Sendable {
         return InProcessServer(url: "http://127.0.0.1:\(port)", clock: clock, databasePath: path, group: group, task: task, app: app)
     }
 
+    /// Runs `body` against a server that is stopped (and its database deleted) when `body` ends,
+    /// however it ends.
+    public static func with<T>(relyingParty: String = "localhost", _ body: (InProcessServer) async throws -> T) async throws -> T {
+        let server = try await start(relyingParty: relyingParty)
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
     /// Stops the server and deletes its database.
     public func stop() async {
         await group.triggerGracefulShutdown()

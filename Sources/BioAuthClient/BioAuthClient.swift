@@ -148,11 +148,11 @@ public actor BioAuthClient {
         let expectation = ChallengeExpectation(purpose: .login, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID)
         let signature = try await sign(challenge, expecting: expectation, prompt: configuration.loginPrompt, reusing: true)
         let session = try await api.finishLogin(signature)
-        guard session.userId == registration.userID, session.deviceId == registration.deviceID else { throw ClientError(.protocolViolation) }
+        guard session.userId == registration.userID, session.deviceId == registration.deviceID, let deviceSession = DeviceSession(session) else {
+            throw ClientError(.protocolViolation)
+        }
         try storage.save(session)
-        return DeviceSession(
-            userID: session.userId, deviceID: registration.deviceID, sessionID: session.sessionId, token: BearerToken(session.token),
-            expiresAt: Date(seconds: session.expiresAt))
+        return deviceSession
     }
 
     /// Approves one operation: the server hashes `operation` (UTF-8) into a challenge, the client
@@ -214,11 +214,8 @@ public actor BioAuthClient {
 
     /// The stored device session, if it has not expired.
     public func session() throws(ClientError) -> DeviceSession? {
-        guard let session = try storage.session(), Double(session.expiresAt) > configuration.clock.now().timeIntervalSince1970,
-            let deviceID = session.deviceId
-        else { return nil }
-        return DeviceSession(
-            userID: session.userId, deviceID: deviceID, sessionID: session.sessionId, token: BearerToken(session.token), expiresAt: Date(seconds: session.expiresAt))
+        guard let stored = try storage.session(), let session = DeviceSession(stored), session.expiresAt > configuration.clock.now() else { return nil }
+        return session
     }
 
     // MARK: - Internals

@@ -19,26 +19,31 @@ struct CredentialStorage: Sendable {
     }
 
     func registration() throws(ClientError) -> Registration? {
-        do { return try registrations.readJSON(Registration.self, Self.registrationAccount) } catch { throw ClientError(device: error) }
+        try keychain { () throws(BioAuthError) in try registrations.readJSON(Registration.self, Self.registrationAccount) }
     }
 
     func save(_ registration: Registration) throws(ClientError) {
-        do { try registrations.writeJSON(registration, Self.registrationAccount) } catch { throw ClientError(device: error) }
+        try keychain { () throws(BioAuthError) in try registrations.writeJSON(registration, Self.registrationAccount) }
     }
 
     func forgetRegistration() throws(ClientError) {
-        do { try registrations.remove(Self.registrationAccount) } catch { throw ClientError(device: error) }
+        try keychain { () throws(BioAuthError) in try registrations.remove(Self.registrationAccount) }
     }
 
     func session() throws(ClientError) -> Wire.Session? {
-        do { return try sessions.readJSON(Wire.Session.self, Self.sessionAccount) } catch { throw ClientError(device: error) }
+        try keychain { () throws(BioAuthError) in try sessions.readJSON(Wire.Session.self, Self.sessionAccount) }
     }
 
     func save(_ session: Wire.Session) throws(ClientError) {
-        do { try sessions.writeJSON(session, Self.sessionAccount) } catch { throw ClientError(device: error) }
+        try keychain { () throws(BioAuthError) in try sessions.writeJSON(session, Self.sessionAccount) }
     }
 
     func forgetSession() throws(ClientError) {
-        do { try sessions.remove(Self.sessionAccount) } catch { throw ClientError(device: error) }
+        try keychain { () throws(BioAuthError) in try sessions.remove(Self.sessionAccount) }
+    }
+
+    /// A keychain call, its failure said in the client's terms (a locked device: `credentialsUnavailable`).
+    private func keychain<T>(_ body: () throws(BioAuthError) -> T) throws(ClientError) -> T {
+        do { return try body() } catch { throw ClientError(device: error) }
     }
 }

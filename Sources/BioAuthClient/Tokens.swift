@@ -33,6 +33,22 @@ public struct DeviceSession: Sendable, Hashable {
     public let sessionID: String
     public let token: BearerToken
     public let expiresAt: Date
+
+    /// The session a device login answered; nil for one without a device (a primary session).
+    init?(_ session: Wire.Session) {
+        guard let deviceID = session.deviceId else { return nil }
+        self.init(
+            userID: session.userId, deviceID: deviceID, sessionID: session.sessionId, token: BearerToken(session.token),
+            expiresAt: Date(seconds: session.expiresAt))
+    }
+
+    init(userID: String, deviceID: String, sessionID: String, token: BearerToken, expiresAt: Date) {
+        self.userID = userID
+        self.deviceID = deviceID
+        self.sessionID = sessionID
+        self.token = token
+        self.expiresAt = expiresAt
+    }
 }
 
 /// A one-time approval of one operation, for the app's backend to redeem before it acts.

@@ -57,7 +57,7 @@ public struct BioAuthServerApp: Sendable {
         return Application(
             router: routes.makeRouter(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "bioauth-server"),
-            services: [ChallengeSweeper(service: service, logger: logger)],
+            services: [Sweeper(service: service, logger: logger)],
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger)
     }
@@ -69,7 +69,7 @@ public struct BioAuthServerApp: Sendable {
 }
 
 /// Sweeps expired challenges, old counters and audit rows past retention once a minute until shutdown.
-struct ChallengeSweeper: Service {
+struct Sweeper: Service {
     let service: BioAuthService
     let logger: Logger
 

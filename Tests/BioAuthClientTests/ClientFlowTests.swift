@@ -36,6 +36,25 @@ struct Phone {
         return Phone(server: server, device: device, clock: clock, client: client)
     }
 
+    /// Runs `body` with a phone and server, and stops the server when it ends, however it ends.
+    static func with(
+        policy: BiometricPolicy = .always, relyingParty: String = "localhost",
+        tamper: (@Sendable (TransportRequest, TransportResponse) -> TransportResponse)? = nil, _ body: (Phone) async throws -> Void
+    ) async throws {
+        let phone = try await start(policy: policy, relyingParty: relyingParty, tamper: tamper)
+        do { try await body(phone) } catch {
+            await phone.stop()
+            throw error
+        }
+        await phone.stop()
+    }
+
+    /// Time passes on the phone and the server alike.
+    func passTime(_ seconds: TimeInterval) {
+        clock.advance(by: seconds)
+        server.clock.advance(by: seconds)
+    }
+
     /// Signs up `alice` and enrols this phone.
     @discardableResult
     func enrolAlice() async throws -> Registration {
@@ -61,109 +80,109 @@ func failure(_ body: () async throws -> Void) async -> ClientError? {
 @Suite(.timeLimit(.minutes(2)))
 struct ClientFlowTests {
     @Test func enrolLogInApproveListAndLogOutWithOnePromptEach() async throws {
-        let phone = try await Phone.start()
-        defer { Task { await phone.stop() } }
-        let client = phone.client
+        try await Phone.with { phone in
+            let client = phone.client
 
-        let beforeEnrol = phone.device.promptCount
-        let enrolled = try await phone.enrolAlice()
-        #expect(phone.device.promptCount == beforeEnrol + 1)
-        #expect(try await client.registration() == enrolled)
+            let beforeEnrol = phone.device.promptCount
+            let enrolled = try await phone.enrolAlice()
+            #expect(phone.device.promptCount == beforeEnrol + 1)
+            #expect(try await client.registration() == enrolled)
 
-        let beforeLogin = phone.device.promptCount
-        let session = try await client.logIn()
-        #expect(phone.device.promptCount == beforeLogin + 1)
-        #expect(session.userID == "alice" && session.deviceID == enrolled.deviceID)
-        #expect(try await client.session()?.sessionID == session.sessionID)
+            let beforeLogin = phone.device.promptCount
+            let session = try await client.logIn()
+            #expect(phone.device.promptCount == beforeLogin + 1)
+            #expect(session.userID == "alice" && session.deviceID == enrolled.deviceID)
+            #expect(try await client.session()?.sessionID == session.sessionID)
 
-        let beforeApproval = phone.device.promptCount
-        let approval = try await client.approve(operation: "transfer 100.00 EUR to bob")
-        #expect(phone.device.promptCount == beforeApproval + 1)
-        let prompt = try #require(phone.device.prompts.last)
-        #expect(prompt.reason == "transfer 100.00 EUR to bob")
-        let redeemed = try await client.api.redeem(approval.redemption)
-        #expect(approval.redemption.operation == Base64URL.encode(Data("transfer 100.00 EUR to bob".utf8)))
-        #expect(redeemed.deviceId == enrolled.deviceID)
+            let beforeApproval = phone.device.promptCount
+            let approval = try await client.approve(operation: "transfer 100.00 EUR to bob")
+            #expect(phone.device.promptCount == beforeApproval + 1)
+            let prompt = try #require(phone.device.prompts.last)
+            #expect(prompt.reason == "transfer 100.00 EUR to bob")
+            let redeemed = try await client.api.redeem(approval.redemption)
+            #expect(approval.redemption.operation == Base64URL.encode(Data("transfer 100.00 EUR to bob".utf8)))
+            #expect(redeemed.deviceId == enrolled.deviceID)
 
-        let devices = try await client.devices()
-        #expect(devices.count == 1)
-        #expect(devices.first?.isThisDevice == true)
-        #expect(devices.first?.publicKey.x963Representation == (try client.signer.publicKey()).x963Representation)
+            let devices = try await client.devices()
+            #expect(devices.count == 1)
+            #expect(devices.first?.isThisDevice == true)
+            #expect(devices.first?.publicKey.x963Representation == (try client.signer.publicKey()).x963Representation)
 
-        try await client.logOut()
-        #expect(try await client.session() == nil)
-        #expect(await failure { _ = try await client.devices() }?.code == .sessionExpired)
-        #expect(await failure { _ = try await client.approve(operation: "x") }?.code == .sessionExpired)
+            try await client.logOut()
+            #expect(try await client.session() == nil)
+            #expect(await failure { _ = try await client.devices() }?.code == .sessionExpired)
+            #expect(await failure { _ = try await client.approve(operation: "x") }?.code == .sessionExpired)
+        }
     }
 
     @Test func aSessionTheServerRevokedIsForgottenAndReportedAsExpired() async throws {
-        let phone = try await Phone.start()
-        defer { Task { await phone.stop() } }
-        try await phone.enrolAlice()
-        let session = try await phone.client.logIn()
-        try await phone.client.api.logout(token: session.token)  // e.g. revoked from another device
-        #expect(await failure { _ = try await phone.client.devices() }?.code == .sessionExpired)
-        #expect(try await phone.client.session() == nil)
+        try await Phone.with { phone in
+            try await phone.enrolAlice()
+            let session = try await phone.client.logIn()
+            try await phone.client.api.logout(token: session.token)  // e.g. revoked from another device
+            #expect(await failure { _ = try await phone.client.devices() }?.code == .sessionExpired)
+            #expect(try await phone.client.session() == nil)
+        }
     }
 
     @Test func enrollingTwiceOrReenrollingAWorkingKeyIsRefusedAndDestroysNothing() async throws {
-        let phone = try await Phone.start()
-        defer { Task { await phone.stop() } }
-        let registration = try await phone.enrolAlice()
-        let key = try phone.client.signer.publicKey()
-        let primary = try await phone.client.signIn(username: "alice", password: "alice's long password")
-        #expect(await failure { try await phone.client.enrol(primary, deviceName: "again") }?.code == .alreadyEnrolled)
-        #expect(await failure { try await phone.client.reenrol(primary) }?.code == .alreadyEnrolled)
-        #expect(try phone.client.signer.publicKey() == key)
-        #expect(try await phone.client.registration() == registration)
-        try await phone.client.logIn()
+        try await Phone.with { phone in
+            let registration = try await phone.enrolAlice()
+            let key = try phone.client.signer.publicKey()
+            let primary = try await phone.client.signIn(username: "alice", password: "alice's long password")
+            #expect(await failure { try await phone.client.enrol(primary, deviceName: "again") }?.code == .alreadyEnrolled)
+            #expect(await failure { try await phone.client.reenrol(primary) }?.code == .alreadyEnrolled)
+            #expect(try phone.client.signer.publicKey() == key)
+            #expect(try await phone.client.registration() == registration)
+            try await phone.client.logIn()
+        }
     }
 
     @Test func anEnrollmentChangeNeedsReenrolmentWhichKeepsTheDeviceID() async throws {
-        let phone = try await Phone.start()
-        defer { Task { await phone.stop() } }
-        let registration = try await phone.enrolAlice()
-        phone.device.enrollBiometry()
-        let before = phone.device.promptCount
-        let error = await failure { try await phone.client.logIn() }
-        #expect(error?.code == .reenrolmentRequired)
-        #expect(phone.device.promptCount == before)
-        let primary = try await phone.client.signIn(username: "alice", password: "alice's long password")
-        let beforeReenrol = phone.device.promptCount
-        try await phone.client.reenrol(primary)
-        #expect(phone.device.promptCount == beforeReenrol + 1)
-        #expect(try await phone.client.registration()?.deviceID == registration.deviceID)
-        try await phone.client.logIn()
+        try await Phone.with { phone in
+            let registration = try await phone.enrolAlice()
+            phone.device.enrollBiometry()
+            let before = phone.device.promptCount
+            let error = await failure { try await phone.client.logIn() }
+            #expect(error?.code == .reenrolmentRequired)
+            #expect(phone.device.promptCount == before)
+            let primary = try await phone.client.signIn(username: "alice", password: "alice's long password")
+            let beforeReenrol = phone.device.promptCount
+            try await phone.client.reenrol(primary)
+            #expect(phone.device.promptCount == beforeReenrol + 1)
+            #expect(try await phone.client.registration()?.deviceID == registration.deviceID)
+            try await phone.client.logIn()
+        }
     }
 
     @Test func revokingThisPhoneForgetsItsRegistrationAndKey() async throws {
-        let phone = try await Phone.start()
-        defer { Task { await phone.stop() } }
-        let registration = try await phone.enrolAlice()
-        try await phone.client.logIn()
-        try await phone.client.revoke(device: registration.deviceID)
-        #expect(try await phone.client.registration() == nil)
-        #expect(!phone.client.signer.hasKey)
-        #expect(await failure { try await phone.client.logIn() }?.code == .notEnrolled)
+        try await Phone.with { phone in
+            let registration = try await phone.enrolAlice()
+            try await phone.client.logIn()
+            try await phone.client.revoke(device: registration.deviceID)
+            #expect(try await phone.client.registration() == nil)
+            #expect(!phone.client.signer.hasKey)
+            #expect(await failure { try await phone.client.logIn() }?.code == .notEnrolled)
+        }
     }
 
     @Test func deviceStateBecomesTheErrorThatSaysWhatToDo() async throws {
-        let phone = try await Phone.start()
-        defer { Task { await phone.stop() } }
-        #expect(await failure { try await phone.client.logIn() }?.code == .notEnrolled)
-        #expect(await failure { _ = try await phone.client.signIn(username: "nobody", password: "wrong password") }?.code == .authenticationFailed)
-        try await phone.enrolAlice()
+        try await Phone.with { phone in
+            #expect(await failure { try await phone.client.logIn() }?.code == .notEnrolled)
+            #expect(await failure { _ = try await phone.client.signIn(username: "nobody", password: "wrong password") }?.code == .authenticationFailed)
+            try await phone.enrolAlice()
 
-        phone.device.script(.cancel)
-        #expect(await failure { try await phone.client.logIn() }?.code == .cancelled)
-        phone.device.script(.noMatch, .noMatch, .noMatch)
-        #expect(await failure { try await phone.client.logIn() }?.code == .notRecognised)
-        phone.device.lockOutBiometry()
-        let locked = await failure { try await phone.client.logIn() }
-        #expect(locked?.code == .passcodeRequired && locked?.device?.code == .biometryLockedOut)
-        phone.device.unlockDeviceWithPasscode("123456")
-        phone.device.removePasscode()
-        #expect(await failure { try await phone.client.logIn() }?.code == .reenrolmentRequired)
+            phone.device.script(.cancel)
+            #expect(await failure { try await phone.client.logIn() }?.code == .cancelled)
+            phone.device.script(.noMatch, .noMatch, .noMatch)
+            #expect(await failure { try await phone.client.logIn() }?.code == .notRecognised)
+            phone.device.lockOutBiometry()
+            let locked = await failure { try await phone.client.logIn() }
+            #expect(locked?.code == .passcodeRequired && locked?.device?.code == .biometryLockedOut)
+            phone.device.unlockDeviceWithPasscode("123456")
+            phone.device.removePasscode()
+            #expect(await failure { try await phone.client.logIn() }?.code == .reenrolmentRequired)
+        }
     }
 
     @Test func statusesBecomeTypedErrorsWithRetryAfter() async throws {

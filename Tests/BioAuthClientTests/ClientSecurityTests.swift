@@ -39,7 +39,7 @@ struct ClientSecurityTests {
     @Test(arguments: tamperings)
     func aTamperedChallengeIsRefusedBeforeAnyPrompt(_ tampering: Tampering) async throws {
         let armed = Armed()
-        let phone = try await Phone.start { request, response in
+        try await Phone.with(tamper: { request, response in
             guard armed.isOn, request.path == tampering.path, var envelope = try? JSONDecoder().decode(ChallengeEnvelope.self, from: response.body) else {
                 return response
             }
@@ -47,144 +47,141 @@ struct ClientSecurityTests {
             var tampered = response
             tampered.body = try! JSONEncoder().encode(envelope)
             return tampered
-        }
-        defer { Task { await phone.stop() } }
-        if tampering.path == "/v1/devices/registration/challenge" {
+        }) { phone in
+            if tampering.path == "/v1/devices/registration/challenge" {
+                armed.isOn = true
+                let before = phone.device.promptCount
+                let error = await failure { try await phone.enrolAlice() }
+                #expect(error?.code == .challengeMismatch && error?.field == tampering.field, "\(String(describing: error))")
+                #expect(phone.device.promptCount == before)
+                #expect(!phone.client.signer.hasKey, "the key made for a refused enrolment is not left behind")
+                return
+            }
+            try await phone.enrolAlice()
+            try await phone.client.logIn()
             armed.isOn = true
             let before = phone.device.promptCount
-            let error = await failure { try await phone.enrolAlice() }
+            let error = await failure {
+                if tampering.path == "/v1/step-up/challenge" { _ = try await phone.client.approve(operation: "transfer 1.00 EUR to bob") } else { try await phone.client.logIn() }
+            }
             #expect(error?.code == .challengeMismatch && error?.field == tampering.field, "\(String(describing: error))")
-            #expect(phone.device.promptCount == before)
-            #expect(!phone.client.signer.hasKey, "the key made for a refused enrolment is not left behind")
-            return
+            #expect(phone.device.promptCount == before, "no prompt for a challenge the client refused")
         }
-        try await phone.enrolAlice()
-        try await phone.client.logIn()
-        armed.isOn = true
-        let before = phone.device.promptCount
-        let error = await failure {
-            if tampering.path == "/v1/step-up/challenge" { _ = try await phone.client.approve(operation: "transfer 1.00 EUR to bob") } else { try await phone.client.logIn() }
-        }
-        #expect(error?.code == .challengeMismatch && error?.field == tampering.field, "\(String(describing: error))")
-        #expect(phone.device.promptCount == before, "no prompt for a challenge the client refused")
     }
 
     @Test func theClientRefusesAServerOfAnotherRelyingParty() async throws {
-        let phone = try await Phone.start(relyingParty: "bank.example")
-        defer { Task { await phone.stop() } }
-        let error = await failure { try await phone.enrolAlice() }
-        #expect(error?.code == .challengeMismatch && error?.field == "relyingPartyId")
+        try await Phone.with(relyingParty: "bank.example") { phone in
+            let error = await failure { try await phone.enrolAlice() }
+            #expect(error?.code == .challengeMismatch && error?.field == "relyingPartyId")
+        }
     }
 
     @Test func theSessionIsAKeychainItemOnlyThisUnlockedDeviceReads() async throws {
-        let phone = try await Phone.start()
-        defer { Task { await phone.stop() } }
-        try await phone.enrolAlice()
-        let session = try await phone.client.logIn()
-        let records = try phone.device.platform.keychain.copyAttributes(KeychainQuery(service: phone.client.configuration.keychainService.rawValue))
-        #expect(records.first { $0.account == "session" }?.accessibility == .whenUnlockedThisDeviceOnly)
-        #expect(records.first { $0.account == "registration" }?.accessibility == .afterFirstUnlockThisDeviceOnly)
+        try await Phone.with { phone in
+            try await phone.enrolAlice()
+            let session = try await phone.client.logIn()
+            let records = try phone.device.platform.keychain.copyAttributes(KeychainQuery(service: phone.client.configuration.keychainService.rawValue))
+            #expect(records.first { $0.account == "session" }?.accessibility == .whenUnlockedThisDeviceOnly)
+            #expect(records.first { $0.account == "registration" }?.accessibility == .afterFirstUnlockThisDeviceOnly)
 
-        // Locked: the session is "not available yet", never "logged out".
-        phone.device.lockScreen()
-        #expect(await failure { _ = try await phone.client.session() }?.code == .credentialsUnavailable)
-        #expect(await failure { _ = try await phone.client.devices() }?.code == .credentialsUnavailable)
-        #expect(try await phone.client.registration() != nil, "AfterFirstUnlock: readable on a locked device")
-        phone.device.unlockScreen()
-        #expect(try await phone.client.session()?.sessionID == session.sessionID)
+            // Locked: the session is "not available yet", never "logged out".
+            phone.device.lockScreen()
+            #expect(await failure { _ = try await phone.client.session() }?.code == .credentialsUnavailable)
+            #expect(await failure { _ = try await phone.client.devices() }?.code == .credentialsUnavailable)
+            #expect(try await phone.client.registration() != nil, "AfterFirstUnlock: readable on a locked device")
+            phone.device.unlockScreen()
+            #expect(try await phone.client.session()?.sessionID == session.sessionID)
 
-        // Prewarmed at boot, before the first unlock: even the registration waits.
-        phone.device.restart()
-        #expect(await failure { _ = try await phone.client.registration() }?.code == .credentialsUnavailable)
-        #expect(await failure { try await phone.client.logIn() }?.code == .credentialsUnavailable)
-        phone.device.unlockScreen()
-        #expect(try await phone.client.session()?.sessionID == session.sessionID)
-        try await phone.client.logIn()
+            // Prewarmed at boot, before the first unlock: even the registration waits.
+            phone.device.restart()
+            #expect(await failure { _ = try await phone.client.registration() }?.code == .credentialsUnavailable)
+            #expect(await failure { try await phone.client.logIn() }?.code == .credentialsUnavailable)
+            phone.device.unlockScreen()
+            #expect(try await phone.client.session()?.sessionID == session.sessionID)
+            try await phone.client.logIn()
+        }
     }
 
     @Test func anExpiredStoredSessionIsNoSession() async throws {
-        let phone = try await Phone.start()
-        defer { Task { await phone.stop() } }
-        try await phone.enrolAlice()
-        try await phone.client.logIn()
-        phone.clock.advance(by: 13 * 3600)
-        #expect(try await phone.client.session() == nil)
-        #expect(await failure { _ = try await phone.client.approve(operation: "x") }?.code == .sessionExpired)
+        try await Phone.with { phone in
+            try await phone.enrolAlice()
+            try await phone.client.logIn()
+            phone.clock.advance(by: 13 * 3600)
+            #expect(try await phone.client.session() == nil)
+            #expect(await failure { _ = try await phone.client.approve(operation: "x") }?.code == .sessionExpired)
+        }
     }
 
     @Test func secretsNeverReachDescriptionsOrDumps() async throws {
-        let phone = try await Phone.start()
-        defer { Task { await phone.stop() } }
-        try await phone.client.signUp(username: "alice", password: "alice's long password")
-        let primary = try await phone.client.signIn(username: "alice", password: "alice's long password")
-        try await phone.client.enrol(primary, deviceName: "Alice's iPhone")
-        let session = try await phone.client.logIn()
-        let approval = try await phone.client.approve(operation: "transfer 100.00 EUR to bob")
-        var scanner = SecretScanner()
-        scanner.add(primary.token.value, label: "primary token")
-        scanner.add(session.token.value, label: "session token")
-        scanner.add(approval.token.value, label: "approval")
-        scanner.add("alice's long password", label: "password")
-        let signed = Wire.SignedChallenge(challengeId: "c", signature: "MEUCIQDsecretsignaturebytes")
-        scanner.add("MEUCIQDsecretsignaturebytes", label: "signature")
-        let wireSession = Wire.Session(token: session.token.value, sessionId: "s", userId: "alice", deviceId: "d", expiresAt: 1)
-        let values: [Any] = [
-            primary, session, approval, primary.token, signed, wireSession, Wire.Approval(approval: approval.token.value, expiresAt: 1),
-            Wire.Credentials(username: "alice", password: "alice's long password"), Wire.Redemption(approval: approval.token.value, operation: "b3A"),
-            TransportRequest(method: .post, path: "/v1/login/finish", body: try JSONEncoder().encode(signed), bearerToken: session.token),
-            ClientError(.authenticationFailed),
-        ]
-        for value in values {
-            var dumped = ""
-            dump(value, to: &dumped)
-            for text in ["\(value)", String(reflecting: value), dumped] {
-                #expect(scanner.leaks(in: text).isEmpty, "\(type(of: value)) leaks \(scanner.leaks(in: text))")
+        try await Phone.with { phone in
+            try await phone.client.signUp(username: "alice", password: "alice's long password")
+            let primary = try await phone.client.signIn(username: "alice", password: "alice's long password")
+            try await phone.client.enrol(primary, deviceName: "Alice's iPhone")
+            let session = try await phone.client.logIn()
+            let approval = try await phone.client.approve(operation: "transfer 100.00 EUR to bob")
+            var scanner = SecretScanner()
+            scanner.add(primary.token.value, label: "primary token")
+            scanner.add(session.token.value, label: "session token")
+            scanner.add(approval.token.value, label: "approval")
+            scanner.add("alice's long password", label: "password")
+            let signed = Wire.SignedChallenge(challengeId: "c", signature: "MEUCIQDsecretsignaturebytes")
+            scanner.add("MEUCIQDsecretsignaturebytes", label: "signature")
+            let wireSession = Wire.Session(token: session.token.value, sessionId: "s", userId: "alice", deviceId: "d", expiresAt: 1)
+            let values: [Any] = [
+                primary, session, approval, primary.token, signed, wireSession, Wire.Approval(approval: approval.token.value, expiresAt: 1),
+                Wire.Credentials(username: "alice", password: "alice's long password"), Wire.Redemption(approval: approval.token.value, operation: "b3A"),
+                TransportRequest(method: .post, path: "/v1/login/finish", body: try JSONEncoder().encode(signed), bearerToken: session.token),
+            ] + ClientError.Code.all.map { ClientError($0, field: "userId", retryAfter: 3, device: BioAuthError(.keychainFailure)) }
+            for value in values {
+                var dumped = ""
+                dump(value, to: &dumped)
+                for text in ["\(value)", String(reflecting: value), dumped] {
+                    #expect(scanner.leaks(in: text).isEmpty, "\(type(of: value)) leaks \(scanner.leaks(in: text))")
+                }
             }
         }
     }
 
     @Test func alwaysPromptsForEverySignature() async throws {
-        let phone = try await Phone.start(policy: .always)
-        defer { Task { await phone.stop() } }
-        try await phone.enrolAlice()
-        let before = phone.device.promptCount
-        try await phone.client.logIn()
-        _ = try await phone.client.approve(operation: "one")
-        _ = try await phone.client.approve(operation: "two")
-        #expect(phone.device.promptCount == before + 3)
+        try await Phone.with(policy: .always) { phone in
+            try await phone.enrolAlice()
+            let before = phone.device.promptCount
+            try await phone.client.logIn()
+            _ = try await phone.client.approve(operation: "one")
+            _ = try await phone.client.approve(operation: "two")
+            #expect(phone.device.promptCount == before + 3)
+        }
     }
 
     @Test func aSessionPolicyReusesOneMatchWithinItsWindowOnly() async throws {
-        let phone = try await Phone.start(policy: .session(timeout: 60))
-        defer { Task { await phone.stop() } }
-        try await phone.enrolAlice()
-        let before = phone.device.promptCount
-        try await phone.client.logIn()
-        _ = try await phone.client.approve(operation: "one")
-        _ = try await phone.client.approve(operation: "two")
-        #expect(phone.device.promptCount == before + 1)
-        phone.clock.advance(by: 61)
-        phone.server.clock.advance(by: 61)
-        _ = try await phone.client.approve(operation: "three")
-        #expect(phone.device.promptCount == before + 2)
-        // An enrollment change kills the key: the kept context signs nothing.
-        phone.device.enrollBiometry()
-        #expect(await failure { _ = try await phone.client.approve(operation: "four") }?.code == .reenrolmentRequired)
+        try await Phone.with(policy: .session(timeout: 60)) { phone in
+            try await phone.enrolAlice()
+            let before = phone.device.promptCount
+            try await phone.client.logIn()
+            _ = try await phone.client.approve(operation: "one")
+            _ = try await phone.client.approve(operation: "two")
+            #expect(phone.device.promptCount == before + 1)
+            phone.passTime(61)
+            _ = try await phone.client.approve(operation: "three")
+            #expect(phone.device.promptCount == before + 2)
+            // An enrollment change kills the key: the kept context signs nothing.
+            phone.device.enrollBiometry()
+            #expect(await failure { _ = try await phone.client.approve(operation: "four") }?.code == .reenrolmentRequired)
+        }
     }
 
     @Test func anAppLifecyclePolicyLastsUntilTheAppEndsIt() async throws {
-        let phone = try await Phone.start(policy: .appLifecycle)
-        defer { Task { await phone.stop() } }
-        try await phone.enrolAlice()
-        let before = phone.device.promptCount
-        try await phone.client.logIn()
-        phone.clock.advance(by: 3600)
-        phone.server.clock.advance(by: 3600)
-        _ = try await phone.client.approve(operation: "one")
-        #expect(phone.device.promptCount == before + 1)
-        await phone.client.endBiometricSession()
-        _ = try await phone.client.approve(operation: "two")
-        #expect(phone.device.promptCount == before + 2)
+        try await Phone.with(policy: .appLifecycle) { phone in
+            try await phone.enrolAlice()
+            let before = phone.device.promptCount
+            try await phone.client.logIn()
+            phone.passTime(3600)
+            _ = try await phone.client.approve(operation: "one")
+            #expect(phone.device.promptCount == before + 1)
+            await phone.client.endBiometricSession()
+            _ = try await phone.client.approve(operation: "two")
+            #expect(phone.device.promptCount == before + 2)
+        }
     }
 }
 

@@ -36,10 +36,10 @@ struct ReadmeClientExampleTests {
     }
 
     @Test func theReadmeExampleRunsAgainstAServer() async throws {
-        let server = try await InProcessServer.start()
-        defer { Task { await server.stop() } }
-        let api = ServerAPI(transport: URLSessionTransport(baseURL: URL(string: server.url)!))
-        _ = try await api.createUser(.init(username: "alice", password: "alice's long password"))
-        try await signIn(to: URL(string: server.url)!, password: "alice's long password")
+        try await InProcessServer.with { server in
+            let api = ServerAPI(transport: URLSessionTransport(baseURL: URL(string: server.url)!))
+            _ = try await api.createUser(.init(username: "alice", password: "alice's long password"))
+            try await signIn(to: URL(string: server.url)!, password: "alice's long password")
+        }
     }
 }
