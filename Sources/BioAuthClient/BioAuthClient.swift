@@ -56,6 +56,8 @@ public actor BioAuthClient {
     let storage: CredentialStorage
     /// The authenticated context a ``BiometricPolicy`` other than `.always` keeps, and when it was evaluated.
     var reusable: (context: any AuthenticationContext, since: Date)?
+    /// The SPKI of a key created for an enrolment request and not registered yet.
+    var pendingKey: Data?
 
     public init(configuration: Configuration, platform: DevicePlatform, transport: any BioAuthTransport) {
         self.configuration = configuration
@@ -122,10 +124,14 @@ public actor BioAuthClient {
         return try await register(key, for: primary, deviceName: deviceName ?? registration.deviceName, replacing: registration.deviceID)
     }
 
-    func register(_ key: DevicePublicKey, for primary: PrimarySession, deviceName: String, replacing deviceID: String?) async throws(ClientError) -> Registration {
-        let request = Wire.RegistrationChallengeRequest(name: deviceName, publicKey: Base64URL.encode(key.spkiRepresentation), replacesDeviceId: deviceID)
+    func register(
+        _ key: DevicePublicKey, for primary: PrimarySession, deviceName: String, replacing deviceID: String?, request pending: PendingEnrolment? = nil
+    ) async throws(ClientError) -> Registration {
+        let request = Wire.RegistrationChallengeRequest(
+            name: deviceName, publicKey: Base64URL.encode(key.spkiRepresentation), replacesDeviceId: deviceID, enrolmentRequestId: pending?.id)
         let challenge = try await api.registrationChallenge(request, token: primary.token)
-        let expectation = ChallengeExpectation(purpose: .registration, relyingPartyID: configuration.relyingPartyID, userID: primary.userID, deviceID: deviceID)
+        let expectation = ChallengeExpectation(
+            purpose: .registration, relyingPartyID: configuration.relyingPartyID, userID: primary.userID, deviceID: deviceID ?? pending?.deviceID)
         let signature = try await sign(challenge, expecting: expectation, prompt: configuration.enrolmentPrompt, reusing: false)
         let device = try await api.finishRegistration(signature, token: primary.token)
         guard device.publicKey == Base64URL.encode(key.spkiRepresentation), device.id == challenge.deviceId else {

@@ -50,6 +50,10 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible, C
         public static let invalidRequest = Code("invalidRequest")
         /// This session may not do that (for example, enrolling needs a primary login).
         public static let forbidden = Code("forbidden")
+        /// This is not the user's first device, or it replaces a key: the server needs an approval
+        /// from another of the user's devices or a recovery code
+        /// (``BioAuthClient/requestEnrolment(_:deviceName:)``).
+        public static let approvalRequired = Code("approvalRequired")
         /// The server does not know the device, user or route (``ClientError/field`` names which).
         public static let notFound = Code("notFound")
         /// The server already has it (for example, a user name).
@@ -62,7 +66,7 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible, C
             .notEnrolled, .alreadyEnrolled, .reenrolmentRequired, .passcodeRequired, .biometryUnavailable, .notRecognised, .cancelled,
             .authenticationFailed, .sessionExpired, .rateLimited, .serverUnreachable, .serverUnavailable, .serverError,
             .challengeMismatch, .protocolViolation, .credentialsUnavailable, .invalidRequest, .forbidden, .notFound, .conflict,
-            .deviceFailure,
+            .deviceFailure, .approvalRequired,
         ]
     }
 

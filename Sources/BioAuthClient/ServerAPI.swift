@@ -47,6 +47,30 @@ public struct ServerAPI: Sendable {
         try await call(.post, "/v1/approvals/redeem", body)
     }
 
+    public func requestEnrolment(_ body: Wire.EnrolmentRequestCreation, token: BearerToken) async throws(ClientError) -> Wire.EnrolmentRequest {
+        try await call(.post, "/v1/enrolment-requests", body, token: token)
+    }
+
+    public func enrolmentRequests(token: BearerToken) async throws(ClientError) -> [Wire.EnrolmentRequest] {
+        try await call(.get, "/v1/enrolment-requests", Empty?.none, token: token)
+    }
+
+    public func enrolmentRequest(id: String, token: BearerToken) async throws(ClientError) -> Wire.EnrolmentRequest {
+        try await call(.get, "/v1/enrolment-requests/" + Self.escape(id), Empty?.none, token: token)
+    }
+
+    public func approveEnrolment(id: String, _ body: Wire.EnrolmentApproval, token: BearerToken) async throws(ClientError) {
+        let _: Empty = try await call(.post, "/v1/enrolment-requests/" + Self.escape(id) + "/approve", body, token: token)
+    }
+
+    public func sendRecoveryCode(id: String, token: BearerToken) async throws(ClientError) {
+        let _: Empty = try await call(.post, "/v1/enrolment-requests/" + Self.escape(id) + "/recovery-code", Empty?.none, token: token)
+    }
+
+    public func recoverEnrolment(id: String, _ body: Wire.RecoveryCodeEntry, token: BearerToken) async throws(ClientError) {
+        let _: Empty = try await call(.post, "/v1/enrolment-requests/" + Self.escape(id) + "/recover", body, token: token)
+    }
+
     public func devices(token: BearerToken) async throws(ClientError) -> [Wire.Device] {
         try await call(.get, "/v1/devices", Empty?.none, token: token)
     }
@@ -99,6 +123,7 @@ public struct ServerAPI: Sendable {
         switch response.status {
         case 400, 413, 415: return ClientError(.invalidRequest, field: body?.field)
         case 401: return ClientError(.authenticationFailed)
+        case 403 where body?.error == "approval_required": return ClientError(.approvalRequired, field: body?.field)
         case 403: return ClientError(.forbidden)
         case 404: return ClientError(.notFound, field: body?.field)
         case 409: return ClientError(.conflict, field: body?.field)

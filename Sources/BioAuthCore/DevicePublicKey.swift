@@ -82,7 +82,10 @@ public struct DevicePublicKey: Sendable, Hashable {
 
     /// A short, non-secret identifier: the first 8 bytes of SHA-256(SPKI), hex. Public keys are
     /// not secret, but logs use this instead of the key.
-    public var fingerprint: String { Data(SHA256.hash(data: spkiRepresentation).prefix(8)).hexString }
+    public var fingerprint: String { Self.fingerprint(spki: spkiRepresentation) }
+
+    /// The fingerprint of a key given as its SPKI DER.
+    public static func fingerprint(spki: Data) -> String { Data(SHA256.hash(data: spki).prefix(8)).hexString }
 
     /// Verifies a strict-DER ECDSA P-256 SHA-256 signature over `message` (SHA-256 applied here,
     /// as `ecdsaSignatureMessageX962SHA256` does on the device).

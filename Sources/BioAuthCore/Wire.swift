@@ -67,12 +67,44 @@ extension Wire {
         public var publicKey: String
         /// Re-enrolment: the device whose invalidated key this one replaces.
         public var replacesDeviceId: String?
+        /// A second device or a new key: the approved enrolment request for this name and key.
+        public var enrolmentRequestId: String?
+        public init(name: String, publicKey: String, replacesDeviceId: String? = nil, enrolmentRequestId: String? = nil) {
+            self.name = name
+            self.publicKey = publicKey
+            self.replacesDeviceId = replacesDeviceId
+            self.enrolmentRequestId = enrolmentRequestId
+        }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case name, publicKey, replacesDeviceId, enrolmentRequestId }
+    }
+
+    /// `POST /v1/enrolment-requests`: the device and key that wait for an approval or recovery code.
+    public struct EnrolmentRequestCreation: WireRequest, Hashable {
+        public var name: String
+        public var publicKey: String
+        public var replacesDeviceId: String?
         public init(name: String, publicKey: String, replacesDeviceId: String? = nil) {
             self.name = name
             self.publicKey = publicKey
             self.replacesDeviceId = replacesDeviceId
         }
         public enum CodingKeys: String, CodingKey, CaseIterable { case name, publicKey, replacesDeviceId }
+    }
+
+    /// `POST /v1/enrolment-requests/{id}/approve`: a step-up approval for the request's text.
+    public struct EnrolmentApproval: WireRequest, Hashable, WireRedacted {
+        public var approval: String
+        public init(approval: String) { self.approval = approval }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case approval }
+        public var visibleFields: KeyValuePairs<String, Any> { [:] }
+    }
+
+    /// `POST /v1/enrolment-requests/{id}/recover`: the recovery code the user received.
+    public struct RecoveryCodeEntry: WireRequest, Hashable, WireRedacted {
+        public var code: String
+        public init(code: String) { self.code = code }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case code }
+        public var visibleFields: KeyValuePairs<String, Any> { [:] }
     }
 
     /// `POST /v1/step-up/challenge`: the operation's exact bytes (base64url), which the server hashes into the challenge.
@@ -211,6 +243,36 @@ extension Wire {
             self.deviceId = deviceId
             self.reason = reason
             self.count = count
+        }
+    }
+
+    /// A device waiting to be enrolled (`/v1/enrolment-requests`).
+    public struct EnrolmentRequest: Codable, Sendable, Hashable {
+        public var id: String
+        /// The id the device will have (the replaced device's for a new key).
+        public var deviceId: String
+        public var name: String
+        public var publicKey: String
+        public var replacing: Bool
+        /// The text an approving device shows and signs (a client builds it itself and compares).
+        public var approvalText: String
+        /// `pending` or `approved`.
+        public var status: String
+        public var createdAt: Int64
+        public var expiresAt: Int64
+        public init(
+            id: String, deviceId: String, name: String, publicKey: String, replacing: Bool, approvalText: String, status: String, createdAt: Int64,
+            expiresAt: Int64
+        ) {
+            self.id = id
+            self.deviceId = deviceId
+            self.name = name
+            self.publicKey = publicKey
+            self.replacing = replacing
+            self.approvalText = approvalText
+            self.status = status
+            self.createdAt = createdAt
+            self.expiresAt = expiresAt
         }
     }
 

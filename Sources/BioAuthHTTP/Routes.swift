@@ -81,7 +81,42 @@ public struct BioAuthRoutes: Sendable {
         authenticated.post("devices/registration/challenge") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.RegistrationChallengeRequest.self, request)
-            return try json(try await service.beginRegistration(session: session, name: body.name, publicKey: body.publicKey, replacesDeviceID: body.replacesDeviceId, request: info))
+            return try json(
+                try await service.beginRegistration(
+                    session: session, name: body.name, publicKey: body.publicKey, replacesDeviceID: body.replacesDeviceId,
+                    enrolmentRequestID: body.enrolmentRequestId, request: info))
+        }
+        authenticated.post("enrolment-requests") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            let body = try await decode(Wire.EnrolmentRequestCreation.self, request)
+            let record = try await service.requestEnrolment(
+                session: session, name: body.name, publicKey: body.publicKey, replacesDeviceID: body.replacesDeviceId, request: info)
+            return try json(Wire.EnrolmentRequest(record), status: .created)
+        }
+        authenticated.get("enrolment-requests") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            return try json(try await service.pendingEnrolmentRequests(of: session, request: info).map(Wire.EnrolmentRequest.init))
+        }
+        authenticated.get("enrolment-requests/:id") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            return try json(Wire.EnrolmentRequest(try await service.enrolmentRequest(id: context.parameters.get("id") ?? "", of: session, request: info)))
+        }
+        authenticated.post("enrolment-requests/:id/approve") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            let body = try await decode(Wire.EnrolmentApproval.self, request)
+            try await service.approveEnrolment(requestID: context.parameters.get("id") ?? "", approval: body.approval, session: session, request: info)
+            return Response(status: .noContent)
+        }
+        authenticated.post("enrolment-requests/:id/recovery-code") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            try await service.sendRecoveryCode(requestID: context.parameters.get("id") ?? "", session: session, request: info)
+            return Response(status: .noContent)
+        }
+        authenticated.post("enrolment-requests/:id/recover") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            let body = try await decode(Wire.RecoveryCodeEntry.self, request)
+            try await service.recoverEnrolment(requestID: context.parameters.get("id") ?? "", code: body.code, session: session, request: info)
+            return Response(status: .noContent)
         }
         authenticated.post("devices/registration/finish") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
@@ -258,7 +293,7 @@ extension ServerError.Code {
         switch self {
         case .invalidRequest: .badRequest
         case .authenticationFailed: .unauthorized
-        case .forbidden: .forbidden
+        case .forbidden, .approvalRequired: .forbidden
         case .notFound: .notFound
         case .conflict: .conflict
         case .methodNotAllowed: .methodNotAllowed

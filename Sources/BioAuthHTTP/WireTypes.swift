@@ -23,3 +23,12 @@ extension Wire.Device {
 extension Date {
     var seconds: Int64 { Int64(timeIntervalSince1970.rounded(.down)) }
 }
+
+extension Wire.EnrolmentRequest {
+    init(_ record: EnrolmentRequestRecord) {
+        self.init(
+            id: record.id, deviceId: record.deviceID, name: record.name, publicKey: Base64URL.encode(record.publicKey), replacing: record.replacing,
+            approvalText: record.approvalText, status: record.isApproved ? "approved" : "pending", createdAt: record.createdAt.seconds,
+            expiresAt: record.expiresAt.seconds)
+    }
+}

@@ -128,6 +128,15 @@ public final class PostgresStore: BioAuthStore {
             ]
         ),
         (5, "Challenges remember the session that asked for them", ["ALTER TABLE challenges ADD COLUMN session_id TEXT"]),
+        (
+            6, "Enrolment requests wait for an approval or a recovery code",
+            [
+                "CREATE TABLE enrolment_requests (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, device_id TEXT NOT NULL, name TEXT NOT NULL, public_key BYTEA NOT NULL, replaces_device BOOLEAN NOT NULL, session_id TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL, expires_at TIMESTAMPTZ NOT NULL, approved_at TIMESTAMPTZ, approved_by_device TEXT, recovery_code_hash BYTEA, recovery_attempts INTEGER NOT NULL)",
+                "CREATE INDEX enrolment_requests_user ON enrolment_requests (user_id, created_at)",
+                "CREATE INDEX enrolment_requests_expiry ON enrolment_requests (expires_at)",
+                "ALTER TABLE challenges ADD COLUMN enrolment_request_id TEXT",
+            ]
+        ),
     ]
 
     /// Any constant: the advisory lock every starting instance takes while it migrates.
@@ -309,9 +318,9 @@ public final class PostgresStore: BioAuthStore {
             let columns = ch.binding.columns
             try await c.query(
                 """
-                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id)
+                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
                 VALUES (\(ch.id), \(Int16(ch.purpose.rawValue)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
-                        \(columns.operationHash), \(columns.publicKey), \(columns.deviceName), \(columns.replacing), \(ch.sessionID))
+                        \(columns.operationHash), \(columns.publicKey), \(columns.deviceName), \(columns.replacing), \(ch.sessionID), \(ch.enrolmentRequestID))
                 """, logger: self.logger)
             return .issued
         }
@@ -345,6 +354,12 @@ public final class PostgresStore: BioAuthStore {
                 try await self.login(session, clearing: clearing, audit: audit, c)
                 return RecordedVerdict(verdict)
             case .enrolment(let device, let replacing, let audit):
+                if let requestID = taken?.challenge.enrolmentRequestID {
+                    let consumed = try await c.query(
+                        "DELETE FROM enrolment_requests WHERE id = \(requestID) AND approved_at IS NOT NULL RETURNING id", logger: self.logger
+                    ).collect()
+                    guard !consumed.isEmpty else { return RecordedVerdict(verdict) }
+                }
                 let stored: [PostgresRow]
                 if replacing {
                     stored = try await c.query(
@@ -400,7 +415,9 @@ public final class PostgresStore: BioAuthStore {
                 """)
             let audit = try await count("WITH gone AS (DELETE FROM audit WHERE at < \(auditBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
             let approvals = try await count("WITH gone AS (DELETE FROM approvals WHERE expires_at < \(windowsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
-            return SweepResult(counters: counters, auditRows: audit, approvals: approvals)
+            let requests = try await count(
+                "WITH gone AS (DELETE FROM enrolment_requests WHERE expires_at < \(windowsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
+            return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests)
         }
     }
 
@@ -516,13 +533,89 @@ public final class PostgresStore: BioAuthStore {
                 WHERE token_hash = \(tokenHash) AND operation_hash = \(operationHash) AND consumed_at IS NULL AND expires_at > \(now) RETURNING *
                 """, logger: self.logger
             ).collect().first else { return nil }
-            let r = row.makeRandomAccess()
-            let approval = ApprovalRecord(
-                tokenHash: try r.value("token_hash"), userID: try r.value("user_id"), deviceID: try r.value("device_id"),
-                operationHash: try r.value("operation_hash"), createdAt: try r.value("created_at"), expiresAt: try r.value("expires_at"),
-                consumedAt: try r.optional("consumed_at", Date.self), sessionID: try r.optional("session_id", String.self))
+            let approval = try Self.approval(row.makeRandomAccess())
             try await self.append([audit.about(user: approval.userID, device: approval.deviceID)], c)
             return approval
+        }
+    }
+
+    // MARK: Enrolment requests
+
+    public func createEnrolmentRequest(_ r: EnrolmentRequestRecord, audit: AuditEvent) async throws {
+        try await transaction { c in
+            try await c.query(
+                """
+                INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at, approved_at, approved_by_device, recovery_code_hash, recovery_attempts)
+                VALUES (\(r.id), \(r.userID), \(r.deviceID), \(r.name), \(r.publicKey), \(r.replacing), \(r.sessionID), \(r.createdAt), \(r.expiresAt), \(r.approvedAt),
+                        \(r.approvedByDevice), \(r.recoveryCodeHash), \(Int32(clamping: r.recoveryAttempts)))
+                """, logger: self.logger)
+            try await self.append([audit], c)
+        }
+    }
+
+    public func enrolmentRequest(id: String) async throws -> EnrolmentRequestRecord? {
+        try await rows("SELECT * FROM enrolment_requests WHERE id = \(id)").first.map { try Self.enrolmentRequest($0.makeRandomAccess()) }
+    }
+
+    public func enrolmentRequests(userID: String, now: Date) async throws -> [EnrolmentRequestRecord] {
+        try await rows("SELECT * FROM enrolment_requests WHERE user_id = \(userID) AND expires_at > \(now) ORDER BY created_at, id")
+            .map { try Self.enrolmentRequest($0.makeRandomAccess()) }
+    }
+
+    public func approveEnrolmentRequest(
+        id: String, userID: String, approvalTokenHash: Data, operationHash: Data, excludingDevice: String, now: Date, audit: AuditEvent
+    ) async throws -> ApprovalRecord? {
+        try await transaction { c in
+            guard let row = try await c.query(
+                """
+                UPDATE approvals SET consumed_at = \(now)
+                WHERE token_hash = \(approvalTokenHash) AND user_id = \(userID) AND device_id <> \(excludingDevice) AND operation_hash = \(operationHash)
+                  AND consumed_at IS NULL AND expires_at > \(now)
+                  AND EXISTS (SELECT 1 FROM enrolment_requests WHERE id = \(id) AND user_id = \(userID) AND approved_at IS NULL AND expires_at > \(now))
+                RETURNING *
+                """, logger: self.logger
+            ).collect().first else { return nil }
+            let approval = try Self.approval(row.makeRandomAccess())
+            try await c.query(
+                "UPDATE enrolment_requests SET approved_at = \(now), approved_by_device = \(approval.deviceID) WHERE id = \(id)", logger: self.logger)
+            try await self.append([audit], c)
+            return approval
+        }
+    }
+
+    public func setRecoveryCode(requestID: String, codeHash: Data, now: Date, audit: AuditEvent) async throws -> Bool {
+        try await transaction { c in
+            let updated = try await c.query(
+                """
+                UPDATE enrolment_requests SET recovery_code_hash = \(codeHash)
+                WHERE id = \(requestID) AND approved_at IS NULL AND expires_at > \(now) RETURNING id
+                """, logger: self.logger
+            ).collect()
+            guard !updated.isEmpty else { return false }
+            try await self.append([audit], c)
+            return true
+        }
+    }
+
+    public func recoverEnrolmentRequest(id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome {
+        try await transaction { c in
+            guard let row = try await c.query(
+                """
+                SELECT recovery_code_hash, recovery_attempts FROM enrolment_requests
+                WHERE id = \(id) AND approved_at IS NULL AND expires_at > \(now) AND recovery_code_hash IS NOT NULL AND recovery_attempts < \(Int32(clamping: maxAttempts))
+                FOR UPDATE
+                """, logger: self.logger
+            ).collect().first else { return .unavailable }
+            let r = row.makeRandomAccess()
+            let attempts = Int(try r.value("recovery_attempts", Int32.self))
+            if try r.value("recovery_code_hash", Data.self) == codeHash {
+                try await c.query("UPDATE enrolment_requests SET approved_at = \(now) WHERE id = \(id)", logger: self.logger)
+                try await self.append([audit], c)
+                return .approved
+            }
+            try await c.query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = \(id)", logger: self.logger)
+            try await self.append([audit.rejectedRecovery], c)
+            return .wrongCode(attemptsLeft: maxAttempts - attempts - 1)
         }
     }
 
@@ -635,7 +728,23 @@ public final class PostgresStore: BioAuthStore {
         return ChallengeRecord(
             id: try r.value("id"), binding: binding, relyingPartyID: try r.value("rp_id"), userID: try r.value("user_id"), deviceID: try r.value("device_id"),
             nonce: try r.value("nonce"), createdAt: try r.value("created_at"), expiresAt: try r.value("expires_at"),
-            sessionID: try r.optional("session_id", String.self))
+            sessionID: try r.optional("session_id", String.self), enrolmentRequestID: try r.optional("enrolment_request_id", String.self))
+    }
+
+    static func approval(_ r: PostgresRandomAccessRow) throws -> ApprovalRecord {
+        ApprovalRecord(
+            tokenHash: try r.value("token_hash"), userID: try r.value("user_id"), deviceID: try r.value("device_id"),
+            operationHash: try r.value("operation_hash"), createdAt: try r.value("created_at"), expiresAt: try r.value("expires_at"),
+            consumedAt: try r.optional("consumed_at", Date.self), sessionID: try r.optional("session_id", String.self))
+    }
+
+    static func enrolmentRequest(_ r: PostgresRandomAccessRow) throws -> EnrolmentRequestRecord {
+        EnrolmentRequestRecord(
+            id: try r.value("id"), userID: try r.value("user_id"), deviceID: try r.value("device_id"), name: try r.value("name"),
+            publicKey: try r.value("public_key"), replacing: try r.value("replaces_device"), sessionID: try r.value("session_id"),
+            createdAt: try r.value("created_at"), expiresAt: try r.value("expires_at"), approvedAt: try r.optional("approved_at", Date.self),
+            approvedByDevice: try r.optional("approved_by_device", String.self), recoveryCodeHash: try r.optional("recovery_code_hash", Data.self),
+            recoveryAttempts: Int(try r.value("recovery_attempts", Int32.self)))
     }
 
     static func device(_ r: PostgresRandomAccessRow, prefix: String = "") throws -> DeviceRecord {

@@ -89,6 +89,15 @@ public final class SQLiteStore: BioAuthStore {
             "Challenges remember the session that asked for them",
             ["ALTER TABLE challenges ADD COLUMN session_id TEXT"]
         ),
+        (
+            "Enrolment requests wait for an approval or a recovery code",
+            [
+                "CREATE TABLE enrolment_requests (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, device_id TEXT NOT NULL, name TEXT NOT NULL, public_key BLOB NOT NULL, replaces_device INTEGER NOT NULL, session_id TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL, approved_at REAL, approved_by_device TEXT, recovery_code_hash BLOB, recovery_attempts INTEGER NOT NULL)",
+                "CREATE INDEX enrolment_requests_user ON enrolment_requests (user_id, created_at)",
+                "CREATE INDEX enrolment_requests_expiry ON enrolment_requests (expires_at)",
+                "ALTER TABLE challenges ADD COLUMN enrolment_request_id TEXT",
+            ]
+        ),
     ]
 
     private init(connection: SQLiteConnection, threadPool: NIOThreadPool) {
@@ -276,12 +285,13 @@ public final class SQLiteStore: BioAuthStore {
             let columns = c.binding.columns
             try await query(
                 """
-                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [.blob(c.id), .integer(Int(c.purpose.rawValue)), .text(c.relyingPartyID), .text(c.userID), .text(c.deviceID), .blob(c.nonce),
                  .date(c.createdAt), .date(c.expiresAt), .optionalBlob(columns.operationHash), .optionalBlob(columns.publicKey),
-                 .optionalText(columns.deviceName), columns.replacing.map { .integer($0 ? 1 : 0) } ?? .null, .optionalText(c.sessionID)])
+                 .optionalText(columns.deviceName), columns.replacing.map { .integer($0 ? 1 : 0) } ?? .null, .optionalText(c.sessionID),
+                 .optionalText(c.enrolmentRequestID)])
             return .issued
         }
     }
@@ -308,6 +318,10 @@ public final class SQLiteStore: BioAuthStore {
                 try await login(session, clearing: clearing.filter(counted.contains), audit: audit)
                 return RecordedVerdict(verdict)
             case .enrolment(let device, let replacing, let audit):
+                if let requestID = taken?.challenge.enrolmentRequestID {
+                    let consumed = try await query("DELETE FROM enrolment_requests WHERE id = ? AND approved_at IS NOT NULL RETURNING id", [.text(requestID)])
+                    guard !consumed.isEmpty else { return RecordedVerdict(verdict) }
+                }
                 if replacing {
                     let updated = try await query(
                         "UPDATE devices SET public_key = ?, last_used_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id",
@@ -349,7 +363,8 @@ public final class SQLiteStore: BioAuthStore {
                 [.text(runs), .date(windowsBefore), .text(runs), .date(runsBefore)]).count
             let audit = try await query("DELETE FROM audit WHERE at < ? RETURNING seq", [.date(auditBefore)]).count
             let approvals = try await query("DELETE FROM approvals WHERE expires_at < ? RETURNING expires_at", [.date(windowsBefore)]).count
-            return SweepResult(counters: counters, auditRows: audit, approvals: approvals)
+            let requests = try await query("DELETE FROM enrolment_requests WHERE expires_at < ? RETURNING id", [.date(windowsBefore)]).count
+            return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests)
         }
     }
 
@@ -450,12 +465,83 @@ public final class SQLiteStore: BioAuthStore {
                 "UPDATE approvals SET consumed_at = ? WHERE token_hash = ? AND operation_hash = ? AND consumed_at IS NULL AND expires_at > ? RETURNING *",
                 [.date(now), .blob(tokenHash), .blob(operationHash), .date(now)]
             ).first else { return nil }
-            let approval = ApprovalRecord(
-                tokenHash: try row.data("token_hash"), userID: try row.string("user_id"), deviceID: try row.string("device_id"),
-                operationHash: try row.data("operation_hash"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
-                consumedAt: try row.optionalDate("consumed_at"), sessionID: try row.optionalString("session_id"))
+            let approval = try Self.approval(row)
             try await append(audit.about(user: approval.userID, device: approval.deviceID))
             return approval
+        }
+    }
+
+    // MARK: Enrolment requests
+
+    public func createEnrolmentRequest(_ r: EnrolmentRequestRecord, audit: AuditEvent) async throws {
+        try await transaction {
+            try await query(
+                """
+                INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at, approved_at, approved_by_device, recovery_code_hash, recovery_attempts)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [.text(r.id), .text(r.userID), .text(r.deviceID), .text(r.name), .blob(r.publicKey), .integer(r.replacing ? 1 : 0), .text(r.sessionID),
+                 .date(r.createdAt), .date(r.expiresAt), .optionalDate(r.approvedAt), .optionalText(r.approvedByDevice), .optionalBlob(r.recoveryCodeHash),
+                 .integer(r.recoveryAttempts)])
+            try await append(audit)
+        }
+    }
+
+    public func enrolmentRequest(id: String) async throws -> EnrolmentRequestRecord? {
+        try await read { try await query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map(Self.enrolmentRequest) }
+    }
+
+    public func enrolmentRequests(userID: String, now: Date) async throws -> [EnrolmentRequestRecord] {
+        try await read {
+            try await query("SELECT * FROM enrolment_requests WHERE user_id = ? AND expires_at > ? ORDER BY created_at, id", [.text(userID), .date(now)])
+                .map(Self.enrolmentRequest)
+        }
+    }
+
+    public func approveEnrolmentRequest(
+        id: String, userID: String, approvalTokenHash: Data, operationHash: Data, excludingDevice: String, now: Date, audit: AuditEvent
+    ) async throws -> ApprovalRecord? {
+        try await transaction {
+            guard let row = try await query(
+                """
+                UPDATE approvals SET consumed_at = ? WHERE token_hash = ? AND user_id = ? AND device_id <> ? AND operation_hash = ? AND consumed_at IS NULL AND expires_at > ?
+                AND EXISTS (SELECT 1 FROM enrolment_requests WHERE id = ? AND user_id = ? AND approved_at IS NULL AND expires_at > ?) RETURNING *
+                """,
+                [.date(now), .blob(approvalTokenHash), .text(userID), .text(excludingDevice), .blob(operationHash), .date(now), .text(id), .text(userID), .date(now)]
+            ).first else { return nil }
+            let approval = try Self.approval(row)
+            try await query("UPDATE enrolment_requests SET approved_at = ?, approved_by_device = ? WHERE id = ?", [.date(now), .text(approval.deviceID), .text(id)])
+            try await append(audit)
+            return approval
+        }
+    }
+
+    public func setRecoveryCode(requestID: String, codeHash: Data, now: Date, audit: AuditEvent) async throws -> Bool {
+        try await transaction {
+            let updated = try await query(
+                "UPDATE enrolment_requests SET recovery_code_hash = ? WHERE id = ? AND approved_at IS NULL AND expires_at > ? RETURNING id",
+                [.blob(codeHash), .text(requestID), .date(now)])
+            guard !updated.isEmpty else { return false }
+            try await append(audit)
+            return true
+        }
+    }
+
+    public func recoverEnrolmentRequest(id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome {
+        try await transaction {
+            guard let row = try await query(
+                "SELECT recovery_code_hash, recovery_attempts FROM enrolment_requests WHERE id = ? AND approved_at IS NULL AND expires_at > ? AND recovery_code_hash IS NOT NULL AND recovery_attempts < ?",
+                [.text(id), .date(now), .integer(maxAttempts)]
+            ).first else { return .unavailable }
+            let attempts = try row.int("recovery_attempts")
+            if try row.data("recovery_code_hash") == codeHash {
+                try await query("UPDATE enrolment_requests SET approved_at = ? WHERE id = ?", [.date(now), .text(id)])
+                try await append(audit)
+                return .approved
+            }
+            try await query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = ?", [.text(id)])
+            try await append(audit.rejectedRecovery)
+            return .wrongCode(attemptsLeft: maxAttempts - attempts - 1)
         }
     }
 
@@ -597,7 +683,23 @@ public final class SQLiteStore: BioAuthStore {
         return ChallengeRecord(
             id: try row.data("id"), binding: binding, relyingPartyID: try row.string("rp_id"), userID: try row.string("user_id"),
             deviceID: try row.string("device_id"), nonce: try row.data("nonce"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
-            sessionID: try row.optionalString("session_id"))
+            sessionID: try row.optionalString("session_id"), enrolmentRequestID: try row.optionalString("enrolment_request_id"))
+    }
+
+    static func approval(_ row: SQLiteRow) throws -> ApprovalRecord {
+        ApprovalRecord(
+            tokenHash: try row.data("token_hash"), userID: try row.string("user_id"), deviceID: try row.string("device_id"),
+            operationHash: try row.data("operation_hash"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
+            consumedAt: try row.optionalDate("consumed_at"), sessionID: try row.optionalString("session_id"))
+    }
+
+    static func enrolmentRequest(_ row: SQLiteRow) throws -> EnrolmentRequestRecord {
+        EnrolmentRequestRecord(
+            id: try row.string("id"), userID: try row.string("user_id"), deviceID: try row.string("device_id"), name: try row.string("name"),
+            publicKey: try row.data("public_key"), replacing: try row.int("replaces_device") != 0, sessionID: try row.string("session_id"),
+            createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"), approvedAt: try row.optionalDate("approved_at"),
+            approvedByDevice: try row.optionalString("approved_by_device"), recoveryCodeHash: try row.optionalData("recovery_code_hash"),
+            recoveryAttempts: try row.int("recovery_attempts"))
     }
 
     static func device(_ row: SQLiteRow) throws -> DeviceRecord {

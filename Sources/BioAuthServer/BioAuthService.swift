@@ -40,6 +40,8 @@ public final class BioAuthService: Sendable {
     public let store: any BioAuthStore
     public let configuration: ServerConfiguration
     public let clock: any WallClock
+    /// Delivers recovery codes for enrolment requests; nil: only another device's approval adds a device.
+    public let recoveryChannel: (any RecoveryChannel)?
     let logger: Logger
     let windows: RateWindows
     let requests: RequestLimiter
@@ -47,8 +49,9 @@ public final class BioAuthService: Sendable {
 
     public init(
         store: any BioAuthStore, configuration: ServerConfiguration = ServerConfiguration(), clock: any WallClock = SystemWallClock(),
-        logger: Logger = Logger(label: "BioAuthServer"), metricsFactory: (any MetricsFactory)? = nil
+        logger: Logger = Logger(label: "BioAuthServer"), metricsFactory: (any MetricsFactory)? = nil, recoveryChannel: (any RecoveryChannel)? = nil
     ) {
+        self.recoveryChannel = recoveryChannel
         self.store = store
         self.configuration = configuration
         self.clock = clock
@@ -133,10 +136,10 @@ public final class BioAuthService: Sendable {
     /// login it asks for a grant and hands the token to the app, which enrols with it as with a
     /// primary session (`Authorization: Bearer`). The grant may enrol one device — it is revoked
     /// when the enrolment succeeds — and nothing else; it lives
-    /// ``ServerConfiguration/enrolmentGrantTTL``. The user needs no password account here.
+    /// ``EnrolmentPolicy/grantTTL``. The user needs no password account here.
     public func issueEnrolmentGrant(userID: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
         let userID = try Validate.username(userID, field: "userId")
-        let (session, token) = newSession(user: userID, device: nil, kind: .enrolmentGrant, ttl: configuration.enrolmentGrantTTL, at: clock.now())
+        let (session, token) = newSession(user: userID, device: nil, kind: .enrolmentGrant, ttl: configuration.enrolment.grantTTL, at: clock.now())
         let audit = event(.enrolmentGrantIssued, user: userID, request: request)
         try await run(request) { try await self.store.recordLogin(session, clearing: [], rehashed: nil, audit: audit) }
         log(audit)
@@ -192,14 +195,42 @@ public final class BioAuthService: Sendable {
 
     // MARK: - Enrolment
 
-    /// Starts enrolling a device key. Only a primary-login session may enrol; the key is bound to
-    /// the challenge now and must sign it to prove possession.
+    /// Starts enrolling a device key. Only a primary-login session or an enrolment grant may
+    /// enrol; the key is bound to the challenge now and must sign it to prove possession.
+    ///
+    /// The user's first device ever needs nothing more. Any other device — and a new key for a
+    /// device whose key was invalidated — needs, under the default ``EnrolmentPolicy``, an
+    /// approved ``EnrolmentRequestRecord`` for exactly this name and key
+    /// (``requestEnrolment(session:name:publicKey:replacesDeviceID:request:)``); without one this
+    /// throws `approvalRequired`.
     ///
     /// - Parameter replacesDeviceID: re-enrolment of a device whose key was invalidated (an
     ///   enrollment change on the phone): on success the old key is replaced.
     public func beginRegistration(
-        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: String?, request: RequestInfo
+        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: String?, enrolmentRequestID: String? = nil, request: RequestInfo
     ) async throws(ServerError) -> ChallengeEnvelope {
+        let enrolment = try await enrolmentSubject(session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
+        var deviceID = enrolment.deviceID
+        var approvedRequest: String?
+        if enrolment.needsProof {
+            guard let enrolmentRequestID else { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
+            let id = try Validate.deviceID(enrolmentRequestID, field: "enrolmentRequestId")
+            guard let approved = try await run(request, { try await self.store.enrolmentRequest(id: id) }), approved.sessionID == session.id,
+                approved.userID == session.userID, approved.isApproved, approved.expiresAt > clock.now(), approved.publicKey == enrolment.publicKey,
+                approved.name == enrolment.name, approved.replacing == (replacesDeviceID != nil), !approved.replacing || approved.deviceID == deviceID
+            else { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
+            deviceID = approved.deviceID
+            approvedRequest = approved.id
+        }
+        let binding = ChallengeRecord.Binding.registration(publicKey: enrolment.publicKey, deviceName: enrolment.name, replacing: replacesDeviceID != nil)
+        return try await issue(binding, user: session.userID, device: deviceID, session: session.id, enrolmentRequest: approvedRequest, request)
+    }
+
+    /// What an enrolment names, checked: the session may enrol, the key parses, a replaced device
+    /// is the user's and active. `needsProof` says whether the policy asks for an approval.
+    private func enrolmentSubject(
+        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: String?, request: RequestInfo
+    ) async throws(ServerError) -> (name: String, publicKey: Data, deviceID: String, needsProof: Bool) {
         // Admitted by authenticate(token:request:), like every call that takes a session.
         guard session.kind == .primary || session.kind == .enrolmentGrant else {
             throw ServerError(.forbidden, detail: "enrolment requires a primary login or an enrolment grant")
@@ -217,8 +248,118 @@ public final class BioAuthService: Sendable {
             }
             deviceID = id
         }
-        let binding = ChallengeRecord.Binding.registration(publicKey: spki, deviceName: name, replacing: replacesDeviceID != nil)
-        return try await issue(binding, user: session.userID, device: deviceID, session: session.id, request)
+        var needsProof = false
+        if configuration.enrolment.additionalDevices == .approvalOrRecovery {
+            // Only the user's first device ever goes without: revoking every device does not make
+            // the next one "first" again.
+            let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
+            needsProof = replacesDeviceID != nil || !devices.isEmpty
+        }
+        return (name, spki, deviceID, needsProof)
+    }
+
+    // MARK: - Enrolment requests (a second device, a new key)
+
+    /// Most unexpired enrolment requests a user may have: someone with the password cannot flood
+    /// the owner's approval list.
+    public static let maxPendingEnrolmentRequests = 5
+
+    /// Asks for an approval (or a recovery code) to enrol `publicKey` as `name`: the request
+    /// appears on the user's other devices as the text of ``EnrolmentApprovalText``. Throws
+    /// `conflict` if this enrolment needs no approval.
+    public func requestEnrolment(
+        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: String?, request: RequestInfo
+    ) async throws(ServerError) -> EnrolmentRequestRecord {
+        let enrolment = try await enrolmentSubject(session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
+        guard enrolment.needsProof else { throw ServerError(.conflict, detail: "this enrolment needs no approval") }
+        let now = clock.now()
+        let pending = try await run(request) { try await self.store.enrolmentRequests(userID: session.userID, now: now) }
+        guard pending.count(where: { !$0.isApproved }) < Self.maxPendingEnrolmentRequests else {
+            throw ServerError(.rateLimited, detail: "too many enrolment requests", retryAfter: Int(configuration.enrolment.requestTTL))
+        }
+        let record = EnrolmentRequestRecord(
+            id: UUID().uuidString.lowercased(), userID: session.userID, deviceID: enrolment.deviceID, name: enrolment.name, publicKey: enrolment.publicKey,
+            replacing: replacesDeviceID != nil, sessionID: session.id, createdAt: now, expiresAt: now.addingTimeInterval(configuration.enrolment.requestTTL))
+        let audit = event(.enrolmentRequested, user: session.userID, device: record.deviceID, request: request)
+        try await run(request) { try await self.store.createEnrolmentRequest(record, audit: audit) }
+        log(audit)
+        return record
+    }
+
+    /// The user's enrolment requests that still wait (unexpired, unapproved).
+    public func pendingEnrolmentRequests(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> [EnrolmentRequestRecord] {
+        try requireAccountSession(session)
+        let now = clock.now()
+        return try await run(request) { try await self.store.enrolmentRequests(userID: session.userID, now: now) }.filter { !$0.isApproved }
+    }
+
+    /// One of the user's unexpired enrolment requests (404 otherwise).
+    public func enrolmentRequest(id: String, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
+        let id = try Validate.deviceID(id, field: "id")
+        guard let record = try await run(request, { try await self.store.enrolmentRequest(id: id) }), record.userID == session.userID,
+            record.expiresAt > clock.now()
+        else { throw ServerError(.notFound, field: "id") }
+        return record
+    }
+
+    /// Approves an enrolment request with a step-up approval the approving device obtained for
+    /// exactly the request's ``EnrolmentRequestRecord/approvalText``. The approval must come from
+    /// another device of the user (one past its cool-down: others cannot step up at all).
+    public func approveEnrolment(requestID: String, approval: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+        guard session.kind == .device else { throw ServerError(.forbidden, detail: "only another enrolled device may approve an enrolment") }
+        let token = try Validate.base64URL(approval, field: "approval", count: 32...32)
+        let record = try await enrolmentRequest(id: requestID, of: session, request: request)
+        let operationHash = Data(SHA256.hash(data: Data(record.approvalText.utf8)))
+        let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: "approval", request: request)
+        guard try await run(request, {
+            try await self.store.approveEnrolmentRequest(
+                id: record.id, userID: session.userID, approvalTokenHash: Data(SHA256.hash(data: token)), operationHash: operationHash,
+                excludingDevice: record.deviceID, now: self.clock.now(), audit: audit)
+        }) != nil else {
+            await self.audit(.approvalRejected, user: session.userID, device: session.deviceID, reason: FailureReason.approvalRejected.description, request: request)
+            throw ServerError.authenticationFailed(.approvalRejected)
+        }
+        log(audit)
+    }
+
+    /// Sends a new recovery code for the caller's own enrolment request through the deployment's
+    /// ``RecoveryChannel`` (403 if none is configured).
+    public func sendRecoveryCode(requestID: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+        guard let recoveryChannel else { throw ServerError(.forbidden, detail: "no recovery channel is configured") }
+        let record = try await enrolmentRequest(id: requestID, of: session, request: request)
+        guard record.sessionID == session.id else { throw ServerError(.notFound, field: "id") }
+        guard !record.isApproved else { throw ServerError(.conflict, detail: "already approved") }
+        let code = RecoveryCode.random()
+        let audit = event(.recoveryCodeSent, user: record.userID, device: record.deviceID, request: request)
+        guard try await run(request, { try await self.store.setRecoveryCode(requestID: record.id, codeHash: code.hash, now: self.clock.now(), audit: audit) }) else {
+            throw ServerError(.notFound, field: "id")
+        }
+        do { try await recoveryChannel.deliver(code, for: record) } catch {
+            logger.error("recovery code delivery failed", metadata: metadata(audit).merging(["error": "\(type(of: error))"]) { $1 })
+            throw ServerError(.unavailable, detail: "the recovery code could not be delivered", retryAfter: 30)
+        }
+        log(audit)
+    }
+
+    /// Approves the caller's own enrolment request with the recovery code it was sent. A wrong
+    /// code is one of ``EnrolmentPolicy/maxRecoveryAttempts``; every failure is the uniform 401.
+    public func recoverEnrolment(requestID: String, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+        let record = try await enrolmentRequest(id: requestID, of: session, request: request)
+        guard record.sessionID == session.id else { throw ServerError(.notFound, field: "id") }
+        guard (1...32).contains(code.utf8.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == " ") }) else {
+            throw ServerError(.invalidRequest, field: "code", detail: "1 to 32 letters, digits and dashes")
+        }
+        let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: "recovery", request: request)
+        let outcome = try await run(request) {
+            try await self.store.recoverEnrolmentRequest(
+                id: record.id, codeHash: RecoveryCode.hash(ofEntered: code), maxAttempts: self.configuration.enrolment.maxRecoveryAttempts, now: self.clock.now(),
+                audit: audit)
+        }
+        guard outcome == .approved else {
+            log(audit.rejectedRecovery)
+            throw ServerError.authenticationFailed(.recoveryCodeRejected)
+        }
+        log(audit)
     }
 
     /// Finishes enrolment: the new key's signature over the registration challenge.
@@ -232,7 +373,9 @@ public final class BioAuthService: Sendable {
             return .enrolment(device, replacing: replacing, audit: self.event(kind, user: challenge.userID, device: challenge.deviceID, request: request))
         }
         guard case .enrolment(_, _, let audit) = recorded.verdict, let device = recorded.device else {
-            // The device of a re-enrolment vanished or changed owner between the two requests.
+            // The device of a re-enrolment vanished or changed owner between the two requests, or
+            // the approved request was used by another enrolment.
+            if case .enrolment(_, false, _) = recorded.verdict { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
             throw ServerError(.notFound, field: "replacesDeviceId")
         }
         metrics.enrolments.increment()
@@ -284,10 +427,11 @@ public final class BioAuthService: Sendable {
         guard let device = try await run(request, { try await self.store.device(id: deviceID) }), device.userID == session.userID, !device.isRevoked else {
             throw ServerError(.notFound, field: "deviceId")
         }
-        if clock.now() < device.createdAt.addingTimeInterval(configuration.enrolmentCoolDown) {
+        if clock.now() < device.createdAt.addingTimeInterval(configuration.enrolment.coolDown) {
             let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
-            // Devices come in creation order: the first active one is exempt.
-            if devices.first(where: { !$0.isRevoked })?.id != device.id {
+            // Devices come in creation order: the user's first device ever is exempt (revoking
+            // every device does not make the next one first).
+            if devices.first?.id != device.id {
                 throw ServerError(.forbidden, field: "deviceId", detail: "a device added to an account cannot approve during its cool-down")
             }
         }
@@ -392,13 +536,14 @@ public final class BioAuthService: Sendable {
     }()
 
     private func issue(
-        _ binding: ChallengeRecord.Binding, user: String, device: String, session: String? = nil, _ request: RequestInfo
+        _ binding: ChallengeRecord.Binding, user: String, device: String, session: String? = nil, enrolmentRequest: String? = nil, _ request: RequestInfo
     ) async throws(ServerError) -> ChallengeEnvelope {
         let now = clock.now()
         let expiry = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + configuration.challengeTTL).rounded(.down))
         let challenge = ChallengeRecord(
             id: SecretBytes.random(count: 16).data, binding: binding, relyingPartyID: configuration.relyingPartyID, userID: user,
-            deviceID: device, nonce: SecretBytes.random(count: 32).data, createdAt: now, expiresAt: expiry, sessionID: session)
+            deviceID: device, nonce: SecretBytes.random(count: 32).data, createdAt: now, expiresAt: expiry, sessionID: session,
+            enrolmentRequestID: enrolmentRequest)
         let message: SignedMessage
         do { message = try challenge.message() } catch { throw ServerError(error) }
         let limits = ChallengeLimits(

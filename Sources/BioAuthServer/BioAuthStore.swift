@@ -40,7 +40,7 @@ public protocol BioAuthStore: Sendable {
     func deleteChallenges(expiredBefore date: Date) async throws -> Int
     /// Deletes window counters whose window started before `windowsBefore`, password runs whose
     /// last attempt was before `runsBefore`, audit rows older than `auditBefore`, and approvals
-    /// that expired before `windowsBefore`.
+    /// and enrolment requests that expired before `windowsBefore`.
     func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date) async throws -> SweepResult
 
     // MARK: Outcomes outside a challenge
@@ -80,6 +80,29 @@ public protocol BioAuthStore: Sendable {
     /// `operationHash`, and appends `audit` about its user and device; returns it then, nil (nothing
     /// written) otherwise. Exactly one caller succeeds.
     func redeemApproval(tokenHash: Data, operationHash: Data, now: Date, audit: AuditEvent) async throws -> ApprovalRecord?
+
+    // MARK: Enrolment requests
+
+    /// Inserts the request and appends `audit`, together.
+    func createEnrolmentRequest(_ request: EnrolmentRequestRecord, audit: AuditEvent) async throws
+    func enrolmentRequest(id: String) async throws -> EnrolmentRequestRecord?
+    /// The user's requests unexpired at `now`, in creation order.
+    func enrolmentRequests(userID: String, now: Date) async throws -> [EnrolmentRequestRecord]
+    /// Redeems the approval — unconsumed, unexpired at `now`, of `userID`, for `operationHash`,
+    /// signed by another device than `excludingDevice` — and marks the request (unexpired,
+    /// unapproved) approved by the approval's device, appending `audit`, all together. Returns
+    /// the approval, or nil with nothing written.
+    func approveEnrolmentRequest(
+        id: String, userID: String, approvalTokenHash: Data, operationHash: Data, excludingDevice: String, now: Date, audit: AuditEvent
+    ) async throws -> ApprovalRecord?
+    /// Stores the hash of a newly sent recovery code for an unexpired, unapproved request (the
+    /// previous code stops working; attempts keep counting) and appends `audit`; false (nothing
+    /// written) if there is no such request.
+    func setRecoveryCode(requestID: String, codeHash: Data, now: Date, audit: AuditEvent) async throws -> Bool
+    /// Checks a recovery code against an unexpired, unapproved request with attempts left: a
+    /// match approves it; a mismatch counts an attempt. Appends `audit` (the caller's event for
+    /// a match, a `recoveryCodeRejected` copy for a mismatch).
+    func recoverEnrolmentRequest(id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome
 
     // MARK: Audit
 
@@ -281,8 +304,10 @@ public enum ChallengeVerdict: Sendable, Hashable {
     case failed(FailureRecord)
     /// A verified login: the session, counters cleared, the device touched.
     case login(SessionRecord, clearing: [FailureSubject], audit: AuditEvent)
-    /// A verified enrolment: insert the device, or for re-enrolment replace its key, clear its
-    /// revocation and revoke the sessions it opened.
+    /// A verified enrolment: insert the device, or for re-enrolment replace its key and revoke
+    /// the sessions it opened. A challenge with an ``ChallengeRecord/enrolmentRequestID``
+    /// also deletes that request, which must be approved: if it is not (any more), nothing is
+    /// written and no device is returned.
     case enrolment(DeviceRecord, replacing: Bool, audit: AuditEvent)
     /// A verified step-up: the one-time approval, counters cleared.
     case approval(ApprovalRecord, clearing: [FailureSubject], audit: AuditEvent)
@@ -295,7 +320,7 @@ public struct RecordedVerdict: Sendable, Hashable {
     /// For `.failed`: the subjects that reached their limit with this failure.
     public var lockedSubjects: [FailureSubject]
     /// For `.enrolment`: the device row as stored; nil for a re-enrolment whose device vanished
-    /// or changed owner (nothing was written then).
+    /// or changed owner, or an enrolment whose approved request is gone (nothing was written then).
     public var device: DeviceRecord?
 
     public init(_ verdict: ChallengeVerdict, lockedSubjects: [FailureSubject] = [], device: DeviceRecord? = nil) {
@@ -353,6 +378,13 @@ public struct SessionState: Sendable, Hashable {
 }
 
 extension AuditEvent {
+    /// The event a store appends for a wrong recovery code, made from the caller's success event.
+    public var rejectedRecovery: AuditEvent {
+        var event = self
+        event.kind = AuditKind.recoveryCodeRejected.description
+        return event
+    }
+
     /// The same event about another user and device (filled in by a store from the row it wrote).
     public func about(user: String?, device: String?) -> AuditEvent {
         var event = self

@@ -9,6 +9,7 @@ public actor InMemoryStore: BioAuthStore {
     private var devicesByID: [String: DeviceRecord] = [:]
     private var sessionsByHash: [Data: SessionRecord] = [:]
     private var approvals: [Data: ApprovalRecord] = [:]
+    private var enrolmentRequestsByID: [String: EnrolmentRequestRecord] = [:]
     private var counters: [String: (window: Date, count: Int)] = [:]
     private var audit: [AuditEvent] = []
 
@@ -68,6 +69,14 @@ public actor InMemoryStore: BioAuthStore {
             recordLogin(session, clearing: clearing, rehashed: nil, audit: event)
             return RecordedVerdict(verdict)
         case .enrolment(let device, let replacing, let event):
+            if let requestID = taken?.challenge.enrolmentRequestID {
+                guard enrolmentRequestsByID[requestID]?.isApproved == true else { return RecordedVerdict(verdict) }
+                if !replacing, devicesByID[device.id] != nil {
+                    challenges[id] = taken?.challenge
+                    throw StoreError(.duplicate, detail: "devices")
+                }
+                enrolmentRequestsByID[requestID] = nil
+            }
             if replacing {
                 guard var stored = devicesByID[device.id], stored.userID == device.userID, stored.revokedAt == nil else { return RecordedVerdict(verdict) }
                 stored.publicKey = device.publicKey
@@ -184,18 +193,71 @@ public actor InMemoryStore: BioAuthStore {
         return approval
     }
 
+    // MARK: Enrolment requests
+
+    public func createEnrolmentRequest(_ request: EnrolmentRequestRecord, audit event: AuditEvent) throws {
+        guard enrolmentRequestsByID[request.id] == nil else { throw StoreError(.duplicate, detail: "enrolment_requests") }
+        enrolmentRequestsByID[request.id] = request
+        append(event)
+    }
+
+    public func enrolmentRequest(id: String) -> EnrolmentRequestRecord? { enrolmentRequestsByID[id] }
+
+    public func enrolmentRequests(userID: String, now: Date) -> [EnrolmentRequestRecord] {
+        enrolmentRequestsByID.values.filter { $0.userID == userID && $0.expiresAt > now }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    public func approveEnrolmentRequest(
+        id: String, userID: String, approvalTokenHash: Data, operationHash: Data, excludingDevice: String, now: Date, audit event: AuditEvent
+    ) -> ApprovalRecord? {
+        guard let request = enrolmentRequestsByID[id], request.userID == userID, request.expiresAt > now, !request.isApproved,
+            var approval = approvals[approvalTokenHash], approval.userID == userID, approval.deviceID != excludingDevice, approval.consumedAt == nil,
+            approval.expiresAt > now, approval.operationHash == operationHash
+        else { return nil }
+        approval.consumedAt = now
+        approvals[approvalTokenHash] = approval
+        enrolmentRequestsByID[id]?.approvedAt = now
+        enrolmentRequestsByID[id]?.approvedByDevice = approval.deviceID
+        append(event)
+        return approval
+    }
+
+    public func setRecoveryCode(requestID: String, codeHash: Data, now: Date, audit event: AuditEvent) -> Bool {
+        guard let request = enrolmentRequestsByID[requestID], request.expiresAt > now, !request.isApproved else { return false }
+        enrolmentRequestsByID[requestID]?.recoveryCodeHash = codeHash
+        append(event)
+        return true
+    }
+
+    public func recoverEnrolmentRequest(id: String, codeHash: Data, maxAttempts: Int, now: Date, audit event: AuditEvent) -> RecoveryOutcome {
+        guard let request = enrolmentRequestsByID[id], request.expiresAt > now, !request.isApproved, let stored = request.recoveryCodeHash,
+            request.recoveryAttempts < maxAttempts
+        else { return .unavailable }
+        if stored == codeHash {
+            enrolmentRequestsByID[id]?.approvedAt = now
+            append(event)
+            return .approved
+        }
+        enrolmentRequestsByID[id]?.recoveryAttempts += 1
+        append(event.rejectedRecovery)
+        return .wrongCode(attemptsLeft: maxAttempts - request.recoveryAttempts - 1)
+    }
+
     // MARK: Audit
 
     public func appendAudit(_ event: AuditEvent) { append(event) }
 
     public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date) -> SweepResult {
-        let before = (counters.count, audit.count, approvals.count)
+        let before = (counters.count, audit.count, approvals.count, enrolmentRequestsByID.count)
         counters = counters.filter { key, entry in
             key.hasPrefix(FailureSubject.passwordRun("").storageKey) ? entry.window >= runsBefore : entry.window >= windowsBefore
         }
         audit.removeAll { $0.at < auditBefore }
         approvals = approvals.filter { $0.value.expiresAt >= windowsBefore }
-        return SweepResult(counters: before.0 - counters.count, auditRows: before.1 - audit.count, approvals: before.2 - approvals.count)
+        enrolmentRequestsByID = enrolmentRequestsByID.filter { $0.value.expiresAt >= windowsBefore }
+        return SweepResult(
+            counters: before.0 - counters.count, auditRows: before.1 - audit.count, approvals: before.2 - approvals.count,
+            enrolmentRequests: before.3 - enrolmentRequestsByID.count)
     }
 
     public func auditEvents(userID: String?, limit: Int) -> [AuditEvent] {

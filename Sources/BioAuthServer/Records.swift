@@ -74,12 +74,15 @@ public struct ChallengeRecord: Sendable, Hashable {
 
     /// The session that asked for it (registration and step-up): only that session may finish it.
     public var sessionID: String?
+    /// For a registration that needed a proof: the approved ``EnrolmentRequestRecord`` it consumes.
+    public var enrolmentRequestID: String?
 
     public init(
         id: Data, binding: Binding, relyingPartyID: String, userID: String, deviceID: String, nonce: Data, createdAt: Date, expiresAt: Date,
-        sessionID: String? = nil
+        sessionID: String? = nil, enrolmentRequestID: String? = nil
     ) {
         self.sessionID = sessionID
+        self.enrolmentRequestID = enrolmentRequestID
         self.id = id
         self.binding = binding
         self.relyingPartyID = relyingPartyID
@@ -192,10 +195,17 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     public static let challengeRefused = AuditKind("challenge.refused")
     public static let lockout = AuditKind("lockout")
     public static let enrolmentGrantIssued = AuditKind("enrolment.grant.issued")
+    public static let enrolmentRequested = AuditKind("enrolment.requested")
+    public static let enrolmentApproved = AuditKind("enrolment.approved")
+    public static let recoveryCodeSent = AuditKind("enrolment.recovery.sent")
+    public static let recoveryCodeRejected = AuditKind("enrolment.recovery.rejected")
 
     /// The kinds that record a failure or refusal: merged when repeated (``AuditEvent/aggregates``).
     public static let failures: Set<String> = Set(
-        [passwordLoginFailed, loginFailed, deviceEnrollmentFailed, stepUpFailed, approvalRejected, sessionRejected, rateLimited, challengeRefused, lockout]
+        [
+                passwordLoginFailed, loginFailed, deviceEnrollmentFailed, stepUpFailed, approvalRejected, sessionRejected, rateLimited, challengeRefused, lockout,
+                recoveryCodeRejected,
+            ]
             .map(\.description))
 }
 
@@ -263,8 +273,10 @@ public struct SweepResult: Sendable, Hashable {
     public var counters: Int
     public var auditRows: Int
     public var approvals: Int
+    public var enrolmentRequests: Int
 
-    public init(challenges: Int = 0, counters: Int = 0, auditRows: Int = 0, approvals: Int = 0) {
+    public init(challenges: Int = 0, counters: Int = 0, auditRows: Int = 0, approvals: Int = 0, enrolmentRequests: Int = 0) {
+        self.enrolmentRequests = enrolmentRequests
         self.challenges = challenges
         self.counters = counters
         self.auditRows = auditRows

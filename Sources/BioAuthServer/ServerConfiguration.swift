@@ -28,13 +28,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var passwordRun: PasswordRunPolicy
     /// How long audit rows and password runs are kept.
     public var retention = RetentionPolicy()
-    /// A device added while the user already had another active one cannot approve step-ups for
-    /// this long (24 h): whoever enrolled it with a phished password cannot use it at once, and
-    /// the owner has a day to see it in the device list and revoke it. The user's first device
-    /// has no cool-down.
-    public var enrolmentCoolDown: TimeInterval = 86_400
-    /// How long an enrolment grant from ``BioAuthService/issueEnrolmentGrant(userID:request:)`` lives (10 minutes).
-    public var enrolmentGrantTTL: TimeInterval = 600
+    /// Who may enrol a device and what a new device may do at first (``EnrolmentPolicy``).
+    public var enrolment = EnrolmentPolicy()
     /// Keys the pseudonyms that stand for usernames in log lines (HMAC-SHA256, 8 bytes): a
     /// username may be a password typed into the wrong field. Random per process by default, so
     /// lines correlate within one instance's run; set one shared key to correlate across instances.

@@ -25,6 +25,8 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let approvalRejected = FailureReason("approvalRejected")
     /// A challenge finished by another session than the one that asked for it.
     public static let wrongSession = FailureReason("wrongSession")
+    /// A wrong recovery code, or one for a request that is gone, approved or out of attempts.
+    public static let recoveryCodeRejected = FailureReason("recoveryCodeRejected")
 
     /// What a user may see of a reason in their own audit log (`GET /v1/audit`): the class of
     /// failure, not which check failed. "unknownDevice" versus "wrongUser" versus "revokedDevice"
@@ -39,7 +41,7 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
         case missingSession.description, unknownSession.description, expiredSession.description, revokedSession.description,
             revokedDeviceSession.description:
             "sessionRejected"
-        case approvalRejected.description: "approvalRejected"
+        case approvalRejected.description, recoveryCodeRejected.description: "approvalRejected"
         case "lockedOut", "tooManyChallenges", FailureSubject.password("").kind, FailureSubject.passwordRun("").kind, FailureSubject.client("").kind:
             "lockedOut"
         default: reason  // not a failure reason (e.g. "all" for sessions revoked everywhere)
@@ -60,6 +62,9 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let authenticationFailed = Code("authentication_failed")
         /// Authenticated, but this session may not do that (403).
         public static let forbidden = Code("forbidden")
+        /// Enrolling this device needs an approved enrolment request: an approval from another of
+        /// the user's devices or a recovery code (403).
+        public static let approvalRequired = Code("approval_required")
         public static let notFound = Code("not_found")
         public static let conflict = Code("conflict")
         /// A known path with another method (405; the response lists the allowed ones).

@@ -152,7 +152,7 @@ struct OpenAPIDocumentTests {
         let operations = OpenAPIDocument.operations.map { operation in
             (HTTPRequest.Method(operation.method.uppercased())!, operation.path.replacingOccurrences(of: "{id}", with: UUID().uuidString.lowercased()))
         }
-        #expect(operations.count == 20)
+        #expect(operations.count == 26)
         let documented = operations
         try await ServerHarness().test { api in
             for (method, path) in documented {

@@ -22,7 +22,7 @@ struct ServerHarness: Sendable {
     let routes: BioAuthRoutes
     static let relyingParty = "bioauth.test"
 
-    init(store: any BioAuthStore = InMemoryStore(), configure: (inout ServerConfiguration) -> Void = { _ in }) {
+    init(store: any BioAuthStore = InMemoryStore(), recoveryChannel: (any RecoveryChannel)? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) {
         var configuration = ServerConfiguration(relyingPartyID: Self.relyingParty, passwordRounds: 1_000)
         configure(&configuration)
         var handler = InMemoryLogHandler()
@@ -30,7 +30,8 @@ struct ServerHarness: Sendable {
         logs = handler
         let logger = Logger(label: "test") { _ in handler }
         let registry = PrometheusCollectorRegistry()
-        service = BioAuthService(store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry))
+        service = BioAuthService(store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry),
+            recoveryChannel: recoveryChannel)
         routes = BioAuthRoutes(service: service, registry: registry, options: HTTPOptions(trustedProxies: HTTPOptions.loopbackProxies, allowSignUp: true), logger: logger)
     }
 
@@ -101,14 +102,46 @@ struct API: Sendable {
     }
 
     /// Enrols `device` for the session's user; returns the device id.
-    func enrol(_ device: SoftwareDevice, token: String, name: String = "Phone", replaces: String? = nil) async throws -> String {
+    func enrol(_ device: SoftwareDevice, token: String, name: String = "Phone", replaces: String? = nil, request: String? = nil) async throws -> String {
         var body: [String: any Sendable] = ["name": name, "publicKey": device.spki]
         if let replaces { body["replacesDeviceId"] = replaces }
+        if let request { body["enrolmentRequestId"] = request }
         let challenge = try await post("/v1/devices/registration/challenge", body, token: token)
         #expect(challenge.status == 200, "\(challenge.text)")
         let finish = try await post("/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": try device.sign(challenge)], token: token)
         #expect(finish.status == 201, "\(finish.text)")
         return finish["id"]
+    }
+
+    /// Asks for an approval to enrol `device`: the request's reply (201 with `id`, `approvalText`).
+    func requestEnrolment(_ device: SoftwareDevice, token: String, name: String = "Phone", replaces: String? = nil) async throws -> Reply {
+        var body: [String: any Sendable] = ["name": name, "publicKey": device.spki]
+        if let replaces { body["replacesDeviceId"] = replaces }
+        return try await post("/v1/enrolment-requests", body, token: token)
+    }
+
+    /// A device login of `approver`, then a step-up over `text`: the approval and the session it came from.
+    func stepUpApproval(_ user: String, _ approverID: String, _ approver: SoftwareDevice, text: String) async throws -> (approval: String, session: String) {
+        let session = try await login(user, approverID, approver)["token"]
+        let challenge = try await post("/v1/step-up/challenge", ["deviceId": approverID, "operation": Base64URL.encode(Data(text.utf8))], token: session)
+        #expect(challenge.status == 200, "\(challenge.text)")
+        let approval = try await finish(challenge, signature: try approver.sign(challenge), path: "/v1/step-up/finish", token: session)
+        #expect(approval.status == 200, "\(approval.text)")
+        return (approval["approval"], session)
+    }
+
+    /// Enrols another device of `user` the secure way: a request, approved by `approver`'s step-up
+    /// over the request's text, then the enrolment with it. Returns the device id.
+    func enrolApproved(
+        _ device: SoftwareDevice, token: String, user: String = "alice", name: String = "Phone", replaces: String? = nil, approverID: String,
+        approver: SoftwareDevice
+    ) async throws -> String {
+        let request = try await requestEnrolment(device, token: token, name: name, replaces: replaces)
+        #expect(request.status == 201, "\(request.text)")
+        let (approval, session) = try await stepUpApproval(user, approverID, approver, text: request["approvalText"])
+        let approved = try await post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": approval], token: session)
+        #expect(approved.status == 204, "\(approved.text)")
+        return try await enrol(device, token: token, name: name, replaces: replaces, request: request["id"])
     }
 
     func loginChallenge(_ user: String, _ deviceID: String, client: String = "203.0.113.1") async throws -> Reply {
@@ -134,4 +167,10 @@ extension ServerHarness {
             event.reason.map { Array(repeating: $0, count: event.count) } ?? []
         }
     }
+}
+
+/// A recovery channel that keeps each code, as the user's inbox would.
+actor CapturingRecoveryChannel: RecoveryChannel {
+    private(set) var codes: [String: RecoveryCode] = [:]
+    func deliver(_ code: RecoveryCode, for request: EnrolmentRequestRecord) { codes[request.id] = code }
 }

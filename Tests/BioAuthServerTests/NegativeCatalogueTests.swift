@@ -6,6 +6,7 @@ import BioAuthTesting
 import Crypto
 import Foundation
 import HTTPTypes
+import InMemoryLogging
 import Testing
 
 /// `server-and-security.md` §3.8, one test per row, through HTTP. Every verification failure
@@ -240,11 +241,13 @@ struct NegativeCatalogueTests {
     /// session of the same user (a stolen one, say) cannot finish it.
     @Test func aChallengeIsFinishedOnlyByTheSessionThatAskedForIt() async throws {
         try await harness.test { api in
+            let bob = try await api.primarySession("bob")
+            let bobsOther = try await api.primarySession("bob")
+            let newKey = SoftwareDevice()
+            let registration = try await api.post("/v1/devices/registration/challenge", ["name": "Pad", "publicKey": newKey.spki], token: bob)
+            #expect(try await api.finish(registration, signature: try newKey.sign(registration), path: "/v1/devices/registration/finish", token: bobsOther).isUniformFailure)
             let (primary, deviceID) = try await alice(api)
             let other = try await api.primarySession("alice")
-            let newKey = SoftwareDevice()
-            let registration = try await api.post("/v1/devices/registration/challenge", ["name": "Pad", "publicKey": newKey.spki], token: primary)
-            #expect(try await api.finish(registration, signature: try newKey.sign(registration), path: "/v1/devices/registration/finish", token: other).isUniformFailure)
             let operation = Base64URL.encode(Data("transfer 1 EUR".utf8))
             let stepUp = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": operation], token: primary)
             #expect(try await api.finish(stepUp, signature: try phone.sign(stepUp), path: "/v1/step-up/finish", token: other).isUniformFailure)
@@ -252,15 +255,124 @@ struct NegativeCatalogueTests {
         }
     }
 
+    /// A phished password alone enrols nothing once the user has a device: the new key needs an
+    /// approval from another device of the user, or a recovery code (issue 9 item 2).
+    @Test func aPhishedPasswordCannotEnrolAnotherDevice() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            let phished = try await api.primarySession("alice")
+            let attacker = SoftwareDevice()
+            let refused = try await api.post("/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": attacker.spki], token: phished)
+            #expect(refused.status == 403 && refused["error"] == "approval_required" && refused["field"] == "enrolmentRequestId", "\(refused.text)")
+            // The attacker's request waits for an approval nobody gives; naming it before that is refused too.
+            let request = try await api.requestEnrolment(attacker, token: phished, name: "Mallory")
+            #expect(request.status == 201 && request["status"] == "pending")
+            let early = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": attacker.spki, "enrolmentRequestId": request["id"]], token: phished)
+            #expect(early.status == 403 && early["error"] == "approval_required")
+            // Re-keying the owner's device is the same: an approval or nothing.
+            let rekey = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": attacker.spki, "replacesDeviceId": deviceID], token: phished)
+            #expect(rekey.status == 403 && rekey["error"] == "approval_required")
+            // Revoking every device does not make the next one "first".
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: phished).status == 204)
+            let afterRevocation = try await api.post("/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": attacker.spki], token: phished)
+            #expect(afterRevocation.status == 403 && afterRevocation["error"] == "approval_required")
+            #expect(try await harness.service.store.devices(userID: "alice").count == 1)
+        }
+    }
+
+    /// An approval only counts when it was obtained by another device of the same user for
+    /// exactly the request's text; the request's own device, another user's device, an approval
+    /// for other text, and a used approval are all refused.
+    @Test func anEnrolmentApprovalMustComeFromAnotherDeviceForExactlyThatText() async throws {
+        try await harness.test { api in
+            let (primary, deviceID) = try await alice(api)
+            let attacker = SoftwareDevice()
+            let request = try await api.requestEnrolment(attacker, token: primary, name: "Mallory")
+            let id = request["id"]
+            // Other text: a step-up the owner meant for something else.
+            let (otherText, session) = try await api.stepUpApproval("alice", deviceID, phone, text: "transfer 1 EUR")
+            #expect(try await api.post("/v1/enrolment-requests/\(id)/approve", ["approval": otherText], token: session).isUniformFailure)
+            // Another user's device, approving the right text.
+            let bobPhone = SoftwareDevice()
+            let bobDevice = try await api.enrol(bobPhone, token: try await api.primarySession("bob"))
+            let (bobs, bobSession) = try await api.stepUpApproval("bob", bobDevice, bobPhone, text: request["approvalText"])
+            #expect(try await api.post("/v1/enrolment-requests/\(id)/approve", ["approval": bobs], token: bobSession).status == 404)
+            // A primary session may not approve.
+            let (right, rightSession) = try await api.stepUpApproval("alice", deviceID, phone, text: request["approvalText"])
+            #expect(try await api.post("/v1/enrolment-requests/\(id)/approve", ["approval": right], token: primary).status == 403)
+            #expect(try await api.post("/v1/enrolment-requests/\(id)/approve", ["approval": right], token: rightSession).status == 204)
+            #expect(try await api.post("/v1/enrolment-requests/\(id)/approve", ["approval": right], token: rightSession).isUniformFailure, "used once")
+            // Approved for that key and name only.
+            let swapped = try await api.post("/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": SoftwareDevice().spki, "enrolmentRequestId": id], token: primary)
+            #expect(swapped.status == 403)
+            let added = try await api.enrol(attacker, token: primary, name: "Mallory", request: id)
+            #expect(added == request["deviceId"])
+            // One enrolment per request.
+            let again = try await api.post("/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": attacker.spki, "enrolmentRequestId": id], token: primary)
+            #expect(again.status == 403)
+        }
+    }
+
+    /// The recovery path: a code delivered out of band approves the request; wrong codes are
+    /// counted and end it after five; a code is useless to another session.
+    @Test func aRecoveryCodeApprovesAnEnrolmentAndWrongOnesEndIt() async throws {
+        let channel = CapturingRecoveryChannel()
+        let harness = ServerHarness(recoveryChannel: channel)
+        try await harness.test { api in
+            let primary = try await api.primarySession("alice")
+            let first = SoftwareDevice()
+            let firstID = try await api.enrol(first, token: primary)
+            harness.clock.advance(by: 1)
+            #expect(try await api.call(.delete, "/v1/devices/\(firstID)", token: primary).status == 204, "the phone was lost")
+            let newPhone = SoftwareDevice()
+            let request = try await api.requestEnrolment(newPhone, token: primary, name: "New phone")
+            let id = request["id"]
+            #expect(try await api.post("/v1/enrolment-requests/\(id)/recovery-code", token: primary).status == 204)
+            let code = try #require(await channel.codes[id])
+            #expect(try await api.post("/v1/enrolment-requests/\(id)/recover", ["code": code.text], token: try await api.primarySession("alice")).status == 404)
+            for _ in 0..<4 {
+                #expect(try await api.post("/v1/enrolment-requests/\(id)/recover", ["code": "0000-0000-0000"], token: primary).isUniformFailure)
+            }
+            let typed = code.text.lowercased().replacingOccurrences(of: "-", with: " ")
+            #expect(try await api.post("/v1/enrolment-requests/\(id)/recover", ["code": typed], token: primary).status == 204, "the fifth try")
+            let newID = try await api.enrol(newPhone, token: primary, name: "New phone", request: id)
+            #expect(try await api.login("alice", newID, newPhone).status == 200)
+            // A new request: five wrong codes end it, and then even the right one is refused.
+            let next = try await api.requestEnrolment(SoftwareDevice(), token: primary, name: "Tablet")
+            #expect(try await api.post("/v1/enrolment-requests/\(next["id"])/recovery-code", token: primary).status == 204)
+            let nextCode = try #require(await channel.codes[next["id"]])
+            for _ in 0..<5 { _ = try await api.post("/v1/enrolment-requests/\(next["id"])/recover", ["code": "0000-0000-0000"], token: primary) }
+            #expect(try await api.post("/v1/enrolment-requests/\(next["id"])/recover", ["code": nextCode.text], token: primary).isUniformFailure)
+            let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 100).map(\.kind)
+            #expect(audit.contains(AuditKind.recoveryCodeRejected.description) && audit.contains(AuditKind.enrolmentApproved.description))
+            var scanner = SecretScanner()
+            for secret in [code, nextCode] { scanner.add(secret.text, label: "recovery code") }
+            let everything = harness.logs.entries.map { "\($0)" }.joined() + (try await harness.service.store.auditEvents(userID: nil, limit: 1000)).map { "\($0)" }.joined()
+            #expect(scanner.leaks(in: everything + String(describing: code) + String(reflecting: code)).isEmpty)
+        }
+    }
+
+    /// Without a recovery channel the recovery endpoints refuse, and only another device can approve.
+    @Test func withoutARecoveryChannelOnlyAnotherDeviceApproves() async throws {
+        try await harness.test { api in
+            let (primary, _) = try await alice(api)
+            let request = try await api.requestEnrolment(SoftwareDevice(), token: primary, name: "Pad")
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: primary).status == 403)
+            #expect(try await api.requestEnrolment(SoftwareDevice(), token: try await api.primarySession("bob")).status == 409, "a first device needs no approval")
+        }
+    }
+
     /// A device added to an account that already has one cannot approve step-ups for 24 h: a
-    /// phone enrolled with a phished password is useless to its holder for a day, while the owner
+    /// phone enrolled with a phished password and some approval is useless to its holder for a day, while the owner
     /// sees it in the device list. The first device has no cool-down.
     @Test func aDeviceAddedWithAPasswordCannotApproveDuringItsCoolDown() async throws {
         try await harness.test { api in
             let (primary, first) = try await alice(api)
             harness.clock.advance(by: 1)
             let attacker = SoftwareDevice()
-            let added = try await api.enrol(attacker, token: try await api.primarySession("alice"))
+            let added = try await api.enrolApproved(attacker, token: try await api.primarySession("alice"), approverID: first, approver: phone)
             let operation = Base64URL.encode(Data("transfer 9,999 EUR to mallory".utf8))
             let refused = try await api.post("/v1/step-up/challenge", ["deviceId": added, "operation": operation], token: primary)
             #expect(refused.status == 403 && refused["field"] == "deviceId", "\(refused.text)")
@@ -281,8 +393,8 @@ struct NegativeCatalogueTests {
             let attempt = try await api.post(
                 "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": SoftwareDevice().spki, "replacesDeviceId": deviceID], token: phished)
             #expect(attempt.status == 404 && attempt["field"] == "replacesDeviceId", "\(attempt.text)")
-            let fresh = try await api.enrol(SoftwareDevice(), token: phished)
-            #expect(fresh != deviceID)
+            let fresh = try await api.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": SoftwareDevice().spki], token: phished)
+            #expect(fresh.status == 403 && fresh["error"] == "approval_required", "a new device needs an approval the revoked one cannot give")
             #expect(try await api.login("alice", deviceID, phone).isUniformFailure)
         }
     }
@@ -308,15 +420,20 @@ struct NegativeCatalogueTests {
             #expect(try await api.call(.post, "/v1/logout", token: session).status == 204)
             #expect(try await redeem(beforeLogout).isUniformFailure)
 
-            // The key replaced (the phone was lost and re-keyed): approvals it signed are withdrawn.
-            let signedByOldKey = try await approve(primary, phone)
+            // The key replaced (an enrollment change, approved from the user's tablet): approvals
+            // the old key signed are withdrawn.
+            let pad = SoftwareDevice()
+            let padID = try await api.enrolApproved(pad, token: primary, name: "Pad", approverID: deviceID, approver: phone)
+            harness.clock.advance(by: 86_401)  // the pad is past its cool-down and may approve
+            let fresh = try await api.primarySession("alice")
+            let signedByOldKey = try await approve(fresh, phone)
             let newKey = SoftwareDevice()
-            #expect(try await api.enrol(newKey, token: try await api.primarySession("alice"), replaces: deviceID) == deviceID)
+            #expect(try await api.enrolApproved(newKey, token: fresh, replaces: deviceID, approverID: padID, approver: pad) == deviceID)
             #expect(try await redeem(signedByOldKey).isUniformFailure)
 
             // The device revoked.
-            let beforeRevocation = try await approve(primary, newKey)
-            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: primary).status == 204)
+            let beforeRevocation = try await approve(fresh, newKey)
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: fresh).status == 204)
             #expect(try await redeem(beforeRevocation).isUniformFailure)
         }
     }
@@ -338,18 +455,31 @@ struct NegativeCatalogueTests {
         }
     }
 
-    /// The key was invalidated on the phone (enrollment change): the server offers re-enrolment
-    /// through the primary login, which replaces the key; the old key no longer logs in.
+    /// The key was invalidated on the phone (enrollment change): re-enrolment replaces the key of
+    /// the same device — with the primary login *and* a proof, here a recovery code (the user's
+    /// only device cannot approve its own new key); the old key no longer logs in.
     @Test func row16InvalidatedKeyIsReplacedThroughReenrolment() async throws {
+        let channel = CapturingRecoveryChannel()
+        let harness = ServerHarness(recoveryChannel: channel)
         try await harness.test { api in
-            let (_, deviceID) = try await alice(api)
+            let primary = try await api.primarySession("alice")
+            let deviceID = try await api.enrol(phone, token: primary)
             let session = try await api.login("alice", deviceID, phone)
             // A device session may not enrol.
             let denied = try await api.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": SoftwareDevice().spki, "replacesDeviceId": deviceID], token: session["token"])
-            #expect(denied.status == 403)
-            let primary = try await api.primarySession("alice")
+            #expect(denied.status == 403 && denied["error"] == "forbidden")
             let newKey = SoftwareDevice()
-            #expect(try await api.enrol(newKey, token: primary, replaces: deviceID) == deviceID)
+            let pending = try await api.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": newKey.spki, "replacesDeviceId": deviceID], token: primary)
+            #expect(pending.status == 403 && pending["error"] == "approval_required", "a new key needs an approval or recovery")
+            let request = try await api.requestEnrolment(newKey, token: primary, replaces: deviceID)
+            #expect(request["deviceId"] == deviceID && request["approvalText"].hasPrefix("Replace the key of device Phone, new key "))
+            // The device cannot approve its own new key.
+            let (own, ownSession) = try await api.stepUpApproval("alice", deviceID, phone, text: request["approvalText"])
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": own], token: ownSession).isUniformFailure)
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: primary).status == 204)
+            let code = try #require(await channel.codes[request["id"]])
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: primary).status == 204)
+            #expect(try await api.enrol(newKey, token: primary, replaces: deviceID, request: request["id"]) == deviceID)
             #expect(try await api.login("alice", deviceID, newKey).status == 200)
             #expect(try await api.login("alice", deviceID, phone).isUniformFailure)
             // Sessions the old key opened are gone.

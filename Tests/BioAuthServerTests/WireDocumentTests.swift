@@ -65,6 +65,8 @@ struct WireDocumentTests {
         ("/v1/devices/registration/finish", Wire.SignedChallenge.fieldNames), ("/v1/login/finish", Wire.SignedChallenge.fieldNames),
         ("/v1/step-up/challenge", Wire.StepUpChallengeRequest.fieldNames), ("/v1/step-up/finish", Wire.SignedChallenge.fieldNames),
         ("/v1/approvals/redeem", Wire.Redemption.fieldNames), ("/v1/devices/{id}", Wire.DeviceRename.fieldNames),
+        ("/v1/enrolment-requests", Wire.EnrolmentRequestCreation.fieldNames), ("/v1/enrolment-requests/{id}/approve", Wire.EnrolmentApproval.fieldNames),
+        ("/v1/enrolment-requests/{id}/recover", Wire.RecoveryCodeEntry.fieldNames),
     ])
     func requestBodiesMatchTheDocument(path: String, fields: Set<String>) throws {
         let schema = try Self.requestSchema(path)
@@ -87,6 +89,8 @@ struct WireDocumentTests {
             ("Revoked", try Self.keys(Wire.RevokedSessions(revoked: 1))),
             ("AuditEvent", try Self.keys(Wire.AuditEntry(at: 1, kind: "k", deviceId: "d", reason: "r", count: 2))),
             ("Created", try Self.keys(Wire.CreatedUser(username: "u"))),
+            ("EnrolmentRequest", try Self.keys(Wire.EnrolmentRequest(
+                id: "i", deviceId: "d", name: "n", publicKey: "k", replacing: false, approvalText: "t", status: "pending", createdAt: 1, expiresAt: 2))),
             ("Error", try Self.keys(Wire.ErrorBody(error: "e", field: "f", reason: "r"))),
             ("Challenge", try Self.keys(ChallengeEnvelope(try SignedMessage(
                 purpose: .stepUp, relyingPartyID: "rp", challengeID: Data(count: 16), nonce: Data(count: 32), userID: "u", deviceID: "d",

@@ -1,0 +1,176 @@
+import BioAuthCore
+import Crypto
+import Foundation
+
+/// Who may enrol a device key, and what a new device may do at first. The default is the secure
+/// choice; each weaker one is named for what it gives up (`docs/ThreatModel.md`).
+public struct EnrolmentPolicy: Sendable, Hashable {
+    /// What enrolling any device but the user's first needs beyond a primary login or grant.
+    public struct Proof: Sendable, Hashable, CustomStringConvertible {
+        public let description: String
+        private init(_ name: String) { description = name }
+
+        /// An approval from another active device of the user (a step-up showing the text of
+        /// ``EnrolmentApprovalText``), or a recovery code delivered by the deployment's
+        /// ``RecoveryChannel``. The default.
+        public static let approvalOrRecovery = Proof("approvalOrRecovery")
+        /// Weaker: a primary login (or grant) alone enrols any number of devices and re-keys any
+        /// device. Whoever phishes the password gets a device key that passes biometric login
+        /// and step-up (`docs/ThreatModel.md`, "phished password enrols a device").
+        public static let primaryLoginOnly = Proof("primaryLoginOnly")
+    }
+
+    /// Needed for a second device, and for a new key of a device whose key was invalidated. The
+    /// user's first device ever needs only the primary login or grant.
+    public var additionalDevices: Proof
+    /// A device that is not the user's first cannot approve step-ups or enrolments for this long
+    /// (24 h): whoever got it enrolled cannot use it at once, and the owner has a day to see it
+    /// in the device list and revoke it.
+    public var coolDown: TimeInterval
+    /// How long an enrolment request waits for its approval or recovery code (15 minutes).
+    public var requestTTL: TimeInterval
+    /// Wrong recovery codes before the request is dead (a new request starts again).
+    public var maxRecoveryAttempts: Int
+    /// How long an enrolment grant from ``BioAuthService/issueEnrolmentGrant(userID:request:)`` lives (10 minutes).
+    public var grantTTL: TimeInterval
+
+    public init(
+        additionalDevices: Proof = .approvalOrRecovery, coolDown: TimeInterval = 86_400, requestTTL: TimeInterval = 900, maxRecoveryAttempts: Int = 5,
+        grantTTL: TimeInterval = 600
+    ) {
+        self.additionalDevices = additionalDevices
+        self.coolDown = coolDown
+        self.requestTTL = requestTTL
+        self.maxRecoveryAttempts = maxRecoveryAttempts
+        self.grantTTL = grantTTL
+    }
+}
+
+/// A device waiting to be enrolled: created when a second device (or a new key) needs an
+/// approval or a recovery code; consumed by the enrolment it allows.
+public struct EnrolmentRequestRecord: Sendable, Hashable {
+    public var id: String
+    public var userID: String
+    /// The id the device will have: new, or the device whose key is replaced.
+    public var deviceID: String
+    public var name: String
+    /// The 91-byte P-256 SPKI of the key to enrol.
+    public var publicKey: Data
+    public var replacing: Bool
+    /// The session that asked: only it may enrol with this request.
+    public var sessionID: String
+    public var createdAt: Date
+    public var expiresAt: Date
+    /// When an approval or a recovery code allowed it; nil while it waits.
+    public var approvedAt: Date?
+    /// The device whose step-up approved it; nil for a recovery code (or while it waits).
+    public var approvedByDevice: String?
+    /// SHA-256 of the recovery code last sent for it.
+    public var recoveryCodeHash: Data?
+    public var recoveryAttempts: Int
+
+    public init(
+        id: String, userID: String, deviceID: String, name: String, publicKey: Data, replacing: Bool, sessionID: String, createdAt: Date, expiresAt: Date,
+        approvedAt: Date? = nil, approvedByDevice: String? = nil, recoveryCodeHash: Data? = nil, recoveryAttempts: Int = 0
+    ) {
+        self.id = id
+        self.userID = userID
+        self.deviceID = deviceID
+        self.name = name
+        self.publicKey = publicKey
+        self.replacing = replacing
+        self.sessionID = sessionID
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.approvedAt = approvedAt
+        self.approvedByDevice = approvedByDevice
+        self.recoveryCodeHash = recoveryCodeHash
+        self.recoveryAttempts = recoveryAttempts
+    }
+
+    public var isApproved: Bool { approvedAt != nil }
+
+    /// The text the approving device shows and signs (its SHA-256 is the step-up's operation hash).
+    public var approvalText: String {
+        EnrolmentApprovalText.make(deviceName: name, publicKey: publicKey, replacing: replacing)
+    }
+}
+
+/// What ``BioAuthStore/recoverEnrolmentRequest(id:codeHash:maxAttempts:now:audit:)`` did.
+public enum RecoveryOutcome: Sendable, Hashable {
+    /// The code matched: the request is approved.
+    case approved
+    /// A wrong code, counted; `attemptsLeft` more are allowed (0: the request is dead).
+    case wrongCode(attemptsLeft: Int)
+    /// No unexpired, unapproved request with a code sent and attempts left.
+    case unavailable
+}
+
+/// A one-time recovery code: 12 characters of Crockford base32 (60 bits), shown as
+/// `XXXX-XXXX-XXXX`. Never in a description, `dump()` or log line.
+public struct RecoveryCode: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// What the user types; compare with ``hash(ofEntered:)``.
+    public let text: String
+
+    static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+
+    public static func random() -> RecoveryCode {
+        var generator = SystemRandomNumberGenerator()
+        let characters = (0..<12).map { _ in alphabet[Int(generator.next(upperBound: UInt8(32)))] }
+        let text = String(characters)
+        return RecoveryCode(text: [0, 4, 8].map { String(text.dropFirst($0).prefix(4)) }.joined(separator: "-"))
+    }
+
+    private init(text: String) { self.text = text }
+
+    /// The stored form: SHA-256 of the normalised code.
+    public var hash: Data { Self.hash(ofEntered: text) }
+
+    /// SHA-256 of what a user typed, normalised as Crockford base32 reads: case, dashes and spaces
+    /// ignored, O read as 0, I and L as 1.
+    public static func hash(ofEntered entered: String) -> Data {
+        let normalised = entered.uppercased().compactMap { character -> Character? in
+            switch character {
+            case "-", " ": nil
+            case "O": "0"
+            case "I", "L": "1"
+            default: character
+            }
+        }
+        return Data(SHA256.hash(data: Data(String(normalised).utf8)))
+    }
+
+    public var description: String { "RecoveryCode(redacted)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: []) }
+}
+
+/// How a deployment delivers recovery codes to a user out of band (e-mail, SMS, a support desk).
+/// The server makes the code, keeps only its hash, counts attempts and decides; a channel only
+/// delivers. Without one, a device can be added only with another device's approval.
+public protocol RecoveryChannel: Sendable {
+    /// Delivers `code` for `request` to its user. A thrown error fails the request with 503.
+    func deliver(_ code: RecoveryCode, for request: EnrolmentRequestRecord) async throws
+}
+
+/// The demo's recovery channel: writes each code to `‹directory›/recovery-‹request id›.txt`
+/// (mode 0600), as an e-mail would arrive, where `bioauth` reads it.
+public struct DirectoryRecoveryChannel: RecoveryChannel {
+    public let directory: URL
+
+    public init(directory: URL) { self.directory = directory }
+
+    public func deliver(_ code: RecoveryCode, for request: EnrolmentRequestRecord) async throws {
+        let file = Self.file(for: request.id, in: directory)
+        let text = "To: \(request.userID)\nYour BioAuth recovery code for \(request.approvalText): \(code.text)\n"
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: file.path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+    }
+
+    /// Where the code for a request is written.
+    public static func file(for requestID: String, in directory: URL) -> URL {
+        directory.appendingPathComponent("recovery-\(requestID).txt")
+    }
+}
