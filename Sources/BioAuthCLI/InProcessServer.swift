@@ -13,6 +13,8 @@ public struct InProcessServer: Sendable {
     public let url: String
     public let clock: ManualClock
     public let databasePath: String
+    /// Where the demo's recovery channel delivers codes (``DirectoryRecoveryChannel``).
+    public let recoveryDirectory: URL
     let group: ServiceGroup
     let task: Task<Void, any Error>
     let app: BioAuthServerApp
@@ -26,14 +28,18 @@ public struct InProcessServer: Sendable {
         let clock = ManualClock(start: Date())
         var logger = Logger(label: "bioauth-server")
         logger.logLevel = .critical
-        let app = BioAuthServerApp.build(configuration, store: try await SQLiteStore.open(path: path, logger: logger), clock: clock, logger: logger)
+        let recovery = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-demo-recovery-\(UUID().uuidString)")
+        let app = BioAuthServerApp.build(
+            configuration, store: try await SQLiteStore.open(path: path, logger: logger), clock: clock, logger: logger,
+            recoveryChannel: DirectoryRecoveryChannel(directory: recovery))
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let application = app.application(configuration, logger: logger) { port in continuation.yield(port) }
         let group = ServiceGroup(services: [application], logger: logger)
         let task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw CLIError("the in-process server did not start") }
-        return InProcessServer(url: "http://127.0.0.1:\(port)", clock: clock, databasePath: path, group: group, task: task, app: app)
+        return InProcessServer(
+            url: "http://127.0.0.1:\(port)", clock: clock, databasePath: path, recoveryDirectory: recovery, group: group, task: task, app: app)
     }
 
     /// Runs `body` against a server that is stopped (and its database deleted) when `body` ends,
@@ -56,5 +62,11 @@ public struct InProcessServer: Sendable {
         _ = try? await task.value
         try? await app.shutdown()
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: databasePath + suffix) }
+        try? FileManager.default.removeItem(at: recoveryDirectory)
+    }
+
+    /// The recovery code delivered for an enrolment request, read as a user reads the e-mail.
+    public func recoveryCode(for requestID: String) -> String? {
+        DirectoryRecoveryChannel.readCode(for: requestID, in: recoveryDirectory)
     }
 }

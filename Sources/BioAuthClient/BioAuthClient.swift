@@ -94,7 +94,8 @@ public actor BioAuthClient {
     /// server's challenge to prove possession).
     ///
     /// - Throws: ``ClientError/Code/alreadyEnrolled`` when this phone is enrolled or holds a usable
-    ///   key: replacing it is ``reenrol(_:deviceName:)``.
+    ///   key: replacing it is ``reenrol(_:deviceName:)``. ``ClientError/Code/approvalRequired`` when
+    ///   the user has a device already: continue with ``requestEnrolment(_:deviceName:)``.
     @discardableResult
     public func enrol(_ primary: PrimarySession, deviceName: String) async throws(ClientError) -> Registration {
         guard try storage.registration() == nil, !signer.hasKey else { throw ClientError(.alreadyEnrolled) }
@@ -112,7 +113,9 @@ public actor BioAuthClient {
     /// change, biometry reset): the server replaces the old key of the same device. One prompt.
     ///
     /// - Throws: ``ClientError/Code/notEnrolled`` without a registration;
-    ///   ``ClientError/Code/alreadyEnrolled`` while the current key still works.
+    ///   ``ClientError/Code/alreadyEnrolled`` while the current key still works;
+    ///   ``ClientError/Code/approvalRequired`` under the server's default policy: continue with
+    ///   ``requestEnrolment(_:deviceName:)``.
     @discardableResult
     public func reenrol(_ primary: PrimarySession, deviceName: String? = nil) async throws(ClientError) -> Registration {
         guard let registration = try storage.registration() else { throw ClientError(.notEnrolled) }
@@ -121,7 +124,13 @@ public actor BioAuthClient {
         endBiometricSession()
         let key: DevicePublicKey
         do { key = try signer.replaceKey() } catch { throw ClientError(device: error) }
-        return try await register(key, for: primary, deviceName: deviceName ?? registration.deviceName, replacing: registration.deviceID)
+        do {
+            return try await register(key, for: primary, deviceName: deviceName ?? registration.deviceName, replacing: registration.deviceID)
+        } catch {
+            // Registered nowhere yet: ``requestEnrolment(_:deviceName:)`` continues with it.
+            pendingKey = key.spkiRepresentation
+            throw error
+        }
     }
 
     func register(

@@ -37,13 +37,15 @@ public struct BioAuthServerApp: Sendable {
 
     /// Wires the service, metrics and routes over `store`. The app owns the store: ``shutdown()`` closes it.
     public static func build(
-        _ configuration: ServerAppConfiguration, store: any BioAuthStore, clock: any WallClock = SystemWallClock(), logger: Logger? = nil
+        _ configuration: ServerAppConfiguration, store: any BioAuthStore, clock: any WallClock = SystemWallClock(), logger: Logger? = nil,
+        recoveryChannel: (any RecoveryChannel)? = nil
     ) -> BioAuthServerApp {
         var logger = logger ?? Logger(label: "bioauth-server")
         logger.logLevel = configuration.logLevel
         let registry = PrometheusCollectorRegistry()
         let service = BioAuthService(
-            store: store, configuration: configuration.server, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry))
+            store: store, configuration: configuration.server, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry),
+            recoveryChannel: recoveryChannel)
         let routes = BioAuthRoutes(service: service, registry: registry, options: configuration.http, logger: logger)
         return BioAuthServerApp(service: service, routes: routes, store: store)
     }

@@ -148,10 +148,56 @@ struct ClientFlowTests {
             #expect(phone.device.promptCount == before)
             let primary = try await phone.client.signIn(username: "alice", password: "alice's long password")
             let beforeReenrol = phone.device.promptCount
-            try await phone.client.reenrol(primary)
-            #expect(phone.device.promptCount == beforeReenrol + 1)
+            // The password alone no longer re-keys a device: a recovery code (this is the only device).
+            #expect(await failure { try await phone.client.reenrol(primary) }?.code == .approvalRequired)
+            let request = try await phone.client.requestEnrolment(primary)
+            #expect(request.replacing && request.deviceID == registration.deviceID && !request.isApproved)
+            #expect(request.approvalText.hasPrefix("Replace the key of device Alice's iPhone, new key "))
+            #expect(try await phone.client.requestEnrolment(primary).id != request.id, "resumes with the same key, as a new request")
+            try await phone.client.sendRecoveryCode(for: request, primary)
+            let code = try #require(phone.server.recoveryCode(for: request.id))
+            #expect(await failure { try await phone.client.recover(request, code: "0000-0000-0000", primary) }?.code == .authenticationFailed)
+            try await phone.client.recover(request, code: code, primary)
+            #expect(try await phone.client.refresh(request, primary).isApproved)
+            try await phone.client.completeEnrolment(request, primary)
+            #expect(phone.device.promptCount == beforeReenrol + 1, "one prompt: the proof of possession")
             #expect(try await phone.client.registration()?.deviceID == registration.deviceID)
             try await phone.client.logIn()
+        }
+    }
+
+    /// A second phone: the password gets it as far as a request; the first phone shows "Add device
+    /// ‹name›, key ‹fingerprint›" — built from the key, not taken from the server — and approves
+    /// with one prompt; then the new phone enrols.
+    @Test func aSecondPhoneIsApprovedByTheFirst() async throws {
+        try await Phone.with { phone in
+            try await phone.enrolAlice()
+            try await phone.client.logIn()
+            let device = EmulatedDevice(configuration: .init(biometry: .touchID, clock: phone.clock))
+            let newPhone = BioAuthClient(
+                configuration: .init(relyingPartyID: "localhost", clock: phone.clock), platform: device.platform,
+                transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!))
+            let primary = try await newPhone.signIn(username: "alice", password: "alice's long password")
+            #expect(await failure { try await newPhone.enrol(primary, deviceName: "Alice's iPad") }?.code == .approvalRequired)
+            #expect(!newPhone.signer.hasKey, "the refused enrolment left no key behind")
+            let request = try await newPhone.requestEnrolment(primary, deviceName: "Alice's iPad")
+            #expect(device.promptCount == 0)
+            #expect(await failure { try await newPhone.completeEnrolment(request, primary) }?.code == .approvalRequired)
+
+            let waiting = try await phone.client.enrolmentRequests()
+            let shown = try #require(waiting.first)
+            #expect(waiting.count == 1 && shown.id == request.id)
+            #expect(shown.approvalText == "Add device Alice's iPad, key \(try newPhone.signer.publicKey().fingerprint)")
+            let before = phone.device.promptCount
+            try await phone.client.approveEnrolment(shown)
+            #expect(phone.device.promptCount == before + 1)
+            #expect(try await phone.client.enrolmentRequests().isEmpty)
+
+            let registration = try await newPhone.completeEnrolment(request, primary)
+            #expect(registration.deviceID == request.deviceID && device.promptCount == 1)
+            try await newPhone.logIn()
+            // Added while Alice had a phone: it cannot approve anything for a day.
+            #expect(await failure { _ = try await newPhone.approve(operation: "transfer 5 EUR") }?.code == .forbidden)
         }
     }
 
