@@ -142,10 +142,31 @@ public struct Demo: Sendable {
             let refused = await outcome { _ = try await lock.unlockWithBiometry(Prompt(reason: "Unlock BioAuth")) }
             _ = try await lock.unlockWithPasscode(Self.appPasscode)
             let again = try await client.signIn(username: Self.user, password: Self.password)
-            let sameID = try await client.reenrol(again).deviceID
+            // The password alone does not re-key the device: this is alice's only device, so she
+            // proves herself with a recovery code sent to her e-mail (here, a file).
+            let passwordOnly = await outcome { try await client.reenrol(again) }
+            let request = try await client.requestEnrolment(again)
+            try await client.sendRecoveryCode(for: request, again)
+            guard let code = server.recoveryCode(for: request.id) else { return (false, "no recovery code was delivered") }
+            try await client.recover(request, code: code, again)
+            let sameID = try await client.completeEnrolment(request, again).deviceID
             let session = await outcome { try await client.logIn() }
-            return (keyGone && login == "reenrolmentRequired" && state == .lockedPasscodeRequired(.biometricSecretInvalidated) && refused != nil && sameID == deviceID && session == nil,
-                    "the new face invalidated the .biometryCurrentSet key (\(login ?? "-")), so no server login is possible; the app lock demands the app passcode (\(state)); after it, alice re-enrols through her password login and the replaced key signs in again")
+            return (keyGone && login == "reenrolmentRequired" && state == .lockedPasscodeRequired(.biometricSecretInvalidated) && refused != nil
+                    && passwordOnly == "approvalRequired" && sameID == deviceID && session == nil,
+                    "the new face invalidated the .biometryCurrentSet key (\(login ?? "-")), so no server login is possible; the app lock demands the app passcode (\(state)); the password alone cannot re-key the device (\(passwordOnly ?? "accepted")): alice re-enrols with her password plus a recovery code from her e-mail, and the replaced key signs in again")
+        }
+        await record("attack", "Phished password (the attacker enrols their own phone)") {
+            let phone = EmulatedDevice(configuration: .init(biometry: .faceID))
+            let attacker = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: phone.platform, transport: wire)
+            let phished = try await attacker.signIn(username: Self.user, password: Self.password)
+            let enrol = await outcome { try await attacker.enrol(phished, deviceName: "Alice's iPhone") }
+            let request = try await attacker.requestEnrolment(phished, deviceName: "Alice's iPhone")
+            let complete = await outcome { try await attacker.completeEnrolment(request, phished) }
+            try await client.logIn()
+            let shown = try await client.enrolmentRequests()
+            let devices = try await client.devices()
+            return (enrol == "approvalRequired" && complete == "approvalRequired" && shown.map(\.id) == [request.id] && devices.count == 1,
+                    "alice's password gets the attacker a primary session but no device: enrolment needs an approval from alice's phone or a recovery code from her e-mail (\(enrol ?? "accepted")); alice's phone would show \"\(shown.first?.approvalText ?? "-")\" — a key she does not recognise, so she never approves it")
         }
         await record("attack", "Replayed signature") {
             guard let replay else { return (false, "no earlier login to replay") }

@@ -3,6 +3,7 @@ import BioAuth
 import BioAuthClient
 import BioAuthCore
 import BioAuthEmulator
+import BioAuthServer
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -100,6 +101,7 @@ func explain(_ error: ClientError) -> CLIError {
         case .serverUnreachable: "start it with `swift run bioauth-server` (or pass --server URL)"
         case .sessionExpired: "run `bioauth device login` first"
         case .notEnrolled: "run `bioauth device register --user NAME`"
+        case .approvalRequired: "the user has a device already: approve from it, or pass --recovery-inbox DIR (the server's --recovery-code-directory)"
         default: nil
         }
     return CLIError("\(error)", hint: hint)
@@ -282,6 +284,8 @@ extension DeviceCommand {
         @Option(help: "The device's name on the server.") var name: String = "Emulated iPhone"
         @Flag(help: "Replace the key of the device registered before (after an enrollment change).") var reenrol = false
         @Flag(help: "Create the user first (demo sign-up).") var signUp = false
+        @Option(help: "When the server asks for an approval: read the recovery code from this directory (the demo server's --recovery-code-directory), as a user reads their e-mail.")
+        var recoveryInbox: String?
 
         func run() async throws {
             let password = try readSecret("password", file: passwordFile)
@@ -293,7 +297,20 @@ extension DeviceCommand {
                         do throws(ClientError) { try await app.signUp(username: user, password: password) } catch where error.code == .conflict {}
                     }
                     let primary = try await app.signIn(username: user, password: password)
-                    return reenrol ? try await app.reenrol(primary, deviceName: name) : try await app.enrol(primary, deviceName: name)
+                    do throws(ClientError) {
+                        return reenrol ? try await app.reenrol(primary, deviceName: name) : try await app.enrol(primary, deviceName: name)
+                    } catch where error.code == .approvalRequired {
+                        guard let recoveryInbox else { throw error }
+                        // The password is not enough: a recovery code from the user's "e-mail".
+                        let request = try await app.requestEnrolment(primary, deviceName: name)
+                        Console.line("the server needs an approval for \"\(request.approvalText)\"; asking for a recovery code")
+                        try await app.sendRecoveryCode(for: request, primary)
+                        guard let code = DirectoryRecoveryChannel.readCode(for: request.id, in: URL(fileURLWithPath: recoveryInbox)) else {
+                            throw ClientError(.notFound, field: "recoveryInbox")
+                        }
+                        try await app.recover(request, code: code, primary)
+                        return try await app.completeEnrolment(request, primary)
+                    }
                 }
                 Console.line("\(reenrol ? "re-enrolled" : "enrolled") device \(registration.deviceID) for \(user) at \(client.server ?? server) (key \(try app.signer.publicKey().fingerprint))")
             }

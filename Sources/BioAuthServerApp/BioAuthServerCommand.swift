@@ -44,6 +44,8 @@ struct BioAuthServerCommand: AsyncParsableCommand {
     var insecurePasswordRounds = false
     @Option(name: .customLong("requests-per-client"), help: "Requests per client address per 5-minute window, counted by this instance (env BIOAUTH_REQUESTS_PER_CLIENT).")
     var requestsPerClient: Int = env("BIOAUTH_REQUESTS_PER_CLIENT").flatMap(Int.init) ?? RateLimitPolicy().requestsPerClient
+    @Option(name: .customLong("recovery-code-directory"), help: "Demo recovery channel: write each enrolment recovery code to a file in this directory, as an e-mail would arrive (env BIOAUTH_RECOVERY_CODE_DIRECTORY). Without it, only another device's approval adds a device.")
+    var recoveryCodeDirectory: String? = env("BIOAUTH_RECOVERY_CODE_DIRECTORY")
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (env LOG_LEVEL).")
     var logLevel: String = env("LOG_LEVEL") ?? "info"
 
@@ -93,7 +95,9 @@ struct BioAuthServerCommand: AsyncParsableCommand {
         } else {
             store = try await SQLiteStore.open(path: database, logger: logger)
         }
-        let server = BioAuthServerApp.build(configuration, store: store, logger: logger)
+        let server = BioAuthServerApp.build(
+            configuration, store: store, logger: logger,
+            recoveryChannel: recoveryCodeDirectory.map { DirectoryRecoveryChannel(directory: URL(fileURLWithPath: $0)) })
         let app = server.application(configuration) { [described] port in
             FileHandle.standardOutput.write(Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(described))\n".utf8))
         }

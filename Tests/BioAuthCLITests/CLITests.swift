@@ -10,7 +10,7 @@ struct DemoTests {
     @Test func demoTellsTheWholeStoryAndExitsZero() async {
         let result = await CommandRunner.run(["demo"])
         #expect(result.exitCode == 0, "\(result.output)")
-        #expect(result.output.contains("All 12 steps behaved as expected."))
+        #expect(result.output.contains("All 13 steps behaved as expected."))
         for title in ["Primary login", "Device-key enrolment", "Biometric login", "Step-up approval", "Hooked evaluatePolicy",
                       "Tampered challenge", "knows the device passcode", "Replayed signature", "Stolen public key", "Expired challenge", "Brute-force burst"] {
             #expect(result.output.contains(title), "missing step: \(title)")
@@ -22,13 +22,13 @@ struct DemoTests {
         let result = await CommandRunner.run(["demo", "--json"])
         #expect(result.exitCode == 0)
         let lines = result.output.split(separator: "\n")
-        #expect(lines.count == 13)
+        #expect(lines.count == 14)
         for line in lines.dropLast() {
             let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(record["ok"] as? Bool == true && record["title"] is String && record["step"] is Int)
         }
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(lines.last!.utf8)) as? [String: Any])
-        #expect(summary["passed"] as? Bool == true && summary["steps"] as? Int == 12)
+        #expect(summary["passed"] as? Bool == true && summary["steps"] as? Int == 13)
     }
 
     @Test func repliesDescribeThemselvesWithoutTheirBody() {
@@ -106,8 +106,12 @@ struct KeyCommandTests {
 struct DeviceCommandTests {
     @Test(.timeLimit(.minutes(3)))
     func penTestStoryAgainstARealServer() async throws {
-        let server = try ServerProcess(database: FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-cli-\(UUID().uuidString).sqlite").path)
+        let inbox = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-inbox-\(UUID().uuidString)").path
+        let server = try ServerProcess(
+            database: FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-cli-\(UUID().uuidString).sqlite").path,
+            extra: ["--recovery-code-directory", inbox])
         defer { server.stop() }
+        defer { try? FileManager.default.removeItem(atPath: inbox) }
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-device-\(UUID().uuidString).json").path
         defer { try? FileManager.default.removeItem(atPath: state) }
         let url = "http://127.0.0.1:\(server.port)"
@@ -144,7 +148,9 @@ struct DeviceCommandTests {
         let invalidated = await device("login")
         #expect(invalidated.exitCode == 1 && invalidated.output.contains("--reenrol"), "\(invalidated.output)")
         #expect(await device("status").output.contains("device key: none"))
-        let reenrolled = await device("register", "--server", url, "--user", "alice", "--reenrol", input: ["alice's password"])
+        let passwordOnly = await device("register", "--server", url, "--user", "alice", "--reenrol", input: ["alice's password"])
+        #expect(passwordOnly.exitCode == 1 && passwordOnly.output.contains("approvalRequired"), "\(passwordOnly.output)")
+        let reenrolled = await device("register", "--server", url, "--user", "alice", "--reenrol", "--recovery-inbox", inbox, input: ["alice's password"])
         #expect(reenrolled.exitCode == 0 && reenrolled.output.contains("re-enrolled"), "\(reenrolled.output)")
         #expect(await device("login").exitCode == 0)
 
