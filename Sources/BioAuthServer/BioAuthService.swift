@@ -429,9 +429,9 @@ public final class BioAuthService: Sendable {
         }
         if clock.now() < device.createdAt.addingTimeInterval(configuration.enrolment.coolDown) {
             let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
-            // Devices come in creation order: the user's first device ever is exempt (revoking
-            // every device does not make the next one first).
-            if devices.first?.id != device.id {
+            // Only the user's first device ever is exempt (revoking every device does not make
+            // the next one first; a tie in creation time exempts neither).
+            if devices.contains(where: { $0.id != device.id && $0.createdAt <= device.createdAt }) {
                 throw ServerError(.forbidden, field: "deviceId", detail: "a device added to an account cannot approve during its cool-down")
             }
         }

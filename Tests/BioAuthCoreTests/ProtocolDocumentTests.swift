@@ -68,3 +68,19 @@ struct ProtocolDocumentTests {
         ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 }
+
+/// The approval text of an added device is what `docs/Protocol.md` flow 2a specifies.
+struct EnrolmentApprovalTextTests {
+    @Test func theTextIsBuiltFromNameAndKeyAsDocumented() throws {
+        let key = DevicePublicKey(ProtocolVectors.testKey.publicKey)
+        let fingerprint = Data(SHA256.hash(data: key.spkiRepresentation).prefix(8)).hexString
+        #expect(fingerprint.count == 16 && fingerprint == fingerprint.lowercased())
+        #expect(EnrolmentApprovalText.make(deviceName: "Pad", publicKey: key.spkiRepresentation, replacing: false) == "Add device Pad, key \(fingerprint)")
+        #expect(
+            EnrolmentApprovalText.make(deviceName: "Pad", publicKey: key.spkiRepresentation, replacing: true)
+                == "Replace the key of device Pad, new key \(fingerprint)")
+        let document = ProtocolDocumentTests.document
+        #expect(document.contains("`Add device ‹name›, key ‹fingerprint›`"))
+        #expect(document.contains("`Replace the key of device ‹name›, new key ‹fingerprint›`"))
+    }
+}
