@@ -39,6 +39,7 @@ public struct Demo: Sendable {
         let wire = Wiretap(URLSessionTransport(baseURL: URL(string: server.url)!))
         let client = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: device.platform, transport: wire)
         let api = client.api
+        let backend = BackendAPI(transport: wire, apiKey: server.apiKey)
         var quiet = Logger(label: "BioAuth.demo")
         quiet.logLevel = .critical
         let lock = AppLock(platform: device.platform, logger: quiet)
@@ -96,11 +97,13 @@ public struct Demo: Sendable {
         }
         await record("story", "Step-up approval") {
             let approval = try await client.approve(operation: Self.operation)
-            let redemption = approval.redemption
-            let first = await outcome { _ = try await api.redeem(redemption) }
-            let second = await outcome { _ = try await api.redeem(redemption) }
+            // The app hands the approval to its backend, which redeems it with its API key for the
+            // user its own session names.
+            let redemption = approval.redemption(userID: "alice")
+            let first = await outcome { _ = try await backend.redeem(redemption) }
+            let second = await outcome { _ = try await backend.redeem(redemption) }
             return (first == nil && second == "authenticationFailed",
-                    "\"\(Self.operation)\" is hashed into the challenge and the client checks the hash before the prompt; one signature yields a one-time approval: redeemed once, refused the second time (\(second ?? "-"))")
+                    "\"\(Self.operation)\" is hashed into the challenge and the client checks the hash before the prompt; one signature yields a one-time approval: the backend redeems it once with its API key, for alice, and is refused the second time (\(second ?? "-"))")
         }
 
         // MARK: The attacks

@@ -82,10 +82,15 @@ func writePrivately(_ data: Data, to path: String) throws {
 extension DeviceFile.Client {
     /// The app's client for this device, or an error when no server was registered yet.
     func client(for device: EmulatedDevice) throws -> BioAuthClient {
+        BioAuthClient(configuration: .init(relyingPartyID: relyingParty ?? "localhost"), platform: device.platform, transport: try transport())
+    }
+
+    /// A transport to the registered server.
+    func transport() throws -> URLSessionTransport {
         guard let server, let url = URL(string: server) else {
             throw CLIError("this device is not registered", hint: "run `bioauth device register --user NAME`")
         }
-        return BioAuthClient(configuration: .init(relyingPartyID: relyingParty ?? "localhost"), platform: device.platform, transport: URLSessionTransport(baseURL: url))
+        return URLSessionTransport(baseURL: url)
     }
 }
 
@@ -349,17 +354,25 @@ extension DeviceCommand {
         @OptionGroup var options: StateOptions
         @OptionGroup var prompt: PromptOptions
         @Option(help: "The operation to approve, as shown to the user.") var operation: String
+        @Option(name: .customLong("api-key"), help: "Also play the app's backend: redeem the approval with this backend API key (env BIOAUTH_API_KEY).")
+        var apiKey: String? = ProcessInfo.processInfo.environment["BIOAUTH_API_KEY"]
 
         func run() async throws {
             try await withDevice(options) { device, client in
                 let app = try client.client(for: device)
                 prompt.apply(device)
                 let approval = try await advised { () async throws(ClientError) in try await app.approve(operation: operation) }
-                // What the app's backend does before acting on it.
-                let redeemed = try await advised { () async throws(ClientError) in
-                    try await app.api.redeem(approval.redemption)
+                guard let apiKey else {
+                    Console.line("approved \"\(operation)\"; pass --api-key to redeem it as the app's backend would")
+                    return
                 }
-                Console.line("approved \"\(operation)\"; the one-time approval was redeemed for device \(redeemed.deviceId)")
+                // What the app's backend does before acting on it: its own session names the user.
+                let userID = try await advised { () async throws(ClientError) in try await app.registration()?.userID } ?? ""
+                let backend = BackendAPI(transport: try client.transport(), apiKey: apiKey)
+                let redeemed = try await advised { () async throws(ClientError) in
+                    try await backend.redeem(approval.redemption(userID: userID))
+                }
+                Console.line("approved \"\(operation)\"; the app's backend redeemed the one-time approval for device \(redeemed.deviceId)")
             }
         }
     }

@@ -15,6 +15,8 @@ public struct InProcessServer: Sendable {
     public let databasePath: String
     /// Where the demo's recovery channel delivers codes (``DirectoryRecoveryChannel``).
     public let recoveryDirectory: URL
+    /// An API key with every scope: what the app's backend would hold.
+    public let apiKey: String
     let group: ServiceGroup
     let task: Task<Void, any Error>
     let app: BioAuthServerApp
@@ -38,8 +40,10 @@ public struct InProcessServer: Sendable {
         let task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw CLIError("the in-process server did not start") }
+        let key = try await app.service.createApiKey(name: "demo backend", scopes: Set(ApiKeyScope.all), request: RequestInfo(clientAddress: "demo"))
         return InProcessServer(
-            url: "http://127.0.0.1:\(port)", clock: clock, databasePath: path, recoveryDirectory: recovery, group: group, task: task, app: app)
+            url: "http://127.0.0.1:\(port)", clock: clock, databasePath: path, recoveryDirectory: recovery, apiKey: key.secret.value, group: group, task: task,
+            app: app)
     }
 
     /// Runs `body` against a server that is stopped (and its database deleted) when `body` ends,

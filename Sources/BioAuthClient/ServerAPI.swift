@@ -42,11 +42,6 @@ public struct ServerAPI: Sendable {
         try await call(.post, "/v1/step-up/finish", body, token: token)
     }
 
-    /// What the app's backend does before acting on an approved operation.
-    public func redeem(_ body: Wire.Redemption) async throws(ClientError) -> Wire.RedeemedApproval {
-        try await call(.post, "/v1/approvals/redeem", body)
-    }
-
     public func requestEnrolment(_ body: Wire.EnrolmentRequestCreation, token: BearerToken) async throws(ClientError) -> Wire.EnrolmentRequest {
         try await call(.post, "/v1/enrolment-requests", body, token: token)
     }

@@ -57,10 +57,10 @@ public struct Approval: Sendable, Hashable {
     public let token: BearerToken
     public let expiresAt: Date
 
-    /// The body the app's backend posts to `/v1/approvals/redeem`: the approval and the exact
-    /// operation text, UTF-8, base64url.
-    public var redemption: Wire.Redemption {
-        Wire.Redemption(approval: token.value, operation: Base64URL.encode(Data(operation.utf8)))
+    /// The body the app's backend posts to `/v1/backend/approvals/redeem`: the approval, the
+    /// exact operation text (UTF-8, base64url) and the user the backend's own session names.
+    public func redemption(userID: String) -> Wire.Redemption {
+        Wire.Redemption(approval: token.value, operation: Base64URL.encode(Data(operation.utf8)), userId: userID)
     }
 }
 

@@ -130,16 +130,26 @@ extension Wire {
         public var visibleFields: KeyValuePairs<String, Any> { ["challengeId": challengeId] }
     }
 
-    /// `POST /v1/approvals/redeem`: what the app's backend sends before acting.
+    /// `POST /v1/backend/approvals/redeem`: what the app's backend sends before acting — the
+    /// approval and operation the app passed on, and the user the backend's own session names.
     public struct Redemption: WireRequest, Hashable, WireRedacted {
         public var approval: String
         public var operation: String
-        public init(approval: String, operation: String) {
+        public var userId: String
+        public init(approval: String, operation: String, userId: String) {
             self.approval = approval
             self.operation = operation
+            self.userId = userId
         }
-        public enum CodingKeys: String, CodingKey, CaseIterable { case approval, operation }
-        public var visibleFields: KeyValuePairs<String, Any> { ["operation": operation] }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case approval, operation, userId }
+        public var visibleFields: KeyValuePairs<String, Any> { ["operation": operation, "userId": userId] }
+    }
+
+    /// `POST /v1/backend/enrolment-grants`: the user the backend's own login vouches for.
+    public struct EnrolmentGrantRequest: WireRequest, Hashable {
+        public var userId: String
+        public init(userId: String) { self.userId = userId }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case userId }
     }
 
     /// `PATCH /v1/devices/{id}`.

@@ -135,9 +135,17 @@ public struct BioAuthRoutes: Sendable {
             let grant = try await service.finishStepUp(session: session, challengeID: body.challengeId, signature: body.signature, request: info)
             return try json(Wire.Approval(approval: grant.approval, expiresAt: grant.record.expiresAt.seconds))
         }
-        v1.post("approvals/redeem") { request, context in
+        // The backend API: the app's backend, with an API key of the route's scope.
+        let backend = v1.group("backend")
+        backend.post("enrolment-grants") { request, context in
+            let info = try await authenticateBackend(request, context, scope: .enrolmentGrants)
+            let body = try await decode(Wire.EnrolmentGrantRequest.self, request)
+            return try json(Wire.Session(try await service.issueEnrolmentGrant(userID: body.userId, request: info)), status: .created)
+        }
+        backend.post("approvals/redeem") { request, context in
+            let info = try await authenticateBackend(request, context, scope: .approvals)
             let body = try await decode(Wire.Redemption.self, request)
-            let record = try await service.redeemApproval(approval: body.approval, operation: body.operation, request: info(request, context))
+            let record = try await service.redeemApproval(approval: body.approval, operation: body.operation, userID: body.userId, request: info)
             return try json(Wire.RedeemedApproval(userId: record.userID, deviceId: record.deviceID))
         }
         authenticated.get("devices") { request, context in
@@ -197,15 +205,25 @@ public struct BioAuthRoutes: Sendable {
     /// The session a request's bearer token names (401 otherwise, audited with its reason).
     func authenticate(_ request: Request, _ context: BioAuthRequestContext) async throws -> (SessionRecord, RequestInfo) {
         let info = info(request, context)
-        var token: String?
-        // The scheme is case-insensitive (RFC 9110 §11.1); the token is not.
-        if let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer " {
-            token = String(header.dropFirst(7))
-        }
-        do { return (try await service.authenticate(token: token, request: info), info) } catch {
+        do { return (try await service.authenticate(token: bearerToken(request), request: info), info) } catch {
             await service.auditSessionFailure(error, request: info)
             throw error
         }
+    }
+
+    /// Checks the request's API key (`Authorization: Bearer bioauth_sk_…`) for `scope` before
+    /// its body is read; returns the request's info.
+    func authenticateBackend(_ request: Request, _ context: BioAuthRequestContext, scope: ApiKeyScope) async throws -> RequestInfo {
+        let info = info(request, context)
+        _ = try await service.authenticateBackend(apiKey: bearerToken(request), scope: scope, request: info)
+        return info
+    }
+
+    /// The token of an `Authorization: Bearer` header. The scheme is case-insensitive (RFC 9110
+    /// §11.1); the token is not.
+    func bearerToken(_ request: Request) -> String? {
+        guard let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+        return String(header.dropFirst(7))
     }
 
     /// Decodes a JSON body. Anything but `application/json` is refused with 415, so a web page cannot

@@ -137,6 +137,10 @@ public final class PostgresStore: BioAuthStore {
                 "ALTER TABLE challenges ADD COLUMN enrolment_request_id TEXT",
             ]
         ),
+        (
+            7, "API keys for the backend API",
+            ["CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, secret_hash BYTEA NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL, revoked_at TIMESTAMPTZ)"]
+        ),
     ]
 
     /// Any constant: the advisory lock every starting instance takes while it migrates.
@@ -525,17 +529,48 @@ public final class PostgresStore: BioAuthStore {
 
     // MARK: Approvals
 
-    public func redeemApproval(tokenHash: Data, operationHash: Data, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
+    public func redeemApproval(tokenHash: Data, operationHash: Data, userID: String, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
         try await transaction { c in
             guard let row = try await c.query(
                 """
                 UPDATE approvals SET consumed_at = \(now)
-                WHERE token_hash = \(tokenHash) AND operation_hash = \(operationHash) AND consumed_at IS NULL AND expires_at > \(now) RETURNING *
+                WHERE token_hash = \(tokenHash) AND operation_hash = \(operationHash) AND user_id = \(userID) AND consumed_at IS NULL AND expires_at > \(now)
+                AND EXISTS (SELECT 1 FROM devices WHERE devices.id = approvals.device_id AND devices.revoked_at IS NULL) RETURNING *
                 """, logger: self.logger
             ).collect().first else { return nil }
             let approval = try Self.approval(row.makeRandomAccess())
             try await self.append([audit.about(user: approval.userID, device: approval.deviceID)], c)
             return approval
+        }
+    }
+
+    // MARK: API keys
+
+    public func createApiKey(_ key: ApiKeyRecord, audit: AuditEvent) async throws {
+        try await transaction { c in
+            try await c.query(
+                """
+                INSERT INTO api_keys (id, name, secret_hash, scopes, created_at, revoked_at)
+                VALUES (\(key.id), \(key.name), \(key.secretHash), \(key.storedScopes), \(key.createdAt), \(key.revokedAt))
+                """, logger: self.logger)
+            try await self.append([audit], c)
+        }
+    }
+
+    public func apiKey(secretHash: Data) async throws -> ApiKeyRecord? {
+        try await rows("SELECT * FROM api_keys WHERE secret_hash = \(secretHash)").first.map { try Self.apiKey($0.makeRandomAccess()) }
+    }
+
+    public func apiKeys() async throws -> [ApiKeyRecord] {
+        try await rows("SELECT * FROM api_keys ORDER BY created_at, id").map { try Self.apiKey($0.makeRandomAccess()) }
+    }
+
+    public func revokeApiKey(id: String, at: Date, audit: AuditEvent) async throws -> Bool {
+        try await transaction { c in
+            guard try await !c.query("UPDATE api_keys SET revoked_at = \(at) WHERE id = \(id) AND revoked_at IS NULL RETURNING id", logger: self.logger).collect().isEmpty
+            else { return false }
+            try await self.append([audit], c)
+            return true
         }
     }
 
@@ -736,6 +771,13 @@ public final class PostgresStore: BioAuthStore {
             tokenHash: try r.value("token_hash"), userID: try r.value("user_id"), deviceID: try r.value("device_id"),
             operationHash: try r.value("operation_hash"), createdAt: try r.value("created_at"), expiresAt: try r.value("expires_at"),
             consumedAt: try r.optional("consumed_at", Date.self), sessionID: try r.optional("session_id", String.self))
+    }
+
+    static func apiKey(_ r: PostgresRandomAccessRow) throws -> ApiKeyRecord {
+        guard let scopes = ApiKeyRecord.scopes(stored: try r.value("scopes")) else { throw StoreError(.corruptRow, detail: "api_keys.scopes") }
+        return ApiKeyRecord(
+            id: try r.value("id"), name: try r.value("name"), secretHash: try r.value("secret_hash"), scopes: scopes,
+            createdAt: try r.value("created_at"), revokedAt: try r.optional("revoked_at", Date.self))
     }
 
     static func enrolmentRequest(_ r: PostgresRandomAccessRow) throws -> EnrolmentRequestRecord {

@@ -98,6 +98,10 @@ public final class SQLiteStore: BioAuthStore {
                 "ALTER TABLE challenges ADD COLUMN enrolment_request_id TEXT",
             ]
         ),
+        (
+            "API keys for the backend API",
+            ["CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, secret_hash BLOB NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at REAL NOT NULL, revoked_at REAL)"]
+        ),
     ]
 
     private init(connection: SQLiteConnection, threadPool: NIOThreadPool) {
@@ -459,15 +463,45 @@ public final class SQLiteStore: BioAuthStore {
 
     // MARK: Approvals
 
-    public func redeemApproval(tokenHash: Data, operationHash: Data, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
+    public func redeemApproval(tokenHash: Data, operationHash: Data, userID: String, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
         try await transaction {
             guard let row = try await query(
-                "UPDATE approvals SET consumed_at = ? WHERE token_hash = ? AND operation_hash = ? AND consumed_at IS NULL AND expires_at > ? RETURNING *",
-                [.date(now), .blob(tokenHash), .blob(operationHash), .date(now)]
+                """
+                UPDATE approvals SET consumed_at = ? WHERE token_hash = ? AND operation_hash = ? AND user_id = ? AND consumed_at IS NULL AND expires_at > ?
+                AND EXISTS (SELECT 1 FROM devices WHERE devices.id = approvals.device_id AND devices.revoked_at IS NULL) RETURNING *
+                """,
+                [.date(now), .blob(tokenHash), .blob(operationHash), .text(userID), .date(now)]
             ).first else { return nil }
             let approval = try Self.approval(row)
             try await append(audit.about(user: approval.userID, device: approval.deviceID))
             return approval
+        }
+    }
+
+    // MARK: API keys
+
+    public func createApiKey(_ key: ApiKeyRecord, audit: AuditEvent) async throws {
+        try await transaction {
+            try await query(
+                "INSERT INTO api_keys (id, name, secret_hash, scopes, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [.text(key.id), .text(key.name), .blob(key.secretHash), .text(key.storedScopes), .date(key.createdAt), .optionalDate(key.revokedAt)])
+            try await append(audit)
+        }
+    }
+
+    public func apiKey(secretHash: Data) async throws -> ApiKeyRecord? {
+        try await read { try await query("SELECT * FROM api_keys WHERE secret_hash = ?", [.blob(secretHash)]).first.map(Self.apiKey) }
+    }
+
+    public func apiKeys() async throws -> [ApiKeyRecord] {
+        try await read { try await query("SELECT * FROM api_keys ORDER BY created_at, id").map(Self.apiKey) }
+    }
+
+    public func revokeApiKey(id: String, at: Date, audit: AuditEvent) async throws -> Bool {
+        try await transaction {
+            guard try await !query("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(id)]).isEmpty else { return false }
+            try await append(audit)
+            return true
         }
     }
 
@@ -691,6 +725,13 @@ public final class SQLiteStore: BioAuthStore {
             tokenHash: try row.data("token_hash"), userID: try row.string("user_id"), deviceID: try row.string("device_id"),
             operationHash: try row.data("operation_hash"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
             consumedAt: try row.optionalDate("consumed_at"), sessionID: try row.optionalString("session_id"))
+    }
+
+    static func apiKey(_ row: SQLiteRow) throws -> ApiKeyRecord {
+        guard let scopes = ApiKeyRecord.scopes(stored: try row.string("scopes")) else { throw StoreError(.corruptRow, detail: "api_keys.scopes") }
+        return ApiKeyRecord(
+            id: try row.string("id"), name: try row.string("name"), secretHash: try row.data("secret_hash"), scopes: scopes,
+            createdAt: try row.date("created_at"), revokedAt: try row.optionalDate("revoked_at"))
     }
 
     static func enrolmentRequest(_ row: SQLiteRow) throws -> EnrolmentRequestRecord {

@@ -457,18 +457,69 @@ public final class BioAuthService: Sendable {
     }
 
     /// Redeems an approval for exactly the operation it was granted for, once.
-    public func redeemApproval(approval: String, operation: String, request: RequestInfo) async throws(ServerError) -> ApprovalRecord {
+    /// Redeems a step-up approval for the app's backend (an API key with the `approvals` scope):
+    /// once, for exactly `operation`, for the user the backend expects, and only while the device
+    /// that signed it is active. Any mismatch is the uniform authentication failure.
+    public func redeemApproval(approval: String, operation: String, userID: String, request: RequestInfo) async throws(ServerError) -> ApprovalRecord {
         try admit(request)
         let token = try Validate.base64URL(approval, field: "approval", count: 32...32)
         let details = try Validate.base64URL(operation, field: "operation", count: 1...configuration.maxOperationSize)
+        let userID = try Validate.username(userID, field: "userId")
         let hash = Data(SHA256.hash(data: token))
         let operationHash = Data(SHA256.hash(data: details))
         let audit = event(.approvalRedeemed, request: request)
-        guard let record = try await run(request, { try await self.store.redeemApproval(tokenHash: hash, operationHash: operationHash, now: self.clock.now(), audit: audit) }) else {
-            await self.audit(.approvalRejected, reason: FailureReason.approvalRejected.description, request: request)
+        guard let record = try await run(request, { try await self.store.redeemApproval(tokenHash: hash, operationHash: operationHash, userID: userID, now: self.clock.now(), audit: audit) })
+        else {
+            await self.audit(.approvalRejected, user: userID, reason: FailureReason.approvalRejected.description, request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }
         log(audit.about(user: record.userID, device: record.deviceID))
+        return record
+    }
+
+    // MARK: - The backend API
+
+    /// Creates an API key for the app's backend (`bioauth-server api-key create`). The secret is
+    /// returned once and stored only as its hash.
+    public func createApiKey(name: String, scopes: Set<ApiKeyScope>, request: RequestInfo) async throws(ServerError) -> (record: ApiKeyRecord, secret: ApiKeySecret) {
+        let name = try Validate.deviceName(name)
+        let secret = ApiKeySecret()
+        let record = ApiKeyRecord(
+            id: "key_" + SecretBytes.random(count: 8).data.map { String(format: "%02x", $0) }.joined(), name: name, secretHash: secret.hash, scopes: scopes,
+            createdAt: clock.now())
+        let audit = event(.apiKeyCreated, reason: record.id, request: request)
+        try await run(request) { try await self.store.createApiKey(record, audit: audit) }
+        log(audit)
+        return (record, secret)
+    }
+
+    /// Every API key, revoked ones too, in creation order.
+    public func apiKeys(request: RequestInfo) async throws(ServerError) -> [ApiKeyRecord] {
+        try await run(request) { try await self.store.apiKeys() }
+    }
+
+    /// Revokes an API key: the next request with it is refused by every instance.
+    /// - Throws: ``ServerError`` `notFound` if no active key has that id.
+    public func revokeApiKey(id: String, request: RequestInfo) async throws(ServerError) {
+        let audit = event(.apiKeyRevoked, reason: id, request: request)
+        guard try await run(request, { try await self.store.revokeApiKey(id: id, at: self.clock.now(), audit: audit) }) else {
+            throw ServerError(.notFound, field: "id")
+        }
+        log(audit)
+    }
+
+    /// The API key a backend request presents, if it is active and has `scope`. A missing,
+    /// malformed, unknown or revoked key is the uniform 401; a key without the scope is 403.
+    public func authenticateBackend(apiKey presented: String?, scope: ApiKeyScope, request: RequestInfo) async throws(ServerError) -> ApiKeyRecord {
+        try admit(request)
+        let secret = presented.flatMap(ApiKeySecret.init(presented:))
+        let record: ApiKeyRecord?
+        if let secret { record = try await run(request) { try await self.store.apiKey(secretHash: secret.hash) } } else { record = nil }
+        guard let record, record.revokedAt == nil else {
+            await audit(.apiKeyRejected, reason: FailureReason.unknownApiKey.description, request: request)
+            throw ServerError.authenticationFailed(.unknownApiKey)
+        }
+        guard record.scopes.contains(scope) else { throw ServerError(.forbidden, detail: "this API key lacks the scope \(scope)") }
         return record
     }
 

@@ -76,10 +76,11 @@ public protocol BioAuthStore: Sendable {
 
     // MARK: Approvals
 
-    /// Marks the approval consumed if it exists, is unconsumed, unexpired at `now` and approves
-    /// `operationHash`, and appends `audit` about its user and device; returns it then, nil (nothing
-    /// written) otherwise. Exactly one caller succeeds.
-    func redeemApproval(tokenHash: Data, operationHash: Data, now: Date, audit: AuditEvent) async throws -> ApprovalRecord?
+    /// Marks the approval consumed if it exists, is unconsumed, unexpired at `now`, approves
+    /// `operationHash`, belongs to `userID` and was signed by a device that is still active, and
+    /// appends `audit` about its user and device; returns it then, nil (nothing written)
+    /// otherwise. Exactly one caller succeeds.
+    func redeemApproval(tokenHash: Data, operationHash: Data, userID: String, now: Date, audit: AuditEvent) async throws -> ApprovalRecord?
 
     // MARK: Enrolment requests
 
@@ -103,6 +104,19 @@ public protocol BioAuthStore: Sendable {
     /// match approves it; a mismatch counts an attempt. Appends `audit` (the caller's event for
     /// a match, a `recoveryCodeRejected` copy for a mismatch).
     func recoverEnrolmentRequest(id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome
+
+    // MARK: API keys (the backend API)
+
+    /// Inserts the key and appends `audit`, together.
+    /// - Throws: ``StoreError`` `duplicate` if the id or the secret's hash exists.
+    func createApiKey(_ key: ApiKeyRecord, audit: AuditEvent) async throws
+    /// The key whose secret hashes to `secretHash`, revoked or not; nil if none.
+    func apiKey(secretHash: Data) async throws -> ApiKeyRecord?
+    /// Every key, revoked ones too, in creation order.
+    func apiKeys() async throws -> [ApiKeyRecord]
+    /// Marks an active key revoked and appends `audit`, together; false (nothing written) if no
+    /// active key has that id.
+    func revokeApiKey(id: String, at: Date, audit: AuditEvent) async throws -> Bool
 
     // MARK: Audit
 

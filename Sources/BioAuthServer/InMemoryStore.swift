@@ -10,6 +10,7 @@ public actor InMemoryStore: BioAuthStore {
     private var sessionsByHash: [Data: SessionRecord] = [:]
     private var approvals: [Data: ApprovalRecord] = [:]
     private var enrolmentRequestsByID: [String: EnrolmentRequestRecord] = [:]
+    private var apiKeysByID: [String: ApiKeyRecord] = [:]
     private var counters: [String: (window: Date, count: Int)] = [:]
     private var audit: [AuditEvent] = []
 
@@ -183,14 +184,39 @@ public actor InMemoryStore: BioAuthStore {
 
     // MARK: Approvals
 
-    public func redeemApproval(tokenHash: Data, operationHash: Data, now: Date, audit event: AuditEvent) -> ApprovalRecord? {
-        guard var approval = approvals[tokenHash], approval.consumedAt == nil, approval.expiresAt > now, approval.operationHash == operationHash else {
-            return nil
-        }
+    public func redeemApproval(tokenHash: Data, operationHash: Data, userID: String, now: Date, audit event: AuditEvent) -> ApprovalRecord? {
+        guard var approval = approvals[tokenHash], approval.consumedAt == nil, approval.expiresAt > now, approval.operationHash == operationHash,
+            approval.userID == userID, let device = devicesByID[approval.deviceID], device.revokedAt == nil
+        else { return nil }
         approval.consumedAt = now
         approvals[tokenHash] = approval
         append(event.about(user: approval.userID, device: approval.deviceID))
         return approval
+    }
+
+    // MARK: API keys
+
+    public func createApiKey(_ key: ApiKeyRecord, audit event: AuditEvent) throws {
+        guard apiKeysByID[key.id] == nil, !apiKeysByID.values.contains(where: { $0.secretHash == key.secretHash }) else {
+            throw StoreError(.duplicate, detail: "api_keys")
+        }
+        apiKeysByID[key.id] = key
+        append(event)
+    }
+
+    public func apiKey(secretHash: Data) -> ApiKeyRecord? {
+        apiKeysByID.values.first { $0.secretHash == secretHash }
+    }
+
+    public func apiKeys() -> [ApiKeyRecord] {
+        apiKeysByID.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    public func revokeApiKey(id: String, at: Date, audit event: AuditEvent) -> Bool {
+        guard apiKeysByID[id]?.revokedAt == nil, apiKeysByID[id] != nil else { return false }
+        apiKeysByID[id]?.revokedAt = at
+        append(event)
+        return true
     }
 
     // MARK: Enrolment requests

@@ -199,12 +199,15 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     public static let enrolmentApproved = AuditKind("enrolment.approved")
     public static let recoveryCodeSent = AuditKind("enrolment.recovery.sent")
     public static let recoveryCodeRejected = AuditKind("enrolment.recovery.rejected")
+    public static let apiKeyCreated = AuditKind("apikey.created")
+    public static let apiKeyRevoked = AuditKind("apikey.revoked")
+    public static let apiKeyRejected = AuditKind("apikey.rejected")
 
     /// The kinds that record a failure or refusal: merged when repeated (``AuditEvent/aggregates``).
     public static let failures: Set<String> = Set(
         [
                 passwordLoginFailed, loginFailed, deviceEnrollmentFailed, stepUpFailed, approvalRejected, sessionRejected, rateLimited, challengeRefused, lockout,
-                recoveryCodeRejected,
+                recoveryCodeRejected, apiKeyRejected,
             ]
             .map(\.description))
 }

@@ -27,6 +27,8 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let wrongSession = FailureReason("wrongSession")
     /// A wrong recovery code, or one for a request that is gone, approved or out of attempts.
     public static let recoveryCodeRejected = FailureReason("recoveryCodeRejected")
+    /// No API key, or one that is malformed, unknown or revoked.
+    public static let unknownApiKey = FailureReason("unknownApiKey")
 
     /// What a user may see of a reason in their own audit log (`GET /v1/audit`): the class of
     /// failure, not which check failed. "unknownDevice" versus "wrongUser" versus "revokedDevice"

@@ -7,25 +7,63 @@ import Foundation
 import Hummingbird
 import Logging
 
-/// `bioauth-server`: the BioAuth HTTP server. With no flags: 127.0.0.1:8080, `bioauth.sqlite` in
-/// the working directory. Each flag also reads an environment variable. Stops gracefully on
-/// SIGTERM and SIGINT.
+/// `bioauth-server`: the BioAuth HTTP server (`serve`, the default) and the administration of
+/// the backend API's keys (`api-key`).
 @main
 struct BioAuthServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bioauth-server",
-        abstract: "Verifies device-key signatures: enrolment, login, step-up, sessions.")
+        abstract: "Verifies device-key signatures: enrolment, login, step-up, sessions.",
+        subcommands: [Serve.self, ApiKeyCommand.self], defaultSubcommand: Serve.self)
+}
 
-    @Option(help: "Address to bind (env BIOAUTH_HOST).")
-    var host: String = env("BIOAUTH_HOST") ?? "127.0.0.1"
-    @Option(help: "Port (env BIOAUTH_PORT; 0 picks a free one).")
-    var port: Int = env("BIOAUTH_PORT").flatMap(Int.init) ?? 8080
+/// Which database, for every subcommand.
+struct DatabaseOptions: ParsableArguments {
     @Option(help: "SQLite database file, :memory:, or postgres://user[:password]@host[:port]/database (env BIOAUTH_DATABASE).")
     var database: String = env("BIOAUTH_DATABASE") ?? "bioauth.sqlite"
     @Option(name: .customLong("database-tls"), help: "PostgreSQL TLS: disable, prefer, require (env BIOAUTH_DATABASE_TLS; a URL's sslmode wins).")
     var databaseTLS: String = env("BIOAUTH_DATABASE_TLS") ?? "prefer"
     @Option(name: .customLong("database-pool-size"), help: "Most PostgreSQL connections of this instance (env BIOAUTH_DATABASE_POOL_SIZE).")
     var databasePoolSize: Int = env("BIOAUTH_DATABASE_POOL_SIZE").flatMap(Int.init) ?? 20
+
+    /// The PostgreSQL server `--database` names, if it names one.
+    var postgres: PostgresStore.Location? { PostgresStore.Location(url: database) }
+
+    /// The database as it may be printed: never the password.
+    var described: String { postgres?.description ?? database }
+
+    func validate() throws {
+        if database.hasPrefix("postgres:") || database.hasPrefix("postgresql:") {
+            guard postgres != nil else { throw ValidationError("--database: expected postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]") }
+        }
+        guard PostgresStore.Options.TLSMode(rawValue: databaseTLS) != nil else { throw ValidationError("--database-tls must be disable, prefer or require") }
+        guard (1...1_000).contains(databasePoolSize) else { throw ValidationError("--database-pool-size must be 1–1000") }
+    }
+
+    /// Opens the store (applying pending migrations).
+    func open(logLevel: Logger.Level, logger: Logger) async throws -> any BioAuthStore {
+        if database == ":memory:" { return InMemoryStore() }
+        if let postgres {
+            let options = PostgresStore.Options(tls: PostgresStore.Options.TLSMode(rawValue: databaseTLS) ?? .prefer, poolSize: databasePoolSize)
+            var poolLogger = Logger(label: "BioAuthPostgres")
+            poolLogger.logLevel = max(.warning, logLevel)  // the pool logs each reconnect attempt at info
+            return try await PostgresStore.open(postgres, options: options, logger: poolLogger)
+        }
+        return try await SQLiteStore.open(path: database, logger: logger)
+    }
+}
+
+/// `bioauth-server serve` (the default): with no flags, 127.0.0.1:8080 and `bioauth.sqlite` in
+/// the working directory. Each flag also reads an environment variable. Stops gracefully on
+/// SIGTERM and SIGINT.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the HTTP server (the default subcommand).")
+
+    @Option(help: "Address to bind (env BIOAUTH_HOST).")
+    var host: String = env("BIOAUTH_HOST") ?? "127.0.0.1"
+    @Option(help: "Port (env BIOAUTH_PORT; 0 picks a free one).")
+    var port: Int = env("BIOAUTH_PORT").flatMap(Int.init) ?? 8080
+    @OptionGroup var database: DatabaseOptions
     @Option(name: .customLong("relying-party"), help: "Relying-party id bound into signatures (env BIOAUTH_RELYING_PARTY).")
     var relyingParty: String = env("BIOAUTH_RELYING_PARTY") ?? "localhost"
     @Option(name: .customLong("challenge-ttl"), help: "Challenge lifetime in seconds (env BIOAUTH_CHALLENGE_TTL).")
@@ -49,15 +87,7 @@ struct BioAuthServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (env LOG_LEVEL).")
     var logLevel: String = env("LOG_LEVEL") ?? "info"
 
-    /// The PostgreSQL server `--database` names, if it names one.
-    var postgres: PostgresStore.Location? { PostgresStore.Location(url: database) }
-
     func validate() throws {
-        if database.hasPrefix("postgres:") || database.hasPrefix("postgresql:") {
-            guard postgres != nil else { throw ValidationError("--database: expected postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]") }
-        }
-        guard PostgresStore.Options.TLSMode(rawValue: databaseTLS) != nil else { throw ValidationError("--database-tls must be disable, prefer or require") }
-        guard (1...1_000).contains(databasePoolSize) else { throw ValidationError("--database-pool-size must be 1–1000") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0–65535") }
         guard challengeTTL > 0, challengeTTL <= 600 else { throw ValidationError("--challenge-ttl must be 1–600 seconds") }
         guard passwordRounds >= ServerConfiguration.recommendedPasswordRounds || (insecurePasswordRounds && passwordRounds >= 1_000) else {
@@ -82,19 +112,8 @@ struct BioAuthServerCommand: AsyncParsableCommand {
             logLevel: Logger.Level(rawValue: logLevel) ?? .info)
         var logger = Logger(label: "bioauth-server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        let store: any BioAuthStore
-        var described = database
-        if database == ":memory:" {
-            store = InMemoryStore()
-        } else if let postgres {
-            let options = PostgresStore.Options(tls: PostgresStore.Options.TLSMode(rawValue: databaseTLS) ?? .prefer, poolSize: databasePoolSize)
-            var poolLogger = Logger(label: "BioAuthPostgres")
-            poolLogger.logLevel = max(.warning, Logger.Level(rawValue: logLevel) ?? .info)  // the pool logs each reconnect attempt at info
-            store = try await PostgresStore.open(postgres, options: options, logger: poolLogger)
-            described = postgres.description  // never the password
-        } else {
-            store = try await SQLiteStore.open(path: database, logger: logger)
-        }
+        let store = try await database.open(logLevel: Logger.Level(rawValue: logLevel) ?? .info, logger: logger)
+        let described = database.described
         let server = BioAuthServerApp.build(
             configuration, store: store, logger: logger,
             recoveryChannel: recoveryCodeDirectory.map { DirectoryRecoveryChannel(directory: URL(fileURLWithPath: $0)) })
@@ -106,4 +125,4 @@ struct BioAuthServerCommand: AsyncParsableCommand {
     }
 }
 
-private func env(_ name: String) -> String? { ProcessInfo.processInfo.environment[name] }
+func env(_ name: String) -> String? { ProcessInfo.processInfo.environment[name] }

@@ -38,6 +38,9 @@ public final class ServerProcess {
         var text = ""
         let deadline = Date().addingTimeInterval(30)
         while !text.contains("\n"), Date() < deadline {
+            // Waits at most until the deadline: a server that hangs before listening fails the test.
+            var ready = pollfd(fd: output.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000))) > 0 else { break }
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
@@ -51,16 +54,43 @@ public final class ServerProcess {
 
     public var processIdentifier: Int32 { process.processIdentifier }
 
+    /// Runs `bioauth-server` with `arguments` to completion: its exit status and standard output.
+    public static func command(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = try executable("bioauth-server")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// A new backend API key for `database` (`bioauth-server api-key create`): the key, which the
+    /// command prints on its last line.
+    public static func createApiKey(database: String, scopes: [String] = ["approvals", "enrolment-grants"]) throws -> String {
+        let (status, output) = try command(["api-key", "create", "--database", database, "--name", "test backend"] + scopes.flatMap { ["--scope", $0] })
+        guard status == 0, let key = output.split(separator: "\n").last, key.hasPrefix("bioauth_sk_") else { throw CocoaError(.fileReadCorruptFile) }
+        return String(key)
+    }
+
     /// SIGKILL: no chance to clean up.
     public func kill() {
-        Foundation.kill(process.processIdentifier, SIGKILL)
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 
-    /// SIGTERM: graceful shutdown. Returns the exit status (0 when it shut down cleanly).
+    /// SIGTERM: graceful shutdown. Returns the exit status (0 when it shut down cleanly); a server
+    /// still running after `grace` is killed (and reports SIGKILL), so a hung shutdown fails a
+    /// test instead of hanging the run.
     @discardableResult
-    public func stop() -> Int32 {
+    public func stop(grace: Duration = .seconds(30)) -> Int32 {
+        guard process.isRunning else { return process.terminationStatus }
         process.terminate()
+        let deadline = ContinuousClock.now + grace
+        while process.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
+        if process.isRunning { kill() }
         process.waitUntilExit()
         return process.terminationStatus
     }

@@ -25,7 +25,7 @@ public struct StoreConformance: Sendable {
             { try await $0.users($1) }, { try await $0.challenges($1) }, { try await $0.challengeRace($1) },
             { try await $0.failures($1) }, { try await $0.passwordAttempts($1) }, { try await $0.verdicts($1) }, { try await $0.devices($1) },
             { try await $0.sessions($1) }, { try await $0.approvals($1) }, { try await $0.approvalWithdrawal($1) }, { try await $0.audit($1) },
-            { try await $0.retention($1) }, { try await $0.enrolmentRequests($1) },
+            { try await $0.retention($1) }, { try await $0.enrolmentRequests($1) }, { try await $0.apiKeys($1) },
         ]
         for check in checks {
             let store = try await makeStore()
@@ -278,23 +278,48 @@ public struct StoreConformance: Sendable {
     }
 
     public func approvals(_ store: any BioAuthStore) async throws {
+        try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
         let step = challenge()
         _ = try await store.issueChallenge(step, limits: limits())
         let approval = ApprovalRecord(tokenHash: Data([1]), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
         try await finish(store, step.id) { _ in .approval(approval, clearing: [], audit: self.event("stepup.approved")) }
         let redeemed = event("approval.redeemed", user: nil)
-        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([3]), now: t0, audit: redeemed) == nil, "approvals: other operation")
+        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([3]), userID: "alice", now: t0, audit: redeemed) == nil, "approvals: other operation")
+        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "bob", now: t0, audit: redeemed) == nil, "approvals: another user expected")
         try require(
-            try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), now: t0.addingTimeInterval(300), audit: redeemed) == nil, "approvals: expired")
+            try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "alice", now: t0.addingTimeInterval(300), audit: redeemed) == nil,
+            "approvals: expired")
         let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<50 {
-                group.addTask { try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), now: self.t0, audit: redeemed) != nil }
+                group.addTask { try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "alice", now: self.t0, audit: redeemed) != nil }
             }
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         try require(winners == 1, "approvals: consumed once under races", "\(winners)")
         let audit = try await store.auditEvents(userID: "alice", limit: 10).filter { $0.kind == "approval.redeemed" }
         try require(audit.count == 1 && audit.first?.deviceID == "d1", "approvals: one redemption audited, about its user and device")
+    }
+
+    /// API keys: stored as given (hash, scopes), found by the secret's hash only, listed in
+    /// creation order, revoked once; duplicates refused.
+    public func apiKeys(_ store: any BioAuthStore) async throws {
+        func key(_ id: String, _ hash: UInt8, scopes: Set<ApiKeyScope> = [.approvals], at offset: TimeInterval = 0) -> ApiKeyRecord {
+            ApiKeyRecord(id: id, name: "backend " + id, secretHash: Data(repeating: hash, count: 32), scopes: scopes, createdAt: t0.addingTimeInterval(offset))
+        }
+        try await store.createApiKey(key("k2", 2, scopes: Set(ApiKeyScope.all), at: 1), audit: event("apikey.created", user: nil))
+        try await store.createApiKey(key("k1", 1, scopes: []), audit: event("apikey.created", user: nil))
+        try require(await isDuplicate { try await store.createApiKey(key("k1", 3), audit: self.event("apikey.created", user: nil)) }, "api keys: duplicate id")
+        try require(await isDuplicate { try await store.createApiKey(key("k3", 2), audit: self.event("apikey.created", user: nil)) }, "api keys: duplicate secret")
+        try require(try await store.apiKey(secretHash: Data(repeating: 2, count: 32)) == key("k2", 2, scopes: Set(ApiKeyScope.all), at: 1), "api keys: round trip")
+        try require(try await store.apiKey(secretHash: Data(repeating: 1, count: 32))?.scopes == [], "api keys: no scopes")
+        try require(try await store.apiKey(secretHash: Data(repeating: 9, count: 32)) == nil, "api keys: unknown secret")
+        try require(try await store.apiKeys().map(\.id) == ["k1", "k2"], "api keys: creation order")
+        try require(try await store.revokeApiKey(id: "k2", at: t0, audit: event("apikey.revoked", user: nil)), "api keys: revoke")
+        try require(!(try await store.revokeApiKey(id: "k2", at: t0, audit: event("apikey.revoked", user: nil))), "api keys: revoke twice")
+        try require(!(try await store.revokeApiKey(id: "nope", at: t0, audit: event("apikey.revoked", user: nil))), "api keys: revoke unknown")
+        try require(try await store.apiKey(secretHash: Data(repeating: 2, count: 32))?.revokedAt == t0, "api keys: revoked, still found")
+        let audit = try await store.auditEvents(userID: nil, limit: 10).map(\.kind)
+        try require(audit.filter { $0 == "apikey.created" }.count == 2 && audit.filter { $0 == "apikey.revoked" }.count == 1, "api keys: audited once each", "\(audit)")
     }
 
     /// Enrolment requests: listed unexpired in order; approved only by an unconsumed approval of
@@ -346,7 +371,7 @@ public struct StoreConformance: Sendable {
         try require(winners == 1, "requests: approved once under races", "\(winners)")
         let stored = try await store.enrolmentRequest(id: "r1")
         try require(stored?.approvedAt == t0 && stored?.approvedByDevice == "d1", "requests: approved by the approval's device")
-        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: text, now: t0, audit: event("approval.redeemed")) == nil, "requests: the approval is consumed")
+        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: text, userID: "alice", now: t0, audit: event("approval.redeemed")) == nil, "requests: the approval is consumed")
 
         // An enrolment naming a request: only an approved one, consumed with the device.
         func enrolThrough(_ requestID: String, device: String) async throws -> DeviceRecord? {
@@ -444,8 +469,8 @@ public struct StoreConformance: Sendable {
                 sessionID: session)
             try await finish(store, step.id) { _ in .approval(approval, clearing: [], audit: self.event("stepup.approved", user: user)) }
         }
-        func redeemable(_ token: UInt8) async throws -> Bool {
-            try await store.redeemApproval(tokenHash: Data([token]), operationHash: Data([2]), now: t0, audit: event("approval.redeemed", user: nil)) != nil
+        func redeemable(_ token: UInt8, user: String = "alice") async throws -> Bool {
+            try await store.redeemApproval(tokenHash: Data([token]), operationHash: Data([2]), userID: user, now: t0, audit: event("approval.redeemed", user: nil)) != nil
         }
         try await grant(1, device: "d3", session: "p1")  // withdrawn: its session is revoked
         try await grant(2, device: "d1", session: "p2")  // withdrawn: its signing device is revoked
@@ -467,7 +492,7 @@ public struct StoreConformance: Sendable {
         try await grant(8, device: "d3", session: "p2")
         _ = try await store.revokeSessions(userID: "alice", at: t0, audit: event("sessions.revoked"))
         try require(!(try await redeemable(8)), "withdrawal: revoking every session of the user")
-        try require(try await redeemable(6), "withdrawal: another user's approval is untouched")
+        try require(try await redeemable(6, user: "bob"), "withdrawal: another user's approval is untouched")
     }
 
     /// Repeated failures are one row with a count; the sweep deletes past windows, old runs, audit

@@ -107,9 +107,9 @@ struct DeviceCommandTests {
     @Test(.timeLimit(.minutes(3)))
     func penTestStoryAgainstARealServer() async throws {
         let inbox = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-inbox-\(UUID().uuidString)").path
-        let server = try ServerProcess(
-            database: FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-cli-\(UUID().uuidString).sqlite").path,
-            extra: ["--recovery-code-directory", inbox])
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-cli-\(UUID().uuidString).sqlite").path
+        let apiKey = try ServerProcess.createApiKey(database: database, scopes: ["approvals"])
+        let server = try ServerProcess(database: database, extra: ["--recovery-code-directory", inbox])
         defer { server.stop() }
         defer { try? FileManager.default.removeItem(atPath: inbox) }
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-device-\(UUID().uuidString).json").path
@@ -130,7 +130,11 @@ struct DeviceCommandTests {
         #expect(registered.exitCode == 0, "\(registered.output)")
         let login = await device("login")
         #expect(login.exitCode == 0 && login.output.contains("signed in as alice"), "\(login.output)")
-        #expect(await device("step-up", "--operation", "transfer 100.00 EUR to bob").output.contains("one-time approval was redeemed for device"))
+        #expect(await device("step-up", "--operation", "transfer 5.00 EUR to bob").output.contains("pass --api-key to redeem it"))
+        let redeemed = await device("step-up", "--operation", "transfer 100.00 EUR to bob", "--api-key", apiKey)
+        #expect(redeemed.output.contains("the app's backend redeemed the one-time approval for device"), "\(redeemed.output)")
+        let wrongKey = await device("step-up", "--operation", "transfer 1.00 EUR to bob", "--api-key", "bioauth_sk_" + String(repeating: "A", count: 43))
+        #expect(wrongKey.exitCode == 1, "\(wrongKey.output)")
 
         // The jailbreak hook and a stranger's face get nothing.
         let hooked = await device("login", "--jailbreak-hook", "--person", "stranger")

@@ -99,8 +99,9 @@ struct ClientFlowTests {
             #expect(phone.device.promptCount == beforeApproval + 1)
             let prompt = try #require(phone.device.prompts.last)
             #expect(prompt.reason == "transfer 100.00 EUR to bob")
-            let redeemed = try await client.api.redeem(approval.redemption)
-            #expect(approval.redemption.operation == Base64URL.encode(Data("transfer 100.00 EUR to bob".utf8)))
+            let backend = BackendAPI(transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!), apiKey: phone.server.apiKey)
+            let redeemed = try await backend.redeem(approval.redemption(userID: "alice"))
+            #expect(approval.redemption(userID: "alice").operation == Base64URL.encode(Data("transfer 100.00 EUR to bob".utf8)))
             #expect(redeemed.deviceId == enrolled.deviceID)
 
             let devices = try await client.devices()

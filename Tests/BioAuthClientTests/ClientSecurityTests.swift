@@ -129,7 +129,7 @@ struct ClientSecurityTests {
             let wireSession = Wire.Session(token: session.token.value, sessionId: "s", userId: "alice", deviceId: "d", expiresAt: 1)
             let values: [Any] = [
                 primary, session, approval, primary.token, signed, wireSession, Wire.Approval(approval: approval.token.value, expiresAt: 1),
-                Wire.Credentials(username: "alice", password: "alice's long password"), Wire.Redemption(approval: approval.token.value, operation: "b3A"),
+                Wire.Credentials(username: "alice", password: "alice's long password"), Wire.Redemption(approval: approval.token.value, operation: "b3A", userId: "alice"),
                 TransportRequest(method: .post, path: "/v1/login/finish", body: try JSONEncoder().encode(signed), bearerToken: session.token),
             ] + ClientError.Code.all.map { ClientError($0, field: "userId", retryAfter: 3, device: BioAuthError(.keychainFailure)) }
             for value in values {

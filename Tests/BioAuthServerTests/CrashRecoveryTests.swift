@@ -15,62 +15,21 @@ struct CrashRecoveryTests {
         let database = temporaryDatabasePath()
         let first = try ServerProcess(database: database)
         let http = ServerClient(baseURL: "http://127.0.0.1:\(first.port)")
-        let users = (0..<8).map { "user\($0)" }
-        var tokens: [String: String] = [:]
-        for user in users {
-            #expect(try await http.post("/v1/users", ["username": user, "password": "password \(user)"]).status == 201)
-            tokens[user] = try await http.post("/v1/login/password", ["username": user, "password": "password \(user)"])["token"]
-        }
         let acknowledged = Acknowledged()
-        let snapshot = tokens
-        let enrolments = Task {
-            await withTaskGroup(of: Void.self) { group in
-                for user in users {
-                    group.addTask {
-                        while !Task.isCancelled {
-                            let key = P256.Signing.PrivateKey()
-                            guard let token = snapshot[user],
-                                let challenge = try? await http.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": Base64URL.encode(key.publicKey.derRepresentation)], token: token),
-                                challenge.status == 200,
-                                let envelope = try? JSONDecoder().decode(ChallengeEnvelope.self, from: Data(challenge.text.utf8)),
-                                let message = try? envelope.message(),
-                                let signature = try? key.signature(for: message.encoded).derRepresentation
-                            else { return }
-                            guard let finish = try? await http.post("/v1/devices/registration/finish", ["challengeId": envelope.challengeId, "signature": Base64URL.encode(signature)], token: token) else {
-                                return  // the server died mid-request: not acknowledged
-                            }
-                            if finish.status == 201 { acknowledged.add(user, finish["id"]) }
-                        }
-                    }
-                }
-            }
+        let enrolments = Task { await EnrolmentLoad.run(workers: Array(repeating: http, count: 8), into: acknowledged) }
+        defer {
+            enrolments.cancel()
+            first.kill()
         }
         while acknowledged.count < 40 { try await Task.sleep(for: .milliseconds(20)) }
         first.kill()
         await enrolments.value
-        let before = acknowledged.all
-        #expect(before.count >= 40)
+        #expect(acknowledged.count >= 40)
 
         let second = try ServerProcess(database: database)
-        let restarted = ServerClient(baseURL: "http://127.0.0.1:\(second.port)")
-        for user in users {
-            let token = try await restarted.post("/v1/login/password", ["username": user, "password": "password \(user)"])["token"]
-            let list = try await restarted.get("/v1/devices", token: token)
-            #expect(list.status == 200)
-            let devices = (try? JSONSerialization.jsonObject(with: Data(list.text.utf8))) as? [[String: Any]] ?? []
-            let stored = Set(devices.compactMap { $0["id"] as? String })
-            let expected = Set(before.filter { $0.0 == user }.map(\.1))
-            #expect(expected.isSubset(of: stored), "\(user): \(expected.subtracting(stored).count) acknowledged enrolments lost")
-        }
+        try await EnrolmentLoad.expectAllStored(acknowledged, on: ServerClient(baseURL: "http://127.0.0.1:\(second.port)"))
         #expect(second.stop() == 0, "SIGTERM must shut the server down cleanly")
     }
-}
-
-final class Acknowledged: Sendable {
-    private let entries = Mutex<[(String, String)]>([])
-    func add(_ user: String, _ id: String) { entries.withLock { $0.append((user, id)) } }
-    var count: Int { entries.withLock { $0.count } }
-    var all: [(String, String)] { entries.withLock { $0 } }
 }
 
 /// Settings the README promises, on the real executable.
@@ -99,5 +58,33 @@ struct ServerSettingsTests {
         let variable = try ServerProcess(database: ":memory:", environment: ["BIOAUTH_ALLOW_SIGN_UP": "1"], signUp: false)
         defer { variable.stop() }
         #expect(try await ServerClient(baseURL: "http://127.0.0.1:\(variable.port)").post("/v1/users", credentials).status == 201)
+    }
+}
+
+/// `bioauth-server api-key …` on the real executable, beside a running server.
+struct ApiKeyCommandTests {
+    @Test(.timeLimit(.minutes(2)))
+    func keysAreCreatedListedAndRevokedWhileTheServerRuns() async throws {
+        let database = temporaryDatabasePath()
+        let key = try ServerProcess.createApiKey(database: database, scopes: ["enrolment-grants"])
+        let server = try ServerProcess(database: database, signUp: false)
+        defer { server.stop() }
+        let http = ServerClient(baseURL: "http://127.0.0.1:\(server.port)")
+        let grant = try await http.post("/v1/backend/enrolment-grants", ["userId": "carol"], token: key)
+        #expect(grant.status == 201 && grant["userId"] == "carol")
+        let redeem = ["approval": Base64URL.encode(Data(count: 32)), "operation": "b3A", "userId": "carol"]
+        #expect(try await http.post("/v1/backend/approvals/redeem", redeem, token: key).status == 403, "scope enrolment-grants only")
+
+        let list = try ServerProcess.command(["api-key", "list", "--database", database])
+        let line = try #require(list.output.split(separator: "\n").first)
+        #expect(list.status == 0 && line.contains("test backend") && line.contains("enrolment-grants") && line.hasSuffix("active"), "\(list.output)")
+        #expect(!list.output.contains(key) && !list.output.contains(String(key.dropFirst(11).prefix(8))), "a listing never shows the key")
+        let id = String(line.prefix { $0 != "\t" })
+        #expect(try ServerProcess.command(["api-key", "revoke", id, "--database", database]).status == 0)
+        #expect(try await http.post("/v1/backend/enrolment-grants", ["userId": "carol"], token: key).status == 401, "refused from the next request")
+        #expect(try ServerProcess.command(["api-key", "revoke", id, "--database", database]).status != 0, "revoked once")
+        #expect(try ServerProcess.command(["api-key", "list", "--database", database]).output.contains("revoked "))
+        #expect(try ServerProcess.command(["api-key", "create", "--database", database, "--name", "x", "--scope", "admin"]).status != 0)
+        #expect(try ServerProcess.command(["api-key", "create", "--database", database, "--name", "x"]).status != 0, "at least one scope")
     }
 }

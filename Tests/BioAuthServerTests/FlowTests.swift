@@ -32,10 +32,11 @@ struct FlowTests {
             let approved = try await api.finish(challenge, signature: try phone.sign(challenge), path: "/v1/step-up/finish", token: session)
             #expect(approved.status == 200)
             let other = Base64URL.encode(Data("something else".utf8))
-            #expect(try await api.post("/v1/approvals/redeem", ["approval": approved["approval"], "operation": other]).isUniformFailure)
-            let redeemed = try await api.post("/v1/approvals/redeem", ["approval": approved["approval"], "operation": operation])
-            #expect(redeemed.status == 200 && redeemed["deviceId"] == deviceID)
-            #expect(try await api.post("/v1/approvals/redeem", ["approval": approved["approval"], "operation": operation]).isUniformFailure)
+            #expect(try await api.redeem(approved["approval"], operation: other).isUniformFailure)
+            #expect(try await api.redeem(approved["approval"], operation: operation, user: "bob").isUniformFailure)
+            let redeemed = try await api.redeem(approved["approval"], operation: operation)
+            #expect(redeemed.status == 200 && redeemed["deviceId"] == deviceID && redeemed["userId"] == "alice")
+            #expect(try await api.redeem(approved["approval"], operation: operation).isUniformFailure)
 
             // Devices: list, rename, revoke.
             let devices = try await api.call(.get, "/v1/devices", token: session)
@@ -152,7 +153,7 @@ struct OpenAPIDocumentTests {
         let operations = OpenAPIDocument.operations.map { operation in
             (HTTPRequest.Method(operation.method.uppercased())!, operation.path.replacingOccurrences(of: "{id}", with: UUID().uuidString.lowercased()))
         }
-        #expect(operations.count == 26)
+        #expect(operations.count == 27)
         let documented = operations
         try await ServerHarness().test { api in
             for (method, path) in documented {

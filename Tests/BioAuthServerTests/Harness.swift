@@ -38,7 +38,8 @@ struct ServerHarness: Sendable {
     func test(_ body: @escaping @Sendable (API) async throws -> Void) async throws {
         let app = Application(router: routes.makeRouter())
         do {
-            try await app.test(.router) { client in try await body(API(client: client)) }
+            let backend = try await service.createApiKey(name: "test backend", scopes: Set(ApiKeyScope.all), request: RequestInfo(clientAddress: "test"))
+            try await app.test(.router) { client in try await body(API(client: client, apiKey: backend.secret.value)) }
         } catch {
             try? await service.store.close()
             throw error
@@ -72,6 +73,8 @@ struct SoftwareDevice: Sendable {
 
 struct API: Sendable {
     let client: any TestClientProtocol
+    /// A backend API key with every scope.
+    let apiKey: String
     static let password = "correct horse battery"
 
     @discardableResult
@@ -90,6 +93,12 @@ struct API: Sendable {
 
     func post(_ path: String, _ body: [String: any Sendable]? = nil, raw: String? = nil, token: String? = nil, client: String = "203.0.113.1") async throws -> Reply {
         try await call(.post, path, body, raw: raw, token: token, client: client)
+    }
+
+    /// The app's backend redeems an approval of `user`'s for `operation` (base64url, as on the
+    /// wire) with its API key.
+    func redeem(_ approval: String, operation: String, user: String = "alice", apiKey: String? = nil, client: String = "203.0.113.1") async throws -> Reply {
+        try await post("/v1/backend/approvals/redeem", ["approval": approval, "operation": operation, "userId": user], token: apiKey ?? self.apiKey, client: client)
     }
 
     /// Signs up and logs in with the password: a primary session token.

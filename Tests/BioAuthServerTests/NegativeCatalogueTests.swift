@@ -412,7 +412,7 @@ struct NegativeCatalogueTests {
                 #expect(approval.status == 200)
                 return approval["approval"]
             }
-            func redeem(_ approval: String) async throws -> Reply { try await api.post("/v1/approvals/redeem", ["approval": approval, "operation": operation]) }
+            func redeem(_ approval: String) async throws -> Reply { try await api.redeem(approval, operation: operation) }
 
             // Logged out: the approval that session obtained is withdrawn.
             let session = try await api.login("alice", deviceID, phone)["token"]

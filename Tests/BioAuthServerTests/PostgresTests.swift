@@ -132,43 +132,16 @@ struct PostgresTests {
     @Test(.timeLimit(.minutes(3)))
     func killingOneInstanceUnderLoadLosesNothingAcknowledged() async throws {
         try await Cluster.with { cluster in
-            let users = (0..<6).map { "user\($0)" }
-            var tokens: [String: String] = [:]
-            for user in users {
-                #expect(try await cluster.client(0).post("/v1/users", ["username": user, "password": Cluster.password]).status == 201)
-                tokens[user] = try await cluster.client(0).post("/v1/login/password", ["username": user, "password": Cluster.password])["token"]
-            }
             let acknowledged = Acknowledged()
-            let snapshot = tokens
-            let load = Task {
-                await withTaskGroup(of: Void.self) { group in
-                    for (index, user) in users.enumerated() {
-                        group.addTask {
-                            let http = cluster.client(index % 3)
-                            while !Task.isCancelled, let token = snapshot[user] {
-                                let device = ClusterDevice(id: "")
-                                guard let challenge = try? await http.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": device.publicKey], token: token),
-                                    challenge.status == 200, let answer = try? device.answer(challenge),
-                                    let finish = try? await http.post("/v1/devices/registration/finish", answer, token: token)
-                                else { if index % 3 == 0 { return } else { continue } }  // instance 0 died: stop its clients
-                                if finish.status == 201 { acknowledged.add(user, finish["id"]) }
-                            }
-                        }
-                    }
-                }
-            }
+            let load = Task { await EnrolmentLoad.run(workers: (0..<6).map { cluster.client($0 % 3) }, into: acknowledged) }
+            defer { load.cancel() }
             while acknowledged.count < 30 { try await Task.sleep(for: .milliseconds(20)) }
             cluster.kill(0)
             let killedAt = acknowledged.count
             while acknowledged.count < killedAt + 20 { try await Task.sleep(for: .milliseconds(20)) }  // the others keep serving
             load.cancel()
             await load.value
-            for user in users {
-                let list = try await cluster.client(1 + users.firstIndex(of: user)! % 2).get("/v1/devices", token: snapshot[user])
-                #expect(list.status == 200)
-                let expected = Set(acknowledged.all.filter { $0.0 == user }.map(\.1))
-                #expect(expected.allSatisfy { list.text.contains($0) }, "\(user): acknowledged enrolments lost")
-            }
+            try await EnrolmentLoad.expectAllStored(acknowledged, on: cluster.client(1))
         }
     }
 

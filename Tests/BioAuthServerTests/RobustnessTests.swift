@@ -40,7 +40,8 @@ struct RobustnessTests {
                 (.post, "/v1/devices/registration/finish", #"{"challengeId":"AAAAAAAAAAAAAAAAAAAAAA","signature":"MEUCIQ"}"#),
                 (.post, "/v1/step-up/challenge", #"{"deviceId":"\#(deviceID)","operation":"b3A"}"#),
                 (.post, "/v1/step-up/finish", #"{"challengeId":"AAAAAAAAAAAAAAAAAAAAAA","signature":"MEUCIQ"}"#),
-                (.post, "/v1/approvals/redeem", #"{"approval":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","operation":"b3A"}"#),
+                (.post, "/v1/backend/approvals/redeem", #"{"approval":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","operation":"b3A","userId":"alice"}"#),
+                (.post, "/v1/backend/enrolment-grants", #"{"userId":"carol"}"#),
                 (.patch, "/v1/devices/\(deviceID)", #"{"name":"Renamed"}"#),
                 (.get, "/v1/devices", ""), (.get, "/v1/sessions", ""), (.get, "/v1/audit", ""),
                 (.delete, "/v1/sessions/\(UUID().uuidString)", ""), (.get, "/health", ""),
@@ -60,7 +61,9 @@ struct RobustnessTests {
                 case 4: break  // the valid request itself
                 default: bytes = Array(body.replacingOccurrences(of: "\"alice\"", with: "\"\(fragments.randomElement(using: &rng)!)\"").utf8)
                 }
-                let useToken = Bool.random(using: &rng) ? (Bool.random(using: &rng) ? session : token) : (Bool.random(using: &rng) ? "garbage" : nil)
+                // A backend route mostly gets the API key; others a session, garbage or nothing.
+                let credential = path.hasPrefix("/v1/backend/") ? api.apiKey : (Bool.random(using: &rng) ? session : token)
+                let useToken = Bool.random(using: &rng) ? credential : (Bool.random(using: &rng) ? "garbage" : nil)
                 let reply = try await api.call(method, path, raw: String(decoding: bytes, as: UTF8.self), token: useToken, client: "198.51.100.\(index % 200)")
                 statuses[reply.status, default: 0] += 1
                 #expect(reply.status < 500, "request \(index): \(method) \(path) → \(reply.status)")
@@ -144,7 +147,8 @@ struct RobustnessTests {
             let stepUp = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": "b3A"], token: token)
             let approval = try await api.finish(stepUp, signature: try phone.sign(stepUp), path: "/v1/step-up/finish", token: token)
             scanner.add(Base64URL.decode(approval["approval"])!, label: "approval")
-            replies.append(try await api.post("/v1/approvals/redeem", ["approval": approval["approval"], "operation": "b3B"]))
+            replies.append(try await api.redeem(approval["approval"], operation: "b3B"))
+            scanner.add(api.apiKey, label: "API key")
             var texts = replies.filter { $0.status >= 400 }.map(\.text)
             // Values that hold secrets describe themselves without them.
             let grant = try await harness.service.passwordLogin(username: "alice", password: API.password, request: RequestInfo())

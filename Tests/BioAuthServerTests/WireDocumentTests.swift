@@ -64,7 +64,7 @@ struct WireDocumentTests {
         ("/v1/devices/registration/challenge", Wire.RegistrationChallengeRequest.fieldNames),
         ("/v1/devices/registration/finish", Wire.SignedChallenge.fieldNames), ("/v1/login/finish", Wire.SignedChallenge.fieldNames),
         ("/v1/step-up/challenge", Wire.StepUpChallengeRequest.fieldNames), ("/v1/step-up/finish", Wire.SignedChallenge.fieldNames),
-        ("/v1/approvals/redeem", Wire.Redemption.fieldNames), ("/v1/devices/{id}", Wire.DeviceRename.fieldNames),
+        ("/v1/backend/approvals/redeem", Wire.Redemption.fieldNames), ("/v1/backend/enrolment-grants", Wire.EnrolmentGrantRequest.fieldNames), ("/v1/devices/{id}", Wire.DeviceRename.fieldNames),
         ("/v1/enrolment-requests", Wire.EnrolmentRequestCreation.fieldNames), ("/v1/enrolment-requests/{id}/approve", Wire.EnrolmentApproval.fieldNames),
         ("/v1/enrolment-requests/{id}/recover", Wire.RecoveryCodeEntry.fieldNames),
     ])

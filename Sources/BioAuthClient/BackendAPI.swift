@@ -1,0 +1,28 @@
+import BioAuthCore
+import Foundation
+
+/// The server's backend API, for the app's **backend** — never the app: an API key in an app is
+/// an API key for everyone. Each call sends the key as `Authorization: Bearer`; a key without the
+/// endpoint's scope gets ``ClientError/Code-swift.struct/forbidden``.
+public struct BackendAPI: Sendable {
+    let server: ServerAPI
+    let apiKey: BearerToken
+
+    /// A client for the backend API with `apiKey` (`bioauth_sk_…`, from `bioauth-server api-key create`).
+    public init(transport: any BioAuthTransport, apiKey: String) {
+        server = ServerAPI(transport: transport)
+        self.apiKey = BearerToken(apiKey)
+    }
+
+    /// A one-time enrolment grant for `userID`, after the backend's own login (scope
+    /// `enrolment-grants`): hand its token to the app, which enrols the user's first device with it.
+    public func enrolmentGrant(userID: String) async throws(ClientError) -> Wire.Session {
+        try await server.call(.post, "/v1/backend/enrolment-grants", Wire.EnrolmentGrantRequest(userId: userID), token: apiKey)
+    }
+
+    /// Redeems an approval before acting on it (scope `approvals`): succeeds once, for exactly
+    /// its operation and user, while the device that signed it is active.
+    public func redeem(_ body: Wire.Redemption) async throws(ClientError) -> Wire.RedeemedApproval {
+        try await server.call(.post, "/v1/backend/approvals/redeem", body, token: apiKey)
+    }
+}

@@ -1,0 +1,84 @@
+import BioAuthCore
+import BioAuthServer
+import Foundation
+import Hummingbird
+import InMemoryLogging
+import Testing
+
+/// The backend API: API keys with scopes, enrolment grants, approval redemption.
+struct BackendAPITests {
+    /// A grant for a user id the backend vouches for enrols that user's first device — no password
+    /// account needed — and nothing else; a second device still needs an approval.
+    @Test func anEnrolmentGrantEnrolsTheFirstDeviceOfAUserWithoutAPassword() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let grant = try await api.post("/v1/backend/enrolment-grants", ["userId": "carol"], token: api.apiKey)
+            #expect(grant.status == 201 && grant["userId"] == "carol" && grant["token"].count == 43, "\(grant.text)")
+            #expect(grant.json["deviceId"] == nil && (grant.json["expiresAt"] as? Int ?? 0) > 0)
+            #expect(try await api.call(.get, "/v1/devices", token: grant["token"]).status == 403, "a grant may only enrol")
+            let phone = SoftwareDevice()
+            let deviceID = try await api.enrol(phone, token: grant["token"])
+            #expect(try await api.login("carol", deviceID, phone).status == 200)
+            #expect(try await api.call(.get, "/v1/devices", token: grant["token"]).isUniformFailure, "one device per grant")
+
+            let second = try await api.post("/v1/backend/enrolment-grants", ["userId": "carol"], token: api.apiKey)
+            let challenge = try await api.post("/v1/devices/registration/challenge", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: second["token"])
+            #expect(challenge.status == 403 && challenge["error"] == "approval_required", "\(challenge.text)")
+
+            #expect(try await api.post("/v1/backend/enrolment-grants", ["userId": "no spaces allowed"], token: api.apiKey).status == 400)
+            #expect(try await api.post("/v1/backend/enrolment-grants", raw: #"{"userId":"carol","admin":true}"#, token: api.apiKey).status == 400)
+        }
+    }
+
+    /// Missing, malformed, unknown and revoked keys are the one 401 (audited, without the key); a
+    /// key without the route's scope is 403; nothing is done for either.
+    @Test func apiKeysAreCheckedForExistenceRevocationAndScope() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let request = RequestInfo(clientAddress: "operator")
+            let grantsOnly = try await harness.service.createApiKey(name: "grants", scopes: [.enrolmentGrants], request: request)
+            let revoked = try await harness.service.createApiKey(name: "old", scopes: Set(ApiKeyScope.all), request: request)
+            try await harness.service.revokeApiKey(id: revoked.record.id, request: request)
+            let body = ["userId": "carol"]
+            let refused: [String?] = [nil, "", "garbage", ApiKeySecret().value, revoked.secret.value, String(api.apiKey.dropLast()), api.apiKey + "A"]
+            for key in refused {
+                #expect(try await api.post("/v1/backend/enrolment-grants", body, token: key).isUniformFailure, "\(key?.count ?? -1) characters")
+            }
+            #expect(try await api.post("/v1/backend/enrolment-grants", body, token: grantsOnly.secret.value).status == 201)
+            let wrongScope = try await api.redeem(Base64URL.encode(Data(count: 32)), operation: "b3A", apiKey: grantsOnly.secret.value)
+            #expect(wrongScope.status == 403 && wrongScope["error"] == "forbidden", "\(wrongScope.text)")
+            // A session token is not an API key, and an API key is not a session.
+            let session = try await api.primarySession("alice")
+            #expect(try await api.post("/v1/backend/enrolment-grants", body, token: session).isUniformFailure)
+            #expect(try await api.call(.get, "/v1/devices", token: api.apiKey).isUniformFailure)
+
+            let audit = try await harness.service.store.auditEvents(userID: nil, limit: 100)
+            #expect(audit.filter { $0.kind == AuditKind.apiKeyRejected.description }.reduce(0) { $0 + $1.count } == refused.count + 1)
+            #expect(audit.contains { $0.kind == AuditKind.apiKeyRevoked.description && $0.reason == revoked.record.id })
+            let everything = audit.map { "\($0)" }.joined() + harness.logs.entries.map { "\($0.message) \($0.metadata)" }.joined()
+            for secret in [api.apiKey, grantsOnly.secret.value, revoked.secret.value] { #expect(!everything.contains(secret)) }
+            #expect(!"\(revoked.secret)".contains(revoked.secret.value) && !"\(revoked.record)".contains(revoked.secret.value))
+        }
+    }
+
+    /// The backend redeems an approval for the user its own session names; for anyone else, or
+    /// once the signing device is revoked, it is the uniform failure — and a wrong user consumes
+    /// nothing.
+    @Test func anApprovalIsRedeemedForTheExpectedUserWhileItsDeviceIsActive() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let phone = SoftwareDevice()
+            let token = try await api.primarySession("alice")
+            let deviceID = try await api.enrol(phone, token: token)
+            let operation = Base64URL.encode(Data("pay 5 EUR".utf8))
+            let first = try await api.stepUpApproval("alice", deviceID, phone, text: "pay 5 EUR")
+            #expect(try await api.redeem(first.approval, operation: operation, user: "mallory").isUniformFailure)
+            #expect(try await api.redeem(first.approval, operation: operation).status == 200, "a wrong user consumed nothing")
+
+            let second = try await api.stepUpApproval("alice", deviceID, phone, text: "pay 5 EUR")
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: token).status == 204)
+            #expect(try await api.redeem(second.approval, operation: operation).isUniformFailure, "the signing device is revoked")
+            #expect(try await api.redeem(second.approval, operation: operation, user: "no spaces").status == 400)
+        }
+    }
+}
