@@ -20,6 +20,12 @@ public struct BackendAPI: Sendable {
         try await server.call(.post, "/v1/backend/enrolment-grants", Wire.EnrolmentGrantRequest(userId: userID), token: apiKey)
     }
 
+    /// Whether an access token is active now (scope `introspect`, RFC 7662): signature, expiry,
+    /// and its session not revoked — what a signature check alone cannot see.
+    public func introspect(_ token: String) async throws(ClientError) -> Wire.Introspection {
+        try await server.call(.post, "/v1/introspect", Wire.IntrospectionRequest(token: token), token: apiKey)
+    }
+
     /// Redeems an approval before acting on it (scope `approvals`): succeeds once, for exactly
     /// its operation and user, while the device that signed it is active.
     public func redeem(_ body: Wire.Redemption) async throws(ClientError) -> Wire.RedeemedApproval {

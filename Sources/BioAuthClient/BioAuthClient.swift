@@ -228,6 +228,28 @@ public actor BioAuthClient {
     }
 
     /// The stored device session, if it has not expired.
+    /// An access token for your other services — an ES256 JWT they verify with the server's
+    /// `/.well-known/jwks.json` — valid for at least `margin` more seconds. An expiring one is
+    /// replaced with the stored refresh token, which is replaced too (each works once); no prompt.
+    ///
+    /// - Throws: ``ClientError/Code-swift.struct/sessionExpired`` when there is no session or the
+    ///   server refused the refresh token (log in again).
+    public func accessToken(margin: TimeInterval = 30) async throws(ClientError) -> AccessToken {
+        guard var stored = try storage.session(), stored.deviceId != nil, Date(seconds: stored.expiresAt) > configuration.clock.now() else {
+            throw ClientError(.sessionExpired)
+        }
+        if let token = stored.accessToken, let expiry = stored.accessTokenExpiresAt, Date(seconds: expiry) > configuration.clock.now().addingTimeInterval(margin) {
+            return AccessToken(token: BearerToken(token), expiresAt: Date(seconds: expiry))
+        }
+        guard let refreshToken = stored.refreshToken else { throw ClientError(.sessionExpired) }
+        let tokens = try await authorized { () async throws(ClientError) in try await api.refresh(Wire.RefreshRequest(refreshToken: refreshToken)) }
+        stored.accessToken = tokens.accessToken
+        stored.accessTokenExpiresAt = tokens.accessTokenExpiresAt
+        stored.refreshToken = tokens.refreshToken
+        try storage.save(stored)
+        return AccessToken(token: BearerToken(tokens.accessToken), expiresAt: Date(seconds: tokens.accessTokenExpiresAt))
+    }
+
     public func session() throws(ClientError) -> DeviceSession? {
         guard let stored = try storage.session(), let session = DeviceSession(stored), session.expiresAt > configuration.clock.now() else { return nil }
         return session

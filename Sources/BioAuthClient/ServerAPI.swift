@@ -42,6 +42,11 @@ public struct ServerAPI: Sendable {
         try await call(.post, "/v1/step-up/finish", body, token: token)
     }
 
+    /// Replaces a refresh token: a new access token and the next refresh token.
+    public func refresh(_ body: Wire.RefreshRequest) async throws(ClientError) -> Wire.Tokens {
+        try await call(.post, "/v1/token/refresh", body)
+    }
+
     public func requestEnrolment(_ body: Wire.EnrolmentRequestCreation, token: BearerToken) async throws(ClientError) -> Wire.EnrolmentRequest {
         try await call(.post, "/v1/enrolment-requests", body, token: token)
     }

@@ -51,6 +51,13 @@ public struct DeviceSession: Sendable, Hashable {
     }
 }
 
+/// An access token for the app's other services: an ES256 JWT (`typ` `at+jwt`) with `sub` (the
+/// user), `device_id`, `sid`, `amr`, valid until `expiresAt`.
+public struct AccessToken: Sendable, Hashable {
+    public let token: BearerToken
+    public let expiresAt: Date
+}
+
 /// A one-time approval of one operation, for the app's backend to redeem before it acts.
 public struct Approval: Sendable, Hashable {
     public let operation: String

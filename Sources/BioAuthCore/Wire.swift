@@ -145,6 +145,22 @@ extension Wire {
         public var visibleFields: KeyValuePairs<String, Any> { ["operation": operation, "userId": userId] }
     }
 
+    /// `POST /v1/token/refresh`.
+    public struct RefreshRequest: WireRequest, Hashable, WireRedacted {
+        public var refreshToken: String
+        public init(refreshToken: String) { self.refreshToken = refreshToken }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case refreshToken }
+        public var visibleFields: KeyValuePairs<String, Any> { [:] }
+    }
+
+    /// `POST /v1/introspect` (the app's backend, API key with scope `introspect`).
+    public struct IntrospectionRequest: WireRequest, Hashable, WireRedacted {
+        public var token: String
+        public init(token: String) { self.token = token }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case token }
+        public var visibleFields: KeyValuePairs<String, Any> { [:] }
+    }
+
     /// `POST /v1/backend/enrolment-grants`: the user the backend's own login vouches for.
     public struct EnrolmentGrantRequest: WireRequest, Hashable {
         public var userId: String
@@ -169,15 +185,101 @@ extension Wire {
         /// nil for a primary (password) session.
         public var deviceId: String?
         public var expiresAt: Int64
-        public init(token: String, sessionId: String, userId: String, deviceId: String?, expiresAt: Int64) {
+        /// A device session's access token (an ES256 JWT for other services); nil otherwise.
+        public var accessToken: String?
+        public var accessTokenExpiresAt: Int64?
+        /// A device session's refresh token (32 bytes, base64url; one use each); nil otherwise.
+        public var refreshToken: String?
+        public init(
+            token: String, sessionId: String, userId: String, deviceId: String?, expiresAt: Int64, accessToken: String? = nil,
+            accessTokenExpiresAt: Int64? = nil, refreshToken: String? = nil
+        ) {
             self.token = token
             self.sessionId = sessionId
             self.userId = userId
             self.deviceId = deviceId
             self.expiresAt = expiresAt
+            self.accessToken = accessToken
+            self.accessTokenExpiresAt = accessTokenExpiresAt
+            self.refreshToken = refreshToken
         }
         public var visibleFields: KeyValuePairs<String, Any> {
             ["sessionId": sessionId, "userId": userId, "deviceId": deviceId as Any, "expiresAt": expiresAt]
+        }
+    }
+
+    /// `POST /v1/token/refresh`: a new access token and the refresh token that replaces the one sent.
+    public struct Tokens: Codable, Sendable, Hashable, WireRedacted {
+        public var accessToken: String
+        public var accessTokenExpiresAt: Int64
+        public var refreshToken: String
+        public init(accessToken: String, accessTokenExpiresAt: Int64, refreshToken: String) {
+            self.accessToken = accessToken
+            self.accessTokenExpiresAt = accessTokenExpiresAt
+            self.refreshToken = refreshToken
+        }
+        public var visibleFields: KeyValuePairs<String, Any> { ["accessTokenExpiresAt": accessTokenExpiresAt] }
+    }
+
+    /// RFC 7662 §2.2: `{"active": false}`, or the token's claims. Names are the RFC's and JWT's.
+    public struct Introspection: Codable, Sendable, Hashable {
+        public var active: Bool
+        public var tokenType: String?
+        public var iss: String?
+        public var aud: [String]?
+        public var sub: String?
+        public var exp: Int64?
+        public var iat: Int64?
+        public var jti: String?
+        public var deviceId: String?
+        public var sid: String?
+        public var amr: [String]?
+        public init(
+            active: Bool, tokenType: String? = nil, iss: String? = nil, aud: [String]? = nil, sub: String? = nil, exp: Int64? = nil, iat: Int64? = nil,
+            jti: String? = nil, deviceId: String? = nil, sid: String? = nil, amr: [String]? = nil
+        ) {
+            self.active = active
+            self.tokenType = tokenType
+            self.iss = iss
+            self.aud = aud
+            self.sub = sub
+            self.exp = exp
+            self.iat = iat
+            self.jti = jti
+            self.deviceId = deviceId
+            self.sid = sid
+            self.amr = amr
+        }
+        enum CodingKeys: String, CodingKey {
+            case active, iss, aud, sub, exp, iat, jti, sid, amr
+            case tokenType = "token_type"
+            case deviceId = "device_id"
+        }
+    }
+
+    /// `GET /.well-known/jwks.json` (RFC 7517): the keys that verify access tokens.
+    public struct JWKS: Codable, Sendable, Hashable {
+        public var keys: [JWK]
+        public init(keys: [JWK]) { self.keys = keys }
+    }
+
+    /// One P-256 public key: `kty` EC, `crv` P-256, `use` sig, `alg` ES256; `x`, `y` base64url.
+    public struct JWK: Codable, Sendable, Hashable {
+        public var kty: String
+        public var crv: String
+        public var x: String
+        public var y: String
+        public var kid: String
+        public var use: String
+        public var alg: String
+        public init(kid: String, x: String, y: String) {
+            self.kty = "EC"
+            self.crv = "P-256"
+            self.x = x
+            self.y = y
+            self.kid = kid
+            self.use = "sig"
+            self.alg = "ES256"
         }
     }
 

@@ -56,6 +56,14 @@ public struct BioAuthRoutes: Sendable {
             Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
 
+        router.get("/.well-known/jwks.json") { request, context in
+            let keys = try await service.publishedKeys(request: info(request, context))
+            var response = try json(Wire.JWKS(keys))
+            // A verifier refetches within a minute; a new key is published two minutes before it signs.
+            response.headers[.cacheControl] = "public, max-age=60"
+            return response
+        }
+
         let v1 = router.group("v1")
         // Routes that need a session: the middleware verifies the bearer token and puts the
         // session in the request context, so a handler cannot forget to check it.
@@ -134,6 +142,15 @@ public struct BioAuthRoutes: Sendable {
             let body = try await decode(Wire.SignedChallenge.self, request)
             let grant = try await service.finishStepUp(session: session, challengeID: body.challengeId, signature: body.signature, request: info)
             return try json(Wire.Approval(approval: grant.approval, expiresAt: grant.record.expiresAt.seconds))
+        }
+        v1.post("token/refresh") { request, context in
+            let body = try await decode(Wire.RefreshRequest.self, request)
+            return try json(Wire.Tokens(try await service.refresh(refreshToken: body.refreshToken, request: info(request, context))))
+        }
+        v1.post("introspect") { request, context in
+            let info = try await authenticateBackend(request, context, scope: .introspect)
+            let body = try await decode(Wire.IntrospectionRequest.self, request)
+            return try json(Wire.Introspection(try await service.introspect(token: body.token, request: info)))
         }
         // The backend API: the app's backend, with an API key of the route's scope.
         let backend = v1.group("backend")

@@ -8,7 +8,32 @@ extension Wire.Session {
     init(_ grant: SessionGrant) {
         self.init(
             token: grant.token, sessionId: grant.session.id, userId: grant.session.userID, deviceId: grant.session.deviceID,
-            expiresAt: grant.session.expiresAt.seconds)
+            expiresAt: grant.session.expiresAt.seconds, accessToken: grant.tokens?.accessToken, accessTokenExpiresAt: grant.tokens?.accessTokenExpiresAt.seconds,
+            refreshToken: grant.tokens?.refreshToken)
+    }
+}
+
+extension Wire.Tokens {
+    init(_ grant: TokenGrant) {
+        self.init(accessToken: grant.accessToken, accessTokenExpiresAt: grant.accessTokenExpiresAt.seconds, refreshToken: grant.refreshToken)
+    }
+}
+
+extension Wire.Introspection {
+    init(_ token: VerifiedAccessToken?) {
+        guard let token else {
+            self.init(active: false)
+            return
+        }
+        self.init(
+            active: true, tokenType: "Bearer", iss: token.issuer, aud: token.audience, sub: token.subject, exp: token.expiresAt.seconds,
+            iat: token.issuedAt.seconds, jti: token.tokenID, deviceId: token.deviceID, sid: token.sessionID, amr: token.methods)
+    }
+}
+
+extension Wire.JWKS {
+    init(_ keys: [PublishedKey]) {
+        self.init(keys: keys.map { Wire.JWK(kid: $0.id, x: $0.coordinates.x, y: $0.coordinates.y) })
     }
 }
 

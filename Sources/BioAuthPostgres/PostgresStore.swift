@@ -141,6 +141,16 @@ public final class PostgresStore: BioAuthStore {
             7, "API keys for the backend API",
             ["CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, secret_hash BYTEA NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL, revoked_at TIMESTAMPTZ)"]
         ),
+        (
+            8, "Access tokens: signing keys, refresh tokens",
+            [
+                "CREATE TABLE signing_keys (id TEXT PRIMARY KEY, private_key BYTEA NOT NULL, created_at TIMESTAMPTZ NOT NULL)",
+                "ALTER TABLE sessions ADD COLUMN refresh_hash BYTEA",
+                "CREATE UNIQUE INDEX sessions_refresh ON sessions (refresh_hash)",
+                "CREATE TABLE spent_refresh_tokens (token_hash BYTEA PRIMARY KEY, session_id TEXT NOT NULL)",
+                "CREATE INDEX spent_refresh_tokens_session ON spent_refresh_tokens (session_id)",
+            ]
+        ),
     ]
 
     /// Any constant: the advisory lock every starting instance takes while it migrates.
@@ -421,6 +431,11 @@ public final class PostgresStore: BioAuthStore {
             let approvals = try await count("WITH gone AS (DELETE FROM approvals WHERE expires_at < \(windowsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
             let requests = try await count(
                 "WITH gone AS (DELETE FROM enrolment_requests WHERE expires_at < \(windowsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
+            _ = try await count(
+                """
+                WITH gone AS (DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < \(windowsBefore)) RETURNING 1)
+                SELECT COUNT(*) FROM gone
+                """)
             return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests)
         }
     }
@@ -492,11 +507,58 @@ public final class PostgresStore: BioAuthStore {
             SELECT s.*, d.id AS device_row, d.revoked_at AS device_revoked_at
             FROM sessions s LEFT JOIN devices d ON d.id = s.device_id WHERE s.token_hash = \(tokenHash)
             """
-        ).first.map { row in
-            let r = row.makeRandomAccess()
-            let session = try Self.session(r)
-            let deviceActive = try session.deviceID == nil || (r.optional("device_row", String.self) != nil && r.optional("device_revoked_at", Date.self) == nil)
-            return SessionState(session: session, deviceActive: deviceActive)
+        ).first.map(Self.sessionState)
+    }
+
+    public func session(id: String) async throws -> SessionState? {
+        try await rows(
+            """
+            SELECT s.*, d.id AS device_row, d.revoked_at AS device_revoked_at
+            FROM sessions s LEFT JOIN devices d ON d.id = s.device_id WHERE s.id = \(id)
+            """
+        ).first.map(Self.sessionState)
+    }
+
+    static func sessionState(_ row: PostgresRow) throws -> SessionState {
+        let r = row.makeRandomAccess()
+        let session = try Self.session(r)
+        let deviceActive = try session.deviceID == nil || (r.optional("device_row", String.self) != nil && r.optional("device_revoked_at", Date.self) == nil)
+        return SessionState(session: session, deviceActive: deviceActive)
+    }
+
+    public func rotateRefreshToken(tokenHash: Data, replacement: Data, now: Date, audit: AuditEvent, reuseAudit: AuditEvent) async throws -> RefreshRotation {
+        try await transaction { c in
+            if let row = try await c.query(
+                """
+                UPDATE sessions SET refresh_hash = \(replacement) WHERE refresh_hash = \(tokenHash) AND revoked_at IS NULL AND expires_at > \(now)
+                RETURNING id, user_id, device_id
+                """, logger: self.logger
+            ).collect().first {
+                let r = row.makeRandomAccess()
+                let id: String = try r.value("id")
+                try await c.query("INSERT INTO spent_refresh_tokens (token_hash, session_id) VALUES (\(tokenHash), \(id))", logger: self.logger)
+                try await self.append([audit.about(user: try r.value("user_id"), device: try r.optional("device_id", String.self))], c)
+                let state = try await c.query(
+                    """
+                    SELECT s.*, d.id AS device_row, d.revoked_at AS device_revoked_at
+                    FROM sessions s LEFT JOIN devices d ON d.id = s.device_id WHERE s.id = \(id)
+                    """, logger: self.logger
+                ).collect().first.map(Self.sessionState)
+                return state.map { .rotated($0) } ?? .refused
+            }
+            // Only the session row is locked (as by the rotation above), so concurrent reuses
+            // of one token queue on it instead of deadlocking.
+            guard let spentBy = try await c.query("SELECT session_id FROM spent_refresh_tokens WHERE token_hash = \(tokenHash)", logger: self.logger)
+                .collect().first.map({ try $0.makeRandomAccess()[0].decode(String.self) }),
+                let revoked = try await c.query(
+                    "UPDATE sessions SET revoked_at = COALESCE(revoked_at, \(now)) WHERE id = \(spentBy) RETURNING id, user_id, device_id", logger: self.logger
+                ).collect().first
+            else { return .refused }
+            let r = revoked.makeRandomAccess()
+            let id: String = try r.value("id")
+            try await c.query("DELETE FROM approvals WHERE session_id = \(id) AND consumed_at IS NULL", logger: self.logger)
+            try await self.append([reuseAudit.about(user: try r.value("user_id"), device: try r.optional("device_id", String.self))], c)
+            return .reused(sessionID: id)
         }
     }
 
@@ -541,6 +603,22 @@ public final class PostgresStore: BioAuthStore {
             let approval = try Self.approval(row.makeRandomAccess())
             try await self.append([audit.about(user: approval.userID, device: approval.deviceID)], c)
             return approval
+        }
+    }
+
+    // MARK: Signing keys
+
+    public func signingKeys() async throws -> [SigningKeyRecord] {
+        try await rows("SELECT * FROM signing_keys ORDER BY created_at, id").map { row in
+            let r = row.makeRandomAccess()
+            return SigningKeyRecord(id: try r.value("id"), privateKey: try r.value("private_key"), createdAt: try r.value("created_at"))
+        }
+    }
+
+    public func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) async throws {
+        try await transaction { c in
+            try await c.query("INSERT INTO signing_keys (id, private_key, created_at) VALUES (\(key.id), \(key.privateKey), \(key.createdAt))", logger: self.logger)
+            try await self.append([audit], c)
         }
     }
 
@@ -734,8 +812,8 @@ public final class PostgresStore: BioAuthStore {
         try await c.query(
             """
             WITH session AS (
-              INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at)
-              VALUES (\(s.tokenHash), \(s.id), \(s.userID), \(s.deviceID), \(s.kind.rawValue), \(s.createdAt), \(s.expiresAt), \(s.revokedAt))),
+              INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash)
+              VALUES (\(s.tokenHash), \(s.id), \(s.userID), \(s.deviceID), \(s.kind.rawValue), \(s.createdAt), \(s.expiresAt), \(s.revokedAt), \(s.refreshTokenHash))),
             touched AS (UPDATE devices SET last_used_at = \(s.createdAt) WHERE id = \(touched)),
             cleared AS (DELETE FROM counters WHERE key = ANY(\(clearing.map(\.storageKey))))
             INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id)
@@ -800,7 +878,7 @@ public final class PostgresStore: BioAuthStore {
         SessionRecord(
             id: try r.value("id"), tokenHash: try r.value("token_hash"), userID: try r.value("user_id"), deviceID: try r.optional("device_id", String.self),
             kind: try SessionKind(stored: try r.value("kind")), createdAt: try r.value("created_at"), expiresAt: try r.value("expires_at"),
-            revokedAt: try r.optional("revoked_at", Date.self))
+            revokedAt: try r.optional("revoked_at", Date.self), refreshTokenHash: try r.optional("refresh_hash", Data.self))
     }
 }
 

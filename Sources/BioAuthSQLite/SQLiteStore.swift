@@ -102,6 +102,16 @@ public final class SQLiteStore: BioAuthStore {
             "API keys for the backend API",
             ["CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, secret_hash BLOB NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at REAL NOT NULL, revoked_at REAL)"]
         ),
+        (
+            "Access tokens: signing keys, refresh tokens",
+            [
+                "CREATE TABLE signing_keys (id TEXT PRIMARY KEY, private_key BLOB NOT NULL, created_at REAL NOT NULL)",
+                "ALTER TABLE sessions ADD COLUMN refresh_hash BLOB",
+                "CREATE UNIQUE INDEX sessions_refresh ON sessions (refresh_hash)",
+                "CREATE TABLE spent_refresh_tokens (token_hash BLOB PRIMARY KEY, session_id TEXT NOT NULL)",
+                "CREATE INDEX spent_refresh_tokens_session ON spent_refresh_tokens (session_id)",
+            ]
+        ),
     ]
 
     private init(connection: SQLiteConnection, threadPool: NIOThreadPool) {
@@ -368,6 +378,8 @@ public final class SQLiteStore: BioAuthStore {
             let audit = try await query("DELETE FROM audit WHERE at < ? RETURNING seq", [.date(auditBefore)]).count
             let approvals = try await query("DELETE FROM approvals WHERE expires_at < ? RETURNING expires_at", [.date(windowsBefore)]).count
             let requests = try await query("DELETE FROM enrolment_requests WHERE expires_at < ? RETURNING id", [.date(windowsBefore)]).count
+            try await query(
+                "DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < ?)", [.date(windowsBefore)])
             return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests)
         }
     }
@@ -425,15 +437,43 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: Sessions
 
     public func session(tokenHash: Data) async throws -> SessionState? {
-        try await read {
-            try await query(
-                "SELECT s.*, d.revoked_at AS device_revoked_at, d.id AS device_row FROM sessions s LEFT JOIN devices d ON d.id = s.device_id WHERE s.token_hash = ?",
-                [.blob(tokenHash)]
-            ).first.map { row in
-                let session = try Self.session(row)
-                let deviceActive = session.deviceID == nil || (row.column("device_row")?.isNull == false && row.column("device_revoked_at")?.isNull == true)
-                return SessionState(session: session, deviceActive: deviceActive)
+        try await read { try await sessionState(where: "s.token_hash = ?", .blob(tokenHash)) }
+    }
+
+    public func session(id: String) async throws -> SessionState? {
+        try await read { try await sessionState(where: "s.id = ?", .text(id)) }
+    }
+
+    /// The one session `condition` selects, with its device's state.
+    private func sessionState(where condition: String, _ value: SQLiteData) async throws -> SessionState? {
+        try await query(
+            "SELECT s.*, d.revoked_at AS device_revoked_at, d.id AS device_row FROM sessions s LEFT JOIN devices d ON d.id = s.device_id WHERE \(condition)", [value]
+        ).first.map { row in
+            let session = try Self.session(row)
+            let deviceActive = session.deviceID == nil || (row.column("device_row")?.isNull == false && row.column("device_revoked_at")?.isNull == true)
+            return SessionState(session: session, deviceActive: deviceActive)
+        }
+    }
+
+    public func rotateRefreshToken(tokenHash: Data, replacement: Data, now: Date, audit: AuditEvent, reuseAudit: AuditEvent) async throws -> RefreshRotation {
+        try await transaction {
+            if let row = try await query(
+                "UPDATE sessions SET refresh_hash = ? WHERE refresh_hash = ? AND revoked_at IS NULL AND expires_at > ? RETURNING id, user_id, device_id",
+                [.blob(replacement), .blob(tokenHash), .date(now)]
+            ).first {
+                let id = try row.string("id")
+                try await query("INSERT INTO spent_refresh_tokens (token_hash, session_id) VALUES (?, ?)", [.blob(tokenHash), .text(id)])
+                try await append(audit.about(user: try row.string("user_id"), device: try row.optionalString("device_id")))
+                return try await sessionState(where: "s.id = ?", .text(id)).map { .rotated($0) } ?? .refused
             }
+            guard let spent = try await query(
+                "SELECT s.id, s.user_id, s.device_id FROM spent_refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = ?", [.blob(tokenHash)]
+            ).first else { return .refused }
+            let id = try spent.string("id")
+            try await query("UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(now), .text(id)])
+            try await query("DELETE FROM approvals WHERE session_id = ? AND consumed_at IS NULL", [.text(id)])
+            try await append(reuseAudit.about(user: try spent.string("user_id"), device: try spent.optionalString("device_id")))
+            return .reused(sessionID: id)
         }
     }
 
@@ -475,6 +515,23 @@ public final class SQLiteStore: BioAuthStore {
             let approval = try Self.approval(row)
             try await append(audit.about(user: approval.userID, device: approval.deviceID))
             return approval
+        }
+    }
+
+    // MARK: Signing keys
+
+    public func signingKeys() async throws -> [SigningKeyRecord] {
+        try await read {
+            try await query("SELECT * FROM signing_keys ORDER BY created_at, id").map { row in
+                SigningKeyRecord(id: try row.string("id"), privateKey: try row.data("private_key"), createdAt: try row.date("created_at"))
+            }
+        }
+    }
+
+    public func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) async throws {
+        try await transaction {
+            try await query("INSERT INTO signing_keys (id, private_key, created_at) VALUES (?, ?, ?)", [.text(key.id), .blob(key.privateKey), .date(key.createdAt)])
+            try await append(audit)
         }
     }
 
@@ -686,9 +743,9 @@ public final class SQLiteStore: BioAuthStore {
 
     private func login(_ s: SessionRecord, clearing: [FailureSubject], audit: AuditEvent) async throws {
         try await query(
-            "INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [.blob(s.tokenHash), .text(s.id), .text(s.userID), .optionalText(s.deviceID), .text(s.kind.rawValue), .date(s.createdAt), .date(s.expiresAt),
-             .optionalDate(s.revokedAt)])
+             .optionalDate(s.revokedAt), .optionalBlob(s.refreshTokenHash)])
         if s.kind == .device, let deviceID = s.deviceID {
             try await query("UPDATE devices SET last_used_at = ? WHERE id = ?", [.date(s.createdAt), .text(deviceID)])
         }
@@ -753,7 +810,7 @@ public final class SQLiteStore: BioAuthStore {
         SessionRecord(
             id: try row.string("id"), tokenHash: try row.data("token_hash"), userID: try row.string("user_id"), deviceID: try row.optionalString("device_id"),
             kind: try SessionKind(stored: try row.string("kind")), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
-            revokedAt: try row.optionalDate("revoked_at"))
+            revokedAt: try row.optionalDate("revoked_at"), refreshTokenHash: try row.optionalData("refresh_hash"))
     }
 }
 

@@ -11,8 +11,10 @@ public struct ApiKeyScope: Sendable, Hashable, Comparable, CustomStringConvertib
     public static let enrolmentGrants = ApiKeyScope("enrolment-grants")
     /// `POST /v1/backend/approvals/redeem`: redeem a step-up approval before acting on it.
     public static let approvals = ApiKeyScope("approvals")
+    /// `POST /v1/introspect`: ask whether an access token is active.
+    public static let introspect = ApiKeyScope("introspect")
     /// Every scope, in the order the CLI lists them.
-    public static let all: [ApiKeyScope] = [.enrolmentGrants, .approvals]
+    public static let all: [ApiKeyScope] = [.enrolmentGrants, .approvals, .introspect]
 
     /// The scope with this name; nil for an unknown one.
     public init?(name: String) {

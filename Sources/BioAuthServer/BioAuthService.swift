@@ -9,6 +9,14 @@ import Metrics
 public struct SessionGrant: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var token: String
     public var session: SessionRecord
+    /// A device session's access and refresh tokens; nil for other sessions.
+    public var tokens: TokenGrant?
+
+    public init(token: String, session: SessionRecord, tokens: TokenGrant? = nil) {
+        self.token = token
+        self.session = session
+        self.tokens = tokens
+    }
 
     public var description: String { "SessionGrant(session: \(session.id), user: \(session.userID), token: redacted)" }
     public var debugDescription: String { description }
@@ -46,6 +54,7 @@ public final class BioAuthService: Sendable {
     let windows: RateWindows
     let requests: RequestLimiter
     let metrics: ServiceMetrics
+    let accessTokens: AccessTokenIssuer
 
     public init(
         store: any BioAuthStore, configuration: ServerConfiguration = ServerConfiguration(), clock: any WallClock = SystemWallClock(),
@@ -59,6 +68,7 @@ public final class BioAuthService: Sendable {
         windows = RateWindows(policy: configuration.rateLimits)
         requests = RequestLimiter(windows: windows)
         metrics = ServiceMetrics(factory: metricsFactory)
+        accessTokens = AccessTokenIssuer(store: store, policy: configuration.tokens, relyingPartyID: configuration.relyingPartyID, clock: clock)
     }
 
     // MARK: - Primary login (demo: username + password)
@@ -405,8 +415,10 @@ public final class BioAuthService: Sendable {
     /// Verifies the device's signature over its login challenge and opens a session.
     public func finishLogin(challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
         let token = SecretBytes.random(count: 32)
+        let refresh = SecretBytes.random(count: 32)
         let recorded = try await finish(challengeID, signature, purpose: .login, session: nil, request) { challenge, now in
-            let session = self.sessionRecord(token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now)
+            var session = self.sessionRecord(token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now)
+            session.refreshTokenHash = Data(SHA256.hash(data: refresh.data))
             let audit = self.event(.loginSucceeded, user: challenge.userID, device: challenge.deviceID, request: request)
             // Clears nothing: a device login says nothing about the password counter.
             return .login(session, clearing: [], audit: audit)
@@ -414,7 +426,59 @@ public final class BioAuthService: Sendable {
         guard case .login(let session, _, let audit) = recorded.verdict else { throw ServerError(.internalError) }
         metrics.logins.increment()
         log(audit)
-        return SessionGrant(token: Base64URL.encode(token.data), session: session)
+        let access = try await run(request) { try await self.accessTokens.issue(for: session, deviceID: session.deviceID ?? "", audit: audit) }
+        return SessionGrant(
+            token: Base64URL.encode(token.data), session: session,
+            tokens: TokenGrant(accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(refresh.data)))
+    }
+
+    // MARK: - Access tokens
+
+    /// A new access token for a device session's refresh token, which is replaced: each refresh
+    /// token works once. Using one a second time revokes its session (RFC 9700 §4.14.2: a copy is
+    /// in other hands). Unknown, spent or ended: the uniform authentication failure.
+    public func refresh(refreshToken: String, request: RequestInfo) async throws(ServerError) -> TokenGrant {
+        try admit(request)
+        let presented = try Validate.base64URL(refreshToken, field: "refreshToken", count: 32...32)
+        let next = SecretBytes.random(count: 32)
+        let rotated = event(.tokenRefreshed, request: request)
+        let reused = event(.refreshTokenReused, reason: FailureReason.refreshTokenReused.description, request: request)
+        let rotation = try await run(request) {
+            try await self.store.rotateRefreshToken(
+                tokenHash: Data(SHA256.hash(data: presented)), replacement: Data(SHA256.hash(data: next.data)), now: self.clock.now(), audit: rotated,
+                reuseAudit: reused)
+        }
+        switch rotation {
+        case .rotated(let state) where state.deviceActive && state.session.kind == .device:
+            log(rotated.about(user: state.session.userID, device: state.session.deviceID))
+            let access = try await run(request) { try await self.accessTokens.issue(for: state.session, deviceID: state.session.deviceID ?? "", audit: rotated) }
+            return TokenGrant(accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(next.data))
+        case .reused:
+            logger.warning("refresh token reused: session revoked", metadata: ["requestId": "\(request.requestID)"])
+            throw ServerError.authenticationFailed(.refreshTokenReused)
+        case .rotated, .refused:
+            await audit(.refreshRejected, reason: FailureReason.unknownRefreshToken.description, request: request)
+            throw ServerError.authenticationFailed(.unknownRefreshToken)
+        }
+    }
+
+    /// RFC 7662 for the app's backend: the claims of an access token this server issued if it is
+    /// valid now — signature, issuer, audience, expiry — and its session is still active (neither
+    /// revoked nor expired, its device not revoked); nil otherwise.
+    public func introspect(token: String, request: RequestInfo) async throws(ServerError) -> VerifiedAccessToken? {
+        guard token.utf8.count <= 4096 else { return nil }
+        let audit = event(.tokenRefreshed, request: request)
+        guard let claims = try await run(request, { try await self.accessTokens.verify(token, audit: audit)?.verified }) else { return nil }
+        guard let state = try await run(request, { try await self.store.session(id: claims.sessionID) }), state.deviceActive, state.session.revokedAt == nil,
+            state.session.expiresAt > clock.now(), state.session.userID == claims.subject
+        else { return nil }
+        return claims
+    }
+
+    /// The public keys that verify access tokens now, for `/.well-known/jwks.json`.
+    public func publishedKeys(request: RequestInfo) async throws(ServerError) -> [PublishedKey] {
+        let audit = event(.signingKeyAdded, request: request)
+        return try await run(request) { try await self.accessTokens.published(audit: audit) }
     }
 
     // MARK: - Step-up

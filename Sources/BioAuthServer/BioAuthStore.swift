@@ -67,6 +67,16 @@ public protocol BioAuthStore: Sendable {
 
     /// The session a token hash names, with the state of the device that opened it.
     func session(tokenHash: Data) async throws -> SessionState?
+    /// The session with this id, with the state of the device that opened it.
+    func session(id: String) async throws -> SessionState?
+    /// Rotates a refresh token. The current refresh token of an active, unexpired session is
+    /// replaced by `replacement` — the old one is remembered as spent — and `audit` appended about the
+    /// session's user and device:
+    /// ``RefreshRotation/rotated(_:)``. A spent one is reuse — a copy is in other hands — so its
+    /// session (the token family) is revoked, its unredeemed approvals withdrawn and `reuseAudit`
+    /// appended likewise: ``RefreshRotation/reused(sessionID:)``. Anything else writes nothing: ``RefreshRotation/refused``.
+    /// Exactly one of concurrent rotations of one token succeeds; the others are reuse.
+    func rotateRefreshToken(tokenHash: Data, replacement: Data, now: Date, audit: AuditEvent, reuseAudit: AuditEvent) async throws -> RefreshRotation
     /// The user's sessions in creation order.
     func sessions(userID: String) async throws -> [SessionRecord]
     /// Revokes one active session of `userID` and appends `audit`; false (nothing written) if none.
@@ -104,6 +114,14 @@ public protocol BioAuthStore: Sendable {
     /// match approves it; a mismatch counts an attempt. Appends `audit` (the caller's event for
     /// a match, a `recoveryCodeRejected` copy for a mismatch).
     func recoverEnrolmentRequest(id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome
+
+    // MARK: Access-token signing keys
+
+    /// Every signing key, oldest first.
+    func signingKeys() async throws -> [SigningKeyRecord]
+    /// Inserts a signing key and appends `audit`, together.
+    /// - Throws: ``StoreError`` `duplicate` if the key id exists.
+    func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) async throws
 
     // MARK: API keys (the backend API)
 

@@ -11,6 +11,9 @@ public actor InMemoryStore: BioAuthStore {
     private var approvals: [Data: ApprovalRecord] = [:]
     private var enrolmentRequestsByID: [String: EnrolmentRequestRecord] = [:]
     private var apiKeysByID: [String: ApiKeyRecord] = [:]
+    private var signingKeyList: [SigningKeyRecord] = []
+    /// Spent refresh-token hashes and the session each belonged to.
+    private var spentRefreshTokens: [Data: String] = [:]
     private var counters: [String: (window: Date, count: Int)] = [:]
     private var audit: [AuditEvent] = []
 
@@ -166,6 +169,23 @@ public actor InMemoryStore: BioAuthStore {
         }
     }
 
+    public func session(id: String) -> SessionState? {
+        sessionsByHash.values.first { $0.id == id }.flatMap { session(tokenHash: $0.tokenHash) }
+    }
+
+    public func rotateRefreshToken(tokenHash: Data, replacement: Data, now: Date, audit event: AuditEvent, reuseAudit: AuditEvent) -> RefreshRotation {
+        if let (hash, session) = sessionsByHash.first(where: { $0.value.refreshTokenHash == tokenHash }), session.revokedAt == nil, session.expiresAt > now {
+            sessionsByHash[hash]?.refreshTokenHash = replacement
+            spentRefreshTokens[tokenHash] = session.id
+            append(event.about(user: session.userID, device: session.deviceID))
+            return self.session(tokenHash: hash).map { .rotated($0) } ?? .refused
+        }
+        guard let sessionID = spentRefreshTokens[tokenHash], let session = sessionsByHash.values.first(where: { $0.id == sessionID }) else { return .refused }
+        _ = revokeSessions(where: { $0.id == sessionID }, at: now)
+        append(reuseAudit.about(user: session.userID, device: session.deviceID))
+        return .reused(sessionID: sessionID)
+    }
+
     public func sessions(userID: String) -> [SessionRecord] {
         sessionsByHash.values.filter { $0.userID == userID }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
     }
@@ -192,6 +212,17 @@ public actor InMemoryStore: BioAuthStore {
         approvals[tokenHash] = approval
         append(event.about(user: approval.userID, device: approval.deviceID))
         return approval
+    }
+
+    // MARK: Signing keys
+
+    public func signingKeys() -> [SigningKeyRecord] { signingKeyList }
+
+    public func addSigningKey(_ key: SigningKeyRecord, audit event: AuditEvent) throws {
+        guard !signingKeyList.contains(where: { $0.id == key.id }) else { throw StoreError(.duplicate, detail: "signing_keys") }
+        signingKeyList.append(key)
+        signingKeyList.sort { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        append(event)
     }
 
     // MARK: API keys
@@ -281,6 +312,8 @@ public actor InMemoryStore: BioAuthStore {
         audit.removeAll { $0.at < auditBefore }
         approvals = approvals.filter { $0.value.expiresAt >= windowsBefore }
         enrolmentRequestsByID = enrolmentRequestsByID.filter { $0.value.expiresAt >= windowsBefore }
+        let ended = Set(sessionsByHash.values.filter { $0.expiresAt < windowsBefore }.map(\.id))
+        spentRefreshTokens = spentRefreshTokens.filter { !ended.contains($0.value) }
         return SweepResult(
             counters: before.0 - counters.count, auditRows: before.1 - audit.count, approvals: before.2 - approvals.count,
             enrolmentRequests: before.3 - enrolmentRequestsByID.count)

@@ -126,8 +126,14 @@ public struct SessionRecord: Sendable, Hashable {
     public var createdAt: Date
     public var expiresAt: Date
     public var revokedAt: Date?
+    /// SHA-256 of the session's current refresh token (device sessions); nil for none.
+    public var refreshTokenHash: Data?
 
-    public init(id: String, tokenHash: Data, userID: String, deviceID: String?, kind: SessionKind, createdAt: Date, expiresAt: Date, revokedAt: Date? = nil) {
+    public init(
+        id: String, tokenHash: Data, userID: String, deviceID: String?, kind: SessionKind, createdAt: Date, expiresAt: Date, revokedAt: Date? = nil,
+        refreshTokenHash: Data? = nil
+    ) {
+        self.refreshTokenHash = refreshTokenHash
         self.id = id
         self.tokenHash = tokenHash
         self.userID = userID
@@ -202,12 +208,16 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     public static let apiKeyCreated = AuditKind("apikey.created")
     public static let apiKeyRevoked = AuditKind("apikey.revoked")
     public static let apiKeyRejected = AuditKind("apikey.rejected")
+    public static let tokenRefreshed = AuditKind("token.refreshed")
+    public static let refreshTokenReused = AuditKind("token.refresh.reused")
+    public static let refreshRejected = AuditKind("token.refresh.rejected")
+    public static let signingKeyAdded = AuditKind("signingkey.added")
 
     /// The kinds that record a failure or refusal: merged when repeated (``AuditEvent/aggregates``).
     public static let failures: Set<String> = Set(
         [
                 passwordLoginFailed, loginFailed, deviceEnrollmentFailed, stepUpFailed, approvalRejected, sessionRejected, rateLimited, challengeRefused, lockout,
-                recoveryCodeRejected, apiKeyRejected,
+                recoveryCodeRejected, apiKeyRejected, refreshRejected,
             ]
             .map(\.description))
 }

@@ -30,6 +30,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var retention = RetentionPolicy()
     /// Who may enrol a device and what a new device may do at first (``EnrolmentPolicy``).
     public var enrolment = EnrolmentPolicy()
+    /// Access tokens (JWTs) and refresh tokens of device sessions (``TokenPolicy``).
+    public var tokens = TokenPolicy()
     /// Keys the pseudonyms that stand for usernames in log lines (HMAC-SHA256, 8 bytes): a
     /// username may be a password typed into the wrong field. Random per process by default, so
     /// lines correlate within one instance's run; set one shared key to correlate across instances.

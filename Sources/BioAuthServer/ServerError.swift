@@ -29,6 +29,10 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let recoveryCodeRejected = FailureReason("recoveryCodeRejected")
     /// No API key, or one that is malformed, unknown or revoked.
     public static let unknownApiKey = FailureReason("unknownApiKey")
+    /// A refresh token that is unknown, or whose session is revoked or expired.
+    public static let unknownRefreshToken = FailureReason("unknownRefreshToken")
+    /// A refresh token used a second time: its session is revoked.
+    public static let refreshTokenReused = FailureReason("refreshTokenReused")
 
     /// What a user may see of a reason in their own audit log (`GET /v1/audit`): the class of
     /// failure, not which check failed. "unknownDevice" versus "wrongUser" versus "revokedDevice"
@@ -41,7 +45,7 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
         case unknownChallenge.description, expiredChallenge.description, wrongPurpose.description, wrongSession.description: "challengeRejected"
         case unknownUser.description, badPassword.description: "passwordRejected"
         case missingSession.description, unknownSession.description, expiredSession.description, revokedSession.description,
-            revokedDeviceSession.description:
+            revokedDeviceSession.description, unknownRefreshToken.description, refreshTokenReused.description:
             "sessionRejected"
         case approvalRejected.description, recoveryCodeRejected.description: "approvalRejected"
         case "lockedOut", "tooManyChallenges", FailureSubject.password("").kind, FailureSubject.passwordRun("").kind, FailureSubject.client("").kind:

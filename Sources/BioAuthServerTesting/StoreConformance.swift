@@ -26,6 +26,7 @@ public struct StoreConformance: Sendable {
             { try await $0.failures($1) }, { try await $0.passwordAttempts($1) }, { try await $0.verdicts($1) }, { try await $0.devices($1) },
             { try await $0.sessions($1) }, { try await $0.approvals($1) }, { try await $0.approvalWithdrawal($1) }, { try await $0.audit($1) },
             { try await $0.retention($1) }, { try await $0.enrolmentRequests($1) }, { try await $0.apiKeys($1) },
+            { try await $0.refreshTokens($1) }, { try await $0.signingKeys($1) },
         ]
         for check in checks {
             let store = try await makeStore()
@@ -298,6 +299,58 @@ public struct StoreConformance: Sendable {
         try require(winners == 1, "approvals: consumed once under races", "\(winners)")
         let audit = try await store.auditEvents(userID: "alice", limit: 10).filter { $0.kind == "approval.redeemed" }
         try require(audit.count == 1 && audit.first?.deviceID == "d1", "approvals: one redemption audited, about its user and device")
+    }
+
+    /// Refresh tokens: the current one rotates once (under races, the losers are reuse); a spent
+    /// one revokes its session and withdraws its approvals; an ended session refreshes nothing;
+    /// sessions are found by id with their device's state.
+    public func refreshTokens(_ store: any BioAuthStore) async throws {
+        try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
+        func hash(_ byte: UInt8) -> Data { Data(repeating: byte, count: 32) }
+        var live = session("s1", device: "d1")
+        live.refreshTokenHash = hash(1)
+        try await store.recordLogin(live, clearing: [], rehashed: nil, audit: event("login.succeeded"))
+        try await store.recordLogin(session("s22", device: nil), clearing: [], rehashed: nil, audit: event("login.succeeded"))
+        try require(try await store.session(id: "s1") == SessionState(session: live, deviceActive: true), "refresh: a session by id, with its refresh hash")
+        try require(try await store.session(id: "nope") == nil, "refresh: unknown session id")
+        let rotated = event("token.refreshed", user: nil), reused = event("token.refresh.reused", user: nil)
+        func rotate(_ token: UInt8, to next: UInt8, at offset: TimeInterval = 0) async throws -> RefreshRotation {
+            try await store.rotateRefreshToken(tokenHash: hash(token), replacement: hash(next), now: t0.addingTimeInterval(offset), audit: rotated, reuseAudit: reused)
+        }
+        try require(try await rotate(9, to: 10) == .refused, "refresh: unknown token")
+        guard case .rotated(let state) = try await rotate(1, to: 2) else { throw ConformanceFailure("refresh: the current token rotates", "") }
+        try require(state.session.id == "s1" && state.session.refreshTokenHash == hash(2) && state.deviceActive, "refresh: the session, with its new hash")
+        let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
+            for next in 3..<13 { group.addTask { try await rotate(2, to: UInt8(next)) } }
+            return try await group.reduce(into: [RefreshRotation]()) { $0.append($1) }
+        }
+        let winners = outcomes.filter { if case .rotated = $0 { true } else { false } }.count
+        try require(winners == 1, "refresh: one rotation under races", "\(winners)")
+        try require(outcomes.allSatisfy { $0 == .reused(sessionID: "s1") || { if case .rotated = $0 { true } else { false } }($0) }, "refresh: the losers are reuse")
+        try require(try await store.session(id: "s1")?.session.revokedAt == t0, "refresh: reuse revoked the session")
+        try require(try await rotate(1, to: 20) == .reused(sessionID: "s1"), "refresh: an old token is still reuse")
+        let current = try await store.session(id: "s1")?.session.refreshTokenHash ?? Data()
+        try require(try await store.rotateRefreshToken(tokenHash: current, replacement: hash(30), now: t0, audit: rotated, reuseAudit: reused) == .refused,
+            "refresh: a revoked session refreshes nothing")
+
+        var ending = session("s333", device: "d1")
+        ending.refreshTokenHash = hash(40)
+        try await store.recordLogin(ending, clearing: [], rehashed: nil, audit: event("login.succeeded"))
+        try require(try await rotate(40, to: 41, at: 3600) == .refused, "refresh: an expired session refreshes nothing")
+        let audit = try await store.auditEvents(userID: "alice", limit: 100).map(\.kind)
+        try require(audit.filter { $0 == "token.refreshed" }.count == 2, "refresh: rotations audited about the user", "\(audit)")
+        try require(audit.contains("token.refresh.reused"), "refresh: reuse audited about the user")
+    }
+
+    /// Signing keys: stored as given, listed oldest first, ids unique.
+    public func signingKeys(_ store: any BioAuthStore) async throws {
+        try require(try await store.signingKeys().isEmpty, "signing keys: none at first")
+        let second = SigningKeyRecord(id: "k2", privateKey: Data(repeating: 2, count: 32), createdAt: t0.addingTimeInterval(10))
+        let first = SigningKeyRecord(id: "k1", privateKey: Data(repeating: 1, count: 32), createdAt: t0)
+        try await store.addSigningKey(second, audit: event("signingkey.added", user: nil))
+        try await store.addSigningKey(first, audit: event("signingkey.added", user: nil))
+        try require(await isDuplicate { try await store.addSigningKey(first, audit: self.event("signingkey.added", user: nil)) }, "signing keys: duplicate id")
+        try require(try await store.signingKeys() == [first, second], "signing keys: oldest first, as given")
     }
 
     /// API keys: stored as given (hash, scopes), found by the secret's hash only, listed in

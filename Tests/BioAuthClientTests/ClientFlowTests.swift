@@ -116,6 +116,29 @@ struct ClientFlowTests {
         }
     }
 
+    /// The access token for other services is refreshed with the stored refresh token when it
+    /// nears expiry — no prompt — and ends with the session.
+    @Test func accessTokensAreRefreshedWithoutAPromptAndEndWithTheSession() async throws {
+        try await Phone.with { phone in
+            try await phone.enrolAlice()
+            _ = try await phone.client.logIn()
+            let prompts = phone.device.promptCount
+            let first = try await phone.client.accessToken()
+            #expect(try await phone.client.accessToken() == first, "still valid: the same token")
+            phone.passTime(280)
+            let second = try await phone.client.accessToken()
+            #expect(second != first && second.expiresAt > first.expiresAt)
+            #expect(phone.device.promptCount == prompts)
+            let backend = BackendAPI(transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!), apiKey: phone.server.apiKey)
+            let active = try await backend.introspect(second.token.value)
+            let deviceID = try await phone.client.registration()?.deviceID
+            #expect(active.active && active.sub == "alice" && active.deviceId == deviceID)
+            try await phone.client.logOut()
+            #expect(await failure { _ = try await phone.client.accessToken() }?.code == .sessionExpired)
+            #expect(try await backend.introspect(second.token.value).active == false)
+        }
+    }
+
     @Test func aSessionTheServerRevokedIsForgottenAndReportedAsExpired() async throws {
         try await Phone.with { phone in
             try await phone.enrolAlice()

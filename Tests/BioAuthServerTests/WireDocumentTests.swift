@@ -44,7 +44,7 @@ struct WireDocumentTests {
             if let match = line.firstMatch(of: /^      required: \[([^\]]*)\]/) {
                 required = Set(match.1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             }
-            if let match = line.firstMatch(of: /^        ([A-Za-z]+):/) { properties.insert(String(match.1)) }
+            if let match = line.firstMatch(of: /^        ([A-Za-z_]+):/) { properties.insert(String(match.1)) }
         }
         return (properties, required)
     }
@@ -64,6 +64,7 @@ struct WireDocumentTests {
         ("/v1/devices/registration/challenge", Wire.RegistrationChallengeRequest.fieldNames),
         ("/v1/devices/registration/finish", Wire.SignedChallenge.fieldNames), ("/v1/login/finish", Wire.SignedChallenge.fieldNames),
         ("/v1/step-up/challenge", Wire.StepUpChallengeRequest.fieldNames), ("/v1/step-up/finish", Wire.SignedChallenge.fieldNames),
+        ("/v1/token/refresh", Wire.RefreshRequest.fieldNames), ("/v1/introspect", Wire.IntrospectionRequest.fieldNames),
         ("/v1/backend/approvals/redeem", Wire.Redemption.fieldNames), ("/v1/backend/enrolment-grants", Wire.EnrolmentGrantRequest.fieldNames), ("/v1/devices/{id}", Wire.DeviceRename.fieldNames),
         ("/v1/enrolment-requests", Wire.EnrolmentRequestCreation.fieldNames), ("/v1/enrolment-requests/{id}/approve", Wire.EnrolmentApproval.fieldNames),
         ("/v1/enrolment-requests/{id}/recover", Wire.RecoveryCodeEntry.fieldNames),
@@ -81,7 +82,12 @@ struct WireDocumentTests {
 
     @Test func responseBodiesMatchTheDocument() throws {
         let cases: [(String, Set<String>)] = [
-            ("Session", try Self.keys(Wire.Session(token: "t", sessionId: "s", userId: "u", deviceId: "d", expiresAt: 1))),
+            ("Session", try Self.keys(Wire.Session(
+                token: "t", sessionId: "s", userId: "u", deviceId: "d", expiresAt: 1, accessToken: "a", accessTokenExpiresAt: 2, refreshToken: "r"))),
+            ("Tokens", try Self.keys(Wire.Tokens(accessToken: "a", accessTokenExpiresAt: 1, refreshToken: "r"))),
+            ("Introspection", try Self.keys(Wire.Introspection(
+                active: true, tokenType: "Bearer", iss: "i", aud: ["a"], sub: "s", exp: 1, iat: 2, jti: "j", deviceId: "d", sid: "s", amr: ["hwk"]))),
+            ("JWKS", try Self.keys(Wire.JWKS(keys: []))),
             ("Device", try Self.keys(Wire.Device(id: "i", name: "n", publicKey: "k", createdAt: 1, lastUsedAt: 2, revokedAt: 3))),
             ("SessionInfo", try Self.keys(Wire.SessionInfo(id: "i", kind: "device", deviceId: "d", createdAt: 1, expiresAt: 2, current: true))),
             ("Approval", try Self.keys(Wire.Approval(approval: "a", expiresAt: 1))),

@@ -1,0 +1,203 @@
+import BioAuthCore
+import Crypto
+import Foundation
+import JWTKit
+
+/// Access tokens for other services: ES256 JWTs (RFC 9068 `at+jwt`) signed with keys the server
+/// keeps in its database and publishes as a JWKS; opaque refresh tokens that rotate on use.
+public struct TokenPolicy: Sendable, Hashable {
+    /// `iss`; nil: the relying-party id.
+    public var issuer: String?
+    /// `aud`; nil: the relying-party id.
+    public var audience: String?
+    /// How long an access token is valid (5 minutes): revocation reaches a service that only
+    /// checks signatures within this time. `POST /v1/introspect` sees it at once.
+    public var accessTokenTTL: TimeInterval
+    /// A new signing key every 30 days; an old one stays published while tokens it signed live.
+    public var signingKeyRotation: TimeInterval
+    /// A new key is published this long (2 minutes) before it signs, so every instance's JWKS
+    /// and every verifier's cache know it first.
+    public var prePublication: TimeInterval
+
+    public init(
+        issuer: String? = nil, audience: String? = nil, accessTokenTTL: TimeInterval = 300, signingKeyRotation: TimeInterval = 30 * 86_400,
+        prePublication: TimeInterval = 120
+    ) {
+        self.issuer = issuer
+        self.audience = audience
+        self.accessTokenTTL = accessTokenTTL
+        self.signingKeyRotation = signingKeyRotation
+        self.prePublication = prePublication
+    }
+}
+
+/// The claims of an access token. Time, issuer and audience are checked by
+/// ``AccessTokenIssuer/verify(_:)`` against the server's clock, so `verify(using:)` adds nothing.
+struct AccessTokenClaims: JWTPayload {
+    var iss: IssuerClaim
+    var aud: AudienceClaim
+    /// The user id.
+    var sub: SubjectClaim
+    var exp: ExpirationClaim
+    var iat: IssuedAtClaim
+    var jti: IDClaim
+    /// The device whose Secure Enclave or Keystore key signed the login.
+    var deviceID: String
+    /// The BioAuth session the token belongs to (revoking it ends the token at introspection).
+    var sessionID: String
+    /// RFC 8176 methods: `hwk` (a hardware-bound key signed), `user` (the platform checked the
+    /// user — biometry or the device passcode, as the key's access control demands).
+    var amr: [String]
+
+    enum CodingKeys: String, CodingKey {
+        case iss, aud, sub, exp, iat, jti, amr
+        case deviceID = "device_id"
+        case sessionID = "sid"
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+
+    var verified: VerifiedAccessToken {
+        VerifiedAccessToken(
+            issuer: iss.value, audience: aud.value, subject: sub.value, expiresAt: exp.value, issuedAt: iat.value, tokenID: jti.value, deviceID: deviceID,
+            sessionID: sessionID, methods: amr)
+    }
+}
+
+/// An access token that verified (``BioAuthService/introspect(token:request:)``): its claims.
+public struct VerifiedAccessToken: Sendable, Hashable {
+    public var issuer: String
+    public var audience: [String]
+    /// The user id (`sub`).
+    public var subject: String
+    public var expiresAt: Date
+    public var issuedAt: Date
+    /// `jti`.
+    public var tokenID: String
+    public var deviceID: String
+    public var sessionID: String
+    /// `amr` (RFC 8176).
+    public var methods: [String]
+}
+
+/// What a device login hands out besides its session: the access token and the refresh token.
+/// Its description omits both.
+public struct TokenGrant: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var accessToken: String
+    public var accessTokenExpiresAt: Date
+    public var refreshToken: String
+
+    public var description: String { "TokenGrant(expires \(accessTokenExpiresAt), tokens: redacted)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["accessTokenExpiresAt": accessTokenExpiresAt]) }
+}
+
+/// A public key of the JWKS (RFC 7517): P-256, ES256, for signatures.
+public struct PublishedKey: Sendable, Hashable {
+    public var id: String
+    public var publicKey: P256.Signing.PublicKey
+
+    /// The JWK's `x` and `y`: the point's coordinates, base64url.
+    public var coordinates: (x: String, y: String) {
+        let point = publicKey.x963Representation  // 04 ‖ x ‖ y
+        return (Base64URL.encode(point[1..<33]), Base64URL.encode(point[33..<65]))
+    }
+
+    public static func == (lhs: PublishedKey, rhs: PublishedKey) -> Bool { lhs.id == rhs.id && lhs.publicKey.rawRepresentation == rhs.publicKey.rawRepresentation }
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+}
+
+/// Signs and verifies access tokens with the store's signing keys: creates the first key, rotates
+/// on schedule, and reloads the keys at most once a minute so a key another instance created
+/// is used and published here too.
+actor AccessTokenIssuer {
+    let store: any BioAuthStore
+    let policy: TokenPolicy
+    let issuer: String
+    let audience: String
+    let clock: any WallClock
+    private var loaded: (keys: [SigningKeyRecord], collection: JWTKeyCollection, at: Date)?
+    static let reload: TimeInterval = 60
+
+    init(store: any BioAuthStore, policy: TokenPolicy, relyingPartyID: String, clock: any WallClock) {
+        self.store = store
+        self.policy = policy
+        issuer = policy.issuer ?? relyingPartyID
+        audience = policy.audience ?? relyingPartyID
+        self.clock = clock
+    }
+
+    /// A signed access token for a device session.
+    func issue(for session: SessionRecord, deviceID: String, audit: AuditEvent) async throws -> (token: String, expiresAt: Date) {
+        let (keys, collection) = try await current(audit: audit)
+        let now = clock.now()
+        let signer = Self.signingKey(of: keys, at: now, prePublication: policy.prePublication)
+        let expiresAt = now.addingTimeInterval(policy.accessTokenTTL)
+        let claims = AccessTokenClaims(
+            iss: IssuerClaim(value: issuer), aud: AudienceClaim(value: [audience]), sub: SubjectClaim(value: session.userID),
+            exp: ExpirationClaim(value: expiresAt), iat: IssuedAtClaim(value: now), jti: IDClaim(value: Base64URL.encode(SecretBytes.random(count: 16).data)),
+            deviceID: deviceID, sessionID: session.id, amr: ["hwk", "user"])
+        var header = JWTHeader()
+        header.typ = "at+jwt"
+        return (try await collection.sign(claims, kid: JWKIdentifier(string: signer.id), header: header), expiresAt)
+    }
+
+    /// The claims of a token this server issued, if its signature verifies with a published key
+    /// and it is unexpired at the server's clock, for this issuer and audience; nil otherwise.
+    func verify(_ token: String, audit: AuditEvent) async throws -> AccessTokenClaims? {
+        let (_, collection) = try await current(audit: audit)
+        guard let claims = try? await collection.verify(token, as: AccessTokenClaims.self) else { return nil }
+        let now = clock.now()
+        guard claims.iss.value == issuer, claims.aud.value.contains(audience), claims.exp.value > now, claims.iat.value <= now.addingTimeInterval(60) else {
+            return nil
+        }
+        return claims
+    }
+
+    /// The keys to publish: the signing key, newer ones (published before they sign) and older
+    /// ones whose tokens may still live.
+    func published(audit: AuditEvent) async throws -> [PublishedKey] {
+        let (keys, _) = try await current(audit: audit)
+        return try Self.publishable(keys, at: clock.now(), policy: policy).map {
+            PublishedKey(id: $0.id, publicKey: try P256.Signing.PrivateKey(rawRepresentation: $0.privateKey).publicKey)
+        }
+    }
+
+    /// The key that signs at `now`: the newest one published for at least `prePublication`, or
+    /// the oldest while none is (the very first key signs at once).
+    static func signingKey(of keys: [SigningKeyRecord], at now: Date, prePublication: TimeInterval) -> SigningKeyRecord {
+        keys.last { $0.createdAt.addingTimeInterval(prePublication) <= now } ?? keys[0]
+    }
+
+    /// Every key created within the last rotation period, the access-token lifetime and the
+    /// pre-publication of `now`, and the signing key.
+    static func publishable(_ keys: [SigningKeyRecord], at now: Date, policy: TokenPolicy) -> [SigningKeyRecord] {
+        let signer = signingKey(of: keys, at: now, prePublication: policy.prePublication)
+        let horizon = now.addingTimeInterval(-(policy.signingKeyRotation + policy.accessTokenTTL + policy.prePublication + reload))
+        return keys.filter { $0.createdAt >= horizon || $0.id == signer.id }
+    }
+
+    /// The keys (reloaded when a minute old), after creating a key when there is none or the
+    /// newest is due for rotation. Two instances rotating at once make two keys: both publish.
+    private func current(audit: AuditEvent) async throws -> ([SigningKeyRecord], JWTKeyCollection) {
+        let now = clock.now()
+        if let loaded, now.timeIntervalSince(loaded.at) < Self.reload, let newest = loaded.keys.last,
+            newest.createdAt.addingTimeInterval(policy.signingKeyRotation) > now
+        {
+            return (loaded.keys, loaded.collection)
+        }
+        var keys = try await store.signingKeys()
+        if keys.last.map({ $0.createdAt.addingTimeInterval(policy.signingKeyRotation) <= now }) ?? true {
+            let key = SigningKeyRecord.generate(at: now)
+            try await store.addSigningKey(key, audit: AuditEvent(
+                at: now, kind: AuditKind.signingKeyAdded.description, reason: key.id, clientAddress: audit.clientAddress, requestID: audit.requestID))
+            keys = try await store.signingKeys()
+        }
+        let collection = JWTKeyCollection()
+        for key in Self.publishable(keys, at: now, policy: policy) {
+            await collection.add(ecdsa: try ES256PrivateKey(backing: P256.Signing.PrivateKey(rawRepresentation: key.privateKey)), kid: JWKIdentifier(string: key.id))
+        }
+        loaded = (keys, collection, now)
+        return (keys, collection)
+    }
+}

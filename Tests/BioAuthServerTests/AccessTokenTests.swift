@@ -1,0 +1,168 @@
+import BioAuthCore
+import BioAuthServer
+import Crypto
+import Foundation
+import Hummingbird
+import InMemoryLogging
+import Testing
+
+/// A JWS in compact form, checked here with CryptoKit alone (not jwt-kit): header, claims, and
+/// whether the ES256 signature verifies with a JWKS key.
+struct CompactJWS {
+    let header: [String: Any]
+    let claims: [String: Any]
+    let signingInput: Data
+    let signature: Data
+
+    init?(_ token: String) {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, let header = Base64URL.decode(parts[0]), let claims = Base64URL.decode(parts[1]), let signature = Base64URL.decode(parts[2]),
+            let headerJSON = try? JSONSerialization.jsonObject(with: header) as? [String: Any],
+            let claimsJSON = try? JSONSerialization.jsonObject(with: claims) as? [String: Any]
+        else { return nil }
+        self.header = headerJSON
+        self.claims = claimsJSON
+        signingInput = Data((parts[0] + "." + parts[1]).utf8)
+        self.signature = signature
+    }
+
+    /// Whether the signature verifies with the JWKS key named by the header's `kid`.
+    func verifies(with jwks: [String: Any]) -> Bool {
+        guard let keys = jwks["keys"] as? [[String: Any]], let kid = header["kid"] as? String, let key = keys.first(where: { $0["kid"] as? String == kid }),
+            let x = (key["x"] as? String).flatMap(Base64URL.decode), let y = (key["y"] as? String).flatMap(Base64URL.decode),
+            let publicKey = try? P256.Signing.PublicKey(x963Representation: Data([4]) + x + y),
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
+        else { return false }
+        return publicKey.isValidSignature(signature, for: signingInput)
+    }
+}
+
+/// Device logins hand out ES256 access tokens other services verify with the JWKS, and refresh
+/// tokens that rotate; the backend can ask whether a token is still active.
+struct AccessTokenTests {
+    /// Enrols alice's phone and logs in: the session reply.
+    static func login(_ api: API) async throws -> (reply: Reply, deviceID: String, phone: SoftwareDevice) {
+        let phone = SoftwareDevice()
+        let deviceID = try await api.enrol(phone, token: try await api.primarySession("alice"))
+        let reply = try await api.login("alice", deviceID, phone)
+        #expect(reply.status == 200)
+        return (reply, deviceID, phone)
+    }
+
+    func introspect(_ api: API, _ token: String) async throws -> [String: any Sendable] {
+        let reply = try await api.post("/v1/introspect", ["token": token], token: api.apiKey)
+        #expect(reply.status == 200, "\(reply.text)")
+        return reply.json
+    }
+
+    @Test func aDeviceLoginIssuesAnES256AccessTokenThatTheJWKSVerifies() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let (login, deviceID, _) = try await Self.login(api)
+            let jwks = try await api.call(.get, "/.well-known/jwks.json")
+            #expect(jwks.status == 200 && jwks.headers[.cacheControl] == "public, max-age=60")
+            let keySet = try #require(try JSONSerialization.jsonObject(with: Data(jwks.text.utf8)) as? [String: Any])
+            let token = try #require(CompactJWS(login["accessToken"]))
+            #expect(token.verifies(with: keySet))
+            #expect(token.header["alg"] as? String == "ES256" && token.header["typ"] as? String == "at+jwt")
+            let claims = token.claims
+            #expect(claims["iss"] as? String == ServerHarness.relyingParty && claims["sub"] as? String == "alice")
+            #expect(claims["aud"] as? String == ServerHarness.relyingParty || (claims["aud"] as? [String]) == [ServerHarness.relyingParty])
+            #expect(claims["device_id"] as? String == deviceID && claims["sid"] as? String == login["sessionId"])
+            #expect(claims["amr"] as? [String] == ["hwk", "user"] && (claims["jti"] as? String)?.isEmpty == false)
+            let issued = try #require(claims["iat"] as? Double), expires = try #require(claims["exp"] as? Double)
+            #expect(expires - issued == 300 && Int64(expires) == login.json["accessTokenExpiresAt"] as? Int64)
+            #expect(login["refreshToken"].count == 43)
+
+            // A changed claim or another key's signature does not verify.
+            var forged = login["accessToken"].split(separator: ".").map(String.init)
+            forged[1] = Base64URL.encode(Data(String(decoding: Base64URL.decode(forged[1])!, as: UTF8.self).replacingOccurrences(of: "alice", with: "mallo").utf8))
+            #expect(!(CompactJWS(forged.joined(separator: "."))?.verifies(with: keySet) ?? true))
+
+            // A password session gets no access token.
+            let primary = try await api.post("/v1/login/password", ["username": "alice", "password": API.password])
+            #expect(primary.json["accessToken"] == nil && primary.json["refreshToken"] == nil)
+        }
+    }
+
+    /// RFC 9700 §4.14.2: refresh tokens rotate; using one twice revokes the session, and with
+    /// it every token of the family.
+    @Test func refreshTokensRotateAndReuseRevokesTheSession() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let (login, _, _) = try await Self.login(api)
+            let first = login["refreshToken"]
+            let refreshed = try await api.post("/v1/token/refresh", ["refreshToken": first])
+            #expect(refreshed.status == 200 && refreshed["refreshToken"] != first && refreshed["accessToken"] != login["accessToken"], "\(refreshed.text)")
+            let second = try await api.post("/v1/token/refresh", ["refreshToken": refreshed["refreshToken"]])
+            #expect(second.status == 200)
+
+            #expect(try await api.post("/v1/token/refresh", ["refreshToken": first]).isUniformFailure, "reuse")
+            #expect(try await api.call(.get, "/v1/devices", token: login["token"]).isUniformFailure, "the session is revoked")
+            #expect(try await api.post("/v1/token/refresh", ["refreshToken": second["refreshToken"]]).isUniformFailure, "the whole family")
+            #expect(try await introspect(api, second["accessToken"])["active"] as? Bool == false)
+            #expect(try await api.post("/v1/token/refresh", ["refreshToken": Base64URL.encode(Data(count: 32))]).isUniformFailure)
+            #expect(try await api.post("/v1/token/refresh", ["refreshToken": "short"]).status == 400)
+            #expect(try await api.post("/v1/token/refresh", raw: #"{"refreshToken":"\#(first)","extra":1}"#).status == 400)
+
+            let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 50).map(\.kind)
+            #expect(audit.filter { $0 == AuditKind.tokenRefreshed.description }.count == 2 && audit.contains(AuditKind.refreshTokenReused.description))
+            let logged = harness.logs.entries.map { "\($0.message) \($0.metadata)" }.joined()
+            let stored = try await harness.service.store.auditEvents(userID: nil, limit: 100).map { "\($0)" }.joined()
+            for secret in [login["accessToken"], first, refreshed["refreshToken"], refreshed["accessToken"]] {
+                #expect(!logged.contains(secret) && !stored.contains(secret))
+            }
+        }
+    }
+
+    /// Introspection says active only for an unexpired token of an active session: logout,
+    /// revoking the device and expiry end it; garbage and other keys' tokens were never active.
+    @Test func introspectionSeesRevocationAndExpiry() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let (login, deviceID, phone) = try await Self.login(api)
+            let active = try await introspect(api, login["accessToken"])
+            #expect(active["active"] as? Bool == true && active["sub"] as? String == "alice" && active["device_id"] as? String == deviceID)
+            #expect(active["token_type"] as? String == "Bearer" && active["sid"] as? String == login["sessionId"])
+            #expect(try await api.post("/v1/introspect", ["token": login["accessToken"]]).isUniformFailure, "needs an API key")
+
+            let other = try await api.login("alice", deviceID, phone)
+            #expect(try await api.post("/v1/logout", [:], token: login["token"]).status == 204)
+            #expect(try await introspect(api, login["accessToken"])["active"] as? Bool == false, "logged out")
+            #expect(try await introspect(api, other["accessToken"])["active"] as? Bool == true, "another session")
+            harness.clock.advance(by: 301)
+            #expect(try await introspect(api, other["accessToken"]) .count == 1, "expired: only active=false")
+
+            let stranger = P256.Signing.PrivateKey()
+            let header = Base64URL.encode(Data(#"{"alg":"ES256","typ":"at+jwt","kid":"\#(CompactJWS(other["accessToken"])!.header["kid"]!)"}"#.utf8))
+            let body = other["accessToken"].split(separator: ".")[1]
+            let signature = try stranger.signature(for: Data((header + "." + body).utf8)).rawRepresentation
+            for token in ["", "garbage", "a.b.c", header + "." + body + "." + Base64URL.encode(signature), Base64URL.encode(Data(#"{"alg":"none"}"#.utf8)) + "." + body + "."] {
+                #expect(try await introspect(api, token)["active"] as? Bool == false)
+            }
+        }
+    }
+
+    /// Keys rotate on schedule: the new key is published before it signs, the old one while its
+    /// tokens live, and a token of each verifies.
+    @Test func signingKeysRotateWithoutBreakingIssuedTokens() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let (login, deviceID, phone) = try await Self.login(api)
+            harness.clock.advance(by: 30 * 86_400 - 200)
+            let beforeRotation = try await api.login("alice", deviceID, phone)
+            harness.clock.advance(by: 200)  // due: a new key is made, published, not yet signing
+            let during = try await api.login("alice", deviceID, phone)
+            let kid = { (token: String) in CompactJWS(token)?.header["kid"] as? String }
+            #expect(kid(during["accessToken"]) == kid(login["accessToken"]), "the new key waits two minutes before it signs")
+            let published = try await api.call(.get, "/.well-known/jwks.json").json["keys"] as? [[String: Any]] ?? []
+            #expect(published.count == 2)
+            harness.clock.advance(by: 121)
+            let after = try await api.login("alice", deviceID, phone)
+            #expect(kid(after["accessToken"]) != kid(login["accessToken"]))
+            #expect(try await introspect(api, after["accessToken"])["active"] as? Bool == true)
+            #expect(try await harness.service.store.signingKeys().count == 2)
+            _ = beforeRotation
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import BioAuthCore
+import Foundation
+import Hummingbird
+import Testing
+
+/// Python's joserfc — another implementation of JOSE — verifies an access token with nothing but
+/// the served JWKS. `.ci/run` installs it in a virtual environment and names its interpreter in
+/// `BIOAUTH_TEST_PYTHON`; locally the suite is skipped without it, under CI it must run.
+@Suite(.enabled(if: IndependentJOSE.python != nil || ProcessInfo.processInfo.environment["CI"] == "true", IndependentJOSE.skipReason))
+struct IndependentJOSETests {
+    @Test func joserfcVerifiesAnAccessTokenWithTheJWKS() async throws {
+        let python = try #require(IndependentJOSE.python, "BIOAUTH_TEST_PYTHON is not set: run .ci/run, which installs joserfc")
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let (login, deviceID, _) = try await AccessTokenTests.login(api)
+            let jwks = try await api.call(.get, "/.well-known/jwks.json").text
+            let verified = try IndependentJOSE.verify(python: python, token: login["accessToken"], jwks: jwks, now: harness.clock.now())
+            #expect(verified.status == 0, "\(verified.output)")
+            let result = try #require(try JSONSerialization.jsonObject(with: Data(verified.output.utf8)) as? [String: Any], "\(verified.output)")
+            let claims = try #require(result["claims"] as? [String: Any])
+            let header = try #require(result["header"] as? [String: Any])
+            #expect(header["alg"] as? String == "ES256" && header["typ"] as? String == "at+jwt")
+            #expect(claims["sub"] as? String == "alice" && claims["device_id"] as? String == deviceID && claims["sid"] as? String == login["sessionId"])
+
+            // The same verifier refuses a token whose claims were changed after signing.
+            var parts = login["accessToken"].split(separator: ".").map(String.init)
+            parts[1] = Base64URL.encode(Data(String(decoding: Base64URL.decode(parts[1])!, as: UTF8.self).replacingOccurrences(of: "alice", with: "mallo").utf8))
+            let tampered = try IndependentJOSE.verify(python: python, token: parts.joined(separator: "."), jwks: jwks, now: harness.clock.now())
+            #expect(tampered.status != 0 && tampered.output.contains("BadSignatureError"), "\(tampered.output)")
+        }
+    }
+}
+
+enum IndependentJOSE {
+    static let python = ProcessInfo.processInfo.environment["BIOAUTH_TEST_PYTHON"].flatMap { $0.isEmpty ? nil : $0 }
+    static let skipReason: Comment = "no BIOAUTH_TEST_PYTHON with joserfc: .ci/run installs it"
+
+    /// Verifies with joserfc: signature (ES256 only, key by `kid`), then iss, aud, sub and exp
+    /// at `now`. Prints the header and claims as JSON, or the error's type and exits 1.
+    static let script = #"""
+        import json, sys
+        from joserfc import jwt
+        from joserfc.jwk import KeySet
+        from joserfc.errors import JoseError
+        jwks, token, now = json.loads(open(sys.argv[1]).read()), sys.argv[2], int(sys.argv[3])
+        try:
+            decoded = jwt.decode(token, KeySet.import_key_set(jwks), algorithms=["ES256"])
+            registry = jwt.JWTClaimsRegistry(now=now, leeway=0, iss={"essential": True, "value": "bioauth.test"},
+                                             aud={"essential": True, "value": "bioauth.test"}, sub={"essential": True}, exp={"essential": True})
+            registry.validate(decoded.claims)
+        except JoseError as error:
+            print(type(error).__name__)
+            sys.exit(1)
+        print(json.dumps({"header": decoded.header, "claims": decoded.claims}))
+        """#
+
+    static func verify(python: String, token: String, jwks: String, now: Date) throws -> (status: Int32, output: String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-jose-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scriptFile = directory.appendingPathComponent("verify.py"), jwksFile = directory.appendingPathComponent("jwks.json")
+        try script.write(to: scriptFile, atomically: true, encoding: .utf8)
+        try jwks.write(to: jwksFile, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [scriptFile.path, jwksFile.path, token, String(Int(now.timeIntervalSince1970))]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}
