@@ -257,6 +257,26 @@ extension Wire {
         }
     }
 
+    /// A webhook's body (`docs/Protocol.md` §4, events): what happened, to whom, when. `type` is
+    /// `device.enrolled`, `device.reenrolled` (key replaced), `device.revoked`, `lockout` or
+    /// `login.succeeded`; `reason` says why (for a lockout: which counter).
+    public struct Event: Codable, Sendable, Hashable {
+        public var id: String
+        public var type: String
+        public var occurredAt: Int64
+        public var userId: String?
+        public var deviceId: String?
+        public var reason: String?
+        public init(id: String, type: String, occurredAt: Int64, userId: String?, deviceId: String?, reason: String?) {
+            self.id = id
+            self.type = type
+            self.occurredAt = occurredAt
+            self.userId = userId
+            self.deviceId = deviceId
+            self.reason = reason
+        }
+    }
+
     /// `GET /.well-known/jwks.json` (RFC 7517): the keys that verify access tokens.
     public struct JWKS: Codable, Sendable, Hashable {
         public var keys: [JWK]

@@ -34,11 +34,13 @@ public struct BioAuthServerApp: Sendable {
     public let service: BioAuthService
     public let routes: BioAuthRoutes
     let store: any BioAuthStore
+    /// Drains the event outbox into the sink given to ``build(_:store:clock:logger:recoveryChannel:eventSink:)``; nil without one.
+    public let delivery: OutboxDelivery?
 
     /// Wires the service, metrics and routes over `store`. The app owns the store: ``shutdown()`` closes it.
     public static func build(
         _ configuration: ServerAppConfiguration, store: any BioAuthStore, clock: any WallClock = SystemWallClock(), logger: Logger? = nil,
-        recoveryChannel: (any RecoveryChannel)? = nil
+        recoveryChannel: (any RecoveryChannel)? = nil, eventSink: (any EventSink)? = nil, delivery policy: DeliveryPolicy = DeliveryPolicy()
     ) -> BioAuthServerApp {
         var logger = logger ?? Logger(label: "bioauth-server")
         logger.logLevel = configuration.logLevel
@@ -47,7 +49,8 @@ public struct BioAuthServerApp: Sendable {
             store: store, configuration: configuration.server, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry),
             recoveryChannel: recoveryChannel)
         let routes = BioAuthRoutes(service: service, registry: registry, options: configuration.http, logger: logger)
-        return BioAuthServerApp(service: service, routes: routes, store: store)
+        let delivery = eventSink.map { OutboxDelivery(store: store, sink: $0, policy: policy, clock: clock, logger: logger) }
+        return BioAuthServerApp(service: service, routes: routes, store: store, delivery: delivery)
     }
 
     /// The Hummingbird application; `onRunning` receives the bound port (useful with port 0).
@@ -59,7 +62,7 @@ public struct BioAuthServerApp: Sendable {
         return Application(
             router: routes.makeRouter(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "bioauth-server"),
-            services: [Sweeper(service: service, logger: logger)],
+            services: [Sweeper(service: service, logger: logger)] + (delivery.map { [EventDeliverer(delivery: $0)] } ?? []),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger)
     }
@@ -67,6 +70,15 @@ public struct BioAuthServerApp: Sendable {
     /// Closes the store.
     public func shutdown() async throws {
         try await store.close()
+    }
+}
+
+/// Runs the outbox delivery until graceful shutdown.
+struct EventDeliverer: Service {
+    let delivery: OutboxDelivery
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await delivery.run() }
     }
 }
 

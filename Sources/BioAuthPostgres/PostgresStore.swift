@@ -151,6 +151,13 @@ public final class PostgresStore: BioAuthStore {
                 "CREATE INDEX spent_refresh_tokens_session ON spent_refresh_tokens (session_id)",
             ]
         ),
+        (
+            9, "The event outbox",
+            [
+                "CREATE TABLE outbox (id BIGSERIAL PRIMARY KEY, at TIMESTAMPTZ NOT NULL, kind TEXT NOT NULL, user_id TEXT, device_id TEXT, reason TEXT, attempts INTEGER NOT NULL, next_attempt_at TIMESTAMPTZ NOT NULL, lease_until TIMESTAMPTZ)",
+                "CREATE INDEX outbox_due ON outbox (next_attempt_at)",
+            ]
+        ),
     ]
 
     /// Any constant: the advisory lock every starting instance takes while it migrates.
@@ -431,6 +438,7 @@ public final class PostgresStore: BioAuthStore {
             let approvals = try await count("WITH gone AS (DELETE FROM approvals WHERE expires_at < \(windowsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
             let requests = try await count(
                 "WITH gone AS (DELETE FROM enrolment_requests WHERE expires_at < \(windowsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
+            _ = try await count("WITH gone AS (DELETE FROM outbox WHERE at < \(auditBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
             _ = try await count(
                 """
                 WITH gone AS (DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < \(windowsBefore)) RETURNING 1)
@@ -606,6 +614,41 @@ public final class PostgresStore: BioAuthStore {
         }
     }
 
+    // MARK: Outbox
+
+    public func claimOutbox(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxEvent] {
+        try await transaction { c in
+            // SKIP LOCKED: instances claiming at once take different events.
+            try await c.query(
+                """
+                UPDATE outbox SET lease_until = \(leaseUntil) WHERE id IN (
+                  SELECT id FROM outbox WHERE next_attempt_at <= \(now) AND (lease_until IS NULL OR lease_until <= \(now))
+                  ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                RETURNING *
+                """, logger: self.logger
+            ).collect().map { row in
+                let r = row.makeRandomAccess()
+                return OutboxEvent(
+                    id: try r.value("id"),
+                    event: AuditEvent(
+                        at: try r.value("at"), kind: try r.value("kind"), userID: try r.optional("user_id", String.self),
+                        deviceID: try r.optional("device_id", String.self), reason: try r.optional("reason", String.self)),
+                    attempts: Int(try r.value("attempts", Int32.self)))
+            }.sorted { $0.id < $1.id }
+        }
+    }
+
+    public func completeOutbox(id: Int64) async throws {
+        try await transaction { c in try await c.query("DELETE FROM outbox WHERE id = \(id)", logger: self.logger) }
+    }
+
+    public func retryOutbox(id: Int64, attempts: Int, nextAttemptAt: Date) async throws {
+        try await transaction { c in
+            try await c.query(
+                "UPDATE outbox SET attempts = \(attempts), next_attempt_at = \(nextAttemptAt), lease_until = NULL WHERE id = \(id)", logger: self.logger)
+        }
+    }
+
     // MARK: Signing keys
 
     public func signingKeys() async throws -> [SigningKeyRecord] {
@@ -756,6 +799,13 @@ public final class PostgresStore: BioAuthStore {
 
     private func append(_ events: [AuditEvent], _ c: PostgresConnection) async throws {
         for e in events {
+            if AuditKind.deliveredEvents.contains(e.kind) {
+                try await c.query(
+                    """
+                    INSERT INTO outbox (at, kind, user_id, device_id, reason, attempts, next_attempt_at)
+                    VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), 0, \(e.at))
+                    """, logger: logger)
+            }
             if e.aggregates {
                 let merged = try await c.query(
                     """
@@ -815,7 +865,10 @@ public final class PostgresStore: BioAuthStore {
               INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash)
               VALUES (\(s.tokenHash), \(s.id), \(s.userID), \(s.deviceID), \(s.kind.rawValue), \(s.createdAt), \(s.expiresAt), \(s.revokedAt), \(s.refreshTokenHash))),
             touched AS (UPDATE devices SET last_used_at = \(s.createdAt) WHERE id = \(touched)),
-            cleared AS (DELETE FROM counters WHERE key = ANY(\(clearing.map(\.storageKey))))
+            cleared AS (DELETE FROM counters WHERE key = ANY(\(clearing.map(\.storageKey)))),
+            outboxed AS (
+              INSERT INTO outbox (at, kind, user_id, device_id, reason, attempts, next_attempt_at)
+              SELECT \(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), 0, \(e.at) WHERE \(AuditKind.deliveredEvents.contains(e.kind)))
             INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id)
             VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID))
             """, logger: logger)

@@ -112,6 +112,13 @@ public final class SQLiteStore: BioAuthStore {
                 "CREATE INDEX spent_refresh_tokens_session ON spent_refresh_tokens (session_id)",
             ]
         ),
+        (
+            "The event outbox",
+            [
+                "CREATE TABLE outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, kind TEXT NOT NULL, user_id TEXT, device_id TEXT, reason TEXT, attempts INTEGER NOT NULL, next_attempt_at REAL NOT NULL, lease_until REAL)",
+                "CREATE INDEX outbox_due ON outbox (next_attempt_at)",
+            ]
+        ),
     ]
 
     private init(connection: SQLiteConnection, threadPool: NIOThreadPool) {
@@ -380,6 +387,7 @@ public final class SQLiteStore: BioAuthStore {
             let requests = try await query("DELETE FROM enrolment_requests WHERE expires_at < ? RETURNING id", [.date(windowsBefore)]).count
             try await query(
                 "DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < ?)", [.date(windowsBefore)])
+            try await query("DELETE FROM outbox WHERE at < ?", [.date(auditBefore)])
             return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests)
         }
     }
@@ -515,6 +523,37 @@ public final class SQLiteStore: BioAuthStore {
             let approval = try Self.approval(row)
             try await append(audit.about(user: approval.userID, device: approval.deviceID))
             return approval
+        }
+    }
+
+    // MARK: Outbox
+
+    public func claimOutbox(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxEvent] {
+        try await transaction {
+            try await query(
+                """
+                UPDATE outbox SET lease_until = ? WHERE id IN (
+                  SELECT id FROM outbox WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY id LIMIT ?)
+                RETURNING *
+                """, [.date(leaseUntil), .date(now), .date(now), .integer(limit)]
+            ).map { row in
+                OutboxEvent(
+                    id: Int64(try row.int("id")),
+                    event: AuditEvent(
+                        at: try row.date("at"), kind: try row.string("kind"), userID: try row.optionalString("user_id"), deviceID: try row.optionalString("device_id"),
+                        reason: try row.optionalString("reason")),
+                    attempts: try row.int("attempts"))
+            }.sorted { $0.id < $1.id }
+        }
+    }
+
+    public func completeOutbox(id: Int64) async throws {
+        try await transaction { try await query("DELETE FROM outbox WHERE id = ?", [.integer(Int(id))]) }
+    }
+
+    public func retryOutbox(id: Int64, attempts: Int, nextAttemptAt: Date) async throws {
+        try await transaction {
+            try await query("UPDATE outbox SET attempts = ?, next_attempt_at = ?, lease_until = NULL WHERE id = ?", [.integer(attempts), .date(nextAttemptAt), .integer(Int(id))])
         }
     }
 
@@ -670,6 +709,11 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: Statements inside a transaction
 
     private func append(_ e: AuditEvent) async throws {
+        if AuditKind.deliveredEvents.contains(e.kind) {
+            try await query(
+                "INSERT INTO outbox (at, kind, user_id, device_id, reason, attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, 0, ?)",
+                [.date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .date(e.at)])
+        }
         if e.aggregates {
             let merged = try await query(
                 """

@@ -39,8 +39,8 @@ public protocol BioAuthStore: Sendable {
     /// Deletes challenges that expired before `date`; returns how many.
     func deleteChallenges(expiredBefore date: Date) async throws -> Int
     /// Deletes window counters whose window started before `windowsBefore`, password runs whose
-    /// last attempt was before `runsBefore`, audit rows older than `auditBefore`, and approvals
-    /// and enrolment requests that expired before `windowsBefore`.
+    /// last attempt was before `runsBefore`, audit rows and undelivered outbox events older than
+    /// `auditBefore`, and approvals and enrolment requests that expired before `windowsBefore`.
     func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date) async throws -> SweepResult
 
     // MARK: Outcomes outside a challenge
@@ -114,6 +114,19 @@ public protocol BioAuthStore: Sendable {
     /// match approves it; a mismatch counts an attempt. Appends `audit` (the caller's event for
     /// a match, a `recoveryCodeRejected` copy for a mismatch).
     func recoverEnrolmentRequest(id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome
+
+    // MARK: The event outbox
+
+    // Every write that appends an audit event of a kind in ``AuditKind/deliveredEvents`` also
+    // adds it to the outbox, in the same transaction.
+
+    /// Up to `limit` events due at `now` (next attempt reached, not leased to another instance),
+    /// oldest first, leased until `leaseUntil`.
+    func claimOutbox(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxEvent]
+    /// Deletes a delivered event.
+    func completeOutbox(id: Int64) async throws
+    /// Records a failed delivery: the attempt count, the next attempt, the lease released.
+    func retryOutbox(id: Int64, attempts: Int, nextAttemptAt: Date) async throws
 
     // MARK: Access-token signing keys
 

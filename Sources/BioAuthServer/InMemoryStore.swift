@@ -12,6 +12,8 @@ public actor InMemoryStore: BioAuthStore {
     private var enrolmentRequestsByID: [String: EnrolmentRequestRecord] = [:]
     private var apiKeysByID: [String: ApiKeyRecord] = [:]
     private var signingKeyList: [SigningKeyRecord] = []
+    private var outbox: [(event: OutboxEvent, nextAttempt: Date, leaseUntil: Date?)] = []
+    private var nextOutboxID: Int64 = 1
     /// Spent refresh-token hashes and the session each belonged to.
     private var spentRefreshTokens: [Data: String] = [:]
     private var counters: [String: (window: Date, count: Int)] = [:]
@@ -214,6 +216,28 @@ public actor InMemoryStore: BioAuthStore {
         return approval
     }
 
+    // MARK: Outbox
+
+    public func claimOutbox(now: Date, leaseUntil: Date, limit: Int) -> [OutboxEvent] {
+        var claimed: [OutboxEvent] = []
+        for index in outbox.indices where claimed.count < limit && outbox[index].nextAttempt <= now && (outbox[index].leaseUntil.map { $0 <= now } ?? true) {
+            outbox[index].leaseUntil = leaseUntil
+            claimed.append(outbox[index].event)
+        }
+        return claimed
+    }
+
+    public func completeOutbox(id: Int64) {
+        outbox.removeAll { $0.event.id == id }
+    }
+
+    public func retryOutbox(id: Int64, attempts: Int, nextAttemptAt: Date) {
+        guard let index = outbox.firstIndex(where: { $0.event.id == id }) else { return }
+        outbox[index].event.attempts = attempts
+        outbox[index].nextAttempt = nextAttemptAt
+        outbox[index].leaseUntil = nil
+    }
+
     // MARK: Signing keys
 
     public func signingKeys() -> [SigningKeyRecord] { signingKeyList }
@@ -310,6 +334,7 @@ public actor InMemoryStore: BioAuthStore {
             key.hasPrefix(FailureSubject.passwordRun("").storageKey) ? entry.window >= runsBefore : entry.window >= windowsBefore
         }
         audit.removeAll { $0.at < auditBefore }
+        outbox.removeAll { $0.event.event.at < auditBefore }
         approvals = approvals.filter { $0.value.expiresAt >= windowsBefore }
         enrolmentRequestsByID = enrolmentRequestsByID.filter { $0.value.expiresAt >= windowsBefore }
         let ended = Set(sessionsByHash.values.filter { $0.expiresAt < windowsBefore }.map(\.id))
@@ -329,6 +354,10 @@ public actor InMemoryStore: BioAuthStore {
 
     /// Appends an audit event, merging a repeated failure into the row it repeats.
     private func append(_ event: AuditEvent) {
+        if AuditKind.deliveredEvents.contains(event.kind) {
+            outbox.append((OutboxEvent(id: nextOutboxID, event: event.delivered, attempts: 0), event.at, nil))
+            nextOutboxID += 1
+        }
         if event.aggregates,
             let index = audit.indices.suffix(64).last(where: { audit[$0].at >= event.at.addingTimeInterval(-AuditEvent.aggregationWindow) && audit[$0].repeats(event) })
         {

@@ -84,6 +84,10 @@ struct Serve: AsyncParsableCommand {
     var requestsPerClient: Int = env("BIOAUTH_REQUESTS_PER_CLIENT").flatMap(Int.init) ?? RateLimitPolicy().requestsPerClient
     @Option(name: .customLong("recovery-code-directory"), help: "Demo recovery channel: write each enrolment recovery code to a file in this directory, as an e-mail would arrive (env BIOAUTH_RECOVERY_CODE_DIRECTORY). Without it, only another device's approval adds a device.")
     var recoveryCodeDirectory: String? = env("BIOAUTH_RECOVERY_CODE_DIRECTORY")
+    @Option(name: .customLong("webhook-url"), help: "Post each event (device enrolled, key replaced, device revoked, lockout, device login) to this URL, signed; retried until delivered (env BIOAUTH_WEBHOOK_URL).")
+    var webhookURL: String? = env("BIOAUTH_WEBHOOK_URL")
+    @Option(name: .customLong("webhook-secret"), help: "The webhooks' HMAC-SHA256 key, at least 32 bytes (env BIOAUTH_WEBHOOK_SECRET; prefer the variable: arguments show in ps).")
+    var webhookSecret: String? = env("BIOAUTH_WEBHOOK_SECRET")
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (env LOG_LEVEL).")
     var logLevel: String = env("LOG_LEVEL") ?? "info"
 
@@ -97,6 +101,12 @@ struct Serve: AsyncParsableCommand {
         guard requestsPerClient > 0 else { throw ValidationError("--requests-per-client must be positive") }
         guard sessionTTL > 0 else { throw ValidationError("--session-ttl must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
+        if let webhookURL {
+            guard let secret = webhookSecret else { throw ValidationError("--webhook-url needs --webhook-secret (or BIOAUTH_WEBHOOK_SECRET)") }
+            guard WebhookSink(url: webhookURL, secret: secret) != nil else {
+                throw ValidationError("--webhook-url must be an http(s) URL and --webhook-secret at least 32 bytes")
+            }
+        }
     }
 
     func run() async throws {
@@ -116,7 +126,8 @@ struct Serve: AsyncParsableCommand {
         let described = database.described
         let server = BioAuthServerApp.build(
             configuration, store: store, logger: logger,
-            recoveryChannel: recoveryCodeDirectory.map { DirectoryRecoveryChannel(directory: URL(fileURLWithPath: $0)) })
+            recoveryChannel: recoveryCodeDirectory.map { DirectoryRecoveryChannel(directory: URL(fileURLWithPath: $0)) },
+            eventSink: webhookURL.flatMap { url in webhookSecret.flatMap { WebhookSink(url: url, secret: $0) } })
         let app = server.application(configuration) { [described] port in
             FileHandle.standardOutput.write(Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(described))\n".utf8))
         }

@@ -26,7 +26,7 @@ public struct StoreConformance: Sendable {
             { try await $0.failures($1) }, { try await $0.passwordAttempts($1) }, { try await $0.verdicts($1) }, { try await $0.devices($1) },
             { try await $0.sessions($1) }, { try await $0.approvals($1) }, { try await $0.approvalWithdrawal($1) }, { try await $0.audit($1) },
             { try await $0.retention($1) }, { try await $0.enrolmentRequests($1) }, { try await $0.apiKeys($1) },
-            { try await $0.refreshTokens($1) }, { try await $0.signingKeys($1) },
+            { try await $0.refreshTokens($1) }, { try await $0.signingKeys($1) }, { try await $0.outbox($1) },
         ]
         for check in checks {
             let store = try await makeStore()
@@ -340,6 +340,40 @@ public struct StoreConformance: Sendable {
         let audit = try await store.auditEvents(userID: "alice", limit: 100).map(\.kind)
         try require(audit.filter { $0 == "token.refreshed" }.count == 2, "refresh: rotations audited about the user", "\(audit)")
         try require(audit.contains("token.refresh.reused"), "refresh: reuse audited about the user")
+    }
+
+    /// The outbox: a delivered kind is queued with its change, in order, others are not; claims
+    /// lease (a leased event is not claimed again until the lease ends, also under races); a
+    /// retry waits for its time; a completed event is gone; the sweep drops old ones.
+    public func outbox(_ store: any BioAuthStore) async throws {
+        try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
+        var login = session("s1", device: "d1")
+        login.createdAt = t0
+        try await store.recordLogin(login, clearing: [], rehashed: nil, audit: event("login.succeeded", device: "d1"))
+        try await store.recordLogin(session("s22", device: nil), clearing: [], rehashed: nil, audit: event("password.login.succeeded"))
+        _ = try await store.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked", device: "d1"))
+        try await store.appendAudit(event("device.renamed", device: "d1"))
+        let lease = t0.addingTimeInterval(30)
+        let first = try await store.claimOutbox(now: t0, leaseUntil: lease, limit: 2)
+        try require(first.map(\.event.kind) == ["device.enrolled", "login.succeeded"], "outbox: delivered kinds, in order, up to the limit", "\(first.map(\.event.kind))")
+        try require(first[0].event == AuditEvent(at: t0, kind: "device.enrolled", userID: "alice", deviceID: "d1", reason: "r") && first[0].attempts == 0,
+            "outbox: the event without client or request id")
+        try require(first[0].id < first[1].id, "outbox: ids increase")
+        let racers = try await withThrowingTaskGroup(of: [Int64].self) { group in
+            for _ in 0..<10 { group.addTask { try await store.claimOutbox(now: self.t0, leaseUntil: self.t0.addingTimeInterval(100), limit: 10).map(\.id) } }
+            return try await group.reduce(into: [Int64]()) { $0 += $1 }
+        }
+        try require(racers.count == 1 && Set(racers).count == 1, "outbox: the rest claimed once under races; leased ones not at all", "\(racers)")
+        try await store.retryOutbox(id: first[0].id, attempts: 1, nextAttemptAt: t0.addingTimeInterval(60))
+        try await store.completeOutbox(id: first[1].id)
+        try require(try await store.claimOutbox(now: t0.addingTimeInterval(59), leaseUntil: t0.addingTimeInterval(100), limit: 10).isEmpty, "outbox: a retry waits")
+        try require(try await store.claimOutbox(now: t0.addingTimeInterval(60), leaseUntil: t0.addingTimeInterval(90), limit: 10).map(\.id) == [first[0].id],
+            "outbox: due again at its time; a leased one is not")
+        let later = try await store.claimOutbox(now: t0.addingTimeInterval(100), leaseUntil: t0.addingTimeInterval(130), limit: 10)
+        try require(later.map(\.event.kind) == ["device.enrolled", "device.revoked"] && later[0].attempts == 1,
+            "outbox: due again with its attempts; an expired lease frees an event", "\(later.map(\.event.kind))")
+        _ = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: t0.addingTimeInterval(1))
+        try require(try await store.claimOutbox(now: t0.addingTimeInterval(1000), leaseUntil: t0.addingTimeInterval(1030), limit: 10).isEmpty, "outbox: swept with the audit")
     }
 
     /// Signing keys: stored as given, listed oldest first, ids unique.

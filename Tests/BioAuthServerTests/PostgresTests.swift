@@ -29,7 +29,7 @@ struct PostgresTests {
         }
         try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2)).close()
         let versions = try await PostgresTestServer.execute("SELECT version FROM bioauth_migrations ORDER BY version", on: url).map { try $0.decode(Int.self) }
-        #expect(versions == Array(1...8))
+        #expect(versions == Array(1...9))
     }
 
     /// A NULL where the schema forbids one is an error, never a default.

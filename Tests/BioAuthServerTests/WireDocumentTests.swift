@@ -88,6 +88,7 @@ struct WireDocumentTests {
             ("Introspection", try Self.keys(Wire.Introspection(
                 active: true, tokenType: "Bearer", iss: "i", aud: ["a"], sub: "s", exp: 1, iat: 2, jti: "j", deviceId: "d", sid: "s", amr: ["hwk"]))),
             ("JWKS", try Self.keys(Wire.JWKS(keys: []))),
+            ("Event", try Self.keys(Wire.Event(id: "1", type: "device.enrolled", occurredAt: 1, userId: "u", deviceId: "d", reason: "r"))),
             ("Device", try Self.keys(Wire.Device(id: "i", name: "n", publicKey: "k", createdAt: 1, lastUsedAt: 2, revokedAt: 3))),
             ("SessionInfo", try Self.keys(Wire.SessionInfo(id: "i", kind: "device", deviceId: "d", createdAt: 1, expiresAt: 2, current: true))),
             ("Approval", try Self.keys(Wire.Approval(approval: "a", expiresAt: 1))),

@@ -1,0 +1,165 @@
+import BioAuthCore
+import BioAuthHTTP
+import BioAuthServer
+import BioAuthServerTesting
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// A webhook receiver on loopback: verifies each signature, answers 503 while told to fail,
+/// records what it accepted.
+final class WebhookReceiver: Sendable {
+    struct State {
+        var failing: Int = 0
+        var accepted: [Wire.Event] = []
+        var refusedSignatures = 0
+        var requests = 0
+    }
+    let state = Mutex(State())
+    let secret: String
+    let url: String
+    let group: ServiceGroup
+    let task: Task<Void, any Error>
+
+    private init(secret: String, url: String, group: ServiceGroup, task: Task<Void, any Error>) {
+        self.secret = secret
+        self.url = url
+        self.group = group
+        self.task = task
+    }
+
+    static func start(secret: String, port: Int = 0) async throws -> WebhookReceiver {
+        let box = Mutex<WebhookReceiver?>(nil)
+        let router = Router()
+        router.post("hook") { request, _ -> Response in
+            let body = Data(try await request.body.collect(upTo: 64 * 1024).readableBytesView)
+            guard let receiver = box.withLock({ $0 }) else { return Response(status: .serviceUnavailable) }
+            let signature = request.headers[HTTPField.Name(WebhookSignature.header)!] ?? ""
+            let valid = WebhookSignature.isValid(signature, body: body, secret: SymmetricKey(data: Data(receiver.secret.utf8)), now: Date())
+            let event = try? JSONDecoder().decode(Wire.Event.self, from: body)
+            return receiver.state.withLock { state in
+                state.requests += 1
+                guard valid, let event, request.headers[HTTPField.Name(WebhookSignature.eventIDHeader)!] == event.id else {
+                    state.refusedSignatures += 1
+                    return Response(status: .unauthorized)
+                }
+                if state.failing > 0 {
+                    state.failing -= 1
+                    return Response(status: .serviceUnavailable)
+                }
+                state.accepted.append(event)
+                return Response(status: .noContent)
+            }
+        }
+        var logger = Logger(label: "receiver")
+        logger.logLevel = .critical
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
+        let group = ServiceGroup(services: [app], logger: logger)
+        let task = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let bound = await iterator.next() else { throw CancellationError() }
+        let receiver = WebhookReceiver(secret: secret, url: "http://127.0.0.1:\(bound)/hook", group: group, task: task)
+        box.withLock { $0 = receiver }
+        return receiver
+    }
+
+    func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+    }
+
+    /// Accepted events, each once (deliveries are at least once).
+    var events: [Wire.Event] {
+        var seen = Set<String>()
+        return state.withLock { $0.accepted }.filter { seen.insert($0.id).inserted }
+    }
+}
+
+struct WebhookTests {
+    static let secret = "a webhook secret of at least 32 bytes"
+
+    @Test func signaturesAreCheckedStrictlyWithinTheReplayWindow() throws {
+        let key = SymmetricKey(data: Data(Self.secret.utf8))
+        let body = Data(#"{"id":"1"}"#.utf8)
+        let now = Date(timeIntervalSince1970: 1_795_000_000)
+        let header = WebhookSignature.sign(body, secret: key, at: now)
+        #expect(header.hasPrefix("t=1795000000,v1=") && header.count == 16 + 64)
+        #expect(WebhookSignature.isValid(header, body: body, secret: key, now: now.addingTimeInterval(299)))
+        #expect(!WebhookSignature.isValid(header, body: body, secret: key, now: now.addingTimeInterval(301)), "outside the replay window")
+        #expect(!WebhookSignature.isValid(header, body: body, secret: key, now: now.addingTimeInterval(-301)))
+        #expect(!WebhookSignature.isValid(header, body: Data(#"{"id":"2"}"#.utf8), secret: key, now: now), "another body")
+        #expect(!WebhookSignature.isValid(header, body: body, secret: SymmetricKey(data: Data("another secret of at least 32 bytes!".utf8)), now: now))
+        // The timestamp is signed: moving it forward breaks the MAC.
+        #expect(!WebhookSignature.isValid(header.replacingOccurrences(of: "t=1795000000", with: "t=1795000100"), body: body, secret: key, now: now))
+        for malformed in ["", header.uppercased(), header + ",v0=00", " " + header, header.replacingOccurrences(of: "v1=", with: "v2="), String(header.dropLast())] {
+            #expect(!WebhookSignature.isValid(malformed, body: body, secret: key, now: now), "\(malformed)")
+        }
+        #expect(WebhookSink(url: "http://example.com/hook", secret: "short") == nil, "a secret under 32 bytes")
+        #expect(WebhookSink(url: "ftp://example.com/hook", secret: Self.secret) == nil)
+    }
+
+    /// A receiver that fails for a while gets every event once it recovers, in order: the outbox
+    /// retries with back-off and drops nothing.
+    @Test(.timeLimit(.minutes(1)))
+    func aReceiverOutageDelaysEventsAndDropsNone() async throws {
+        let receiver = try await WebhookReceiver.start(secret: Self.secret)
+        let harness = ServerHarness()
+        let delivery = OutboxDelivery(
+            store: harness.service.store, sink: try #require(WebhookSink(url: receiver.url, secret: Self.secret)), clock: harness.clock,
+            logger: Logger(label: "test"))
+        try await harness.test { api in
+            receiver.state.withLock { $0.failing = 3 }
+            let (_, deviceID, phone) = try await AccessTokenTests.login(api)  // device.enrolled, login.succeeded
+            let token = try await api.primarySession("alice")
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: token).status == 204)  // device.revoked
+            _ = phone
+            var rounds = 0
+            while receiver.events.count < 3, rounds < 20 {
+                try await delivery.deliverDue()
+                harness.clock.advance(by: 10)  // past any back-off so far
+                rounds += 1
+            }
+            #expect(receiver.events.map(\.type) == ["device.enrolled", "login.succeeded", "device.revoked"])
+            #expect(receiver.events.allSatisfy { $0.userId == "alice" && $0.deviceId == deviceID })
+            #expect(receiver.state.withLock { $0.requests } >= 6 && receiver.state.withLock { $0.refusedSignatures } == 0)
+            #expect(try await harness.service.store.claimOutbox(now: harness.clock.now(), leaseUntil: harness.clock.now(), limit: 10).isEmpty, "nothing left")
+        }
+        await receiver.stop()
+    }
+
+    /// SIGKILL after the changes commit and before any delivery (the receiver is down): the
+    /// restarted server delivers every event.
+    @Test(.timeLimit(.minutes(2)))
+    func eventsCommittedBeforeSIGKILLAreDeliveredAfterTheRestart() async throws {
+        let receiver = try await WebhookReceiver.start(secret: Self.secret)
+        defer { Task { await receiver.stop() } }
+        receiver.state.withLock { $0.failing = Int.max }
+        let database = temporaryDatabasePath()
+        let webhook = ["--webhook-url", receiver.url]
+        let secret = ["BIOAUTH_WEBHOOK_SECRET": Self.secret]
+        let first = try ServerProcess(database: database, extra: webhook, environment: secret)
+        let http = ServerClient(baseURL: "http://127.0.0.1:\(first.port)")
+        var enrolled: [String] = []
+        for index in 0..<5 {
+            enrolled.append(try #require(try await EnrolmentLoad.enrolFirstDevice(of: "user\(index)", on: http)))
+        }
+        first.kill()
+        #expect(receiver.events.isEmpty)
+
+        receiver.state.withLock { $0.failing = 0 }
+        let second = try ServerProcess(database: database, extra: webhook, environment: secret)
+        defer { second.stop() }
+        let deadline = Date().addingTimeInterval(60)
+        while Set(receiver.events.filter { $0.type == "device.enrolled" }.compactMap(\.deviceId)) != Set(enrolled), Date() < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(Set(receiver.events.filter { $0.type == "device.enrolled" }.compactMap(\.deviceId)) == Set(enrolled))
+        #expect(receiver.state.withLock { $0.refusedSignatures } == 0)
+    }
+}
