@@ -55,7 +55,20 @@ public struct BioAuthRoutes: Sendable {
         router.get("/openapi.yaml") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
+        addAPI(to: router)
+        return router
+    }
 
+    /// Mounts BioAuth's API — `/.well-known/jwks.json` and `/v1/…` — on `router`: typically a
+    /// group under a path of your own application's router (`router.group("auth")`), beside your
+    /// routes and middleware. Errors in these routes become BioAuth's bodies; BioAuth's middleware
+    /// verifies its sessions. Health, metrics and the OpenAPI document stay your application's.
+    /// The router's context must be ``BioAuthRequestContext``.
+    public func addRoutes(to router: some RouterMethods<BioAuthRequestContext>) {
+        addAPI(to: router.group().add(middleware: ErrorMapping(logger: logger)))
+    }
+
+    private func addAPI(to router: some RouterMethods<BioAuthRequestContext>) {
         router.get("/.well-known/jwks.json") { request, context in
             let keys = try await service.publishedKeys(request: info(request, context))
             var response = try json(Wire.JWKS(keys))
@@ -206,7 +219,6 @@ public struct BioAuthRoutes: Sendable {
                 Wire.AuditEntry(at: $0.at.seconds, kind: $0.kind, deviceId: $0.deviceID, reason: $0.reason.map(FailureReason.userVisible), count: $0.count)
             })
         }
-        return router
     }
 
     // MARK: Helpers

@@ -140,6 +140,39 @@ public final class BioAuthService: Sendable {
         return SessionGrant(token: token, session: session)
     }
 
+    /// A primary session for the user your own login proves (``PrimaryAuthenticator``): what a
+    /// password login gives — it may enrol the user's first device; later ones need an approval.
+    /// A credential that proves nobody counts against the sending address like a forged
+    /// signature, and a locked-out address is refused before your login is asked.
+    public func primaryLogin<Authenticator: PrimaryAuthenticator>(
+        _ credential: Authenticator.Credential, with authenticator: Authenticator, request: RequestInfo
+    ) async throws(ServerError) -> SessionGrant {
+        try admit(request)
+        let now = clock.now()
+        let lockout = windows.lockout(client: request.clientAddress, at: now, factor: .signature)
+        // With a signature-factor query only the address's counter is consulted ("" names no user).
+        if try await run(request, { try await self.store.passwordLoginState(username: "", lockout: lockout) }).lockedOut {
+            throw await refuseLockedOut(user: nil, device: nil, request)
+        }
+        let proven: String?
+        do { proven = try await authenticator.authenticate(credential, request: request) } catch {
+            logger.error("primary authenticator failed", metadata: ["requestId": "\(request.requestID)", "error": "\(type(of: error))"])
+            throw ServerError(.unavailable, retryAfter: 5)
+        }
+        guard let proven else {
+            let failure = FailureRecord(
+                .primaryLoginRejected, lockout: lockout, user: nil, audit: event(.primaryLoginFailed, reason: FailureReason.primaryLoginRejected.description, request: request))
+            let locked = try await run(request) { [failure] in try await self.store.recordFailure(failure) }
+            throw failed(failure, locked: locked, request)
+        }
+        let userID = try Validate.username(proven, field: "userId")
+        let (session, token) = newSession(user: userID, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, at: now)
+        let audit = event(.primaryLoginSucceeded, user: userID, request: request)
+        try await run(request) { try await self.store.recordLogin(session, clearing: [], rehashed: nil, audit: audit) }
+        log(audit)
+        return SessionGrant(token: token, session: session)
+    }
+
     // MARK: - Sessions
 
     /// A one-time enrolment grant for `userID`, for a backend that owns the login: after its own

@@ -208,6 +208,8 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     public static let apiKeyCreated = AuditKind("apikey.created")
     public static let apiKeyRevoked = AuditKind("apikey.revoked")
     public static let apiKeyRejected = AuditKind("apikey.rejected")
+    public static let primaryLoginSucceeded = AuditKind("primary.login.succeeded")
+    public static let primaryLoginFailed = AuditKind("primary.login.failed")
     public static let tokenRefreshed = AuditKind("token.refreshed")
     public static let refreshTokenReused = AuditKind("token.refresh.reused")
     public static let refreshRejected = AuditKind("token.refresh.rejected")
@@ -217,7 +219,7 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     public static let failures: Set<String> = Set(
         [
                 passwordLoginFailed, loginFailed, deviceEnrollmentFailed, stepUpFailed, approvalRejected, sessionRejected, rateLimited, challengeRefused, lockout,
-                recoveryCodeRejected, apiKeyRejected, refreshRejected,
+                recoveryCodeRejected, apiKeyRejected, refreshRejected, primaryLoginFailed,
             ]
             .map(\.description))
 }

@@ -29,6 +29,8 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let recoveryCodeRejected = FailureReason("recoveryCodeRejected")
     /// No API key, or one that is malformed, unknown or revoked.
     public static let unknownApiKey = FailureReason("unknownApiKey")
+    /// Your ``PrimaryAuthenticator`` proved no user.
+    public static let primaryLoginRejected = FailureReason("primaryLoginRejected")
     /// A refresh token that is unknown, or whose session is revoked or expired.
     public static let unknownRefreshToken = FailureReason("unknownRefreshToken")
     /// A refresh token used a second time: its session is revoked.
@@ -43,7 +45,7 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
         case unknownDevice.description, revokedDevice.description, wrongUser.description, malformedSignature.description, badSignature.description:
             "verificationFailed"
         case unknownChallenge.description, expiredChallenge.description, wrongPurpose.description, wrongSession.description: "challengeRejected"
-        case unknownUser.description, badPassword.description: "passwordRejected"
+        case unknownUser.description, badPassword.description, primaryLoginRejected.description: "passwordRejected"
         case missingSession.description, unknownSession.description, expiredSession.description, revokedSession.description,
             revokedDeviceSession.description, unknownRefreshToken.description, refreshTokenReused.description:
             "sessionRejected"
