@@ -28,6 +28,7 @@ public enum WebhookSignature {
         else { return false }
         let hex = Array(match.2.utf8)
         let mac = Data(stride(from: 0, to: hex.count, by: 2).map { UInt8(String(decoding: hex[$0..<$0 + 2], as: UTF8.self), radix: 16)! })
-        return HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data("\(seconds).".utf8) + body, using: secret)
+        // The MAC covers `t` exactly as sent: "01795000000" is not "1795000000".
+        return HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data((match.1 + ".").utf8) + body, using: secret)
     }
 }

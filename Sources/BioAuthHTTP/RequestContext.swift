@@ -12,6 +12,8 @@ public struct BioAuthRequestContext: RequestContext, RemoteAddressRequestContext
     public let requestID: String
     /// The verified session, set by the authentication middleware on routes that need one.
     public var session: SessionRecord?
+    /// The verified API key, set by the backend API's middleware.
+    public var apiKey: ApiKeyRecord?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

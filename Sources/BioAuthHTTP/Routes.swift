@@ -160,20 +160,21 @@ public struct BioAuthRoutes: Sendable {
             let body = try await decode(Wire.RefreshRequest.self, request)
             return try json(Wire.Tokens(try await service.refresh(refreshToken: body.refreshToken, request: info(request, context))))
         }
-        v1.post("introspect") { request, context in
-            let info = try await authenticateBackend(request, context, scope: .introspect)
+        // The backend API: the app's backend, with an API key of the route's scope, checked by
+        // middleware before the body is read.
+        func backend(_ scope: ApiKeyScope) -> RouterGroup<BioAuthRequestContext> {
+            v1.group().add(middleware: ApiKeyAuthentication(routes: self, scope: scope))
+        }
+        backend(.introspect).post("introspect") { request, context in
             let body = try await decode(Wire.IntrospectionRequest.self, request)
-            return try json(Wire.Introspection(try await service.introspect(token: body.token, request: info)))
+            return try json(Wire.Introspection(try await service.introspect(token: body.token, request: info(request, context))))
         }
-        // The backend API: the app's backend, with an API key of the route's scope.
-        let backend = v1.group("backend")
-        backend.post("enrolment-grants") { request, context in
-            let info = try await authenticateBackend(request, context, scope: .enrolmentGrants)
+        backend(.enrolmentGrants).post("backend/enrolment-grants") { request, context in
             let body = try await decode(Wire.EnrolmentGrantRequest.self, request)
-            return try json(Wire.Session(try await service.issueEnrolmentGrant(userID: body.userId, request: info)), status: .created)
+            return try json(Wire.Session(try await service.issueEnrolmentGrant(userID: body.userId, request: info(request, context))), status: .created)
         }
-        backend.post("approvals/redeem") { request, context in
-            let info = try await authenticateBackend(request, context, scope: .approvals)
+        backend(.approvals).post("backend/approvals/redeem") { request, context in
+            let info = info(request, context)
             let body = try await decode(Wire.Redemption.self, request)
             let record = try await service.redeemApproval(approval: body.approval, operation: body.operation, userID: body.userId, request: info)
             return try json(Wire.RedeemedApproval(userId: record.userID, deviceId: record.deviceID))
@@ -240,13 +241,6 @@ public struct BioAuthRoutes: Sendable {
         }
     }
 
-    /// Checks the request's API key (`Authorization: Bearer bioauth_sk_…`) for `scope` before
-    /// its body is read; returns the request's info.
-    func authenticateBackend(_ request: Request, _ context: BioAuthRequestContext, scope: ApiKeyScope) async throws -> RequestInfo {
-        let info = info(request, context)
-        _ = try await service.authenticateBackend(apiKey: bearerToken(request), scope: scope, request: info)
-        return info
-    }
 
     /// The token of an `Authorization: Bearer` header. The scheme is case-insensitive (RFC 9110
     /// §11.1); the token is not.
@@ -282,6 +276,19 @@ struct SessionAuthentication: RouterMiddleware {
     func handle(_ request: Request, context: BioAuthRequestContext, next: (Request, BioAuthRequestContext) async throws -> Response) async throws -> Response {
         var context = context
         context.session = try await routes.authenticate(request, context).0
+        return try await next(request, context)
+    }
+}
+
+/// Checks the request's API key (`Authorization: Bearer bioauth_sk_…`) for one scope and puts
+/// the key in the request context: 401 for a missing or unknown key, 403 for another scope.
+struct ApiKeyAuthentication: RouterMiddleware {
+    let routes: BioAuthRoutes
+    let scope: ApiKeyScope
+
+    func handle(_ request: Request, context: BioAuthRequestContext, next: (Request, BioAuthRequestContext) async throws -> Response) async throws -> Response {
+        var context = context
+        context.apiKey = try await routes.service.authenticateBackend(apiKey: routes.bearerToken(request), scope: scope, request: routes.info(request, context))
         return try await next(request, context)
     }
 }

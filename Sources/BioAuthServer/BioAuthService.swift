@@ -230,7 +230,7 @@ public final class BioAuthService: Sendable {
     /// Revokes every session of the user (logging out everywhere); returns how many.
     public func revokeAllSessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Int {
         try requireAccountSession(session)
-        let audit = event(.sessionsRevoked, user: session.userID, device: session.deviceID, reason: "all", request: request)
+        let audit = event(.sessionsRevoked, user: session.userID, device: session.deviceID, reason: AuditReason.allSessions.description, request: request)
         let count = try await run(request) { try await self.store.revokeSessions(userID: session.userID, at: self.clock.now(), audit: audit) }
         log(audit)
         return count
@@ -353,7 +353,7 @@ public final class BioAuthService: Sendable {
         let token = try Validate.base64URL(approval, field: "approval", count: 32...32)
         let record = try await enrolmentRequest(id: requestID, of: session, request: request)
         let operationHash = Data(SHA256.hash(data: Data(record.approvalText.utf8)))
-        let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: "approval", request: request)
+        let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.approvedByDevice.description, request: request)
         guard try await run(request, {
             try await self.store.approveEnrolmentRequest(
                 id: record.id, userID: session.userID, approvalTokenHash: Data(SHA256.hash(data: token)), operationHash: operationHash,
@@ -392,7 +392,7 @@ public final class BioAuthService: Sendable {
         guard (1...32).contains(code.utf8.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == " ") }) else {
             throw ServerError(.invalidRequest, field: "code", detail: "1 to 32 letters, digits and dashes")
         }
-        let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: "recovery", request: request)
+        let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.recoveryCode.description, request: request)
         let outcome = try await run(request) {
             try await self.store.recoverEnrolmentRequest(
                 id: record.id, codeHash: RecoveryCode.hash(ofEntered: code), maxAttempts: self.configuration.enrolment.maxRecoveryAttempts, now: self.clock.now(),
@@ -426,7 +426,7 @@ public final class BioAuthService: Sendable {
         if session.kind == .enrolmentGrant {
             // One device per grant. The enrolment is committed: should this fail, the answer stays
             // a success, the failure is logged, and the grant still expires within minutes.
-            let revoked = event(.sessionRevoked, user: session.userID, reason: "enrolmentGrantUsed", request: request)
+            let revoked = event(.sessionRevoked, user: session.userID, reason: AuditReason.enrolmentGrantUsed.description, request: request)
             do { _ = try await store.revokeSession(id: session.id, userID: session.userID, at: clock.now(), audit: revoked) } catch {
                 logger.error("could not revoke a used enrolment grant", metadata: metadata(revoked).merging(["error": "\(type(of: error))"]) { $1 })
             }
@@ -704,7 +704,7 @@ public final class BioAuthService: Sendable {
         case .lockedOut:
             throw await refuseLockedOut(user: user, device: device, request)
         case .tooManyChallenges:
-            await audit(.challengeRefused, user: user, device: device, reason: "tooManyChallenges", request: request)
+            await audit(.challengeRefused, user: user, device: device, reason: FailureReason.tooManyChallenges.description, request: request)
             throw ServerError(.rateLimited, detail: "too many outstanding challenges", retryAfter: Int(configuration.challengeTTL))
         }
     }
@@ -733,7 +733,7 @@ public final class BioAuthService: Sendable {
                 guard let taken else { return failure(.unknownChallenge) }
                 let challenge = taken.challenge
                 if taken.lockedOut {
-                    return .refused([self.event(.rateLimited, user: challenge.userID, device: challenge.deviceID, reason: "lockedOut", request: request)])
+                    return .refused([self.event(.rateLimited, user: challenge.userID, device: challenge.deviceID, reason: FailureReason.lockedOut.description, request: request)])
                 }
                 guard challenge.purpose == purpose, challenge.relyingPartyID == relyingPartyID else { return failure(.wrongPurpose) }
                 guard now <= challenge.expiresAt else { return failure(.expiredChallenge) }
@@ -782,7 +782,7 @@ public final class BioAuthService: Sendable {
 
     private func refuseLockedOut(user: String?, device: String?, retryAfter: Int? = nil, _ request: RequestInfo) async -> ServerError {
         metrics.rateLimited.increment()
-        await audit(.rateLimited, user: user, device: device, reason: "lockedOut", request: request)
+        await audit(.rateLimited, user: user, device: device, reason: FailureReason.lockedOut.description, request: request)
         return ServerError(.rateLimited, retryAfter: retryAfter ?? windows.retryAfter(clock.now()))
     }
 

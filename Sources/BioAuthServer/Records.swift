@@ -224,6 +224,22 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
             .map(\.description))
 }
 
+/// Why a successful change happened, in its audit row (failures use ``FailureReason``).
+/// Extensible: a new reason is a new static value.
+public struct AuditReason: Sendable, Hashable, CustomStringConvertible {
+    public let description: String
+    private init(_ name: String) { description = name }
+
+    /// Every session of the user was revoked at once.
+    public static let allSessions = AuditReason("all")
+    /// An enrolment request was approved by another device of the user.
+    public static let approvedByDevice = AuditReason("approval")
+    /// An enrolment request was approved with a recovery code.
+    public static let recoveryCode = AuditReason("recovery")
+    /// An enrolment grant ended with the enrolment it allowed.
+    public static let enrolmentGrantUsed = AuditReason("enrolmentGrantUsed")
+}
+
 /// A security event. Holds identifiers and reason codes only, never a secret.
 public struct AuditEvent: Sendable, Hashable {
     public var at: Date

@@ -29,6 +29,10 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let recoveryCodeRejected = FailureReason("recoveryCodeRejected")
     /// No API key, or one that is malformed, unknown or revoked.
     public static let unknownApiKey = FailureReason("unknownApiKey")
+    /// Refused while a failure limit of the address or the user is reached.
+    public static let lockedOut = FailureReason("lockedOut")
+    /// The device already has the most outstanding challenges.
+    public static let tooManyChallenges = FailureReason("tooManyChallenges")
     /// Your ``PrimaryAuthenticator`` proved no user.
     public static let primaryLoginRejected = FailureReason("primaryLoginRejected")
     /// A refresh token that is unknown, or whose session is revoked or expired.
@@ -50,8 +54,9 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
             revokedDeviceSession.description, unknownRefreshToken.description, refreshTokenReused.description:
             "sessionRejected"
         case approvalRejected.description, recoveryCodeRejected.description: "approvalRejected"
-        case "lockedOut", "tooManyChallenges", FailureSubject.password("").kind, FailureSubject.passwordRun("").kind, FailureSubject.client("").kind:
-            "lockedOut"
+        case lockedOut.description, tooManyChallenges.description, FailureSubject.password("").kind, FailureSubject.passwordRun("").kind,
+            FailureSubject.client("").kind:
+            lockedOut.description
         default: reason  // not a failure reason (e.g. "all" for sessions revoked everywhere)
         }
     }

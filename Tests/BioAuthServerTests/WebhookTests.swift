@@ -104,6 +104,36 @@ struct WebhookTests {
         #expect(WebhookSink(url: "ftp://example.com/hook", secret: Self.secret) == nil)
     }
 
+    /// The new parsers, fuzzed: 10 000 mutations each of a valid signature header — accepted
+    /// only when unchanged — and of an API key — accepted only in the key's exact shape.
+    @Test func signatureHeadersAndAPIKeysSurviveMutation() {
+        let key = SymmetricKey(data: Data(Self.secret.utf8))
+        let body = Data(#"{"id":"7"}"#.utf8), now = Date(timeIntervalSince1970: 1_795_000_000)
+        let header = WebhookSignature.sign(body, secret: key, at: now)
+        let apiKey = ApiKeySecret().value
+        var rng = SplitMix64(state: 0x5EED_0B10)
+        let alphabet = Array("t=v1,0123456789abcdefABCDEF-_ \u{0}é".unicodeScalars)
+        for _ in 0..<10_000 {
+            let shaped = { (text: String) in
+                text.hasPrefix(ApiKeySecret.prefix) && text.utf8.count == 54 && Base64URL.decode(String(text.dropFirst(11))).map { Base64URL.encode($0) } == String(text.dropFirst(11))
+            }
+            for (original, accepts, expected) in [
+                (header, { WebhookSignature.isValid($0, body: body, secret: key, now: now) }, { $0 == header }),
+                (apiKey, { ApiKeySecret(presented: $0) != nil }, shaped),
+            ] as [(String, (String) -> Bool, (String) -> Bool)] {
+                var scalars = Array(original.unicodeScalars)
+                switch Int.random(in: 0..<4, using: &rng) {
+                case 0: scalars[Int.random(in: 0..<scalars.count, using: &rng)] = alphabet[Int.random(in: 0..<alphabet.count, using: &rng)]
+                case 1: scalars.remove(at: Int.random(in: 0..<scalars.count, using: &rng))
+                case 2: scalars.insert(alphabet[Int.random(in: 0..<alphabet.count, using: &rng)], at: Int.random(in: 0...scalars.count, using: &rng))
+                default: scalars = Array(scalars.prefix(Int.random(in: 0..<scalars.count, using: &rng)))
+                }
+                let mutated = String(String.UnicodeScalarView(scalars))
+                #expect(accepts(mutated) == expected(mutated), "\(mutated)")
+            }
+        }
+    }
+
     /// A receiver that fails for a while gets every event once it recovers, in order: the outbox
     /// retries with back-off and drops nothing.
     @Test(.timeLimit(.minutes(1)))
