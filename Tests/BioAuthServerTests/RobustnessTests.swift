@@ -42,6 +42,8 @@ struct RobustnessTests {
                 (.post, "/v1/step-up/finish", #"{"challengeId":"AAAAAAAAAAAAAAAAAAAAAA","signature":"MEUCIQ"}"#),
                 (.post, "/v1/backend/approvals/redeem", #"{"approval":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","operation":"b3A","userId":"alice"}"#),
                 (.post, "/v1/backend/enrolment-grants", #"{"userId":"carol"}"#),
+                (.post, "/v1/token/refresh", #"{"refreshToken":"\#(Base64URL.encode(Data(count: 32)))"}"#),
+                (.post, "/v1/introspect", #"{"token":"eyJhbGciOiJFUzI1NiJ9.e30.AAAA"}"#),
                 (.patch, "/v1/devices/\(deviceID)", #"{"name":"Renamed"}"#),
                 (.get, "/v1/devices", ""), (.get, "/v1/sessions", ""), (.get, "/v1/audit", ""),
                 (.delete, "/v1/sessions/\(UUID().uuidString)", ""), (.get, "/health", ""),
@@ -62,7 +64,7 @@ struct RobustnessTests {
                 default: bytes = Array(body.replacingOccurrences(of: "\"alice\"", with: "\"\(fragments.randomElement(using: &rng)!)\"").utf8)
                 }
                 // A backend route mostly gets the API key; others a session, garbage or nothing.
-                let credential = path.hasPrefix("/v1/backend/") ? api.apiKey : (Bool.random(using: &rng) ? session : token)
+                let credential = path.hasPrefix("/v1/backend/") || path == "/v1/introspect" ? api.apiKey : (Bool.random(using: &rng) ? session : token)
                 let useToken = Bool.random(using: &rng) ? credential : (Bool.random(using: &rng) ? "garbage" : nil)
                 let reply = try await api.call(method, path, raw: String(decoding: bytes, as: UTF8.self), token: useToken, client: "198.51.100.\(index % 200)")
                 statuses[reply.status, default: 0] += 1
