@@ -2,36 +2,30 @@ import BioAuthCore
 import BioAuthServer
 import Foundation
 import Logging
-import NIOCore
-import NIOPosix
-import SQLiteNIO
-import Synchronization
 
 /// A ``BioAuthStore`` in one SQLite file: the embedded default.
 ///
 /// Every write method is one transaction on a single connection with `journal_mode=WAL` and
 /// `synchronous=FULL`: when a method returns, its writes are on disk, and a killed process loses
-/// nothing it acknowledged. Transactions are serialised by ``SerialLock`` and committed in groups:
-/// concurrent requests share one `COMMIT` (one fsync), each joining transaction in its own savepoint.
-/// SQLite is vendored by SQLiteNIO, so no system package is needed.
+/// nothing it acknowledged. One thread of its own (``SQLiteWriter``) runs every statement with
+/// prepared statements kept for reuse, so a request costs one thread hop however many statements
+/// it runs, and commits in groups: the transactions queued while one group ran share the next
+/// `COMMIT` (one fsync), each in its own savepoint. SQLite is vendored by SQLiteNIO, so no system
+/// package is needed.
 ///
 /// Statements and durable commits per request (a commit may be shared with concurrent requests):
 ///
 /// | Request | Statements | Commits |
 /// |---|---|---|
 /// | `POST /login/challenge` (``issueChallenge(_:limits:)``) | 1 read (lockout counters and the outstanding challenges of this device and user), 1 insert | 1 |
-/// | `POST /login/finish` (``finishChallenge(id:lockout:verdict:)``) | 1 delete-returning, 1 read (device row and lockout counters), then session insert, device touch, counter delete, audit insert | 1 |
+/// | `POST /login/finish` (``finishChallenge(id:lockout:verdict:)``) | 1 delete-returning, 1 read (device row and lockout counters), then session insert, device touch, counter delete (only for a counted subject), outbox insert, audit insert | 1 |
 /// | a failed verification | delete and read as above, then 1 upsert per subject (1–3), 1 audit insert per event | 1 |
 /// | `POST /login/password` | 1 user read, 1 counter read (no commit), then session insert, counter delete, audit insert | 1 |
 /// | bearer-token check | 1 join read | 0 |
 ///
-/// A transaction that joins an open group adds `SAVEPOINT` and `RELEASE`; the commit is shared.
+/// A transaction that shares its group adds `SAVEPOINT` and `RELEASE`; the commit is shared.
 public final class SQLiteStore: BioAuthStore {
-    private let connection: SQLiteConnection
-    private let threadPool: NIOThreadPool
-    private let lock = SerialLock()
-    private let group = Mutex<CommitGroup?>(nil)
-    private let counts = Mutex(Statistics())
+    private let writer: SQLiteWriter
 
     /// How many transactions were acknowledged, and how many `COMMIT`s (fsyncs) that took.
     public struct Statistics: Sendable, Hashable {
@@ -39,8 +33,7 @@ public final class SQLiteStore: BioAuthStore {
         public var commits = 0
     }
 
-    public var statistics: Statistics { counts.withLock { $0 } }
-    private let closed = Mutex(false)
+    public var statistics: Statistics { writer.statistics }
 
     /// Append-only migrations, applied in order; each is recorded by name in `migrations`.
     /// ``BioAuthPostgres`` mirrors them table for table.
@@ -121,166 +114,66 @@ public final class SQLiteStore: BioAuthStore {
         ),
     ]
 
-    private init(connection: SQLiteConnection, threadPool: NIOThreadPool) {
-        self.connection = connection
-        self.threadPool = threadPool
+    private init(writer: SQLiteWriter) {
+        self.writer = writer
     }
 
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
+    /// - Throws: ``StoreError`` `unavailable` if the file cannot be opened.
     public static func open(path: String, logger: Logger = Logger(label: "BioAuthSQLite")) async throws -> SQLiteStore {
-        let pool = NIOThreadPool(numberOfThreads: 1)
-        pool.start()
-        let connection = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any())
-        let store = SQLiteStore(connection: connection, threadPool: pool)
-        try await store.query("PRAGMA journal_mode=WAL")
-        try await store.query("PRAGMA synchronous=FULL")
-        try await store.query("PRAGMA busy_timeout=5000")
-        try await store.migrate()
+        let store = SQLiteStore(writer: try SQLiteWriter(path: path))
+        try await store.writer.read { db in
+            try db.execute("PRAGMA journal_mode=WAL")
+            try db.execute("PRAGMA synchronous=FULL")
+            try db.execute("PRAGMA busy_timeout=5000")
+        }
+        try await store.migrate(logger: logger)
         return store
     }
 
-    /// Closes the connection. Idempotent.
+    /// Closes the connection after every queued transaction has committed. Idempotent.
     public func close() async throws {
-        guard closed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
-        try await lock.withLock {
-            try await commitGroup()
-            try await connection.close()
-        }
-        try await threadPool.shutdownGracefully()
+        await writer.close()
     }
 
-    private func migrate() async throws {
-        try await query("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-        let applied = Set(try await query("SELECT name FROM migrations").map { try $0.string("name") })
+    private func migrate(logger: Logger) async throws {
+        let applied = try await writer.write { db in
+            try db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+            return Set(try db.query("SELECT name FROM migrations").map { try $0.string("name") })
+        }
         for migration in Self.migrations where !applied.contains(migration.name) {
-            try await transaction {
-                for statement in migration.statements { try await query(statement) }
-                try await query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", [.text(migration.name), .date(Date())])
+            try await writer.write { db in
+                for statement in migration.statements { try db.execute(statement) }
+                try db.query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", [.text(migration.name), .date(Date())])
             }
-        }
-    }
-
-    /// Runs `body` as one transaction of a group commit: committed if it returns, rolled back if it
-    /// throws, and acknowledged (this method returns) only after the group's `COMMIT` is on disk.
-    ///
-    /// Group commit: the transaction that finds no open group begins one (`BEGIN IMMEDIATE`); each
-    /// transaction runs inside its own savepoint, so a failing one rolls back alone; the holder that
-    /// finds nobody queued behind it — or the group full — commits the group, once, for all of its
-    /// members. Under concurrency many requests share one fsync; alone, a request commits at once.
-    private func transaction<T>(_ body: () async throws -> T) async throws -> T {
-        let (result, ticket): (T, CommitTicket) = try await lock.withLock {
-            let (group, joined) = try await openGroup()
-            // The first member needs no savepoint: if it fails, the group is only itself.
-            if joined { try await query("SAVEPOINT member") }
-            let result: T
-            do {
-                result = try await body()
-                if joined { try await query("RELEASE member") }
-            } catch {
-                if joined {
-                    _ = try? await query("ROLLBACK TO member")
-                    _ = try? await query("RELEASE member")
-                    try await endTurn()
-                } else {
-                    self.group.withLock { $0 = nil }
-                    _ = try? await query("ROLLBACK")
-                }
-                throw error
-            }
-            group.members += 1
-            try await endTurn()
-            return (result, group.ticket)
-        }
-        try await ticket.wait()
-        return result
-    }
-
-    /// Runs reads after committing any open group, so they never see unacknowledged writes, and
-    /// never between another caller's statements.
-    private func read<T>(_ body: () async throws -> T) async throws -> T {
-        try await lock.withLock {
-            try await commitGroup()
-            return try await body()
-        }
-    }
-
-    /// The open group (joined: true), or a new one. Only under the lock.
-    private func openGroup() async throws -> (CommitGroup, joined: Bool) {
-        if let group = group.withLock({ $0 }) { return (group, true) }
-        try await query("BEGIN IMMEDIATE")
-        let opened = CommitGroup()
-        group.withLock { $0 = opened }
-        return (opened, false)
-    }
-
-    /// Commits the open group unless someone queued behind can join it. Only under the lock.
-    private func endTurn() async throws {
-        guard let open = group.withLock({ $0 }) else { return }
-        if lock.hasWaiters, open.members < Self.maxGroupSize { return }
-        try await commitGroup()
-    }
-
-    /// Commits the open group, if any, and tells every member. Only under the lock.
-    private func commitGroup() async throws {
-        guard let open = group.withLock({ state in defer { state = nil }; return state }) else { return }
-        do {
-            try await query("COMMIT")
-            let members = open.members
-            counts.withLock {
-                $0.commits += 1
-                $0.transactions += members
-            }
-            open.ticket.resolve(.success(()))
-        } catch {
-            _ = try? await query("ROLLBACK")
-            open.ticket.resolve(.failure(error as? StoreError ?? StoreError(.unavailable, detail: "sqlite commit")))
-            throw error
-        }
-    }
-
-    /// Most transactions one commit acknowledges, so a steady stream cannot hold a group open.
-    static let maxGroupSize = 256
-
-    @discardableResult
-    private func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
-        do { return try await connection.query(sql, binds) } catch let error as SQLiteError {
-            throw Self.classify(error)
-        }
-    }
-
-    /// Classifies by SQLite's result code, never by message text.
-    static func classify(_ error: SQLiteError) -> any Error {
-        switch error.reason {
-        case .constraint, .constraintPrimaryKeyFailed, .constraintUniqueFailed: StoreError(.duplicate, detail: "sqlite constraint")
-        case .busy, .busyTimeout, .busyInRecovery, .busyInSnapshot, .locked, .cantOpen, .full: StoreError(.unavailable, detail: "sqlite \(error.reason)")
-        default: error
+            logger.debug("applied migration", metadata: ["migration": "\(migration.name)"])
         }
     }
 
     // MARK: Users
 
     public func createUser(_ user: UserRecord, audit: AuditEvent) async throws {
-        try await transaction {
-            try await query(
+        try await writer.write { db in
+            try db.query(
                 "INSERT INTO users (id, password_salt, password_rounds, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
                 [.text(user.id), .blob(user.passwordSalt), .integer(user.passwordRounds), .blob(user.passwordHash), .date(user.createdAt)])
-            try await append(audit)
+            try db.append(audit)
         }
     }
 
     public func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState {
-        try await read {
-            let user = try await query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map(Self.user)
-            return PasswordLoginState(user: user, lockedOut: try await isLockedOut(lockout, user: username))
+        try await writer.read { db in
+            let user = try db.query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map(Self.user)
+            return PasswordLoginState(user: user, lockedOut: try db.isLockedOut(lockout, user: username))
         }
     }
 
     public func beginPasswordAttempt(username: String, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) async throws -> PasswordAttempt {
-        try await transaction {
-            let user = try await query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map(Self.user)
+        try await writer.write { db in
+            let user = try db.query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map(Self.user)
             var entries: [String: (Date, Int)] = [:]
             let keys = [FailureSubject.client(lockout.client), .password(username), .passwordRun(username)].map(\.storageKey)
-            for row in try await query("SELECT key, window_start, count FROM counters WHERE key IN (?, ?, ?)", keys.map { .text($0) }) {
+            for row in try db.query("SELECT key, window_start, count FROM counters WHERE key IN (?, ?, ?)", keys.map { .text($0) }) {
                 entries[try row.string("key")] = (try row.date("window_start"), try row.int("count"))
             }
             let decision = run.decide(
@@ -288,7 +181,7 @@ public final class SQLiteStore: BioAuthStore {
             switch decision {
             case .refused(let until): return PasswordAttempt(user: user, refusedUntil: until, reached: [])
             case .counted(let password, let runCount, let reached):
-                try await query(
+                try db.query(
                     "INSERT INTO counters (key, window_start, count) VALUES (?, ?, ?), (?, ?, ?) ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, count = excluded.count",
                     [.text(keys[1]), .date(lockout.windowStart), .integer(password), .text(keys[2]), .date(now), .integer(runCount)])
                 return PasswordAttempt(user: user, refusedUntil: nil, reached: reached)
@@ -299,12 +192,12 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: Challenges
 
     public func issueChallenge(_ c: ChallengeRecord, limits: ChallengeLimits) async throws -> ChallengeIssue {
-        try await transaction {
-            let state = try await lockoutState(limits.lockout, user: c.userID, device: c.deviceID, outstandingAt: limits.now)
+        try await writer.write { db in
+            let state = try db.lockoutState(limits.lockout, user: c.userID, device: c.deviceID, outstandingAt: limits.now)
             if state.lockedOut { return .lockedOut }
             guard state.outstanding < limits.outstandingPerDevice else { return .tooManyChallenges }
             let columns = c.binding.columns
-            try await query(
+            try db.query(
                 """
                 INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -318,76 +211,76 @@ public final class SQLiteStore: BioAuthStore {
     }
 
     public func finishChallenge(id: Data, lockout: LockoutQuery, verdict decide: @escaping @Sendable (TakenChallenge?) -> ChallengeVerdict) async throws -> RecordedVerdict {
-        try await transaction {
+        try await writer.write { db in
             var taken: TakenChallenge?
             // Counters with a row in this window: clearing any other is a no-op, so it is skipped.
             var counted: Set<FailureSubject> = []
-            if let row = try await query("DELETE FROM challenges WHERE id = ? RETURNING *", [.blob(id)]).first {
+            if let row = try db.query("DELETE FROM challenges WHERE id = ? RETURNING *", [.blob(id)]).first {
                 let challenge = try Self.challenge(row)
-                let state = try await lockoutState(lockout, user: challenge.userID, device: challenge.deviceID, withDevice: true)
+                let state = try db.lockoutState(lockout, user: challenge.userID, device: challenge.deviceID, withDevice: true)
                 taken = TakenChallenge(challenge: challenge, device: state.device, lockedOut: state.lockedOut)
                 counted = state.counted
             }
             let verdict = decide(taken)
             switch verdict {
             case .refused(let events):
-                for event in events { try await append(event) }
+                for event in events { try db.append(event) }
                 return RecordedVerdict(verdict)
             case .failed(let failure):
-                return RecordedVerdict(verdict, lockedSubjects: try await countFailure(failure))
+                return RecordedVerdict(verdict, lockedSubjects: try db.countFailure(failure))
             case .login(let session, let clearing, let audit):
-                try await login(session, clearing: clearing.filter(counted.contains), audit: audit)
+                try db.login(session, clearing: clearing.filter(counted.contains), audit: audit)
                 return RecordedVerdict(verdict)
             case .enrolment(let device, let replacing, let audit):
                 if let requestID = taken?.challenge.enrolmentRequestID {
-                    let consumed = try await query("DELETE FROM enrolment_requests WHERE id = ? AND approved_at IS NOT NULL RETURNING id", [.text(requestID)])
+                    let consumed = try db.query("DELETE FROM enrolment_requests WHERE id = ? AND approved_at IS NOT NULL RETURNING id", [.text(requestID)])
                     guard !consumed.isEmpty else { return RecordedVerdict(verdict) }
                 }
                 if replacing {
-                    let updated = try await query(
+                    let updated = try db.query(
                         "UPDATE devices SET public_key = ?, last_used_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id",
                         [.blob(device.publicKey), .date(device.createdAt), .text(device.id), .text(device.userID)])
                     guard !updated.isEmpty else { return RecordedVerdict(verdict) }
-                    try await withdrawApprovals(device: device.id, user: device.userID)
-                    try await query(
+                    try db.withdrawApprovals(device: device.id, user: device.userID)
+                    try db.query(
                         "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL",
                         [.date(device.createdAt), .text(device.userID), .text(device.id)])
                 } else {
-                    try await query(
+                    try db.query(
                         "INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                         [.text(device.id), .text(device.userID), .text(device.name), .blob(device.publicKey), .date(device.createdAt),
                          .optionalDate(device.lastUsedAt), .optionalDate(device.revokedAt)])
                 }
-                try await append(audit)
-                return RecordedVerdict(verdict, device: try await self.device(device.id))
+                try db.append(audit)
+                return RecordedVerdict(verdict, device: try db.device(device.id))
             case .approval(let a, let clearing, let audit):
-                try await query(
+                try db.query(
                     "INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [.blob(a.tokenHash), .text(a.userID), .text(a.deviceID), .blob(a.operationHash), .date(a.createdAt), .date(a.expiresAt), .optionalDate(a.consumedAt),
                      .optionalText(a.sessionID)])
-                try await clear(clearing.filter(counted.contains))
-                try await append(audit)
+                try db.clear(clearing.filter(counted.contains))
+                try db.append(audit)
                 return RecordedVerdict(verdict)
             }
         }
     }
 
     public func deleteChallenges(expiredBefore date: Date) async throws -> Int {
-        try await transaction { try await query("DELETE FROM challenges WHERE expires_at < ? RETURNING id", [.date(date)]).count }
+        try await writer.write { db in try db.query("DELETE FROM challenges WHERE expires_at < ? RETURNING id", [.date(date)]).count }
     }
 
     public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date) async throws -> SweepResult {
-        try await transaction {
+        try await writer.write { db in
             let runs = FailureSubject.passwordRun("").storageKey + "%"
-            let counters = try await query(
+            let counters = try db.query(
                 "DELETE FROM counters WHERE (key NOT LIKE ? AND window_start < ?) OR (key LIKE ? AND window_start < ?) RETURNING key",
                 [.text(runs), .date(windowsBefore), .text(runs), .date(runsBefore)]).count
-            let audit = try await query("DELETE FROM audit WHERE at < ? RETURNING seq", [.date(auditBefore)]).count
-            let approvals = try await query("DELETE FROM approvals WHERE expires_at < ? RETURNING expires_at", [.date(windowsBefore)]).count
-            let requests = try await query("DELETE FROM enrolment_requests WHERE expires_at < ? RETURNING id", [.date(windowsBefore)]).count
-            try await query(
+            let audit = try db.query("DELETE FROM audit WHERE at < ? RETURNING seq", [.date(auditBefore)]).count
+            let approvals = try db.query("DELETE FROM approvals WHERE expires_at < ? RETURNING expires_at", [.date(windowsBefore)]).count
+            let requests = try db.query("DELETE FROM enrolment_requests WHERE expires_at < ? RETURNING id", [.date(windowsBefore)]).count
+            try db.query(
                 "DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < ?)", [.date(windowsBefore)])
-            try await query("DELETE FROM outbox WHERE at < ?", [.date(auditBefore)])
+            try db.query("DELETE FROM outbox WHERE at < ?", [.date(auditBefore)])
             return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests)
         }
     }
@@ -395,49 +288,49 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: Outcomes
 
     public func recordFailure(_ failure: FailureRecord) async throws -> [FailureSubject] {
-        try await transaction { try await countFailure(failure) }
+        try await writer.write { db in try db.countFailure(failure) }
     }
 
     public func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], rehashed: UserRecord?, audit: AuditEvent) async throws {
-        try await transaction {
+        try await writer.write { db in
             if let u = rehashed {
-                try await query(
+                try db.query(
                     "UPDATE users SET password_salt = ?, password_rounds = ?, password_hash = ? WHERE id = ?",
                     [.blob(u.passwordSalt), .integer(u.passwordRounds), .blob(u.passwordHash), .text(u.id)])
             }
-            try await login(session, clearing: clearing, audit: audit)
+            try db.login(session, clearing: clearing, audit: audit)
         }
     }
 
     // MARK: Devices
 
     public func device(id: String) async throws -> DeviceRecord? {
-        try await read { try await device(id) }
+        try await writer.read { db in try db.device(id) }
     }
 
     public func devices(userID: String) async throws -> [DeviceRecord] {
-        try await read { try await query("SELECT * FROM devices WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map(Self.device) }
+        try await writer.read { db in try db.query("SELECT * FROM devices WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map(Self.device) }
     }
 
     public func renameDevice(id: String, userID: String, name: String, audit: AuditEvent) async throws -> Bool {
-        try await transaction {
-            guard !(try await query("UPDATE devices SET name = ? WHERE id = ? AND user_id = ? RETURNING id", [.text(name), .text(id), .text(userID)]).isEmpty) else {
+        try await writer.write { db in
+            guard !(try db.query("UPDATE devices SET name = ? WHERE id = ? AND user_id = ? RETURNING id", [.text(name), .text(id), .text(userID)]).isEmpty) else {
                 return false
             }
-            try await append(audit)
+            try db.append(audit)
             return true
         }
     }
 
     public func revokeDevice(id: String, userID: String, at: Date, audit: AuditEvent) async throws -> Bool {
-        try await transaction {
-            let revoked = try await query(
+        try await writer.write { db in
+            let revoked = try db.query(
                 "UPDATE devices SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(id), .text(userID)])
             guard !revoked.isEmpty else { return false }
-            try await withdrawApprovals(device: id, user: userID)
-            try await query(
+            try db.withdrawApprovals(device: id, user: userID)
+            try db.query(
                 "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL", [.date(at), .text(userID), .text(id)])
-            try await append(audit)
+            try db.append(audit)
             return true
         }
     }
@@ -445,66 +338,55 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: Sessions
 
     public func session(tokenHash: Data) async throws -> SessionState? {
-        try await read { try await sessionState(where: "s.token_hash = ?", .blob(tokenHash)) }
+        try await writer.read { db in try db.sessionState(where: "s.token_hash = ?", .blob(tokenHash)) }
     }
 
     public func session(id: String) async throws -> SessionState? {
-        try await read { try await sessionState(where: "s.id = ?", .text(id)) }
-    }
-
-    /// The one session `condition` selects, with its device's state.
-    private func sessionState(where condition: String, _ value: SQLiteData) async throws -> SessionState? {
-        try await query(
-            "SELECT s.*, d.revoked_at AS device_revoked_at, d.id AS device_row FROM sessions s LEFT JOIN devices d ON d.id = s.device_id WHERE \(condition)", [value]
-        ).first.map { row in
-            let session = try Self.session(row)
-            let deviceActive = session.deviceID == nil || (row.column("device_row")?.isNull == false && row.column("device_revoked_at")?.isNull == true)
-            return SessionState(session: session, deviceActive: deviceActive)
-        }
+        try await writer.read { db in try db.sessionState(where: "s.id = ?", .text(id)) }
     }
 
     public func rotateRefreshToken(tokenHash: Data, replacement: Data, now: Date, audit: AuditEvent, reuseAudit: AuditEvent) async throws -> RefreshRotation {
-        try await transaction {
-            if let row = try await query(
+        try await writer.write { db in
+            if let row = try db.query(
                 "UPDATE sessions SET refresh_hash = ? WHERE refresh_hash = ? AND revoked_at IS NULL AND expires_at > ? RETURNING id, user_id, device_id",
                 [.blob(replacement), .blob(tokenHash), .date(now)]
             ).first {
                 let id = try row.string("id")
-                try await query("INSERT INTO spent_refresh_tokens (token_hash, session_id) VALUES (?, ?)", [.blob(tokenHash), .text(id)])
-                try await append(audit.about(user: try row.string("user_id"), device: try row.optionalString("device_id")))
-                return try await sessionState(where: "s.id = ?", .text(id)).map { .rotated($0) } ?? .refused
+                try db.query("INSERT INTO spent_refresh_tokens (token_hash, session_id) VALUES (?, ?)", [.blob(tokenHash), .text(id)])
+                try db.append(audit.about(user: try row.string("user_id"), device: try row.optionalString("device_id")))
+                return try db.sessionState(where: "s.id = ?", .text(id)).map { .rotated($0) } ?? .refused
             }
-            guard let spent = try await query(
+            guard let spent = try db.query(
                 "SELECT s.id, s.user_id, s.device_id FROM spent_refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = ?", [.blob(tokenHash)]
             ).first else { return .refused }
             let id = try spent.string("id")
-            try await query("UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(now), .text(id)])
-            try await query("DELETE FROM approvals WHERE session_id = ? AND consumed_at IS NULL", [.text(id)])
-            try await append(reuseAudit.about(user: try spent.string("user_id"), device: try spent.optionalString("device_id")))
+            try db.query("UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(now), .text(id)])
+            try db.query("DELETE FROM approvals WHERE session_id = ? AND consumed_at IS NULL", [.text(id)])
+            try db.append(reuseAudit.about(user: try spent.string("user_id"), device: try spent.optionalString("device_id")))
             return .reused(sessionID: id)
         }
     }
 
     public func sessions(userID: String) async throws -> [SessionRecord] {
-        try await read { try await query("SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map(Self.session) }
+        try await writer.read { db in try db.query("SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map(Self.session) }
     }
 
     public func revokeSession(id: String, userID: String, at: Date, audit: AuditEvent) async throws -> Bool {
-        try await transaction {
-            let revoked = try await query(
+        try await writer.write { db in
+            let revoked = try db.query(
                 "UPDATE sessions SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(id), .text(userID)])
             guard !revoked.isEmpty else { return false }
-            try await query("DELETE FROM approvals WHERE session_id = ? AND consumed_at IS NULL", [.text(id)])
-            try await append(audit)
+            try db.query("DELETE FROM approvals WHERE session_id = ? AND consumed_at IS NULL", [.text(id)])
+            try db.append(audit)
             return true
         }
     }
 
     public func revokeSessions(userID: String, at: Date, audit: AuditEvent) async throws -> Int {
-        try await transaction {
-            let count = try await query("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(userID)]).count
-            try await query("DELETE FROM approvals WHERE user_id = ? AND consumed_at IS NULL", [.text(userID)])
-            try await append(audit)
+        try await writer.write { db in
+            let count = try db.query("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(userID)]).count
+            try db.query("DELETE FROM approvals WHERE user_id = ? AND consumed_at IS NULL", [.text(userID)])
+            try db.append(audit)
             return count
         }
     }
@@ -512,8 +394,8 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: Approvals
 
     public func redeemApproval(tokenHash: Data, operationHash: Data, userID: String, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
-        try await transaction {
-            guard let row = try await query(
+        try await writer.write { db in
+            guard let row = try db.query(
                 """
                 UPDATE approvals SET consumed_at = ? WHERE token_hash = ? AND operation_hash = ? AND user_id = ? AND consumed_at IS NULL AND expires_at > ?
                 AND EXISTS (SELECT 1 FROM devices WHERE devices.id = approvals.device_id AND devices.revoked_at IS NULL) RETURNING *
@@ -521,7 +403,7 @@ public final class SQLiteStore: BioAuthStore {
                 [.date(now), .blob(tokenHash), .blob(operationHash), .text(userID), .date(now)]
             ).first else { return nil }
             let approval = try Self.approval(row)
-            try await append(audit.about(user: approval.userID, device: approval.deviceID))
+            try db.append(audit.about(user: approval.userID, device: approval.deviceID))
             return approval
         }
     }
@@ -529,8 +411,8 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: Outbox
 
     public func claimOutbox(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxEvent] {
-        try await transaction {
-            try await query(
+        try await writer.write { db in
+            try db.query(
                 """
                 UPDATE outbox SET lease_until = ? WHERE id IN (
                   SELECT id FROM outbox WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY id LIMIT ?)
@@ -548,55 +430,55 @@ public final class SQLiteStore: BioAuthStore {
     }
 
     public func completeOutbox(id: Int64) async throws {
-        try await transaction { try await query("DELETE FROM outbox WHERE id = ?", [.integer(Int(id))]) }
+        try await writer.write { db in try db.query("DELETE FROM outbox WHERE id = ?", [.integer(Int(id))]) }
     }
 
     public func retryOutbox(id: Int64, attempts: Int, nextAttemptAt: Date) async throws {
-        try await transaction {
-            try await query("UPDATE outbox SET attempts = ?, next_attempt_at = ?, lease_until = NULL WHERE id = ?", [.integer(attempts), .date(nextAttemptAt), .integer(Int(id))])
+        try await writer.write { db in
+            try db.query("UPDATE outbox SET attempts = ?, next_attempt_at = ?, lease_until = NULL WHERE id = ?", [.integer(attempts), .date(nextAttemptAt), .integer(Int(id))])
         }
     }
 
     // MARK: Signing keys
 
     public func signingKeys() async throws -> [SigningKeyRecord] {
-        try await read {
-            try await query("SELECT * FROM signing_keys ORDER BY created_at, id").map { row in
+        try await writer.read { db in
+            try db.query("SELECT * FROM signing_keys ORDER BY created_at, id").map { row in
                 SigningKeyRecord(id: try row.string("id"), privateKey: try row.data("private_key"), createdAt: try row.date("created_at"))
             }
         }
     }
 
     public func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) async throws {
-        try await transaction {
-            try await query("INSERT INTO signing_keys (id, private_key, created_at) VALUES (?, ?, ?)", [.text(key.id), .blob(key.privateKey), .date(key.createdAt)])
-            try await append(audit)
+        try await writer.write { db in
+            try db.query("INSERT INTO signing_keys (id, private_key, created_at) VALUES (?, ?, ?)", [.text(key.id), .blob(key.privateKey), .date(key.createdAt)])
+            try db.append(audit)
         }
     }
 
     // MARK: API keys
 
     public func createApiKey(_ key: ApiKeyRecord, audit: AuditEvent) async throws {
-        try await transaction {
-            try await query(
+        try await writer.write { db in
+            try db.query(
                 "INSERT INTO api_keys (id, name, secret_hash, scopes, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)",
                 [.text(key.id), .text(key.name), .blob(key.secretHash), .text(key.storedScopes), .date(key.createdAt), .optionalDate(key.revokedAt)])
-            try await append(audit)
+            try db.append(audit)
         }
     }
 
     public func apiKey(secretHash: Data) async throws -> ApiKeyRecord? {
-        try await read { try await query("SELECT * FROM api_keys WHERE secret_hash = ?", [.blob(secretHash)]).first.map(Self.apiKey) }
+        try await writer.read { db in try db.query("SELECT * FROM api_keys WHERE secret_hash = ?", [.blob(secretHash)]).first.map(Self.apiKey) }
     }
 
     public func apiKeys() async throws -> [ApiKeyRecord] {
-        try await read { try await query("SELECT * FROM api_keys ORDER BY created_at, id").map(Self.apiKey) }
+        try await writer.read { db in try db.query("SELECT * FROM api_keys ORDER BY created_at, id").map(Self.apiKey) }
     }
 
     public func revokeApiKey(id: String, at: Date, audit: AuditEvent) async throws -> Bool {
-        try await transaction {
-            guard try await !query("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(id)]).isEmpty else { return false }
-            try await append(audit)
+        try await writer.write { db in
+            guard try !db.query("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(id)]).isEmpty else { return false }
+            try db.append(audit)
             return true
         }
     }
@@ -604,8 +486,8 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: Enrolment requests
 
     public func createEnrolmentRequest(_ r: EnrolmentRequestRecord, audit: AuditEvent) async throws {
-        try await transaction {
-            try await query(
+        try await writer.write { db in
+            try db.query(
                 """
                 INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at, approved_at, approved_by_device, recovery_code_hash, recovery_attempts)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -613,17 +495,17 @@ public final class SQLiteStore: BioAuthStore {
                 [.text(r.id), .text(r.userID), .text(r.deviceID), .text(r.name), .blob(r.publicKey), .integer(r.replacing ? 1 : 0), .text(r.sessionID),
                  .date(r.createdAt), .date(r.expiresAt), .optionalDate(r.approvedAt), .optionalText(r.approvedByDevice), .optionalBlob(r.recoveryCodeHash),
                  .integer(r.recoveryAttempts)])
-            try await append(audit)
+            try db.append(audit)
         }
     }
 
     public func enrolmentRequest(id: String) async throws -> EnrolmentRequestRecord? {
-        try await read { try await query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map(Self.enrolmentRequest) }
+        try await writer.read { db in try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map(Self.enrolmentRequest) }
     }
 
     public func enrolmentRequests(userID: String, now: Date) async throws -> [EnrolmentRequestRecord] {
-        try await read {
-            try await query("SELECT * FROM enrolment_requests WHERE user_id = ? AND expires_at > ? ORDER BY created_at, id", [.text(userID), .date(now)])
+        try await writer.read { db in
+            try db.query("SELECT * FROM enrolment_requests WHERE user_id = ? AND expires_at > ? ORDER BY created_at, id", [.text(userID), .date(now)])
                 .map(Self.enrolmentRequest)
         }
     }
@@ -631,8 +513,8 @@ public final class SQLiteStore: BioAuthStore {
     public func approveEnrolmentRequest(
         id: String, userID: String, approvalTokenHash: Data, operationHash: Data, excludingDevice: String, now: Date, audit: AuditEvent
     ) async throws -> ApprovalRecord? {
-        try await transaction {
-            guard let row = try await query(
+        try await writer.write { db in
+            guard let row = try db.query(
                 """
                 UPDATE approvals SET consumed_at = ? WHERE token_hash = ? AND user_id = ? AND device_id <> ? AND operation_hash = ? AND consumed_at IS NULL AND expires_at > ?
                 AND EXISTS (SELECT 1 FROM enrolment_requests WHERE id = ? AND user_id = ? AND approved_at IS NULL AND expires_at > ?) RETURNING *
@@ -640,62 +522,54 @@ public final class SQLiteStore: BioAuthStore {
                 [.date(now), .blob(approvalTokenHash), .text(userID), .text(excludingDevice), .blob(operationHash), .date(now), .text(id), .text(userID), .date(now)]
             ).first else { return nil }
             let approval = try Self.approval(row)
-            try await query("UPDATE enrolment_requests SET approved_at = ?, approved_by_device = ? WHERE id = ?", [.date(now), .text(approval.deviceID), .text(id)])
-            try await append(audit)
+            try db.query("UPDATE enrolment_requests SET approved_at = ?, approved_by_device = ? WHERE id = ?", [.date(now), .text(approval.deviceID), .text(id)])
+            try db.append(audit)
             return approval
         }
     }
 
     public func setRecoveryCode(requestID: String, codeHash: Data, now: Date, audit: AuditEvent) async throws -> Bool {
-        try await transaction {
-            let updated = try await query(
+        try await writer.write { db in
+            let updated = try db.query(
                 "UPDATE enrolment_requests SET recovery_code_hash = ? WHERE id = ? AND approved_at IS NULL AND expires_at > ? RETURNING id",
                 [.blob(codeHash), .text(requestID), .date(now)])
             guard !updated.isEmpty else { return false }
-            try await append(audit)
+            try db.append(audit)
             return true
         }
     }
 
     public func recoverEnrolmentRequest(id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome {
-        try await transaction {
-            guard let row = try await query(
+        try await writer.write { db in
+            guard let row = try db.query(
                 "SELECT recovery_code_hash, recovery_attempts FROM enrolment_requests WHERE id = ? AND approved_at IS NULL AND expires_at > ? AND recovery_code_hash IS NOT NULL AND recovery_attempts < ?",
                 [.text(id), .date(now), .integer(maxAttempts)]
             ).first else { return .unavailable }
             let attempts = try row.int("recovery_attempts")
             if try row.data("recovery_code_hash") == codeHash {
-                try await query("UPDATE enrolment_requests SET approved_at = ? WHERE id = ?", [.date(now), .text(id)])
-                try await append(audit)
+                try db.query("UPDATE enrolment_requests SET approved_at = ? WHERE id = ?", [.date(now), .text(id)])
+                try db.append(audit)
                 return .approved
             }
-            try await query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = ?", [.text(id)])
-            try await append(audit.rejectedRecovery)
+            try db.query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = ?", [.text(id)])
+            try db.append(audit.rejectedRecovery)
             return .wrongCode(attemptsLeft: maxAttempts - attempts - 1)
         }
-    }
-
-    /// Deletes the unredeemed approvals a device signed or its sessions obtained (call before
-    /// those sessions are revoked, inside the same transaction).
-    private func withdrawApprovals(device: String, user: String) async throws {
-        try await query(
-            "DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = ? AND (device_id = ? OR session_id IN (SELECT id FROM sessions WHERE device_id = ?))",
-            [.text(user), .text(device), .text(device)])
     }
 
     // MARK: Audit
 
     public func appendAudit(_ event: AuditEvent) async throws {
-        try await transaction { try await append(event) }
+        try await writer.write { db in try db.append(event) }
     }
 
     public func auditEvents(userID: String?, limit: Int) async throws -> [AuditEvent] {
-        try await read {
+        try await writer.read { db in
             let rows =
                 if let userID {
-                    try await query("SELECT * FROM audit WHERE user_id = ? ORDER BY seq DESC LIMIT ?", [.text(userID), .integer(limit)])
+                    try db.query("SELECT * FROM audit WHERE user_id = ? ORDER BY seq DESC LIMIT ?", [.text(userID), .integer(limit)])
                 } else {
-                    try await query("SELECT * FROM audit ORDER BY seq DESC LIMIT ?", [.integer(limit)])
+                    try db.query("SELECT * FROM audit ORDER BY seq DESC LIMIT ?", [.integer(limit)])
                 }
             return try rows.map {
                 AuditEvent(
@@ -706,16 +580,91 @@ public final class SQLiteStore: BioAuthStore {
         }
     }
 
-    // MARK: Statements inside a transaction
+    // MARK: Rows
 
-    private func append(_ e: AuditEvent) async throws {
+    static func user(_ row: SQLRow) throws -> UserRecord {
+        UserRecord(
+            id: try row.string("id"), passwordSalt: try row.data("password_salt"), passwordRounds: try row.int("password_rounds"),
+            passwordHash: try row.data("password_hash"), createdAt: try row.date("created_at"))
+    }
+
+    static func challenge(_ row: SQLRow) throws -> ChallengeRecord {
+        let binding = try ChallengeRecord.Binding(
+            purpose: try row.int("purpose"), publicKey: try row.optionalData("registration_key"), deviceName: try row.optionalString("device_name"),
+            replacing: try row.optionalInt("replaces_device").map { $0 != 0 }, operationHash: try row.optionalData("operation_hash"))
+        return ChallengeRecord(
+            id: try row.data("id"), binding: binding, relyingPartyID: try row.string("rp_id"), userID: try row.string("user_id"),
+            deviceID: try row.string("device_id"), nonce: try row.data("nonce"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
+            sessionID: try row.optionalString("session_id"), enrolmentRequestID: try row.optionalString("enrolment_request_id"))
+    }
+
+    static func approval(_ row: SQLRow) throws -> ApprovalRecord {
+        ApprovalRecord(
+            tokenHash: try row.data("token_hash"), userID: try row.string("user_id"), deviceID: try row.string("device_id"),
+            operationHash: try row.data("operation_hash"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
+            consumedAt: try row.optionalDate("consumed_at"), sessionID: try row.optionalString("session_id"))
+    }
+
+    static func apiKey(_ row: SQLRow) throws -> ApiKeyRecord {
+        guard let scopes = ApiKeyRecord.scopes(stored: try row.string("scopes")) else { throw StoreError(.corruptRow, detail: "api_keys.scopes") }
+        return ApiKeyRecord(
+            id: try row.string("id"), name: try row.string("name"), secretHash: try row.data("secret_hash"), scopes: scopes,
+            createdAt: try row.date("created_at"), revokedAt: try row.optionalDate("revoked_at"))
+    }
+
+    static func enrolmentRequest(_ row: SQLRow) throws -> EnrolmentRequestRecord {
+        EnrolmentRequestRecord(
+            id: try row.string("id"), userID: try row.string("user_id"), deviceID: try row.string("device_id"), name: try row.string("name"),
+            publicKey: try row.data("public_key"), replacing: try row.int("replaces_device") != 0, sessionID: try row.string("session_id"),
+            createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"), approvedAt: try row.optionalDate("approved_at"),
+            approvedByDevice: try row.optionalString("approved_by_device"), recoveryCodeHash: try row.optionalData("recovery_code_hash"),
+            recoveryAttempts: try row.int("recovery_attempts"))
+    }
+
+    static func device(_ row: SQLRow) throws -> DeviceRecord {
+        DeviceRecord(
+            id: try row.string("id"), userID: try row.string("user_id"), name: try row.string("name"), publicKey: try row.data("public_key"),
+            createdAt: try row.date("created_at"), lastUsedAt: try row.optionalDate("last_used_at"), revokedAt: try row.optionalDate("revoked_at"))
+    }
+
+    static func session(_ row: SQLRow) throws -> SessionRecord {
+        SessionRecord(
+            id: try row.string("id"), tokenHash: try row.data("token_hash"), userID: try row.string("user_id"), deviceID: try row.optionalString("device_id"),
+            kind: try SessionKind(stored: try row.string("kind")), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
+            revokedAt: try row.optionalDate("revoked_at"), refreshTokenHash: try row.optionalData("refresh_hash"))
+    }
+}
+
+/// The statements a transaction is made of, run on the writer thread.
+extension SQLiteHandle {
+    /// The one session `condition` selects, with its device's state.
+    fileprivate func sessionState(where condition: String, _ value: SQLValue) throws -> SessionState? {
+        try query(
+            "SELECT s.*, d.revoked_at AS device_revoked_at, d.id AS device_row FROM sessions s LEFT JOIN devices d ON d.id = s.device_id WHERE \(condition)", [value]
+        ).first.map { row in
+            let session = try SQLiteStore.session(row)
+            let deviceActive = session.deviceID == nil || (row.column("device_row")?.isNull == false && row.column("device_revoked_at")?.isNull == true)
+            return SessionState(session: session, deviceActive: deviceActive)
+        }
+    }
+
+    /// Deletes the unredeemed approvals a device signed or its sessions obtained (call before
+    /// those sessions are revoked, inside the same transaction).
+    fileprivate func withdrawApprovals(device: String, user: String) throws {
+        try query(
+            "DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = ? AND (device_id = ? OR session_id IN (SELECT id FROM sessions WHERE device_id = ?))",
+            [.text(user), .text(device), .text(device)])
+    }
+
+
+    fileprivate func append(_ e: AuditEvent) throws {
         if AuditKind.deliveredEvents.contains(e.kind) {
-            try await query(
+            try query(
                 "INSERT INTO outbox (at, kind, user_id, device_id, reason, attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, 0, ?)",
                 [.date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .date(e.at)])
         }
         if e.aggregates {
-            let merged = try await query(
+            let merged = try query(
                 """
                 UPDATE audit SET count = count + 1, at = ? WHERE seq = (
                   SELECT seq FROM audit WHERE client IS ? AND kind = ? AND at >= ? AND user_id IS ? AND device_id IS ? AND reason IS ?
@@ -725,28 +674,28 @@ public final class SQLiteStore: BioAuthStore {
                  .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason)])
             if !merged.isEmpty { return }
         }
-        try await query(
+        try query(
             "INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [.date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .optionalText(e.clientAddress),
              .optionalText(e.requestID)])
     }
 
-    private func device(_ id: String) async throws -> DeviceRecord? {
-        try await query("SELECT * FROM devices WHERE id = ?", [.text(id)]).first.map(Self.device)
+    fileprivate func device(_ id: String) throws -> DeviceRecord? {
+        try query("SELECT * FROM devices WHERE id = ?", [.text(id)]).first.map(SQLiteStore.device)
     }
 
-    private func isLockedOut(_ lockout: LockoutQuery, user: String?) async throws -> Bool {
-        try await lockoutState(lockout, user: user, device: nil).lockedOut
+    fileprivate func isLockedOut(_ lockout: LockoutQuery, user: String?) throws -> Bool {
+        try lockoutState(lockout, user: user, device: nil).lockedOut
     }
 
     /// In one statement: whether a failure limit is reached, and optionally the number of
     /// unexpired challenges of `device` at `now` and the row of `device`.
-    private func lockoutState(
+    fileprivate func lockoutState(
         _ lockout: LockoutQuery, user: String?, device: String?, outstandingAt now: Date? = nil, withDevice: Bool = false
-    ) async throws -> (lockedOut: Bool, outstanding: Int, device: DeviceRecord?, counted: Set<FailureSubject>) {
+    ) throws -> (lockedOut: Bool, outstanding: Int, device: DeviceRecord?, counted: Set<FailureSubject>) {
         let subjects = lockout.subjects(user: user).map(\.subject)
         var columns = subjects.indices.map { "(SELECT count FROM counters WHERE key = ? AND window_start = ?) AS c\($0)" }
-        var binds: [SQLiteData] = subjects.flatMap { [SQLiteData.text($0.storageKey), .date(lockout.windowStart)] }
+        var binds: [SQLValue] = subjects.flatMap { [SQLValue.text($0.storageKey), .date(lockout.windowStart)] }
         if let now, let device {
             columns.append(
                 "(SELECT COUNT(*) FROM challenges WHERE device_id = ? AND user_id = ? AND expires_at > ? AND EXISTS (SELECT 1 FROM devices WHERE id = ?)) AS outstanding")
@@ -757,18 +706,18 @@ public final class SQLiteStore: BioAuthStore {
             sql += ", d.* FROM (SELECT 1) LEFT JOIN devices d ON d.id = ?"
             binds.append(.text(device))
         }
-        guard let row = try await query(sql, binds).first else { throw StoreError(.corruptRow, detail: "lockout state") }
+        guard let row = try query(sql, binds).first else { throw StoreError(.corruptRow, detail: "lockout state") }
         var counts: [FailureSubject: Int] = [:]
         for (index, subject) in subjects.enumerated() { counts[subject] = try row.optionalInt("c\(index)") }
         let outstanding = now != nil && device != nil ? try row.int("outstanding") : 0
-        let stored = try withDevice && row.optionalString("id") != nil ? Self.device(row) : nil
+        let stored = try withDevice && row.optionalString("id") != nil ? SQLiteStore.device(row) : nil
         return (lockout.isLockedOut(counts, user: user), outstanding, stored, Set(counts.keys))
     }
 
-    private func countFailure(_ failure: FailureRecord) async throws -> [FailureSubject] {
+    fileprivate func countFailure(_ failure: FailureRecord) throws -> [FailureSubject] {
         var counts: [FailureSubject: Int] = [:]
         for subject in failure.subjects {
-            counts[subject] = try await query(
+            counts[subject] = try query(
                 """
                 INSERT INTO counters (key, window_start, count) VALUES (?, ?, 1)
                 ON CONFLICT (key) DO UPDATE SET
@@ -780,162 +729,26 @@ public final class SQLiteStore: BioAuthStore {
             ).first?.int("count")
         }
         let locked = failure.newlyLocked(counts)
-        try await append(failure.audit)
-        for subject in locked { try await append(failure.lockoutEvent(subject)) }
+        try append(failure.audit)
+        for subject in locked { try append(failure.lockoutEvent(subject)) }
         return locked
     }
 
-    private func login(_ s: SessionRecord, clearing: [FailureSubject], audit: AuditEvent) async throws {
-        try await query(
+    fileprivate func login(_ s: SessionRecord, clearing: [FailureSubject], audit: AuditEvent) throws {
+        try query(
             "INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [.blob(s.tokenHash), .text(s.id), .text(s.userID), .optionalText(s.deviceID), .text(s.kind.rawValue), .date(s.createdAt), .date(s.expiresAt),
              .optionalDate(s.revokedAt), .optionalBlob(s.refreshTokenHash)])
         if s.kind == .device, let deviceID = s.deviceID {
-            try await query("UPDATE devices SET last_used_at = ? WHERE id = ?", [.date(s.createdAt), .text(deviceID)])
+            try query("UPDATE devices SET last_used_at = ? WHERE id = ?", [.date(s.createdAt), .text(deviceID)])
         }
-        try await clear(clearing)
-        try await append(audit)
+        try clear(clearing)
+        try append(audit)
     }
 
-    private func clear(_ subjects: [FailureSubject]) async throws {
+    fileprivate func clear(_ subjects: [FailureSubject]) throws {
         guard !subjects.isEmpty else { return }
         let placeholders = Array(repeating: "?", count: subjects.count).joined(separator: ", ")
-        try await query("DELETE FROM counters WHERE key IN (\(placeholders))", subjects.map { .text($0.storageKey) })
-    }
-
-    // MARK: Rows
-
-    static func user(_ row: SQLiteRow) throws -> UserRecord {
-        UserRecord(
-            id: try row.string("id"), passwordSalt: try row.data("password_salt"), passwordRounds: try row.int("password_rounds"),
-            passwordHash: try row.data("password_hash"), createdAt: try row.date("created_at"))
-    }
-
-    static func challenge(_ row: SQLiteRow) throws -> ChallengeRecord {
-        let binding = try ChallengeRecord.Binding(
-            purpose: try row.int("purpose"), publicKey: try row.optionalData("registration_key"), deviceName: try row.optionalString("device_name"),
-            replacing: try row.optionalInt("replaces_device").map { $0 != 0 }, operationHash: try row.optionalData("operation_hash"))
-        return ChallengeRecord(
-            id: try row.data("id"), binding: binding, relyingPartyID: try row.string("rp_id"), userID: try row.string("user_id"),
-            deviceID: try row.string("device_id"), nonce: try row.data("nonce"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
-            sessionID: try row.optionalString("session_id"), enrolmentRequestID: try row.optionalString("enrolment_request_id"))
-    }
-
-    static func approval(_ row: SQLiteRow) throws -> ApprovalRecord {
-        ApprovalRecord(
-            tokenHash: try row.data("token_hash"), userID: try row.string("user_id"), deviceID: try row.string("device_id"),
-            operationHash: try row.data("operation_hash"), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
-            consumedAt: try row.optionalDate("consumed_at"), sessionID: try row.optionalString("session_id"))
-    }
-
-    static func apiKey(_ row: SQLiteRow) throws -> ApiKeyRecord {
-        guard let scopes = ApiKeyRecord.scopes(stored: try row.string("scopes")) else { throw StoreError(.corruptRow, detail: "api_keys.scopes") }
-        return ApiKeyRecord(
-            id: try row.string("id"), name: try row.string("name"), secretHash: try row.data("secret_hash"), scopes: scopes,
-            createdAt: try row.date("created_at"), revokedAt: try row.optionalDate("revoked_at"))
-    }
-
-    static func enrolmentRequest(_ row: SQLiteRow) throws -> EnrolmentRequestRecord {
-        EnrolmentRequestRecord(
-            id: try row.string("id"), userID: try row.string("user_id"), deviceID: try row.string("device_id"), name: try row.string("name"),
-            publicKey: try row.data("public_key"), replacing: try row.int("replaces_device") != 0, sessionID: try row.string("session_id"),
-            createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"), approvedAt: try row.optionalDate("approved_at"),
-            approvedByDevice: try row.optionalString("approved_by_device"), recoveryCodeHash: try row.optionalData("recovery_code_hash"),
-            recoveryAttempts: try row.int("recovery_attempts"))
-    }
-
-    static func device(_ row: SQLiteRow) throws -> DeviceRecord {
-        DeviceRecord(
-            id: try row.string("id"), userID: try row.string("user_id"), name: try row.string("name"), publicKey: try row.data("public_key"),
-            createdAt: try row.date("created_at"), lastUsedAt: try row.optionalDate("last_used_at"), revokedAt: try row.optionalDate("revoked_at"))
-    }
-
-    static func session(_ row: SQLiteRow) throws -> SessionRecord {
-        SessionRecord(
-            id: try row.string("id"), tokenHash: try row.data("token_hash"), userID: try row.string("user_id"), deviceID: try row.optionalString("device_id"),
-            kind: try SessionKind(stored: try row.string("kind")), createdAt: try row.date("created_at"), expiresAt: try row.date("expires_at"),
-            revokedAt: try row.optionalDate("revoked_at"), refreshTokenHash: try row.optionalData("refresh_hash"))
-    }
-}
-
-extension SQLiteData {
-    static func blob(_ data: Data) -> SQLiteData { .blob(ByteBuffer(bytes: data)) }
-    static func optionalBlob(_ data: Data?) -> SQLiteData { data.map { .blob($0) } ?? .null }
-    static func date(_ date: Date) -> SQLiteData { .float(date.timeIntervalSince1970) }
-    static func optionalDate(_ date: Date?) -> SQLiteData { date.map { .date($0) } ?? .null }
-    static func optionalText(_ text: String?) -> SQLiteData { text.map { .text($0) } ?? .null }
-}
-
-/// Strict column access: a missing column, a NULL where the schema forbids one, or a value of
-/// another storage class is ``StoreError`` `corruptRow`, never a default.
-extension SQLiteRow {
-    private func value(_ name: String) throws(StoreError) -> SQLiteData {
-        guard let value = column(name) else { throw StoreError(.corruptRow, detail: "missing column \(name)") }
-        return value
-    }
-
-    private func corrupt(_ name: String) -> StoreError { StoreError(.corruptRow, detail: "column \(name)") }
-
-    func optionalString(_ name: String) throws(StoreError) -> String? {
-        switch try value(name) {
-        case .null: return nil
-        case .text(let text): return text
-        default: throw corrupt(name)
-        }
-    }
-
-    func optionalData(_ name: String) throws(StoreError) -> Data? {
-        switch try value(name) {
-        case .null: return nil
-        case .blob(let buffer): return Data(buffer.readableBytesView)
-        default: throw corrupt(name)
-        }
-    }
-
-    func optionalInt(_ name: String) throws(StoreError) -> Int? {
-        switch try value(name) {
-        case .null: return nil
-        case .integer(let value): return Int(value)
-        default: throw corrupt(name)
-        }
-    }
-
-    func optionalDate(_ name: String) throws(StoreError) -> Date? {
-        switch try value(name) {
-        case .null: return nil
-        case .float(let seconds): return Date(timeIntervalSince1970: seconds)
-        case .integer(let seconds): return Date(timeIntervalSince1970: Double(seconds))
-        default: throw corrupt(name)
-        }
-    }
-
-    func string(_ name: String) throws(StoreError) -> String {
-        guard let value = try optionalString(name) else { throw corrupt(name) }
-        return value
-    }
-
-    func data(_ name: String) throws(StoreError) -> Data {
-        guard let value = try optionalData(name) else { throw corrupt(name) }
-        return value
-    }
-
-    func int(_ name: String) throws(StoreError) -> Int {
-        guard let value = try optionalInt(name) else { throw corrupt(name) }
-        return value
-    }
-
-    func date(_ name: String) throws(StoreError) -> Date {
-        guard let value = try optionalDate(name) else { throw corrupt(name) }
-        return value
-    }
-}
-
-/// The transactions committed together by one `COMMIT`.
-final class CommitGroup: Sendable {
-    let ticket = CommitTicket()
-    private let count = Mutex(0)
-    var members: Int {
-        get { count.withLock { $0 } }
-        set { count.withLock { $0 = newValue } }
+        try query("DELETE FROM counters WHERE key IN (\(placeholders))", subjects.map { .text($0.storageKey) })
     }
 }

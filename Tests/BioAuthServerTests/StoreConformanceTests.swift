@@ -53,6 +53,23 @@ struct StoreConformanceTests {
         try await reopened.close()
     }
 
+    /// A closed store refuses with `unavailable` (HTTP 503), never a crash or a hang; what it
+    /// acknowledged before closing is on disk.
+    @Test func aClosedSQLiteStoreAnswersUnavailable() async throws {
+        let path = temporaryDatabasePath()
+        let store = try await SQLiteStore.open(path: path)
+        try await store.appendAudit(AuditEvent(at: Date(timeIntervalSince1970: 5), kind: "kept", userID: "u"))
+        try await store.close()
+        try await store.close()
+        await #expect(throws: StoreError(.unavailable, detail: "sqlite store closed")) {
+            try await store.appendAudit(AuditEvent(at: Date(timeIntervalSince1970: 6), kind: "lost", userID: "u"))
+        }
+        await #expect(throws: StoreError(.unavailable, detail: "sqlite store closed")) { try await store.auditEvents(userID: "u", limit: 10) }
+        let reopened = try await SQLiteStore.open(path: path)
+        #expect(try await reopened.auditEvents(userID: "u", limit: 10).map(\.kind) == ["kept"])
+        try await reopened.close()
+    }
+
     /// Reopening a database keeps every row and applies no migration twice.
     @Test func sqliteStoreSurvivesReopening() async throws {
         let path = temporaryDatabasePath()

@@ -1,0 +1,206 @@
+import BioAuthServer
+import Foundation
+import Synchronization
+// The sqlite3 amalgamation SQLiteNIO vendors (symbols prefixed `sqlite_nio_`). SQLiteNIO runs every
+// statement on a thread pool and resumes on the event loop: two thread switches per statement. The
+// store needs one per transaction, so it drives sqlite3 itself on one thread of its own.
+import VaporCSQLite
+
+/// One SQLite connection owned by one thread, the single writer: every transaction and read of a
+/// ``SQLiteStore`` runs there, synchronously, with prepared statements kept for reuse.
+///
+/// **Group commit.** The thread takes every transaction queued since its last turn (at most
+/// ``maxGroupSize``) and runs them in one `BEGIN IMMEDIATE … COMMIT`, each inside its own savepoint,
+/// so a failing one rolls back alone. A transaction is acknowledged (its `write` returns) only after
+/// that `COMMIT` is on disk; if the commit fails, every member fails. Alone, a transaction commits at
+/// once; under concurrency many share one fsync. Reads run after the group commits, so they never see
+/// unacknowledged writes.
+final class SQLiteWriter: Sendable {
+    private let queue: JobQueue
+    private let counts: Counts
+
+    /// Most transactions one commit acknowledges, so a steady stream cannot hold a group open.
+    static let maxGroupSize = 256
+
+    /// Opens (creating if needed) the database at `path` on a new thread.
+    /// - Throws: ``StoreError`` `unavailable` if SQLite cannot open it.
+    init(path: String) throws {
+        let connection = try SQLiteHandle(path: path)
+        let queue = JobQueue()
+        let counts = Counts()
+        self.queue = queue
+        self.counts = counts
+        let thread = Thread { Self.run(queue: queue, connection: connection, counts: counts) }
+        thread.name = "BioAuthSQLite writer"
+        thread.start()
+    }
+
+    deinit { queue.close() }
+
+    var statistics: SQLiteStore.Statistics { counts.value.withLock { $0 } }
+
+    /// Runs `body` as one transaction of a group commit: committed if it returns, rolled back if it
+    /// throws; returns only after the group's `COMMIT` is durable.
+    @discardableResult
+    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let job = Job.write(
+                run: { connection in
+                    do {
+                        let value = try body(connection)
+                        return .ran { outcome in continuation.resume(with: outcome.map { value }) }
+                    } catch {
+                        return .threw { continuation.resume(throwing: error) }
+                    }
+                },
+                notRun: { continuation.resume(throwing: $0) })
+            if !queue.enqueue(job) { continuation.resume(throwing: StoreError(.unavailable, detail: "sqlite store closed")) }
+        }
+    }
+
+    /// Runs `body` outside any transaction, after every transaction queued before it has committed.
+    func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let job = Job.read { connection in continuation.resume(with: Result { try body(connection) }) }
+            if !queue.enqueue(job) { continuation.resume(throwing: StoreError(.unavailable, detail: "sqlite store closed")) }
+        }
+    }
+
+    /// Finishes every queued job, closes the connection and ends the thread. Later calls fail with
+    /// `unavailable`. Idempotent.
+    func close() async {
+        await withCheckedContinuation { continuation in
+            if !queue.enqueue(.close { continuation.resume() }) { continuation.resume() }
+        }
+    }
+
+    // MARK: The thread
+
+    private static func run(queue: JobQueue, connection: SQLiteHandle, counts: Counts) {
+        while true {
+            let jobs = queue.take(maxWrites: maxGroupSize)
+            let writes = jobs.compactMap { job -> WriteJob? in if case .write(let run, let notRun) = job { (run, notRun) } else { nil } }
+            if !writes.isEmpty { commit(writes, on: connection, counts: counts) }
+            for job in jobs {
+                switch job {
+                case .write: break
+                case .read(let body): body(connection)
+                case .close(let done):
+                    connection.close()
+                    done()
+                    return
+                }
+            }
+        }
+    }
+
+    typealias WriteJob = (run: @Sendable (SQLiteHandle) -> Transaction, notRun: @Sendable (any Error) -> Void)
+
+    /// One group: `BEGIN IMMEDIATE`, each member in a savepoint (a lone member needs none), `COMMIT`.
+    private static func commit(_ writes: [WriteJob], on connection: SQLiteHandle, counts: Counts) {
+        do { try connection.execute("BEGIN IMMEDIATE") } catch {
+            for write in writes { write.notRun(error) }
+            return
+        }
+        let alone = writes.count == 1
+        var members: [@Sendable (Result<Void, any Error>) -> Void] = []
+        for write in writes {
+            if !alone {
+                do { try connection.execute("SAVEPOINT member") } catch {
+                    write.notRun(error)
+                    continue
+                }
+            }
+            switch write.run(connection) {
+            case .ran(let acknowledge):
+                if alone { members.append(acknowledge); break }
+                do {
+                    try connection.execute("RELEASE member")
+                    members.append(acknowledge)
+                } catch {
+                    _ = try? connection.execute("ROLLBACK TO member")
+                    _ = try? connection.execute("RELEASE member")
+                    acknowledge(.failure(error))
+                }
+            case .threw(let report):
+                if alone {
+                    _ = try? connection.execute("ROLLBACK")
+                    report()
+                    return
+                }
+                _ = try? connection.execute("ROLLBACK TO member")
+                _ = try? connection.execute("RELEASE member")
+                report()
+            }
+        }
+        do {
+            try connection.execute("COMMIT")
+            counts.value.withLock {
+                $0.commits += 1
+                $0.transactions += members.count
+            }
+            for acknowledge in members { acknowledge(.success(())) }
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            for acknowledge in members { acknowledge(.failure(error)) }
+        }
+    }
+}
+
+/// What running one transaction's body gave: a value to acknowledge once the group's commit is
+/// known, or an error to report at once (its savepoint is rolled back).
+enum Transaction: Sendable {
+    case ran(@Sendable (Result<Void, any Error>) -> Void)
+    case threw(@Sendable () -> Void)
+}
+
+/// The writer's tally, shared with the store.
+final class Counts: Sendable {
+    let value = Mutex(SQLiteStore.Statistics())
+}
+
+enum Job: Sendable {
+    case write(run: @Sendable (SQLiteHandle) -> Transaction, notRun: @Sendable (any Error) -> Void)
+    case read(@Sendable (SQLiteHandle) -> Void)
+    case close(@Sendable () -> Void)
+}
+
+/// The jobs waiting for the writer thread, in arrival order.
+final class JobQueue: Sendable {
+    private let condition = NSCondition()
+    private nonisolated(unsafe) var pending: [Job] = []
+    private nonisolated(unsafe) var closed = false
+
+    /// Queues `job`; false once the queue has taken a close (the job is not queued).
+    func enqueue(_ job: Job) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !closed else { return false }
+        if case .close = job { closed = true }
+        pending.append(job)
+        condition.signal()
+        return true
+    }
+
+    /// Closes the queue without waiting (the thread closes the connection when it gets there).
+    func close() { _ = enqueue(.close {}) }
+
+    /// Waits for jobs and takes them in order: all of them, or up to the `maxWrites`-th write.
+    func take(maxWrites: Int) -> [Job] {
+        condition.lock()
+        defer { condition.unlock() }
+        while pending.isEmpty { condition.wait() }
+        var writes = 0
+        var count = 0
+        for job in pending {
+            if case .write = job {
+                if writes == maxWrites { break }
+                writes += 1
+            }
+            count += 1
+        }
+        let taken = Array(pending[..<count])
+        pending.removeFirst(count)
+        return taken
+    }
+}
