@@ -68,7 +68,12 @@ let package = Package(
         ),
         .target(
             name: "BioAuthSQLite",
-            dependencies: ["BioAuthServer", "BioAuthCore", .product(name: "SQLiteNIO", package: "sqlite-nio")]
+            dependencies: ["BioAuthServer", "BioAuthCore", "CBioAuthSQLite", .product(name: "SQLiteNIO", package: "sqlite-nio")]
+        ),
+        .target(
+            // One C function: sqlite3_db_config is variadic, which Swift cannot call.
+            name: "CBioAuthSQLite",
+            dependencies: [.product(name: "SQLiteNIO", package: "sqlite-nio")]
         ),
         .target(
             name: "BioAuthPostgres",

@@ -7,28 +7,34 @@ import Foundation
 public enum Base64URL {
     /// Encodes bytes as base64url without padding.
     public static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        // Foundation encodes; the alphabet is swapped byte by byte (no string searching).
+        var encoded = Data(bytes).base64EncodedData()
+        while encoded.last == UInt8(ascii: "=") { encoded.removeLast() }
+        for index in encoded.indices {
+            switch encoded[index] {
+            case UInt8(ascii: "+"): encoded[index] = UInt8(ascii: "-")
+            case UInt8(ascii: "/"): encoded[index] = UInt8(ascii: "_")
+            default: break
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
     }
 
     /// Decodes canonical base64url without padding; returns nil for anything else.
     public static func decode(_ text: String) -> Data? {
-        var standard = ""
-        standard.reserveCapacity(text.utf8.count + 3)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "A"..."Z", "a"..."z", "0"..."9": standard.unicodeScalars.append(scalar)
-            case "-": standard.append("+")
-            case "_": standard.append("/")
+        var standard = Data(capacity: text.utf8.count + 3)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): standard.append(byte)
+            case UInt8(ascii: "-"): standard.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): standard.append(UInt8(ascii: "/"))
             default: return nil
             }
         }
-        switch standard.utf8.count % 4 {
+        switch standard.count % 4 {
         case 0: break
-        case 2: standard += "=="
-        case 3: standard += "="
+        case 2: standard.append(contentsOf: [UInt8(ascii: "="), UInt8(ascii: "=")])
+        case 3: standard.append(UInt8(ascii: "="))
         default: return nil
         }
         guard let data = Data(base64Encoded: standard) else { return nil }

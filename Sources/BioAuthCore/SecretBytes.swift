@@ -15,8 +15,11 @@ public struct SecretBytes: Sendable, Hashable, CustomStringConvertible, CustomDe
 
     /// `count` bytes from the system CSPRNG.
     public static func random(count: Int) -> SecretBytes {
+        // Eight bytes per draw (one system call each), as swift-crypto fills its keys.
         var generator = SystemRandomNumberGenerator()
-        return SecretBytes((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        var bytes = Data(capacity: count + 7)
+        while bytes.count < count { Swift.withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
+        return SecretBytes(bytes.prefix(count))
     }
 
     /// The secret's bytes. Handle them as carefully as the secret itself.

@@ -1,4 +1,5 @@
 import BioAuthServer
+import CBioAuthSQLite
 import Foundation
 import VaporCSQLite
 
@@ -49,6 +50,13 @@ final class SQLiteHandle: @unchecked Sendable {
         guard code == SQLITE_OK, let db else {
             sqlite_nio_sqlite3_close_v2(db)
             throw StoreError(.unavailable, detail: "sqlite open failed (\(code))")
+        }
+        // Plans never depend on bound values (every lookup is by key), so a statement is prepared
+        // once: without this SQLite re-prepares some on every new binding.
+        let stable = bioauth_sqlite_enable_qpsg(db)
+        guard stable == SQLITE_OK else {
+            sqlite_nio_sqlite3_close_v2(db)
+            throw StoreError(.unavailable, detail: "sqlite configuration failed (\(stable))")
         }
         self.db = db
     }

@@ -126,6 +126,9 @@ public final class SQLiteStore: BioAuthStore {
             try db.execute("PRAGMA journal_mode=WAL")
             try db.execute("PRAGMA synchronous=FULL")
             try db.execute("PRAGMA busy_timeout=5000")
+            // Each member of a group commit runs in a savepoint; its statement journal lives in
+            // memory rather than in a temporary file.
+            try db.execute("PRAGMA temp_store=MEMORY")
         }
         try await store.migrate(logger: logger)
         return store
