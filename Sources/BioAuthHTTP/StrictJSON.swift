@@ -11,7 +11,7 @@ enum StrictJSON {
         guard depth(of: data) <= maximumDepth else { throw invalid("body", .malformedJSON) }
         if let duplicate = duplicateKey(in: data) { throw invalid(printable(duplicate), .duplicateField) }
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { throw invalid("body", .malformedJSON) }
-        if let unknown = object.keys.sorted().first(where: { !T.fieldNames.contains($0) }) {
+        if let unknown = object.keys.sorted().first(where: { T.CodingKeys(stringValue: $0) == nil }) {
             throw invalid(printable(unknown), .unknownField)
         }
         do { return try JSONDecoder().decode(T.self, from: data) } catch let error as DecodingError {
@@ -74,7 +74,11 @@ enum StrictJSON {
                 }
                 if expectKey, end < data.endIndex, var keys = objects.last ?? nil {
                     let literal = data[index...end]
-                    let key = (try? JSONSerialization.jsonObject(with: literal, options: .fragmentsAllowed)) as? String ?? String(decoding: literal, as: UTF8.self)
+                    // Without a backslash a key is its bytes; only escapes need JSON's unescaping.
+                    let key =
+                        literal.contains(UInt8(ascii: "\\"))
+                        ? (try? JSONSerialization.jsonObject(with: literal, options: .fragmentsAllowed)) as? String ?? String(decoding: literal, as: UTF8.self)
+                        : String(decoding: literal.dropFirst().dropLast(), as: UTF8.self)
                     if keys.contains(key) { return key }
                     keys.insert(key)
                     objects[objects.count - 1] = keys
