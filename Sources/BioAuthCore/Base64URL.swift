@@ -8,13 +8,15 @@ public enum Base64URL {
     /// Encodes bytes as base64url without padding.
     public static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         // Foundation encodes; the alphabet is swapped byte by byte (no string searching).
-        var encoded = Data(bytes).base64EncodedData()
-        while encoded.last == UInt8(ascii: "=") { encoded.removeLast() }
-        for index in encoded.indices {
-            switch encoded[index] {
-            case UInt8(ascii: "+"): encoded[index] = UInt8(ascii: "-")
-            case UInt8(ascii: "/"): encoded[index] = UInt8(ascii: "_")
-            default: break
+        let standard = Data(bytes).base64EncodedString()
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(standard.utf8.count)
+        for byte in standard.utf8 {
+            switch byte {
+            case UInt8(ascii: "+"): encoded.append(UInt8(ascii: "-"))
+            case UInt8(ascii: "/"): encoded.append(UInt8(ascii: "_"))
+            case UInt8(ascii: "="): break
+            default: encoded.append(byte)
             }
         }
         return String(decoding: encoded, as: UTF8.self)
@@ -22,25 +24,32 @@ public enum Base64URL {
 
     /// Decodes canonical base64url without padding; returns nil for anything else.
     public static func decode(_ text: String) -> Data? {
-        var standard = Data(capacity: text.utf8.count + 3)
+        var standard: [UInt8] = []
+        standard.reserveCapacity(text.utf8.count + 3)
+        var last: UInt8 = 0  // the 6-bit value of the last character
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): standard.append(byte)
-            case UInt8(ascii: "-"): standard.append(UInt8(ascii: "+"))
-            case UInt8(ascii: "_"): standard.append(UInt8(ascii: "/"))
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): last = byte - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): last = byte - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): last = byte - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "-"): last = 62
+            case UInt8(ascii: "_"): last = 63
             default: return nil
             }
+            standard.append(byte == UInt8(ascii: "-") ? UInt8(ascii: "+") : byte == UInt8(ascii: "_") ? UInt8(ascii: "/") : byte)
         }
+        // Canonical only: the bits the last character carries beyond the final byte must be zero.
         switch standard.count % 4 {
         case 0: break
-        case 2: standard.append(contentsOf: [UInt8(ascii: "="), UInt8(ascii: "=")])
-        case 3: standard.append(UInt8(ascii: "="))
+        case 2:
+            guard last & 0x0F == 0 else { return nil }
+            standard += [UInt8(ascii: "="), UInt8(ascii: "=")]
+        case 3:
+            guard last & 0x03 == 0 else { return nil }
+            standard.append(UInt8(ascii: "="))
         default: return nil
         }
-        guard let data = Data(base64Encoded: standard) else { return nil }
-        // Reject non-canonical forms (non-zero unused bits): re-encoding must give the input back.
-        guard encode(data) == text else { return nil }
-        return data
+        return Data(base64Encoded: Data(standard))
     }
 }
 

@@ -72,6 +72,24 @@ struct EncodingTests {
         if let expected { #expect(Base64URL.encode(expected) == text) }
     }
 
+    /// Every length and byte value round-trips, and agrees with Foundation's base64 once the
+    /// alphabet is swapped; changing any last character's unused bits is refused.
+    @Test func base64URLRoundTripsRandomBytes() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<200 {
+            let bytes = Data((0..<length).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+            let text = Base64URL.encode(bytes)
+            let standard = bytes.base64EncodedString()
+            #expect(text == standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""))
+            #expect(Base64URL.decode(text) == bytes)
+            guard length % 3 != 0, let last = text.last, last != "_" else { continue }
+            // The next character in the alphabet differs from `last` in its lowest bit, which is unused.
+            let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+            let bumped = alphabet[alphabet.firstIndex(of: last)! + 1]
+            #expect(Base64URL.decode(String(text.dropLast()) + String(bumped)) == nil, "\(length) bytes")
+        }
+    }
+
     @Test func hexRoundTrip() {
         #expect(Data(hexString: "00ff10")?.hexString == "00ff10")
         #expect(Data(hexString: "0") == nil)
