@@ -9,7 +9,6 @@ let package = Package(
     dependencies: [
         .package(name: "BioAuth", path: ".."),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.10.0"),
@@ -50,8 +49,8 @@ let package = Package(
                 .product(name: "BioAuthSQLite", package: "BioAuth"),
                 .product(name: "BioAuthPostgres", package: "BioAuth"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

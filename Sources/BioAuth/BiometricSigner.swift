@@ -55,15 +55,35 @@ public struct BiometricSigner: Sendable {
         } catch let failure as EnclaveFailure { throw BioAuthError(enclave: failure) } catch { throw BioAuthError(.cryptographyFailure) }
     }
 
-    /// Whether the key exists and is usable (an enrollment change removes `.biometryCurrentSet` keys).
+    /// Whether a key is found under the tag. Not proof that it still signs: on a device an
+    /// enrollment change most likely leaves a `.biometryCurrentSet` enclave key findable and
+    /// only its use fails (the keychain row of a token key carries no biometric ACL: `SecItem.m`).
     public var hasKey: Bool { (try? platform.enclave.publicKey(tag: tag.rawValue)) != nil }
 
     /// Signs `message` (ECDSA P-256, SHA-256 applied by the enclave) after one prompt.
+    ///
+    /// - Throws: ``BioAuthError/Code/keyUnavailable`` when the key is missing, or when the user
+    ///   matched and the enclave still refused the key: the enrollment change invalidated it.
     public func sign(_ message: Data, prompt: Prompt) async throws(BioAuthError) -> P256.Signing.ECDSASignature {
         let context = try await platform.context(for: policy, prompt: prompt)
         defer { context.invalidate() }
-        return try sign(message, context: context)
+        return try signAfterEvaluation(message, context: context)
     }
+
+    /// Signs with a context that was just evaluated for ``policy``. A refusal of the key after a
+    /// successful match (authentication failed, not found) cannot be the user's doing: it is the
+    /// key's invalidation and reads as ``BioAuthError/Code/keyUnavailable``. A policy without its
+    /// own evaluation (`.devicePasscode`) prompts inside the key operation, so its refusal stays what it is.
+    package func signAfterEvaluation(_ message: Data, context: any AuthenticationContext) throws(BioAuthError) -> P256.Signing.ECDSASignature {
+        do { return try sign(message, context: context) } catch {
+            guard policy.evaluationPolicy != nil, Self.invalidationCodes.contains(error.code) else { throw error }
+            throw BioAuthError(.keyUnavailable, laError: error.laError, status: error.status)
+        }
+    }
+
+    /// What a key operation reports, after a successful match, for a key the platform invalidated
+    /// (the exact status is UNCONFIRMED on a device: not found, or an authentication failure).
+    static let invalidationCodes: Set<BioAuthError.Code> = [.authenticationFailed, .itemNotFound, .keyUnavailable]
 
     /// Signs the protocol-v1 message of a server challenge after one prompt. Send
     /// `derRepresentation`, base64url-encoded, as the finish request's `signature`.

@@ -108,3 +108,14 @@ extension DevicePlatform {
         return try await authenticatedContext(policy: evaluation, prompt: prompt)
     }
 }
+
+extension DevicePlatform {
+    /// The enrolled biometry's domain state, read on a fresh context without a prompt
+    /// (`LAContext.domainState.biometry.stateHash`, `LADomainState.h`): nil when nothing is
+    /// enrolled, or where the OS offers only the pre-iOS 18 property, which is nil before an evaluation.
+    package var currentDomainState: Data? {
+        let context = contexts.makeContext()
+        defer { context.invalidate() }
+        return context.evaluatedPolicyDomainState
+    }
+}

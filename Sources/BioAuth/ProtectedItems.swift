@@ -132,8 +132,14 @@ package struct PlainRecords: Sendable {
         }
     }
 
+    /// Replaces the value in place (`SecItemUpdate`; these items have no access control, so it
+    /// never prompts), or adds it when there is none. Never delete-then-add: a failed add — the
+    /// device locked, the keychain full — would lose the previous value.
     package func write(_ value: SecretBytes, _ account: String) throws(BioAuthError) {
-        try remove(account)
+        do {
+            try keychain.update(KeychainQuery(service: service, account: account), data: value)
+            return
+        } catch where error != .errSecItemNotFound { throw BioAuthError(status: error) } catch {}
         do {
             try keychain.add(KeychainItem(service: service, account: account, accessibility: accessibility), data: value)
         } catch { throw BioAuthError(status: error) }

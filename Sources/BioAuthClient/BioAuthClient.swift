@@ -56,8 +56,11 @@ public actor BioAuthClient {
     let storage: CredentialStorage
     /// The authenticated context a ``BiometricPolicy`` other than `.always` keeps, and when it was evaluated.
     var reusable: (context: any AuthenticationContext, since: Date)?
-    /// The SPKI of a key created for an enrolment request and not registered yet.
-    var pendingKey: Data?
+    /// The refresh in flight: concurrent ``accessToken(minTTL:)`` callers await this one.
+    var refreshing: Task<Result<AccessToken, ClientError>, Never>?
+    /// Subscribers of ``credentialStates()`` and the state they were last told.
+    var observers: [UUID: AsyncStream<CredentialState>.Continuation] = [:]
+    var publishedState: CredentialState?
 
     public init(configuration: Configuration, platform: DevicePlatform, transport: any BioAuthTransport) {
         self.configuration = configuration
@@ -98,9 +101,15 @@ public actor BioAuthClient {
     ///   the user has a device already: continue with ``requestEnrolment(_:deviceName:)``.
     @discardableResult
     public func enrol(_ primary: PrimarySession, deviceName: String) async throws(ClientError) -> Registration {
-        guard try storage.registration() == nil, !signer.hasKey else { throw ClientError(.alreadyEnrolled) }
+        defer { publishState() }
+        guard try storage.registration() == nil else { throw ClientError(.alreadyEnrolled) }
+        // A key here without a registration is registered nowhere; the one of a request in progress
+        // is kept for it (``requestEnrolment(_:deviceName:)`` continues).
+        if signer.hasKey, let pending = try storage.pending(), pending.key == (try? signer.publicKey())?.spkiRepresentation {
+            throw ClientError(.alreadyEnrolled)
+        }
         let key: DevicePublicKey
-        do { key = try signer.createKey() } catch { throw ClientError(device: error) }
+        do { key = try signer.replaceKey() } catch { throw ClientError(device: error) }
         do {
             return try await register(key, for: primary, deviceName: deviceName, replacing: nil)
         } catch {
@@ -118,17 +127,19 @@ public actor BioAuthClient {
     ///   ``requestEnrolment(_:deviceName:)``.
     @discardableResult
     public func reenrol(_ primary: PrimarySession, deviceName: String? = nil) async throws(ClientError) -> Registration {
+        defer { publishState() }
         guard let registration = try storage.registration() else { throw ClientError(.notEnrolled) }
-        guard !signer.hasKey else { throw ClientError(.alreadyEnrolled) }
+        guard try keyCondition() != .usable else { throw ClientError(.alreadyEnrolled) }
         guard registration.userID == primary.userID else { throw ClientError(.forbidden) }
         endBiometricSession()
         let key: DevicePublicKey
         do { key = try signer.replaceKey() } catch { throw ClientError(device: error) }
+        let name = deviceName ?? registration.deviceName
         do {
-            return try await register(key, for: primary, deviceName: deviceName ?? registration.deviceName, replacing: registration.deviceID)
+            return try await register(key, for: primary, deviceName: name, replacing: registration.deviceID)
         } catch {
-            // Registered nowhere yet: ``requestEnrolment(_:deviceName:)`` continues with it.
-            pendingKey = key.spkiRepresentation
+            // Registered nowhere yet: ``requestEnrolment(_:deviceName:)`` continues with it, after a relaunch too.
+            try? storage.save(PendingEnrolmentRecord(key: key.spkiRepresentation, primary: primary, deviceName: name, replacing: registration.deviceID))
             throw error
         }
     }
@@ -147,7 +158,7 @@ public actor BioAuthClient {
             throw ClientError(.protocolViolation)
         }
         let registration = Registration(userID: primary.userID, deviceID: device.id, deviceName: device.name)
-        try storage.save(registration)
+        try remember(registration, key: key)
         return registration
     }
 
@@ -156,8 +167,14 @@ public actor BioAuthClient {
     /// A biometric login: the server's challenge, checked, signed after one prompt. The session is
     /// kept in the keychain (`WhenUnlockedThisDeviceOnly`) for ``approve(operation:reason:)`` and
     /// the other calls.
+    ///
+    /// - Throws: ``ClientError/Code/credentialsUnavailable`` while the device is locked (nothing
+    ///   is sent, nothing forgotten); ``ClientError/Code/reenrolmentRequired`` when the key can no
+    ///   longer sign (an enrollment change), found without a prompt where the domain state tells.
     @discardableResult
     public func logIn() async throws(ClientError) -> DeviceSession {
+        defer { publishState() }
+        _ = try storage.session()  // a locked device refuses this read: stop before the server opens a session
         let registration = try enrolled()
         let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: registration.userID, deviceId: registration.deviceID))
         let expectation = ChallengeExpectation(purpose: .login, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID)
@@ -211,9 +228,12 @@ public actor BioAuthClient {
         let session = try currentSession()
         try await authorized { () async throws(ClientError) in try await api.revokeDevice(id: id, token: session) }
         if try storage.registration()?.deviceID == id {
+            defer { publishState() }
             endBiometricSession()
             try storage.forgetSession()
+            try storage.forgetPending()
             try storage.forgetRegistration()
+            try storage.forgetKeyRecord()
             signer.deleteKey()
         }
     }
@@ -221,47 +241,59 @@ public actor BioAuthClient {
     /// Ends the device session on the server and forgets it here. A session the server no longer
     /// knows counts as ended; an unreachable server keeps it here (the call can be retried).
     public func logOut() async throws(ClientError) {
+        defer { publishState() }
         endBiometricSession()
         guard let session = try storage.session() else { return }
         do { try await api.logout(token: BearerToken(session.token)) } catch where error.code == .authenticationFailed {}
         try storage.forgetSession()
     }
 
-    /// The stored device session, if it has not expired.
     /// An access token for your other services — an ES256 JWT they verify with the server's
-    /// `/.well-known/jwks.json` — valid for at least `margin` more seconds. An expiring one is
+    /// `/.well-known/jwks.json` — valid for at least `minTTL` more seconds. An expiring one is
     /// replaced with the stored refresh token, which is replaced too (each works once); no prompt.
+    /// Concurrent callers share one refresh: the server never sees the same refresh token twice
+    /// from this phone (it would read that as theft and end the session).
     ///
     /// - Throws: ``ClientError/Code-swift.struct/sessionExpired`` when there is no session or the
-    ///   server refused the refresh token (log in again).
-    public func accessToken(margin: TimeInterval = 30) async throws(ClientError) -> AccessToken {
-        guard var stored = try storage.session(), stored.deviceId != nil, Date(seconds: stored.expiresAt) > configuration.clock.now() else {
+    ///   server refused the refresh token (log in again); ``ClientError/Code/credentialsUnavailable``
+    ///   while the device is locked.
+    public func accessToken(minTTL: TimeInterval = 30) async throws(ClientError) -> AccessToken {
+        guard let stored = try storage.session(), stored.deviceId != nil, Date(seconds: stored.expiresAt) > configuration.clock.now() else {
             throw ClientError(.sessionExpired)
         }
-        if let token = stored.accessToken, let expiry = stored.accessTokenExpiresAt, Date(seconds: expiry) > configuration.clock.now().addingTimeInterval(margin) {
+        if let token = stored.accessToken, let expiry = stored.accessTokenExpiresAt, Date(seconds: expiry) > configuration.clock.now().addingTimeInterval(minTTL) {
             return AccessToken(token: BearerToken(token), expiresAt: Date(seconds: expiry))
         }
-        guard let refreshToken = stored.refreshToken else { throw ClientError(.sessionExpired) }
-        let tokens = try await authorized { () async throws(ClientError) in try await api.refresh(Wire.RefreshRequest(refreshToken: refreshToken)) }
-        stored.accessToken = tokens.accessToken
-        stored.accessTokenExpiresAt = tokens.accessTokenExpiresAt
-        stored.refreshToken = tokens.refreshToken
-        try storage.save(stored)
-        return AccessToken(token: BearerToken(tokens.accessToken), expiresAt: Date(seconds: tokens.accessTokenExpiresAt))
+        if let refreshing { return try await refreshing.value.get() }
+        let refresh = Task { await self.refreshTokens(stored) }
+        refreshing = refresh
+        let result = await refresh.value
+        refreshing = nil
+        return try result.get()
     }
 
+    /// The one refresh of ``accessToken(minTTL:)``: spends the stored refresh token, keeps the new ones.
+    func refreshTokens(_ stored: Wire.Session) async -> Result<AccessToken, ClientError> {
+        defer { publishState() }
+        var stored = stored
+        guard let refreshToken = stored.refreshToken else { return .failure(ClientError(.sessionExpired)) }
+        do {
+            let tokens = try await authorized { () async throws(ClientError) in try await api.refresh(Wire.RefreshRequest(refreshToken: refreshToken)) }
+            stored.accessToken = tokens.accessToken
+            stored.accessTokenExpiresAt = tokens.accessTokenExpiresAt
+            stored.refreshToken = tokens.refreshToken
+            try storage.save(stored)
+            return .success(AccessToken(token: BearerToken(tokens.accessToken), expiresAt: Date(seconds: tokens.accessTokenExpiresAt)))
+        } catch { return .failure(error) }
+    }
+
+    /// The stored device session, if it has not expired.
     public func session() throws(ClientError) -> DeviceSession? {
         guard let stored = try storage.session(), let session = DeviceSession(stored), session.expiresAt > configuration.clock.now() else { return nil }
         return session
     }
 
     // MARK: - Internals
-
-    func enrolled() throws(ClientError) -> Registration {
-        guard let registration = try storage.registration() else { throw ClientError(.notEnrolled) }
-        guard signer.hasKey else { throw ClientError(.reenrolmentRequired) }
-        return registration
-    }
 
     func currentSession() throws(ClientError) -> BearerToken {
         guard let session = try session() else { throw ClientError(.sessionExpired) }
@@ -272,6 +304,7 @@ public actor BioAuthClient {
     func authorized<T>(_ body: () async throws(ClientError) -> T) async throws(ClientError) -> T {
         do { return try await body() } catch where error.code == .authenticationFailed {
             try? storage.forgetSession()
+            publishState()
             throw ClientError(.sessionExpired)
         }
     }
@@ -281,7 +314,10 @@ public actor BioAuthClient {
         let message = try expectation.check(
             challenge, now: configuration.clock.now(), maximumLifetime: configuration.maximumChallengeLifetime, clockSkew: configuration.clockSkew)
         let signature: P256.Signing.ECDSASignature
-        do { signature = try await signMessage(message, prompt: prompt, reusing: reusing) } catch { throw ClientError(device: error) }
+        do { signature = try await signMessage(message, prompt: prompt, reusing: reusing) } catch {
+            if error.code == .keyUnavailable { keyFailedAfterMatch() }
+            throw ClientError(device: error)
+        }
         return Wire.SignedChallenge(challengeId: challenge.challengeId, signature: Base64URL.encode(signature.derRepresentation))
     }
 
@@ -298,7 +334,7 @@ public actor BioAuthClient {
         guard keep, configuration.biometricPolicy != .always else { return try await signer.sign(message.encoded, prompt: prompt) }
         let context = try await platform.context(for: signer.policy, prompt: prompt)
         do {
-            let signature = try signer.sign(message.encoded, context: context)
+            let signature = try signer.signAfterEvaluation(message.encoded, context: context)
             reusable = (context, configuration.clock.now())
             return signature
         } catch {

@@ -3,15 +3,19 @@ import BioAuthCore
 import Foundation
 
 /// Where the client keeps what outlives the process, in the keychain, never synchronized:
-/// the registration (`AfterFirstUnlockThisDeviceOnly`: ids, no secret) and the device session
-/// (`WhenUnlockedThisDeviceOnly`: its token). A read the platform refuses because the device is
-/// locked is ``ClientError/Code/credentialsUnavailable`` — never "logged out".
+/// the registration and what it knows of the device key (`AfterFirstUnlockThisDeviceOnly`: ids
+/// and public values, no secret), the device session and an enrolment in progress
+/// (`WhenUnlockedThisDeviceOnly`: they hold tokens). A read the platform refuses because the
+/// device is locked is ``ClientError/Code/credentialsUnavailable`` — never "logged out". Every
+/// write replaces in place: a failed write leaves the previous value.
 struct CredentialStorage: Sendable {
     let registrations: PlainRecords
     let sessions: PlainRecords
 
     static let registrationAccount = "registration"
     static let sessionAccount = "session"
+    static let keyAccount = "device-key"
+    static let pendingAccount = "pending-enrolment"
 
     init(keychain: any KeychainService, service: String) {
         registrations = PlainRecords(keychain: keychain, service: service)
@@ -42,8 +46,71 @@ struct CredentialStorage: Sendable {
         try keychain { () throws(BioAuthError) in try sessions.remove(Self.sessionAccount) }
     }
 
+    func keyRecord() throws(ClientError) -> DeviceKeyRecord? {
+        try keychain { () throws(BioAuthError) in try registrations.readJSON(DeviceKeyRecord.self, Self.keyAccount) }
+    }
+
+    func save(_ record: DeviceKeyRecord) throws(ClientError) {
+        try keychain { () throws(BioAuthError) in try registrations.writeJSON(record, Self.keyAccount) }
+    }
+
+    func forgetKeyRecord() throws(ClientError) {
+        try keychain { () throws(BioAuthError) in try registrations.remove(Self.keyAccount) }
+    }
+
+    func pending() throws(ClientError) -> PendingEnrolmentRecord? {
+        try keychain { () throws(BioAuthError) in try sessions.readJSON(PendingEnrolmentRecord.self, Self.pendingAccount) }
+    }
+
+    func save(_ pending: PendingEnrolmentRecord) throws(ClientError) {
+        try keychain { () throws(BioAuthError) in try sessions.writeJSON(pending, Self.pendingAccount) }
+    }
+
+    func forgetPending() throws(ClientError) {
+        try keychain { () throws(BioAuthError) in try sessions.remove(Self.pendingAccount) }
+    }
+
     /// A keychain call, its failure said in the client's terms (a locked device: `credentialsUnavailable`).
     private func keychain<T>(_ body: () throws(BioAuthError) -> T) throws(ClientError) -> T {
         do { return try body() } catch { throw ClientError(device: error) }
     }
+}
+
+/// What the client knows of this phone's device key beyond the Secure Enclave's word, which on a
+/// device still finds a key that an enrollment change killed.
+struct DeviceKeyRecord: Codable, Sendable, Hashable {
+    /// The SPKI of the key the server holds for this device.
+    var registeredKey: Data
+    /// The biometric domain state when that key was registered; nil where the OS gave none.
+    var domainState: Data?
+    /// The key failed after a successful match, or the enrolled biometry changed since it was
+    /// registered: it can no longer sign, and only re-enrolment replaces it.
+    var invalidated: Bool
+}
+
+/// An enrolment this phone started and has not completed or abandoned: what a relaunch needs to
+/// resume it. Holds the primary session's token (the request is bound to the session that made it).
+struct PendingEnrolmentRecord: Codable, Sendable, Hashable {
+    /// The SPKI of the key made for the request, under the client's key tag.
+    var key: Data
+    var userID: String
+    var primaryToken: String
+    var primaryExpiresAt: Date
+    var deviceName: String
+    /// The device whose key the request replaces; nil for a new device.
+    var replacing: String?
+    /// The server's request, once it answered.
+    var request: PendingEnrolment?
+
+    init(key: Data, primary: PrimarySession, deviceName: String, replacing: String?, request: PendingEnrolment? = nil) {
+        self.key = key
+        userID = primary.userID
+        primaryToken = primary.token.value
+        primaryExpiresAt = primary.expiresAt
+        self.deviceName = deviceName
+        self.replacing = replacing
+        self.request = request
+    }
+
+    var primary: PrimarySession { PrimarySession(userID: userID, token: BearerToken(primaryToken), expiresAt: primaryExpiresAt) }
 }

@@ -3,7 +3,7 @@ import BioAuthCore
 import Foundation
 
 /// An enrolment waiting for an approval from another of the user's devices, or a recovery code.
-public struct PendingEnrolment: Sendable, Hashable {
+public struct PendingEnrolment: Sendable, Hashable, Codable {
     public let id: String
     public let userID: String
     /// The id the device will have (this phone's own for a new key).
@@ -15,6 +15,20 @@ public struct PendingEnrolment: Sendable, Hashable {
     public let expiresAt: Date
     /// Whether the request was approved when this value was read.
     public let isApproved: Bool
+}
+
+/// An enrolment this phone started, as a relaunched app finds it (``BioAuthClient/enrolmentInProgress()``).
+public struct EnrolmentInProgress: Sendable, Hashable {
+    /// The server's request as last seen; nil when the app stopped before the server answered:
+    /// call ``BioAuthClient/requestEnrolment(_:deviceName:)`` again (same key).
+    public let request: PendingEnrolment?
+    /// The primary session that made the request (the server binds the request to it); nil once
+    /// it expired: sign in again and call ``BioAuthClient/requestEnrolment(_:deviceName:)``, which
+    /// resumes with the same key as a new request.
+    public let primary: PrimarySession?
+    public let deviceName: String
+    /// Whether it re-keys this phone's device (after an enrollment change).
+    public let replacing: Bool
 }
 
 /// An enrolment request shown on a phone that may approve it: the text is built here from the
@@ -45,41 +59,65 @@ extension BioAuthClient {
 
     /// Asks the user's other devices to approve enrolling this phone (after ``enrol(_:deviceName:)``
     /// or ``reenrol(_:deviceName:)`` threw ``ClientError/Code/approvalRequired``). Creates the key
-    /// — without a prompt — and keeps it until the enrolment completes. Calling again resumes
-    /// with the same key.
+    /// — without a prompt — and keeps it until the enrolment completes. Calling again, after a
+    /// relaunch too, resumes with the same key. A key that still signs is never replaced.
+    ///
+    /// Everything needed to go on is kept in the keychain: a new client on this phone finds it
+    /// with ``enrolmentInProgress()``.
     public func requestEnrolment(_ primary: PrimarySession, deviceName: String? = nil) async throws(ClientError) -> PendingEnrolment {
+        defer { publishState() }
         let registration = try storage.registration()
         if let registration, registration.userID != primary.userID { throw ClientError(.forbidden) }
+        let inProgress = try storage.pending()
         let key: DevicePublicKey
-        do {
-            if signer.hasKey {
-                let current = try signer.publicKey()
-                // Without a registration any key here is this phone's unregistered one; with one,
-                // only the key made for this request (the registered one still works otherwise).
-                guard registration == nil || current.spkiRepresentation == pendingKey else { throw ClientError(.alreadyEnrolled) }
-                key = current
-            } else {
-                endBiometricSession()
-                key = registration == nil ? try signer.createKey() : try signer.replaceKey()
-            }
-        } catch let error as ClientError {
-            throw error
-        } catch let error as BioAuthError {
-            throw ClientError(device: error)
-        } catch {
-            throw ClientError(.deviceFailure)
+        let current: DevicePublicKey?
+        do { current = try signer.publicKey() } catch where error.code == .keyUnavailable { current = nil } catch { throw ClientError(device: error) }
+        if let current, current.spkiRepresentation == inProgress?.key || registration == nil {
+            // The key of this request, or (without a registration) a key registered nowhere.
+            key = current
+        } else {
+            if registration != nil, current != nil, try keyCondition() == .usable { throw ClientError(.alreadyEnrolled) }
+            endBiometricSession()
+            do { key = try signer.replaceKey() } catch { throw ClientError(device: error) }
         }
-        pendingKey = key.spkiRepresentation
-        let name = deviceName ?? registration?.deviceName ?? "iPhone"
+        let name = deviceName ?? inProgress?.deviceName ?? registration?.deviceName ?? "iPhone"
+        var record = PendingEnrolmentRecord(key: key.spkiRepresentation, primary: primary, deviceName: name, replacing: registration?.deviceID)
+        try storage.save(record)  // before the server hears of it: a relaunch finds the key's purpose
         let body = Wire.EnrolmentRequestCreation(name: name, publicKey: Base64URL.encode(key.spkiRepresentation), replacesDeviceId: registration?.deviceID)
-        return try pending(try await api.requestEnrolment(body, token: primary.token), of: primary, key: key, replacing: registration?.deviceID)
+        let request = try pending(try await api.requestEnrolment(body, token: primary.token), of: primary, key: key, replacing: registration?.deviceID)
+        record.request = request
+        try storage.save(record)
+        return request
+    }
+
+    /// The enrolment this phone started and has neither completed nor abandoned, as last seen —
+    /// what a relaunched app resumes with. nil when there is none.
+    public func enrolmentInProgress() throws(ClientError) -> EnrolmentInProgress? {
+        guard let record = try storage.pending() else { return nil }
+        let primary = record.primary.expiresAt > configuration.clock.now() ? record.primary : nil
+        return EnrolmentInProgress(request: record.request, primary: primary, deviceName: record.deviceName, replacing: record.replacing != nil)
+    }
+
+    /// Gives up the enrolment in progress: forgets it, and deletes its key when this phone has no
+    /// registration (a key made for a re-key stays until the next re-enrolment replaces it; the
+    /// old one could no longer sign anyway). The server lets the request expire.
+    public func abandonEnrolment() throws(ClientError) {
+        defer { publishState() }
+        guard let record = try storage.pending() else { return }
+        try storage.forgetPending()
+        if try storage.registration() == nil, (try? signer.publicKey())?.spkiRepresentation == record.key { signer.deleteKey() }
     }
 
     /// The request as the server has it now: poll until ``PendingEnrolment/isApproved``.
     public func refresh(_ request: PendingEnrolment, _ primary: PrimarySession) async throws(ClientError) -> PendingEnrolment {
         let key = try pendingSigningKey()
-        return try pending(
+        let current = try pending(
             try await api.enrolmentRequest(id: request.id, token: primary.token), of: primary, key: key, replacing: request.replacing ? request.deviceID : nil)
+        if var record = try storage.pending(), record.request?.id == request.id {
+            record.request = current
+            try storage.save(record)
+        }
+        return current
     }
 
     /// Asks the server to send a recovery code to the user through the deployment's channel
@@ -96,17 +134,17 @@ extension BioAuthClient {
     /// Enrols this phone once its request is approved: one prompt (proof of possession).
     @discardableResult
     public func completeEnrolment(_ request: PendingEnrolment, _ primary: PrimarySession) async throws(ClientError) -> Registration {
+        defer { publishState() }
         let key = try pendingSigningKey()
-        let registration = try await register(
-            key, for: primary, deviceName: request.deviceName, replacing: request.replacing ? request.deviceID : nil, request: request)
-        pendingKey = nil
-        return registration
+        return try await register(key, for: primary, deviceName: request.deviceName, replacing: request.replacing ? request.deviceID : nil, request: request)
     }
 
+    /// The key of the enrolment in progress.
     func pendingSigningKey() throws(ClientError) -> DevicePublicKey {
+        guard let record = try storage.pending() else { throw ClientError(.notEnrolled) }
         let key: DevicePublicKey
         do { key = try signer.publicKey() } catch { throw ClientError(device: error) }
-        guard key.spkiRepresentation == pendingKey else { throw ClientError(.notEnrolled) }
+        guard key.spkiRepresentation == record.key else { throw ClientError(.notEnrolled) }
         return key
     }
 

@@ -13,7 +13,8 @@ public struct BearerToken: Sendable, Hashable, CustomStringConvertible, CustomDe
 }
 
 /// A primary-login session (password, or a grant from the app's backend): the only kind that
-/// may enrol a device. Short-lived, kept in memory only.
+/// may enrol a device. Short-lived; kept in memory, and in the keychain (`WhenUnlockedThisDeviceOnly`)
+/// only while an enrolment it started is in progress, so that a relaunch can resume it.
 public struct PrimarySession: Sendable, Hashable {
     public let userID: String
     public let token: BearerToken

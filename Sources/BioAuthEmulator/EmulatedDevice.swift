@@ -34,17 +34,27 @@ public final class EmulatedDevice: Sendable {
         public var biometricItemsNeedEnrollment: Bool
         /// `LATouchIDAuthenticationMaximumAllowableReuseDuration` (300 s, `LAContext.h`).
         public var maximumReuseDuration: TimeInterval
-        /// Which domain-state API the app's OS offers (the live seam reads the iOS 18 one when it can).
+        /// Which domain-state API the app's OS offers. Default: `LAContext.domainState`, which every
+        /// OS this package supports has (iOS 18, macOS 15, visionOS 2 — `LADomainState.h`); the live
+        /// seam reads it. `evaluatedPolicyDomainState` is deprecated on all of them.
         public var domainStateAPI: DomainStateAPI
+        /// Whether looking up a Secure Enclave key that an enrollment change invalidated (its
+        /// public key, `kSecReturnRef`) still succeeds. UNCONFIRMED. Default `.succeeds`: for token
+        /// (Secure Enclave) keys the keychain row carries no biometric ACL — `SecItem.m` removes
+        /// `kSecAttrAccessControl` from token items and leaves enforcement to the token — so only
+        /// the key operation (sign, decrypt) fails. `.fails` reports ``invalidatedRead`` on lookup too.
+        public var invalidatedKeyLookup: InvalidatedKeyLookup
         public var clock: any WallClock
 
         public init(
             biometry: BiometryKind = .faceID, hasSecureEnclave: Bool = true, lockoutThreshold: Int = 5,
             perPromptFailureLimit: Int = 3, invalidatedRead: InvalidatedRead = .itemNotFound,
             biometricItemsNeedEnrollment: Bool = false, maximumReuseDuration: TimeInterval = 300,
-            domainStateAPI: DomainStateAPI = .evaluatedPolicyDomainState, clock: any WallClock = SystemWallClock()
+            domainStateAPI: DomainStateAPI = .domainState, invalidatedKeyLookup: InvalidatedKeyLookup = .succeeds,
+            clock: any WallClock = SystemWallClock()
         ) {
             self.domainStateAPI = domainStateAPI
+            self.invalidatedKeyLookup = invalidatedKeyLookup
             self.biometry = biometry
             self.hasSecureEnclave = hasSecureEnclave
             self.lockoutThreshold = lockoutThreshold
@@ -62,6 +72,14 @@ public final class EmulatedDevice: Sendable {
         case itemNotFound
         /// errSecAuthFailed (-25293).
         case authenticationFailed
+    }
+
+    /// What looking up an invalidated Secure Enclave key does (``Configuration/invalidatedKeyLookup``).
+    public enum InvalidatedKeyLookup: Sendable, Hashable, CaseIterable {
+        /// The key is found and its public key exported; signing and decrypting fail.
+        case succeeds
+        /// The lookup fails as reading an invalidated item does (``Configuration/invalidatedRead``).
+        case fails
     }
 
     /// Where a context's domain state comes from.

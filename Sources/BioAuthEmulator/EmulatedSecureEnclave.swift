@@ -31,7 +31,7 @@ package struct EmulatedSecureEnclave: EnclaveKeyStore {
     }
 
     package func publicKey(tag: String) throws(EnclaveFailure) -> Data {
-        try withKey(tag) { key, _ in .success(key.privateKey.publicKey.x963Representation) }
+        try withKey(tag, lookupOnly: true) { key, _ in .success(key.privateKey.publicKey.x963Representation) }
     }
 
     package func sign(tag: String, message: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> Data {
@@ -67,10 +67,17 @@ package struct EmulatedSecureEnclave: EnclaveKeyStore {
         if !removed { throw .status(.errSecItemNotFound) }
     }
 
-    private func withKey<T>(_ tag: String, _ body: (StoredKey, inout State) -> Result<T, EnclaveFailure>) throws(EnclaveFailure) -> T {
+    /// Finds the key. A lookup of an invalidated key follows ``EmulatedDevice/Configuration/invalidatedKeyLookup``;
+    /// a key operation on one always fails. A key operation while the device is locked fails with
+    /// errSecInteractionNotAllowed when the key's data-protection class is unavailable
+    /// (`WhenPasscodeSetThisDeviceOnly`: usable only while unlocked, `SecItem.h`).
+    private func withKey<T>(_ tag: String, lookupOnly: Bool = false, _ body: (StoredKey, inout State) -> Result<T, EnclaveFailure>) throws(EnclaveFailure) -> T {
         let result: Result<T, EnclaveFailure> = device.state.withLock { state in
             guard let key = state.keys.first(where: { $0.tag == tag }) else { return .failure(.status(.errSecItemNotFound)) }
-            if key.invalidated { return .failure(.status(device.configuration.invalidatedItemStatus)) }
+            if key.invalidated && (!lookupOnly || device.configuration.invalidatedKeyLookup == .fails) {
+                return .failure(.status(device.configuration.invalidatedItemStatus))
+            }
+            if !lookupOnly && !state.classKeyAvailable(key.accessControl.accessibility) { return .failure(.status(.errSecInteractionNotAllowed)) }
             return body(key, &state)
         }
         return try result.get()

@@ -20,12 +20,14 @@ struct Phone {
     let client: BioAuthClient
 
     static func start(
-        policy: BiometricPolicy = .always, relyingParty: String = "localhost",
+        policy: BiometricPolicy = .always, relyingParty: String = "localhost", device configure: (inout EmulatedDevice.Configuration) -> Void = { _ in },
         tamper: (@Sendable (TransportRequest, TransportResponse) -> TransportResponse)? = nil
     ) async throws -> Phone {
         let server = try await InProcessServer.start()
         let clock = ManualClock(start: server.clock.now())
-        let device = EmulatedDevice(configuration: .init(biometry: .faceID, clock: clock))
+        var configuration = EmulatedDevice.Configuration(biometry: .faceID, clock: clock)
+        configure(&configuration)
+        let device = EmulatedDevice(configuration: configuration)
         let http = URLSessionTransport(baseURL: URL(string: server.url)!)
         let transport = ClosureTransport { request in
             let response = try await http.send(request)
@@ -38,15 +40,23 @@ struct Phone {
 
     /// Runs `body` with a phone and server, and stops the server when it ends, however it ends.
     static func with(
-        policy: BiometricPolicy = .always, relyingParty: String = "localhost",
+        policy: BiometricPolicy = .always, relyingParty: String = "localhost", device configure: (inout EmulatedDevice.Configuration) -> Void = { _ in },
         tamper: (@Sendable (TransportRequest, TransportResponse) -> TransportResponse)? = nil, _ body: (Phone) async throws -> Void
     ) async throws {
-        let phone = try await start(policy: policy, relyingParty: relyingParty, tamper: tamper)
+        let phone = try await start(policy: policy, relyingParty: relyingParty, device: configure, tamper: tamper)
         do { try await body(phone) } catch {
             await phone.stop()
             throw error
         }
         await phone.stop()
+    }
+
+    /// The app after iOS killed and relaunched it: a new client, nothing in memory, the same
+    /// keychain and Secure Enclave.
+    func relaunched() -> BioAuthClient {
+        BioAuthClient(
+            configuration: .init(relyingPartyID: client.configuration.relyingPartyID, biometricPolicy: client.configuration.biometricPolicy, clock: clock),
+            platform: device.platform, transport: URLSessionTransport(baseURL: URL(string: server.url)!))
     }
 
     /// Time passes on the phone and the server alike.

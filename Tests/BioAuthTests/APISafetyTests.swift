@@ -7,17 +7,25 @@ import Testing
 
 /// Calls that could destroy data or leave it unusable, made safe.
 struct APISafetyTests {
-    @Test func createKeyNeverReplacesAUsableKeyButReplaceKeyDoes() throws {
-        let device = EmulatedDevice.faceID()
+    @Test(arguments: EmulatedDevice.InvalidatedKeyLookup.allCases)
+    func createKeyNeverReplacesAFoundKeyButReplaceKeyDoes(lookup: EmulatedDevice.InvalidatedKeyLookup) throws {
+        let device = EmulatedDevice.faceID { $0.invalidatedKeyLookup = lookup }
         let signer = BiometricSigner(platform: device.platform, tag: "login")
         let first = try signer.createKey()
         #expect(throws: BioAuthError(.duplicateItem)) { try signer.createKey() }  // an app calling it at every launch keeps its key
         #expect(try signer.publicKey() == first)
         let second = try signer.replaceKey()
         #expect(try second != first && signer.publicKey() == second)
-        device.enrollBiometry()  // the key dies: creating a new one needs no replacement
-        #expect(!signer.hasKey)
-        #expect(try signer.createKey() != second)
+        device.enrollBiometry()  // the key dies
+        switch lookup {
+        case .fails:  // not found: creating a new one needs no replacement
+            #expect(!signer.hasKey)
+            #expect(try signer.createKey() != second)
+        case .succeeds:  // still found (SecItem.m: token keys carry no biometric ACL): only replaceKey replaces it
+            #expect(signer.hasKey)
+            #expect(throws: BioAuthError(.duplicateItem)) { try signer.createKey() }
+            #expect(try signer.replaceKey() != second)
+        }
     }
 
     @Test func concurrentConfigurationsLeaveOneVaultKeyThatUnwraps() async throws {
@@ -74,5 +82,20 @@ struct APISafetyTests {
         await lock.lock()
         #expect(!copy.contains("bioauth.vault.biometric"))
         #expect(await lock.state == .lockedPasscodeRequired(.biometricUnlockNotEnabled))
+    }
+}
+
+extension APISafetyTests {
+    /// A write the keychain refuses (here: the screen locked under a `WhenUnlocked` item) leaves
+    /// the previous value: records are replaced in place, never deleted and re-added.
+    @Test func aRefusedWriteKeepsThePreviousValue() throws {
+        let device = EmulatedDevice.faceID()
+        let records = PlainRecords(keychain: device.platform.keychain, service: "app", accessibility: .whenUnlockedThisDeviceOnly)
+        try records.write(SecretBytes(Data("first".utf8)), "session")
+        try records.write(SecretBytes(Data("second".utf8)), "session")
+        device.lockScreen()
+        #expect(throws: BioAuthError.self) { try records.write(SecretBytes(Data("third".utf8)), "session") }
+        device.unlockScreen()
+        #expect(try records.read("session") == SecretBytes(Data("second".utf8)))
     }
 }

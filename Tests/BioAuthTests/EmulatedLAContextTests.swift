@@ -209,7 +209,7 @@ struct EmulatedLAContextTests {
     /// Domain state: nil on a fresh context and after a passcode-only success; set after a
     /// biometric success; changes with enrollment; stable otherwise (LAContext.h; [doc]).
     @Test func domainStateFollowsEnrollment() async {
-        let device = EmulatedDevice.faceID()
+        let device = EmulatedDevice.faceID { $0.domainStateAPI = .evaluatedPolicyDomainState }
         let fresh = device.makeContext()
         #expect(fresh.evaluatedPolicyDomainState == nil)
 
@@ -244,7 +244,7 @@ struct EmulatedLAContextTests {
     /// With the hook on, `evaluatePolicy` reports success without a match (objection
     /// `ios ui biometrics_bypass`, MASTG-TECH-0135); the platform still sees no authentication.
     @Test func jailbreakHookReportsSuccessWithoutAMatch() async {
-        let device = EmulatedDevice.faceID()
+        let device = EmulatedDevice.faceID { $0.domainStateAPI = .evaluatedPolicyDomainState }
         device.jailbreakHookEnabled = true
         device.unscriptedAction = .noMatch
         let context = device.makeContext()

@@ -69,13 +69,25 @@ struct EmulatedSecureEnclaveTests {
         #expect(enclaveFailure { _ = try enclave.copyPrivateKeyRepresentation(tag: "k") } != nil)
     }
 
+    /// `.biometryCurrentSet` keys die with an enrollment change (SecAccessControl.h). Whether the
+    /// lookup still finds them is UNCONFIRMED: `SecItem.m` removes `kSecAttrAccessControl` from
+    /// token items, so by default the key is found and only its use fails.
     @Test func currentSetKeyDiesOnEnrollmentChange() throws {
         _ = try makeKey([.privateKeyUsage, .biometryCurrentSet], tag: "current")
         _ = try makeKey([.privateKeyUsage, .biometryAny], tag: "any")
         device.enrollBiometry()
-        #expect(enclaveFailure { _ = try enclave.publicKey(tag: "current") } == .status(.errSecItemNotFound))
+        #expect(enclaveFailure { _ = try enclave.publicKey(tag: "current") } == nil, "found by default: only its use fails")
         #expect(enclaveFailure { _ = try enclave.sign(tag: "current", message: Data(), context: nil) } == .status(.errSecItemNotFound))
         _ = try enclave.sign(tag: "any", message: Data(), context: nil)
+    }
+
+    @Test func aDeadKeyIsNotFoundWhenTheLookupIsConfiguredToFail() throws {
+        let device = EmulatedDevice.faceID { $0.invalidatedKeyLookup = .fails }
+        let enclave = EmulatedSecureEnclave(device: device)
+        _ = try enclave.createKey(EnclaveKeyParameters(tag: "current", accessControl: acl([.privateKeyUsage, .biometryCurrentSet])))
+        device.enrollBiometry()
+        #expect(enclaveFailure { _ = try enclave.publicKey(tag: "current") } == .status(.errSecItemNotFound))
+        #expect(enclaveFailure { _ = try enclave.sign(tag: "current", message: Data(), context: nil) } == .status(.errSecItemNotFound))
     }
 
     @Test func removingThePasscodeDeletesPasscodeClassKeys() throws {
@@ -153,5 +165,18 @@ enum IndependentECIES {
         let (symmetric, iv) = keys(try key.sharedSecretFromKeyAgreement(with: P256.KeyAgreement.PublicKey(x963Representation: e)), Data(e))
         let body = ciphertext.dropFirst(65)
         return try AES.GCM.open(AES.GCM.SealedBox(nonce: iv, ciphertext: body.dropLast(16), tag: body.suffix(16)), using: symmetric)
+    }
+}
+
+extension EmulatedSecureEnclaveTests {
+    /// `WhenPasscodeSetThisDeviceOnly`: "can only be accessed when the device is unlocked"
+    /// (`SecItem.h`): a locked phone refuses the key's use (errSecInteractionNotAllowed), not its lookup.
+    @Test func aLockedDeviceRefusesTheKeysUseNotItsLookup() throws {
+        _ = try makeKey([.privateKeyUsage, .biometryCurrentSet])
+        device.lockScreen()
+        #expect(enclaveFailure { _ = try enclave.publicKey(tag: "k") } == nil)
+        #expect(enclaveFailure { _ = try enclave.sign(tag: "k", message: Data(), context: nil) } == .status(.errSecInteractionNotAllowed))
+        device.unlockScreen()
+        _ = try enclave.sign(tag: "k", message: Data(), context: nil)
     }
 }

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import BioAuthCore
 import BioAuthPostgres
 import BioAuthSQLite
@@ -7,6 +6,7 @@ import Foundation
 import Histogram
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import PostgresNIO
 import SQLiteNIO
@@ -151,34 +151,146 @@ struct Outcome: Sendable {
     var failure: String?
 }
 
+/// One keep-alive HTTP/1.1 connection on SwiftNIO, one request at a time. The load generator
+/// shares the cores with the server it measures, so it stays lean: no connection-pool state
+/// machine per request, only NIO's HTTP/1.1 codec.
+final class HTTPConnection: Sendable {
+    private let channel: any Channel
+    private let collector: ResponseCollector
+
+    private init(channel: any Channel, collector: ResponseCollector) {
+        self.channel = channel
+        self.collector = collector
+    }
+
+    static func connect(port: Int) async throws -> HTTPConnection {
+        let collector = ResponseCollector()
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(collector)
+                }
+            }
+            .connect(host: "127.0.0.1", port: port).get()
+        return HTTPConnection(channel: channel, collector: collector)
+    }
+
+    /// POSTs a JSON `body`; the status and the whole response body.
+    func post(_ path: String, _ body: String) async throws -> (Int, ByteBuffer) {
+        let promise = channel.eventLoop.makePromise(of: (Int, ByteBuffer).self)
+        var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path)
+        head.headers = ["Host": "127.0.0.1", "Content-Type": "application/json", "Content-Length": "\(body.utf8.count)"]
+        let channel = channel, collector = collector
+        channel.eventLoop.execute {
+            collector.expect(promise)
+            channel.write(NIOAny(HTTPClientRequestPart.head(head)), promise: nil)
+            channel.write(NIOAny(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+            channel.writeAndFlush(NIOAny(HTTPClientRequestPart.end(nil)), promise: nil)
+        }
+        return try await promise.futureResult.get()
+    }
+
+    func close() async { try? await channel.close() }
+}
+
+/// Gathers one response at a time for ``HTTPConnection``; only touched on its event loop.
+final class ResponseCollector: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPClientResponsePart
+    private var promise: EventLoopPromise<(Int, ByteBuffer)>?
+    private var status = 0
+    private var body = ByteBuffer()
+
+    func expect(_ promise: EventLoopPromise<(Int, ByteBuffer)>) { self.promise = promise }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            status = Int(head.status.code)
+            body.clear()
+        case .body(var part): body.writeBuffer(&part)
+        case .end:
+            promise?.succeed((status, body))
+            promise = nil
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        promise?.fail(error)
+        promise = nil
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise?.fail(ChannelError.ioOnClosedChannel)
+        promise = nil
+    }
+}
+
+/// Open connections to one server instance, lent one login at a time.
+final class ConnectionPool: Sendable {
+    private let state = Mutex<(idle: [HTTPConnection], waiters: [CheckedContinuation<HTTPConnection, Never>])>(([], []))
+    private let all: [HTTPConnection]
+
+    init(port: Int, connections: Int) async throws {
+        var opened: [HTTPConnection] = []
+        for _ in 0..<connections { opened.append(try await HTTPConnection.connect(port: port)) }
+        all = opened
+        state.withLock { $0.idle = opened }
+    }
+
+    func withConnection<T>(_ body: (HTTPConnection) async throws -> T) async rethrows -> T {
+        let connection = await acquire()
+        defer { release(connection) }
+        return try await body(connection)
+    }
+
+    private func acquire() async -> HTTPConnection {
+        await withCheckedContinuation { continuation in
+            let idle = state.withLock { state -> HTTPConnection? in
+                if let connection = state.idle.popLast() { return connection }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let idle { continuation.resume(returning: idle) }
+        }
+    }
+
+    private func release(_ connection: HTTPConnection) {
+        let waiter = state.withLock { state -> CheckedContinuation<HTTPConnection, Never>? in
+            if state.waiters.isEmpty {
+                state.idle.append(connection)
+                return nil
+            }
+            return state.waiters.removeFirst()
+        }
+        waiter?.resume(returning: connection)
+    }
+
+    func close() async { for connection in all { await connection.close() } }
+}
+
 struct Client: Sendable {
-    let http: HTTPClient
-    let ports: [Int]
+    let pools: [ConnectionPool]
     let key: P256.Signing.PrivateKey
     let devices: Int
 
-    func post(_ port: Int, _ path: String, _ body: String) async throws -> (Int, ByteBuffer) {
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: body))
-        let response = try await http.execute(request, timeout: .seconds(30))
-        return (Int(response.status.code), try await response.body.collect(upTo: 1 << 16))
-    }
-
-    /// One full login for device `n` through instance `n % instances`; nil on success, else why.
+    /// One full login for device `n` through instance `n % instances`, on one connection; nil on
+    /// success, else why.
     func login(_ n: Int) async -> String? {
-        let port = ports[n % ports.count]
         let device = n % devices
-        do {
-            let (status, body) = try await post(port, "/v1/login/challenge", #"{"userId":"user\#(device)","deviceId":"\#(deviceID(device))"}"#)
-            guard status == 200 else { return "challenge \(status)" }
-            let envelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(body.readableBytesView))
-            let signature = Base64URL.encode(try key.signature(for: try envelope.message().encoded).derRepresentation)
-            let (finish, _) = try await post(port, "/v1/login/finish", #"{"challengeId":"\#(envelope.challengeId)","signature":"\#(signature)"}"#)
-            return finish == 200 ? nil : "finish \(finish)"
-        } catch {
-            return "transport \(type(of: error))"
+        return await pools[n % pools.count].withConnection { connection in
+            do {
+                let (status, body) = try await connection.post("/v1/login/challenge", #"{"userId":"user\#(device)","deviceId":"\#(deviceID(device))"}"#)
+                guard status == 200 else { return "challenge \(status)" }
+                let envelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(body.readableBytesView))
+                let signature = Base64URL.encode(try key.signature(for: try envelope.message().encoded).derRepresentation)
+                let (finish, _) = try await connection.post("/v1/login/finish", #"{"challengeId":"\#(envelope.challengeId)","signature":"\#(signature)"}"#)
+                return finish == 200 ? nil : "finish \(finish)"
+            } catch {
+                return "transport \(type(of: error))"
+            }
         }
     }
 }
@@ -258,10 +370,9 @@ let (database, cleanup) = try await seed(options, spki: key.publicKey.derReprese
 let seedSeconds = Double(microseconds(since: seedStart)) / 1e6
 var servers: [Server] = []
 for _ in 0..<options.instances { servers.append(try Server(executable: options.server, database: database)) }
-var configuration = HTTPClient.Configuration()
-configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: options.connections)
-let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-let client = Client(http: http, ports: servers.map(\.port), key: key, devices: options.devices)
+var pools: [ConnectionPool] = []
+for server in servers { pools.append(try await ConnectionPool(port: server.port, connections: options.connections)) }
+let client = Client(pools: pools, key: key, devices: options.devices)
 
 let label = "\(kind), \(options.instances) instance\(options.instances == 1 ? "" : "s"), \(options.devices.formatted()) devices"
 print("seeded \(options.devices) devices in \(String(format: "%.1f", seedSeconds)) s; \(options.connections) connections, \(Int(options.seconds)) s per run")
@@ -278,7 +389,7 @@ for fraction in options.rates {
     let h = snapshot.histogram
     print("| \(label) | open loop at \(Int(fraction * 100)) % (\(Int(rate))/s) | \(snapshot.count) logins | p50 \(milliseconds(h.valueAtPercentile(50))) ms | p99 \(milliseconds(h.valueAtPercentile(99))) ms | p99.9 \(milliseconds(h.valueAtPercentile(99.9))) ms | max \(milliseconds(h.max)) ms |")
 }
-try await http.shutdown()
+for pool in pools { await pool.close() }
 for server in servers { server.stop() }
 await cleanup()
 if !failures.isEmpty {

@@ -1,0 +1,237 @@
+import BioAuth
+import BioAuthCLI
+import BioAuthClient
+import BioAuthCore
+import BioAuthEmulator
+import Foundation
+import Synchronization
+import Testing
+
+/// The lifecycle around an enrollment change as a real phone lives it: a dead key that is still
+/// found, a relaunch in the middle of recovery, a locked screen, concurrent token requests.
+@Suite(.timeLimit(.minutes(2)))
+struct ClientLifecycleTests {
+    static let password = "alice's long password"
+
+    /// Every combination of what the platform may do: the dead key found or not on lookup
+    /// (UNCONFIRMED), the domain state readable before an evaluation (iOS 18 `domainState`) or not.
+    static let devices: [(EmulatedDevice.InvalidatedKeyLookup, EmulatedDevice.DomainStateAPI)] = [
+        (.succeeds, .domainState), (.succeeds, .evaluatedPolicyDomainState), (.fails, .domainState), (.fails, .evaluatedPolicyDomainState),
+    ]
+
+    @Test(arguments: devices)
+    func aNewFaceMakesTheKeyDeadEvenWhenItIsStillFoundAndReenrolmentReplacesIt(
+        lookup: EmulatedDevice.InvalidatedKeyLookup, domainState: EmulatedDevice.DomainStateAPI
+    ) async throws {
+        try await Phone.with(device: { $0.invalidatedKeyLookup = lookup; $0.domainStateAPI = domainState }) { phone in
+            let registration = try await phone.enrolAlice()
+            try await phone.client.logIn()
+            phone.device.enrollBiometry()  // someone who knows the passcode adds a face
+
+            let before = phone.device.promptCount
+            #expect(await failure { try await phone.client.logIn() }?.code == .reenrolmentRequired)
+            // Told without a prompt where the domain state or the lookup tells; else after one match.
+            let firstTry = lookup == .succeeds && domainState == .evaluatedPolicyDomainState ? 1 : 0
+            #expect(phone.device.promptCount == before + firstTry)
+            #expect(await failure { try await phone.client.logIn() }?.code == .reenrolmentRequired)
+            #expect(phone.device.promptCount == before + firstTry, "once known dead, no more prompts")
+            #expect(await phone.relaunched().credentialState() == .reenrolmentRequired, "the verdict is kept across a relaunch")
+
+            let primary = try await phone.client.signIn(username: "alice", password: Self.password)
+            #expect(await failure { try await phone.client.reenrol(primary) }?.code == .approvalRequired, "past alreadyEnrolled: the dead key is replaced")
+            let request = try await phone.client.requestEnrolment(primary)
+            #expect(request.replacing && request.deviceID == registration.deviceID)
+            try await phone.client.sendRecoveryCode(for: request, primary)
+            try await phone.client.recover(request, code: try #require(phone.server.recoveryCode(for: request.id)), primary)
+            try await phone.client.completeEnrolment(request, primary)
+            try await phone.relaunched().logIn()
+            #expect(await phone.client.credentialState() == .signedIn)
+        }
+    }
+
+    @Test func aKeyThatStillSignsIsNeverReplaced() async throws {
+        try await Phone.with { phone in
+            try await phone.enrolAlice()
+            let key = try phone.client.signer.publicKey()
+            let primary = try await phone.client.signIn(username: "alice", password: Self.password)
+            #expect(await failure { try await phone.client.reenrol(primary) }?.code == .alreadyEnrolled)
+            #expect(await failure { _ = try await phone.client.requestEnrolment(primary) }?.code == .alreadyEnrolled)
+            #expect(try phone.client.signer.publicKey() == key)
+            try await phone.client.logIn()
+        }
+    }
+
+    /// The same domain-state change without an enrollment change (a major OS update): the key
+    /// still signs where the domain state is read only after a match.
+    @Test func anOSUpdateThatChangesTheDomainStateAloneKeepsTheKeyWhereALoginTells() async throws {
+        try await Phone.with(device: { $0.domainStateAPI = .evaluatedPolicyDomainState }) { phone in
+            try await phone.enrolAlice()
+            phone.device.changeDomainStateAsAfterOSUpdate()
+            try await phone.client.logIn()
+        }
+    }
+
+    /// iOS kills the app while the user reads the recovery code in Mail: a new client on the same
+    /// phone picks up every step.
+    @Test func everyRecoveryStepSurvivesARelaunch() async throws {
+        try await Phone.with { phone in
+            let registration = try await phone.enrolAlice()
+            phone.device.enrollBiometry()
+            #expect(await failure { try await phone.relaunched().logIn() }?.code == .reenrolmentRequired)
+
+            let primary = try await phone.relaunched().signIn(username: "alice", password: Self.password)
+            #expect(await failure { try await phone.relaunched().reenrol(primary) }?.code == .approvalRequired)
+            #expect(await phone.relaunched().credentialState() == .enrolmentPending)
+
+            let request = try await phone.relaunched().requestEnrolment(primary)
+            let found = try #require(try await phone.relaunched().enrolmentInProgress())
+            #expect(found.request == request && found.primary == primary && found.replacing)
+
+            try await phone.relaunched().sendRecoveryCode(for: request, primary)
+            let code = try #require(phone.server.recoveryCode(for: request.id))
+            let resumed = try #require(try await phone.relaunched().enrolmentInProgress())
+            let stored = try #require(resumed.request)
+            let storedPrimary = try #require(resumed.primary)
+            try await phone.relaunched().recover(stored, code: code, storedPrimary)
+            #expect(try await phone.relaunched().refresh(stored, storedPrimary).isApproved)
+            let done = try await phone.relaunched().completeEnrolment(stored, storedPrimary)
+            #expect(done.deviceID == registration.deviceID)
+            #expect(try await phone.relaunched().enrolmentInProgress() == nil)
+            try await phone.relaunched().logIn()
+        }
+    }
+
+    @Test func aRelaunchBeforeTheServerAnsweredResumesWithTheSameKey() async throws {
+        try await Phone.with { phone in
+            try await phone.enrolAlice()
+            phone.device.enrollBiometry()
+            let primary = try await phone.client.signIn(username: "alice", password: Self.password)
+            _ = await failure { try await phone.client.reenrol(primary) }  // the replacement key is made, then approvalRequired
+            let key = try phone.client.signer.publicKey()
+            let resumed = try #require(try await phone.relaunched().enrolmentInProgress())
+            #expect(resumed.request == nil, "the server was never asked")
+            let request = try await phone.relaunched().requestEnrolment(primary)
+            #expect(try phone.client.signer.publicKey() == key)
+            #expect(request.approvalText.hasSuffix(key.fingerprint))
+        }
+    }
+
+    @Test func anExpiredPrimarySessionIsNotOfferedForResuming() async throws {
+        try await Phone.with { phone in
+            let device = EmulatedDevice(configuration: .init(biometry: .faceID, clock: phone.clock))
+            try await phone.enrolAlice()
+            let second = BioAuthClient(
+                configuration: .init(relyingPartyID: "localhost", clock: phone.clock), platform: device.platform,
+                transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!))
+            let primary = try await second.signIn(username: "alice", password: Self.password)
+            _ = try await second.requestEnrolment(primary, deviceName: "Alice's iPad")
+            phone.passTime(16 * 60)
+            let found = try #require(try await second.enrolmentInProgress())
+            #expect(found.primary == nil && found.request != nil)
+        }
+    }
+
+    @Test func abandoningAnEnrolmentLeavesNothingBehind() async throws {
+        try await Phone.with { phone in
+            try await phone.enrolAlice()
+            let device = EmulatedDevice(configuration: .init(biometry: .faceID, clock: phone.clock))
+            let second = BioAuthClient(
+                configuration: .init(relyingPartyID: "localhost", clock: phone.clock), platform: device.platform,
+                transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!))
+            let primary = try await second.signIn(username: "alice", password: Self.password)
+            _ = try await second.requestEnrolment(primary, deviceName: "Alice's iPad")
+            #expect(second.signer.hasKey)
+            try await second.abandonEnrolment()
+            #expect(try await second.enrolmentInProgress() == nil)
+            #expect(!second.signer.hasKey, "the key registered nowhere is deleted")
+            #expect(await second.credentialState() == .notEnrolled)
+        }
+    }
+
+    /// A login tried on a locked phone sends nothing and forgets nothing ("never logged out").
+    @Test func aLoginOnALockedPhoneChangesNothing() async throws {
+        try await Phone.with { phone in
+            try await phone.enrolAlice()
+            let session = try await phone.client.logIn()
+            phone.device.lockScreen()
+            #expect(await failure { try await phone.client.logIn() }?.code == .credentialsUnavailable)
+            #expect(await failure { _ = try await phone.client.accessToken() }?.code == .credentialsUnavailable)
+            #expect(await phone.client.credentialState() == .locked)
+            phone.device.unlockScreen()
+            #expect(try await phone.client.session()?.sessionID == session.sessionID)
+            #expect(await phone.client.credentialState() == .signedIn)
+        }
+    }
+
+    /// The key is usable only while unlocked (`WhenPasscodeSetThisDeviceOnly`): a phone that
+    /// locks between the session read and the signature keeps its session too.
+    @Test func aPhoneThatLocksDuringTheLoginKeepsItsSession() async throws {
+        try await Phone.with { phone in
+            try await phone.enrolAlice()
+            let session = try await phone.client.logIn()
+            // The screen locks while the challenge is on its way.
+            let locking = Phone.LockOnChallenge(device: phone.device)
+            let client = BioAuthClient(
+                configuration: .init(relyingPartyID: "localhost", clock: phone.clock), platform: phone.device.platform,
+                transport: ClosureTransport { request in try await locking.send(request, to: phone.server.url) })
+            #expect(await failure { try await client.logIn() }?.code == .credentialsUnavailable)
+            phone.device.unlockScreen()
+            #expect(try await client.session()?.sessionID == session.sessionID)
+        }
+    }
+
+    @Test func twentyConcurrentCallersGetTwentyTokensFromOneRefresh() async throws {
+        let refreshes = Mutex(0)
+        try await Phone.with(tamper: { request, response in
+            if request.path == "/v1/token/refresh" { refreshes.withLock { $0 += 1 } }
+            return response
+        }) { phone in
+            try await phone.enrolAlice()
+            try await phone.client.logIn()
+            phone.passTime(290)  // the access token nears expiry
+            let tokens = try await withThrowingTaskGroup(of: AccessToken.self) { group in
+                for _ in 0..<20 { group.addTask { try await phone.client.accessToken() } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(tokens.count == 20 && Set(tokens).count == 1)
+            #expect(refreshes.withLock { $0 } == 1)
+            let canRefresh = await phone.client.canRefresh
+            let hasValidSession = await phone.client.hasValidSession
+            #expect(canRefresh && hasValidSession)
+        }
+    }
+
+    @Test func credentialStatesFollowTheLifecycle() async throws {
+        try await Phone.with { phone in
+            let states = await phone.client.credentialStates()
+            var iterator = states.makeAsyncIterator()
+            #expect(await iterator.next() == .notEnrolled)
+            try await phone.enrolAlice()
+            #expect(await iterator.next() == .signedOut)
+            try await phone.client.logIn()
+            #expect(await iterator.next() == .signedIn)
+            let signedIn = await phone.client.hasValidSession
+            #expect(signedIn)
+            try await phone.client.logOut()
+            #expect(await iterator.next() == .signedOut)
+            let afterLogout = (await phone.client.hasValidSession, await phone.client.canRefresh)
+            #expect(afterLogout == (false, false))
+            phone.device.enrollBiometry()
+            await phone.client.refreshCredentialState()  // the app came to the foreground
+            #expect(await iterator.next() == .reenrolmentRequired)
+        }
+    }
+}
+
+extension Phone {
+    /// A transport that locks the phone's screen once the login challenge is answered.
+    struct LockOnChallenge: Sendable {
+        let device: EmulatedDevice
+
+        func send(_ request: TransportRequest, to url: String) async throws -> TransportResponse {
+            let response = try await URLSessionTransport(baseURL: URL(string: url)!).send(request)
+            if request.path == "/v1/login/challenge" { device.lockScreen() }
+            return response
+        }
+    }
+}
