@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "BioAuthHTTP", targets: ["BioAuthHTTP"]),
         .library(name: "BioAuthTesting", targets: ["BioAuthTesting"]),
         .library(name: "BioAuthServerTesting", targets: ["BioAuthServerTesting"]),
+        // A real server inside an app's test process: link it from the app's test target only.
+        .library(name: "BioAuthTestServer", targets: ["BioAuthTestServer"]),
         .executable(name: "bioauth-server", targets: ["BioAuthServerApp"]),
         .executable(name: "bioauth", targets: ["bioauth"]),
     ],
@@ -119,9 +121,18 @@ let package = Package(
             ]
         ),
         .target(
+            name: "BioAuthTestServer",
+            dependencies: [
+                "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite", "BioAuthCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "BioAuthCLI",
             dependencies: [
-                "BioAuth", "BioAuthClient", "BioAuthCore", "BioAuthEmulator", "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite",
+                "BioAuth", "BioAuthClient", "BioAuthCore", "BioAuthEmulator", "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite", "BioAuthTestServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -158,7 +169,7 @@ let package = Package(
         .testTarget(
             name: "BioAuthClientTests",
             dependencies: [
-                "BioAuthClient", "BioAuth", "BioAuthCore", "BioAuthEmulator", "BioAuthTesting", "BioAuthCLI",
+                "BioAuthClient", "BioAuth", "BioAuthCore", "BioAuthEmulator", "BioAuthTesting", "BioAuthTestServer",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -70,13 +70,15 @@ public struct BiometricSigner: Sendable {
         return try signAfterEvaluation(message, context: context)
     }
 
-    /// Signs with a context that was just evaluated for ``policy``. A refusal of the key after a
-    /// successful match (authentication failed, not found) cannot be the user's doing: it is the
-    /// key's invalidation and reads as ``BioAuthError/Code/keyUnavailable``. A policy without its
+    /// Signs with a context that was just evaluated for ``policy``. A refusal of the key itself
+    /// after a successful match — an OSStatus (authentication failed, not found) — cannot be the
+    /// user's doing: it is the key's invalidation and reads as ``BioAuthError/Code/keyUnavailable``.
+    /// An LAError from the key operation stays what it is: the context was not really
+    /// authenticated (a hooked `evaluatePolicy` reports a match the enclave never saw). A policy without its
     /// own evaluation (`.devicePasscode`) prompts inside the key operation, so its refusal stays what it is.
     package func signAfterEvaluation(_ message: Data, context: any AuthenticationContext) throws(BioAuthError) -> P256.Signing.ECDSASignature {
         do { return try sign(message, context: context) } catch {
-            guard policy.evaluationPolicy != nil, Self.invalidationCodes.contains(error.code) else { throw error }
+            guard policy.evaluationPolicy != nil, error.laError == nil, Self.invalidationCodes.contains(error.code) else { throw error }
             throw BioAuthError(.keyUnavailable, laError: error.laError, status: error.status)
         }
     }

@@ -2,6 +2,7 @@ import BioAuth
 import BioAuthClient
 import BioAuthCore
 import BioAuthEmulator
+import BioAuthTestServer
 import Crypto
 import Foundation
 import Logging
@@ -139,7 +140,6 @@ public struct Demo: Sendable {
         }
         await record("attack", "Someone who knows the device passcode enrols their face") {
             device.enrollBiometry()
-            let keyGone = !client.signer.hasKey
             let login = await outcome { try await client.logIn() }
             let state = await lock.state
             let refused = await outcome { _ = try await lock.unlockWithBiometry(Prompt(reason: "Unlock BioAuth")) }
@@ -150,13 +150,18 @@ public struct Demo: Sendable {
             let passwordOnly = await outcome { try await client.reenrol(again) }
             let request = try await client.requestEnrolment(again)
             try await client.sendRecoveryCode(for: request, again)
-            guard let code = server.recoveryCode(for: request.id) else { return (false, "no recovery code was delivered") }
-            try await client.recover(request, code: code, again)
-            let sameID = try await client.completeEnrolment(request, again).deviceID
+            // While alice reads her mail, iOS kills the app; the relaunched app resumes from the keychain.
+            let relaunched = BioAuthClient(configuration: client.configuration, platform: device.platform, transport: wire)
+            guard let resumed = try await relaunched.enrolmentInProgress(), let pending = resumed.request, let primary = resumed.primary else {
+                return (false, "the relaunched app found no enrolment in progress")
+            }
+            guard let code = server.recoveryCode(for: pending.id) else { return (false, "no recovery code was delivered") }
+            try await relaunched.recover(pending, code: code, primary)
+            let sameID = try await relaunched.completeEnrolment(pending, primary).deviceID
             let session = await outcome { try await client.logIn() }
-            return (keyGone && login == "reenrolmentRequired" && state == .lockedPasscodeRequired(.biometricSecretInvalidated) && refused != nil
-                    && passwordOnly == "approvalRequired" && sameID == deviceID && session == nil,
-                    "the new face invalidated the .biometryCurrentSet key (\(login ?? "-")), so no server login is possible; the app lock demands the app passcode (\(state)); the password alone cannot re-key the device (\(passwordOnly ?? "accepted")): alice re-enrols with her password plus a recovery code from her e-mail, and the replaced key signs in again")
+            return (login == "reenrolmentRequired" && state == .lockedPasscodeRequired(.biometricSecretInvalidated) && refused != nil
+                    && passwordOnly == "approvalRequired" && pending.id == request.id && sameID == deviceID && session == nil,
+                    "the new face invalidated the .biometryCurrentSet key — still found in the enclave, but the client knows it dead (\(login ?? "-")), so no server login is possible; the app lock demands the app passcode (\(state)); the password alone cannot re-key the device (\(passwordOnly ?? "accepted")): alice asks for a recovery code, the app is killed while she reads her e-mail, the relaunched app resumes from the keychain, and the replaced key signs in again")
         }
         await record("attack", "Phished password (the attacker enrols their own phone)") {
             let phone = EmulatedDevice(configuration: .init(biometry: .faceID))

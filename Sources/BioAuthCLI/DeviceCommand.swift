@@ -189,7 +189,9 @@ extension DeviceCommand {
                 Console.line("biometry:   \(BiometricStatus(platform: device.platform))")
                 Console.line("enrolled:   \(device.enrolledIdentities.count)")
                 Console.line("passcode:   \(device.hasPasscode ? "set" : "not set")")
-                Console.line("device key: \(signer.hasKey ? "present (\((try? signer.publicKey().fingerprint) ?? "?"))" : "none")")
+                let dead = await app.credentialState() == .reenrolmentRequired
+                let fingerprint = (try? signer.publicKey().fingerprint) ?? "?"
+                Console.line("device key: \(!signer.hasKey ? "none" : dead ? "invalidated (\(fingerprint)): re-enrol" : "present (\(fingerprint))")")
                 if let registration = try await advised({ () async throws(ClientError) in try await app.registration() }) {
                     Console.line("registered: \(registration.userID) / device \(registration.deviceID) at \(client.server ?? "?")")
                 } else {

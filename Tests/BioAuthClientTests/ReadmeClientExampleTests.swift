@@ -1,5 +1,5 @@
 import BioAuth
-import BioAuthCLI
+import BioAuthTestServer
 import BioAuthClient
 import BioAuthCore
 import BioAuthEmulator
