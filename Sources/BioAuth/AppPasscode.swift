@@ -46,10 +46,13 @@ public struct SystemUptimeClock: WallClock {
 /// enough to test a single guess offline; every guess needs the phone. The verifier is derived
 /// from the whole output, so no shortcut tests a guess with less work than the real check.
 ///
-/// **Bounded guessing on the phone.** The failure is counted *before* the comparison (killing the
-/// app mid-check never gives a free attempt), delays escalate, an optional wipe ends it, and a
+/// **Bounded guessing through the app.** The failure is counted *before* the comparison (killing
+/// the app mid-check never gives a free attempt), delays escalate, an optional wipe ends it, and a
 /// delay must pass on the uptime clock as well as the wall clock: moving the date does not skip
-/// it (after a restart the delay starts again).
+/// it (after a restart the delay starts again). The limit: code running inside the app's process
+/// (a jailbreak tweak, a malicious SDK) can ask the enclave to open the device secret — the key
+/// needs no user presence — and then guess offline without the counter. Prefer a long passphrase
+/// where that attacker matters.
 ///
 /// Records are `WhenPasscodeSetThisDeviceOnly`: removing the device passcode deletes them and the
 /// enclave key, and with them the vault this passcode protects (``AppLock`` then reports `.wiped`).

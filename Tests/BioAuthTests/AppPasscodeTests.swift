@@ -143,6 +143,35 @@ struct AppPasscodeTests {
         _ = try await subject.verify("135790")
     }
 
+    /// The limit of the design, played: code running inside the app (a jailbreak tweak, Frida, a
+    /// malicious SDK) asks the enclave to open the device secret — one call, no user presence —
+    /// and then tests guesses offline, never touching the attempt counter. The counter binds the
+    /// app's own UI, not code in its process (`docs/ThreatModel.md`, "Runs code inside the app").
+    @Test func codeInsideTheAppOpensTheDeviceSecretOnceAndThenGuessesOffline() async throws {
+        let subject = AppPasscode(platform: device.platform, service: "app", policy: AppPasscodePolicy(rounds: 1_000))
+        try await subject.set("000042")
+        let dumped = try #require(device.dumpKeychain().first { $0.account == "bioauth.app-passcode" })
+        let record = try #require(try JSONSerialization.jsonObject(with: dumped.data.data) as? [String: Any])
+        let salt = try #require(Data(base64Encoded: record["salt"] as? String ?? ""))
+        let verifier = try #require(Data(base64Encoded: record["verifier"] as? String ?? ""))
+        let sealed = try #require(Data(base64Encoded: record["sealedDeviceSecret"] as? String ?? ""))
+        let prompts = device.promptCount
+        let secret = try device.platform.enclave.decrypt(tag: "app.app-passcode.device-key", ciphertext: sealed, context: nil)
+        #expect(device.promptCount == prompts, "the device key needs no user presence")
+        var found: String?
+        for guess in (0..<100).map({ String(format: "%06d", $0) }) {
+            let stretched = try SlowHash.derive(guess, salt: salt, rounds: 1_000, outputByteCount: 32)
+            let candidate = HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: SymmetricKey(data: stretched + secret.data), salt: salt, info: Data("BioAuth app passcode v2 verifier".utf8), outputByteCount: 32)
+            if candidate.withUnsafeBytes({ Data($0) }) == verifier {
+                found = guess
+                break
+            }
+        }
+        #expect(found == "000042")
+        #expect(try await subject.attempts().failures == 0, "43 guesses, none counted")
+    }
+
     /// Without a Secure Enclave the passcode is refused unless the weaker, explicit choice is made.
     @Test func aDeviceWithoutASecureEnclaveNeedsAnExplicitChoice() async throws {
         let plain = EmulatedDevice(configuration: .init(hasSecureEnclave: false))
