@@ -9,4 +9,13 @@ public enum PackagePaths {
     public static func text(_ relativePath: String) throws -> String {
         try String(contentsOf: root.appendingPathComponent(relativePath), encoding: .utf8)
     }
+
+    /// Whether the document at `document` prints, as one ```swift block, the code of `source`
+    /// between the lines `// MARKER-BEGIN` and `// MARKER-END` — byte for byte.
+    public static func document(_ document: String, printsBlock marker: String, of source: String) throws -> Bool {
+        let code = try text(source)
+        guard code.contains("// \(marker)-BEGIN\n"), let block = code.components(separatedBy: "// \(marker)-BEGIN\n").last?.components(separatedBy: "// \(marker)-END").first
+        else { return false }
+        return try text(document).contains("```swift\n" + block + "```")
+    }
 }

@@ -54,10 +54,9 @@ import BioAuthTestServer
 /// `docs/Client.md` prints the test above byte for byte.
 struct ClientGuideExampleTests {
     @Test func theClientGuideShowsThisTestExactly() throws {
-        let guide = try PackagePaths.text("docs/Client.md")
-        let source = try PackagePaths.text("Tests/BioAuthClientTests/ClientGuideExampleTests.swift")
-        let example = try #require(source.components(separatedBy: "// CLIENT-GUIDE-TEST-BEGIN\n").last?.components(separatedBy: "// CLIENT-GUIDE-TEST-END").first)
-        #expect(guide.contains("```swift\n" + example + "```"), "docs/Client.md's app-side test differs from the one this file runs")
+        #expect(
+            try PackagePaths.document("docs/Client.md", printsBlock: "CLIENT-GUIDE-TEST", of: "Tests/BioAuthClientTests/ClientGuideExampleTests.swift"),
+            "docs/Client.md's app-side test differs from the one this file runs")
     }
 
     @Test func theErrorTableNamesEveryCode() throws {

@@ -29,10 +29,9 @@ func signIn(to serverURL: URL, password: String) async throws {
 /// The README's example is this file's, byte for byte, and it runs.
 struct ReadmeClientExampleTests {
     @Test func theReadmeShowsThisExampleExactly() throws {
-        let readme = try PackagePaths.text("README.md")
-        let source = try PackagePaths.text("Tests/BioAuthClientTests/ReadmeClientExampleTests.swift")
-        let example = try #require(source.components(separatedBy: "// README-EXAMPLE-BEGIN\n").last?.components(separatedBy: "// README-EXAMPLE-END").first)
-        #expect(readme.contains("```swift\n" + example + "```"), "README.md's first example differs from the one this test runs")
+        #expect(
+            try PackagePaths.document("README.md", printsBlock: "README-EXAMPLE", of: "Tests/BioAuthClientTests/ReadmeClientExampleTests.swift"),
+            "README.md's first example differs from the one this test runs")
     }
 
     @Test func theReadmeExampleRunsAgainstAServer() async throws {

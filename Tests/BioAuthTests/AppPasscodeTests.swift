@@ -125,11 +125,7 @@ struct AppPasscodeTests {
     @Test func aKeychainDumpAloneCannotTestAGuess() async throws {
         let subject = AppPasscode(platform: device.platform, service: "app", policy: AppPasscodePolicy(rounds: 1_000))
         try await subject.set("135790")
-        let dumped = try #require(device.dumpKeychain().first { $0.account == "bioauth.app-passcode" })
-        let record = try #require(try JSONSerialization.jsonObject(with: dumped.data.data) as? [String: Any])
-        let salt = try #require(Data(base64Encoded: record["salt"] as? String ?? ""))
-        let verifier = try #require(Data(base64Encoded: record["verifier"] as? String ?? ""))
-        let sealed = try #require(Data(base64Encoded: record["sealedDeviceSecret"] as? String ?? ""))
+        let (salt, verifier, sealed) = try dumpedVerifier()
         #expect(sealed.count == 65 + 32 + 16, "ECIES: ephemeral key, secret, tag")
         // The offline attacker's best try, with the right passcode: PBKDF2 alone, or with a guessed secret.
         let stretched = try SlowHash.derive("135790", salt: salt, rounds: 1_000, outputByteCount: 32)
@@ -150,11 +146,7 @@ struct AppPasscodeTests {
     @Test func codeInsideTheAppOpensTheDeviceSecretOnceAndThenGuessesOffline() async throws {
         let subject = AppPasscode(platform: device.platform, service: "app", policy: AppPasscodePolicy(rounds: 1_000))
         try await subject.set("000042")
-        let dumped = try #require(device.dumpKeychain().first { $0.account == "bioauth.app-passcode" })
-        let record = try #require(try JSONSerialization.jsonObject(with: dumped.data.data) as? [String: Any])
-        let salt = try #require(Data(base64Encoded: record["salt"] as? String ?? ""))
-        let verifier = try #require(Data(base64Encoded: record["verifier"] as? String ?? ""))
-        let sealed = try #require(Data(base64Encoded: record["sealedDeviceSecret"] as? String ?? ""))
+        let (salt, verifier, sealed) = try dumpedVerifier()
         let prompts = device.promptCount
         let secret = try device.platform.enclave.decrypt(tag: "app.app-passcode.device-key", ciphertext: sealed, context: nil)
         #expect(device.promptCount == prompts, "the device key needs no user presence")
@@ -251,4 +243,16 @@ struct CountingBytes: DataProtocol, ContiguousBytes {
         return bytes[position]
     }
     func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try bytes.withUnsafeBytes(body) }
+}
+
+extension AppPasscodeTests {
+    /// What a keychain dump of the phone recovers of the app passcode's record: salt, verifier and sealed device secret.
+    func dumpedVerifier() throws -> (salt: Data, verifier: Data, sealed: Data) {
+        let dumped = try #require(device.dumpKeychain().first { $0.account == "bioauth.app-passcode" })
+        let record = try #require(try JSONSerialization.jsonObject(with: dumped.data.data) as? [String: Any])
+        return (
+            try #require(Data(base64Encoded: record["salt"] as? String ?? "")), try #require(Data(base64Encoded: record["verifier"] as? String ?? "")),
+            try #require(Data(base64Encoded: record["sealedDeviceSecret"] as? String ?? ""))
+        )
+    }
 }

@@ -22,10 +22,7 @@ func unlockAndSign(_ challenge: ChallengeEnvelope) async throws -> (vaultKey: Sy
 /// The README's second example is this file's, byte for byte, and it runs.
 struct ReadmeExampleTests {
     @Test func theReadmeShowsThisExampleExactly() throws {
-        let readme = try PackagePaths.text("README.md")
-        let source = try PackagePaths.text("Tests/BioAuthTests/ReadmeExampleTests.swift")
-        let example = try #require(source.components(separatedBy: "// README-BLOCKS-BEGIN\n").last?.components(separatedBy: "// README-BLOCKS-END").first)
-        #expect(readme.contains("```swift\n" + example + "```"))
+        #expect(try PackagePaths.document("README.md", printsBlock: "README-BLOCKS", of: "Tests/BioAuthTests/ReadmeExampleTests.swift"))
     }
 
     @Test func readmeExampleRuns() async throws {
