@@ -78,14 +78,12 @@ public struct BiometricSigner: Sendable {
     /// own evaluation (`.devicePasscode`) prompts inside the key operation, so its refusal stays what it is.
     package func signAfterEvaluation(_ message: Data, context: any AuthenticationContext) throws(BioAuthError) -> P256.Signing.ECDSASignature {
         do { return try sign(message, context: context) } catch {
-            guard policy.evaluationPolicy != nil, error.laError == nil, Self.invalidationCodes.contains(error.code) else { throw error }
-            throw BioAuthError(.keyUnavailable, laError: error.laError, status: error.status)
+            // errSecItemNotFound already reads as keyUnavailable (``BioAuthError/init(enclave:)``);
+            // errSecAuthFailed after a match is the other status reported for a dead key (UNCONFIRMED).
+            guard policy.evaluationPolicy != nil, error.laError == nil, error.code == .authenticationFailed else { throw error }
+            throw BioAuthError(.keyUnavailable, status: error.status)
         }
     }
-
-    /// What a key operation reports, after a successful match, for a key the platform invalidated
-    /// (the exact status is UNCONFIRMED on a device: not found, or an authentication failure).
-    static let invalidationCodes: Set<BioAuthError.Code> = [.authenticationFailed, .itemNotFound, .keyUnavailable]
 
     /// Signs the protocol-v1 message of a server challenge after one prompt. Send
     /// `derRepresentation`, base64url-encoded, as the finish request's `signature`.

@@ -107,9 +107,7 @@ extension DevicePlatform {
         }
         return try await authenticatedContext(policy: evaluation, prompt: prompt)
     }
-}
 
-extension DevicePlatform {
     /// The enrolled biometry's domain state, read on a fresh context without a prompt
     /// (`LAContext.domainState.biometry.stateHash`, `LADomainState.h`): nil when nothing is
     /// enrolled, or where the OS offers only the pre-iOS 18 property, which is nil before an evaluation.

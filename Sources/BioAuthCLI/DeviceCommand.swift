@@ -189,9 +189,9 @@ extension DeviceCommand {
                 Console.line("biometry:   \(BiometricStatus(platform: device.platform))")
                 Console.line("enrolled:   \(device.enrolledIdentities.count)")
                 Console.line("passcode:   \(device.hasPasscode ? "set" : "not set")")
+                let key = try? signer.publicKey()
                 let dead = await app.credentialState() == .reenrolmentRequired
-                let fingerprint = (try? signer.publicKey().fingerprint) ?? "?"
-                Console.line("device key: \(!signer.hasKey ? "none" : dead ? "invalidated (\(fingerprint)): re-enrol" : "present (\(fingerprint))")")
+                Console.line("device key: \(key.map { dead ? "invalidated (\($0.fingerprint)): re-enrol" : "present (\($0.fingerprint))" } ?? "none")")
                 if let registration = try await advised({ () async throws(ClientError) in try await app.registration() }) {
                     Console.line("registered: \(registration.userID) / device \(registration.deviceID) at \(client.server ?? "?")")
                 } else {

@@ -105,7 +105,7 @@ public actor BioAuthClient {
         guard try storage.registration() == nil else { throw ClientError(.alreadyEnrolled) }
         // A key here without a registration is registered nowhere; the one of a request in progress
         // is kept for it (``requestEnrolment(_:deviceName:)`` continues).
-        if signer.hasKey, let pending = try storage.pending(), pending.key == (try? signer.publicKey())?.spkiRepresentation {
+        if let pending = try storage.pending(), pending.key == (try? signer.publicKey())?.spkiRepresentation {
             throw ClientError(.alreadyEnrolled)
         }
         let key: DevicePublicKey

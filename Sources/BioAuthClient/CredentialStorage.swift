@@ -89,13 +89,12 @@ struct DeviceKeyRecord: Codable, Sendable, Hashable {
 }
 
 /// An enrolment this phone started and has not completed or abandoned: what a relaunch needs to
-/// resume it. Holds the primary session's token (the request is bound to the session that made it).
+/// resume it. Holds the primary session (the request is bound to the session that made it); its
+/// token is a ``BearerToken``, so a description or `dump()` of the record shows none of it.
 struct PendingEnrolmentRecord: Codable, Sendable, Hashable {
     /// The SPKI of the key made for the request, under the client's key tag.
     var key: Data
-    var userID: String
-    var primaryToken: String
-    var primaryExpiresAt: Date
+    var primary: PrimarySession
     var deviceName: String
     /// The device whose key the request replaces; nil for a new device.
     var replacing: String?
@@ -104,13 +103,33 @@ struct PendingEnrolmentRecord: Codable, Sendable, Hashable {
 
     init(key: Data, primary: PrimarySession, deviceName: String, replacing: String?, request: PendingEnrolment? = nil) {
         self.key = key
-        userID = primary.userID
-        primaryToken = primary.token.value
-        primaryExpiresAt = primary.expiresAt
+        self.primary = primary
         self.deviceName = deviceName
         self.replacing = replacing
         self.request = request
     }
 
-    var primary: PrimarySession { PrimarySession(userID: userID, token: BearerToken(primaryToken), expiresAt: primaryExpiresAt) }
+    private enum CodingKeys: String, CodingKey { case key, userID, primaryToken, primaryExpiresAt, deviceName, replacing, request }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        key = try container.decode(Data.self, forKey: .key)
+        primary = PrimarySession(
+            userID: try container.decode(String.self, forKey: .userID), token: BearerToken(try container.decode(String.self, forKey: .primaryToken)),
+            expiresAt: try container.decode(Date.self, forKey: .primaryExpiresAt))
+        deviceName = try container.decode(String.self, forKey: .deviceName)
+        replacing = try container.decodeIfPresent(String.self, forKey: .replacing)
+        request = try container.decodeIfPresent(PendingEnrolment.self, forKey: .request)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(key, forKey: .key)
+        try container.encode(primary.userID, forKey: .userID)
+        try container.encode(primary.token.value, forKey: .primaryToken)
+        try container.encode(primary.expiresAt, forKey: .primaryExpiresAt)
+        try container.encode(deviceName, forKey: .deviceName)
+        try container.encodeIfPresent(replacing, forKey: .replacing)
+        try container.encodeIfPresent(request, forKey: .request)
+    }
 }

@@ -119,7 +119,15 @@ struct ClientSecurityTests {
             try await phone.client.enrol(primary, deviceName: "Alice's iPhone")
             let session = try await phone.client.logIn()
             let approval = try await phone.client.approve(operation: "transfer 100.00 EUR to bob")
+            // An enrolment in progress (a second phone) keeps its primary session in the keychain.
+            let tablet = BioAuthClient(
+                configuration: .init(relyingPartyID: "localhost", clock: phone.clock), platform: EmulatedDevice(biometry: .touchID).platform,
+                transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!))
+            let tabletPrimary = try await tablet.signIn(username: "alice", password: "alice's long password")
+            _ = try await tablet.requestEnrolment(tabletPrimary, deviceName: "Alice's iPad")
+            let inProgress = try #require(try await tablet.enrolmentInProgress())
             var scanner = SecretScanner()
+            scanner.add(tabletPrimary.token.value, label: "tablet's primary token")
             scanner.add(primary.token.value, label: "primary token")
             scanner.add(session.token.value, label: "session token")
             scanner.add(approval.token.value, label: "approval")
@@ -128,7 +136,7 @@ struct ClientSecurityTests {
             scanner.add("MEUCIQDsecretsignaturebytes", label: "signature")
             let wireSession = Wire.Session(token: session.token.value, sessionId: "s", userId: "alice", deviceId: "d", expiresAt: 1)
             let values: [Any] = [
-                primary, session, approval, primary.token, signed, wireSession, Wire.Approval(approval: approval.token.value, expiresAt: 1),
+                primary, session, approval, primary.token, signed, inProgress, wireSession, Wire.Approval(approval: approval.token.value, expiresAt: 1),
                 Wire.Credentials(username: "alice", password: "alice's long password"), Wire.Redemption(approval: approval.token.value, operation: "b3A", userId: "alice"),
                 TransportRequest(method: .post, path: "/v1/login/finish", body: try JSONEncoder().encode(signed), bearerToken: session.token),
             ] + ClientError.Code.all.map { ClientError($0, field: "userId", retryAfter: 3, device: BioAuthError(.keychainFailure)) }
