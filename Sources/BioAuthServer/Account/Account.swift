@@ -1,0 +1,153 @@
+import BioAuthCore
+import Crypto
+import Foundation
+import Logging
+import Metrics
+
+/// The primary login (the demo's username and password, or your own ``PrimaryAuthenticator``) and
+/// the sessions a user holds.
+struct Account: Flow {
+    let context: FlowContext
+
+    func createUser(username: String, password: String, request: RequestInfo) async throws(ServerError) {
+        let username = try Validate.username(username)
+        let password = try Validate.password(password)
+        try admit(request)
+        let salt = SecretBytes.random(count: 16).data
+        let hash = try hashPassword(password, salt: salt, rounds: configuration.passwordRounds)
+        let now = clock.now()
+        let user = UserRecord(id: username, passwordSalt: salt, passwordRounds: configuration.passwordRounds, passwordHash: hash, createdAt: now)
+        do { try await store.createUser(user, audit: event(.userCreated, user: username, request: request)) } catch let error as StoreError
+            where error.code == .duplicate
+        {
+            throw ServerError(.conflict, field: "username", detail: "exists")
+        } catch { throw storeFailure(error, request) }
+        log(.userCreated, user: username, request: request)
+    }
+
+    func passwordLogin(username: String, password: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
+        let username = try Validate.username(username)
+        let password = try Validate.password(password)
+        try admit(request)
+        let now = clock.now()
+        let lockout = windows.lockout(client: request.clientAddress, at: now, factor: .password)
+        // The attempt is counted before the slow hash, atomically with the check: parallel guesses
+        // cannot all pass it. A success clears the user's counters below.
+        let attempt = try await run(request) { [policy = configuration.passwordRun] in
+            try await self.store.beginPasswordAttempt(username: username, lockout: lockout, run: policy, now: now)
+        }
+        if let until = attempt.refusedUntil {
+            // A window limit: until its end; a back-off: until it runs out.
+            let retryAfter = until == lockout.windowStart ? windows.retryAfter(now) : max(1, Int(min(until.timeIntervalSince(now), 86_400).rounded(.up)))
+            throw await refuseLockedOut(user: attempt.user == nil ? nil : username, device: nil, retryAfter: retryAfter, request)
+        }
+        // Unknown users cost a hash too, so timing does not tell which usernames exist.
+        let user = attempt.user
+        let salt = user?.passwordSalt ?? Data(SHA256.hash(data: Data(username.utf8)).prefix(16))
+        let hash = try hashPassword(password, salt: salt, rounds: user?.passwordRounds ?? configuration.passwordRounds)
+        guard let user, constantTimeEquals(hash, user.passwordHash) else {
+            let reason: FailureReason = user == nil ? .unknownUser : .badPassword
+            // An unknown "username" may be a password typed into the wrong field: it is not written
+            // to the audit log (the log line carries only a keyed hash of it).
+            let audited = event(.passwordLoginFailed, user: user == nil ? nil : username, reason: reason.description, request: request)
+            // The user's counters were counted already; the address is counted now.
+            var failure = FailureRecord(reason, lockout: windows.lockout(client: request.clientAddress, at: now, factor: .signature), user: nil, audit: audited)
+            failure.reachedEarlier = attempt.reached
+            let locked = try await run(request) { [failure] in try await self.store.recordFailure(failure) }
+            throw failed(failure, locked: locked, request)
+        }
+        let (session, token) = newSession(user: username, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, at: now)
+        // A hash made with fewer rounds than today's setting is replaced now, while the password is at hand.
+        var rehashed: UserRecord?
+        if user.passwordRounds < configuration.passwordRounds {
+            let salt = SecretBytes.random(count: 16).data
+            rehashed = UserRecord(
+                id: username, passwordSalt: salt, passwordRounds: configuration.passwordRounds,
+                passwordHash: try hashPassword(password, salt: salt, rounds: configuration.passwordRounds), createdAt: user.createdAt)
+        }
+        try await run(request) { [rehashed] in
+            try await self.store.recordLogin(
+                session, clearing: [.password(username), .passwordRun(username)], rehashed: rehashed,
+                audit: self.event(.passwordLoginSucceeded, user: username, request: request))
+        }
+        log(.passwordLoginSucceeded, user: username, request: request)
+        return SessionGrant(token: token, session: session)
+    }
+
+    func primaryLogin<Authenticator: PrimaryAuthenticator>(
+        _ credential: Authenticator.Credential, with authenticator: Authenticator, request: RequestInfo
+    ) async throws(ServerError) -> SessionGrant {
+        try admit(request)
+        let now = clock.now()
+        let lockout = windows.lockout(client: request.clientAddress, at: now, factor: .signature)
+        // With a signature-factor query only the address's counter is consulted ("" names no user).
+        if try await run(request, { try await self.store.passwordLoginState(username: "", lockout: lockout) }).lockedOut {
+            throw await refuseLockedOut(user: nil, device: nil, request)
+        }
+        let proven: String?
+        do { proven = try await authenticator.authenticate(credential, request: request) } catch {
+            logger.error("primary authenticator failed", metadata: ["requestId": "\(request.requestID)", "error": "\(type(of: error))"])
+            throw ServerError(.unavailable, retryAfter: 5)
+        }
+        guard let proven else {
+            let failure = FailureRecord(
+                .primaryLoginRejected, lockout: lockout, user: nil, audit: event(.primaryLoginFailed, reason: FailureReason.primaryLoginRejected.description, request: request))
+            let locked = try await run(request) { [failure] in try await self.store.recordFailure(failure) }
+            throw failed(failure, locked: locked, request)
+        }
+        let userID = try Validate.username(proven, field: "userId")
+        let (session, token) = newSession(user: userID, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, at: now)
+        let audit = event(.primaryLoginSucceeded, user: userID, request: request)
+        try await run(request) { try await self.store.recordLogin(session, clearing: [], rehashed: nil, audit: audit) }
+        log(audit)
+        return SessionGrant(token: token, session: session)
+    }
+
+    func authenticate(token: String?, request: RequestInfo) async throws(ServerError) -> SessionRecord {
+        try admit(request)  // token guessing pays the request limit too
+        guard let token, let bytes = Base64URL.decode(token), bytes.count == 32 else {
+            throw ServerError.authenticationFailed(token == nil ? .missingSession : .unknownSession)
+        }
+        let hash = Data(SHA256.hash(data: bytes))
+        guard let state = try await run(request, { try await self.store.session(tokenHash: hash) }) else {
+            throw ServerError.authenticationFailed(.unknownSession)
+        }
+        let session = state.session
+        if session.revokedAt != nil { throw ServerError.authenticationFailed(.revokedSession) }
+        if session.expiresAt <= clock.now() { throw ServerError.authenticationFailed(.expiredSession) }
+        if !state.deviceActive { throw ServerError.authenticationFailed(.revokedDeviceSession) }
+        return session
+    }
+
+    func sessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> [SessionRecord] {
+        try requireAccountSession(session)
+        let now = clock.now()
+        return try await run(request) { try await self.store.sessions(userID: session.userID) }.filter { $0.revokedAt == nil && $0.expiresAt > now }
+    }
+
+    func revokeSession(id: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+        try requireAccountSession(session)
+        let audit = event(.sessionRevoked, user: session.userID, device: session.deviceID, request: request)
+        guard try await run(request, { try await self.store.revokeSession(id: id, userID: session.userID, at: self.clock.now(), audit: audit) }) else {
+            throw ServerError(.notFound, field: "sessionId")
+        }
+        log(audit)
+    }
+
+    func revokeAllSessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Int {
+        try requireAccountSession(session)
+        let audit = event(.sessionsRevoked, user: session.userID, device: session.deviceID, reason: AuditReason.allSessions.description, request: request)
+        let count = try await run(request) { try await self.store.revokeSessions(userID: session.userID, at: self.clock.now(), audit: audit) }
+        log(audit)
+        return count
+    }
+
+    func auditEvents(of session: SessionRecord, limit: Int, request: RequestInfo) async throws(ServerError) -> [AuditEvent] {
+        try requireAccountSession(session)
+        return try await run(request) { try await self.store.auditEvents(userID: session.userID, limit: min(max(limit, 1), 1000)) }
+    }
+
+    private func hashPassword(_ password: String, salt: Data, rounds: Int) throws(ServerError) -> Data {
+        do { return try SlowHash.derive(password, salt: salt, rounds: rounds) } catch { throw ServerError(.internalError) }
+    }
+}

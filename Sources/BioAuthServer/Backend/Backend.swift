@@ -1,0 +1,55 @@
+import BioAuthCore
+import Foundation
+import Logging
+
+/// What the app's backend does with an API key, and the keys themselves: enrolment grants for
+/// users whose login the backend owns.
+struct Backend: Flow {
+    let context: FlowContext
+
+    func issueEnrolmentGrant(userID: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
+        let userID = try Validate.username(userID, field: "userId")
+        let (session, token) = newSession(user: userID, device: nil, kind: .enrolmentGrant, ttl: configuration.enrolment.grantTTL, at: clock.now())
+        let audit = event(.enrolmentGrantIssued, user: userID, request: request)
+        try await run(request) { try await self.store.recordLogin(session, clearing: [], rehashed: nil, audit: audit) }
+        log(audit)
+        return SessionGrant(token: token, session: session)
+    }
+
+    func createApiKey(name: String, scopes: Set<ApiKeyScope>, request: RequestInfo) async throws(ServerError) -> (record: ApiKeyRecord, secret: ApiKeySecret) {
+        let name = try Validate.deviceName(name)
+        let secret = ApiKeySecret()
+        let record = ApiKeyRecord(
+            id: "key_" + SecretBytes.random(count: 8).data.map { String(format: "%02x", $0) }.joined(), name: name, secretHash: secret.hash, scopes: scopes,
+            createdAt: clock.now())
+        let audit = event(.apiKeyCreated, reason: record.id, request: request)
+        try await run(request) { try await self.store.createApiKey(record, audit: audit) }
+        log(audit)
+        return (record, secret)
+    }
+
+    func apiKeys(request: RequestInfo) async throws(ServerError) -> [ApiKeyRecord] {
+        try await run(request) { try await self.store.apiKeys() }
+    }
+
+    func revokeApiKey(id: String, request: RequestInfo) async throws(ServerError) {
+        let audit = event(.apiKeyRevoked, reason: id, request: request)
+        guard try await run(request, { try await self.store.revokeApiKey(id: id, at: self.clock.now(), audit: audit) }) else {
+            throw ServerError(.notFound, field: "id")
+        }
+        log(audit)
+    }
+
+    func authenticate(apiKey presented: String?, scope: ApiKeyScope, request: RequestInfo) async throws(ServerError) -> ApiKeyRecord {
+        try admit(request)
+        let secret = presented.flatMap(ApiKeySecret.init(presented:))
+        let record: ApiKeyRecord?
+        if let secret { record = try await run(request) { try await self.store.apiKey(secretHash: secret.hash) } } else { record = nil }
+        guard let record, record.revokedAt == nil else {
+            await audit(.apiKeyRejected, reason: FailureReason.unknownApiKey.description, request: request)
+            throw ServerError.authenticationFailed(.unknownApiKey)
+        }
+        guard record.scopes.contains(scope) else { throw ServerError(.forbidden, detail: "this API key lacks the scope \(scope)") }
+        return record
+    }
+}

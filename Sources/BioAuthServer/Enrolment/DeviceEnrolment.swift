@@ -1,0 +1,90 @@
+import BioAuthCore
+import Foundation
+import Logging
+import Metrics
+
+/// Enrolling a device key: the key signs a registration challenge to prove possession; a device
+/// after the first, or a new key for a device, needs an approved ``EnrolmentRequestRecord``
+/// (``EnrolmentRequests``) under the default ``EnrolmentPolicy``.
+struct DeviceEnrolment: Flow {
+    let context: FlowContext
+
+    func beginRegistration(
+        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: String?, enrolmentRequestID: String?, request: RequestInfo
+    ) async throws(ServerError) -> ChallengeEnvelope {
+        let enrolment = try await subject(session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
+        var deviceID = enrolment.deviceID
+        var approvedRequest: String?
+        if enrolment.needsProof {
+            guard let enrolmentRequestID else { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
+            let id = try Validate.deviceID(enrolmentRequestID, field: "enrolmentRequestId")
+            guard let approved = try await run(request, { try await self.store.enrolmentRequest(id: id) }), approved.sessionID == session.id,
+                approved.userID == session.userID, approved.isApproved, approved.expiresAt > clock.now(), approved.publicKey == enrolment.publicKey,
+                approved.name == enrolment.name, approved.replacing == (replacesDeviceID != nil), !approved.replacing || approved.deviceID == deviceID
+            else { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
+            deviceID = approved.deviceID
+            approvedRequest = approved.id
+        }
+        let binding = ChallengeRecord.Binding.registration(publicKey: enrolment.publicKey, deviceName: enrolment.name, replacing: replacesDeviceID != nil)
+        return try await Challenges(context: context).issue(
+            binding, user: session.userID, device: deviceID, session: session.id, enrolmentRequest: approvedRequest, request)
+    }
+
+    /// What an enrolment names, checked: the session may enrol, the key parses, a replaced device
+    /// is the user's and active. `needsProof` says whether the policy asks for an approval.
+    func subject(
+        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: String?, request: RequestInfo
+    ) async throws(ServerError) -> (name: String, publicKey: Data, deviceID: String, needsProof: Bool) {
+        // Admitted by authenticate(token:request:), like every call that takes a session.
+        guard session.kind == .primary || session.kind == .enrolmentGrant else {
+            throw ServerError(.forbidden, detail: "enrolment requires a primary login or an enrolment grant")
+        }
+        let name = try Validate.deviceName(name)
+        let spki = try Validate.base64URL(publicKey, field: "publicKey", count: 1...512)
+        do { _ = try DevicePublicKey(spki: spki, field: "publicKey") } catch { throw ServerError(error) }
+        var deviceID = UUID().uuidString.lowercased()
+        if let replacesDeviceID {
+            let id = try Validate.deviceID(replacesDeviceID, field: "replacesDeviceId")
+            // A revoked device never comes back: its id answers 404 like an unknown one, and the
+            // phone enrols as a new device (a phished password cannot revive a stolen phone's id).
+            guard let device = try await run(request, { try await self.store.device(id: id) }), device.userID == session.userID, !device.isRevoked else {
+                throw ServerError(.notFound, field: "replacesDeviceId")
+            }
+            deviceID = id
+        }
+        var needsProof = false
+        if configuration.enrolment.additionalDevices == .approvalOrRecovery {
+            // Only the user's first device ever goes without: revoking every device does not make
+            // the next one "first" again.
+            let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
+            needsProof = replacesDeviceID != nil || !devices.isEmpty
+        }
+        return (name, spki, deviceID, needsProof)
+    }
+
+    func finishRegistration(session: SessionRecord, challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> DeviceRecord {
+        let recorded = try await Challenges(context: context).finish(challengeID, signature, purpose: .registration, session: session, request) { challenge, now in
+            guard case .registration(let key, let name, let replacing) = challenge.binding else { return nil }
+            let device = DeviceRecord(id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now)
+            let kind: AuditKind = replacing ? .deviceReenrolled : .deviceEnrolled
+            return .enrolment(device, replacing: replacing, audit: self.event(kind, user: challenge.userID, device: challenge.deviceID, request: request))
+        }
+        guard case .enrolment(_, _, let audit) = recorded.verdict, let device = recorded.device else {
+            // The device of a re-enrolment vanished or changed owner between the two requests, or
+            // the approved request was used by another enrolment.
+            if case .enrolment(_, false, _) = recorded.verdict { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
+            throw ServerError(.notFound, field: "replacesDeviceId")
+        }
+        metrics.enrolments.increment()
+        log(audit)
+        if session.kind == .enrolmentGrant {
+            // One device per grant. The enrolment is committed: should this fail, the answer stays
+            // a success, the failure is logged, and the grant still expires within minutes.
+            let revoked = event(.sessionRevoked, user: session.userID, reason: AuditReason.enrolmentGrantUsed.description, request: request)
+            do { _ = try await store.revokeSession(id: session.id, userID: session.userID, at: clock.now(), audit: revoked) } catch {
+                logger.error("could not revoke a used enrolment grant", metadata: metadata(revoked).merging(["error": "\(type(of: error))"]) { $1 })
+            }
+        }
+        return device
+    }
+}

@@ -1,0 +1,142 @@
+import BioAuthCore
+import Crypto
+import Foundation
+import Logging
+import Metrics
+
+/// What every flow works with: the store it applies its decisions to, the configuration, the
+/// clock, and the instance-local limits and meters. One per ``BioAuthService``.
+struct FlowContext: Sendable {
+    let store: any BioAuthStore
+    let configuration: ServerConfiguration
+    let clock: any WallClock
+    let recoveryChannel: (any RecoveryChannel)?
+    let logger: Logger
+    let windows: RateWindows
+    let requests: RequestLimiter
+    let metrics: ServiceMetrics
+    let accessTokens: AccessTokenIssuer
+}
+
+/// One concern of the server (an account, an enrolment, a login, …): it validates, decides, and
+/// hands the store one write per request. The helpers here are the conventions every flow shares:
+/// how a store failure becomes an HTTP answer, how audit events are made and logged, the request limit.
+protocol Flow: Sendable {
+    var context: FlowContext { get }
+}
+
+extension Flow {
+    var store: any BioAuthStore { context.store }
+    var configuration: ServerConfiguration { context.configuration }
+    var clock: any WallClock { context.clock }
+    var logger: Logger { context.logger }
+    var windows: RateWindows { context.windows }
+    var metrics: ServiceMetrics { context.metrics }
+
+    /// Everything but enrolment needs a real session: an enrolment grant may do nothing else.
+    func requireAccountSession(_ session: SessionRecord) throws(ServerError) {
+        if session.kind == .enrolmentGrant { throw ServerError(.forbidden, detail: "an enrolment grant may only enrol a device") }
+    }
+
+    /// Counts a request against this instance's per-client limit.
+    func admit(_ request: RequestInfo) throws(ServerError) {
+        if let retryAfter = context.requests.admit(request.clientAddress, at: clock.now()) {
+            metrics.rateLimited.increment()
+            throw ServerError(.rateLimited, retryAfter: retryAfter)
+        }
+    }
+
+    /// Logs and counts a recorded verification failure; returns the uniform error to throw.
+    func failed(_ failure: FailureRecord, locked: [FailureSubject], _ request: RequestInfo) -> ServerError {
+        metrics.failures.increment()
+        logger.notice("verification failed", metadata: metadata(failure.audit))
+        for subject in locked {
+            metrics.lockouts.increment()
+            log(failure.lockoutEvent(subject))
+        }
+        return ServerError.authenticationFailed(failure.reason)
+    }
+
+    func refuseLockedOut(user: String?, device: String?, retryAfter: Int? = nil, _ request: RequestInfo) async -> ServerError {
+        metrics.rateLimited.increment()
+        await audit(.rateLimited, user: user, device: device, reason: FailureReason.lockedOut.description, request: request)
+        return ServerError(.rateLimited, retryAfter: retryAfter ?? windows.retryAfter(clock.now()))
+    }
+
+    func sessionRecord(token: SecretBytes, user: String, device: String?, kind: SessionKind, ttl: TimeInterval, at now: Date) -> SessionRecord {
+        SessionRecord(
+            id: UUID().uuidString.lowercased(), tokenHash: Data(SHA256.hash(data: token.data)), userID: user, deviceID: device, kind: kind,
+            createdAt: now, expiresAt: now.addingTimeInterval(ttl))
+    }
+
+    func newSession(user: String, device: String?, kind: SessionKind, ttl: TimeInterval, at now: Date) -> (SessionRecord, String) {
+        let token = SecretBytes.random(count: 32)
+        return (sessionRecord(token: token, user: user, device: device, kind: kind, ttl: ttl, at: now), Base64URL.encode(token.data))
+    }
+
+    func event(_ kind: AuditKind, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) -> AuditEvent {
+        AuditEvent(at: clock.now(), kind: kind.description, userID: user, deviceID: device, reason: reason, clientAddress: request.clientAddress, requestID: request.requestID)
+    }
+
+    /// Appends one audit event on its own (refusals and rejections; flows pass theirs to the store).
+    func audit(_ kind: AuditKind, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) async {
+        let event = event(kind, user: user, device: device, reason: reason, request: request)
+        do { try await store.appendAudit(event) } catch {
+            logger.error("audit append failed", metadata: metadata(event).merging(["error": "\(String(describing: type(of: error)))"]) { $1 })
+        }
+        log(event)
+    }
+
+    /// Logs an audit event the store has committed.
+    func log(_ event: AuditEvent) {
+        logger.info("audit", metadata: metadata(event).merging(["event": "\(event.kind)"]) { $1 })
+    }
+
+    func log(_ kind: AuditKind, user: String?, request: RequestInfo) { log(event(kind, user: user, request: request)) }
+
+    /// What stands for a username in a log line: a keyed hash, never the name (which may be a
+    /// mistyped password). The audit log in the database keeps the user id of known users only.
+    func pseudonym(_ username: String) -> String {
+        "u-" + Data(HMAC<SHA256>.authenticationCode(for: Data(username.utf8), using: SymmetricKey(data: configuration.logPseudonymKey.data)).prefix(8)).hexString
+    }
+
+    func metadata(_ event: AuditEvent) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["request_id": "\(event.requestID ?? "")", "client": "\(event.clientAddress ?? "")"]
+        if let user = event.userID { metadata["user"] = "\(pseudonym(user))" }
+        if let device = event.deviceID { metadata["device"] = "\(device)" }
+        if let reason = event.reason { metadata["reason"] = "\(reason)" }
+        return metadata
+    }
+
+    /// Runs a store call. An unreachable database is a 503 with Retry-After; any other store
+    /// failure is logged and becomes a 500 (never client input).
+    func run<T: Sendable>(_ request: RequestInfo, _ body: @Sendable () async throws -> T) async throws(ServerError) -> T {
+        do { return try await body() } catch { throw storeFailure(error, request) }
+    }
+
+    func storeFailure(_ error: any Error, _ request: RequestInfo) -> ServerError {
+        let unavailable = (error as? StoreError)?.code == .unavailable
+        logger.error(
+            unavailable ? "store unavailable" : "store failure",
+            metadata: ["request_id": "\(request.requestID)", "error": "\(String(describing: type(of: error)))", "detail": "\((error as? StoreError)?.description ?? "")"])
+        return unavailable ? ServerError(.unavailable, retryAfter: 2) : ServerError(.internalError)
+    }
+}
+
+/// Counters exported through swift-metrics (a Prometheus endpoint in BioAuthHTTP).
+struct ServiceMetrics: Sendable {
+    let challenges, logins, failures, enrolments, stepUps, lockouts, rateLimited: Counter
+
+    init(factory: (any MetricsFactory)?) {
+        func counter(_ label: String) -> Counter {
+            factory.map { Counter(label: label, dimensions: [], factory: $0) } ?? Counter(label: label)
+        }
+        challenges = counter("bioauth_challenges_issued_total")
+        logins = counter("bioauth_logins_total")
+        failures = counter("bioauth_verification_failures_total")
+        enrolments = counter("bioauth_enrolments_total")
+        stepUps = counter("bioauth_step_up_approvals_total")
+        lockouts = counter("bioauth_lockouts_total")
+        rateLimited = counter("bioauth_rate_limited_total")
+    }
+}

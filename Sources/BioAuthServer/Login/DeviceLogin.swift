@@ -1,0 +1,37 @@
+import BioAuthCore
+import Crypto
+import Foundation
+import Logging
+import Metrics
+
+/// Challenge–response login with an enrolled device key: a device session with an access token
+/// and a refresh token.
+struct DeviceLogin: Flow {
+    let context: FlowContext
+
+    func begin(userID: String, deviceID: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
+        let userID = try Validate.username(userID, field: "userId")
+        let deviceID = try Validate.deviceID(deviceID)
+        try admit(request)
+        return try await Challenges(context: context).issue(.login, user: userID, device: deviceID, request)
+    }
+
+    func finish(challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
+        let token = SecretBytes.random(count: 32)
+        let refresh = SecretBytes.random(count: 32)
+        let recorded = try await Challenges(context: context).finish(challengeID, signature, purpose: .login, session: nil, request) { challenge, now in
+            var session = self.sessionRecord(token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now)
+            session.refreshTokenHash = Data(SHA256.hash(data: refresh.data))
+            let audit = self.event(.loginSucceeded, user: challenge.userID, device: challenge.deviceID, request: request)
+            // Clears nothing: a device login says nothing about the password counter.
+            return .login(session, clearing: [], audit: audit)
+        }
+        guard case .login(let session, _, let audit) = recorded.verdict else { throw ServerError(.internalError) }
+        metrics.logins.increment()
+        log(audit)
+        let access = try await run(request) { try await self.context.accessTokens.issue(for: session, deviceID: session.deviceID ?? "", audit: audit) }
+        return SessionGrant(
+            token: Base64URL.encode(token.data), session: session,
+            tokens: TokenGrant(accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(refresh.data)))
+    }
+}

@@ -1,0 +1,64 @@
+import BioAuthCore
+import Crypto
+import Foundation
+import Logging
+import Metrics
+
+/// Step-up: a device signs the SHA-256 of an operation the app shows; the one-time approval it
+/// gets is redeemed by the app's backend for exactly that operation.
+struct StepUp: Flow {
+    let context: FlowContext
+
+    func begin(session: SessionRecord, deviceID: String, operation: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
+        try requireAccountSession(session)
+        let deviceID = try Validate.deviceID(deviceID)
+        let details = try Validate.base64URL(operation, field: "operation", count: 1...configuration.maxOperationSize)
+        guard let device = try await run(request, { try await self.store.device(id: deviceID) }), device.userID == session.userID, !device.isRevoked else {
+            throw ServerError(.notFound, field: "deviceId")
+        }
+        if clock.now() < device.createdAt.addingTimeInterval(configuration.enrolment.coolDown) {
+            let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
+            // Only the user's first device ever is exempt (revoking every device does not make
+            // the next one first; a tie in creation time exempts neither).
+            if devices.contains(where: { $0.id != device.id && $0.createdAt <= device.createdAt }) {
+                throw ServerError(.forbidden, field: "deviceId", detail: "a device added to an account cannot approve during its cool-down")
+            }
+        }
+        return try await Challenges(context: context).issue(
+            .stepUp(operationHash: Data(SHA256.hash(data: details))), user: session.userID, device: deviceID, session: session.id, request)
+    }
+
+    func finish(session: SessionRecord, challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> ApprovalGrant {
+        try requireAccountSession(session)
+        let token = SecretBytes.random(count: 32)
+        let recorded = try await Challenges(context: context).finish(challengeID, signature, purpose: .stepUp, session: session, request) { challenge, now in
+            guard case .stepUp(let operationHash) = challenge.binding else { return nil }
+            let record = ApprovalRecord(
+                tokenHash: Data(SHA256.hash(data: token.data)), userID: challenge.userID, deviceID: challenge.deviceID,
+                operationHash: operationHash, createdAt: now, expiresAt: now.addingTimeInterval(self.configuration.approvalTTL), sessionID: session.id)
+            let audit = self.event(.stepUpApproved, user: challenge.userID, device: challenge.deviceID, request: request)
+            return .approval(record, clearing: [], audit: audit)
+        }
+        guard case .approval(let record, _, let audit) = recorded.verdict else { throw ServerError(.internalError) }
+        metrics.stepUps.increment()
+        log(audit)
+        return ApprovalGrant(approval: Base64URL.encode(token.data), record: record)
+    }
+
+    func redeem(approval: String, operation: String, userID: String, request: RequestInfo) async throws(ServerError) -> ApprovalRecord {
+        try admit(request)
+        let token = try Validate.base64URL(approval, field: "approval", count: 32...32)
+        let details = try Validate.base64URL(operation, field: "operation", count: 1...configuration.maxOperationSize)
+        let userID = try Validate.username(userID, field: "userId")
+        let hash = Data(SHA256.hash(data: token))
+        let operationHash = Data(SHA256.hash(data: details))
+        let audit = event(.approvalRedeemed, request: request)
+        guard let record = try await run(request, { try await self.store.redeemApproval(tokenHash: hash, operationHash: operationHash, userID: userID, now: self.clock.now(), audit: audit) })
+        else {
+            await self.audit(.approvalRejected, user: userID, reason: FailureReason.approvalRejected.description, request: request)
+            throw ServerError.authenticationFailed(.approvalRejected)
+        }
+        log(audit.about(user: record.userID, device: record.deviceID))
+        return record
+    }
+}

@@ -1,0 +1,50 @@
+import BioAuthCore
+import Crypto
+import Foundation
+import Logging
+
+/// Access tokens after login: refresh-token rotation with reuse detection, introspection for the
+/// app's backend, and the published verification keys.
+struct Tokens: Flow {
+    let context: FlowContext
+
+    func refresh(refreshToken: String, request: RequestInfo) async throws(ServerError) -> TokenGrant {
+        try admit(request)
+        let presented = try Validate.base64URL(refreshToken, field: "refreshToken", count: 32...32)
+        let next = SecretBytes.random(count: 32)
+        let rotated = event(.tokenRefreshed, request: request)
+        let reused = event(.refreshTokenReused, reason: FailureReason.refreshTokenReused.description, request: request)
+        let rotation = try await run(request) {
+            try await self.store.rotateRefreshToken(
+                tokenHash: Data(SHA256.hash(data: presented)), replacement: Data(SHA256.hash(data: next.data)), now: self.clock.now(), audit: rotated,
+                reuseAudit: reused)
+        }
+        switch rotation {
+        case .rotated(let state) where state.deviceActive && state.session.kind == .device:
+            log(rotated.about(user: state.session.userID, device: state.session.deviceID))
+            let access = try await run(request) { try await self.context.accessTokens.issue(for: state.session, deviceID: state.session.deviceID ?? "", audit: rotated) }
+            return TokenGrant(accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(next.data))
+        case .reused:
+            logger.warning("refresh token reused: session revoked", metadata: ["requestId": "\(request.requestID)"])
+            throw ServerError.authenticationFailed(.refreshTokenReused)
+        case .rotated, .refused:
+            await audit(.refreshRejected, reason: FailureReason.unknownRefreshToken.description, request: request)
+            throw ServerError.authenticationFailed(.unknownRefreshToken)
+        }
+    }
+
+    func introspect(token: String, request: RequestInfo) async throws(ServerError) -> VerifiedAccessToken? {
+        guard token.utf8.count <= 4096 else { return nil }
+        let audit = event(.tokenRefreshed, request: request)
+        guard let claims = try await run(request, { try await self.context.accessTokens.verify(token, audit: audit)?.verified }) else { return nil }
+        guard let state = try await run(request, { try await self.store.session(id: claims.sessionID) }), state.deviceActive, state.session.revokedAt == nil,
+            state.session.expiresAt > clock.now(), state.session.userID == claims.subject
+        else { return nil }
+        return claims
+    }
+
+    func publishedKeys(request: RequestInfo) async throws(ServerError) -> [PublishedKey] {
+        let audit = event(.signingKeyAdded, request: request)
+        return try await run(request) { try await self.context.accessTokens.published(audit: audit) }
+    }
+}
