@@ -37,6 +37,7 @@ let package = Package(
                 "ShopBackend",
                 .product(name: "BioAuthCore", package: bioauth),
                 .product(name: "BioAuthServer", package: bioauth),
+                .product(name: "BioAuthSQLite", package: bioauth),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

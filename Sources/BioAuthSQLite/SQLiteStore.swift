@@ -121,17 +121,32 @@ public final class SQLiteStore: BioAuthStore {
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
     /// - Throws: ``StoreError`` `unavailable` if the file cannot be opened.
     public static func open(path: String, logger: Logger = Logger(label: "BioAuthSQLite")) async throws -> SQLiteStore {
-        let store = SQLiteStore(writer: try SQLiteWriter(path: path))
-        try await store.writer.read { db in
+        try prepared(path: path, logger: logger)
+    }
+
+    /// A private database in memory, gone when the store closes: the same SQL, rules and
+    /// conformance as a file, without durability. For tests, demos and `bioauth-server --database :memory:`.
+    public static func inMemory(logger: Logger = Logger(label: "BioAuthSQLite")) throws -> SQLiteStore {
+        try prepared(path: ":memory:", logger: logger)
+    }
+
+    /// Opens the connection, configures it and migrates the schema on this thread, then hands the
+    /// connection to the writer thread.
+    private static func prepared(path: String, logger: Logger) throws -> SQLiteStore {
+        let db = try SQLiteHandle(path: path)
+        do {
             try db.execute("PRAGMA journal_mode=WAL")
             try db.execute("PRAGMA synchronous=FULL")
             try db.execute("PRAGMA busy_timeout=5000")
             // Each member of a group commit runs in a savepoint; its statement journal lives in
             // memory rather than in a temporary file.
             try db.execute("PRAGMA temp_store=MEMORY")
+            try migrate(db, logger: logger)
+        } catch {
+            db.close()
+            throw error
         }
-        try await store.migrate(logger: logger)
-        return store
+        return SQLiteStore(writer: SQLiteWriter(connection: db))
     }
 
     /// Closes the connection after every queued transaction has committed. Idempotent.
@@ -139,15 +154,18 @@ public final class SQLiteStore: BioAuthStore {
         await writer.close()
     }
 
-    private func migrate(logger: Logger) async throws {
-        let applied = try await writer.write { db in
-            try db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-            return Set(try db.query("SELECT name FROM migrations").map { try $0.string("name") })
-        }
+    private static func migrate(_ db: SQLiteHandle, logger: Logger) throws {
+        try db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+        let applied = Set(try db.query("SELECT name FROM migrations").map { try $0.string("name") })
         for migration in Self.migrations where !applied.contains(migration.name) {
-            try await writer.write { db in
+            try db.execute("BEGIN IMMEDIATE")
+            do {
                 for statement in migration.statements { try db.execute(statement) }
                 try db.query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", [.text(migration.name), .date(Date())])
+                try db.execute("COMMIT")
+            } catch {
+                try? db.execute("ROLLBACK")
+                throw error
             }
             logger.debug("applied migration", metadata: ["migration": "\(migration.name)"])
         }

@@ -22,10 +22,8 @@ final class SQLiteWriter: Sendable {
     /// Most transactions one commit acknowledges, so a steady stream cannot hold a group open.
     static let maxGroupSize = 256
 
-    /// Opens (creating if needed) the database at `path` on a new thread.
-    /// - Throws: ``StoreError`` `unavailable` if SQLite cannot open it.
-    init(path: String) throws {
-        let connection = try SQLiteHandle(path: path)
+    /// Hands `connection` to a new thread, which owns it from now on.
+    init(connection: SQLiteHandle) {
         let queue = JobQueue()
         let counts = Counts()
         self.queue = queue

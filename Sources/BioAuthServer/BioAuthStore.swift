@@ -2,7 +2,7 @@ import BioAuthCore
 import Foundation
 
 /// Everything the server keeps, behind one protocol shaped by the requests that use it: the
-/// in-memory, SQLite and PostgreSQL stores pass the same conformance suite
+/// SQLite (a file or `:memory:`) and PostgreSQL stores pass the same conformance suite
 /// (`BioAuthTesting.StoreConformance`).
 ///
 /// Each write method is one transaction: when it returns, everything it was given (rows, counter

@@ -42,7 +42,7 @@ struct DatabaseOptions: ParsableArguments {
 
     /// Opens the store (applying pending migrations).
     func open(logLevel: Logger.Level, logger: Logger) async throws -> any BioAuthStore {
-        if database == ":memory:" { return InMemoryStore() }
+        if database == ":memory:" { return try SQLiteStore.inMemory(logger: logger) }
         if let postgres {
             let options = PostgresStore.Options(tls: PostgresStore.Options.TLSMode(rawValue: databaseTLS) ?? .prefer, poolSize: databasePoolSize)
             var poolLogger = Logger(label: "BioAuthPostgres")

@@ -136,7 +136,7 @@ struct FlowTests {
 struct RequestIDTests {
     @Test func requestsWorkWithALoggerThatDropsMetadata() async throws {
         let quiet = Logger(label: "quiet") { _ in SwiftLogNoOpLogHandler() }
-        let service = BioAuthService(store: InMemoryStore(), logger: quiet)
+        let service = BioAuthService(store: try SQLiteStore.inMemory(), logger: quiet)
         let routes = BioAuthRoutes(service: service, registry: PrometheusCollectorRegistry(), logger: quiet)
         let app = Application(router: routes.makeRouter(), logger: quiet)
         try await app.test(.router) { client in

@@ -1,6 +1,7 @@
 import BioAuthCore
 import BioAuthHTTP
 import BioAuthServer
+import BioAuthSQLite
 import BioAuthTesting
 import Crypto
 import Foundation
@@ -22,7 +23,7 @@ struct ServerHarness: Sendable {
     let routes: BioAuthRoutes
     static let relyingParty = "bioauth.test"
 
-    init(store: any BioAuthStore = InMemoryStore(), recoveryChannel: (any RecoveryChannel)? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) {
+    init(store: (any BioAuthStore)? = nil, recoveryChannel: (any RecoveryChannel)? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) {
         var configuration = ServerConfiguration(relyingPartyID: Self.relyingParty, passwordRounds: 1_000)
         configure(&configuration)
         var handler = InMemoryLogHandler()
@@ -30,6 +31,8 @@ struct ServerHarness: Sendable {
         logs = handler
         let logger = Logger(label: "test") { _ in handler }
         let registry = PrometheusCollectorRegistry()
+        // Fails loudly: a test without its store cannot run.
+        let store = store ?? (try! SQLiteStore.inMemory())
         service = BioAuthService(store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry),
             recoveryChannel: recoveryChannel)
         routes = BioAuthRoutes(service: service, registry: registry, options: HTTPOptions(trustedProxies: HTTPOptions.loopbackProxies, allowSignUp: true), logger: logger)

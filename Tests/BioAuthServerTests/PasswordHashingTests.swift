@@ -1,4 +1,5 @@
 import BioAuthServer
+import BioAuthSQLite
 import BioAuthServerTesting
 import BioAuthTesting
 import Foundation
@@ -11,7 +12,7 @@ struct PasswordHashingTests {
     }
 
     @Test func aPasswordStoredWithFewerRoundsIsRehashedAtTheNextLogin() async throws {
-        let store = InMemoryStore()
+        let store = try SQLiteStore.inMemory()
         let old = BioAuthService(store: store, configuration: ServerConfiguration(passwordRounds: 1_000))
         try await old.createUser(username: "alice", password: "correct horse battery", request: RequestInfo())
         let lockout = LockoutQuery(windowStart: Date(), client: "c", clientLimit: 10, passwordLimit: 10)

@@ -30,9 +30,10 @@ struct PrimaryAuthenticatorTests {
             _ = try await api.enrol(phone, token: grant.token)
             let second = try await api.post("/v1/devices/registration/challenge", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: grant.token)
             #expect(second.status == 403 && second["error"] == "approval_required")
+            // Inside the harness: it closes its store when the body returns.
+            await #expect(throws: ServerError(.unavailable, retryAfter: 5)) { try await harness.service.primaryLogin("provider-down", with: login, request: request) }
+            await #expect(throws: ServerError.self) { try await harness.service.primaryLogin("code-bad-id", with: login, request: request) }
         }
-        await #expect(throws: ServerError(.unavailable, retryAfter: 5)) { try await harness.service.primaryLogin("provider-down", with: login, request: request) }
-        await #expect(throws: ServerError.self) { try await harness.service.primaryLogin("code-bad-id", with: login, request: request) }
     }
 
     /// A credential that proves nobody counts against the address; at the limit the address is

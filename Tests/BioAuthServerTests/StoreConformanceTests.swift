@@ -14,8 +14,8 @@ func temporaryDatabasePath() -> String {
 }
 
 struct StoreConformanceTests {
-    @Test func inMemoryStoreConforms() async throws {
-        try await StoreConformance { InMemoryStore() }.run()
+    @Test func inMemorySQLiteStoreConforms() async throws {
+        try await StoreConformance { try SQLiteStore.inMemory() }.run()
     }
 
     @Test func sqliteStoreConforms() async throws {

@@ -24,7 +24,7 @@ public final class ShopBackend: Sendable {
     /// The access-token audience and issuer BioAuth uses: its relying-party id.
     let relyingParty: String
 
-    public init(store: any BioAuthStore = InMemoryStore(), relyingParty: String = "shop.example", webhookSecret: String, clock: any WallClock = SystemWallClock()) {
+    public init(store: any BioAuthStore, relyingParty: String = "shop.example", webhookSecret: String, clock: any WallClock = SystemWallClock()) {
         self.relyingParty = relyingParty
         self.webhookSecret = SymmetricKey(data: Data(webhookSecret.utf8))
         accounts = ["ada@shop.example": ("correct horse battery staple", "customer-1815")]

@@ -1,6 +1,7 @@
 import BioAuthCore
 import BioAuthHTTP
 import BioAuthServer
+import BioAuthSQLite
 import Crypto
 import Foundation
 import HTTPTypes
@@ -15,7 +16,7 @@ struct ShopBackendTests {
     static let secret = "the shop's webhook secret, 32+ bytes"
 
     @Test func aShopCustomerEnrolsWithAGrantLogsInWithTheirPhoneAndOrders() async throws {
-        let shop = ShopBackend(webhookSecret: Self.secret)
+        let shop = ShopBackend(store: try SQLiteStore.inMemory(), webhookSecret: Self.secret)
         let app = Application(router: shop.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { client in
             func post(_ path: String, _ body: [String: String], token: String? = nil) async throws -> (status: HTTPResponse.Status, json: [String: Any]) {
