@@ -275,6 +275,12 @@ public final class PostgresStore: BioAuthStore {
         }
     }
 
+    // MARK: Plans
+
+    public func apply(_ plan: WritePlan) async throws -> PlanOutcome {
+        try await transaction { c in try await self.apply(plan, c) }
+    }
+
     // MARK: Users
 
     public func createUser(_ user: UserRecord, audit: AuditEvent) async throws {
@@ -385,19 +391,11 @@ public final class PostgresStore: BioAuthStore {
                 if replacing {
                     stored = try await c.query(
                         """
-                        WITH updated AS (
-                          UPDATE devices SET public_key = \(device.publicKey), last_used_at = \(device.createdAt)
-                          WHERE id = \(device.id) AND user_id = \(device.userID) AND revoked_at IS NULL RETURNING *),
-                        revoked AS (
-                          UPDATE sessions SET revoked_at = \(device.createdAt)
-                          WHERE user_id = \(device.userID) AND device_id = \(device.id) AND revoked_at IS NULL AND EXISTS (SELECT 1 FROM updated)),
-                        withdrawn AS (
-                          DELETE FROM approvals
-                          WHERE consumed_at IS NULL AND user_id = \(device.userID) AND EXISTS (SELECT 1 FROM updated)
-                            AND (device_id = \(device.id) OR session_id IN (SELECT id FROM sessions WHERE device_id = \(device.id))))
-                        SELECT * FROM updated
+                        UPDATE devices SET public_key = \(device.publicKey), last_used_at = \(device.createdAt)
+                        WHERE id = \(device.id) AND user_id = \(device.userID) AND revoked_at IS NULL RETURNING *
                         """, logger: self.logger
                     ).collect()
+                    if !stored.isEmpty { _ = try await self.apply(WritePlan.replacedKey(deviceID: device.id, userID: device.userID, at: device.createdAt), c) }
                 } else {
                     stored = try await c.query(
                         """
@@ -480,33 +478,6 @@ public final class PostgresStore: BioAuthStore {
         try await rows("SELECT * FROM devices WHERE user_id = \(userID) ORDER BY created_at, id").map { try Self.device($0.makeRandomAccess()) }
     }
 
-    public func renameDevice(id: String, userID: String, name: String, audit: AuditEvent) async throws -> Bool {
-        try await transaction { c in
-            guard try await !c.query("UPDATE devices SET name = \(name) WHERE id = \(id) AND user_id = \(userID) RETURNING id", logger: self.logger).collect().isEmpty
-            else { return false }
-            try await self.append([audit], c)
-            return true
-        }
-    }
-
-    public func revokeDevice(id: String, userID: String, at: Date, audit: AuditEvent) async throws -> Bool {
-        try await transaction { c in
-            let revoked = try await c.query(
-                "UPDATE devices SET revoked_at = \(at) WHERE id = \(id) AND user_id = \(userID) AND revoked_at IS NULL RETURNING id", logger: self.logger
-            ).collect()
-            guard !revoked.isEmpty else { return false }
-            try await c.query(
-                """
-                DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = \(userID)
-                  AND (device_id = \(id) OR session_id IN (SELECT id FROM sessions WHERE device_id = \(id)))
-                """, logger: self.logger)
-            try await c.query(
-                "UPDATE sessions SET revoked_at = \(at) WHERE user_id = \(userID) AND device_id = \(id) AND revoked_at IS NULL", logger: self.logger)
-            try await self.append([audit], c)
-            return true
-        }
-    }
-
     // MARK: Sessions
 
     public func session(tokenHash: Data) async throws -> SessionState? {
@@ -572,29 +543,6 @@ public final class PostgresStore: BioAuthStore {
 
     public func sessions(userID: String) async throws -> [SessionRecord] {
         try await rows("SELECT * FROM sessions WHERE user_id = \(userID) ORDER BY created_at, id").map { try Self.session($0.makeRandomAccess()) }
-    }
-
-    public func revokeSession(id: String, userID: String, at: Date, audit: AuditEvent) async throws -> Bool {
-        try await transaction { c in
-            let revoked = try await c.query(
-                "UPDATE sessions SET revoked_at = \(at) WHERE id = \(id) AND user_id = \(userID) AND revoked_at IS NULL RETURNING id", logger: self.logger
-            ).collect()
-            guard !revoked.isEmpty else { return false }
-            try await c.query("DELETE FROM approvals WHERE session_id = \(id) AND consumed_at IS NULL", logger: self.logger)
-            try await self.append([audit], c)
-            return true
-        }
-    }
-
-    public func revokeSessions(userID: String, at: Date, audit: AuditEvent) async throws -> Int {
-        try await transaction { c in
-            let count = try await c.query(
-                "UPDATE sessions SET revoked_at = \(at) WHERE user_id = \(userID) AND revoked_at IS NULL RETURNING id", logger: self.logger
-            ).collect().count
-            try await c.query("DELETE FROM approvals WHERE user_id = \(userID) AND consumed_at IS NULL", logger: self.logger)
-            try await self.append([audit], c)
-            return count
-        }
     }
 
     // MARK: Approvals
@@ -797,33 +745,82 @@ public final class PostgresStore: BioAuthStore {
 
     // MARK: Statements inside a transaction
 
-    private func append(_ events: [AuditEvent], _ c: PostgresConnection) async throws {
-        for e in events {
-            if AuditKind.deliveredEvents.contains(e.kind) {
+    /// Runs a plan inside the current transaction: the guards (each locks the row it checks, so
+    /// concurrent plans on one row queue), then each mutation's statement.
+    private func apply(_ plan: WritePlan, _ c: PostgresConnection) async throws -> PlanOutcome {
+        for condition in plan.guards {
+            let query: PostgresQuery =
+                switch condition {
+                case .activeDevice(let id, let user): "SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE"
+                case .ownedDevice(let id, let user): "SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) FOR UPDATE"
+                case .activeSession(let id, let user): "SELECT 1 FROM sessions WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE"
+                }
+            if try await c.query(query, logger: logger).collect().isEmpty { return .refused(condition) }
+        }
+        var revoked = 0
+        for mutation in plan.mutations {
+            switch mutation {
+            case .renameDevice(let id, let name):
+                try await c.query("UPDATE devices SET name = \(name) WHERE id = \(id)", logger: logger)
+            case .revokeDevice(let id, let at):
+                try await c.query("UPDATE devices SET revoked_at = \(at) WHERE id = \(id) AND revoked_at IS NULL", logger: logger)
+            case .revokeSessions(let sessions, let at):
+                let query: PostgresQuery =
+                    switch sessions {
+                    case .one(let id, let user): "UPDATE sessions SET revoked_at = \(at) WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL RETURNING id"
+                    case .openedBy(let device, let user):
+                        "UPDATE sessions SET revoked_at = \(at) WHERE device_id = \(device) AND user_id = \(user) AND revoked_at IS NULL RETURNING id"
+                    case .allOf(let user): "UPDATE sessions SET revoked_at = \(at) WHERE user_id = \(user) AND revoked_at IS NULL RETURNING id"
+                    }
+                revoked += try await c.query(query, logger: logger).collect().count
+            case .withdrawApprovals(.ofDevice(let device, let user)):
+                try await c.query(
+                    """
+                    DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = \(user)
+                      AND (device_id = \(device) OR session_id IN (SELECT id FROM sessions WHERE device_id = \(device)))
+                    """, logger: logger)
+            case .withdrawApprovals(.obtainedBy(let session)):
+                try await c.query("DELETE FROM approvals WHERE session_id = \(session) AND consumed_at IS NULL", logger: logger)
+            case .withdrawApprovals(.allOf(let user)):
+                try await c.query("DELETE FROM approvals WHERE user_id = \(user) AND consumed_at IS NULL", logger: logger)
+            case .appendAudit(let event):
+                try await appendAuditRow(event, c)
+            case .enqueueEvent(let e):
                 try await c.query(
                     """
                     INSERT INTO outbox (at, kind, user_id, device_id, reason, attempts, next_attempt_at)
                     VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), 0, \(e.at))
                     """, logger: logger)
             }
-            if e.aggregates {
-                let merged = try await c.query(
-                    """
-                    UPDATE audit SET count = count + 1, at = \(e.at) WHERE seq = (
-                      SELECT seq FROM audit WHERE client IS NOT DISTINCT FROM \(e.clientAddress) AND kind = \(e.kind)
-                        AND at >= \(e.at.addingTimeInterval(-AuditEvent.aggregationWindow)) AND user_id IS NOT DISTINCT FROM \(e.userID)
-                        AND device_id IS NOT DISTINCT FROM \(e.deviceID) AND reason IS NOT DISTINCT FROM \(e.reason)
-                      ORDER BY seq DESC LIMIT 1) RETURNING seq
-                    """, logger: logger
-                ).collect()
-                if !merged.isEmpty { continue }
-            }
-            try await c.query(
-                """
-                INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id)
-                VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID))
-                """, logger: logger)
         }
+        return .applied(revokedSessions: revoked)
+    }
+
+    /// Audit events and, for delivered kinds, their outbox rows (``WritePlan/audit(_:)``).
+    private func append(_ events: [AuditEvent], _ c: PostgresConnection) async throws {
+        var plan = WritePlan()
+        for event in events { plan.audit(event) }
+        _ = try await apply(plan, c)
+    }
+
+    private func appendAuditRow(_ e: AuditEvent, _ c: PostgresConnection) async throws {
+        if e.aggregates {
+            let merged = try await c.query(
+                """
+                UPDATE audit SET count = count + 1, at = \(e.at) WHERE seq = (
+                  SELECT seq FROM audit WHERE client IS NOT DISTINCT FROM \(e.clientAddress) AND kind = \(e.kind)
+                    AND at >= \(e.at.addingTimeInterval(-AuditEvent.aggregationWindow)) AND user_id IS NOT DISTINCT FROM \(e.userID)
+                    AND device_id IS NOT DISTINCT FROM \(e.deviceID) AND reason IS NOT DISTINCT FROM \(e.reason)
+                  ORDER BY seq DESC LIMIT 1) RETURNING seq
+                """, logger: logger
+            ).collect()
+            if !merged.isEmpty { return }
+        }
+        try await c.query(
+            """
+            INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id)
+            VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID))
+            """, logger: logger)
     }
 
     private func isLockedOut(_ lockout: LockoutQuery, user: String?, _ c: PostgresConnection) async throws -> Bool {

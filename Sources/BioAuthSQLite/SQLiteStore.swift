@@ -171,6 +171,12 @@ public final class SQLiteStore: BioAuthStore {
         }
     }
 
+    // MARK: Plans
+
+    public func apply(_ plan: WritePlan) async throws -> PlanOutcome {
+        try await writer.write { db in try db.apply(plan) }
+    }
+
     // MARK: Users
 
     public func createUser(_ user: UserRecord, audit: AuditEvent) async throws {
@@ -262,10 +268,7 @@ public final class SQLiteStore: BioAuthStore {
                         "UPDATE devices SET public_key = ?, last_used_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id",
                         [.blob(device.publicKey), .date(device.createdAt), .text(device.id), .text(device.userID)])
                     guard !updated.isEmpty else { return RecordedVerdict(verdict) }
-                    try db.withdrawApprovals(device: device.id, user: device.userID)
-                    try db.query(
-                        "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL",
-                        [.date(device.createdAt), .text(device.userID), .text(device.id)])
+                    _ = try db.apply(WritePlan.replacedKey(deviceID: device.id, userID: device.userID, at: device.createdAt))
                 } else {
                     try db.query(
                         "INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -333,29 +336,6 @@ public final class SQLiteStore: BioAuthStore {
         try await writer.read { db in try db.query("SELECT * FROM devices WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map(Self.device) }
     }
 
-    public func renameDevice(id: String, userID: String, name: String, audit: AuditEvent) async throws -> Bool {
-        try await writer.write { db in
-            guard !(try db.query("UPDATE devices SET name = ? WHERE id = ? AND user_id = ? RETURNING id", [.text(name), .text(id), .text(userID)]).isEmpty) else {
-                return false
-            }
-            try db.append(audit)
-            return true
-        }
-    }
-
-    public func revokeDevice(id: String, userID: String, at: Date, audit: AuditEvent) async throws -> Bool {
-        try await writer.write { db in
-            let revoked = try db.query(
-                "UPDATE devices SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(id), .text(userID)])
-            guard !revoked.isEmpty else { return false }
-            try db.withdrawApprovals(device: id, user: userID)
-            try db.query(
-                "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND device_id = ? AND revoked_at IS NULL", [.date(at), .text(userID), .text(id)])
-            try db.append(audit)
-            return true
-        }
-    }
-
     // MARK: Sessions
 
     public func session(tokenHash: Data) async throws -> SessionState? {
@@ -390,26 +370,6 @@ public final class SQLiteStore: BioAuthStore {
 
     public func sessions(userID: String) async throws -> [SessionRecord] {
         try await writer.read { db in try db.query("SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map(Self.session) }
-    }
-
-    public func revokeSession(id: String, userID: String, at: Date, audit: AuditEvent) async throws -> Bool {
-        try await writer.write { db in
-            let revoked = try db.query(
-                "UPDATE sessions SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(id), .text(userID)])
-            guard !revoked.isEmpty else { return false }
-            try db.query("DELETE FROM approvals WHERE session_id = ? AND consumed_at IS NULL", [.text(id)])
-            try db.append(audit)
-            return true
-        }
-    }
-
-    public func revokeSessions(userID: String, at: Date, audit: AuditEvent) async throws -> Int {
-        try await writer.write { db in
-            let count = try db.query("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(userID)]).count
-            try db.query("DELETE FROM approvals WHERE user_id = ? AND consumed_at IS NULL", [.text(userID)])
-            try db.append(audit)
-            return count
-        }
     }
 
     // MARK: Approvals
@@ -669,21 +629,61 @@ extension SQLiteHandle {
         }
     }
 
-    /// Deletes the unredeemed approvals a device signed or its sessions obtained (call before
-    /// those sessions are revoked, inside the same transaction).
-    fileprivate func withdrawApprovals(device: String, user: String) throws {
-        try query(
-            "DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = ? AND (device_id = ? OR session_id IN (SELECT id FROM sessions WHERE device_id = ?))",
-            [.text(user), .text(device), .text(device)])
+    /// Runs a plan inside the current transaction: the guards, then each mutation's statement.
+    fileprivate func apply(_ plan: WritePlan) throws -> PlanOutcome {
+        for condition in plan.guards where try !holds(condition) { return .refused(condition) }
+        var revoked = 0
+        for mutation in plan.mutations {
+            switch mutation {
+            case .renameDevice(let id, let name):
+                try query("UPDATE devices SET name = ? WHERE id = ?", [.text(name), .text(id)])
+            case .revokeDevice(let id, let at):
+                try query("UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(at), .text(id)])
+            case .revokeSessions(let sessions, let at):
+                let (condition, binds): (String, [SQLValue]) =
+                    switch sessions {
+                    case .one(let id, let user): ("id = ? AND user_id = ?", [.text(id), .text(user)])
+                    case .openedBy(let device, let user): ("device_id = ? AND user_id = ?", [.text(device), .text(user)])
+                    case .allOf(let user): ("user_id = ?", [.text(user)])
+                    }
+                revoked += try query("UPDATE sessions SET revoked_at = ? WHERE \(condition) AND revoked_at IS NULL RETURNING id", [.date(at)] + binds).count
+            case .withdrawApprovals(.ofDevice(let device, let user)):
+                try query(
+                    "DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = ? AND (device_id = ? OR session_id IN (SELECT id FROM sessions WHERE device_id = ?))",
+                    [.text(user), .text(device), .text(device)])
+            case .withdrawApprovals(.obtainedBy(let session)):
+                try query("DELETE FROM approvals WHERE session_id = ? AND consumed_at IS NULL", [.text(session)])
+            case .withdrawApprovals(.allOf(let user)):
+                try query("DELETE FROM approvals WHERE user_id = ? AND consumed_at IS NULL", [.text(user)])
+            case .appendAudit(let event):
+                try appendAuditRow(event)
+            case .enqueueEvent(let e):
+                try query(
+                    "INSERT INTO outbox (at, kind, user_id, device_id, reason, attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, 0, ?)",
+                    [.date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .date(e.at)])
+            }
+        }
+        return .applied(revokedSessions: revoked)
     }
 
+    private func holds(_ condition: WritePlan.Guard) throws -> Bool {
+        let (sql, binds): (String, [SQLValue]) =
+            switch condition {
+            case .activeDevice(let id, let user): ("SELECT 1 FROM devices WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
+            case .ownedDevice(let id, let user): ("SELECT 1 FROM devices WHERE id = ? AND user_id = ?", [.text(id), .text(user)])
+            case .activeSession(let id, let user): ("SELECT 1 FROM sessions WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
+            }
+        return try !query(sql, binds).isEmpty
+    }
 
+    /// An audit event and, for a delivered kind, its outbox row (``WritePlan/audit(_:)``).
     fileprivate func append(_ e: AuditEvent) throws {
-        if AuditKind.deliveredEvents.contains(e.kind) {
-            try query(
-                "INSERT INTO outbox (at, kind, user_id, device_id, reason, attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, 0, ?)",
-                [.date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .date(e.at)])
-        }
+        var plan = WritePlan()
+        plan.audit(e)
+        _ = try apply(plan)
+    }
+
+    private func appendAuditRow(_ e: AuditEvent) throws {
         if e.aggregates {
             let merged = try query(
                 """

@@ -244,12 +244,12 @@ public struct StoreConformance: Sendable {
         try require(await isDuplicate { try await self.enrol(store, device) }, "devices: duplicate")
         try require(try await store.device(id: "d1") == device, "devices: round trip")
         try require(try await store.devices(userID: "alice").map(\.id) == ["d1", "d2"], "devices: list in creation order")
-        try require(try await store.renameDevice(id: "d1", userID: "alice", name: "Work phone", audit: event("device.renamed")), "devices: rename")
-        try require(!(try await store.renameDevice(id: "d3", userID: "alice", name: "x", audit: event("device.renamed"))), "devices: rename another user's")
+        try require(try await store.apply(.renameDevice(id: "d1", userID: "alice", name: "Work phone", audit: event("device.renamed"))).wasApplied, "devices: rename")
+        try require(!(try await store.apply(.renameDevice(id: "d3", userID: "alice", name: "x", audit: event("device.renamed"))).wasApplied), "devices: rename another user's")
         try await store.recordLogin(session("s1", device: "d1"), clearing: [], rehashed: nil, audit: event("login.succeeded"))
-        try require(try await store.revokeDevice(id: "d1", userID: "alice", at: t0.addingTimeInterval(9), audit: event("device.revoked")), "devices: revoke")
-        try require(!(try await store.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked"))), "devices: revoke twice")
-        try require(!(try await store.revokeDevice(id: "d3", userID: "alice", at: t0, audit: event("device.revoked"))), "devices: revoke another user's")
+        try require(try await store.apply(.revokeDevice(id: "d1", userID: "alice", at: t0.addingTimeInterval(9), audit: event("device.revoked"))).wasApplied, "devices: revoke")
+        try require(!(try await store.apply(.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked"))).wasApplied), "devices: revoke twice")
+        try require(!(try await store.apply(.revokeDevice(id: "d3", userID: "alice", at: t0, audit: event("device.revoked"))).wasApplied), "devices: revoke another user's")
         let revoked = try await store.device(id: "d1")
         try require(revoked?.revokedAt == t0.addingTimeInterval(9) && revoked?.name == "Work phone", "devices: revoked state")
         let revived = try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([9]), createdAt: t0), replacing: true)
@@ -271,10 +271,10 @@ public struct StoreConformance: Sendable {
         try require(try await store.session(tokenHash: session("s333", device: "gone").tokenHash)?.deviceActive == false, "sessions: a missing device is not active")
         try require(try await store.session(tokenHash: Data(count: 32)) == nil, "sessions: unknown")
         try require(try await store.sessions(userID: "alice").map(\.id) == ["s1", "s22", "s333"], "sessions: list")
-        try require(try await store.revokeSession(id: "s1", userID: "alice", at: t0, audit: event("session.revoked")), "sessions: revoke one")
-        try require(!(try await store.revokeSession(id: "s1", userID: "alice", at: t0, audit: event("session.revoked"))), "sessions: revoke twice")
-        try require(!(try await store.revokeSession(id: "s22", userID: "bob", at: t0, audit: event("session.revoked"))), "sessions: revoke another user's")
-        try require(try await store.revokeSessions(userID: "alice", at: t0, audit: event("sessions.revoked")) == 2, "sessions: revoke all")
+        try require(try await store.apply(.revokeSession(id: "s1", userID: "alice", at: t0, audit: event("session.revoked"))).wasApplied, "sessions: revoke one")
+        try require(!(try await store.apply(.revokeSession(id: "s1", userID: "alice", at: t0, audit: event("session.revoked"))).wasApplied), "sessions: revoke twice")
+        try require(!(try await store.apply(.revokeSession(id: "s22", userID: "bob", at: t0, audit: event("session.revoked"))).wasApplied), "sessions: revoke another user's")
+        try require(try await store.apply(.revokeSessions(userID: "alice", at: t0, audit: event("sessions.revoked"))) == .applied(revokedSessions: 2), "sessions: revoke all")
         try require(try await store.sessions(userID: "alice").allSatisfy { $0.revokedAt == self.t0 }, "sessions: all revoked")
     }
 
@@ -351,7 +351,7 @@ public struct StoreConformance: Sendable {
         login.createdAt = t0
         try await store.recordLogin(login, clearing: [], rehashed: nil, audit: event("login.succeeded", device: "d1"))
         try await store.recordLogin(session("s22", device: nil), clearing: [], rehashed: nil, audit: event("password.login.succeeded"))
-        _ = try await store.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked", device: "d1"))
+        _ = try await store.apply(.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked", device: "d1"))).wasApplied
         try await store.appendAudit(event("device.renamed", device: "d1"))
         let lease = t0.addingTimeInterval(30)
         let first = try await store.claimOutbox(now: t0, leaseUntil: lease, limit: 2)
@@ -568,16 +568,16 @@ public struct StoreConformance: Sendable {
         try await grant(7, device: "d3", session: "p2")  // redeemed before the revocations: stays redeemed
         try require(try await redeemable(7), "withdrawal: a fresh approval redeems")
 
-        _ = try await store.revokeSession(id: "p1", userID: "alice", at: t0, audit: event("session.revoked"))
+        _ = try await store.apply(.revokeSession(id: "p1", userID: "alice", at: t0, audit: event("session.revoked"))).wasApplied
         try require(!(try await redeemable(1)), "withdrawal: revoking (or logging out) the session that obtained it")
-        _ = try await store.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked"))
+        _ = try await store.apply(.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked"))).wasApplied
         try require(!(try await redeemable(2)), "withdrawal: revoking the device that signed it")
         try require(!(try await redeemable(3)), "withdrawal: revoking the device whose session obtained it")
         try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "d2", publicKey: Data([9, 9]), createdAt: t0), replacing: true)
         try require(!(try await redeemable(4)), "withdrawal: replacing the signing device's key")
         try require(try await redeemable(5), "withdrawal: unrelated revocations leave an approval alone")
         try await grant(8, device: "d3", session: "p2")
-        _ = try await store.revokeSessions(userID: "alice", at: t0, audit: event("sessions.revoked"))
+        _ = try await store.apply(.revokeSessions(userID: "alice", at: t0, audit: event("sessions.revoked")))
         try require(!(try await redeemable(8)), "withdrawal: revoking every session of the user")
         try require(try await redeemable(6, user: "bob"), "withdrawal: another user's approval is untouched")
     }

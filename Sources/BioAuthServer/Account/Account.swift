@@ -128,7 +128,8 @@ struct Account: Flow {
     func revokeSession(id: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try requireAccountSession(session)
         let audit = event(.sessionRevoked, user: session.userID, device: session.deviceID, request: request)
-        guard try await run(request, { try await self.store.revokeSession(id: id, userID: session.userID, at: self.clock.now(), audit: audit) }) else {
+        let plan = WritePlan.revokeSession(id: id, userID: session.userID, at: clock.now(), audit: audit)
+        guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "sessionId")
         }
         log(audit)
@@ -137,7 +138,8 @@ struct Account: Flow {
     func revokeAllSessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Int {
         try requireAccountSession(session)
         let audit = event(.sessionsRevoked, user: session.userID, device: session.deviceID, reason: AuditReason.allSessions.description, request: request)
-        let count = try await run(request) { try await self.store.revokeSessions(userID: session.userID, at: self.clock.now(), audit: audit) }
+        let plan = WritePlan.revokeSessions(userID: session.userID, at: clock.now(), audit: audit)
+        guard case .applied(let count) = try await run(request, { try await self.store.apply(plan) }) else { throw ServerError(.internalError) }
         log(audit)
         return count
     }

@@ -16,7 +16,8 @@ struct Devices: Flow {
         let id = try Validate.deviceID(id)
         let name = try Validate.deviceName(name)
         let audit = event(.deviceRenamed, user: session.userID, device: id, request: request)
-        guard try await run(request, { try await self.store.renameDevice(id: id, userID: session.userID, name: name, audit: audit) }) else {
+        let plan = WritePlan.renameDevice(id: id, userID: session.userID, name: name, audit: audit)
+        guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "deviceId")
         }
         log(audit)
@@ -26,7 +27,8 @@ struct Devices: Flow {
         try requireAccountSession(session)
         let id = try Validate.deviceID(id)
         let audit = event(.deviceRevoked, user: session.userID, device: id, request: request)
-        guard try await run(request, { try await self.store.revokeDevice(id: id, userID: session.userID, at: self.clock.now(), audit: audit) }) else {
+        let plan = WritePlan.revokeDevice(id: id, userID: session.userID, at: clock.now(), audit: audit)
+        guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "deviceId")
         }
         log(audit)

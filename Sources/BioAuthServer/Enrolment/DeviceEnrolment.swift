@@ -81,7 +81,7 @@ struct DeviceEnrolment: Flow {
             // One device per grant. The enrolment is committed: should this fail, the answer stays
             // a success, the failure is logged, and the grant still expires within minutes.
             let revoked = event(.sessionRevoked, user: session.userID, reason: AuditReason.enrolmentGrantUsed.description, request: request)
-            do { _ = try await store.revokeSession(id: session.id, userID: session.userID, at: clock.now(), audit: revoked) } catch {
+            do { _ = try await store.apply(WritePlan.revokeSession(id: session.id, userID: session.userID, at: clock.now(), audit: revoked)) } catch {
                 logger.error("could not revoke a used enrolment grant", metadata: metadata(revoked).merging(["error": "\(type(of: error))"]) { $1 })
             }
         }

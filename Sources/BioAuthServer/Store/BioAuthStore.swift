@@ -10,6 +10,12 @@ import Foundation
 /// is two requests, and each costs one commit: ``issueChallenge(_:limits:)`` and
 /// ``finishChallenge(id:lockout:verdict:)``. Times are passed in (no clock inside a store).
 public protocol BioAuthStore: Sendable {
+    // MARK: Plans
+
+    /// Applies a plan the domain decided, in one transaction: checks every guard (refusing, with
+    /// nothing written, at the first that fails), then runs the mutations in order. Decides nothing.
+    func apply(_ plan: WritePlan) async throws -> PlanOutcome
+
     // MARK: Users (the demo primary login)
 
     /// Inserts the user and appends `audit`, together.
@@ -57,11 +63,6 @@ public protocol BioAuthStore: Sendable {
     func device(id: String) async throws -> DeviceRecord?
     /// The user's devices in creation order.
     func devices(userID: String) async throws -> [DeviceRecord]
-    /// Renames a device of `userID` and appends `audit`; false (nothing written) if there is none.
-    func renameDevice(id: String, userID: String, name: String, audit: AuditEvent) async throws -> Bool
-    /// Marks the device revoked, revokes every session it opened and appends `audit`, together;
-    /// false (nothing written) if it does not exist for `userID` or is already revoked.
-    func revokeDevice(id: String, userID: String, at: Date, audit: AuditEvent) async throws -> Bool
 
     // MARK: Sessions
 
@@ -79,10 +80,6 @@ public protocol BioAuthStore: Sendable {
     func rotateRefreshToken(tokenHash: Data, replacement: Data, now: Date, audit: AuditEvent, reuseAudit: AuditEvent) async throws -> RefreshRotation
     /// The user's sessions in creation order.
     func sessions(userID: String) async throws -> [SessionRecord]
-    /// Revokes one active session of `userID` and appends `audit`; false (nothing written) if none.
-    func revokeSession(id: String, userID: String, at: Date, audit: AuditEvent) async throws -> Bool
-    /// Revokes every active session of `userID` and appends `audit`; returns how many.
-    func revokeSessions(userID: String, at: Date, audit: AuditEvent) async throws -> Int
 
     // MARK: Approvals
 

@@ -1,0 +1,59 @@
+import Foundation
+
+/// What revoking, re-keying and logging out take away, written once for every store: a device
+/// that can no longer be trusted takes its sessions and every approval not yet redeemed with it;
+/// a session that ends takes the approvals it obtained.
+extension WritePlan {
+    /// Revokes an active device of the user, every session it opened and every approval it signed
+    /// or its sessions obtained.
+    public static func revokeDevice(id: String, userID: String, at: Date, audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        plan.require(.activeDevice(id: id, userID: userID))
+        plan.add(.revokeDevice(id: id, at: at))
+        plan.withdrawDevice(id: id, userID: userID, at: at)
+        plan.audit(audit)
+        return plan
+    }
+
+    /// What a device whose key was replaced (re-enrolment after an enrollment change) loses: the
+    /// sessions the old key opened and the approvals it signed or they obtained.
+    public static func replacedKey(deviceID: String, userID: String, at: Date) -> WritePlan {
+        var plan = WritePlan()
+        plan.withdrawDevice(id: deviceID, userID: userID, at: at)
+        return plan
+    }
+
+    /// Revokes one active session of the user and the approvals it obtained.
+    public static func revokeSession(id: String, userID: String, at: Date, audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        plan.require(.activeSession(id: id, userID: userID))
+        plan.add(.withdrawApprovals(.obtainedBy(sessionID: id)))
+        plan.add(.revokeSessions(.one(id: id, userID: userID), at: at))
+        plan.audit(audit)
+        return plan
+    }
+
+    /// Logs the user out everywhere: every session, and every approval not yet redeemed.
+    public static func revokeSessions(userID: String, at: Date, audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        plan.add(.withdrawApprovals(.allOf(userID: userID)))
+        plan.add(.revokeSessions(.allOf(userID: userID), at: at))
+        plan.audit(audit)
+        return plan
+    }
+
+    /// Renames a device of the user (revoked or not).
+    public static func renameDevice(id: String, userID: String, name: String, audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        plan.require(.ownedDevice(id: id, userID: userID))
+        plan.add(.renameDevice(id: id, name: name))
+        plan.audit(audit)
+        return plan
+    }
+
+    private mutating func withdrawDevice(id: String, userID: String, at: Date) {
+        // Approvals first: the selection names the device's sessions, revoked or not.
+        add(.withdrawApprovals(.ofDevice(id: id, userID: userID)))
+        add(.revokeSessions(.openedBy(deviceID: id, userID: userID), at: at))
+    }
+}
