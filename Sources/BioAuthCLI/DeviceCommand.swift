@@ -357,7 +357,8 @@ extension DeviceCommand {
         @OptionGroup var prompt: PromptOptions
         @Option(help: "The operation to approve, as shown to the user.") var operation: String
         @Option(name: .customLong("api-key"), help: "Also play the app's backend: redeem the approval with this backend API key (env BIOAUTH_API_KEY).")
-        var apiKey: String? = ProcessInfo.processInfo.environment["BIOAUTH_API_KEY"]
+        var apiKeyOption: String?
+        var apiKey: String? { apiKeyOption ?? ProcessInfo.processInfo.environment["BIOAUTH_API_KEY"] }
 
         func run() async throws {
             try await withDevice(options) { device, client in

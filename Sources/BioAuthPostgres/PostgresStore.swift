@@ -587,11 +587,11 @@ public final class PostgresStore: BioAuthStore {
     }
 
     public func completeOutbox(id: Int64) async throws {
-        try await transaction { c in try await c.query("DELETE FROM outbox WHERE id = \(id)", logger: self.logger) }
+        _ = try await transaction { c in try await c.query("DELETE FROM outbox WHERE id = \(id)", logger: self.logger) }
     }
 
     public func retryOutbox(id: Int64, attempts: Int, nextAttemptAt: Date) async throws {
-        try await transaction { c in
+        _ = try await transaction { c in
             try await c.query(
                 "UPDATE outbox SET attempts = \(attempts), next_attempt_at = \(nextAttemptAt), lease_until = NULL WHERE id = \(id)", logger: self.logger)
         }

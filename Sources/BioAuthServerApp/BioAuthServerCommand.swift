@@ -83,11 +83,14 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("requests-per-client"), help: "Requests per client address per 5-minute window, counted by this instance (env BIOAUTH_REQUESTS_PER_CLIENT).")
     var requestsPerClient: Int = env("BIOAUTH_REQUESTS_PER_CLIENT").flatMap(Int.init) ?? RateLimitPolicy().requestsPerClient
     @Option(name: .customLong("recovery-code-directory"), help: "Demo recovery channel: write each enrolment recovery code to a file in this directory, as an e-mail would arrive (env BIOAUTH_RECOVERY_CODE_DIRECTORY). Without it, only another device's approval adds a device.")
-    var recoveryCodeDirectory: String? = env("BIOAUTH_RECOVERY_CODE_DIRECTORY")
+    var recoveryCodeDirectoryOption: String?
+    var recoveryCodeDirectory: String? { recoveryCodeDirectoryOption ?? env("BIOAUTH_RECOVERY_CODE_DIRECTORY") }
     @Option(name: .customLong("webhook-url"), help: "Post each event (device enrolled, key replaced, device revoked, lockout, device login) to this URL, signed; retried until delivered (env BIOAUTH_WEBHOOK_URL).")
-    var webhookURL: String? = env("BIOAUTH_WEBHOOK_URL")
+    var webhookURLOption: String?
+    var webhookURL: String? { webhookURLOption ?? env("BIOAUTH_WEBHOOK_URL") }
     @Option(name: .customLong("webhook-secret"), help: "The webhooks' HMAC-SHA256 key, at least 32 bytes (env BIOAUTH_WEBHOOK_SECRET; prefer the variable: arguments show in ps).")
-    var webhookSecret: String? = env("BIOAUTH_WEBHOOK_SECRET")
+    var webhookSecretOption: String?
+    var webhookSecret: String? { webhookSecretOption ?? env("BIOAUTH_WEBHOOK_SECRET") }
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (env LOG_LEVEL).")
     var logLevel: String = env("LOG_LEVEL") ?? "info"
 

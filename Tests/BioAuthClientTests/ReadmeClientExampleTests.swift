@@ -20,7 +20,7 @@ func signIn(to serverURL: URL, password: String) async throws {
         let session = try await client.logIn()  // one prompt; the server's nonce, checked, then signed
         let approval = try await client.approve(operation: "Pay 100.00 EUR to Bob")  // one prompt
         print(session.userID, approval.expiresAt)  // send approval.token to your backend to redeem
-    } catch let error as ClientError where error.code == .reenrolmentRequired {
+    } catch let error where error.code == .reenrolmentRequired {
         // A face or finger was added: sign in with the password again, then client.reenrol(_:).
     }
 }
