@@ -139,7 +139,7 @@ package struct PlainRecords: Sendable {
         do {
             try keychain.update(KeychainQuery(service: service, account: account), data: value)
             return
-        } catch where error != .errSecItemNotFound { throw BioAuthError(status: error) } catch {}
+        } catch  where error != .errSecItemNotFound { throw BioAuthError(status: error) } catch {}
         do {
             try keychain.add(KeychainItem(service: service, account: account, accessibility: accessibility), data: value)
         } catch { throw BioAuthError(status: error) }

@@ -17,7 +17,9 @@ public struct DemoCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "The whole story in one command: enrolment, login, step-up, and the attacks, failing.",
-        discussion: "Starts bioauth-server in-process on a free loopback port with a temporary SQLite database and drives an emulated iPhone with Face ID against it. Exits 0 only if every step behaved as expected.")
+        discussion:
+            "Starts bioauth-server in-process on a free loopback port with a temporary SQLite database and drives an emulated iPhone with Face ID against it. Exits 0 only if every step behaved as expected."
+    )
 
     @Flag(help: "Print one JSON record per step.")
     var json = false

@@ -73,8 +73,10 @@ public struct Demo: Sendable {
             deviceID = try await client.enrol(primary, deviceName: "Alice's iPhone").deviceID
             let key = try client.signer.publicKey()
             let prompts = device.promptCount - before
-            return (prompts == 1 && !deviceID.isEmpty,
-                    "a P-256 key is created in the (emulated) Secure Enclave with .privateKeyUsage + .biometryCurrentSet; it signs the registration challenge (proof of possession, \(prompts) Face ID prompt); the server keeps only the public key \(key.fingerprint)")
+            return (
+                prompts == 1 && !deviceID.isEmpty,
+                "a P-256 key is created in the (emulated) Secure Enclave with .privateKeyUsage + .biometryCurrentSet; it signs the registration challenge (proof of possession, \(prompts) Face ID prompt); the server keeps only the public key \(key.fingerprint)"
+            )
         }
         await record("story", "App lock") {
             try await lock.configure(passcode: Self.appPasscode)
@@ -84,8 +86,10 @@ public struct Demo: Sendable {
             _ = try await lock.unlockWithBiometry(Prompt(reason: "Unlock BioAuth"))
             let prompts = device.promptCount - before
             let state = await lock.state
-            return (prompts == 1 && state == .unlocked,
-                    "an app passcode (PBKDF2 mixed with a secret only this phone's Secure Enclave opens, attempt limits) guards a vault key; Face ID unlocks it with \(prompts) prompt: the evaluated context is handed to the keychain read")
+            return (
+                prompts == 1 && state == .unlocked,
+                "an app passcode (PBKDF2 mixed with a secret only this phone's Secure Enclave opens, attempt limits) guards a vault key; Face ID unlocks it with \(prompts) prompt: the evaluated context is handed to the keychain read"
+            )
         }
         await record("story", "Biometric login") {
             let before = device.promptCount
@@ -93,8 +97,10 @@ public struct Demo: Sendable {
             replay = wire.last("/v1/login/finish")
             let devices = try await client.devices()
             let prompts = device.promptCount - before
-            return (devices.contains { $0.isThisDevice } && prompts == 1,
-                    "the server's 32-byte nonce, bound to alice, this device and 'localhost', is checked by the client, then signed after \(prompts) Face ID prompt; the server rebuilds the message, verifies, consumes the challenge and opens a session")
+            return (
+                devices.contains { $0.isThisDevice } && prompts == 1,
+                "the server's 32-byte nonce, bound to alice, this device and 'localhost', is checked by the client, then signed after \(prompts) Face ID prompt; the server rebuilds the message, verifies, consumes the challenge and opens a session"
+            )
         }
         await record("story", "Step-up approval") {
             let approval = try await client.approve(operation: Self.operation)
@@ -103,8 +109,10 @@ public struct Demo: Sendable {
             let redemption = approval.redemption(userID: "alice")
             let first = await outcome { _ = try await backend.redeem(redemption) }
             let second = await outcome { _ = try await backend.redeem(redemption) }
-            return (first == nil && second == "authenticationFailed",
-                    "\"\(Self.operation)\" is hashed into the challenge and the client checks the hash before the prompt; one signature yields a one-time approval: the backend redeems it once with its API key, for alice, and is refused the second time (\(second ?? "-"))")
+            return (
+                first == nil && second == "authenticationFailed",
+                "\"\(Self.operation)\" is hashed into the challenge and the client checks the hash before the prompt; one signature yields a one-time approval: the backend redeems it once with its API key, for alice, and is refused the second time (\(second ?? "-"))"
+            )
         }
 
         // MARK: The attacks
@@ -120,8 +128,10 @@ public struct Demo: Sendable {
             device.unscriptedAction = .match
             device.unlockDeviceWithPasscode(Self.devicePasscode)  // the owner clears the lockout the attacker caused
             let state = await lock.state
-            return (unlock != nil && sign != nil && forgery == "authenticationFailed" && state != .unlocked,
-                    "evaluatePolicy now says yes to a stranger's face, but BioAuth never trusts that Bool: the keychain refused the vault key (\(unlock ?? "-")), the enclave refused to sign (\(sign ?? "-"): the stranger's failed matches locked Face ID out), and a forged signature was refused (\(forgery ?? "-"))")
+            return (
+                unlock != nil && sign != nil && forgery == "authenticationFailed" && state != .unlocked,
+                "evaluatePolicy now says yes to a stranger's face, but BioAuth never trusts that Bool: the keychain refused the vault key (\(unlock ?? "-")), the enclave refused to sign (\(sign ?? "-"): the stranger's failed matches locked Face ID out), and a forged signature was refused (\(forgery ?? "-"))"
+            )
         }
         await record("attack", "Tampered challenge (a hostile server or proxy asks to sign for another account)") {
             let before = device.promptCount
@@ -135,8 +145,10 @@ public struct Demo: Sendable {
             let login = await outcome { try await client.logIn() }
             wire.tamper = nil
             let prompts = device.promptCount - before
-            return (login == "challengeMismatch" && prompts == 0,
-                    "the challenge came back bound to another user: the client compares purpose, relying party, user, device, operation hash and expiry with what it asked for, refuses (\(login ?? "-")), and shows \(prompts) prompts — nothing is signed")
+            return (
+                login == "challengeMismatch" && prompts == 0,
+                "the challenge came back bound to another user: the client compares purpose, relying party, user, device, operation hash and expiry with what it asked for, refuses (\(login ?? "-")), and shows \(prompts) prompts — nothing is signed"
+            )
         }
         await record("attack", "Someone who knows the device passcode enrols their face") {
             device.enrollBiometry()
@@ -159,9 +171,11 @@ public struct Demo: Sendable {
             try await relaunched.recover(pending, code: code, primary)
             let sameID = try await relaunched.completeEnrolment(pending, primary).deviceID
             let session = await outcome { try await client.logIn() }
-            return (login == "reenrolmentRequired" && state == .lockedPasscodeRequired(.biometricSecretInvalidated) && refused != nil
+            return (
+                login == "reenrolmentRequired" && state == .lockedPasscodeRequired(.biometricSecretInvalidated) && refused != nil
                     && passwordOnly == "approvalRequired" && pending.id == request.id && sameID == deviceID && session == nil,
-                    "the new face invalidated the .biometryCurrentSet key — still found in the enclave, but the client knows it dead (\(login ?? "-")), so no server login is possible; the app lock demands the app passcode (\(state)); the password alone cannot re-key the device (\(passwordOnly ?? "accepted")): alice asks for a recovery code, the app is killed while she reads her e-mail, the relaunched app resumes from the keychain, and the replaced key signs in again")
+                "the new face invalidated the .biometryCurrentSet key — still found in the enclave, but the client knows it dead (\(login ?? "-")), so no server login is possible; the app lock demands the app passcode (\(state)); the password alone cannot re-key the device (\(passwordOnly ?? "accepted")): alice asks for a recovery code, the app is killed while she reads her e-mail, the relaunched app resumes from the keychain, and the replaced key signs in again"
+            )
         }
         await record("attack", "Phished password (the attacker enrols their own phone)") {
             let phone = EmulatedDevice(configuration: .init(biometry: .faceID))
@@ -173,8 +187,10 @@ public struct Demo: Sendable {
             try await client.logIn()
             let shown = try await client.enrolmentRequests()
             let devices = try await client.devices()
-            return (enrol == "approvalRequired" && complete == "approvalRequired" && shown.map(\.id) == [request.id] && devices.count == 1,
-                    "alice's password gets the attacker a primary session but no device: enrolment needs an approval from alice's phone or a recovery code from her e-mail (\(enrol ?? "accepted")); alice's phone would show \"\(shown.first?.approvalText ?? "-")\" — a key she does not recognise, so she never approves it")
+            return (
+                enrol == "approvalRequired" && complete == "approvalRequired" && shown.map(\.id) == [request.id] && devices.count == 1,
+                "alice's password gets the attacker a primary session but no device: enrolment needs an approval from alice's phone or a recovery code from her e-mail (\(enrol ?? "accepted")); alice's phone would show \"\(shown.first?.approvalText ?? "-")\" — a key she does not recognise, so she never approves it"
+            )
         }
         await record("attack", "Replayed signature") {
             guard let replay else { return (false, "no earlier login to replay") }
@@ -190,8 +206,10 @@ public struct Demo: Sendable {
             let attempt = await outcome { _ = try await api.finishRegistration(Wire.SignedChallenge(challengeId: challenge.challengeId, signature: try forged()), token: token) }
             let loginChallenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: Self.user, deviceId: deviceID))
             let login = await outcome { _ = try await api.finishLogin(Wire.SignedChallenge(challengeId: loginChallenge.challengeId, signature: try forged())) }
-            return (attempt == "authenticationFailed" && login == "authenticationFailed",
-                    "a public key is public: registering alice's key under mallory's account needs a signature by it (\(attempt ?? "-")); logging in as alice's device needs one too (\(login ?? "-"))")
+            return (
+                attempt == "authenticationFailed" && login == "authenticationFailed",
+                "a public key is public: registering alice's key under mallory's account needs a signature by it (\(attempt ?? "-")); logging in as alice's device needs one too (\(login ?? "-"))"
+            )
         }
         await record("attack", "Expired challenge") {
             let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: Self.user, deviceId: deviceID))
@@ -215,8 +233,10 @@ public struct Demo: Sendable {
                 }
             }
             let refused = outcomes.filter { $0 == "authenticationFailed" }.count, limited = outcomes.filter { $0 == "rateLimited" }.count
-            return (refused > 0 && limited > 0 && retryAfter != nil && !outcomes.contains("accepted"),
-                    "32 forged attempts from one address: \(refused) × authentication failed, then \(limited) × rate limited — the sending address is locked out for the rest of the window (retry after \(Int(retryAfter ?? 0)) s; counters in the database, shared by every instance). Forged signatures never count against the device or its owner, who can still sign in from anywhere else")
+            return (
+                refused > 0 && limited > 0 && retryAfter != nil && !outcomes.contains("accepted"),
+                "32 forged attempts from one address: \(refused) × authentication failed, then \(limited) × rate limited — the sending address is locked out for the rest of the window (retry after \(Int(retryAfter ?? 0)) s; counters in the database, shared by every instance). Forged signatures never count against the device or its owner, who can still sign in from anywhere else"
+            )
         }
 
         let passed = steps.allSatisfy(\.ok)

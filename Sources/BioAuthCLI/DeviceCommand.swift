@@ -6,9 +6,9 @@ import BioAuthEmulator
 import BioAuthServer
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `bioauth device …`: an emulated phone whose state lives in a file.
@@ -99,7 +99,9 @@ func explain(_ error: ClientError) -> CLIError {
     let hint: String? =
         switch error.code {
         case .reenrolmentRequired: "the key is gone (an enrollment change destroys .biometryCurrentSet keys): re-enrol with `bioauth device register --reenrol`"
-        case .passcodeRequired: error.device?.code == .passcodeNotSet ? "set a device passcode first: `bioauth device set-passcode`" : "biometry is locked out: unlock the device with its passcode (`bioauth device unlock`)"
+        case .passcodeRequired:
+            error.device?.code == .passcodeNotSet
+                ? "set a device passcode first: `bioauth device set-passcode`" : "biometry is locked out: unlock the device with its passcode (`bioauth device unlock`)"
         case .notRecognised, .cancelled: "the person at the prompt was not recognised or cancelled"
         case .authenticationFailed: "the server's audit log has the reason"
         case .rateLimited: "retry after \(Int(error.retryAfter ?? 0)) seconds"
@@ -174,7 +176,9 @@ extension DeviceCommand {
             let passcode = noPasscode ? nil : try readSecret("device passcode", file: nil)
             let device = EmulatedDevice(configuration: .init(biometry: biometry.kind), passcode: passcode)
             try DeviceFile.save(device, .init(), to: options.state)
-            Console.line("created an emulated iPhone with \(biometry.kind) (\(passcode == nil ? "no passcode" : "passcode set"), one \(biometry.kind == .touchID ? "finger" : "face") enrolled) in \(options.state)")
+            Console.line(
+                "created an emulated iPhone with \(biometry.kind) (\(passcode == nil ? "no passcode" : "passcode set"), one \(biometry.kind == .touchID ? "finger" : "face") enrolled) in \(options.state)"
+            )
         }
     }
 
@@ -184,7 +188,8 @@ extension DeviceCommand {
 
         func run() async throws {
             try await withDevice(options) { device, client in
-                let app = BioAuthClient(configuration: .init(relyingPartyID: client.relyingParty ?? "localhost"), platform: device.platform, transport: ClosureTransport { _ in throw URLError(.notConnectedToInternet) })
+                let app = BioAuthClient(
+                    configuration: .init(relyingPartyID: client.relyingParty ?? "localhost"), platform: device.platform, transport: ClosureTransport { _ in throw URLError(.notConnectedToInternet) })
                 let signer = app.signer
                 Console.line("biometry:   \(BiometricStatus(platform: device.platform))")
                 Console.line("enrolled:   \(device.enrolledIdentities.count)")
@@ -301,12 +306,12 @@ extension DeviceCommand {
                 let app = try client.client(for: device)
                 let registration = try await advised { () async throws(ClientError) in
                     if signUp {
-                        do throws(ClientError) { try await app.signUp(username: user, password: password) } catch where error.code == .conflict {}
+                        do throws(ClientError) { try await app.signUp(username: user, password: password) } catch  where error.code == .conflict {}
                     }
                     let primary = try await app.signIn(username: user, password: password)
                     do throws(ClientError) {
                         return reenrol ? try await app.reenrol(primary, deviceName: name) : try await app.enrol(primary, deviceName: name)
-                    } catch where error.code == .approvalRequired {
+                    } catch  where error.code == .approvalRequired {
                         guard let recoveryInbox else { throw error }
                         // The password is not enough: a recovery code from the user's "e-mail".
                         let request = try await app.requestEnrolment(primary, deviceName: name)

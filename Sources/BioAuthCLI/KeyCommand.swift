@@ -84,7 +84,8 @@ extension KeyCommand {
             let publicKey = try parsePublicKey(try readInput(key))
             let signatureBytes = decodeBinary(try readInput(signature))
             let messageBytes = try readInput(message)
-            let valid = raw
+            let valid =
+                raw
                 ? publicKey.isValidSignature(raw: signatureBytes, for: messageBytes)
                 : publicKey.isValidSignature(der: signatureBytes, for: messageBytes)
             Console.line(valid ? "valid signature" : "INVALID signature")

@@ -244,7 +244,7 @@ public actor BioAuthClient {
         defer { publishState() }
         endBiometricSession()
         guard let session = try storage.session() else { return }
-        do { try await api.logout(token: BearerToken(session.token)) } catch where error.code == .authenticationFailed {}
+        do { try await api.logout(token: BearerToken(session.token)) } catch  where error.code == .authenticationFailed {}
         try storage.forgetSession()
     }
 
@@ -302,7 +302,7 @@ public actor BioAuthClient {
 
     /// Runs a session-authenticated call; a 401 means the session is gone: it is forgotten here too.
     func authorized<T>(_ body: () async throws(ClientError) -> T) async throws(ClientError) -> T {
-        do { return try await body() } catch where error.code == .authenticationFailed {
+        do { return try await body() } catch  where error.code == .authenticationFailed {
             try? storage.forgetSession()
             publishState()
             throw ClientError(.sessionExpired)

@@ -40,7 +40,7 @@ extension BioAuthClient {
             guard try storage.registration() != nil else { return .notEnrolled }
             guard try keyCondition() == .usable else { return .reenrolmentRequired }
             return try session() == nil ? .signedOut : .signedIn
-        } catch where error.code == .credentialsUnavailable {
+        } catch  where error.code == .credentialsUnavailable {
             return .locked
         } catch {
             return .signedOut

@@ -30,7 +30,7 @@ extension BioAuthClient {
     /// OS update (`LAContext.h`), where re-enrolment costs the user one recovery but loses nothing.
     func keyCondition() throws(ClientError) -> DeviceKeyCondition {
         let key: DevicePublicKey
-        do { key = try signer.publicKey() } catch where error.code == .keyUnavailable { return .missing } catch { throw ClientError(device: error) }
+        do { key = try signer.publicKey() } catch  where error.code == .keyUnavailable { return .missing } catch { throw ClientError(device: error) }
         guard var record = try storage.keyRecord() else { return .usable }  // registered before keys were recorded
         if record.invalidated || record.registeredKey != key.spkiRepresentation { return .dead }
         if let enrolled = record.domainState, let current = platform.currentDomainState, enrolled != current {

@@ -71,7 +71,7 @@ extension BioAuthClient {
         let inProgress = try storage.pending()
         let key: DevicePublicKey
         let current: DevicePublicKey?
-        do { current = try signer.publicKey() } catch where error.code == .keyUnavailable { current = nil } catch { throw ClientError(device: error) }
+        do { current = try signer.publicKey() } catch  where error.code == .keyUnavailable { current = nil } catch { throw ClientError(device: error) }
         if let current, current.spkiRepresentation == inProgress?.key || registration == nil {
             // The key of this request, or (without a registration) a key registered nowhere.
             key = current

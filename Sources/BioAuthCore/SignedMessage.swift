@@ -124,10 +124,12 @@ public struct ChallengeEnvelope: Codable, Sendable, Hashable, CustomStringConver
     public var debugDescription: String { description }
     /// `dump()` and debuggers see every field but the nonce.
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "challengeId": challengeId, "purpose": purpose, "relyingPartyId": relyingPartyId, "nonce": "redacted", "userId": userId,
-            "deviceId": deviceId, "expiresAt": expiresAt, "operationHash": operationHash as Any,
-        ])
+        Mirror(
+            self,
+            children: [
+                "challengeId": challengeId, "purpose": purpose, "relyingPartyId": relyingPartyId, "nonce": "redacted", "userId": userId,
+                "deviceId": deviceId, "expiresAt": expiresAt, "operationHash": operationHash as Any,
+            ])
     }
 
     /// Rebuilds the message the device must sign, checking every field.

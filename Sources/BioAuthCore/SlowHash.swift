@@ -1,9 +1,9 @@
 import Crypto
 import Foundation
 #if canImport(CommonCrypto)
-import CommonCrypto
+    import CommonCrypto
 #else
-import CryptoExtras
+    import CryptoExtras
 #endif
 
 /// PBKDF2-HMAC-SHA256 for passwords and passcodes: salted, slow, compared in constant time.
@@ -18,24 +18,24 @@ public enum SlowHash {
     /// Derives `outputByteCount` bytes from `secret` and `salt`.
     public static func derive(_ secret: String, salt: Data, rounds: Int, outputByteCount: Int = 32) throws -> Data {
         #if canImport(CommonCrypto)
-        // CommonCrypto/CommonKeyDerivation.h: kCCPBKDF2 with kCCPRFHmacAlgSHA256; 0 is success.
-        guard rounds > 0, rounds <= Int(UInt32.max) else { throw SlowHashError.invalidParameters }
-        let password = Array(secret.utf8)
-        let saltBytes = Array(salt)
-        var output = [UInt8](repeating: 0, count: outputByteCount)
-        let status = password.withUnsafeBufferPointer { passwordBytes in
-            passwordBytes.withMemoryRebound(to: Int8.self) { passwordChars in
-                CCKeyDerivationPBKDF(
-                    CCPBKDFAlgorithm(kCCPBKDF2), passwordChars.baseAddress, passwordChars.count, saltBytes, saltBytes.count,
-                    CCPseudoRandomAlgorithm(kCCPRFHmacAlgSHA256), UInt32(rounds), &output, output.count)
+            // CommonCrypto/CommonKeyDerivation.h: kCCPBKDF2 with kCCPRFHmacAlgSHA256; 0 is success.
+            guard rounds > 0, rounds <= Int(UInt32.max) else { throw SlowHashError.invalidParameters }
+            let password = Array(secret.utf8)
+            let saltBytes = Array(salt)
+            var output = [UInt8](repeating: 0, count: outputByteCount)
+            let status = password.withUnsafeBufferPointer { passwordBytes in
+                passwordBytes.withMemoryRebound(to: Int8.self) { passwordChars in
+                    CCKeyDerivationPBKDF(
+                        CCPBKDFAlgorithm(kCCPBKDF2), passwordChars.baseAddress, passwordChars.count, saltBytes, saltBytes.count,
+                        CCPseudoRandomAlgorithm(kCCPRFHmacAlgSHA256), UInt32(rounds), &output, output.count)
+                }
             }
-        }
-        guard status == 0 else { throw SlowHashError.invalidParameters }
-        return Data(output)
+            guard status == 0 else { throw SlowHashError.invalidParameters }
+            return Data(output)
         #else
-        let key = try KDF.Insecure.PBKDF2.deriveKey(
-            from: Data(secret.utf8), salt: salt, using: .sha256, outputByteCount: outputByteCount, unsafeUncheckedRounds: rounds)
-        return key.withUnsafeBytes { Data($0) }
+            let key = try KDF.Insecure.PBKDF2.deriveKey(
+                from: Data(secret.utf8), salt: salt, using: .sha256, outputByteCount: outputByteCount, unsafeUncheckedRounds: rounds)
+            return key.withUnsafeBytes { Data($0) }
         #endif
     }
 }

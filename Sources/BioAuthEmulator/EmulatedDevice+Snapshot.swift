@@ -48,8 +48,9 @@ extension EmulatedDevice {
                 enrolled: state.enrolled, consecutiveFailures: state.consecutiveFailures, lockedOut: state.lockedOut,
                 deniedForApp: state.deniedForApp, osDomainSalt: state.osDomainSalt,
                 items: state.items.map {
-                    .init(service: $0.item.service, account: $0.item.account, accessibility: $0.item.accessibility, accessControl: $0.item.accessControl,
-                          synchronizable: $0.item.synchronizable, data: $0.data.data, invalidated: $0.invalidated)
+                    .init(
+                        service: $0.item.service, account: $0.item.account, accessibility: $0.item.accessibility, accessControl: $0.item.accessControl,
+                        synchronizable: $0.item.synchronizable, data: $0.data.data, invalidated: $0.invalidated)
                 },
                 keys: state.keys.map { .init(tag: $0.tag, privateKey: $0.privateKey.rawRepresentation, accessControl: $0.accessControl, invalidated: $0.invalidated) })
         }
@@ -68,8 +69,9 @@ extension EmulatedDevice {
             state.deniedForApp = snapshot.deniedForApp
             state.osDomainSalt = snapshot.osDomainSalt
             state.items = snapshot.items.map {
-                StoredItem(item: KeychainItem(service: $0.service, account: $0.account, accessibility: $0.accessibility, accessControl: $0.accessControl, synchronizable: $0.synchronizable),
-                           data: SecretBytes($0.data), invalidated: $0.invalidated)
+                StoredItem(
+                    item: KeychainItem(service: $0.service, account: $0.account, accessibility: $0.accessibility, accessControl: $0.accessControl, synchronizable: $0.synchronizable),
+                    data: SecretBytes($0.data), invalidated: $0.invalidated)
             }
             state.keys = keys
         }

@@ -196,9 +196,10 @@ public struct BioAuthRoutes: Sendable {
         }
         authenticated.get("sessions") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
-            return try json(try await service.sessions(of: session, request: info).map {
-                Wire.SessionInfo(id: $0.id, kind: $0.kind.rawValue, deviceId: $0.deviceID, createdAt: $0.createdAt.seconds, expiresAt: $0.expiresAt.seconds, current: $0.id == session.id)
-            })
+            return try json(
+                try await service.sessions(of: session, request: info).map {
+                    Wire.SessionInfo(id: $0.id, kind: $0.kind.rawValue, deviceId: $0.deviceID, createdAt: $0.createdAt.seconds, expiresAt: $0.expiresAt.seconds, current: $0.id == session.id)
+                })
         }
         authenticated.delete("sessions/:id") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
@@ -216,9 +217,10 @@ public struct BioAuthRoutes: Sendable {
         }
         authenticated.get("audit") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
-            return try json(try await service.auditEvents(of: session, request: info).map {
-                Wire.AuditEntry(at: $0.at.seconds, kind: $0.kind, deviceId: $0.deviceID, reason: $0.reason.map(FailureReason.userVisible), count: $0.count)
-            })
+            return try json(
+                try await service.auditEvents(of: session, request: info).map {
+                    Wire.AuditEntry(at: $0.at.seconds, kind: $0.kind, deviceId: $0.deviceID, reason: $0.reason.map(FailureReason.userVisible), count: $0.count)
+                })
         }
     }
 
@@ -240,7 +242,6 @@ public struct BioAuthRoutes: Sendable {
             throw error
         }
     }
-
 
     /// The token of an `Authorization: Bearer` header. The scheme is case-insensitive (RFC 9110
     /// §11.1); the token is not.

@@ -195,7 +195,11 @@ public final class PostgresStore: BioAuthStore {
 
     /// Stops the pool. Idempotent.
     public func close() async throws {
-        guard closed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
+        guard
+            closed.withLock({ closed in
+                defer { closed = true }; return !closed
+            })
+        else { return }
         runner.cancel()
         await runner.value
     }
@@ -335,12 +339,13 @@ public final class PostgresStore: BioAuthStore {
             // Serialises issuers for one device, so the cap is exact across instances.
             try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(ch.deviceID)))", logger: self.logger)
             if try await self.isLockedOut(limits.lockout, user: ch.userID, c) { return .lockedOut }
-            let outstanding = try await c.query(
-                """
-                SELECT COUNT(*) FROM challenges WHERE device_id = \(ch.deviceID) AND user_id = \(ch.userID) AND expires_at > \(limits.now)
-                  AND EXISTS (SELECT 1 FROM devices WHERE id = \(ch.deviceID))
-                """, logger: self.logger
-            ).collect().first.map { try $0.makeRandomAccess()[0].decode(Int.self) } ?? 0
+            let outstanding =
+                try await c.query(
+                    """
+                    SELECT COUNT(*) FROM challenges WHERE device_id = \(ch.deviceID) AND user_id = \(ch.userID) AND expires_at > \(limits.now)
+                      AND EXISTS (SELECT 1 FROM devices WHERE id = \(ch.deviceID))
+                    """, logger: self.logger
+                ).collect().first.map { try $0.makeRandomAccess()[0].decode(Int.self) } ?? 0
             guard outstanding < limits.outstandingPerDevice else { return .tooManyChallenges }
             let columns = ch.binding.columns
             try await c.query(
@@ -527,8 +532,9 @@ public final class PostgresStore: BioAuthStore {
             }
             // Only the session row is locked (as by the rotation above), so concurrent reuses
             // of one token queue on it instead of deadlocking.
-            guard let spentBy = try await c.query("SELECT session_id FROM spent_refresh_tokens WHERE token_hash = \(tokenHash)", logger: self.logger)
-                .collect().first.map({ try $0.makeRandomAccess()[0].decode(String.self) }),
+            guard
+                let spentBy = try await c.query("SELECT session_id FROM spent_refresh_tokens WHERE token_hash = \(tokenHash)", logger: self.logger)
+                    .collect().first.map({ try $0.makeRandomAccess()[0].decode(String.self) }),
                 let revoked = try await c.query(
                     "UPDATE sessions SET revoked_at = COALESCE(revoked_at, \(now)) WHERE id = \(spentBy) RETURNING id, user_id, device_id", logger: self.logger
                 ).collect().first
@@ -549,13 +555,15 @@ public final class PostgresStore: BioAuthStore {
 
     public func redeemApproval(tokenHash: Data, operationHash: Data, userID: String, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
         try await transaction { c in
-            guard let row = try await c.query(
-                """
-                UPDATE approvals SET consumed_at = \(now)
-                WHERE token_hash = \(tokenHash) AND operation_hash = \(operationHash) AND user_id = \(userID) AND consumed_at IS NULL AND expires_at > \(now)
-                AND EXISTS (SELECT 1 FROM devices WHERE devices.id = approvals.device_id AND devices.revoked_at IS NULL) RETURNING *
-                """, logger: self.logger
-            ).collect().first else { return nil }
+            guard
+                let row = try await c.query(
+                    """
+                    UPDATE approvals SET consumed_at = \(now)
+                    WHERE token_hash = \(tokenHash) AND operation_hash = \(operationHash) AND user_id = \(userID) AND consumed_at IS NULL AND expires_at > \(now)
+                    AND EXISTS (SELECT 1 FROM devices WHERE devices.id = approvals.device_id AND devices.revoked_at IS NULL) RETURNING *
+                    """, logger: self.logger
+                ).collect().first
+            else { return nil }
             let approval = try Self.approval(row.makeRandomAccess())
             try await self.append([audit.about(user: approval.userID, device: approval.deviceID)], c)
             return approval
@@ -670,15 +678,17 @@ public final class PostgresStore: BioAuthStore {
         id: String, userID: String, approvalTokenHash: Data, operationHash: Data, excludingDevice: String, now: Date, audit: AuditEvent
     ) async throws -> ApprovalRecord? {
         try await transaction { c in
-            guard let row = try await c.query(
-                """
-                UPDATE approvals SET consumed_at = \(now)
-                WHERE token_hash = \(approvalTokenHash) AND user_id = \(userID) AND device_id <> \(excludingDevice) AND operation_hash = \(operationHash)
-                  AND consumed_at IS NULL AND expires_at > \(now)
-                  AND EXISTS (SELECT 1 FROM enrolment_requests WHERE id = \(id) AND user_id = \(userID) AND approved_at IS NULL AND expires_at > \(now))
-                RETURNING *
-                """, logger: self.logger
-            ).collect().first else { return nil }
+            guard
+                let row = try await c.query(
+                    """
+                    UPDATE approvals SET consumed_at = \(now)
+                    WHERE token_hash = \(approvalTokenHash) AND user_id = \(userID) AND device_id <> \(excludingDevice) AND operation_hash = \(operationHash)
+                      AND consumed_at IS NULL AND expires_at > \(now)
+                      AND EXISTS (SELECT 1 FROM enrolment_requests WHERE id = \(id) AND user_id = \(userID) AND approved_at IS NULL AND expires_at > \(now))
+                    RETURNING *
+                    """, logger: self.logger
+                ).collect().first
+            else { return nil }
             let approval = try Self.approval(row.makeRandomAccess())
             try await c.query(
                 "UPDATE enrolment_requests SET approved_at = \(now), approved_by_device = \(approval.deviceID) WHERE id = \(id)", logger: self.logger)
@@ -703,13 +713,15 @@ public final class PostgresStore: BioAuthStore {
 
     public func recoverEnrolmentRequest(id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome {
         try await transaction { c in
-            guard let row = try await c.query(
-                """
-                SELECT recovery_code_hash, recovery_attempts FROM enrolment_requests
-                WHERE id = \(id) AND approved_at IS NULL AND expires_at > \(now) AND recovery_code_hash IS NOT NULL AND recovery_attempts < \(Int32(clamping: maxAttempts))
-                FOR UPDATE
-                """, logger: self.logger
-            ).collect().first else { return .unavailable }
+            guard
+                let row = try await c.query(
+                    """
+                    SELECT recovery_code_hash, recovery_attempts FROM enrolment_requests
+                    WHERE id = \(id) AND approved_at IS NULL AND expires_at > \(now) AND recovery_code_hash IS NOT NULL AND recovery_attempts < \(Int32(clamping: maxAttempts))
+                    FOR UPDATE
+                    """, logger: self.logger
+                ).collect().first
+            else { return .unavailable }
             let r = row.makeRandomAccess()
             let attempts = Int(try r.value("recovery_attempts", Int32.self))
             if try r.value("recovery_code_hash", Data.self) == codeHash {

@@ -229,10 +229,12 @@ public final class SQLiteStore: BioAuthStore {
                 INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-                [.blob(c.id), .integer(Int(c.purpose.rawValue)), .text(c.relyingPartyID), .text(c.userID), .text(c.deviceID), .blob(c.nonce),
-                 .date(c.createdAt), .date(c.expiresAt), .optionalBlob(columns.operationHash), .optionalBlob(columns.publicKey),
-                 .optionalText(columns.deviceName), columns.replacing.map { .integer($0 ? 1 : 0) } ?? .null, .optionalText(c.sessionID),
-                 .optionalText(c.enrolmentRequestID)])
+                [
+                    .blob(c.id), .integer(Int(c.purpose.rawValue)), .text(c.relyingPartyID), .text(c.userID), .text(c.deviceID), .blob(c.nonce),
+                    .date(c.createdAt), .date(c.expiresAt), .optionalBlob(columns.operationHash), .optionalBlob(columns.publicKey),
+                    .optionalText(columns.deviceName), columns.replacing.map { .integer($0 ? 1 : 0) } ?? .null, .optionalText(c.sessionID),
+                    .optionalText(c.enrolmentRequestID),
+                ])
             return .issued
         }
     }
@@ -272,16 +274,20 @@ public final class SQLiteStore: BioAuthStore {
                 } else {
                     try db.query(
                         "INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [.text(device.id), .text(device.userID), .text(device.name), .blob(device.publicKey), .date(device.createdAt),
-                         .optionalDate(device.lastUsedAt), .optionalDate(device.revokedAt)])
+                        [
+                            .text(device.id), .text(device.userID), .text(device.name), .blob(device.publicKey), .date(device.createdAt),
+                            .optionalDate(device.lastUsedAt), .optionalDate(device.revokedAt),
+                        ])
                 }
                 try db.append(audit)
                 return RecordedVerdict(verdict, device: try db.device(device.id))
             case .approval(let a, let clearing, let audit):
                 try db.query(
                     "INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [.blob(a.tokenHash), .text(a.userID), .text(a.deviceID), .blob(a.operationHash), .date(a.createdAt), .date(a.expiresAt), .optionalDate(a.consumedAt),
-                     .optionalText(a.sessionID)])
+                    [
+                        .blob(a.tokenHash), .text(a.userID), .text(a.deviceID), .blob(a.operationHash), .date(a.createdAt), .date(a.expiresAt), .optionalDate(a.consumedAt),
+                        .optionalText(a.sessionID),
+                    ])
                 try db.clear(clearing.filter(counted.contains))
                 try db.append(audit)
                 return RecordedVerdict(verdict)
@@ -298,7 +304,8 @@ public final class SQLiteStore: BioAuthStore {
             let runs = FailureSubject.passwordRun("").storageKey + "%"
             let counters = try db.query(
                 "DELETE FROM counters WHERE (key NOT LIKE ? AND window_start < ?) OR (key LIKE ? AND window_start < ?) RETURNING key",
-                [.text(runs), .date(windowsBefore), .text(runs), .date(runsBefore)]).count
+                [.text(runs), .date(windowsBefore), .text(runs), .date(runsBefore)]
+            ).count
             let audit = try db.query("DELETE FROM audit WHERE at < ? RETURNING seq", [.date(auditBefore)]).count
             let approvals = try db.query("DELETE FROM approvals WHERE expires_at < ? RETURNING expires_at", [.date(windowsBefore)]).count
             let requests = try db.query("DELETE FROM enrolment_requests WHERE expires_at < ? RETURNING id", [.date(windowsBefore)]).count
@@ -357,9 +364,11 @@ public final class SQLiteStore: BioAuthStore {
                 try db.append(audit.about(user: try row.string("user_id"), device: try row.optionalString("device_id")))
                 return try db.sessionState(where: "s.id = ?", .text(id)).map { .rotated($0) } ?? .refused
             }
-            guard let spent = try db.query(
-                "SELECT s.id, s.user_id, s.device_id FROM spent_refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = ?", [.blob(tokenHash)]
-            ).first else { return .refused }
+            guard
+                let spent = try db.query(
+                    "SELECT s.id, s.user_id, s.device_id FROM spent_refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = ?", [.blob(tokenHash)]
+                ).first
+            else { return .refused }
             let id = try spent.string("id")
             try db.query("UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(now), .text(id)])
             try db.query("DELETE FROM approvals WHERE session_id = ? AND consumed_at IS NULL", [.text(id)])
@@ -376,13 +385,15 @@ public final class SQLiteStore: BioAuthStore {
 
     public func redeemApproval(tokenHash: Data, operationHash: Data, userID: String, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
         try await writer.write { db in
-            guard let row = try db.query(
-                """
-                UPDATE approvals SET consumed_at = ? WHERE token_hash = ? AND operation_hash = ? AND user_id = ? AND consumed_at IS NULL AND expires_at > ?
-                AND EXISTS (SELECT 1 FROM devices WHERE devices.id = approvals.device_id AND devices.revoked_at IS NULL) RETURNING *
-                """,
-                [.date(now), .blob(tokenHash), .blob(operationHash), .text(userID), .date(now)]
-            ).first else { return nil }
+            guard
+                let row = try db.query(
+                    """
+                    UPDATE approvals SET consumed_at = ? WHERE token_hash = ? AND operation_hash = ? AND user_id = ? AND consumed_at IS NULL AND expires_at > ?
+                    AND EXISTS (SELECT 1 FROM devices WHERE devices.id = approvals.device_id AND devices.revoked_at IS NULL) RETURNING *
+                    """,
+                    [.date(now), .blob(tokenHash), .blob(operationHash), .text(userID), .date(now)]
+                ).first
+            else { return nil }
             let approval = try Self.approval(row)
             try db.append(audit.about(user: approval.userID, device: approval.deviceID))
             return approval
@@ -473,9 +484,11 @@ public final class SQLiteStore: BioAuthStore {
                 INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at, approved_at, approved_by_device, recovery_code_hash, recovery_attempts)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-                [.text(r.id), .text(r.userID), .text(r.deviceID), .text(r.name), .blob(r.publicKey), .integer(r.replacing ? 1 : 0), .text(r.sessionID),
-                 .date(r.createdAt), .date(r.expiresAt), .optionalDate(r.approvedAt), .optionalText(r.approvedByDevice), .optionalBlob(r.recoveryCodeHash),
-                 .integer(r.recoveryAttempts)])
+                [
+                    .text(r.id), .text(r.userID), .text(r.deviceID), .text(r.name), .blob(r.publicKey), .integer(r.replacing ? 1 : 0), .text(r.sessionID),
+                    .date(r.createdAt), .date(r.expiresAt), .optionalDate(r.approvedAt), .optionalText(r.approvedByDevice), .optionalBlob(r.recoveryCodeHash),
+                    .integer(r.recoveryAttempts),
+                ])
             try db.append(audit)
         }
     }
@@ -495,13 +508,15 @@ public final class SQLiteStore: BioAuthStore {
         id: String, userID: String, approvalTokenHash: Data, operationHash: Data, excludingDevice: String, now: Date, audit: AuditEvent
     ) async throws -> ApprovalRecord? {
         try await writer.write { db in
-            guard let row = try db.query(
-                """
-                UPDATE approvals SET consumed_at = ? WHERE token_hash = ? AND user_id = ? AND device_id <> ? AND operation_hash = ? AND consumed_at IS NULL AND expires_at > ?
-                AND EXISTS (SELECT 1 FROM enrolment_requests WHERE id = ? AND user_id = ? AND approved_at IS NULL AND expires_at > ?) RETURNING *
-                """,
-                [.date(now), .blob(approvalTokenHash), .text(userID), .text(excludingDevice), .blob(operationHash), .date(now), .text(id), .text(userID), .date(now)]
-            ).first else { return nil }
+            guard
+                let row = try db.query(
+                    """
+                    UPDATE approvals SET consumed_at = ? WHERE token_hash = ? AND user_id = ? AND device_id <> ? AND operation_hash = ? AND consumed_at IS NULL AND expires_at > ?
+                    AND EXISTS (SELECT 1 FROM enrolment_requests WHERE id = ? AND user_id = ? AND approved_at IS NULL AND expires_at > ?) RETURNING *
+                    """,
+                    [.date(now), .blob(approvalTokenHash), .text(userID), .text(excludingDevice), .blob(operationHash), .date(now), .text(id), .text(userID), .date(now)]
+                ).first
+            else { return nil }
             let approval = try Self.approval(row)
             try db.query("UPDATE enrolment_requests SET approved_at = ?, approved_by_device = ? WHERE id = ?", [.date(now), .text(approval.deviceID), .text(id)])
             try db.append(audit)
@@ -522,10 +537,12 @@ public final class SQLiteStore: BioAuthStore {
 
     public func recoverEnrolmentRequest(id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome {
         try await writer.write { db in
-            guard let row = try db.query(
-                "SELECT recovery_code_hash, recovery_attempts FROM enrolment_requests WHERE id = ? AND approved_at IS NULL AND expires_at > ? AND recovery_code_hash IS NOT NULL AND recovery_attempts < ?",
-                [.text(id), .date(now), .integer(maxAttempts)]
-            ).first else { return .unavailable }
+            guard
+                let row = try db.query(
+                    "SELECT recovery_code_hash, recovery_attempts FROM enrolment_requests WHERE id = ? AND approved_at IS NULL AND expires_at > ? AND recovery_code_hash IS NOT NULL AND recovery_attempts < ?",
+                    [.text(id), .date(now), .integer(maxAttempts)]
+                ).first
+            else { return .unavailable }
             let attempts = try row.int("recovery_attempts")
             if try row.data("recovery_code_hash") == codeHash {
                 try db.query("UPDATE enrolment_requests SET approved_at = ? WHERE id = ?", [.date(now), .text(id)])
@@ -691,14 +708,18 @@ extension SQLiteHandle {
                   SELECT seq FROM audit WHERE client IS ? AND kind = ? AND at >= ? AND user_id IS ? AND device_id IS ? AND reason IS ?
                   ORDER BY seq DESC LIMIT 1) RETURNING seq
                 """,
-                [.date(e.at), .optionalText(e.clientAddress), .text(e.kind), .date(e.at.addingTimeInterval(-AuditEvent.aggregationWindow)),
-                 .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason)])
+                [
+                    .date(e.at), .optionalText(e.clientAddress), .text(e.kind), .date(e.at.addingTimeInterval(-AuditEvent.aggregationWindow)),
+                    .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason),
+                ])
             if !merged.isEmpty { return }
         }
         try query(
             "INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [.date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .optionalText(e.clientAddress),
-             .optionalText(e.requestID)])
+            [
+                .date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .optionalText(e.clientAddress),
+                .optionalText(e.requestID),
+            ])
     }
 
     fileprivate func device(_ id: String) throws -> DeviceRecord? {
@@ -758,8 +779,10 @@ extension SQLiteHandle {
     fileprivate func login(_ s: SessionRecord, clearing: [FailureSubject], audit: AuditEvent) throws {
         try query(
             "INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [.blob(s.tokenHash), .text(s.id), .text(s.userID), .optionalText(s.deviceID), .text(s.kind.rawValue), .date(s.createdAt), .date(s.expiresAt),
-             .optionalDate(s.revokedAt), .optionalBlob(s.refreshTokenHash)])
+            [
+                .blob(s.tokenHash), .text(s.id), .text(s.userID), .optionalText(s.deviceID), .text(s.kind.rawValue), .date(s.createdAt), .date(s.expiresAt),
+                .optionalDate(s.revokedAt), .optionalBlob(s.refreshTokenHash),
+            ])
         if s.kind == .device, let deviceID = s.deviceID {
             try query("UPDATE devices SET last_used_at = ? WHERE id = ?", [.date(s.createdAt), .text(deviceID)])
         }

@@ -172,7 +172,8 @@ public struct DirectoryRecoveryChannel: RecoveryChannel {
     /// The code delivered for a request (the last word of its file), nil if none was.
     public static func readCode(for requestID: String, in directory: URL) -> String? {
         guard !requestID.isEmpty, requestID.allSatisfy({ $0.isHexDigit || $0 == "-" }),
-            let data = FileManager.default.contents(atPath: file(for: requestID, in: directory).path) else { return nil }
+            let data = FileManager.default.contents(atPath: file(for: requestID, in: directory).path)
+        else { return nil }
         return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).last.map(String.init)
     }
 

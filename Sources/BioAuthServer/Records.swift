@@ -218,10 +218,10 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     /// The kinds that record a failure or refusal: merged when repeated (``AuditEvent/aggregates``).
     public static let failures: Set<String> = Set(
         [
-                passwordLoginFailed, loginFailed, deviceEnrollmentFailed, stepUpFailed, approvalRejected, sessionRejected, rateLimited, challengeRefused, lockout,
-                recoveryCodeRejected, apiKeyRejected, refreshRejected, primaryLoginFailed,
-            ]
-            .map(\.description))
+            passwordLoginFailed, loginFailed, deviceEnrollmentFailed, stepUpFailed, approvalRejected, sessionRejected, rateLimited, challengeRefused, lockout,
+            recoveryCodeRejected, apiKeyRejected, refreshRejected, primaryLoginFailed,
+        ]
+        .map(\.description))
 }
 
 /// Why a successful change happened, in its audit row (failures use ``FailureReason``).

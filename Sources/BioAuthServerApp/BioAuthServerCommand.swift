@@ -72,7 +72,9 @@ struct Serve: AsyncParsableCommand {
     var sessionTTL: Int = env("BIOAUTH_SESSION_TTL").flatMap(Int.init) ?? 43_200
     @Flag(name: .customLong("trust-forwarded-for"), help: "Shorthand for --trusted-proxy 127.0.0.0/8 --trusted-proxy ::1 (a reverse proxy on this host).")
     var trustForwardedFor = false
-    @Option(name: .customLong("trusted-proxy"), help: "A reverse proxy's address or CIDR range; repeatable (env BIOAUTH_TRUSTED_PROXIES, comma-separated). The client is the rightmost X-Forwarded-For address not in these.")
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: "A reverse proxy's address or CIDR range; repeatable (env BIOAUTH_TRUSTED_PROXIES, comma-separated). The client is the rightmost X-Forwarded-For address not in these.")
     var trustedProxies: [String] = env("BIOAUTH_TRUSTED_PROXIES")?.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } ?? []
     @Flag(name: .customLong("allow-sign-up"), help: "Enable POST /v1/users, the demo accounts' open sign-up (env BIOAUTH_ALLOW_SIGN_UP=1). Off by default: it reveals which usernames exist.")
     var allowSignUp = false
@@ -82,10 +84,16 @@ struct Serve: AsyncParsableCommand {
     var insecurePasswordRounds = false
     @Option(name: .customLong("requests-per-client"), help: "Requests per client address per 5-minute window, counted by this instance (env BIOAUTH_REQUESTS_PER_CLIENT).")
     var requestsPerClient: Int = env("BIOAUTH_REQUESTS_PER_CLIENT").flatMap(Int.init) ?? RateLimitPolicy().requestsPerClient
-    @Option(name: .customLong("recovery-code-directory"), help: "Demo recovery channel: write each enrolment recovery code to a file in this directory, as an e-mail would arrive (env BIOAUTH_RECOVERY_CODE_DIRECTORY). Without it, only another device's approval adds a device.")
+    @Option(
+        name: .customLong("recovery-code-directory"),
+        help:
+            "Demo recovery channel: write each enrolment recovery code to a file in this directory, as an e-mail would arrive (env BIOAUTH_RECOVERY_CODE_DIRECTORY). Without it, only another device's approval adds a device."
+    )
     var recoveryCodeDirectoryOption: String?
     var recoveryCodeDirectory: String? { recoveryCodeDirectoryOption ?? env("BIOAUTH_RECOVERY_CODE_DIRECTORY") }
-    @Option(name: .customLong("webhook-url"), help: "Post each event (device enrolled, key replaced, device revoked, lockout, device login) to this URL, signed; retried until delivered (env BIOAUTH_WEBHOOK_URL).")
+    @Option(
+        name: .customLong("webhook-url"),
+        help: "Post each event (device enrolled, key replaced, device revoked, lockout, device login) to this URL, signed; retried until delivered (env BIOAUTH_WEBHOOK_URL).")
     var webhookURLOption: String?
     var webhookURL: String? { webhookURLOption ?? env("BIOAUTH_WEBHOOK_URL") }
     @Option(name: .customLong("webhook-secret"), help: "The webhooks' HMAC-SHA256 key, at least 32 bytes (env BIOAUTH_WEBHOOK_SECRET; prefer the variable: arguments show in ps).")

@@ -31,7 +31,8 @@ public final class ServerProcess {
     public init(database: String, extra: [String] = [], environment: [String: String] = [:], signUp: Bool = true) throws {
         process.executableURL = try Self.executable("bioauth-server")
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-        process.arguments = ["--port", "0", "--database", database, "--password-rounds", "1000", "--insecure-password-rounds-for-tests", "--log-level", "error"] + (signUp ? ["--allow-sign-up"] : []) + extra
+        process.arguments =
+            ["--port", "0", "--database", database, "--password-rounds", "1000", "--insecure-password-rounds-for-tests", "--log-level", "error"] + (signUp ? ["--allow-sign-up"] : []) + extra
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -95,4 +96,3 @@ public final class ServerProcess {
         return process.terminationStatus
     }
 }
-

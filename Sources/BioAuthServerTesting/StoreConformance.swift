@@ -117,9 +117,13 @@ public struct StoreConformance: Sendable {
             record.sessionID = index == 1 ? nil : "session-\(index)"  // login challenges have no session
             try require(try await store.issueChallenge(record, limits: limits(10)) == .issued, "challenges: issue \(binding.purpose)")
             let seen = Captured<TakenChallenge?>()
-            try await finish(store, record.id) { taken in seen.set(taken); return .refused([]) }
+            try await finish(store, record.id) { taken in
+                seen.set(taken); return .refused([])
+            }
             try require(seen.value??.challenge == record, "challenges: \(binding.purpose) round trip")
-            try await finish(store, record.id) { taken in seen.set(taken); return .refused([]) }
+            try await finish(store, record.id) { taken in
+                seen.set(taken); return .refused([])
+            }
             try require(seen.value == .some(nil), "challenges: consumed once")
         }
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
@@ -154,7 +158,9 @@ public struct StoreConformance: Sendable {
             for _ in 0..<100 {
                 group.addTask {
                     let seen = Captured<TakenChallenge?>()
-                    try await self.finish(store, record.id) { taken in seen.set(taken); return .refused([]) }
+                    try await self.finish(store, record.id) { taken in
+                        seen.set(taken); return .refused([])
+                    }
                     return seen.value! != nil
                 }
             }
@@ -181,7 +187,9 @@ public struct StoreConformance: Sendable {
         try require(try await store.passwordLoginState(username: "alice", lockout: other).lockedOut, "failures: the user is locked for every client")
         // A signature request (no password limit) from a fresh address is not locked by password failures.
         let signature = LockoutQuery(windowStart: t0, client: "198.51.100.2", clientLimit: 3, passwordLimit: nil)
-        try require(try await store.issueChallenge(challenge(.login), limits: ChallengeLimits(outstandingPerDevice: 5, now: t0, lockout: signature)) == .issued, "failures: password failures never lock signature login")
+        try require(
+            try await store.issueChallenge(challenge(.login), limits: ChallengeLimits(outstandingPerDevice: 5, now: t0, lockout: signature)) == .issued,
+            "failures: password failures never lock signature login")
         let next = lockout(t0.addingTimeInterval(300), limit: 3)
         try require(!(try await store.passwordLoginState(username: "alice", lockout: next).lockedOut), "failures: a new window starts from zero")
         // A login clears the named counters, in the same transaction.
@@ -330,7 +338,8 @@ public struct StoreConformance: Sendable {
         try require(try await store.session(id: "s1")?.session.revokedAt == t0, "refresh: reuse revoked the session")
         try require(try await rotate(1, to: 20) == .reused(sessionID: "s1"), "refresh: an old token is still reuse")
         let current = try await store.session(id: "s1")?.session.refreshTokenHash ?? Data()
-        try require(try await store.rotateRefreshToken(tokenHash: current, replacement: hash(30), now: t0, audit: rotated, reuseAudit: reused) == .refused,
+        try require(
+            try await store.rotateRefreshToken(tokenHash: current, replacement: hash(30), now: t0, audit: rotated, reuseAudit: reused) == .refused,
             "refresh: a revoked session refreshes nothing")
 
         var ending = session("s333", device: "d1")
@@ -356,7 +365,8 @@ public struct StoreConformance: Sendable {
         let lease = t0.addingTimeInterval(30)
         let first = try await store.claimOutbox(now: t0, leaseUntil: lease, limit: 2)
         try require(first.map(\.event.kind) == ["device.enrolled", "login.succeeded"], "outbox: delivered kinds, in order, up to the limit", "\(first.map(\.event.kind))")
-        try require(first[0].event == AuditEvent(at: t0, kind: "device.enrolled", userID: "alice", deviceID: "d1", reason: "r") && first[0].attempts == 0,
+        try require(
+            first[0].event == AuditEvent(at: t0, kind: "device.enrolled", userID: "alice", deviceID: "d1", reason: "r") && first[0].attempts == 0,
             "outbox: the event without client or request id")
         try require(first[0].id < first[1].id, "outbox: ids increase")
         let racers = try await withThrowingTaskGroup(of: [Int64].self) { group in
@@ -367,10 +377,12 @@ public struct StoreConformance: Sendable {
         try await store.retryOutbox(id: first[0].id, attempts: 1, nextAttemptAt: t0.addingTimeInterval(60))
         try await store.completeOutbox(id: first[1].id)
         try require(try await store.claimOutbox(now: t0.addingTimeInterval(59), leaseUntil: t0.addingTimeInterval(100), limit: 10).isEmpty, "outbox: a retry waits")
-        try require(try await store.claimOutbox(now: t0.addingTimeInterval(60), leaseUntil: t0.addingTimeInterval(90), limit: 10).map(\.id) == [first[0].id],
+        try require(
+            try await store.claimOutbox(now: t0.addingTimeInterval(60), leaseUntil: t0.addingTimeInterval(90), limit: 10).map(\.id) == [first[0].id],
             "outbox: due again at its time; a leased one is not")
         let later = try await store.claimOutbox(now: t0.addingTimeInterval(100), leaseUntil: t0.addingTimeInterval(130), limit: 10)
-        try require(later.map(\.event.kind) == ["device.enrolled", "device.revoked"] && later[0].attempts == 1,
+        try require(
+            later.map(\.event.kind) == ["device.enrolled", "device.revoked"] && later[0].attempts == 1,
             "outbox: due again with its attempts; an expired lease frees an event", "\(later.map(\.event.kind))")
         _ = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: t0.addingTimeInterval(1))
         try require(try await store.claimOutbox(now: t0.addingTimeInterval(1000), leaseUntil: t0.addingTimeInterval(1030), limit: 10).isEmpty, "outbox: swept with the audit")
@@ -486,7 +498,8 @@ public struct StoreConformance: Sendable {
         try await store.createEnrolmentRequest(request("r4444", user: "bob"), audit: event("enrolment.requested", user: "bob"))
         _ = try await store.setRecoveryCode(requestID: "r4444", codeHash: code, now: t0, audit: event("enrolment.recovery.sent", user: "bob"))
         for left in [1, 0] {
-            try require(try await store.recoverEnrolmentRequest(id: "r4444", codeHash: wrong, maxAttempts: 2, now: t0, audit: approved) == .wrongCode(attemptsLeft: left), "recovery: attempts count down")
+            try require(
+                try await store.recoverEnrolmentRequest(id: "r4444", codeHash: wrong, maxAttempts: 2, now: t0, audit: approved) == .wrongCode(attemptsLeft: left), "recovery: attempts count down")
         }
         try require(try await store.recoverEnrolmentRequest(id: "r4444", codeHash: code, maxAttempts: 2, now: t0, audit: approved) == .unavailable, "recovery: no attempts left")
         let rejected = try await store.auditEvents(userID: nil, limit: 50).filter { $0.kind == AuditKind.recoveryCodeRejected.description }.reduce(0) { $0 + $1.count }
@@ -601,7 +614,8 @@ public struct StoreConformance: Sendable {
         let old = LockoutQuery(windowStart: t0, client: "c1", clientLimit: 9, passwordLimit: 9)
         try await store.createUser(UserRecord(id: "alice", passwordSalt: Data([1]), passwordRounds: 7, passwordHash: Data([2]), createdAt: t0), audit: event("user.created"))
         _ = try await store.beginPasswordAttempt(username: "alice", lockout: old, run: PasswordRunPolicy(), now: t0)
-        _ = try await store.recordFailure(FailureRecord(.badPassword, lockout: LockoutQuery(windowStart: t0, client: "c1", clientLimit: 9, passwordLimit: nil), user: nil, audit: event("password.login.failed")))
+        _ = try await store.recordFailure(
+            FailureRecord(.badPassword, lockout: LockoutQuery(windowStart: t0, client: "c1", clientLimit: 9, passwordLimit: nil), user: nil, audit: event("password.login.failed")))
         let step = challenge()
         _ = try await store.issueChallenge(step, limits: limits())
         let approval = ApprovalRecord(tokenHash: Data([1]), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
@@ -610,7 +624,8 @@ public struct StoreConformance: Sendable {
         let swept = try await store.sweep(windowsBefore: t0.addingTimeInterval(600), runsBefore: t0, auditBefore: t0.addingTimeInterval(100))
         try require(swept.counters == 2 && swept.approvals == 1, "retention: past windows and expired approvals go; the run stays", "\(swept)")
         try require(swept.auditRows == 5, "retention: audit rows older than the cut-off go (the two merged failures and three written at t0)", "\(swept)")
-        let run = try await store.beginPasswordAttempt(username: "alice", lockout: LockoutQuery(windowStart: t0.addingTimeInterval(600), client: "c1", clientLimit: 9, passwordLimit: 9),
+        let run = try await store.beginPasswordAttempt(
+            username: "alice", lockout: LockoutQuery(windowStart: t0.addingTimeInterval(600), client: "c1", clientLimit: 9, passwordLimit: 9),
             run: PasswordRunPolicy(threshold: 2, base: 1_000, cap: 1_000, maximum: 100), now: t0.addingTimeInterval(600))
         try require(run.refusedUntil == nil && run.reached == [.passwordRun("alice")], "retention: the run survived the sweep", "\(run.reached)")
         let later = try await store.sweep(windowsBefore: t0.addingTimeInterval(900), runsBefore: t0.addingTimeInterval(601), auditBefore: t0)

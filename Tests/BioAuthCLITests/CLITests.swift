@@ -11,8 +11,10 @@ struct DemoTests {
         let result = await CommandRunner.run(["demo"])
         #expect(result.exitCode == 0, "\(result.output)")
         #expect(result.output.contains("All 13 steps behaved as expected."))
-        for title in ["Primary login", "Device-key enrolment", "Biometric login", "Step-up approval", "Hooked evaluatePolicy",
-                      "Tampered challenge", "knows the device passcode", "Replayed signature", "Stolen public key", "Expired challenge", "Brute-force burst"] {
+        for title in [
+            "Primary login", "Device-key enrolment", "Biometric login", "Step-up approval", "Hooked evaluatePolicy",
+            "Tampered challenge", "knows the device passcode", "Replayed signature", "Stolen public key", "Expired challenge", "Brute-force burst",
+        ] {
             #expect(result.output.contains(title), "missing step: \(title)")
         }
         #expect(!result.output.contains("✘"))
@@ -54,10 +56,14 @@ struct KeyCommandTests {
     @Test(arguments: ["x963", "spki", "pem", "jwk"])
     func convertsBetweenEveryPairOfFormats(from: String) async throws {
         let publicKey = DevicePublicKey(key.publicKey)
-        let inputs = ["x963": publicKey.x963Representation.hexString, "spki": publicKey.spkiRepresentation.base64EncodedString(),
-                      "pem": publicKey.pemRepresentation, "jwk": publicKey.jwkRepresentation]
-        let expected = ["x963": publicKey.x963Representation.hexString, "spki": publicKey.spkiRepresentation.hexString,
-                        "pem": publicKey.pemRepresentation.trimmingCharacters(in: .newlines), "jwk": publicKey.jwkRepresentation]
+        let inputs = [
+            "x963": publicKey.x963Representation.hexString, "spki": publicKey.spkiRepresentation.base64EncodedString(),
+            "pem": publicKey.pemRepresentation, "jwk": publicKey.jwkRepresentation,
+        ]
+        let expected = [
+            "x963": publicKey.x963Representation.hexString, "spki": publicKey.spkiRepresentation.hexString,
+            "pem": publicKey.pemRepresentation.trimmingCharacters(in: .newlines), "jwk": publicKey.jwkRepresentation,
+        ]
         for to in ["x963", "spki", "pem", "jwk"] {
             let result = await CommandRunner.run(["key", "convert", "--to", to], input: inputs[from]!.split(separator: "\n").map(String.init))
             #expect(result.exitCode == 0)
@@ -77,8 +83,10 @@ struct KeyCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let message = Data("hello".utf8)
         let signature = try key.signature(for: message)
-        let files = ["key": Data(DevicePublicKey(key.publicKey).pemRepresentation.utf8), "message": message,
-                     "der": signature.derRepresentation, "raw": Data(signature.rawRepresentation.hexString.utf8), "other": Data("hellp".utf8)]
+        let files = [
+            "key": Data(DevicePublicKey(key.publicKey).pemRepresentation.utf8), "message": message,
+            "der": signature.derRepresentation, "raw": Data(signature.rawRepresentation.hexString.utf8), "other": Data("hellp".utf8),
+        ]
         for (name, data) in files { try data.write(to: directory.appendingPathComponent(name)) }
         func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
         let valid = await CommandRunner.run(["key", "verify", "--key", path("key"), "--signature", path("der"), "--message", path("message")])

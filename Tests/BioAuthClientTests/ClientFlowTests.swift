@@ -8,7 +8,7 @@ import Crypto
 import Foundation
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A phone (emulated) and `bioauth-server` (in process, SQLite) with `BioAuthClient` between them
@@ -271,9 +271,10 @@ struct ClientFlowTests {
             (429, .rateLimited), (500, .serverError), (503, .serverUnavailable), (302, .protocolViolation),
         ]
         for (status, code) in cases {
-            let api = ServerAPI(transport: ClosureTransport { _ in
-                TransportResponse(status: status, retryAfter: 7, body: Data(#"{"error":"x","field":"userId"}"#.utf8))
-            })
+            let api = ServerAPI(
+                transport: ClosureTransport { _ in
+                    TransportResponse(status: status, retryAfter: 7, body: Data(#"{"error":"x","field":"userId"}"#.utf8))
+                })
             let error = await failure { _ = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: "a", deviceId: "b")) }
             #expect(error?.code == code, "HTTP \(status)")
             if code == .rateLimited || code == .serverUnavailable { #expect(error?.retryAfter == 7) }

@@ -23,7 +23,9 @@ struct ClientLifecycleTests {
     func aNewFaceMakesTheKeyDeadEvenWhenItIsStillFoundAndReenrolmentReplacesIt(
         lookup: EmulatedDevice.InvalidatedKeyLookup, domainState: EmulatedDevice.DomainStateAPI
     ) async throws {
-        try await Phone.with(device: { $0.invalidatedKeyLookup = lookup; $0.domainStateAPI = domainState }) { phone in
+        try await Phone.with(device: {
+            $0.invalidatedKeyLookup = lookup; $0.domainStateAPI = domainState
+        }) { phone in
             let registration = try await phone.enrolAlice()
             try await phone.client.logIn()
             phone.device.enrollBiometry()  // someone who knows the passcode adds a face

@@ -31,7 +31,9 @@ struct ClientSecurityTests {
         Tampering(field: "operationHash", path: "/v1/step-up/challenge") {
             $0.operationHash = Base64URL.encode(Data(SHA256.hash(data: Data("transfer 9,999.00 EUR to mallory".utf8))))
         },
-        Tampering(field: "purpose", path: "/v1/step-up/challenge") { $0.purpose = "login"; $0.operationHash = nil },
+        Tampering(field: "purpose", path: "/v1/step-up/challenge") {
+            $0.purpose = "login"; $0.operationHash = nil
+        },
         Tampering(field: "userId", path: "/v1/devices/registration/challenge") { $0.userId = "mallory" },
         Tampering(field: "relyingPartyId", path: "/v1/devices/registration/challenge") { $0.relyingPartyId = "evil.example" },
     ]
@@ -135,11 +137,12 @@ struct ClientSecurityTests {
             let signed = Wire.SignedChallenge(challengeId: "c", signature: "MEUCIQDsecretsignaturebytes")
             scanner.add("MEUCIQDsecretsignaturebytes", label: "signature")
             let wireSession = Wire.Session(token: session.token.value, sessionId: "s", userId: "alice", deviceId: "d", expiresAt: 1)
-            let values: [Any] = [
-                primary, session, approval, primary.token, signed, inProgress, wireSession, Wire.Approval(approval: approval.token.value, expiresAt: 1),
-                Wire.Credentials(username: "alice", password: "alice's long password"), Wire.Redemption(approval: approval.token.value, operation: "b3A", userId: "alice"),
-                TransportRequest(method: .post, path: "/v1/login/finish", body: try JSONEncoder().encode(signed), bearerToken: session.token),
-            ] + ClientError.Code.all.map { ClientError($0, field: "userId", retryAfter: 3, device: BioAuthError(.keychainFailure)) }
+            let values: [Any] =
+                [
+                    primary, session, approval, primary.token, signed, inProgress, wireSession, Wire.Approval(approval: approval.token.value, expiresAt: 1),
+                    Wire.Credentials(username: "alice", password: "alice's long password"), Wire.Redemption(approval: approval.token.value, operation: "b3A", userId: "alice"),
+                    TransportRequest(method: .post, path: "/v1/login/finish", body: try JSONEncoder().encode(signed), bearerToken: session.token),
+                ] + ClientError.Code.all.map { ClientError($0, field: "userId", retryAfter: 3, device: BioAuthError(.keychainFailure)) }
             for value in values {
                 var dumped = ""
                 dump(value, to: &dumped)

@@ -131,7 +131,7 @@ struct AccessTokenTests {
             #expect(try await introspect(api, login["accessToken"])["active"] as? Bool == false, "logged out")
             #expect(try await introspect(api, other["accessToken"])["active"] as? Bool == true, "another session")
             harness.clock.advance(by: 301)
-            #expect(try await introspect(api, other["accessToken"]) .count == 1, "expired: only active=false")
+            #expect(try await introspect(api, other["accessToken"]).count == 1, "expired: only active=false")
 
             let stranger = P256.Signing.PrivateKey()
             let header = Base64URL.encode(Data(#"{"alg":"ES256","typ":"at+jwt","kid":"\#(CompactJWS(other["accessToken"])!.header["kid"]!)"}"#.utf8))

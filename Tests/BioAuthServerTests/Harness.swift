@@ -33,7 +33,8 @@ struct ServerHarness: Sendable {
         let registry = PrometheusCollectorRegistry()
         // Fails loudly: a test without its store cannot run.
         let store = store ?? (try! SQLiteStore.inMemory())
-        service = BioAuthService(store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry),
+        service = BioAuthService(
+            store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry),
             recoveryChannel: recoveryChannel)
         routes = BioAuthRoutes(service: service, registry: registry, options: HTTPOptions(trustedProxies: HTTPOptions.loopbackProxies, allowSignUp: true), logger: logger)
     }

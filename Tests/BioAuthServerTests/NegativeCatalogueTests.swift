@@ -132,12 +132,15 @@ struct NegativeCatalogueTests {
     @Test func row09TrailingBytesAndAppendedIntegersAreRejected() async throws {
         try await harness.test { api in
             let (_, deviceID) = try await alice(api)
-            for mutate in [{ (d: Data) in d + [0x00] }, { d in
-                var body = Data(d.dropFirst(2)) + [0x02, 0x01, 0x01]
-                body.insert(UInt8(body.count), at: 0)
-                body.insert(0x30, at: 0)
-                return body
-            }] {
+            for mutate in [
+                { (d: Data) in d + [0x00] },
+                { d in
+                    var body = Data(d.dropFirst(2)) + [0x02, 0x01, 0x01]
+                    body.insert(UInt8(body.count), at: 0)
+                    body.insert(0x30, at: 0)
+                    return body
+                },
+            ] {
                 let challenge = try await api.loginChallenge("alice", deviceID)
                 let signature = mutate(try phone.signatureBytes(challenge))
                 #expect(try await api.finish(challenge, signature: Base64URL.encode(signature)).isUniformFailure)
@@ -655,7 +658,8 @@ struct NegativeCatalogueTests {
             let challenge = try await api.post("/v1/devices/registration/challenge", ["name": "iPhone", "publicKey": Base64URL.encode(key.spkiRepresentation)], token: token)
             let envelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(challenge.text.utf8))
             let registration = try await signer.sign(envelope, prompt: Prompt(reason: "Enrol"))
-            let enrolled = try await api.post("/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": Base64URL.encode(registration.derRepresentation)], token: token)
+            let enrolled = try await api.post(
+                "/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": Base64URL.encode(registration.derRepresentation)], token: token)
             #expect(enrolled.status == 201)
 
             device.jailbreakHookEnabled = true

@@ -48,8 +48,10 @@ struct RobustnessTests {
                 (.get, "/v1/devices", ""), (.get, "/v1/sessions", ""), (.get, "/v1/audit", ""),
                 (.delete, "/v1/sessions/\(UUID().uuidString)", ""), (.get, "/health", ""),
             ]
-            let fragments = ["{", "}", "[", "]", "\"", ":", ",", "null", "true", "1e999", "-0", "\\u0000", "\u{1F600}", "AAAA", "=", "+", "/",
-                             String(repeating: "A", count: 300), "{\"a\":{\"b\":[[[[[[[[[[]]]]]]]]]]}}", "\"challengeId\"", "\"signature\""]
+            let fragments = [
+                "{", "}", "[", "]", "\"", ":", ",", "null", "true", "1e999", "-0", "\\u0000", "\u{1F600}", "AAAA", "=", "+", "/",
+                String(repeating: "A", count: 300), "{\"a\":{\"b\":[[[[[[[[[[]]]]]]]]]]}}", "\"challengeId\"", "\"signature\"",
+            ]
             var rng = SplitMix64(state: 0xB10A_0717)
             var statuses: [Int: Int] = [:]
             for index in 0..<10_000 {

@@ -82,11 +82,19 @@ struct WireDocumentTests {
 
     @Test func responseBodiesMatchTheDocument() throws {
         let cases: [(String, Set<String>)] = [
-            ("Session", try Self.keys(Wire.Session(
-                token: "t", sessionId: "s", userId: "u", deviceId: "d", expiresAt: 1, accessToken: "a", accessTokenExpiresAt: 2, refreshToken: "r"))),
+            (
+                "Session",
+                try Self.keys(
+                    Wire.Session(
+                        token: "t", sessionId: "s", userId: "u", deviceId: "d", expiresAt: 1, accessToken: "a", accessTokenExpiresAt: 2, refreshToken: "r"))
+            ),
             ("Tokens", try Self.keys(Wire.Tokens(accessToken: "a", accessTokenExpiresAt: 1, refreshToken: "r"))),
-            ("Introspection", try Self.keys(Wire.Introspection(
-                active: true, tokenType: "Bearer", iss: "i", aud: ["a"], sub: "s", exp: 1, iat: 2, jti: "j", deviceId: "d", sid: "s", amr: ["hwk"]))),
+            (
+                "Introspection",
+                try Self.keys(
+                    Wire.Introspection(
+                        active: true, tokenType: "Bearer", iss: "i", aud: ["a"], sub: "s", exp: 1, iat: 2, jti: "j", deviceId: "d", sid: "s", amr: ["hwk"]))
+            ),
             ("JWKS", try Self.keys(Wire.JWKS(keys: []))),
             ("Event", try Self.keys(Wire.Event(id: "1", type: "device.enrolled", occurredAt: 1, userId: "u", deviceId: "d", reason: "r"))),
             ("Device", try Self.keys(Wire.Device(id: "i", name: "n", publicKey: "k", createdAt: 1, lastUsedAt: 2, revokedAt: 3))),
@@ -96,12 +104,21 @@ struct WireDocumentTests {
             ("Revoked", try Self.keys(Wire.RevokedSessions(revoked: 1))),
             ("AuditEvent", try Self.keys(Wire.AuditEntry(at: 1, kind: "k", deviceId: "d", reason: "r", count: 2))),
             ("Created", try Self.keys(Wire.CreatedUser(username: "u"))),
-            ("EnrolmentRequest", try Self.keys(Wire.EnrolmentRequest(
-                id: "i", deviceId: "d", name: "n", publicKey: "k", replacing: false, approvalText: "t", status: "pending", createdAt: 1, expiresAt: 2))),
+            (
+                "EnrolmentRequest",
+                try Self.keys(
+                    Wire.EnrolmentRequest(
+                        id: "i", deviceId: "d", name: "n", publicKey: "k", replacing: false, approvalText: "t", status: "pending", createdAt: 1, expiresAt: 2))
+            ),
             ("Error", try Self.keys(Wire.ErrorBody(error: "e", field: "f", reason: "r"))),
-            ("Challenge", try Self.keys(ChallengeEnvelope(try SignedMessage(
-                purpose: .stepUp, relyingPartyID: "rp", challengeID: Data(count: 16), nonce: Data(count: 32), userID: "u", deviceID: "d",
-                expiresAt: 1, operationHash: Data(count: 32))))),
+            (
+                "Challenge",
+                try Self.keys(
+                    ChallengeEnvelope(
+                        try SignedMessage(
+                            purpose: .stepUp, relyingPartyID: "rp", challengeID: Data(count: 16), nonce: Data(count: 32), userID: "u", deviceID: "d",
+                            expiresAt: 1, operationHash: Data(count: 32))))
+            ),
         ]
         for (name, keys) in cases {
             let schema = try Self.component(name)

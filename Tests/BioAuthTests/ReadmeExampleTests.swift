@@ -26,9 +26,10 @@ struct ReadmeExampleTests {
     }
 
     @Test func readmeExampleRuns() async throws {
-        let challenge = ChallengeEnvelope(try SignedMessage(
-            purpose: .login, relyingPartyID: "example.com", challengeID: Data(count: 16), nonce: Data(count: 32),
-            userID: "alice", deviceID: "phone", expiresAt: 1_767_225_660))
+        let challenge = ChallengeEnvelope(
+            try SignedMessage(
+                purpose: .login, relyingPartyID: "example.com", challengeID: Data(count: 16), nonce: Data(count: 32),
+                userID: "alice", deviceID: "phone", expiresAt: 1_767_225_660))
         let (vaultKey, signature) = try await unlockAndSign(challenge)
         #expect(vaultKey.bitCount == 256)
         #expect(!signature.derRepresentation.isEmpty)

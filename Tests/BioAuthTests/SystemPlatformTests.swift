@@ -1,79 +1,79 @@
 #if canImport(LocalAuthentication) && canImport(Security) && canImport(CryptoKit) && !os(tvOS)
-import BioAuth
-import BioAuthApple
-import BioAuthTesting
-import Foundation
-import LocalAuthentication
-import Security
-import Testing
-#if canImport(CryptoTokenKit)
-import CryptoTokenKit
-#endif
+    import BioAuth
+    import BioAuthApple
+    import BioAuthTesting
+    import Foundation
+    import LocalAuthentication
+    import Security
+    import Testing
+    #if canImport(CryptoTokenKit)
+        import CryptoTokenKit
+    #endif
 
-/// Apple-only: every mirrored constant equals the SDK's (`everyMirroredConstantIsComparedWithTheSDK`
-/// checks none is left out), and the live seams pass the same conformance suite as the emulator.
-/// Run by the macOS workflow, not by this repository's Linux CI.
-struct SystemPlatformTests {
-    @Test func mirroredConstantsEqualTheSDK() {
-        let laErrors: [(LAErrorCode, LAError.Code)] = [
-            (.authenticationFailed, .authenticationFailed), (.userCancel, .userCancel), (.userFallback, .userFallback),
-            (.systemCancel, .systemCancel), (.passcodeNotSet, .passcodeNotSet), (.biometryNotAvailable, .biometryNotAvailable),
-            (.biometryNotEnrolled, .biometryNotEnrolled), (.biometryLockout, .biometryLockout), (.appCancel, .appCancel),
-            (.invalidContext, .invalidContext), (.notInteractive, .notInteractive),
-        ]
-        for (mirrored, sdk) in laErrors { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
-        #expect(LAErrorDomain == "com.apple.LocalAuthentication")
+    /// Apple-only: every mirrored constant equals the SDK's (`everyMirroredConstantIsComparedWithTheSDK`
+    /// checks none is left out), and the live seams pass the same conformance suite as the emulator.
+    /// Run by the macOS workflow, not by this repository's Linux CI.
+    struct SystemPlatformTests {
+        @Test func mirroredConstantsEqualTheSDK() {
+            let laErrors: [(LAErrorCode, LAError.Code)] = [
+                (.authenticationFailed, .authenticationFailed), (.userCancel, .userCancel), (.userFallback, .userFallback),
+                (.systemCancel, .systemCancel), (.passcodeNotSet, .passcodeNotSet), (.biometryNotAvailable, .biometryNotAvailable),
+                (.biometryNotEnrolled, .biometryNotEnrolled), (.biometryLockout, .biometryLockout), (.appCancel, .appCancel),
+                (.invalidContext, .invalidContext), (.notInteractive, .notInteractive),
+            ]
+            for (mirrored, sdk) in laErrors { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
+            #expect(LAErrorDomain == "com.apple.LocalAuthentication")
 
-        let kinds: [(BiometryKind, LABiometryType)] = [(.none, .none), (.touchID, .touchID), (.faceID, .faceID), (.opticID, .opticID)]
-        for (mirrored, sdk) in kinds { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
+            let kinds: [(BiometryKind, LABiometryType)] = [(.none, .none), (.touchID, .touchID), (.faceID, .faceID), (.opticID, .opticID)]
+            for (mirrored, sdk) in kinds { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
 
-        let policies: [(AuthenticationPolicy, LAPolicy)] = [
-            (.deviceOwnerAuthenticationWithBiometrics, .deviceOwnerAuthenticationWithBiometrics),
-            (.deviceOwnerAuthentication, .deviceOwnerAuthentication),
-        ]
-        for (mirrored, sdk) in policies { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
+            let policies: [(AuthenticationPolicy, LAPolicy)] = [
+                (.deviceOwnerAuthenticationWithBiometrics, .deviceOwnerAuthenticationWithBiometrics),
+                (.deviceOwnerAuthentication, .deviceOwnerAuthentication),
+            ]
+            for (mirrored, sdk) in policies { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
 
-        let flags: [(AccessControlFlags, SecAccessControlCreateFlags)] = [
-            (.userPresence, .userPresence), (.biometryAny, .biometryAny), (.biometryCurrentSet, .biometryCurrentSet),
-            (.devicePasscode, .devicePasscode), (.companion, .companion), (.or, .or), (.and, .and),
-            (.privateKeyUsage, .privateKeyUsage), (.applicationPassword, .applicationPassword),
-        ]
-        for (mirrored, sdk) in flags { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
+            let flags: [(AccessControlFlags, SecAccessControlCreateFlags)] = [
+                (.userPresence, .userPresence), (.biometryAny, .biometryAny), (.biometryCurrentSet, .biometryCurrentSet),
+                (.devicePasscode, .devicePasscode), (.companion, .companion), (.or, .or), (.and, .and),
+                (.privateKeyUsage, .privateKeyUsage), (.applicationPassword, .applicationPassword),
+            ]
+            for (mirrored, sdk) in flags { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
 
-        let classes: [(KeychainAccessibility, CFString)] = [
-            (.whenPasscodeSetThisDeviceOnly, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly),
-            (.whenUnlockedThisDeviceOnly, kSecAttrAccessibleWhenUnlockedThisDeviceOnly),
-            (.afterFirstUnlockThisDeviceOnly, kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly),
-            (.whenUnlocked, kSecAttrAccessibleWhenUnlocked), (.afterFirstUnlock, kSecAttrAccessibleAfterFirstUnlock),
-        ]
-        for (mirrored, sdk) in classes { #expect(mirrored.rawValue == sdk as String, "\(mirrored)") }
+            let classes: [(KeychainAccessibility, CFString)] = [
+                (.whenPasscodeSetThisDeviceOnly, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly),
+                (.whenUnlockedThisDeviceOnly, kSecAttrAccessibleWhenUnlockedThisDeviceOnly),
+                (.afterFirstUnlockThisDeviceOnly, kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly),
+                (.whenUnlocked, kSecAttrAccessibleWhenUnlocked), (.afterFirstUnlock, kSecAttrAccessibleAfterFirstUnlock),
+            ]
+            for (mirrored, sdk) in classes { #expect(mirrored.rawValue == sdk as String, "\(mirrored)") }
 
-        let statuses: [(SecStatus, OSStatus)] = [
-            (.success, errSecSuccess), (.errSecUnimplemented, errSecUnimplemented), (.errSecParam, errSecParam),
-            (.errSecUserCanceled, errSecUserCanceled), (.errSecNotAvailable, errSecNotAvailable), (.errSecAuthFailed, errSecAuthFailed),
-            (.errSecDuplicateItem, errSecDuplicateItem), (.errSecItemNotFound, errSecItemNotFound),
-            (.errSecInteractionNotAllowed, errSecInteractionNotAllowed), (.errSecDecode, errSecDecode),
-            (.errSecMissingEntitlement, errSecMissingEntitlement), (.errSecVerifyFailed, errSecVerifyFailed),
-        ]
-        for (mirrored, sdk) in statuses { #expect(mirrored.rawValue == sdk, "\(mirrored)") }
+            let statuses: [(SecStatus, OSStatus)] = [
+                (.success, errSecSuccess), (.errSecUnimplemented, errSecUnimplemented), (.errSecParam, errSecParam),
+                (.errSecUserCanceled, errSecUserCanceled), (.errSecNotAvailable, errSecNotAvailable), (.errSecAuthFailed, errSecAuthFailed),
+                (.errSecDuplicateItem, errSecDuplicateItem), (.errSecItemNotFound, errSecItemNotFound),
+                (.errSecInteractionNotAllowed, errSecInteractionNotAllowed), (.errSecDecode, errSecDecode),
+                (.errSecMissingEntitlement, errSecMissingEntitlement), (.errSecVerifyFailed, errSecVerifyFailed),
+            ]
+            for (mirrored, sdk) in statuses { #expect(mirrored.rawValue == sdk, "\(mirrored)") }
 
-        #if canImport(CryptoTokenKit)
-        let tokenErrors: [(Int, TKError.Code)] = [
-            (CryptoTokenKitError.notImplemented, .notImplemented), (CryptoTokenKitError.communicationError, .communicationError),
-            (CryptoTokenKitError.corruptedData, .corruptedData), (CryptoTokenKitError.canceledByUser, .canceledByUser),
-            (CryptoTokenKitError.authenticationFailed, .authenticationFailed), (CryptoTokenKitError.objectNotFound, .objectNotFound),
-            (CryptoTokenKitError.tokenNotFound, .tokenNotFound), (CryptoTokenKitError.badParameter, .badParameter),
-            (CryptoTokenKitError.authenticationNeeded, .authenticationNeeded),
-        ]
-        for (mirrored, sdk) in tokenErrors { #expect(mirrored == sdk.rawValue, "TKError \(sdk)") }
-        #expect(CryptoTokenKitError.domain == TKErrorDomain)
-        #endif
+            #if canImport(CryptoTokenKit)
+                let tokenErrors: [(Int, TKError.Code)] = [
+                    (CryptoTokenKitError.notImplemented, .notImplemented), (CryptoTokenKitError.communicationError, .communicationError),
+                    (CryptoTokenKitError.corruptedData, .corruptedData), (CryptoTokenKitError.canceledByUser, .canceledByUser),
+                    (CryptoTokenKitError.authenticationFailed, .authenticationFailed), (CryptoTokenKitError.objectNotFound, .objectNotFound),
+                    (CryptoTokenKitError.tokenNotFound, .tokenNotFound), (CryptoTokenKitError.badParameter, .badParameter),
+                    (CryptoTokenKitError.authenticationNeeded, .authenticationNeeded),
+                ]
+                for (mirrored, sdk) in tokenErrors { #expect(mirrored == sdk.rawValue, "TKError \(sdk)") }
+                #expect(CryptoTokenKitError.domain == TKErrorDomain)
+            #endif
+        }
+
+        /// Needs a device with a passcode and a keychain entitlement; skipped elsewhere.
+        @Test(.enabled(if: ProcessInfo.processInfo.environment["BIOAUTH_LIVE_SEAMS"] == "1"))
+        func liveSeamsPassTheConformanceSuite() async throws {
+            try await SeamConformance(platform: .system).run()
+        }
     }
-
-    /// Needs a device with a passcode and a keychain entitlement; skipped elsewhere.
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["BIOAUTH_LIVE_SEAMS"] == "1"))
-    func liveSeamsPassTheConformanceSuite() async throws {
-        try await SeamConformance(platform: .system).run()
-    }
-}
 #endif

@@ -143,8 +143,10 @@ for devices in [1_000, 100_000, 1_000_000] {
     let before = store.statistics
     let grouped = try await serviceLogins(store: store, ids: ids, key: deviceKey, logins: 10_000, clients: 64)
     let after = store.statistics
-    line(String(format: "  SQLite store, %7d devices, 64 clients: %8.0f logins/s   p50 %.2f ms   p99 %.2f ms   (%.1f transactions per fsync)",
-        devices, grouped.perSecond, grouped.p50, grouped.p99, Double(after.transactions - before.transactions) / Double(max(1, after.commits - before.commits))))
+    line(
+        String(
+            format: "  SQLite store, %7d devices, 64 clients: %8.0f logins/s   p50 %.2f ms   p99 %.2f ms   (%.1f transactions per fsync)",
+            devices, grouped.perSecond, grouped.p50, grouped.p99, Double(after.transactions - before.transactions) / Double(max(1, after.commits - before.commits))))
     try await store.close()
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
 }

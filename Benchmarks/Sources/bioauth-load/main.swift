@@ -380,14 +380,18 @@ _ = await closedLoop(client, connections: options.connections, seconds: min(2, o
 let (maximum, closed) = await closedLoop(client, connections: options.connections, seconds: options.seconds)
 var failures = closed.snapshot.failures
 let histogram = closed.snapshot.histogram
-print("| \(label) | closed loop | \(Int(maximum)) logins/s | p50 \(milliseconds(histogram.valueAtPercentile(50))) ms | p99 \(milliseconds(histogram.valueAtPercentile(99))) ms | p99.9 \(milliseconds(histogram.valueAtPercentile(99.9))) ms | max \(milliseconds(histogram.max)) ms |")
+print(
+    "| \(label) | closed loop | \(Int(maximum)) logins/s | p50 \(milliseconds(histogram.valueAtPercentile(50))) ms | p99 \(milliseconds(histogram.valueAtPercentile(99))) ms | p99.9 \(milliseconds(histogram.valueAtPercentile(99.9))) ms | max \(milliseconds(histogram.max)) ms |"
+)
 for fraction in options.rates {
     let rate = (maximum * fraction).rounded()
     let tally = await openLoop(client, rate: rate, seconds: options.seconds)
     let snapshot = tally.snapshot
     for (reason, count) in snapshot.failures { failures[reason, default: 0] += count }
     let h = snapshot.histogram
-    print("| \(label) | open loop at \(Int(fraction * 100)) % (\(Int(rate))/s) | \(snapshot.count) logins | p50 \(milliseconds(h.valueAtPercentile(50))) ms | p99 \(milliseconds(h.valueAtPercentile(99))) ms | p99.9 \(milliseconds(h.valueAtPercentile(99.9))) ms | max \(milliseconds(h.max)) ms |")
+    print(
+        "| \(label) | open loop at \(Int(fraction * 100)) % (\(Int(rate))/s) | \(snapshot.count) logins | p50 \(milliseconds(h.valueAtPercentile(50))) ms | p99 \(milliseconds(h.valueAtPercentile(99))) ms | p99.9 \(milliseconds(h.valueAtPercentile(99.9))) ms | max \(milliseconds(h.max)) ms |"
+    )
 }
 for pool in pools { await pool.close() }
 for server in servers { server.stop() }

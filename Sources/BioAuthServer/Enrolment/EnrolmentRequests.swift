@@ -48,11 +48,15 @@ struct EnrolmentRequests: Flow {
         let record = try await enrolmentRequest(id: requestID, of: session, request: request)
         let operationHash = Data(SHA256.hash(data: Data(record.approvalText.utf8)))
         let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.approvedByDevice.description, request: request)
-        guard try await run(request, {
-            try await self.store.approveEnrolmentRequest(
-                id: record.id, userID: session.userID, approvalTokenHash: Data(SHA256.hash(data: token)), operationHash: operationHash,
-                excludingDevice: record.deviceID, now: self.clock.now(), audit: audit)
-        }) != nil else {
+        guard
+            try await run(
+                request,
+                {
+                    try await self.store.approveEnrolmentRequest(
+                        id: record.id, userID: session.userID, approvalTokenHash: Data(SHA256.hash(data: token)), operationHash: operationHash,
+                        excludingDevice: record.deviceID, now: self.clock.now(), audit: audit)
+                }) != nil
+        else {
             await self.audit(.approvalRejected, user: session.userID, device: session.deviceID, reason: FailureReason.approvalRejected.description, request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }
