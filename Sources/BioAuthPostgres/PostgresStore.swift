@@ -642,28 +642,7 @@ public final class PostgresStore: BioAuthStore {
         try await rows("SELECT * FROM api_keys ORDER BY created_at, id").map { try Self.apiKey($0.makeRandomAccess()) }
     }
 
-    public func revokeApiKey(id: String, at: Date, audit: AuditEvent) async throws -> Bool {
-        try await transaction { c in
-            guard try await !c.query("UPDATE api_keys SET revoked_at = \(at) WHERE id = \(id) AND revoked_at IS NULL RETURNING id", logger: self.logger).collect().isEmpty
-            else { return false }
-            try await self.append([audit], c)
-            return true
-        }
-    }
-
     // MARK: Enrolment requests
-
-    public func createEnrolmentRequest(_ r: EnrolmentRequestRecord, audit: AuditEvent) async throws {
-        try await transaction { c in
-            try await c.query(
-                """
-                INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at, approved_at, approved_by_device, recovery_code_hash, recovery_attempts)
-                VALUES (\(r.id), \(r.userID), \(r.deviceID), \(r.name), \(r.publicKey), \(r.replacing), \(r.sessionID), \(r.createdAt), \(r.expiresAt), \(r.approvedAt),
-                        \(r.approvedByDevice), \(r.recoveryCodeHash), \(Int32(clamping: r.recoveryAttempts)))
-                """, logger: self.logger)
-            try await self.append([audit], c)
-        }
-    }
 
     public func enrolmentRequest(id: String) async throws -> EnrolmentRequestRecord? {
         try await rows("SELECT * FROM enrolment_requests WHERE id = \(id)").first.map { try Self.enrolmentRequest($0.makeRandomAccess()) }
@@ -766,7 +745,15 @@ public final class PostgresStore: BioAuthStore {
                 case .activeDevice(let id, let user): "SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE"
                 case .ownedDevice(let id, let user): "SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) FOR UPDATE"
                 case .activeSession(let id, let user): "SELECT 1 FROM sessions WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE"
+                case .activeApiKey(let id): "SELECT 1 FROM api_keys WHERE id = \(id) AND revoked_at IS NULL FOR UPDATE"
+                case .fewerPendingEnrolmentRequests(let user, let limit, let now):
+                    "SELECT 1 WHERE (SELECT COUNT(*) FROM enrolment_requests WHERE user_id = \(user) AND expires_at > \(now) AND approved_at IS NULL) < \(limit)"
                 }
+            if case .fewerPendingEnrolmentRequests(let user, _, _) = condition {
+                // Rows not yet inserted cannot be locked: a per-user advisory lock serialises the
+                // count and the insert. Its own statement: the count's snapshot must postdate the lock.
+                try await c.query("SELECT pg_advisory_xact_lock(hashtextextended('enrolment-requests:' || \(user), 0))", logger: logger)
+            }
             if try await c.query(query, logger: logger).collect().isEmpty { return .refused(condition) }
         }
         var revoked = 0
@@ -774,6 +761,15 @@ public final class PostgresStore: BioAuthStore {
             switch mutation {
             case .renameDevice(let id, let name):
                 try await c.query("UPDATE devices SET name = \(name) WHERE id = \(id)", logger: logger)
+            case .insertEnrolmentRequest(let r):
+                try await c.query(
+                    """
+                    INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at, approved_at, approved_by_device, recovery_code_hash, recovery_attempts)
+                    VALUES (\(r.id), \(r.userID), \(r.deviceID), \(r.name), \(r.publicKey), \(r.replacing), \(r.sessionID), \(r.createdAt), \(r.expiresAt), \(r.approvedAt),
+                            \(r.approvedByDevice), \(r.recoveryCodeHash), \(Int32(clamping: r.recoveryAttempts)))
+                    """, logger: logger)
+            case .revokeApiKey(let id, let at):
+                try await c.query("UPDATE api_keys SET revoked_at = \(at) WHERE id = \(id) AND revoked_at IS NULL", logger: logger)
             case .revokeDevice(let id, let at):
                 try await c.query("UPDATE devices SET revoked_at = \(at) WHERE id = \(id) AND revoked_at IS NULL", logger: logger)
             case .revokeSessions(let sessions, let at):

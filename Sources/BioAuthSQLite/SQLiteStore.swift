@@ -467,31 +467,7 @@ public final class SQLiteStore: BioAuthStore {
         try await writer.read { db in try db.query("SELECT * FROM api_keys ORDER BY created_at, id").map(Self.apiKey) }
     }
 
-    public func revokeApiKey(id: String, at: Date, audit: AuditEvent) async throws -> Bool {
-        try await writer.write { db in
-            guard try !db.query("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(id)]).isEmpty else { return false }
-            try db.append(audit)
-            return true
-        }
-    }
-
     // MARK: Enrolment requests
-
-    public func createEnrolmentRequest(_ r: EnrolmentRequestRecord, audit: AuditEvent) async throws {
-        try await writer.write { db in
-            try db.query(
-                """
-                INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at, approved_at, approved_by_device, recovery_code_hash, recovery_attempts)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    .text(r.id), .text(r.userID), .text(r.deviceID), .text(r.name), .blob(r.publicKey), .integer(r.replacing ? 1 : 0), .text(r.sessionID),
-                    .date(r.createdAt), .date(r.expiresAt), .optionalDate(r.approvedAt), .optionalText(r.approvedByDevice), .optionalBlob(r.recoveryCodeHash),
-                    .integer(r.recoveryAttempts),
-                ])
-            try db.append(audit)
-        }
-    }
 
     public func enrolmentRequest(id: String) async throws -> EnrolmentRequestRecord? {
         try await writer.read { db in try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map(Self.enrolmentRequest) }
@@ -654,6 +630,19 @@ extension SQLiteHandle {
             switch mutation {
             case .renameDevice(let id, let name):
                 try query("UPDATE devices SET name = ? WHERE id = ?", [.text(name), .text(id)])
+            case .insertEnrolmentRequest(let r):
+                try query(
+                    """
+                    INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at, approved_at, approved_by_device, recovery_code_hash, recovery_attempts)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .text(r.id), .text(r.userID), .text(r.deviceID), .text(r.name), .blob(r.publicKey), .integer(r.replacing ? 1 : 0), .text(r.sessionID),
+                        .date(r.createdAt), .date(r.expiresAt), .optionalDate(r.approvedAt), .optionalText(r.approvedByDevice), .optionalBlob(r.recoveryCodeHash),
+                        .integer(r.recoveryAttempts),
+                    ])
+            case .revokeApiKey(let id, let at):
+                try query("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(at), .text(id)])
             case .revokeDevice(let id, let at):
                 try query("UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(at), .text(id)])
             case .revokeSessions(let sessions, let at):
@@ -689,6 +678,13 @@ extension SQLiteHandle {
             case .activeDevice(let id, let user): ("SELECT 1 FROM devices WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
             case .ownedDevice(let id, let user): ("SELECT 1 FROM devices WHERE id = ? AND user_id = ?", [.text(id), .text(user)])
             case .activeSession(let id, let user): ("SELECT 1 FROM sessions WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
+            case .activeApiKey(let id): ("SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL", [.text(id)])
+            case .fewerPendingEnrolmentRequests(let user, let limit, let now):
+                // The single writer serialises transactions: the count cannot change before the insert.
+                (
+                    "SELECT 1 WHERE (SELECT COUNT(*) FROM enrolment_requests WHERE user_id = ? AND expires_at > ? AND approved_at IS NULL) < ?",
+                    [.text(user), .date(now), .integer(limit)]
+                )
             }
         return try !query(sql, binds).isEmpty
     }

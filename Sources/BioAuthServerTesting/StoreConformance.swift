@@ -27,6 +27,7 @@ public struct StoreConformance: Sendable {
             { try await $0.sessions($1) }, { try await $0.approvals($1) }, { try await $0.approvalWithdrawal($1) }, { try await $0.audit($1) },
             { try await $0.retention($1) }, { try await $0.enrolmentRequests($1) }, { try await $0.apiKeys($1) },
             { try await $0.refreshTokens($1) }, { try await $0.signingKeys($1) }, { try await $0.outbox($1) },
+            { try await $0.pendingEnrolmentRequestCap($1) },
         ]
         for check in checks {
             let store = try await makeStore()
@@ -413,9 +414,9 @@ public struct StoreConformance: Sendable {
         try require(try await store.apiKey(secretHash: Data(repeating: 1, count: 32))?.scopes == [], "api keys: no scopes")
         try require(try await store.apiKey(secretHash: Data(repeating: 9, count: 32)) == nil, "api keys: unknown secret")
         try require(try await store.apiKeys().map(\.id) == ["k1", "k2"], "api keys: creation order")
-        try require(try await store.revokeApiKey(id: "k2", at: t0, audit: event("apikey.revoked", user: nil)), "api keys: revoke")
-        try require(!(try await store.revokeApiKey(id: "k2", at: t0, audit: event("apikey.revoked", user: nil))), "api keys: revoke twice")
-        try require(!(try await store.revokeApiKey(id: "nope", at: t0, audit: event("apikey.revoked", user: nil))), "api keys: revoke unknown")
+        try require(try await store.apply(.revokeApiKey(id: "k2", at: t0, audit: event("apikey.revoked", user: nil))).wasApplied, "api keys: revoke")
+        try require(!(try await store.apply(.revokeApiKey(id: "k2", at: t0, audit: event("apikey.revoked", user: nil))).wasApplied), "api keys: revoke twice")
+        try require(!(try await store.apply(.revokeApiKey(id: "nope", at: t0, audit: event("apikey.revoked", user: nil))).wasApplied), "api keys: revoke unknown")
         try require(try await store.apiKey(secretHash: Data(repeating: 2, count: 32))?.revokedAt == t0, "api keys: revoked, still found")
         let audit = try await store.auditEvents(userID: nil, limit: 10).map(\.kind)
         try require(audit.filter { $0 == "apikey.created" }.count == 2 && audit.filter { $0 == "apikey.revoked" }.count == 1, "api keys: audited once each", "\(audit)")
@@ -432,10 +433,10 @@ public struct StoreConformance: Sendable {
                 id: id, userID: user, deviceID: device, name: "Pad", publicKey: key, replacing: false, sessionID: "s-" + id,
                 createdAt: t0.addingTimeInterval(Double(id.count)), expiresAt: t0.addingTimeInterval(expires))
         }
-        try await store.createEnrolmentRequest(request("r1"), audit: event("enrolment.requested"))
-        try await store.createEnrolmentRequest(request("r22", expires: 10), audit: event("enrolment.requested"))
-        try await store.createEnrolmentRequest(request("r333", user: "bob"), audit: event("enrolment.requested", user: "bob"))
-        try require(await isDuplicate { try await store.createEnrolmentRequest(request("r1"), audit: self.event("enrolment.requested")) }, "requests: duplicate id")
+        _ = try await store.apply(.requestEnrolment(request("r1"), maxPending: 5, now: t0, audit: event("enrolment.requested")))
+        _ = try await store.apply(.requestEnrolment(request("r22", expires: 10), maxPending: 5, now: t0, audit: event("enrolment.requested")))
+        _ = try await store.apply(.requestEnrolment(request("r333", user: "bob"), maxPending: 5, now: t0, audit: event("enrolment.requested", user: "bob")))
+        try require(await isDuplicate { _ = try await store.apply(.requestEnrolment(request("r1"), maxPending: 5, now: self.t0, audit: self.event("enrolment.requested"))) }, "requests: duplicate id")
         try require(try await store.enrolmentRequests(userID: "alice", now: t0).map(\.id) == ["r1", "r22"], "requests: the user's, oldest first")
         try require(try await store.enrolmentRequests(userID: "alice", now: t0.addingTimeInterval(10)).map(\.id) == ["r1"], "requests: unexpired only")
         try require(try await store.enrolmentRequest(id: "r1") == request("r1"), "requests: stored as given")
@@ -495,7 +496,7 @@ public struct StoreConformance: Sendable {
         try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0.addingTimeInterval(900), audit: approved) == .unavailable, "recovery: expired")
         try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .approved, "recovery: the code approves")
         try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: once")
-        try await store.createEnrolmentRequest(request("r4444", user: "bob"), audit: event("enrolment.requested", user: "bob"))
+        _ = try await store.apply(.requestEnrolment(request("r4444", user: "bob"), maxPending: 5, now: t0, audit: event("enrolment.requested", user: "bob")))
         _ = try await store.setRecoveryCode(requestID: "r4444", codeHash: code, now: t0, audit: event("enrolment.recovery.sent", user: "bob"))
         for left in [1, 0] {
             try require(
@@ -593,6 +594,34 @@ public struct StoreConformance: Sendable {
         _ = try await store.apply(.revokeSessions(userID: "alice", at: t0, audit: event("sessions.revoked")))
         try require(!(try await redeemable(8)), "withdrawal: revoking every session of the user")
         try require(try await redeemable(6, user: "bob"), "withdrawal: another user's approval is untouched")
+    }
+
+    /// The pending-request cap is a guard evaluated in the transaction: at the limit a request is
+    /// refused with nothing written, expired or approved ones do not count, another user's never
+    /// do, and of parallel requests exactly enough to reach the limit land.
+    public func pendingEnrolmentRequestCap(_ store: any BioAuthStore) async throws {
+        let key = Data(P256.Signing.PrivateKey().publicKey.derRepresentation)
+        func request(_ id: String, user: String, expires: TimeInterval = 900) -> EnrolmentRequestRecord {
+            EnrolmentRequestRecord(
+                id: id, userID: user, deviceID: "d-" + id, name: "Pad", publicKey: key, replacing: false, sessionID: "s", createdAt: t0,
+                expiresAt: t0.addingTimeInterval(expires))
+        }
+        func ask(_ id: String, user: String = "carol", expires: TimeInterval = 900, at now: Date? = nil) async throws -> PlanOutcome {
+            try await store.apply(.requestEnrolment(request(id, user: user, expires: expires), maxPending: 3, now: now ?? t0, audit: event("enrolment.requested", user: user)))
+        }
+        try require(try await ask("short", expires: 10).wasApplied, "request cap: below the limit")
+        let second = try await ask("c2"), third = try await ask("c3")
+        try require(second.wasApplied && third.wasApplied, "request cap: up to the limit")
+        let refused = try await ask("c4")
+        try require(refused == .refused(.fewerPendingEnrolmentRequests(userID: "carol", limit: 3, now: t0)), "request cap: refused at the limit", "\(refused)")
+        try require(try await store.enrolmentRequest(id: "c4") == nil, "request cap: nothing written when refused")
+        try require(try await ask("b1", user: "bob").wasApplied, "request cap: another user's count is their own")
+        try require(try await ask("c5", at: t0.addingTimeInterval(10)).wasApplied, "request cap: an expired request does not count")
+        let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for n in 0..<10 { group.addTask { try await ask("dave-\(n)", user: "dave").wasApplied } }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        try require(outcomes.count(where: { $0 }) == 3, "request cap: parallel requests stop at the limit", "\(outcomes.count(where: { $0 })) landed")
     }
 
     /// Repeated failures are one row with a count; the sweep deletes past windows, old runs, audit

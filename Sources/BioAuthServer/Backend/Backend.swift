@@ -34,7 +34,8 @@ struct Backend: Flow {
 
     func revokeApiKey(id: String, request: RequestInfo) async throws(ServerError) {
         let audit = event(.apiKeyRevoked, reason: id, request: request)
-        guard try await run(request, { try await self.store.revokeApiKey(id: id, at: self.clock.now(), audit: audit) }) else {
+        let plan = WritePlan.revokeApiKey(id: id, at: clock.now(), audit: audit)
+        guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "id")
         }
         log(audit)
@@ -51,5 +52,16 @@ struct Backend: Flow {
         }
         guard record.scopes.contains(scope) else { throw ServerError(.forbidden, detail: "this API key lacks the scope \(scope)") }
         return record
+    }
+}
+
+extension WritePlan {
+    /// Revokes an active API key: every instance refuses it from the next request.
+    public static func revokeApiKey(id: String, at: Date, audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        plan.require(.activeApiKey(id: id))
+        plan.add(.revokeApiKey(id: id, at: at))
+        plan.audit(audit)
+        return plan
     }
 }

@@ -15,15 +15,14 @@ struct EnrolmentRequests: Flow {
             session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
         guard enrolment.needsProof else { throw ServerError(.conflict, detail: "this enrolment needs no approval") }
         let now = clock.now()
-        let pending = try await run(request) { try await self.store.enrolmentRequests(userID: session.userID, now: now) }
-        guard pending.count(where: { !$0.isApproved }) < BioAuthService.maxPendingEnrolmentRequests else {
-            throw ServerError(.rateLimited, detail: "too many enrolment requests", retryAfter: Int(configuration.enrolment.requestTTL))
-        }
         let record = EnrolmentRequestRecord(
             id: UUID().uuidString.lowercased(), userID: session.userID, deviceID: enrolment.deviceID, name: enrolment.name, publicKey: enrolment.publicKey,
             replacing: replacesDeviceID != nil, sessionID: session.id, createdAt: now, expiresAt: now.addingTimeInterval(configuration.enrolment.requestTTL))
         let audit = event(.enrolmentRequested, user: session.userID, device: record.deviceID, request: request)
-        try await run(request) { try await self.store.createEnrolmentRequest(record, audit: audit) }
+        let plan = WritePlan.requestEnrolment(record, maxPending: BioAuthService.maxPendingEnrolmentRequests, now: now, audit: audit)
+        guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
+            throw ServerError(.rateLimited, detail: "too many enrolment requests", retryAfter: Int(configuration.enrolment.requestTTL))
+        }
         log(audit)
         return record
     }
@@ -97,5 +96,17 @@ struct EnrolmentRequests: Flow {
             throw ServerError.authenticationFailed(.recoveryCodeRejected)
         }
         log(audit)
+    }
+}
+
+extension WritePlan {
+    /// Stores an enrolment request while the user has fewer than `maxPending` waiting: someone
+    /// with the password cannot flood the owner's approval list, even with parallel requests.
+    public static func requestEnrolment(_ request: EnrolmentRequestRecord, maxPending: Int, now: Date, audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        plan.require(.fewerPendingEnrolmentRequests(userID: request.userID, limit: maxPending, now: now))
+        plan.add(.insertEnrolmentRequest(request))
+        plan.audit(audit)
+        return plan
     }
 }

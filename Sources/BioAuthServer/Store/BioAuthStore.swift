@@ -91,8 +91,6 @@ public protocol BioAuthStore: Sendable {
 
     // MARK: Enrolment requests
 
-    /// Inserts the request and appends `audit`, together.
-    func createEnrolmentRequest(_ request: EnrolmentRequestRecord, audit: AuditEvent) async throws
     func enrolmentRequest(id: String) async throws -> EnrolmentRequestRecord?
     /// The user's requests unexpired at `now`, in creation order.
     func enrolmentRequests(userID: String, now: Date) async throws -> [EnrolmentRequestRecord]
@@ -142,9 +140,6 @@ public protocol BioAuthStore: Sendable {
     func apiKey(secretHash: Data) async throws -> ApiKeyRecord?
     /// Every key, revoked ones too, in creation order.
     func apiKeys() async throws -> [ApiKeyRecord]
-    /// Marks an active key revoked and appends `audit`, together; false (nothing written) if no
-    /// active key has that id.
-    func revokeApiKey(id: String, at: Date, audit: AuditEvent) async throws -> Bool
 
     // MARK: Audit
 

@@ -14,6 +14,11 @@ public struct WritePlan: Sendable, Hashable {
         case ownedDevice(id: String, userID: String)
         /// The user's session exists and is not revoked.
         case activeSession(id: String, userID: String)
+        /// The API key exists and is not revoked.
+        case activeApiKey(id: String)
+        /// The user has fewer than `limit` enrolment requests unexpired at `now` and unapproved
+        /// (counted under a per-user lock: concurrent requests cannot all pass).
+        case fewerPendingEnrolmentRequests(userID: String, limit: Int, now: Date)
     }
 
     /// Which live sessions a revocation ends.
@@ -35,6 +40,9 @@ public struct WritePlan: Sendable, Hashable {
 
     public enum Mutation: Sendable, Hashable {
         case renameDevice(id: String, name: String)
+        /// Inserts the request; an existing id throws ``StoreError`` `duplicate` and nothing is written.
+        case insertEnrolmentRequest(EnrolmentRequestRecord)
+        case revokeApiKey(id: String, at: Date)
         case revokeDevice(id: String, at: Date)
         /// Sets `revokedAt` on the selected sessions not yet revoked; their number is the outcome's.
         case revokeSessions(Sessions, at: Date)
