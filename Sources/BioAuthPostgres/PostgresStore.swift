@@ -539,10 +539,11 @@ public final class PostgresStore: BioAuthStore {
                     "UPDATE sessions SET revoked_at = COALESCE(revoked_at, \(now)) WHERE id = \(spentBy) RETURNING id, user_id, device_id", logger: self.logger
                 ).collect().first
             else { return .refused }
+            // The update above locked the row and set revoked_at; the plan's revocation is then a no-op.
             let r = revoked.makeRandomAccess()
-            let id: String = try r.value("id")
-            try await c.query("DELETE FROM approvals WHERE session_id = \(id) AND consumed_at IS NULL", logger: self.logger)
-            try await self.append([reuseAudit.about(user: try r.value("user_id"), device: try r.optional("device_id", String.self))], c)
+            let id: String = try r.value("id"), user: String = try r.value("user_id")
+            let audit = reuseAudit.about(user: user, device: try r.optional("device_id", String.self))
+            _ = try await self.apply(WritePlan.reusedRefreshToken(sessionID: id, userID: user, at: now, audit: audit), c)
             return .reused(sessionID: id)
         }
     }
@@ -740,19 +741,17 @@ public final class PostgresStore: BioAuthStore {
     /// concurrent plans on one row queue), then each mutation's statement.
     private func apply(_ plan: WritePlan, _ c: PostgresConnection) async throws -> PlanOutcome {
         for condition in plan.guards {
-            let query: PostgresQuery =
-                switch condition {
-                case .activeDevice(let id, let user): "SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE"
-                case .ownedDevice(let id, let user): "SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) FOR UPDATE"
-                case .activeSession(let id, let user): "SELECT 1 FROM sessions WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE"
-                case .activeApiKey(let id): "SELECT 1 FROM api_keys WHERE id = \(id) AND revoked_at IS NULL FOR UPDATE"
-                case .fewerPendingEnrolmentRequests(let user, let limit, let now):
-                    "SELECT 1 WHERE (SELECT COUNT(*) FROM enrolment_requests WHERE user_id = \(user) AND expires_at > \(now) AND approved_at IS NULL) < \(limit)"
-                }
-            if case .fewerPendingEnrolmentRequests(let user, _, _) = condition {
+            let query: PostgresQuery
+            switch condition {
+            case .activeDevice(let id, let user): query = "SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE"
+            case .ownedDevice(let id, let user): query = "SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) FOR UPDATE"
+            case .activeSession(let id, let user): query = "SELECT 1 FROM sessions WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE"
+            case .activeApiKey(let id): query = "SELECT 1 FROM api_keys WHERE id = \(id) AND revoked_at IS NULL FOR UPDATE"
+            case .fewerPendingEnrolmentRequests(let user, let limit, let now):
                 // Rows not yet inserted cannot be locked: a per-user advisory lock serialises the
                 // count and the insert. Its own statement: the count's snapshot must postdate the lock.
                 try await c.query("SELECT pg_advisory_xact_lock(hashtextextended('enrolment-requests:' || \(user), 0))", logger: logger)
+                query = "SELECT 1 WHERE (SELECT COUNT(*) FROM enrolment_requests WHERE user_id = \(user) AND expires_at > \(now) AND approved_at IS NULL) < \(limit)"
             }
             if try await c.query(query, logger: logger).collect().isEmpty { return .refused(condition) }
         }

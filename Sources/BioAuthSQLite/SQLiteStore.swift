@@ -369,10 +369,9 @@ public final class SQLiteStore: BioAuthStore {
                     "SELECT s.id, s.user_id, s.device_id FROM spent_refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = ?", [.blob(tokenHash)]
                 ).first
             else { return .refused }
-            let id = try spent.string("id")
-            try db.query("UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(now), .text(id)])
-            try db.query("DELETE FROM approvals WHERE session_id = ? AND consumed_at IS NULL", [.text(id)])
-            try db.append(reuseAudit.about(user: try spent.string("user_id"), device: try spent.optionalString("device_id")))
+            let id = try spent.string("id"), user = try spent.string("user_id")
+            let audit = reuseAudit.about(user: user, device: try spent.optionalString("device_id"))
+            _ = try db.apply(WritePlan.reusedRefreshToken(sessionID: id, userID: user, at: now, audit: audit))
             return .reused(sessionID: id)
         }
     }

@@ -27,8 +27,16 @@ extension WritePlan {
     public static func revokeSession(id: String, userID: String, at: Date, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.require(.activeSession(id: id, userID: userID))
-        plan.add(.withdrawApprovals(.obtainedBy(sessionID: id)))
-        plan.add(.revokeSessions(.one(id: id, userID: userID), at: at))
+        plan.endSession(id: id, userID: userID, at: at)
+        plan.audit(audit)
+        return plan
+    }
+
+    /// A spent refresh token came back: a copy is in other hands, so its session (revoked or not)
+    /// ends with the approvals it obtained. The store finds the session inside its transaction.
+    public static func reusedRefreshToken(sessionID: String, userID: String, at: Date, audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        plan.endSession(id: sessionID, userID: userID, at: at)
         plan.audit(audit)
         return plan
     }
@@ -49,6 +57,11 @@ extension WritePlan {
         plan.add(.renameDevice(id: id, name: name))
         plan.audit(audit)
         return plan
+    }
+
+    private mutating func endSession(id: String, userID: String, at: Date) {
+        add(.withdrawApprovals(.obtainedBy(sessionID: id)))
+        add(.revokeSessions(.one(id: id, userID: userID), at: at))
     }
 
     private mutating func withdrawDevice(id: String, userID: String, at: Date) {

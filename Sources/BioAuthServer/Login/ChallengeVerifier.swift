@@ -42,10 +42,16 @@ package struct ChallengeVerifier: Sendable {
         var deviceProblem: FailureReason?
         if case .registration(let key, _, _) = challenge.binding {
             spki = key  // proof of possession: the key being enrolled signs
-        } else if let device, !device.isRevoked, device.userID == challenge.userID {
-            spki = device.publicKey
+        } else if let device {
+            if device.isRevoked {
+                deviceProblem = .revokedDevice
+            } else if device.userID != challenge.userID {
+                deviceProblem = .wrongUser
+            } else {
+                spki = device.publicKey
+            }
         } else {
-            deviceProblem = device == nil ? .unknownDevice : device!.isRevoked ? .revokedDevice : .wrongUser
+            deviceProblem = .unknownDevice
         }
         guard let key = try? DevicePublicKey(spki: spki) else { return .rejected(.unknownDevice) }
         guard let der = try? ECDSADERSignature(der: signature) else { return .rejected(deviceProblem ?? .malformedSignature) }
