@@ -17,7 +17,7 @@ import Synchronization
 /// | Request | Statements | Transactions |
 /// |---|---|---|
 /// | `POST /login/challenge` | device lock, counter read, count, insert | 1 |
-/// | `POST /login/finish` | delete-returning joined with the device row, counter read, one statement that writes session, device touch, counter reset and audit | 1 |
+/// | `POST /login/finish` | delete-returning joined with the device row, counter read, one statement for the session and the device touch, the audit insert | 1 |
 /// | a failed verification | delete-returning + device, counter read, 1 upsert per subject, 1 audit insert per event | 1 |
 /// | bearer-token check | 1 join read | 0 |
 ///
@@ -287,17 +287,6 @@ public final class PostgresStore: BioAuthStore {
 
     // MARK: Users
 
-    public func createUser(_ user: UserRecord, audit: AuditEvent) async throws {
-        try await transaction { c in
-            try await c.query(
-                """
-                INSERT INTO users (id, password_salt, password_rounds, password_hash, created_at)
-                VALUES (\(user.id), \(user.passwordSalt), \(user.passwordRounds), \(user.passwordHash), \(user.createdAt))
-                """, logger: self.logger)
-            try await self.append([audit], c)
-        }
-    }
-
     public func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await transaction { c in
             let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map { try Self.user($0.makeRandomAccess()) }
@@ -358,7 +347,9 @@ public final class PostgresStore: BioAuthStore {
         }
     }
 
-    public func finishChallenge(id: Data, lockout: LockoutQuery, verdict decide: @escaping @Sendable (TakenChallenge?) -> ChallengeVerdict) async throws -> RecordedVerdict {
+    public func consumeChallenge<Verdict: Sendable>(
+        id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
+    ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
         try await transaction { c in
             var taken: TakenChallenge?
             if let row = try await c.query(
@@ -375,54 +366,8 @@ public final class PostgresStore: BioAuthStore {
                 taken = TakenChallenge(
                     challenge: challenge, device: device, lockedOut: try await self.isLockedOut(lockout, user: challenge.userID, c))
             }
-            let verdict = decide(taken)
-            switch verdict {
-            case .refused(let events):
-                try await self.append(events, c)
-                return RecordedVerdict(verdict)
-            case .failed(let failure):
-                return RecordedVerdict(verdict, lockedSubjects: try await self.countFailure(failure, c))
-            case .login(let session, let clearing, let audit):
-                try await self.login(session, clearing: clearing, audit: audit, c)
-                return RecordedVerdict(verdict)
-            case .enrolment(let device, let replacing, let audit):
-                if let requestID = taken?.challenge.enrolmentRequestID {
-                    let consumed = try await c.query(
-                        "DELETE FROM enrolment_requests WHERE id = \(requestID) AND approved_at IS NOT NULL RETURNING id", logger: self.logger
-                    ).collect()
-                    guard !consumed.isEmpty else { return RecordedVerdict(verdict) }
-                }
-                let stored: [PostgresRow]
-                if replacing {
-                    stored = try await c.query(
-                        """
-                        UPDATE devices SET public_key = \(device.publicKey), last_used_at = \(device.createdAt)
-                        WHERE id = \(device.id) AND user_id = \(device.userID) AND revoked_at IS NULL RETURNING *
-                        """, logger: self.logger
-                    ).collect()
-                    if !stored.isEmpty { _ = try await self.apply(WritePlan.replacedKey(deviceID: device.id, userID: device.userID, at: device.createdAt), c) }
-                } else {
-                    stored = try await c.query(
-                        """
-                        INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at)
-                        VALUES (\(device.id), \(device.userID), \(device.name), \(device.publicKey), \(device.createdAt), \(device.lastUsedAt), \(device.revokedAt))
-                        RETURNING *
-                        """, logger: self.logger
-                    ).collect()
-                }
-                guard let row = stored.first else { return RecordedVerdict(verdict) }
-                try await self.append([audit], c)
-                return RecordedVerdict(verdict, device: try Self.device(row.makeRandomAccess()))
-            case .approval(let a, let clearing, let audit):
-                try await c.query(
-                    """
-                    INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at, session_id)
-                    VALUES (\(a.tokenHash), \(a.userID), \(a.deviceID), \(a.operationHash), \(a.createdAt), \(a.expiresAt), \(a.consumedAt), \(a.sessionID))
-                    """, logger: self.logger)
-                try await self.clear(clearing, c)
-                try await self.append([audit], c)
-                return RecordedVerdict(verdict)
-            }
+            let decision = decide(taken)
+            return (decision.verdict, try await self.apply(decision.plan, c))
         }
     }
 
@@ -454,23 +399,6 @@ public final class PostgresStore: BioAuthStore {
     public func deleteChallenges(expiredBefore date: Date) async throws -> Int {
         try await rows("WITH gone AS (DELETE FROM challenges WHERE expires_at < \(date) RETURNING 1) SELECT COUNT(*) FROM gone")
             .first.map { try $0.makeRandomAccess()[0].decode(Int.self) } ?? 0
-    }
-
-    // MARK: Outcomes
-
-    public func recordFailure(_ failure: FailureRecord) async throws -> [FailureSubject] {
-        try await transaction { c in try await self.countFailure(failure, c) }
-    }
-
-    public func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], rehashed: UserRecord?, audit: AuditEvent) async throws {
-        try await transaction { c in
-            if let u = rehashed {
-                try await c.query(
-                    "UPDATE users SET password_salt = \(u.passwordSalt), password_rounds = \(u.passwordRounds), password_hash = \(u.passwordHash) WHERE id = \(u.id)",
-                    logger: self.logger)
-            }
-            try await self.login(session, clearing: clearing, audit: audit, c)
-        }
     }
 
     // MARK: Devices
@@ -615,25 +543,7 @@ public final class PostgresStore: BioAuthStore {
         }
     }
 
-    public func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) async throws {
-        try await transaction { c in
-            try await c.query("INSERT INTO signing_keys (id, private_key, created_at) VALUES (\(key.id), \(key.privateKey), \(key.createdAt))", logger: self.logger)
-            try await self.append([audit], c)
-        }
-    }
-
     // MARK: API keys
-
-    public func createApiKey(_ key: ApiKeyRecord, audit: AuditEvent) async throws {
-        try await transaction { c in
-            try await c.query(
-                """
-                INSERT INTO api_keys (id, name, secret_hash, scopes, created_at, revoked_at)
-                VALUES (\(key.id), \(key.name), \(key.secretHash), \(key.storedScopes), \(key.createdAt), \(key.revokedAt))
-                """, logger: self.logger)
-            try await self.append([audit], c)
-        }
-    }
 
     public func apiKey(secretHash: Data) async throws -> ApiKeyRecord? {
         try await rows("SELECT * FROM api_keys WHERE secret_hash = \(secretHash)").first.map { try Self.apiKey($0.makeRandomAccess()) }
@@ -717,10 +627,6 @@ public final class PostgresStore: BioAuthStore {
 
     // MARK: Audit
 
-    public func appendAudit(_ event: AuditEvent) async throws {
-        try await transaction { c in try await self.append([event], c) }
-    }
-
     public func auditEvents(userID: String?, limit: Int) async throws -> [AuditEvent] {
         let query: PostgresQuery =
             if let userID { "SELECT * FROM audit WHERE user_id = \(userID) ORDER BY seq DESC LIMIT \(limit)" } else {
@@ -747,6 +653,7 @@ public final class PostgresStore: BioAuthStore {
             case .ownedDevice(let id, let user): query = "SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) FOR UPDATE"
             case .activeSession(let id, let user): query = "SELECT 1 FROM sessions WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE"
             case .activeApiKey(let id): query = "SELECT 1 FROM api_keys WHERE id = \(id) AND revoked_at IS NULL FOR UPDATE"
+            case .approvedEnrolmentRequest(let id): query = "SELECT 1 FROM enrolment_requests WHERE id = \(id) AND approved_at IS NOT NULL FOR UPDATE"
             case .fewerPendingEnrolmentRequests(let user, let limit, let now):
                 // Rows not yet inserted cannot be locked: a per-user advisory lock serialises the
                 // count and the insert. Its own statement: the count's snapshot must postdate the lock.
@@ -755,52 +662,116 @@ public final class PostgresStore: BioAuthStore {
             }
             if try await c.query(query, logger: logger).collect().isEmpty { return .refused(condition) }
         }
-        var revoked = 0
-        for mutation in plan.mutations {
-            switch mutation {
-            case .renameDevice(let id, let name):
-                try await c.query("UPDATE devices SET name = \(name) WHERE id = \(id)", logger: logger)
-            case .insertEnrolmentRequest(let r):
-                try await c.query(
+        var outcome = PlanOutcome.applied()
+        for mutation in plan.mutations { try await run(mutation, into: &outcome, c) }
+        return outcome
+    }
+
+    private func run(_ mutation: WritePlan.Mutation, into outcome: inout PlanOutcome, _ c: PostgresConnection) async throws {
+        switch mutation {
+        case .insertUser(let u):
+            try await c.query(
+                """
+                INSERT INTO users (id, password_salt, password_rounds, password_hash, created_at)
+                VALUES (\(u.id), \(u.passwordSalt), \(u.passwordRounds), \(u.passwordHash), \(u.createdAt))
+                """, logger: logger)
+        case .replacePassword(let u):
+            try await c.query(
+                "UPDATE users SET password_salt = \(u.passwordSalt), password_rounds = \(u.passwordRounds), password_hash = \(u.passwordHash) WHERE id = \(u.id)",
+                logger: logger)
+        case .insertSession(let s, let touched):
+            // One statement: a login is the hot path.
+            try await c.query(
+                """
+                WITH touched AS (UPDATE devices SET last_used_at = \(s.createdAt) WHERE id = \(touched))
+                INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash)
+                VALUES (\(s.tokenHash), \(s.id), \(s.userID), \(s.deviceID), \(s.kind.rawValue), \(s.createdAt), \(s.expiresAt), \(s.revokedAt), \(s.refreshTokenHash))
+                """, logger: logger)
+        case .clearFailures(let subjects):
+            guard !subjects.isEmpty else { return }
+            try await c.query("DELETE FROM counters WHERE key = ANY(\(subjects.map(\.storageKey)))", logger: logger)
+        case .countFailure(let failure):
+            var counts: [FailureSubject: Int] = [:]
+            for subject in failure.subjects {
+                let rows = try await c.query(
                     """
-                    INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at, approved_at, approved_by_device, recovery_code_hash, recovery_attempts)
-                    VALUES (\(r.id), \(r.userID), \(r.deviceID), \(r.name), \(r.publicKey), \(r.replacing), \(r.sessionID), \(r.createdAt), \(r.expiresAt), \(r.approvedAt),
-                            \(r.approvedByDevice), \(r.recoveryCodeHash), \(Int32(clamping: r.recoveryAttempts)))
+                    INSERT INTO counters (key, window_start, count) VALUES (\(subject.storageKey), \(failure.windowStart), 1)
+                    ON CONFLICT (key) DO UPDATE SET
+                      count = CASE WHEN counters.window_start = EXCLUDED.window_start THEN counters.count + 1 ELSE 1 END,
+                      window_start = EXCLUDED.window_start
+                    RETURNING count
                     """, logger: logger)
-            case .revokeApiKey(let id, let at):
-                try await c.query("UPDATE api_keys SET revoked_at = \(at) WHERE id = \(id) AND revoked_at IS NULL", logger: logger)
-            case .revokeDevice(let id, let at):
-                try await c.query("UPDATE devices SET revoked_at = \(at) WHERE id = \(id) AND revoked_at IS NULL", logger: logger)
-            case .revokeSessions(let sessions, let at):
-                let query: PostgresQuery =
-                    switch sessions {
-                    case .one(let id, let user): "UPDATE sessions SET revoked_at = \(at) WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL RETURNING id"
-                    case .openedBy(let device, let user):
-                        "UPDATE sessions SET revoked_at = \(at) WHERE device_id = \(device) AND user_id = \(user) AND revoked_at IS NULL RETURNING id"
-                    case .allOf(let user): "UPDATE sessions SET revoked_at = \(at) WHERE user_id = \(user) AND revoked_at IS NULL RETURNING id"
-                    }
-                revoked += try await c.query(query, logger: logger).collect().count
-            case .withdrawApprovals(.ofDevice(let device, let user)):
-                try await c.query(
-                    """
-                    DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = \(user)
-                      AND (device_id = \(device) OR session_id IN (SELECT id FROM sessions WHERE device_id = \(device)))
-                    """, logger: logger)
-            case .withdrawApprovals(.obtainedBy(let session)):
-                try await c.query("DELETE FROM approvals WHERE session_id = \(session) AND consumed_at IS NULL", logger: logger)
-            case .withdrawApprovals(.allOf(let user)):
-                try await c.query("DELETE FROM approvals WHERE user_id = \(user) AND consumed_at IS NULL", logger: logger)
-            case .appendAudit(let event):
-                try await appendAuditRow(event, c)
-            case .enqueueEvent(let e):
-                try await c.query(
-                    """
-                    INSERT INTO outbox (at, kind, user_id, device_id, reason, attempts, next_attempt_at)
-                    VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), 0, \(e.at))
-                    """, logger: logger)
+                for try await count in rows.decode(Int32.self) { counts[subject] = Int(count) }
             }
+            let consequences = failure.consequences(ofCounts: counts)
+            outcome.lockedSubjects += consequences.locked
+            for mutation in consequences.plan.mutations { try await run(mutation, into: &outcome, c) }
+        case .insertDevice(let d):
+            try await c.query(
+                """
+                INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at)
+                VALUES (\(d.id), \(d.userID), \(d.name), \(d.publicKey), \(d.createdAt), \(d.lastUsedAt), \(d.revokedAt))
+                """, logger: logger)
+        case .replaceDeviceKey(let id, let key, let at):
+            try await c.query("UPDATE devices SET public_key = \(key), last_used_at = \(at) WHERE id = \(id)", logger: logger)
+        case .insertApproval(let a):
+            try await c.query(
+                """
+                INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at, session_id)
+                VALUES (\(a.tokenHash), \(a.userID), \(a.deviceID), \(a.operationHash), \(a.createdAt), \(a.expiresAt), \(a.consumedAt), \(a.sessionID))
+                """, logger: logger)
+        case .deleteEnrolmentRequest(let id):
+            try await c.query("DELETE FROM enrolment_requests WHERE id = \(id)", logger: logger)
+        case .insertApiKey(let k):
+            try await c.query(
+                """
+                INSERT INTO api_keys (id, name, secret_hash, scopes, created_at, revoked_at)
+                VALUES (\(k.id), \(k.name), \(k.secretHash), \(k.storedScopes), \(k.createdAt), \(k.revokedAt))
+                """, logger: logger)
+        case .insertSigningKey(let k):
+            try await c.query(
+                "INSERT INTO signing_keys (id, private_key, created_at) VALUES (\(k.id), \(k.privateKey), \(k.createdAt))", logger: logger)
+        case .renameDevice(let id, let name):
+            try await c.query("UPDATE devices SET name = \(name) WHERE id = \(id)", logger: logger)
+        case .insertEnrolmentRequest(let r):
+            try await c.query(
+                """
+                INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at, approved_at, approved_by_device, recovery_code_hash, recovery_attempts)
+                VALUES (\(r.id), \(r.userID), \(r.deviceID), \(r.name), \(r.publicKey), \(r.replacing), \(r.sessionID), \(r.createdAt), \(r.expiresAt), \(r.approvedAt),
+                        \(r.approvedByDevice), \(r.recoveryCodeHash), \(Int32(clamping: r.recoveryAttempts)))
+                """, logger: logger)
+        case .revokeApiKey(let id, let at):
+            try await c.query("UPDATE api_keys SET revoked_at = \(at) WHERE id = \(id) AND revoked_at IS NULL", logger: logger)
+        case .revokeDevice(let id, let at):
+            try await c.query("UPDATE devices SET revoked_at = \(at) WHERE id = \(id) AND revoked_at IS NULL", logger: logger)
+        case .revokeSessions(let sessions, let at):
+            let query: PostgresQuery =
+                switch sessions {
+                case .one(let id, let user): "UPDATE sessions SET revoked_at = \(at) WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL RETURNING id"
+                case .openedBy(let device, let user):
+                    "UPDATE sessions SET revoked_at = \(at) WHERE device_id = \(device) AND user_id = \(user) AND revoked_at IS NULL RETURNING id"
+                case .allOf(let user): "UPDATE sessions SET revoked_at = \(at) WHERE user_id = \(user) AND revoked_at IS NULL RETURNING id"
+                }
+            outcome.revokedSessions += try await c.query(query, logger: logger).collect().count
+        case .withdrawApprovals(.ofDevice(let device, let user)):
+            try await c.query(
+                """
+                DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = \(user)
+                  AND (device_id = \(device) OR session_id IN (SELECT id FROM sessions WHERE device_id = \(device)))
+                """, logger: logger)
+        case .withdrawApprovals(.obtainedBy(let session)):
+            try await c.query("DELETE FROM approvals WHERE session_id = \(session) AND consumed_at IS NULL", logger: logger)
+        case .withdrawApprovals(.allOf(let user)):
+            try await c.query("DELETE FROM approvals WHERE user_id = \(user) AND consumed_at IS NULL", logger: logger)
+        case .appendAudit(let event):
+            try await appendAuditRow(event, c)
+        case .enqueueEvent(let e):
+            try await c.query(
+                """
+                INSERT INTO outbox (at, kind, user_id, device_id, reason, attempts, next_attempt_at)
+                VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), 0, \(e.at))
+                """, logger: logger)
         }
-        return .applied(revokedSessions: revoked)
     }
 
     /// Audit events and, for delivered kinds, their outbox rows (``WritePlan/audit(_:)``).
@@ -840,46 +811,6 @@ public final class PostgresStore: BioAuthStore {
             if let subject = keys[key] { counts[subject] = Int(count) }
         }
         return lockout.isLockedOut(counts, user: user)
-    }
-
-    private func countFailure(_ failure: FailureRecord, _ c: PostgresConnection) async throws -> [FailureSubject] {
-        var counts: [FailureSubject: Int] = [:]
-        for subject in failure.subjects {
-            let rows = try await c.query(
-                """
-                INSERT INTO counters (key, window_start, count) VALUES (\(subject.storageKey), \(failure.windowStart), 1)
-                ON CONFLICT (key) DO UPDATE SET
-                  count = CASE WHEN counters.window_start = EXCLUDED.window_start THEN counters.count + 1 ELSE 1 END,
-                  window_start = EXCLUDED.window_start
-                RETURNING count
-                """, logger: logger)
-            for try await count in rows.decode(Int32.self) { counts[subject] = Int(count) }
-        }
-        let locked = failure.newlyLocked(counts)
-        try await append([failure.audit] + locked.map(failure.lockoutEvent), c)
-        return locked
-    }
-
-    /// Session, device touch, counter reset and audit in one statement.
-    private func login(_ s: SessionRecord, clearing: [FailureSubject], audit e: AuditEvent, _ c: PostgresConnection) async throws {
-        let touched = s.kind == .device ? s.deviceID : nil
-        try await c.query(
-            """
-            WITH session AS (
-              INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash)
-              VALUES (\(s.tokenHash), \(s.id), \(s.userID), \(s.deviceID), \(s.kind.rawValue), \(s.createdAt), \(s.expiresAt), \(s.revokedAt), \(s.refreshTokenHash))),
-            touched AS (UPDATE devices SET last_used_at = \(s.createdAt) WHERE id = \(touched)),
-            cleared AS (DELETE FROM counters WHERE key = ANY(\(clearing.map(\.storageKey)))),
-            outboxed AS (
-              INSERT INTO outbox (at, kind, user_id, device_id, reason, attempts, next_attempt_at)
-              SELECT \(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), 0, \(e.at) WHERE \(AuditKind.deliveredEvents.contains(e.kind)))
-            INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id)
-            VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID))
-            """, logger: logger)
-    }
-
-    private func clear(_ subjects: [FailureSubject], _ c: PostgresConnection) async throws {
-        try await c.query("DELETE FROM counters WHERE key = ANY(\(subjects.map(\.storageKey)))", logger: logger)
     }
 
     // MARK: Rows

@@ -18,7 +18,7 @@ import Logging
 /// | Request | Statements | Commits |
 /// |---|---|---|
 /// | `POST /login/challenge` (``issueChallenge(_:limits:)``) | 1 read (lockout counters and the outstanding challenges of this device and user), 1 insert | 1 |
-/// | `POST /login/finish` (``finishChallenge(id:lockout:verdict:)``) | 1 delete-returning, 1 read (device row and lockout counters), then session insert, device touch, counter delete (only for a counted subject), outbox insert, audit insert | 1 |
+/// | `POST /login/finish` (``consumeChallenge(id:lockout:decide:)``) | 1 delete-returning, 1 read (device row and lockout counters), then the login's plan: session insert, device touch, audit insert | 1 |
 /// | a failed verification | delete and read as above, then 1 upsert per subject (1–3), 1 audit insert per event | 1 |
 /// | `POST /login/password` | 1 user read, 1 counter read (no commit), then session insert, counter delete, audit insert | 1 |
 /// | bearer-token check | 1 join read | 0 |
@@ -179,15 +179,6 @@ public final class SQLiteStore: BioAuthStore {
 
     // MARK: Users
 
-    public func createUser(_ user: UserRecord, audit: AuditEvent) async throws {
-        try await writer.write { db in
-            try db.query(
-                "INSERT INTO users (id, password_salt, password_rounds, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                [.text(user.id), .blob(user.passwordSalt), .integer(user.passwordRounds), .blob(user.passwordHash), .date(user.createdAt)])
-            try db.append(audit)
-        }
-    }
-
     public func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await writer.read { db in
             let user = try db.query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map(Self.user)
@@ -239,59 +230,18 @@ public final class SQLiteStore: BioAuthStore {
         }
     }
 
-    public func finishChallenge(id: Data, lockout: LockoutQuery, verdict decide: @escaping @Sendable (TakenChallenge?) -> ChallengeVerdict) async throws -> RecordedVerdict {
+    public func consumeChallenge<Verdict: Sendable>(
+        id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
+    ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
         try await writer.write { db in
             var taken: TakenChallenge?
-            // Counters with a row in this window: clearing any other is a no-op, so it is skipped.
-            var counted: Set<FailureSubject> = []
             if let row = try db.query("DELETE FROM challenges WHERE id = ? RETURNING *", [.blob(id)]).first {
                 let challenge = try Self.challenge(row)
                 let state = try db.lockoutState(lockout, user: challenge.userID, device: challenge.deviceID, withDevice: true)
                 taken = TakenChallenge(challenge: challenge, device: state.device, lockedOut: state.lockedOut)
-                counted = state.counted
             }
-            let verdict = decide(taken)
-            switch verdict {
-            case .refused(let events):
-                for event in events { try db.append(event) }
-                return RecordedVerdict(verdict)
-            case .failed(let failure):
-                return RecordedVerdict(verdict, lockedSubjects: try db.countFailure(failure))
-            case .login(let session, let clearing, let audit):
-                try db.login(session, clearing: clearing.filter(counted.contains), audit: audit)
-                return RecordedVerdict(verdict)
-            case .enrolment(let device, let replacing, let audit):
-                if let requestID = taken?.challenge.enrolmentRequestID {
-                    let consumed = try db.query("DELETE FROM enrolment_requests WHERE id = ? AND approved_at IS NOT NULL RETURNING id", [.text(requestID)])
-                    guard !consumed.isEmpty else { return RecordedVerdict(verdict) }
-                }
-                if replacing {
-                    let updated = try db.query(
-                        "UPDATE devices SET public_key = ?, last_used_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING id",
-                        [.blob(device.publicKey), .date(device.createdAt), .text(device.id), .text(device.userID)])
-                    guard !updated.isEmpty else { return RecordedVerdict(verdict) }
-                    _ = try db.apply(WritePlan.replacedKey(deviceID: device.id, userID: device.userID, at: device.createdAt))
-                } else {
-                    try db.query(
-                        "INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [
-                            .text(device.id), .text(device.userID), .text(device.name), .blob(device.publicKey), .date(device.createdAt),
-                            .optionalDate(device.lastUsedAt), .optionalDate(device.revokedAt),
-                        ])
-                }
-                try db.append(audit)
-                return RecordedVerdict(verdict, device: try db.device(device.id))
-            case .approval(let a, let clearing, let audit):
-                try db.query(
-                    "INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        .blob(a.tokenHash), .text(a.userID), .text(a.deviceID), .blob(a.operationHash), .date(a.createdAt), .date(a.expiresAt), .optionalDate(a.consumedAt),
-                        .optionalText(a.sessionID),
-                    ])
-                try db.clear(clearing.filter(counted.contains))
-                try db.append(audit)
-                return RecordedVerdict(verdict)
-            }
+            let decision = decide(taken)
+            return (decision.verdict, try db.apply(decision.plan))
         }
     }
 
@@ -313,23 +263,6 @@ public final class SQLiteStore: BioAuthStore {
                 "DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < ?)", [.date(windowsBefore)])
             try db.query("DELETE FROM outbox WHERE at < ?", [.date(auditBefore)])
             return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests)
-        }
-    }
-
-    // MARK: Outcomes
-
-    public func recordFailure(_ failure: FailureRecord) async throws -> [FailureSubject] {
-        try await writer.write { db in try db.countFailure(failure) }
-    }
-
-    public func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], rehashed: UserRecord?, audit: AuditEvent) async throws {
-        try await writer.write { db in
-            if let u = rehashed {
-                try db.query(
-                    "UPDATE users SET password_salt = ?, password_rounds = ?, password_hash = ? WHERE id = ?",
-                    [.blob(u.passwordSalt), .integer(u.passwordRounds), .blob(u.passwordHash), .text(u.id)])
-            }
-            try db.login(session, clearing: clearing, audit: audit)
         }
     }
 
@@ -440,23 +373,7 @@ public final class SQLiteStore: BioAuthStore {
         }
     }
 
-    public func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) async throws {
-        try await writer.write { db in
-            try db.query("INSERT INTO signing_keys (id, private_key, created_at) VALUES (?, ?, ?)", [.text(key.id), .blob(key.privateKey), .date(key.createdAt)])
-            try db.append(audit)
-        }
-    }
-
     // MARK: API keys
-
-    public func createApiKey(_ key: ApiKeyRecord, audit: AuditEvent) async throws {
-        try await writer.write { db in
-            try db.query(
-                "INSERT INTO api_keys (id, name, secret_hash, scopes, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)",
-                [.text(key.id), .text(key.name), .blob(key.secretHash), .text(key.storedScopes), .date(key.createdAt), .optionalDate(key.revokedAt)])
-            try db.append(audit)
-        }
-    }
 
     public func apiKey(secretHash: Data) async throws -> ApiKeyRecord? {
         try await writer.read { db in try db.query("SELECT * FROM api_keys WHERE secret_hash = ?", [.blob(secretHash)]).first.map(Self.apiKey) }
@@ -531,10 +448,6 @@ public final class SQLiteStore: BioAuthStore {
     }
 
     // MARK: Audit
-
-    public func appendAudit(_ event: AuditEvent) async throws {
-        try await writer.write { db in try db.append(event) }
-    }
 
     public func auditEvents(userID: String?, limit: Int) async throws -> [AuditEvent] {
         try await writer.read { db in
@@ -624,51 +537,113 @@ extension SQLiteHandle {
     /// Runs a plan inside the current transaction: the guards, then each mutation's statement.
     fileprivate func apply(_ plan: WritePlan) throws -> PlanOutcome {
         for condition in plan.guards where try !holds(condition) { return .refused(condition) }
-        var revoked = 0
-        for mutation in plan.mutations {
-            switch mutation {
-            case .renameDevice(let id, let name):
-                try query("UPDATE devices SET name = ? WHERE id = ?", [.text(name), .text(id)])
-            case .insertEnrolmentRequest(let r):
-                try query(
+        var outcome = PlanOutcome.applied()
+        for mutation in plan.mutations { try run(mutation, into: &outcome) }
+        return outcome
+    }
+
+    private func run(_ mutation: WritePlan.Mutation, into outcome: inout PlanOutcome) throws {
+        switch mutation {
+        case .insertUser(let u):
+            try query(
+                "INSERT INTO users (id, password_salt, password_rounds, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
+                [.text(u.id), .blob(u.passwordSalt), .integer(u.passwordRounds), .blob(u.passwordHash), .date(u.createdAt)])
+        case .replacePassword(let u):
+            try query(
+                "UPDATE users SET password_salt = ?, password_rounds = ?, password_hash = ? WHERE id = ?",
+                [.blob(u.passwordSalt), .integer(u.passwordRounds), .blob(u.passwordHash), .text(u.id)])
+        case .insertSession(let s, let touched):
+            try query(
+                "INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    .blob(s.tokenHash), .text(s.id), .text(s.userID), .optionalText(s.deviceID), .text(s.kind.rawValue), .date(s.createdAt), .date(s.expiresAt),
+                    .optionalDate(s.revokedAt), .optionalBlob(s.refreshTokenHash),
+                ])
+            if let touched { try query("UPDATE devices SET last_used_at = ? WHERE id = ?", [.date(s.createdAt), .text(touched)]) }
+        case .clearFailures(let subjects):
+            guard !subjects.isEmpty else { return }
+            let placeholders = Array(repeating: "?", count: subjects.count).joined(separator: ", ")
+            try query("DELETE FROM counters WHERE key IN (\(placeholders))", subjects.map { .text($0.storageKey) })
+        case .countFailure(let failure):
+            var counts: [FailureSubject: Int] = [:]
+            for subject in failure.subjects {
+                counts[subject] = try query(
                     """
-                    INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at, approved_at, approved_by_device, recovery_code_hash, recovery_attempts)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO counters (key, window_start, count) VALUES (?, ?, 1)
+                    ON CONFLICT (key) DO UPDATE SET
+                      count = CASE WHEN counters.window_start = excluded.window_start THEN counters.count + 1 ELSE 1 END,
+                      window_start = excluded.window_start
+                    RETURNING count
                     """,
-                    [
-                        .text(r.id), .text(r.userID), .text(r.deviceID), .text(r.name), .blob(r.publicKey), .integer(r.replacing ? 1 : 0), .text(r.sessionID),
-                        .date(r.createdAt), .date(r.expiresAt), .optionalDate(r.approvedAt), .optionalText(r.approvedByDevice), .optionalBlob(r.recoveryCodeHash),
-                        .integer(r.recoveryAttempts),
-                    ])
-            case .revokeApiKey(let id, let at):
-                try query("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(at), .text(id)])
-            case .revokeDevice(let id, let at):
-                try query("UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(at), .text(id)])
-            case .revokeSessions(let sessions, let at):
-                let (condition, binds): (String, [SQLValue]) =
-                    switch sessions {
-                    case .one(let id, let user): ("id = ? AND user_id = ?", [.text(id), .text(user)])
-                    case .openedBy(let device, let user): ("device_id = ? AND user_id = ?", [.text(device), .text(user)])
-                    case .allOf(let user): ("user_id = ?", [.text(user)])
-                    }
-                revoked += try query("UPDATE sessions SET revoked_at = ? WHERE \(condition) AND revoked_at IS NULL RETURNING id", [.date(at)] + binds).count
-            case .withdrawApprovals(.ofDevice(let device, let user)):
-                try query(
-                    "DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = ? AND (device_id = ? OR session_id IN (SELECT id FROM sessions WHERE device_id = ?))",
-                    [.text(user), .text(device), .text(device)])
-            case .withdrawApprovals(.obtainedBy(let session)):
-                try query("DELETE FROM approvals WHERE session_id = ? AND consumed_at IS NULL", [.text(session)])
-            case .withdrawApprovals(.allOf(let user)):
-                try query("DELETE FROM approvals WHERE user_id = ? AND consumed_at IS NULL", [.text(user)])
-            case .appendAudit(let event):
-                try appendAuditRow(event)
-            case .enqueueEvent(let e):
-                try query(
-                    "INSERT INTO outbox (at, kind, user_id, device_id, reason, attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, 0, ?)",
-                    [.date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .date(e.at)])
+                    [.text(subject.storageKey), .date(failure.windowStart)]
+                ).first?.int("count")
             }
+            let consequences = failure.consequences(ofCounts: counts)
+            outcome.lockedSubjects += consequences.locked
+            for mutation in consequences.plan.mutations { try run(mutation, into: &outcome) }
+        case .insertDevice(let d):
+            try query(
+                "INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    .text(d.id), .text(d.userID), .text(d.name), .blob(d.publicKey), .date(d.createdAt), .optionalDate(d.lastUsedAt), .optionalDate(d.revokedAt),
+                ])
+        case .replaceDeviceKey(let id, let key, let at):
+            try query("UPDATE devices SET public_key = ?, last_used_at = ? WHERE id = ?", [.blob(key), .date(at), .text(id)])
+        case .insertApproval(let a):
+            try query(
+                "INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    .blob(a.tokenHash), .text(a.userID), .text(a.deviceID), .blob(a.operationHash), .date(a.createdAt), .date(a.expiresAt), .optionalDate(a.consumedAt),
+                    .optionalText(a.sessionID),
+                ])
+        case .deleteEnrolmentRequest(let id):
+            try query("DELETE FROM enrolment_requests WHERE id = ?", [.text(id)])
+        case .insertApiKey(let k):
+            try query(
+                "INSERT INTO api_keys (id, name, secret_hash, scopes, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [.text(k.id), .text(k.name), .blob(k.secretHash), .text(k.storedScopes), .date(k.createdAt), .optionalDate(k.revokedAt)])
+        case .insertSigningKey(let k):
+            try query("INSERT INTO signing_keys (id, private_key, created_at) VALUES (?, ?, ?)", [.text(k.id), .blob(k.privateKey), .date(k.createdAt)])
+        case .renameDevice(let id, let name):
+            try query("UPDATE devices SET name = ? WHERE id = ?", [.text(name), .text(id)])
+        case .insertEnrolmentRequest(let r):
+            try query(
+                """
+                INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at, approved_at, approved_by_device, recovery_code_hash, recovery_attempts)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(r.id), .text(r.userID), .text(r.deviceID), .text(r.name), .blob(r.publicKey), .integer(r.replacing ? 1 : 0), .text(r.sessionID),
+                    .date(r.createdAt), .date(r.expiresAt), .optionalDate(r.approvedAt), .optionalText(r.approvedByDevice), .optionalBlob(r.recoveryCodeHash),
+                    .integer(r.recoveryAttempts),
+                ])
+        case .revokeApiKey(let id, let at):
+            try query("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(at), .text(id)])
+        case .revokeDevice(let id, let at):
+            try query("UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(at), .text(id)])
+        case .revokeSessions(let sessions, let at):
+            let (condition, binds): (String, [SQLValue]) =
+                switch sessions {
+                case .one(let id, let user): ("id = ? AND user_id = ?", [.text(id), .text(user)])
+                case .openedBy(let device, let user): ("device_id = ? AND user_id = ?", [.text(device), .text(user)])
+                case .allOf(let user): ("user_id = ?", [.text(user)])
+                }
+            outcome.revokedSessions += try query("UPDATE sessions SET revoked_at = ? WHERE \(condition) AND revoked_at IS NULL RETURNING id", [.date(at)] + binds).count
+        case .withdrawApprovals(.ofDevice(let device, let user)):
+            try query(
+                "DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = ? AND (device_id = ? OR session_id IN (SELECT id FROM sessions WHERE device_id = ?))",
+                [.text(user), .text(device), .text(device)])
+        case .withdrawApprovals(.obtainedBy(let session)):
+            try query("DELETE FROM approvals WHERE session_id = ? AND consumed_at IS NULL", [.text(session)])
+        case .withdrawApprovals(.allOf(let user)):
+            try query("DELETE FROM approvals WHERE user_id = ? AND consumed_at IS NULL", [.text(user)])
+        case .appendAudit(let event):
+            try appendAuditRow(event)
+        case .enqueueEvent(let e):
+            try query(
+                "INSERT INTO outbox (at, kind, user_id, device_id, reason, attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, 0, ?)",
+                [.date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .date(e.at)])
         }
-        return .applied(revokedSessions: revoked)
     }
 
     private func holds(_ condition: WritePlan.Guard) throws -> Bool {
@@ -678,6 +653,7 @@ extension SQLiteHandle {
             case .ownedDevice(let id, let user): ("SELECT 1 FROM devices WHERE id = ? AND user_id = ?", [.text(id), .text(user)])
             case .activeSession(let id, let user): ("SELECT 1 FROM sessions WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
             case .activeApiKey(let id): ("SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL", [.text(id)])
+            case .approvedEnrolmentRequest(let id): ("SELECT 1 FROM enrolment_requests WHERE id = ? AND approved_at IS NOT NULL", [.text(id)])
             case .fewerPendingEnrolmentRequests(let user, let limit, let now):
                 // The single writer serialises transactions: the count cannot change before the insert.
                 (
@@ -729,7 +705,7 @@ extension SQLiteHandle {
     /// unexpired challenges of `device` at `now` and the row of `device`.
     fileprivate func lockoutState(
         _ lockout: LockoutQuery, user: String?, device: String?, outstandingAt now: Date? = nil, withDevice: Bool = false
-    ) throws -> (lockedOut: Bool, outstanding: Int, device: DeviceRecord?, counted: Set<FailureSubject>) {
+    ) throws -> (lockedOut: Bool, outstanding: Int, device: DeviceRecord?) {
         let subjects = lockout.subjects(user: user).map(\.subject)
         var columns = subjects.indices.map { "(SELECT count FROM counters WHERE key = ? AND window_start = ?) AS c\($0)" }
         var binds: [SQLValue] = subjects.flatMap { [SQLValue.text($0.storageKey), .date(lockout.windowStart)] }
@@ -748,46 +724,6 @@ extension SQLiteHandle {
         for (index, subject) in subjects.enumerated() { counts[subject] = try row.optionalInt("c\(index)") }
         let outstanding = now != nil && device != nil ? try row.int("outstanding") : 0
         let stored = try withDevice && row.optionalString("id") != nil ? SQLiteStore.device(row) : nil
-        return (lockout.isLockedOut(counts, user: user), outstanding, stored, Set(counts.keys))
-    }
-
-    fileprivate func countFailure(_ failure: FailureRecord) throws -> [FailureSubject] {
-        var counts: [FailureSubject: Int] = [:]
-        for subject in failure.subjects {
-            counts[subject] = try query(
-                """
-                INSERT INTO counters (key, window_start, count) VALUES (?, ?, 1)
-                ON CONFLICT (key) DO UPDATE SET
-                  count = CASE WHEN counters.window_start = excluded.window_start THEN counters.count + 1 ELSE 1 END,
-                  window_start = excluded.window_start
-                RETURNING count
-                """,
-                [.text(subject.storageKey), .date(failure.windowStart)]
-            ).first?.int("count")
-        }
-        let locked = failure.newlyLocked(counts)
-        try append(failure.audit)
-        for subject in locked { try append(failure.lockoutEvent(subject)) }
-        return locked
-    }
-
-    fileprivate func login(_ s: SessionRecord, clearing: [FailureSubject], audit: AuditEvent) throws {
-        try query(
-            "INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                .blob(s.tokenHash), .text(s.id), .text(s.userID), .optionalText(s.deviceID), .text(s.kind.rawValue), .date(s.createdAt), .date(s.expiresAt),
-                .optionalDate(s.revokedAt), .optionalBlob(s.refreshTokenHash),
-            ])
-        if s.kind == .device, let deviceID = s.deviceID {
-            try query("UPDATE devices SET last_used_at = ? WHERE id = ?", [.date(s.createdAt), .text(deviceID)])
-        }
-        try clear(clearing)
-        try append(audit)
-    }
-
-    fileprivate func clear(_ subjects: [FailureSubject]) throws {
-        guard !subjects.isEmpty else { return }
-        let placeholders = Array(repeating: "?", count: subjects.count).joined(separator: ", ")
-        try query("DELETE FROM counters WHERE key IN (\(placeholders))", subjects.map { .text($0.storageKey) })
+        return (lockout.isLockedOut(counts, user: user), outstanding, stored)
     }
 }

@@ -69,12 +69,21 @@ public struct StoreConformance: Sendable {
         return false
     }
 
-    /// Takes a challenge and records `verdict` for it.
+    /// Takes a challenge and applies the plan `decide` makes of it.
     @discardableResult
-    func finish(_ store: any BioAuthStore, _ id: Data, lockout: LockoutQuery? = nil, _ verdict: @escaping @Sendable (TakenChallenge?) -> ChallengeVerdict)
-        async throws -> RecordedVerdict
+    func finish(_ store: any BioAuthStore, _ id: Data, lockout: LockoutQuery? = nil, _ decide: @escaping @Sendable (TakenChallenge?) -> WritePlan)
+        async throws -> PlanOutcome
     {
-        try await store.finishChallenge(id: id, lockout: lockout ?? self.lockout(), verdict: verdict)
+        try await store.consumeChallenge(id: id, lockout: lockout ?? self.lockout()) { taken in ((), decide(taken)) }.outcome
+    }
+
+    /// Applies an enrolment's plan through the challenge and returns the device as stored (nil if the plan was refused).
+    func enrolled(_ store: any BioAuthStore, _ challenge: ChallengeRecord, _ device: DeviceRecord, replacing: Bool) async throws -> DeviceRecord? {
+        let outcome = try await finish(store, challenge.id) { _ in
+            .enrolment(
+                device, replacing: replacing, approvedRequest: challenge.enrolmentRequestID, audit: self.event("device.enrolled", user: device.userID, device: device.id))
+        }
+        return outcome.wasApplied ? try await store.device(id: device.id) : nil
     }
 
     /// Enrols a device through a registration challenge, as the service does.
@@ -82,7 +91,7 @@ public struct StoreConformance: Sendable {
     func enrol(_ store: any BioAuthStore, _ device: DeviceRecord, replacing: Bool = false) async throws -> DeviceRecord? {
         let registration = challenge(.registration(publicKey: device.publicKey, deviceName: device.name, replacing: replacing), user: device.userID, device: device.id)
         try require(try await store.issueChallenge(registration, limits: limits()) == .issued, "enrol: challenge issued")
-        return try await finish(store, registration.id) { _ in .enrolment(device, replacing: replacing, audit: self.event("device.enrolled", user: device.userID, device: device.id)) }.device
+        return try await enrolled(store, registration, device, replacing: replacing)
     }
 
     func session(_ id: String, device: String?, user: String = "alice") -> SessionRecord {
@@ -95,8 +104,8 @@ public struct StoreConformance: Sendable {
 
     public func users(_ store: any BioAuthStore) async throws {
         let user = UserRecord(id: "alice", passwordSalt: Data([1]), passwordRounds: 7, passwordHash: Data([2, 3]), createdAt: t0)
-        try await store.createUser(user, audit: event("user.created"))
-        try require(await isDuplicate { try await store.createUser(user, audit: self.event("user.created")) }, "users: duplicate insert")
+        _ = try await store.apply(.createUser(user, audit: event("user.created")))
+        try require(await isDuplicate { _ = try await store.apply(.createUser(user, audit: self.event("user.created"))) }, "users: duplicate insert")
         try require(try await store.passwordLoginState(username: "alice", lockout: lockout()) == PasswordLoginState(user: user, lockedOut: false), "users: round trip")
         try require(try await store.passwordLoginState(username: "bob", lockout: lockout()).user == nil, "users: unknown")
         try require(try await store.auditEvents(userID: "alice", limit: 10).map(\.kind) == ["user.created"], "users: audit written once, with the row")
@@ -104,7 +113,7 @@ public struct StoreConformance: Sendable {
         stronger.passwordSalt = Data([9])
         stronger.passwordRounds = 600_000
         stronger.passwordHash = Data([8, 8])
-        try await store.recordLogin(session("s-rehash", device: nil), clearing: [], rehashed: stronger, audit: event("password.login.succeeded"))
+        _ = try await store.apply(.login(session("s-rehash", device: nil), rehashed: stronger, audit: event("password.login.succeeded")))
         try require(try await store.passwordLoginState(username: "alice", lockout: lockout()).user == stronger, "users: rehashed at login")
     }
 
@@ -119,11 +128,11 @@ public struct StoreConformance: Sendable {
             try require(try await store.issueChallenge(record, limits: limits(10)) == .issued, "challenges: issue \(binding.purpose)")
             let seen = Captured<TakenChallenge?>()
             try await finish(store, record.id) { taken in
-                seen.set(taken); return .refused([])
+                seen.set(taken); return .events([])
             }
             try require(seen.value??.challenge == record, "challenges: \(binding.purpose) round trip")
             try await finish(store, record.id) { taken in
-                seen.set(taken); return .refused([])
+                seen.set(taken); return .events([])
             }
             try require(seen.value == .some(nil), "challenges: consumed once")
         }
@@ -160,7 +169,7 @@ public struct StoreConformance: Sendable {
                 group.addTask {
                     let seen = Captured<TakenChallenge?>()
                     try await self.finish(store, record.id) { taken in
-                        seen.set(taken); return .refused([])
+                        seen.set(taken); return .events([])
                     }
                     return seen.value! != nil
                 }
@@ -175,15 +184,15 @@ public struct StoreConformance: Sendable {
         func failure(user: String? = "alice", _ query: LockoutQuery? = nil) -> FailureRecord {
             FailureRecord(.badPassword, lockout: query ?? self.lockout(limit: 3), user: user, audit: event("password.login.failed", user: user))
         }
-        try require(try await store.recordFailure(failure()) == [], "failures: first")
-        try require(try await store.recordFailure(failure(user: "bob")) == [], "failures: second (client)")
-        let locked = try await store.recordFailure(failure())
+        try require(try await store.apply(.failure(failure())).lockedSubjects == [], "failures: first")
+        try require(try await store.apply(.failure(failure(user: "bob"))).lockedSubjects == [], "failures: second (client)")
+        let locked = try await store.apply(.failure(failure())).lockedSubjects
         try require(Set(locked) == [.client(query.client)], "failures: the client reaches its limit first", "\(locked)")
         try require(try await store.issueChallenge(challenge(.login), limits: ChallengeLimits(outstandingPerDevice: 5, now: t0, lockout: query)) == .lockedOut, "failures: issue refuses")
         try require(try await store.passwordLoginState(username: "alice", lockout: query).lockedOut, "failures: password state locked")
         let other = lockout(client: "198.51.100.1", limit: 3)
         try require(!(try await store.passwordLoginState(username: "carol", lockout: other).lockedOut), "failures: another client and user are free")
-        let locked2 = try await store.recordFailure(failure(other))
+        let locked2 = try await store.apply(.failure(failure(other))).lockedSubjects
         try require(locked2 == [.password("alice")], "failures: the user's password counter reaches its limit", "\(locked2)")
         try require(try await store.passwordLoginState(username: "alice", lockout: other).lockedOut, "failures: the user is locked for every client")
         // A signature request (no password limit) from a fresh address is not locked by password failures.
@@ -194,7 +203,7 @@ public struct StoreConformance: Sendable {
         let next = lockout(t0.addingTimeInterval(300), limit: 3)
         try require(!(try await store.passwordLoginState(username: "alice", lockout: next).lockedOut), "failures: a new window starts from zero")
         // A login clears the named counters, in the same transaction.
-        try await store.recordLogin(session("s-clear", device: nil), clearing: [.password("alice")], rehashed: nil, audit: event("password.login.succeeded"))
+        _ = try await store.apply(.login(session("s-clear", device: nil), clearing: [.password("alice")], audit: event("password.login.succeeded")))
         try require(!(try await store.passwordLoginState(username: "alice", lockout: other).lockedOut), "failures: login clears the user's counter")
         let events = try await store.auditEvents(userID: "alice", limit: 20)
         let failed = events.filter { $0.kind == "password.login.failed" }.map(\.count).reduce(0, +)
@@ -202,7 +211,7 @@ public struct StoreConformance: Sendable {
         // Concurrent failures: exactly one reaches the limit.
         let many = lockout(client: "192.0.2.1", limit: 25)
         let reached = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<50 { group.addTask { try await store.recordFailure(failure(user: nil, many)).count } }
+            for _ in 0..<50 { group.addTask { try await store.apply(.failure(failure(user: nil, many))).lockedSubjects.count } }
             return try await group.reduce(0, +)
         }
         try require(reached == 1, "failures: concurrent increments are atomic", "\(reached) saw the limit")
@@ -212,7 +221,7 @@ public struct StoreConformance: Sendable {
         let phone = DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4, 5]), createdAt: t0)
         try require(try await enrol(store, phone) == phone, "verdicts: enrolment inserts the device")
         // A login: session, device touched, counters cleared, audit — together.
-        _ = try await store.recordFailure(FailureRecord(.badSignature, lockout: lockout(), user: "alice", audit: event("login.failed")))
+        _ = try await store.apply(.failure(FailureRecord(.badSignature, lockout: lockout(), user: "alice", audit: event("login.failed")))).lockedSubjects
         let login = challenge(.login)
         _ = try await store.issueChallenge(login, limits: limits())
         let later = t0.addingTimeInterval(30)
@@ -228,10 +237,10 @@ public struct StoreConformance: Sendable {
         // A failed verification: counters and audit.
         let bad = challenge(.login)
         _ = try await store.issueChallenge(bad, limits: limits())
-        try await finish(store, bad.id) { _ in .failed(FailureRecord(.badSignature, lockout: self.lockout(limit: 1), user: "alice", audit: self.event("login.failed"))) }
+        try await finish(store, bad.id) { _ in .failure(FailureRecord(.badSignature, lockout: self.lockout(limit: 1), user: "alice", audit: self.event("login.failed"))) }
         try require(try await store.passwordLoginState(username: "alice", lockout: lockout(limit: 1)).lockedOut, "verdicts: failure counted")
         // Re-enrolment of an active device: key replaced, the device's sessions revoked.
-        try await store.recordLogin(self.session("s-after", device: "d1"), clearing: [], rehashed: nil, audit: event("login.succeeded"))
+        _ = try await store.apply(.login(self.session("s-after", device: "d1"), audit: event("login.succeeded")))
         var rekeyed = phone
         rekeyed.publicKey = Data([8])
         rekeyed.createdAt = t0.addingTimeInterval(40)
@@ -255,7 +264,7 @@ public struct StoreConformance: Sendable {
         try require(try await store.devices(userID: "alice").map(\.id) == ["d1", "d2"], "devices: list in creation order")
         try require(try await store.apply(.renameDevice(id: "d1", userID: "alice", name: "Work phone", audit: event("device.renamed"))).wasApplied, "devices: rename")
         try require(!(try await store.apply(.renameDevice(id: "d3", userID: "alice", name: "x", audit: event("device.renamed"))).wasApplied), "devices: rename another user's")
-        try await store.recordLogin(session("s1", device: "d1"), clearing: [], rehashed: nil, audit: event("login.succeeded"))
+        _ = try await store.apply(.login(session("s1", device: "d1"), audit: event("login.succeeded")))
         try require(try await store.apply(.revokeDevice(id: "d1", userID: "alice", at: t0.addingTimeInterval(9), audit: event("device.revoked"))).wasApplied, "devices: revoke")
         try require(!(try await store.apply(.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked"))).wasApplied), "devices: revoke twice")
         try require(!(try await store.apply(.revokeDevice(id: "d3", userID: "alice", at: t0, audit: event("device.revoked"))).wasApplied), "devices: revoke another user's")
@@ -273,7 +282,7 @@ public struct StoreConformance: Sendable {
     public func sessions(_ store: any BioAuthStore) async throws {
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
         for (id, device) in [("s1", nil), ("s22", "d1"), ("s333", "gone")] as [(String, String?)] {
-            try await store.recordLogin(session(id, device: device), clearing: [], rehashed: nil, audit: event("login.succeeded"))
+            _ = try await store.apply(.login(session(id, device: device), audit: event("login.succeeded")))
         }
         try require(try await store.session(tokenHash: session("s22", device: "d1").tokenHash) == SessionState(session: session("s22", device: "d1"), deviceActive: true), "sessions: round trip")
         try require(try await store.session(tokenHash: session("s1", device: nil).tokenHash)?.deviceActive == true, "sessions: primary sessions have no device")
@@ -318,8 +327,8 @@ public struct StoreConformance: Sendable {
         func hash(_ byte: UInt8) -> Data { Data(repeating: byte, count: 32) }
         var live = session("s1", device: "d1")
         live.refreshTokenHash = hash(1)
-        try await store.recordLogin(live, clearing: [], rehashed: nil, audit: event("login.succeeded"))
-        try await store.recordLogin(session("s22", device: nil), clearing: [], rehashed: nil, audit: event("login.succeeded"))
+        _ = try await store.apply(.login(live, audit: event("login.succeeded")))
+        _ = try await store.apply(.login(session("s22", device: nil), audit: event("login.succeeded")))
         try require(try await store.session(id: "s1") == SessionState(session: live, deviceActive: true), "refresh: a session by id, with its refresh hash")
         try require(try await store.session(id: "nope") == nil, "refresh: unknown session id")
         let rotated = event("token.refreshed", user: nil), reused = event("token.refresh.reused", user: nil)
@@ -345,7 +354,7 @@ public struct StoreConformance: Sendable {
 
         var ending = session("s333", device: "d1")
         ending.refreshTokenHash = hash(40)
-        try await store.recordLogin(ending, clearing: [], rehashed: nil, audit: event("login.succeeded"))
+        _ = try await store.apply(.login(ending, audit: event("login.succeeded")))
         try require(try await rotate(40, to: 41, at: 3600) == .refused, "refresh: an expired session refreshes nothing")
         let audit = try await store.auditEvents(userID: "alice", limit: 100).map(\.kind)
         try require(audit.filter { $0 == "token.refreshed" }.count == 2, "refresh: rotations audited about the user", "\(audit)")
@@ -359,10 +368,10 @@ public struct StoreConformance: Sendable {
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
         var login = session("s1", device: "d1")
         login.createdAt = t0
-        try await store.recordLogin(login, clearing: [], rehashed: nil, audit: event("login.succeeded", device: "d1"))
-        try await store.recordLogin(session("s22", device: nil), clearing: [], rehashed: nil, audit: event("password.login.succeeded"))
+        _ = try await store.apply(.login(login, audit: event("login.succeeded", device: "d1")))
+        _ = try await store.apply(.login(session("s22", device: nil), audit: event("password.login.succeeded")))
         _ = try await store.apply(.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked", device: "d1"))).wasApplied
-        try await store.appendAudit(event("device.renamed", device: "d1"))
+        _ = try await store.apply(.events([event("device.renamed", device: "d1")]))
         let lease = t0.addingTimeInterval(30)
         let first = try await store.claimOutbox(now: t0, leaseUntil: lease, limit: 2)
         try require(first.map(\.event.kind) == ["device.enrolled", "login.succeeded"], "outbox: delivered kinds, in order, up to the limit", "\(first.map(\.event.kind))")
@@ -394,9 +403,9 @@ public struct StoreConformance: Sendable {
         try require(try await store.signingKeys().isEmpty, "signing keys: none at first")
         let second = SigningKeyRecord(id: "k2", privateKey: Data(repeating: 2, count: 32), createdAt: t0.addingTimeInterval(10))
         let first = SigningKeyRecord(id: "k1", privateKey: Data(repeating: 1, count: 32), createdAt: t0)
-        try await store.addSigningKey(second, audit: event("signingkey.added", user: nil))
-        try await store.addSigningKey(first, audit: event("signingkey.added", user: nil))
-        try require(await isDuplicate { try await store.addSigningKey(first, audit: self.event("signingkey.added", user: nil)) }, "signing keys: duplicate id")
+        _ = try await store.apply(.addSigningKey(second, audit: event("signingkey.added", user: nil)))
+        _ = try await store.apply(.addSigningKey(first, audit: event("signingkey.added", user: nil)))
+        try require(await isDuplicate { _ = try await store.apply(.addSigningKey(first, audit: self.event("signingkey.added", user: nil))) }, "signing keys: duplicate id")
         try require(try await store.signingKeys() == [first, second], "signing keys: oldest first, as given")
     }
 
@@ -406,10 +415,10 @@ public struct StoreConformance: Sendable {
         func key(_ id: String, _ hash: UInt8, scopes: Set<ApiKeyScope> = [.approvals], at offset: TimeInterval = 0) -> ApiKeyRecord {
             ApiKeyRecord(id: id, name: "backend " + id, secretHash: Data(repeating: hash, count: 32), scopes: scopes, createdAt: t0.addingTimeInterval(offset))
         }
-        try await store.createApiKey(key("k2", 2, scopes: Set(ApiKeyScope.all), at: 1), audit: event("apikey.created", user: nil))
-        try await store.createApiKey(key("k1", 1, scopes: []), audit: event("apikey.created", user: nil))
-        try require(await isDuplicate { try await store.createApiKey(key("k1", 3), audit: self.event("apikey.created", user: nil)) }, "api keys: duplicate id")
-        try require(await isDuplicate { try await store.createApiKey(key("k3", 2), audit: self.event("apikey.created", user: nil)) }, "api keys: duplicate secret")
+        _ = try await store.apply(.createApiKey(key("k2", 2, scopes: Set(ApiKeyScope.all), at: 1), audit: event("apikey.created", user: nil)))
+        _ = try await store.apply(.createApiKey(key("k1", 1, scopes: []), audit: event("apikey.created", user: nil)))
+        try require(await isDuplicate { _ = try await store.apply(.createApiKey(key("k1", 3), audit: self.event("apikey.created", user: nil))) }, "api keys: duplicate id")
+        try require(await isDuplicate { _ = try await store.apply(.createApiKey(key("k3", 2), audit: self.event("apikey.created", user: nil))) }, "api keys: duplicate secret")
         try require(try await store.apiKey(secretHash: Data(repeating: 2, count: 32)) == key("k2", 2, scopes: Set(ApiKeyScope.all), at: 1), "api keys: round trip")
         try require(try await store.apiKey(secretHash: Data(repeating: 1, count: 32))?.scopes == [], "api keys: no scopes")
         try require(try await store.apiKey(secretHash: Data(repeating: 9, count: 32)) == nil, "api keys: unknown secret")
@@ -479,7 +488,7 @@ public struct StoreConformance: Sendable {
             registration.enrolmentRequestID = requestID
             try require(try await store.issueChallenge(registration, limits: limits()) == .issued, "requests: challenge issued")
             let device = DeviceRecord(id: device, userID: "alice", name: "Pad", publicKey: key, createdAt: t0)
-            return try await finish(store, registration.id) { _ in .enrolment(device, replacing: false, audit: self.event("device.enrolled", device: device.id)) }.device
+            return try await enrolled(store, registration, device, replacing: false)
         }
         try require(try await enrolThrough("r22", device: "d3") == nil, "requests: an unapproved request enrols nothing")
         try require(try await store.device(id: "d3") == nil, "requests: nothing written for it")
@@ -514,7 +523,7 @@ public struct StoreConformance: Sendable {
     /// limit through; a refusal counts nothing; the run outlives the window and backs off; a
     /// successful login clears both counters.
     public func passwordAttempts(_ store: any BioAuthStore) async throws {
-        try await store.createUser(UserRecord(id: "alice", passwordSalt: Data([1]), passwordRounds: 7, passwordHash: Data([2]), createdAt: t0), audit: event("user.created"))
+        _ = try await store.apply(.createUser(UserRecord(id: "alice", passwordSalt: Data([1]), passwordRounds: 7, passwordHash: Data([2]), createdAt: t0), audit: event("user.created")))
         let run = PasswordRunPolicy(threshold: 5, base: 60, cap: 600, maximum: 8)
         let raced = try await withThrowingTaskGroup(of: Bool.self) { group in
             for n in 0..<20 {
@@ -540,8 +549,9 @@ public struct StoreConformance: Sendable {
         let after = try await store.beginPasswordAttempt(username: "alice", lockout: second, run: run, now: next.addingTimeInterval(60))
         try require(after.refusedUntil == nil, "password attempts: admitted when the back-off ends")
 
-        try await store.recordLogin(
-            session("p", device: nil), clearing: [.password("alice"), .passwordRun("alice")], rehashed: nil, audit: event("password.login.succeeded"))
+        _ = try await store.apply(
+            .login(
+                session("p", device: nil), clearing: [.password("alice"), .passwordRun("alice")], audit: event("password.login.succeeded")))
         for _ in 0..<3 {
             let fresh = try await store.beginPasswordAttempt(username: "alice", lockout: second, run: run, now: next.addingTimeInterval(61))
             try require(fresh.refusedUntil == nil, "password attempts: a success clears the window and the run")
@@ -560,7 +570,7 @@ public struct StoreConformance: Sendable {
         for (id, device, user) in [("p1", nil, "alice"), ("s-d1", "d1", "alice"), ("s-d2", "d2", "alice"), ("p2", nil, "alice"), ("b1", nil, "bob")]
             as [(String, String?, String)]
         {
-            try await store.recordLogin(session(id, device: device, user: user), clearing: [], rehashed: nil, audit: event("login.succeeded", user: user))
+            _ = try await store.apply(.login(session(id, device: device, user: user), audit: event("login.succeeded", user: user)))
         }
         func grant(_ token: UInt8, device: String, session: String, user: String = "alice") async throws {
             let step = challenge(user: user, device: device)
@@ -630,10 +640,10 @@ public struct StoreConformance: Sendable {
         func failure(_ at: TimeInterval, client: String = "c1", kind: String = "login.failed") -> AuditEvent {
             AuditEvent(at: t0.addingTimeInterval(at), kind: kind, userID: "alice", deviceID: "d1", reason: "badSignature", clientAddress: client, requestID: "q\(at)")
         }
-        for second in 0..<50 { try await store.appendAudit(failure(Double(second))) }
-        try await store.appendAudit(failure(10, client: "c2"))
-        try await store.appendAudit(failure(200))  // more than a minute after the last: a new row
-        for _ in 0..<2 { try await store.appendAudit(failure(201, kind: "login.succeeded")) }  // successes never merge
+        for second in 0..<50 { _ = try await store.apply(.events([failure(Double(second))])) }
+        _ = try await store.apply(.events([failure(10, client: "c2")]))
+        _ = try await store.apply(.events([failure(200)]))  // more than a minute after the last: a new row
+        for _ in 0..<2 { _ = try await store.apply(.events([failure(201, kind: "login.succeeded")])) }  // successes never merge
         let rows = try await store.auditEvents(userID: nil, limit: 100)
         try require(rows.count == 5, "retention: identical failures within a minute are one row", "\(rows.map { "\($0.kind) \($0.clientAddress ?? "") ×\($0.count)" })")
         try require(rows.contains { $0.clientAddress == "c1" && $0.count == 50 && $0.at == t0.addingTimeInterval(49) }, "retention: the row counts them and keeps the latest time")
@@ -641,10 +651,12 @@ public struct StoreConformance: Sendable {
 
         // Counters: a past window goes, the current stays; a run stays until its retention.
         let old = LockoutQuery(windowStart: t0, client: "c1", clientLimit: 9, passwordLimit: 9)
-        try await store.createUser(UserRecord(id: "alice", passwordSalt: Data([1]), passwordRounds: 7, passwordHash: Data([2]), createdAt: t0), audit: event("user.created"))
+        _ = try await store.apply(.createUser(UserRecord(id: "alice", passwordSalt: Data([1]), passwordRounds: 7, passwordHash: Data([2]), createdAt: t0), audit: event("user.created")))
         _ = try await store.beginPasswordAttempt(username: "alice", lockout: old, run: PasswordRunPolicy(), now: t0)
-        _ = try await store.recordFailure(
-            FailureRecord(.badPassword, lockout: LockoutQuery(windowStart: t0, client: "c1", clientLimit: 9, passwordLimit: nil), user: nil, audit: event("password.login.failed")))
+        _ = try await store.apply(
+            .failure(
+                FailureRecord(.badPassword, lockout: LockoutQuery(windowStart: t0, client: "c1", clientLimit: 9, passwordLimit: nil), user: nil, audit: event("password.login.failed")))
+        ).lockedSubjects
         let step = challenge()
         _ = try await store.issueChallenge(step, limits: limits())
         let approval = ApprovalRecord(tokenHash: Data([1]), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
@@ -663,9 +675,9 @@ public struct StoreConformance: Sendable {
 
     public func audit(_ store: any BioAuthStore) async throws {
         for (index, user) in ["alice", "bob", "alice"].enumerated() {
-            try await store.appendAudit(AuditEvent(at: t0.addingTimeInterval(Double(index)), kind: "k\(index)", userID: user, deviceID: "d", reason: "r", clientAddress: "c", requestID: "q"))
+            _ = try await store.apply(.events([AuditEvent(at: t0.addingTimeInterval(Double(index)), kind: "k\(index)", userID: user, deviceID: "d", reason: "r", clientAddress: "c", requestID: "q")]))
         }
-        try await store.appendAudit(AuditEvent(at: t0, kind: "bare"))
+        _ = try await store.apply(.events([AuditEvent(at: t0, kind: "bare")]))
         try require(try await store.auditEvents(userID: nil, limit: 10).map(\.kind) == ["bare", "k2", "k1", "k0"], "audit: newest first")
         try require(try await store.auditEvents(userID: "alice", limit: 1).map(\.kind) == ["k2"], "audit: filter and limit")
         try require(

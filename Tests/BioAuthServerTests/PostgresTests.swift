@@ -43,7 +43,7 @@ struct PostgresTests {
             "INSERT INTO sessions (token_hash, id, user_id, kind, created_at, expires_at) VALUES ('\\x03', 's', 'u', 'admin', now(), now())", on: url)
         let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 1, passwordLimit: 1)
         await #expect(throws: StoreError(.corruptRow, detail: "challenges.operation_hash")) {
-            try await store.finishChallenge(id: Data([1]), lockout: lockout) { _ in .refused([]) }
+            try await store.consumeChallenge(id: Data([1]), lockout: lockout) { _ in ((), WritePlan()) }
         }
         await #expect(throws: StoreError(.corruptRow, detail: "sessions.kind")) { try await store.session(tokenHash: Data([3])) }
         try await store.close()

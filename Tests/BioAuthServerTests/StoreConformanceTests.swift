@@ -34,7 +34,7 @@ struct StoreConformanceTests {
                 group.addTask {
                     let user = UserRecord(id: id, passwordSalt: Data([1]), passwordRounds: 1, passwordHash: Data([2]), createdAt: Date(timeIntervalSince1970: 1))
                     do {
-                        try await store.createUser(user, audit: AuditEvent(at: Date(timeIntervalSince1970: 1), kind: "user.created", userID: id))
+                        _ = try await store.apply(.createUser(user, audit: AuditEvent(at: Date(timeIntervalSince1970: 1), kind: "user.created", userID: id)))
                         return (id, true)
                     } catch { return (id, (error as? StoreError)?.code == .duplicate ? false : true) }
                 }
@@ -58,11 +58,11 @@ struct StoreConformanceTests {
     @Test func aClosedSQLiteStoreAnswersUnavailable() async throws {
         let path = temporaryDatabasePath()
         let store = try await SQLiteStore.open(path: path)
-        try await store.appendAudit(AuditEvent(at: Date(timeIntervalSince1970: 5), kind: "kept", userID: "u"))
+        _ = try await store.apply(.events([AuditEvent(at: Date(timeIntervalSince1970: 5), kind: "kept", userID: "u")]))
         try await store.close()
         try await store.close()
         await #expect(throws: StoreError(.unavailable, detail: "sqlite store closed")) {
-            try await store.appendAudit(AuditEvent(at: Date(timeIntervalSince1970: 6), kind: "lost", userID: "u"))
+            _ = try await store.apply(.events([AuditEvent(at: Date(timeIntervalSince1970: 6), kind: "lost", userID: "u")]))
         }
         await #expect(throws: StoreError(.unavailable, detail: "sqlite store closed")) { try await store.auditEvents(userID: "u", limit: 10) }
         let reopened = try await SQLiteStore.open(path: path)
@@ -74,7 +74,7 @@ struct StoreConformanceTests {
     @Test func sqliteStoreSurvivesReopening() async throws {
         let path = temporaryDatabasePath()
         let first = try await SQLiteStore.open(path: path)
-        try await first.appendAudit(AuditEvent(at: Date(timeIntervalSince1970: 5), kind: "kept", userID: "u"))
+        _ = try await first.apply(.events([AuditEvent(at: Date(timeIntervalSince1970: 5), kind: "kept", userID: "u")]))
         try await first.close()
         let second = try await SQLiteStore.open(path: path)
         #expect(try await second.auditEvents(userID: "u", limit: 10).map(\.kind) == ["kept"])
@@ -100,7 +100,7 @@ struct StoreConformanceTests {
         let store = try await SQLiteStore.open(path: path)
         let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 1, passwordLimit: 1)
         await #expect(throws: StoreError(.corruptRow, detail: "challenges.operation_hash")) {
-            try await store.finishChallenge(id: Data([1]), lockout: lockout) { _ in .refused([]) }
+            try await store.consumeChallenge(id: Data([1]), lockout: lockout) { _ in ((), WritePlan()) }
         }
         await #expect(throws: StoreError(.corruptRow, detail: "sessions.kind")) { try await store.session(tokenHash: Data([3])) }
         try await store.close()

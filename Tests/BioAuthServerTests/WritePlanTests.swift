@@ -48,4 +48,43 @@ struct WritePlanTests {
         #expect(AuditKind.deliveredEvents.contains(AuditKind.deviceRevoked.description))
         #expect(!AuditKind.deliveredEvents.contains(AuditKind.loginFailed.description))
     }
+
+    @Test func aDeviceLoginMarksItsDeviceUsedAndAPrimaryLoginTouchesNoDevice() throws {
+        let device = SessionRecord(id: "s1", tokenHash: Data([1]), userID: "alice", deviceID: "d1", kind: .device, createdAt: at, expiresAt: at)
+        #expect(WritePlan.login(device, audit: event(.loginSucceeded)).mutations.first == .insertSession(device, touchingDevice: "d1"))
+        var grant = device
+        grant.kind = .enrolmentGrant
+        #expect(WritePlan.login(grant, audit: event(.loginSucceeded)).mutations.first == .insertSession(grant, touchingDevice: nil))
+        let password = WritePlan.login(grant, clearing: [.password("alice")], audit: event(.passwordLoginSucceeded))
+        #expect(password.mutations.contains(.clearFailures([.password("alice")])))
+        #expect(!WritePlan.login(device, audit: event(.loginSucceeded)).mutations.contains { if case .clearFailures = $0 { true } else { false } })
+    }
+
+    @Test func aReEnrolmentNeedsTheActiveDeviceAndWithdrawsWhatTheOldKeyOpened() {
+        let device = DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([7]), createdAt: at)
+        let rekey = WritePlan.enrolment(device, replacing: true, approvedRequest: "r1", audit: event(.deviceReenrolled))
+        #expect(rekey.guards == [.approvedEnrolmentRequest(id: "r1"), .activeDevice(id: "d1", userID: "alice")])
+        #expect(
+            Array(rekey.mutations.prefix(4)) == [
+                .deleteEnrolmentRequest(id: "r1"), .replaceDeviceKey(id: "d1", publicKey: Data([7]), at: at),
+                .withdrawApprovals(.ofDevice(id: "d1", userID: "alice")), .revokeSessions(.openedBy(deviceID: "d1", userID: "alice"), at: at),
+            ])
+        let first = WritePlan.enrolment(device, replacing: false, approvedRequest: nil, audit: event(.deviceEnrolled))
+        #expect(first.guards.isEmpty)
+        #expect(first.mutations.first == .insertDevice(device))
+    }
+
+    @Test func aFailureBecomesLockoutEventsExactlyWhenACounterReachesItsLimit() {
+        let lockout = LockoutQuery(windowStart: at, client: "c1", clientLimit: 3, passwordLimit: nil)
+        let failure = FailureRecord(.badSignature, lockout: lockout, user: nil, audit: event(.loginFailed))
+        #expect(WritePlan.failure(failure).mutations == [.countFailure(failure)])
+        let below = failure.consequences(ofCounts: [.client("c1"): 2])
+        #expect(below.locked.isEmpty)
+        #expect(below.plan.mutations == [.appendAudit(event(.loginFailed))])
+        let reached = failure.consequences(ofCounts: [.client("c1"): 3])
+        #expect(reached.locked == [.client("c1")])
+        let lockoutEvent = failure.lockoutEvent(.client("c1"))
+        #expect(reached.plan.mutations == [.appendAudit(event(.loginFailed)), .appendAudit(lockoutEvent), .enqueueEvent(lockoutEvent.delivered)])
+        #expect(failure.consequences(ofCounts: [.client("c1"): 4]).locked.isEmpty, "only the failure that reaches the limit reports it")
+    }
 }

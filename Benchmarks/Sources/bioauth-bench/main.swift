@@ -66,7 +66,9 @@ func seedThroughStore(_ store: any BioAuthStore, devices: Int, spki: Data) async
             userID: user, deviceID: id, nonce: Data(count: 32), createdAt: now, expiresAt: now.addingTimeInterval(60))
         _ = try await store.issueChallenge(challenge, limits: ChallengeLimits(outstandingPerDevice: 5, now: now, lockout: lockout))
         let device = DeviceRecord(id: id, userID: user, name: "d", publicKey: spki, createdAt: now)
-        _ = try await store.finishChallenge(id: challenge.id, lockout: lockout) { _ in .enrolment(device, replacing: false, audit: AuditEvent(at: now, kind: "seed")) }
+        _ = try await store.consumeChallenge(id: challenge.id, lockout: lockout) { _ in
+            ((), .enrolment(device, replacing: false, approvedRequest: nil, audit: AuditEvent(at: now, kind: "seed")))
+        }
         if ids.count < 1_000 { ids.append((user, id)) }
     }
     return ids

@@ -17,7 +17,7 @@ struct Account: Flow {
         let hash = try hashPassword(password, salt: salt, rounds: configuration.passwordRounds)
         let now = clock.now()
         let user = UserRecord(id: username, passwordSalt: salt, passwordRounds: configuration.passwordRounds, passwordHash: hash, createdAt: now)
-        do { try await store.createUser(user, audit: event(.userCreated, user: username, request: request)) } catch let error as StoreError
+        do { _ = try await store.apply(.createUser(user, audit: event(.userCreated, user: username, request: request))) } catch let error as StoreError
             where error.code == .duplicate
         {
             throw ServerError(.conflict, field: "username", detail: "exists")
@@ -53,7 +53,7 @@ struct Account: Flow {
             // The user's counters were counted already; the address is counted now.
             var failure = FailureRecord(reason, lockout: windows.lockout(client: request.clientAddress, at: now, factor: .signature), user: nil, audit: audited)
             failure.reachedEarlier = attempt.reached
-            let locked = try await run(request) { [failure] in try await self.store.recordFailure(failure) }
+            let locked = try await run(request) { [failure] in try await self.store.apply(.failure(failure)).lockedSubjects }
             throw failed(failure, locked: locked, request)
         }
         let (session, token) = newSession(user: username, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, at: now)
@@ -66,9 +66,10 @@ struct Account: Flow {
                 passwordHash: try hashPassword(password, salt: salt, rounds: configuration.passwordRounds), createdAt: user.createdAt)
         }
         try await run(request) { [rehashed] in
-            try await self.store.recordLogin(
+            let plan = WritePlan.login(
                 session, clearing: [.password(username), .passwordRun(username)], rehashed: rehashed,
                 audit: self.event(.passwordLoginSucceeded, user: username, request: request))
+            _ = try await self.store.apply(plan)
         }
         log(.passwordLoginSucceeded, user: username, request: request)
         return SessionGrant(token: token, session: session)
@@ -92,13 +93,13 @@ struct Account: Flow {
         guard let proven else {
             let failure = FailureRecord(
                 .primaryLoginRejected, lockout: lockout, user: nil, audit: event(.primaryLoginFailed, reason: FailureReason.primaryLoginRejected.description, request: request))
-            let locked = try await run(request) { [failure] in try await self.store.recordFailure(failure) }
+            let locked = try await run(request) { [failure] in try await self.store.apply(.failure(failure)).lockedSubjects }
             throw failed(failure, locked: locked, request)
         }
         let userID = try Validate.username(proven, field: "userId")
         let (session, token) = newSession(user: userID, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, at: now)
         let audit = event(.primaryLoginSucceeded, user: userID, request: request)
-        try await run(request) { try await self.store.recordLogin(session, clearing: [], rehashed: nil, audit: audit) }
+        _ = try await run(request) { try await self.store.apply(.login(session, audit: audit)) }
         log(audit)
         return SessionGrant(token: token, session: session)
     }
@@ -139,7 +140,7 @@ struct Account: Flow {
         try requireAccountSession(session)
         let audit = event(.sessionsRevoked, user: session.userID, device: session.deviceID, reason: AuditReason.allSessions.description, request: request)
         let plan = WritePlan.revokeSessions(userID: session.userID, at: clock.now(), audit: audit)
-        guard case .applied(let count) = try await run(request, { try await self.store.apply(plan) }) else { throw ServerError(.internalError) }
+        let count = try await run(request, { try await self.store.apply(plan) }).revokedSessions
         log(audit)
         return count
     }

@@ -11,7 +11,7 @@ struct Backend: Flow {
         let userID = try Validate.username(userID, field: "userId")
         let (session, token) = newSession(user: userID, device: nil, kind: .enrolmentGrant, ttl: configuration.enrolment.grantTTL, at: clock.now())
         let audit = event(.enrolmentGrantIssued, user: userID, request: request)
-        try await run(request) { try await self.store.recordLogin(session, clearing: [], rehashed: nil, audit: audit) }
+        _ = try await run(request) { try await self.store.apply(.login(session, audit: audit)) }
         log(audit)
         return SessionGrant(token: token, session: session)
     }
@@ -23,7 +23,7 @@ struct Backend: Flow {
             id: "key_" + SecretBytes.random(count: 8).data.map { String(format: "%02x", $0) }.joined(), name: name, secretHash: secret.hash, scopes: scopes,
             createdAt: clock.now())
         let audit = event(.apiKeyCreated, reason: record.id, request: request)
-        try await run(request) { try await self.store.createApiKey(record, audit: audit) }
+        _ = try await run(request) { try await self.store.apply(.createApiKey(record, audit: audit)) }
         log(audit)
         return (record, secret)
     }

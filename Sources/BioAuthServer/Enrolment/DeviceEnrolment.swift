@@ -63,18 +63,26 @@ struct DeviceEnrolment: Flow {
     }
 
     func finishRegistration(session: SessionRecord, challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> DeviceRecord {
-        let recorded = try await Challenges(context: context).finish(challengeID, signature, purpose: .registration, session: session, request) { challenge, now in
+        let (enrolment, outcome) = try await Challenges(context: context).finish(
+            challengeID, signature, purpose: .registration, session: session, request
+        ) { challenge, now -> (verdict: (device: DeviceRecord, audit: AuditEvent), plan: WritePlan)? in
             guard case .registration(let key, let name, let replacing) = challenge.binding else { return nil }
             let device = DeviceRecord(id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now)
             let kind: AuditKind = replacing ? .deviceReenrolled : .deviceEnrolled
-            return .enrolment(device, replacing: replacing, audit: self.event(kind, user: challenge.userID, device: challenge.deviceID, request: request))
+            let audit = self.event(kind, user: challenge.userID, device: challenge.deviceID, request: request)
+            return ((device, audit), .enrolment(device, replacing: replacing, approvedRequest: challenge.enrolmentRequestID, audit: audit))
         }
-        guard case .enrolment(_, _, let audit) = recorded.verdict, let device = recorded.device else {
-            // The device of a re-enrolment vanished or changed owner between the two requests, or
-            // the approved request was used by another enrolment.
-            if case .enrolment(_, false, _) = recorded.verdict { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
-            throw ServerError(.notFound, field: "replacesDeviceId")
+        switch outcome.refusal {
+        case nil: break
+        // The approved request was used by another enrolment, or is gone.
+        case .approvedEnrolmentRequest: throw ServerError(.approvalRequired, field: "enrolmentRequestId")
+        // The device of a re-enrolment was revoked, vanished or changed owner between the two requests.
+        default: throw ServerError(.notFound, field: "replacesDeviceId")
         }
+        let audit = enrolment.audit
+        // A re-enrolment keeps the device's name and history: answer with the row as stored.
+        let stored = try await run(request) { try await self.store.device(id: enrolment.device.id) }
+        guard let device = stored else { throw ServerError(.notFound, field: "replacesDeviceId") }
         metrics.enrolments.increment()
         log(audit)
         if session.kind == .enrolmentGrant {

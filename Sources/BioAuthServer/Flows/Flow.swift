@@ -81,7 +81,7 @@ extension Flow {
     /// Appends one audit event on its own (refusals and rejections; flows pass theirs to the store).
     func audit(_ kind: AuditKind, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) async {
         let event = event(kind, user: user, device: device, reason: reason, request: request)
-        do { try await store.appendAudit(event) } catch {
+        do { _ = try await store.apply(.events([event])) } catch {
             logger.error("audit append failed", metadata: metadata(event).merging(["error": "\(String(describing: type(of: error)))"]) { $1 })
         }
         log(event)

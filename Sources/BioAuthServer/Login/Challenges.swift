@@ -37,45 +37,58 @@ struct Challenges: Flow {
     }
 
     /// Takes the challenge (consumed whatever happens next), has ``ChallengeVerifier`` decide and,
-    /// in the same store transaction, records either the failure or what `success` builds.
-    /// `success` returns nil when the challenge's binding does not fit.
-    func finish(
+    /// in the same store transaction, applies either the failure's plan or the one `success`
+    /// builds; returns what `success` decided with the outcome of its plan. `success` returns nil
+    /// when the challenge's binding does not fit.
+    func finish<Success: Sendable>(
         _ challengeID: String, _ signature: String, purpose: SignedMessage.Purpose, session: SessionRecord?, _ request: RequestInfo,
-        success: @escaping @Sendable (ChallengeRecord, Date) -> ChallengeVerdict?
-    ) async throws(ServerError) -> RecordedVerdict {
+        success: @escaping @Sendable (ChallengeRecord, Date) -> (verdict: Success, plan: WritePlan)?
+    ) async throws(ServerError) -> (verdict: Success, outcome: PlanOutcome) {
         let id = try Validate.base64URL(challengeID, field: "challengeId", count: 16...16)
         let signatureBytes = try Validate.base64URL(signature, field: "signature", count: 1...256)
         if session == nil { try admit(request) }  // authenticated calls were admitted by authenticate(token:request:)
         let now = clock.now()
         let lockout = windows.lockout(client: request.clientAddress, at: now, factor: .signature)
         let verifier = ChallengeVerifier(relyingPartyID: configuration.relyingPartyID)
-        let recorded = try await run(request) {
-            try await self.store.finishChallenge(id: id, lockout: lockout) { taken in
-                func failure(_ reason: FailureReason) -> ChallengeVerdict {
+        let (verdict, outcome) = try await run(request) {
+            try await self.store.consumeChallenge(id: id, lockout: lockout) { taken -> (verdict: Finished<Success>, plan: WritePlan) in
+                func failure(_ reason: FailureReason) -> (verdict: Finished<Success>, plan: WritePlan) {
                     let user = taken?.challenge.userID, device = taken?.challenge.deviceID
                     let audit = self.event(purpose.auditFailure, user: user, device: device, reason: reason.description, request: request)
                     // A signature lockout query counts the sending address only (FailureSubject).
-                    return .failed(FailureRecord(reason, lockout: lockout, user: user, audit: audit))
+                    let failure = FailureRecord(reason, lockout: lockout, user: user, audit: audit)
+                    return (.failed(failure), .failure(failure))
                 }
                 if let taken, taken.lockedOut {
                     let challenge = taken.challenge
-                    return .refused([self.event(.rateLimited, user: challenge.userID, device: challenge.deviceID, reason: FailureReason.lockedOut.description, request: request)])
+                    let refused = self.event(.rateLimited, user: challenge.userID, device: challenge.deviceID, reason: FailureReason.lockedOut.description, request: request)
+                    return (.refused(refused), .events([refused]))
                 }
                 switch verifier.verify(challenge: taken?.challenge, device: taken?.device, signature: signatureBytes, purpose: purpose, session: session, now: now) {
                 case .rejected(let reason): return failure(reason)
-                case .verified(let challenge): return success(challenge, now) ?? failure(.wrongPurpose)
+                case .verified(let challenge):
+                    guard let success = success(challenge, now) else { return failure(.wrongPurpose) }
+                    return (.succeeded(success.verdict), success.plan)
                 }
             }
         }
-        switch recorded.verdict {
-        case .failed(let failure): throw failed(failure, locked: recorded.lockedSubjects, request)
-        case .refused(let events):
+        switch verdict {
+        case .failed(let failure): throw failed(failure, locked: outcome.lockedSubjects, request)
+        case .refused(let event):
             metrics.rateLimited.increment()
-            for event in events { log(event) }
+            log(event)
             throw ServerError(.rateLimited, retryAfter: windows.retryAfter(now))
-        case .login, .enrolment, .approval: return recorded
+        case .succeeded(let success): return (success, outcome)
         }
     }
+}
+
+/// What ``Challenges/finish(_:_:purpose:session:_:success:)`` decided inside the transaction.
+private enum Finished<Success: Sendable>: Sendable {
+    /// A failure limit is reached: the attempt is refused unverified.
+    case refused(AuditEvent)
+    case failed(FailureRecord)
+    case succeeded(Success)
 }
 
 extension SignedMessage.Purpose {

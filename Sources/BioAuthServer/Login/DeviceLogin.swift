@@ -19,14 +19,14 @@ struct DeviceLogin: Flow {
     func finish(challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
         let token = SecretBytes.random(count: 32)
         let refresh = SecretBytes.random(count: 32)
-        let recorded = try await Challenges(context: context).finish(challengeID, signature, purpose: .login, session: nil, request) { challenge, now in
+        let (login, _) = try await Challenges(context: context).finish(challengeID, signature, purpose: .login, session: nil, request) { challenge, now in
             var session = self.sessionRecord(token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now)
             session.refreshTokenHash = Data(SHA256.hash(data: refresh.data))
             let audit = self.event(.loginSucceeded, user: challenge.userID, device: challenge.deviceID, request: request)
             // Clears nothing: a device login says nothing about the password counter.
-            return .login(session, clearing: [], audit: audit)
+            return ((session, audit), .login(session, audit: audit))
         }
-        guard case .login(let session, _, let audit) = recorded.verdict else { throw ServerError(.internalError) }
+        let (session, audit) = login
         metrics.logins.increment()
         log(audit)
         let access = try await run(request) { try await self.context.accessTokens.issue(for: session, deviceID: session.deviceID ?? "", audit: audit) }

@@ -31,15 +31,16 @@ struct StepUp: Flow {
     func finish(session: SessionRecord, challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> ApprovalGrant {
         try requireAccountSession(session)
         let token = SecretBytes.random(count: 32)
-        let recorded = try await Challenges(context: context).finish(challengeID, signature, purpose: .stepUp, session: session, request) { challenge, now in
+        let (approval, _) = try await Challenges(context: context).finish(challengeID, signature, purpose: .stepUp, session: session, request) {
+            challenge, now -> (verdict: (record: ApprovalRecord, audit: AuditEvent), plan: WritePlan)? in
             guard case .stepUp(let operationHash) = challenge.binding else { return nil }
             let record = ApprovalRecord(
                 tokenHash: Data(SHA256.hash(data: token.data)), userID: challenge.userID, deviceID: challenge.deviceID,
                 operationHash: operationHash, createdAt: now, expiresAt: now.addingTimeInterval(self.configuration.approvalTTL), sessionID: session.id)
             let audit = self.event(.stepUpApproved, user: challenge.userID, device: challenge.deviceID, request: request)
-            return .approval(record, clearing: [], audit: audit)
+            return ((record, audit), .approval(record, audit: audit))
         }
-        guard case .approval(let record, _, let audit) = recorded.verdict else { throw ServerError(.internalError) }
+        let (record, audit) = approval
         metrics.stepUps.increment()
         log(audit)
         return ApprovalGrant(approval: Base64URL.encode(token.data), record: record)

@@ -8,7 +8,9 @@ import Foundation
 /// Each write method is one transaction: when it returns, everything it was given (rows, counter
 /// changes, audit events) is committed together, and a crash afterwards loses none of it. A login
 /// is two requests, and each costs one commit: ``issueChallenge(_:limits:)`` and
-/// ``finishChallenge(id:lockout:verdict:)``. Times are passed in (no clock inside a store).
+/// ``consumeChallenge(id:lockout:decide:)``. Times are passed in (no clock inside a store). What
+/// a write adds, withdraws and audits is decided by the domain as a ``WritePlan``; a store
+/// translates it and decides nothing.
 public protocol BioAuthStore: Sendable {
     // MARK: Plans
 
@@ -18,15 +20,12 @@ public protocol BioAuthStore: Sendable {
 
     // MARK: Users (the demo primary login)
 
-    /// Inserts the user and appends `audit`, together.
-    /// - Throws: ``StoreError`` `duplicate` if the id exists.
-    func createUser(_ user: UserRecord, audit: AuditEvent) async throws
     /// The user (nil if unknown) and whether a failure limit of the user or the client is reached.
     func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState
     /// One password attempt, counted *before* its slow hash, atomically with the check (across
     /// instances): refuses — counting nothing — while a window limit is reached or the user's
     /// consecutive-failure back-off runs; otherwise counts the attempt against the user's window
-    /// and run counters and returns the user. A successful login clears both (``recordLogin``).
+    /// and run counters and returns the user. A successful login clears both (``WritePlan/login(_:clearing:rehashed:audit:)``).
     func beginPasswordAttempt(username: String, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) async throws -> PasswordAttempt
 
     // MARK: Challenges
@@ -38,25 +37,19 @@ public protocol BioAuthStore: Sendable {
     /// - Throws: ``StoreError`` `duplicate` if the id exists.
     func issueChallenge(_ challenge: ChallengeRecord, limits: ChallengeLimits) async throws -> ChallengeIssue
     /// Deletes the challenge and, in the same transaction, hands it with its device row and lockout
-    /// state to `verdict`, then records what `verdict` decides. Exactly one caller ever receives a
-    /// given challenge, even under races and across instances; the consumption is committed whatever
-    /// the verdict. `verdict` runs inside the transaction: it must be quick and must not use the store.
-    func finishChallenge(id: Data, lockout: LockoutQuery, verdict: @escaping @Sendable (TakenChallenge?) -> ChallengeVerdict) async throws -> RecordedVerdict
+    /// state to `decide`, then applies the plan `decide` returns. Exactly one caller ever receives a
+    /// given challenge, even under races and across instances; the consumption is committed
+    /// whatever the plan's guards say. `decide` runs inside the transaction: it must be quick and
+    /// must not use the store.
+    func consumeChallenge<Verdict: Sendable>(
+        id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
+    ) async throws -> (verdict: Verdict, outcome: PlanOutcome)
     /// Deletes challenges that expired before `date`; returns how many.
     func deleteChallenges(expiredBefore date: Date) async throws -> Int
     /// Deletes window counters whose window started before `windowsBefore`, password runs whose
     /// last attempt was before `runsBefore`, audit rows and undelivered outbox events older than
     /// `auditBefore`, and approvals and enrolment requests that expired before `windowsBefore`.
     func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date) async throws -> SweepResult
-
-    // MARK: Outcomes outside a challenge
-
-    /// Counts a failure and appends its audit events, together; returns the subjects that reached
-    /// their limit with this failure.
-    func recordFailure(_ failure: FailureRecord) async throws -> [FailureSubject]
-    /// Inserts the session, clears the given failure counters, replaces the user's password hash
-    /// with `rehashed` if given (a stronger hash computed at this login) and appends `audit`, together.
-    func recordLogin(_ session: SessionRecord, clearing: [FailureSubject], rehashed: UserRecord?, audit: AuditEvent) async throws
 
     // MARK: Devices
 
@@ -127,15 +120,9 @@ public protocol BioAuthStore: Sendable {
 
     /// Every signing key, oldest first.
     func signingKeys() async throws -> [SigningKeyRecord]
-    /// Inserts a signing key and appends `audit`, together.
-    /// - Throws: ``StoreError`` `duplicate` if the key id exists.
-    func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) async throws
 
     // MARK: API keys (the backend API)
 
-    /// Inserts the key and appends `audit`, together.
-    /// - Throws: ``StoreError`` `duplicate` if the id or the secret's hash exists.
-    func createApiKey(_ key: ApiKeyRecord, audit: AuditEvent) async throws
     /// The key whose secret hashes to `secretHash`, revoked or not; nil if none.
     func apiKey(secretHash: Data) async throws -> ApiKeyRecord?
     /// Every key, revoked ones too, in creation order.
@@ -143,7 +130,6 @@ public protocol BioAuthStore: Sendable {
 
     // MARK: Audit
 
-    func appendAudit(_ event: AuditEvent) async throws
     /// The newest events first, of one user if given.
     func auditEvents(userID: String?, limit: Int) async throws -> [AuditEvent]
 
@@ -190,40 +176,6 @@ public struct TakenChallenge: Sendable, Hashable {
     }
 }
 
-/// What to record after a challenge was taken, decided by the service inside the transaction.
-public enum ChallengeVerdict: Sendable, Hashable {
-    /// Nothing beyond the consumption and these audit events (a refused attempt).
-    case refused([AuditEvent])
-    /// A verification failure: counters and audit.
-    case failed(FailureRecord)
-    /// A verified login: the session, counters cleared, the device touched.
-    case login(SessionRecord, clearing: [FailureSubject], audit: AuditEvent)
-    /// A verified enrolment: insert the device, or for re-enrolment replace its key and revoke
-    /// the sessions it opened. A challenge with an ``ChallengeRecord/enrolmentRequestID``
-    /// also deletes that request, which must be approved: if it is not (any more), nothing is
-    /// written and no device is returned.
-    case enrolment(DeviceRecord, replacing: Bool, audit: AuditEvent)
-    /// A verified step-up: the one-time approval, counters cleared.
-    case approval(ApprovalRecord, clearing: [FailureSubject], audit: AuditEvent)
-}
-
-/// What the store did with a verdict.
-public struct RecordedVerdict: Sendable, Hashable {
-    /// The verdict that was recorded.
-    public var verdict: ChallengeVerdict
-    /// For `.failed`: the subjects that reached their limit with this failure.
-    public var lockedSubjects: [FailureSubject]
-    /// For `.enrolment`: the device row as stored; nil for a re-enrolment whose device vanished
-    /// or changed owner, or an enrolment whose approved request is gone (nothing was written then).
-    public var device: DeviceRecord?
-
-    public init(_ verdict: ChallengeVerdict, lockedSubjects: [FailureSubject] = [], device: DeviceRecord? = nil) {
-        self.verdict = verdict
-        self.lockedSubjects = lockedSubjects
-        self.device = device
-    }
-}
-
 /// A failure to count: each subject's counter in the window, the audit event, and one `lockout`
 /// event per subject that reaches its limit.
 public struct FailureRecord: Sendable, Hashable {
@@ -251,11 +203,6 @@ public struct FailureRecord: Sendable, Hashable {
         event.kind = "lockout"
         event.reason = subject.kind
         return event
-    }
-
-    /// The subjects whose new counts just reached their limit.
-    public func newlyLocked(_ counts: [FailureSubject: Int]) -> [FailureSubject] {
-        subjects.filter { counts[$0] == limits[$0] } + reachedEarlier
     }
 }
 

@@ -19,6 +19,9 @@ public struct WritePlan: Sendable, Hashable {
         /// The user has fewer than `limit` enrolment requests unexpired at `now` and unapproved
         /// (counted under a per-user lock: concurrent requests cannot all pass).
         case fewerPendingEnrolmentRequests(userID: String, limit: Int, now: Date)
+        /// The enrolment request exists and is approved (locked until the transaction ends: two
+        /// enrolments cannot both use it).
+        case approvedEnrolmentRequest(id: String)
     }
 
     /// Which live sessions a revocation ends.
@@ -39,9 +42,32 @@ public struct WritePlan: Sendable, Hashable {
     }
 
     public enum Mutation: Sendable, Hashable {
+        /// Inserts the user; an existing id throws ``StoreError`` `duplicate` and nothing is written.
+        case insertUser(UserRecord)
+        /// Replaces the user's password salt, rounds and hash.
+        case replacePassword(UserRecord)
+        /// Inserts the session and, if given, sets that device's `lastUsedAt` to the session's start.
+        case insertSession(SessionRecord, touchingDevice: String?)
+        /// Deletes these failure counters (nothing for an empty list).
+        case clearFailures([FailureSubject])
+        /// Counts the failure against each subject's window counter, then applies what
+        /// ``FailureRecord/consequences(ofCounts:)`` makes of the new counts (audit and lockout
+        /// events); the subjects that reached their limit are the outcome's.
+        case countFailure(FailureRecord)
+        /// Inserts a device; an existing id throws ``StoreError`` `duplicate` and nothing is written.
+        case insertDevice(DeviceRecord)
+        /// Gives the device a new public key and marks it used at `at`.
+        case replaceDeviceKey(id: String, publicKey: Data, at: Date)
         case renameDevice(id: String, name: String)
+        /// Inserts a one-time step-up approval.
+        case insertApproval(ApprovalRecord)
         /// Inserts the request; an existing id throws ``StoreError`` `duplicate` and nothing is written.
         case insertEnrolmentRequest(EnrolmentRequestRecord)
+        case deleteEnrolmentRequest(id: String)
+        /// Inserts the key; an existing id or secret hash throws ``StoreError`` `duplicate`.
+        case insertApiKey(ApiKeyRecord)
+        /// Inserts an access-token signing key; an existing id throws ``StoreError`` `duplicate`.
+        case insertSigningKey(SigningKeyRecord)
         case revokeApiKey(id: String, at: Date)
         case revokeDevice(id: String, at: Date)
         /// Sets `revokedAt` on the selected sessions not yet revoked; their number is the outcome's.
@@ -61,6 +87,12 @@ public struct WritePlan: Sendable, Hashable {
     public mutating func require(_ condition: Guard) { guards.append(condition) }
     public mutating func add(_ mutation: Mutation) { mutations.append(mutation) }
 
+    /// Adds another plan's guards and mutations after this plan's.
+    public mutating func merge(_ other: WritePlan) {
+        guards += other.guards
+        mutations += other.mutations
+    }
+
     /// Appends the event to the audit log and, for a kind in ``AuditKind/deliveredEvents``, to
     /// the webhook outbox: the outbox rule, in one place.
     public mutating func audit(_ event: AuditEvent) {
@@ -70,14 +102,23 @@ public struct WritePlan: Sendable, Hashable {
 }
 
 /// What ``BioAuthStore/apply(_:)`` did.
-public enum PlanOutcome: Sendable, Hashable {
-    /// Every mutation ran; `revokedSessions` is how many sessions the revocations ended.
-    case applied(revokedSessions: Int)
-    /// This guard failed: nothing was written.
-    case refused(WritePlan.Guard)
+public struct PlanOutcome: Sendable, Hashable {
+    /// The guard that failed, nothing written; nil when every mutation ran.
+    public var refusal: WritePlan.Guard?
+    /// How many sessions the revocations ended.
+    public var revokedSessions: Int
+    /// The subjects whose failure counters reached their limit with this plan's ``WritePlan/Mutation/countFailure(_:)``.
+    public var lockedSubjects: [FailureSubject]
 
-    public var wasApplied: Bool {
-        if case .applied = self { return true }
-        return false
+    public var wasApplied: Bool { refusal == nil }
+
+    /// Every mutation ran.
+    public static func applied(revokedSessions: Int = 0, lockedSubjects: [FailureSubject] = []) -> PlanOutcome {
+        PlanOutcome(refusal: nil, revokedSessions: revokedSessions, lockedSubjects: lockedSubjects)
+    }
+
+    /// This guard failed: nothing was written.
+    public static func refused(_ condition: WritePlan.Guard) -> PlanOutcome {
+        PlanOutcome(refusal: condition, revokedSessions: 0, lockedSubjects: [])
     }
 }

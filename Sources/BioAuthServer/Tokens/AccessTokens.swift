@@ -189,10 +189,9 @@ actor AccessTokenIssuer {
         var keys = try await store.signingKeys()
         if keys.last.map({ $0.createdAt.addingTimeInterval(policy.signingKeyRotation) <= now }) ?? true {
             let key = SigningKeyRecord.generate(at: now)
-            try await store.addSigningKey(
-                key,
-                audit: AuditEvent(
-                    at: now, kind: AuditKind.signingKeyAdded.description, reason: key.id, clientAddress: audit.clientAddress, requestID: audit.requestID))
+            let added = AuditEvent(
+                at: now, kind: AuditKind.signingKeyAdded.description, reason: key.id, clientAddress: audit.clientAddress, requestID: audit.requestID)
+            _ = try await store.apply(.addSigningKey(key, audit: added))
             keys = try await store.signingKeys()
         }
         let collection = JWTKeyCollection()

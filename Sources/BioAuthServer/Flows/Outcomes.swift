@@ -1,0 +1,99 @@
+import Foundation
+
+/// What each outcome of a request writes, decided once for every store: the rows a login, a
+/// counted failure, an enrolment or a step-up approval adds, what each withdraws, and the audit
+/// events that go with them (``WritePlan/audit(_:)`` adds the outbox rows).
+extension WritePlan {
+    /// A login: a stronger password hash computed at this login if given, the session (a device
+    /// session marks its device used), the failure counters the login clears, the audit event.
+    public static func login(_ session: SessionRecord, clearing: [FailureSubject] = [], rehashed: UserRecord? = nil, audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        if let rehashed { plan.add(.replacePassword(rehashed)) }
+        plan.add(.insertSession(session, touchingDevice: session.kind == .device ? session.deviceID : nil))
+        if !clearing.isEmpty { plan.add(.clearFailures(clearing)) }
+        plan.audit(audit)
+        return plan
+    }
+
+    /// A failure: counted against each of its subjects, audited with a lockout event for each
+    /// subject that reaches its limit (``FailureRecord/consequences(ofCounts:)``).
+    public static func failure(_ failure: FailureRecord) -> WritePlan {
+        var plan = WritePlan()
+        plan.add(.countFailure(failure))
+        return plan
+    }
+
+    /// Nothing but these audit events (a refused attempt).
+    public static func events(_ events: [AuditEvent]) -> WritePlan {
+        var plan = WritePlan()
+        for event in events { plan.audit(event) }
+        return plan
+    }
+
+    /// A verified enrolment. A new device is inserted. A re-enrolment needs the device still
+    /// active and the user's: its key is replaced, and what the old key opened or signed is
+    /// withdrawn (``replacedKey(deviceID:userID:at:)``). An enrolment through an approved request
+    /// uses the request up; a request that is gone or no longer approved refuses the whole plan.
+    public static func enrolment(_ device: DeviceRecord, replacing: Bool, approvedRequest: String?, audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        if let approvedRequest {
+            plan.require(.approvedEnrolmentRequest(id: approvedRequest))
+            plan.add(.deleteEnrolmentRequest(id: approvedRequest))
+        }
+        if replacing {
+            plan.require(.activeDevice(id: device.id, userID: device.userID))
+            plan.add(.replaceDeviceKey(id: device.id, publicKey: device.publicKey, at: device.createdAt))
+            plan.merge(.replacedKey(deviceID: device.id, userID: device.userID, at: device.createdAt))
+        } else {
+            plan.add(.insertDevice(device))
+        }
+        plan.audit(audit)
+        return plan
+    }
+
+    /// A verified step-up: the one-time approval, the counters it clears, the audit event.
+    public static func approval(_ approval: ApprovalRecord, clearing: [FailureSubject] = [], audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        plan.add(.insertApproval(approval))
+        if !clearing.isEmpty { plan.add(.clearFailures(clearing)) }
+        plan.audit(audit)
+        return plan
+    }
+
+    /// A new user (the demo primary login).
+    public static func createUser(_ user: UserRecord, audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        plan.add(.insertUser(user))
+        plan.audit(audit)
+        return plan
+    }
+
+    /// A new backend API key.
+    public static func createApiKey(_ key: ApiKeyRecord, audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        plan.add(.insertApiKey(key))
+        plan.audit(audit)
+        return plan
+    }
+
+    /// A new access-token signing key.
+    public static func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        plan.add(.insertSigningKey(key))
+        plan.audit(audit)
+        return plan
+    }
+}
+
+extension FailureRecord {
+    /// What a counted failure adds once its new counts are known, inside the counting
+    /// transaction: its audit event, and a `lockout` event for each subject that just reached its
+    /// limit (or reached it earlier, ``reachedEarlier``) — those subjects are `locked`.
+    public func consequences(ofCounts counts: [FailureSubject: Int]) -> (locked: [FailureSubject], plan: WritePlan) {
+        let locked = subjects.filter { counts[$0] == limits[$0] } + reachedEarlier
+        var plan = WritePlan()
+        plan.audit(audit)
+        for subject in locked { plan.audit(lockoutEvent(subject)) }
+        return (locked, plan)
+    }
+}
