@@ -285,6 +285,47 @@ public final class PostgresStore: BioAuthStore {
         try await transaction { c in try await self.apply(plan, c) }
     }
 
+    public func decide<Verdict: Sendable>(
+        locking: RowLocks, _ decide: @escaping @Sendable (LockedRows) -> (verdict: Verdict, plan: WritePlan)
+    ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
+        try await transaction { c in
+            // Each read locks its row (FOR UPDATE): a concurrent decision on it waits for this
+            // transaction and then re-reads the row as committed.
+            var rows = LockedRows()
+            if let hash = locking.approval,
+                let row = try await c.query(
+                    """
+                    SELECT a.*, EXISTS (SELECT 1 FROM devices d WHERE d.id = a.device_id AND d.revoked_at IS NULL) AS signer_active
+                    FROM approvals a WHERE a.token_hash = \(hash) FOR UPDATE OF a
+                    """, logger: self.logger
+                ).collect().first
+            {
+                let r = row.makeRandomAccess()
+                rows.approval = try Self.approval(r)
+                rows.approvalSignerActive = try r.value("signer_active", Bool.self)
+            }
+            if let id = locking.enrolmentRequest {
+                rows.enrolmentRequest = try await c.query("SELECT * FROM enrolment_requests WHERE id = \(id) FOR UPDATE", logger: self.logger).collect().first
+                    .map { try Self.enrolmentRequest($0.makeRandomAccess()) }
+            }
+            if let hash = locking.refreshToken {
+                // Only session rows are locked, so concurrent uses of one token queue on the
+                // session: the later one finds the token spent.
+                let select = "SELECT s.*, d.id AS device_row, d.revoked_at AS device_revoked_at FROM sessions s LEFT JOIN devices d ON d.id = s.device_id"
+                if let current = try await c.query("\(unescaped: select) WHERE s.refresh_hash = \(hash) FOR UPDATE OF s", logger: self.logger).collect().first {
+                    rows.refreshSession = try Self.sessionState(current)
+                } else if let spender = try await c.query(
+                    "\(unescaped: select) WHERE s.id = (SELECT session_id FROM spent_refresh_tokens WHERE token_hash = \(hash)) FOR UPDATE OF s", logger: self.logger
+                ).collect().first {
+                    rows.refreshSession = try Self.sessionState(spender)
+                    rows.refreshTokenSpent = true
+                }
+            }
+            let decision = decide(rows)
+            return (decision.verdict, try await self.apply(decision.plan, c))
+        }
+    }
+
     // MARK: Users
 
     public func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState {
@@ -438,66 +479,11 @@ public final class PostgresStore: BioAuthStore {
         return SessionState(session: session, deviceActive: deviceActive)
     }
 
-    public func rotateRefreshToken(tokenHash: Data, replacement: Data, now: Date, audit: AuditEvent, reuseAudit: AuditEvent) async throws -> RefreshRotation {
-        try await transaction { c in
-            if let row = try await c.query(
-                """
-                UPDATE sessions SET refresh_hash = \(replacement) WHERE refresh_hash = \(tokenHash) AND revoked_at IS NULL AND expires_at > \(now)
-                RETURNING id, user_id, device_id
-                """, logger: self.logger
-            ).collect().first {
-                let r = row.makeRandomAccess()
-                let id: String = try r.value("id")
-                try await c.query("INSERT INTO spent_refresh_tokens (token_hash, session_id) VALUES (\(tokenHash), \(id))", logger: self.logger)
-                try await self.append([audit.about(user: try r.value("user_id"), device: try r.optional("device_id", String.self))], c)
-                let state = try await c.query(
-                    """
-                    SELECT s.*, d.id AS device_row, d.revoked_at AS device_revoked_at
-                    FROM sessions s LEFT JOIN devices d ON d.id = s.device_id WHERE s.id = \(id)
-                    """, logger: self.logger
-                ).collect().first.map(Self.sessionState)
-                return state.map { .rotated($0) } ?? .refused
-            }
-            // Only the session row is locked (as by the rotation above), so concurrent reuses
-            // of one token queue on it instead of deadlocking.
-            guard
-                let spentBy = try await c.query("SELECT session_id FROM spent_refresh_tokens WHERE token_hash = \(tokenHash)", logger: self.logger)
-                    .collect().first.map({ try $0.makeRandomAccess()[0].decode(String.self) }),
-                let revoked = try await c.query(
-                    "UPDATE sessions SET revoked_at = COALESCE(revoked_at, \(now)) WHERE id = \(spentBy) RETURNING id, user_id, device_id", logger: self.logger
-                ).collect().first
-            else { return .refused }
-            // The update above locked the row and set revoked_at; the plan's revocation is then a no-op.
-            let r = revoked.makeRandomAccess()
-            let id: String = try r.value("id"), user: String = try r.value("user_id")
-            let audit = reuseAudit.about(user: user, device: try r.optional("device_id", String.self))
-            _ = try await self.apply(WritePlan.reusedRefreshToken(sessionID: id, userID: user, at: now, audit: audit), c)
-            return .reused(sessionID: id)
-        }
-    }
-
     public func sessions(userID: String) async throws -> [SessionRecord] {
         try await rows("SELECT * FROM sessions WHERE user_id = \(userID) ORDER BY created_at, id").map { try Self.session($0.makeRandomAccess()) }
     }
 
     // MARK: Approvals
-
-    public func redeemApproval(tokenHash: Data, operationHash: Data, userID: String, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
-        try await transaction { c in
-            guard
-                let row = try await c.query(
-                    """
-                    UPDATE approvals SET consumed_at = \(now)
-                    WHERE token_hash = \(tokenHash) AND operation_hash = \(operationHash) AND user_id = \(userID) AND consumed_at IS NULL AND expires_at > \(now)
-                    AND EXISTS (SELECT 1 FROM devices WHERE devices.id = approvals.device_id AND devices.revoked_at IS NULL) RETURNING *
-                    """, logger: self.logger
-                ).collect().first
-            else { return nil }
-            let approval = try Self.approval(row.makeRandomAccess())
-            try await self.append([audit.about(user: approval.userID, device: approval.deviceID)], c)
-            return approval
-        }
-    }
 
     // MARK: Outbox
 
@@ -562,67 +548,6 @@ public final class PostgresStore: BioAuthStore {
     public func enrolmentRequests(userID: String, now: Date) async throws -> [EnrolmentRequestRecord] {
         try await rows("SELECT * FROM enrolment_requests WHERE user_id = \(userID) AND expires_at > \(now) ORDER BY created_at, id")
             .map { try Self.enrolmentRequest($0.makeRandomAccess()) }
-    }
-
-    public func approveEnrolmentRequest(
-        id: String, userID: String, approvalTokenHash: Data, operationHash: Data, excludingDevice: String, now: Date, audit: AuditEvent
-    ) async throws -> ApprovalRecord? {
-        try await transaction { c in
-            guard
-                let row = try await c.query(
-                    """
-                    UPDATE approvals SET consumed_at = \(now)
-                    WHERE token_hash = \(approvalTokenHash) AND user_id = \(userID) AND device_id <> \(excludingDevice) AND operation_hash = \(operationHash)
-                      AND consumed_at IS NULL AND expires_at > \(now)
-                      AND EXISTS (SELECT 1 FROM enrolment_requests WHERE id = \(id) AND user_id = \(userID) AND approved_at IS NULL AND expires_at > \(now))
-                    RETURNING *
-                    """, logger: self.logger
-                ).collect().first
-            else { return nil }
-            let approval = try Self.approval(row.makeRandomAccess())
-            try await c.query(
-                "UPDATE enrolment_requests SET approved_at = \(now), approved_by_device = \(approval.deviceID) WHERE id = \(id)", logger: self.logger)
-            try await self.append([audit], c)
-            return approval
-        }
-    }
-
-    public func setRecoveryCode(requestID: String, codeHash: Data, now: Date, audit: AuditEvent) async throws -> Bool {
-        try await transaction { c in
-            let updated = try await c.query(
-                """
-                UPDATE enrolment_requests SET recovery_code_hash = \(codeHash)
-                WHERE id = \(requestID) AND approved_at IS NULL AND expires_at > \(now) RETURNING id
-                """, logger: self.logger
-            ).collect()
-            guard !updated.isEmpty else { return false }
-            try await self.append([audit], c)
-            return true
-        }
-    }
-
-    public func recoverEnrolmentRequest(id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome {
-        try await transaction { c in
-            guard
-                let row = try await c.query(
-                    """
-                    SELECT recovery_code_hash, recovery_attempts FROM enrolment_requests
-                    WHERE id = \(id) AND approved_at IS NULL AND expires_at > \(now) AND recovery_code_hash IS NOT NULL AND recovery_attempts < \(Int32(clamping: maxAttempts))
-                    FOR UPDATE
-                    """, logger: self.logger
-                ).collect().first
-            else { return .unavailable }
-            let r = row.makeRandomAccess()
-            let attempts = Int(try r.value("recovery_attempts", Int32.self))
-            if try r.value("recovery_code_hash", Data.self) == codeHash {
-                try await c.query("UPDATE enrolment_requests SET approved_at = \(now) WHERE id = \(id)", logger: self.logger)
-                try await self.append([audit], c)
-                return .approved
-            }
-            try await c.query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = \(id)", logger: self.logger)
-            try await self.append([audit.rejectedRecovery], c)
-            return .wrongCode(attemptsLeft: maxAttempts - attempts - 1)
-        }
     }
 
     // MARK: Audit
@@ -722,6 +647,20 @@ public final class PostgresStore: BioAuthStore {
                 """, logger: logger)
         case .deleteEnrolmentRequest(let id):
             try await c.query("DELETE FROM enrolment_requests WHERE id = \(id)", logger: logger)
+        case .approveEnrolmentRequest(let id, let at, let device):
+            try await c.query("UPDATE enrolment_requests SET approved_at = \(at), approved_by_device = \(device) WHERE id = \(id)", logger: logger)
+        case .setRecoveryCode(let id, let hash):
+            try await c.query("UPDATE enrolment_requests SET recovery_code_hash = \(hash) WHERE id = \(id)", logger: logger)
+        case .countRecoveryAttempt(let id):
+            try await c.query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = \(id)", logger: logger)
+        case .redeemApproval(let hash, let at):
+            try await c.query("UPDATE approvals SET consumed_at = \(at) WHERE token_hash = \(hash)", logger: logger)
+        case .rotateRefreshToken(let session, let spent, let replacement):
+            try await c.query(
+                """
+                WITH spent AS (INSERT INTO spent_refresh_tokens (token_hash, session_id) VALUES (\(spent), \(session)))
+                UPDATE sessions SET refresh_hash = \(replacement) WHERE id = \(session)
+                """, logger: logger)
         case .insertApiKey(let k):
             try await c.query(
                 """

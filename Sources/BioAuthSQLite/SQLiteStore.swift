@@ -177,6 +177,37 @@ public final class SQLiteStore: BioAuthStore {
         try await writer.write { db in try db.apply(plan) }
     }
 
+    public func decide<Verdict: Sendable>(
+        locking: RowLocks, _ decide: @escaping @Sendable (LockedRows) -> (verdict: Verdict, plan: WritePlan)
+    ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
+        // The single writer serialises transactions: what is read here cannot change before the plan runs.
+        try await writer.write { db in
+            var rows = LockedRows()
+            if let hash = locking.approval,
+                let row = try db.query(
+                    "SELECT a.*, EXISTS (SELECT 1 FROM devices d WHERE d.id = a.device_id AND d.revoked_at IS NULL) AS signer_active FROM approvals a WHERE a.token_hash = ?",
+                    [.blob(hash)]
+                ).first
+            {
+                rows.approval = try Self.approval(row)
+                rows.approvalSignerActive = try row.int("signer_active") != 0
+            }
+            if let id = locking.enrolmentRequest {
+                rows.enrolmentRequest = try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map(Self.enrolmentRequest)
+            }
+            if let hash = locking.refreshToken {
+                if let current = try db.sessionState(where: "s.refresh_hash = ?", .blob(hash)) {
+                    rows.refreshSession = current
+                } else if let spender = try db.sessionState(where: "s.id = (SELECT session_id FROM spent_refresh_tokens WHERE token_hash = ?)", .blob(hash)) {
+                    rows.refreshSession = spender
+                    rows.refreshTokenSpent = true
+                }
+            }
+            let decision = decide(rows)
+            return (decision.verdict, try db.apply(decision.plan))
+        }
+    }
+
     // MARK: Users
 
     public func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState {
@@ -286,50 +317,8 @@ public final class SQLiteStore: BioAuthStore {
         try await writer.read { db in try db.sessionState(where: "s.id = ?", .text(id)) }
     }
 
-    public func rotateRefreshToken(tokenHash: Data, replacement: Data, now: Date, audit: AuditEvent, reuseAudit: AuditEvent) async throws -> RefreshRotation {
-        try await writer.write { db in
-            if let row = try db.query(
-                "UPDATE sessions SET refresh_hash = ? WHERE refresh_hash = ? AND revoked_at IS NULL AND expires_at > ? RETURNING id, user_id, device_id",
-                [.blob(replacement), .blob(tokenHash), .date(now)]
-            ).first {
-                let id = try row.string("id")
-                try db.query("INSERT INTO spent_refresh_tokens (token_hash, session_id) VALUES (?, ?)", [.blob(tokenHash), .text(id)])
-                try db.append(audit.about(user: try row.string("user_id"), device: try row.optionalString("device_id")))
-                return try db.sessionState(where: "s.id = ?", .text(id)).map { .rotated($0) } ?? .refused
-            }
-            guard
-                let spent = try db.query(
-                    "SELECT s.id, s.user_id, s.device_id FROM spent_refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = ?", [.blob(tokenHash)]
-                ).first
-            else { return .refused }
-            let id = try spent.string("id"), user = try spent.string("user_id")
-            let audit = reuseAudit.about(user: user, device: try spent.optionalString("device_id"))
-            _ = try db.apply(WritePlan.reusedRefreshToken(sessionID: id, userID: user, at: now, audit: audit))
-            return .reused(sessionID: id)
-        }
-    }
-
     public func sessions(userID: String) async throws -> [SessionRecord] {
         try await writer.read { db in try db.query("SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map(Self.session) }
-    }
-
-    // MARK: Approvals
-
-    public func redeemApproval(tokenHash: Data, operationHash: Data, userID: String, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
-        try await writer.write { db in
-            guard
-                let row = try db.query(
-                    """
-                    UPDATE approvals SET consumed_at = ? WHERE token_hash = ? AND operation_hash = ? AND user_id = ? AND consumed_at IS NULL AND expires_at > ?
-                    AND EXISTS (SELECT 1 FROM devices WHERE devices.id = approvals.device_id AND devices.revoked_at IS NULL) RETURNING *
-                    """,
-                    [.date(now), .blob(tokenHash), .blob(operationHash), .text(userID), .date(now)]
-                ).first
-            else { return nil }
-            let approval = try Self.approval(row)
-            try db.append(audit.about(user: approval.userID, device: approval.deviceID))
-            return approval
-        }
     }
 
     // MARK: Outbox
@@ -393,57 +382,6 @@ public final class SQLiteStore: BioAuthStore {
         try await writer.read { db in
             try db.query("SELECT * FROM enrolment_requests WHERE user_id = ? AND expires_at > ? ORDER BY created_at, id", [.text(userID), .date(now)])
                 .map(Self.enrolmentRequest)
-        }
-    }
-
-    public func approveEnrolmentRequest(
-        id: String, userID: String, approvalTokenHash: Data, operationHash: Data, excludingDevice: String, now: Date, audit: AuditEvent
-    ) async throws -> ApprovalRecord? {
-        try await writer.write { db in
-            guard
-                let row = try db.query(
-                    """
-                    UPDATE approvals SET consumed_at = ? WHERE token_hash = ? AND user_id = ? AND device_id <> ? AND operation_hash = ? AND consumed_at IS NULL AND expires_at > ?
-                    AND EXISTS (SELECT 1 FROM enrolment_requests WHERE id = ? AND user_id = ? AND approved_at IS NULL AND expires_at > ?) RETURNING *
-                    """,
-                    [.date(now), .blob(approvalTokenHash), .text(userID), .text(excludingDevice), .blob(operationHash), .date(now), .text(id), .text(userID), .date(now)]
-                ).first
-            else { return nil }
-            let approval = try Self.approval(row)
-            try db.query("UPDATE enrolment_requests SET approved_at = ?, approved_by_device = ? WHERE id = ?", [.date(now), .text(approval.deviceID), .text(id)])
-            try db.append(audit)
-            return approval
-        }
-    }
-
-    public func setRecoveryCode(requestID: String, codeHash: Data, now: Date, audit: AuditEvent) async throws -> Bool {
-        try await writer.write { db in
-            let updated = try db.query(
-                "UPDATE enrolment_requests SET recovery_code_hash = ? WHERE id = ? AND approved_at IS NULL AND expires_at > ? RETURNING id",
-                [.blob(codeHash), .text(requestID), .date(now)])
-            guard !updated.isEmpty else { return false }
-            try db.append(audit)
-            return true
-        }
-    }
-
-    public func recoverEnrolmentRequest(id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome {
-        try await writer.write { db in
-            guard
-                let row = try db.query(
-                    "SELECT recovery_code_hash, recovery_attempts FROM enrolment_requests WHERE id = ? AND approved_at IS NULL AND expires_at > ? AND recovery_code_hash IS NOT NULL AND recovery_attempts < ?",
-                    [.text(id), .date(now), .integer(maxAttempts)]
-                ).first
-            else { return .unavailable }
-            let attempts = try row.int("recovery_attempts")
-            if try row.data("recovery_code_hash") == codeHash {
-                try db.query("UPDATE enrolment_requests SET approved_at = ? WHERE id = ?", [.date(now), .text(id)])
-                try db.append(audit)
-                return .approved
-            }
-            try db.query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = ?", [.text(id)])
-            try db.append(audit.rejectedRecovery)
-            return .wrongCode(attemptsLeft: maxAttempts - attempts - 1)
         }
     }
 
@@ -598,6 +536,17 @@ extension SQLiteHandle {
                 ])
         case .deleteEnrolmentRequest(let id):
             try query("DELETE FROM enrolment_requests WHERE id = ?", [.text(id)])
+        case .approveEnrolmentRequest(let id, let at, let device):
+            try query("UPDATE enrolment_requests SET approved_at = ?, approved_by_device = ? WHERE id = ?", [.date(at), .optionalText(device), .text(id)])
+        case .setRecoveryCode(let id, let hash):
+            try query("UPDATE enrolment_requests SET recovery_code_hash = ? WHERE id = ?", [.blob(hash), .text(id)])
+        case .countRecoveryAttempt(let id):
+            try query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = ?", [.text(id)])
+        case .redeemApproval(let hash, let at):
+            try query("UPDATE approvals SET consumed_at = ? WHERE token_hash = ?", [.date(at), .blob(hash)])
+        case .rotateRefreshToken(let session, let spent, let replacement):
+            try query("UPDATE sessions SET refresh_hash = ? WHERE id = ?", [.blob(replacement), .text(session)])
+            try query("INSERT INTO spent_refresh_tokens (token_hash, session_id) VALUES (?, ?)", [.blob(spent), .text(session)])
         case .insertApiKey(let k):
             try query(
                 "INSERT INTO api_keys (id, name, secret_hash, scopes, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)",

@@ -77,6 +77,41 @@ public struct StoreConformance: Sendable {
         try await store.consumeChallenge(id: id, lockout: lockout ?? self.lockout()) { taken in ((), decide(taken)) }.outcome
     }
 
+    // The conditional updates, decided by the domain's rules on the locked rows as the flows do.
+
+    func redeemApproval(_ store: any BioAuthStore, tokenHash: Data, operationHash: Data, userID: String, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
+        try await store.decide(locking: RowLocks(approval: tokenHash)) { rows in
+            WritePlan.redemption(rows, operationHash: operationHash, userID: userID, at: now, audit: audit)
+        }.verdict
+    }
+
+    func approveEnrolmentRequest(
+        _ store: any BioAuthStore, id: String, userID: String, approvalTokenHash: Data, operationHash: Data, excludingDevice: String, now: Date, audit: AuditEvent
+    ) async throws -> Bool {
+        try await store.decide(locking: RowLocks(approval: approvalTokenHash, enrolmentRequest: id)) { rows in
+            WritePlan.approveRequest(rows, userID: userID, operationHash: operationHash, enrolling: excludingDevice, at: now, audit: audit)
+        }.verdict
+    }
+
+    func setRecoveryCode(_ store: any BioAuthStore, requestID: String, codeHash: Data, now: Date, audit: AuditEvent) async throws -> Bool {
+        try await store.decide(locking: RowLocks(enrolmentRequest: requestID)) { rows in WritePlan.sendRecoveryCode(rows, codeHash: codeHash, at: now, audit: audit) }
+            .verdict
+    }
+
+    func recoverEnrolmentRequest(_ store: any BioAuthStore, id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome {
+        try await store.decide(locking: RowLocks(enrolmentRequest: id)) { rows in
+            WritePlan.recovery(of: rows.enrolmentRequest, entered: codeHash, maxAttempts: maxAttempts, at: now, audit: audit)
+        }.verdict
+    }
+
+    func rotateRefreshToken(_ store: any BioAuthStore, tokenHash: Data, replacement: Data, now: Date, audit: AuditEvent, reuseAudit: AuditEvent) async throws
+        -> RefreshRotation
+    {
+        try await store.decide(locking: RowLocks(refreshToken: tokenHash)) { rows in
+            WritePlan.refresh(rows, spent: tokenHash, replacement: replacement, at: now, audit: audit, reuseAudit: reuseAudit)
+        }.verdict
+    }
+
     /// Applies an enrolment's plan through the challenge and returns the device as stored (nil if the plan was refused).
     func enrolled(_ store: any BioAuthStore, _ challenge: ChallengeRecord, _ device: DeviceRecord, replacing: Bool) async throws -> DeviceRecord? {
         let outcome = try await finish(store, challenge.id) { _ in
@@ -303,14 +338,14 @@ public struct StoreConformance: Sendable {
         let approval = ApprovalRecord(tokenHash: Data([1]), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
         try await finish(store, step.id) { _ in .approval(approval, clearing: [], audit: self.event("stepup.approved")) }
         let redeemed = event("approval.redeemed", user: nil)
-        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([3]), userID: "alice", now: t0, audit: redeemed) == nil, "approvals: other operation")
-        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "bob", now: t0, audit: redeemed) == nil, "approvals: another user expected")
+        try require(try await redeemApproval(store, tokenHash: Data([1]), operationHash: Data([3]), userID: "alice", now: t0, audit: redeemed) == nil, "approvals: other operation")
+        try require(try await redeemApproval(store, tokenHash: Data([1]), operationHash: Data([2]), userID: "bob", now: t0, audit: redeemed) == nil, "approvals: another user expected")
         try require(
-            try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "alice", now: t0.addingTimeInterval(300), audit: redeemed) == nil,
+            try await redeemApproval(store, tokenHash: Data([1]), operationHash: Data([2]), userID: "alice", now: t0.addingTimeInterval(300), audit: redeemed) == nil,
             "approvals: expired")
         let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<50 {
-                group.addTask { try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "alice", now: self.t0, audit: redeemed) != nil }
+                group.addTask { try await redeemApproval(store, tokenHash: Data([1]), operationHash: Data([2]), userID: "alice", now: self.t0, audit: redeemed) != nil }
             }
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
@@ -333,7 +368,7 @@ public struct StoreConformance: Sendable {
         try require(try await store.session(id: "nope") == nil, "refresh: unknown session id")
         let rotated = event("token.refreshed", user: nil), reused = event("token.refresh.reused", user: nil)
         func rotate(_ token: UInt8, to next: UInt8, at offset: TimeInterval = 0) async throws -> RefreshRotation {
-            try await store.rotateRefreshToken(tokenHash: hash(token), replacement: hash(next), now: t0.addingTimeInterval(offset), audit: rotated, reuseAudit: reused)
+            try await rotateRefreshToken(store, tokenHash: hash(token), replacement: hash(next), now: t0.addingTimeInterval(offset), audit: rotated, reuseAudit: reused)
         }
         try require(try await rotate(9, to: 10) == .refused, "refresh: unknown token")
         guard case .rotated(let state) = try await rotate(1, to: 2) else { throw ConformanceFailure("refresh: the current token rotates", "") }
@@ -349,7 +384,7 @@ public struct StoreConformance: Sendable {
         try require(try await rotate(1, to: 20) == .reused(sessionID: "s1"), "refresh: an old token is still reuse")
         let current = try await store.session(id: "s1")?.session.refreshTokenHash ?? Data()
         try require(
-            try await store.rotateRefreshToken(tokenHash: current, replacement: hash(30), now: t0, audit: rotated, reuseAudit: reused) == .refused,
+            try await rotateRefreshToken(store, tokenHash: current, replacement: hash(30), now: t0, audit: rotated, reuseAudit: reused) == .refused,
             "refresh: a revoked session refreshes nothing")
 
         var ending = session("s333", device: "d1")
@@ -450,7 +485,9 @@ public struct StoreConformance: Sendable {
         try require(try await store.enrolmentRequests(userID: "alice", now: t0.addingTimeInterval(10)).map(\.id) == ["r1"], "requests: unexpired only")
         try require(try await store.enrolmentRequest(id: "r1") == request("r1"), "requests: stored as given")
 
-        // Approvals: a step-up approval of alice's device d1 for the request's text.
+        // Approvals: a step-up approval of alice's device d1 for the request's text. Only an
+        // approval whose device is still enrolled and active approves.
+        try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
         let text = Data(SHA256.hash(data: Data(request("r1").approvalText.utf8)))
         func grant(_ token: UInt8, device: String, user: String = "alice", operation: Data) async throws {
             let step = challenge(user: user, device: device)
@@ -464,23 +501,25 @@ public struct StoreConformance: Sendable {
         try await grant(3, device: "d2", operation: text)
         try await grant(4, device: "b1", user: "bob", operation: text)
         let approved = event("enrolment.approved")
-        func approve(_ token: UInt8, id: String = "r1", user: String = "alice") async throws -> ApprovalRecord? {
-            try await store.approveEnrolmentRequest(
+        func approve(_ token: UInt8, id: String = "r1", user: String = "alice") async throws -> Bool {
+            try await approveEnrolmentRequest(
+                store,
                 id: id, userID: user, approvalTokenHash: Data([token]), operationHash: text, excludingDevice: "d2", now: t0, audit: approved)
         }
-        try require(try await approve(2) == nil, "requests: an approval for other text")
-        try require(try await approve(3) == nil, "requests: an approval by the device being enrolled")
-        try require(try await approve(4) == nil, "requests: another user's approval")
-        try require(try await approve(4, id: "r1", user: "bob") == nil, "requests: another user's request")
+        try require(try await !approve(2), "requests: an approval for other text")
+        try require(try await !approve(3), "requests: an approval by the device being enrolled")
+        try require(try await !approve(4), "requests: another user's approval")
+        try require(try await !approve(4, id: "r1", user: "bob"), "requests: another user's request")
         try require(try await store.enrolmentRequest(id: "r1")?.isApproved == false, "requests: refusals write nothing")
         let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for _ in 0..<20 { group.addTask { try await approve(1) != nil } }
+            for _ in 0..<20 { group.addTask { try await approve(1) } }
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         try require(winners == 1, "requests: approved once under races", "\(winners)")
         let stored = try await store.enrolmentRequest(id: "r1")
         try require(stored?.approvedAt == t0 && stored?.approvedByDevice == "d1", "requests: approved by the approval's device")
-        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: text, userID: "alice", now: t0, audit: event("approval.redeemed")) == nil, "requests: the approval is consumed")
+        try require(
+            try await redeemApproval(store, tokenHash: Data([1]), operationHash: text, userID: "alice", now: t0, audit: event("approval.redeemed")) == nil, "requests: the approval is consumed")
 
         // An enrolment naming a request: only an approved one, consumed with the device.
         func enrolThrough(_ requestID: String, device: String) async throws -> DeviceRecord? {
@@ -498,20 +537,20 @@ public struct StoreConformance: Sendable {
 
         // Recovery codes.
         let code = Data(repeating: 5, count: 32), wrong = Data(repeating: 6, count: 32)
-        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: no code sent")
-        try require(try await store.setRecoveryCode(requestID: "r333", codeHash: code, now: t0, audit: event("enrolment.recovery.sent", user: "bob")), "recovery: code set")
-        try require(try await store.setRecoveryCode(requestID: "nope", codeHash: code, now: t0, audit: event("x")) == false, "recovery: unknown request")
-        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: wrong, maxAttempts: 3, now: t0, audit: approved) == .wrongCode(attemptsLeft: 2), "recovery: wrong code counted")
-        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0.addingTimeInterval(900), audit: approved) == .unavailable, "recovery: expired")
-        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .approved, "recovery: the code approves")
-        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: once")
+        try require(try await recoverEnrolmentRequest(store, id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: no code sent")
+        try require(try await setRecoveryCode(store, requestID: "r333", codeHash: code, now: t0, audit: event("enrolment.recovery.sent", user: "bob")), "recovery: code set")
+        try require(try await setRecoveryCode(store, requestID: "nope", codeHash: code, now: t0, audit: event("x")) == false, "recovery: unknown request")
+        try require(try await recoverEnrolmentRequest(store, id: "r333", codeHash: wrong, maxAttempts: 3, now: t0, audit: approved) == .wrongCode(attemptsLeft: 2), "recovery: wrong code counted")
+        try require(try await recoverEnrolmentRequest(store, id: "r333", codeHash: code, maxAttempts: 3, now: t0.addingTimeInterval(900), audit: approved) == .unavailable, "recovery: expired")
+        try require(try await recoverEnrolmentRequest(store, id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .approved, "recovery: the code approves")
+        try require(try await recoverEnrolmentRequest(store, id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: once")
         _ = try await store.apply(.requestEnrolment(request("r4444", user: "bob"), maxPending: 5, now: t0, audit: event("enrolment.requested", user: "bob")))
-        _ = try await store.setRecoveryCode(requestID: "r4444", codeHash: code, now: t0, audit: event("enrolment.recovery.sent", user: "bob"))
+        _ = try await setRecoveryCode(store, requestID: "r4444", codeHash: code, now: t0, audit: event("enrolment.recovery.sent", user: "bob"))
         for left in [1, 0] {
             try require(
-                try await store.recoverEnrolmentRequest(id: "r4444", codeHash: wrong, maxAttempts: 2, now: t0, audit: approved) == .wrongCode(attemptsLeft: left), "recovery: attempts count down")
+                try await recoverEnrolmentRequest(store, id: "r4444", codeHash: wrong, maxAttempts: 2, now: t0, audit: approved) == .wrongCode(attemptsLeft: left), "recovery: attempts count down")
         }
-        try require(try await store.recoverEnrolmentRequest(id: "r4444", codeHash: code, maxAttempts: 2, now: t0, audit: approved) == .unavailable, "recovery: no attempts left")
+        try require(try await recoverEnrolmentRequest(store, id: "r4444", codeHash: code, maxAttempts: 2, now: t0, audit: approved) == .unavailable, "recovery: no attempts left")
         let rejected = try await store.auditEvents(userID: nil, limit: 50).filter { $0.kind == AuditKind.recoveryCodeRejected.description }.reduce(0) { $0 + $1.count }
         try require(rejected == 3, "recovery: each wrong code audited", "\(rejected)")
 
@@ -581,7 +620,7 @@ public struct StoreConformance: Sendable {
             try await finish(store, step.id) { _ in .approval(approval, clearing: [], audit: self.event("stepup.approved", user: user)) }
         }
         func redeemable(_ token: UInt8, user: String = "alice") async throws -> Bool {
-            try await store.redeemApproval(tokenHash: Data([token]), operationHash: Data([2]), userID: user, now: t0, audit: event("approval.redeemed", user: nil)) != nil
+            try await redeemApproval(store, tokenHash: Data([token]), operationHash: Data([2]), userID: user, now: t0, audit: event("approval.redeemed", user: nil)) != nil
         }
         try await grant(1, device: "d3", session: "p1")  // withdrawn: its session is revoked
         try await grant(2, device: "d1", session: "p2")  // withdrawn: its signing device is revoked

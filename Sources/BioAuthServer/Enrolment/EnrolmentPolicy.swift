@@ -90,13 +90,16 @@ public struct EnrolmentRequestRecord: Sendable, Hashable {
 
     public var isApproved: Bool { approvedAt != nil }
 
+    /// Waiting for an approval or a recovery code: not approved, not expired at `now`.
+    public func isPending(at now: Date) -> Bool { approvedAt == nil && expiresAt > now }
+
     /// The text the approving device shows and signs (its SHA-256 is the step-up's operation hash).
     public var approvalText: String {
         EnrolmentApprovalText.make(deviceName: name, publicKey: publicKey, replacing: replacing)
     }
 }
 
-/// What ``BioAuthStore/recoverEnrolmentRequest(id:codeHash:maxAttempts:now:audit:)`` did.
+/// What an entered recovery code did (``WritePlan/recovery(of:entered:maxAttempts:at:audit:)``).
 public enum RecoveryOutcome: Sendable, Hashable {
     /// The code matched: the request is approved.
     case approved

@@ -47,15 +47,13 @@ struct EnrolmentRequests: Flow {
         let record = try await enrolmentRequest(id: requestID, of: session, request: request)
         let operationHash = Data(SHA256.hash(data: Data(record.approvalText.utf8)))
         let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.approvedByDevice.description, request: request)
-        guard
-            try await run(
-                request,
-                {
-                    try await self.store.approveEnrolmentRequest(
-                        id: record.id, userID: session.userID, approvalTokenHash: Data(SHA256.hash(data: token)), operationHash: operationHash,
-                        excludingDevice: record.deviceID, now: self.clock.now(), audit: audit)
-                }) != nil
-        else {
+        let now = clock.now(), userID = session.userID, tokenHash = Data(SHA256.hash(data: token))
+        let approved = try await run(request) {
+            try await self.store.decide(locking: RowLocks(approval: tokenHash, enrolmentRequest: record.id)) { rows in
+                WritePlan.approveRequest(rows, userID: userID, operationHash: operationHash, enrolling: record.deviceID, at: now, audit: audit)
+            }
+        }
+        guard approved.verdict else {
             await self.audit(.approvalRejected, user: session.userID, device: session.deviceID, reason: FailureReason.approvalRejected.description, request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }
@@ -69,9 +67,13 @@ struct EnrolmentRequests: Flow {
         guard !record.isApproved else { throw ServerError(.conflict, detail: "already approved") }
         let code = RecoveryCode.random()
         let audit = event(.recoveryCodeSent, user: record.userID, device: record.deviceID, request: request)
-        guard try await run(request, { try await self.store.setRecoveryCode(requestID: record.id, codeHash: code.hash, now: self.clock.now(), audit: audit) }) else {
-            throw ServerError(.notFound, field: "id")
+        let now = clock.now()
+        let stored = try await run(request) {
+            try await self.store.decide(locking: RowLocks(enrolmentRequest: record.id)) { rows in
+                WritePlan.sendRecoveryCode(rows, codeHash: code.hash, at: now, audit: audit)
+            }
         }
+        guard stored.verdict else { throw ServerError(.notFound, field: "id") }
         do { try await recoveryChannel.deliver(code, for: record) } catch {
             logger.error("recovery code delivery failed", metadata: metadata(audit).merging(["error": "\(type(of: error))"]) { $1 })
             throw ServerError(.unavailable, detail: "the recovery code could not be delivered", retryAfter: 30)
@@ -86,11 +88,12 @@ struct EnrolmentRequests: Flow {
             throw ServerError(.invalidRequest, field: "code", detail: "1 to 32 letters, digits and dashes")
         }
         let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.recoveryCode.description, request: request)
+        let now = clock.now(), entered = RecoveryCode.hash(ofEntered: code), maxAttempts = configuration.enrolment.maxRecoveryAttempts
         let outcome = try await run(request) {
-            try await self.store.recoverEnrolmentRequest(
-                id: record.id, codeHash: RecoveryCode.hash(ofEntered: code), maxAttempts: self.configuration.enrolment.maxRecoveryAttempts, now: self.clock.now(),
-                audit: audit)
-        }
+            try await self.store.decide(locking: RowLocks(enrolmentRequest: record.id)) { rows in
+                WritePlan.recovery(of: rows.enrolmentRequest, entered: entered, maxAttempts: maxAttempts, at: now, audit: audit)
+            }
+        }.verdict
         guard outcome == .approved else {
             log(audit.rejectedRecovery)
             throw ServerError.authenticationFailed(.recoveryCodeRejected)
@@ -108,5 +111,52 @@ extension WritePlan {
         plan.add(.insertEnrolmentRequest(request))
         plan.audit(audit)
         return plan
+    }
+
+    /// Approving the request in `rows` with the approval in `rows` (both read locked): the request
+    /// must be `userID`'s and pending, the approval redeemable for `operationHash` by `userID`,
+    /// signed by an active device other than the one being enrolled. Then the approval is redeemed
+    /// and the request approved by its device, with `audit`; otherwise nothing is written.
+    public static func approveRequest(
+        _ rows: LockedRows, userID: String, operationHash: Data, enrolling deviceID: String, at now: Date, audit: AuditEvent
+    ) -> (verdict: Bool, plan: WritePlan) {
+        guard let approval = rows.approval, rows.approvalSignerActive, approval.isRedeemable(for: operationHash, by: userID, at: now),
+            approval.deviceID != deviceID, let request = rows.enrolmentRequest, request.userID == userID, request.isPending(at: now)
+        else { return (false, WritePlan()) }
+        var plan = WritePlan()
+        plan.add(.redeemApproval(tokenHash: approval.tokenHash, at: now))
+        plan.add(.approveEnrolmentRequest(id: request.id, at: now, byDevice: approval.deviceID))
+        plan.audit(audit)
+        return (true, plan)
+    }
+
+    /// Storing a newly sent recovery code for the request in `rows` (read locked), if it is
+    /// pending: the previous code stops working, the attempts already made keep counting.
+    public static func sendRecoveryCode(_ rows: LockedRows, codeHash: Data, at now: Date, audit: AuditEvent) -> (verdict: Bool, plan: WritePlan) {
+        guard let request = rows.enrolmentRequest, request.isPending(at: now) else { return (false, WritePlan()) }
+        var plan = WritePlan()
+        plan.add(.setRecoveryCode(requestID: request.id, codeHash: codeHash))
+        plan.audit(audit)
+        return (true, plan)
+    }
+
+    /// A recovery code entered for `request` (read locked): only a pending request with a code and
+    /// attempts left takes one. A match (compared in constant time) approves it with `audit`; a
+    /// mismatch counts an attempt and is audited as `recovery.code.rejected`.
+    public static func recovery(
+        of request: EnrolmentRequestRecord?, entered: Data, maxAttempts: Int, at now: Date, audit: AuditEvent
+    ) -> (verdict: RecoveryOutcome, plan: WritePlan) {
+        guard let request, request.isPending(at: now), let expected = request.recoveryCodeHash, request.recoveryAttempts < maxAttempts else {
+            return (.unavailable, WritePlan())
+        }
+        var plan = WritePlan()
+        if constantTimeEquals(expected, entered) {
+            plan.add(.approveEnrolmentRequest(id: request.id, at: now, byDevice: nil))
+            plan.audit(audit)
+            return (.approved, plan)
+        }
+        plan.add(.countRecoveryAttempt(requestID: request.id))
+        plan.audit(audit.rejectedRecovery)
+        return (.wrongCode(attemptsLeft: maxAttempts - request.recoveryAttempts - 1), plan)
     }
 }

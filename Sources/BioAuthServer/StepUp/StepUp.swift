@@ -54,12 +54,35 @@ struct StepUp: Flow {
         let hash = Data(SHA256.hash(data: token))
         let operationHash = Data(SHA256.hash(data: details))
         let audit = event(.approvalRedeemed, request: request)
-        guard let record = try await run(request, { try await self.store.redeemApproval(tokenHash: hash, operationHash: operationHash, userID: userID, now: self.clock.now(), audit: audit) })
-        else {
+        let now = clock.now()
+        let redeemed = try await run(request) {
+            try await self.store.decide(locking: RowLocks(approval: hash)) { rows in
+                WritePlan.redemption(rows, operationHash: operationHash, userID: userID, at: now, audit: audit)
+            }
+        }
+        guard let record = redeemed.verdict else {
             await self.audit(.approvalRejected, user: userID, reason: FailureReason.approvalRejected.description, request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }
         log(audit.about(user: record.userID, device: record.deviceID))
         return record
+    }
+}
+
+extension WritePlan {
+    /// Redeeming the approval in `rows` (read locked): only an approval that is
+    /// ``ApprovalRecord/isRedeemable(for:by:at:)`` and whose device is still active is consumed,
+    /// with `audit` about its user and device; it is returned then, nil with nothing written otherwise.
+    public static func redemption(
+        _ rows: LockedRows, operationHash: Data, userID: String, at now: Date, audit: AuditEvent
+    ) -> (verdict: ApprovalRecord?, plan: WritePlan) {
+        guard var approval = rows.approval, rows.approvalSignerActive, approval.isRedeemable(for: operationHash, by: userID, at: now) else {
+            return (nil, WritePlan())
+        }
+        approval.consumedAt = now
+        var plan = WritePlan()
+        plan.add(.redeemApproval(tokenHash: approval.tokenHash, at: now))
+        plan.audit(audit.about(user: approval.userID, device: approval.deviceID))
+        return (approval, plan)
     }
 }

@@ -17,6 +17,12 @@ public protocol BioAuthStore: Sendable {
     /// Applies a plan the domain decided, in one transaction: checks every guard (refusing, with
     /// nothing written, at the first that fails), then runs the mutations in order. Decides nothing.
     func apply(_ plan: WritePlan) async throws -> PlanOutcome
+    /// Reads the rows `locking` names, locked for the rest of the transaction, hands them to
+    /// `decide`, and applies the plan it returns — all in one transaction. `decide` runs inside the
+    /// transaction: it must be quick and must not use the store.
+    func decide<Verdict: Sendable>(
+        locking: RowLocks, _ decide: @escaping @Sendable (LockedRows) -> (verdict: Verdict, plan: WritePlan)
+    ) async throws -> (verdict: Verdict, outcome: PlanOutcome)
 
     // MARK: Users (the demo primary login)
 
@@ -63,46 +69,14 @@ public protocol BioAuthStore: Sendable {
     func session(tokenHash: Data) async throws -> SessionState?
     /// The session with this id, with the state of the device that opened it.
     func session(id: String) async throws -> SessionState?
-    /// Rotates a refresh token. The current refresh token of an active, unexpired session is
-    /// replaced by `replacement` — the old one is remembered as spent — and `audit` appended about the
-    /// session's user and device:
-    /// ``RefreshRotation/rotated(_:)``. A spent one is reuse — a copy is in other hands — so its
-    /// session (the token family) is revoked, its unredeemed approvals withdrawn and `reuseAudit`
-    /// appended likewise: ``RefreshRotation/reused(sessionID:)``. Anything else writes nothing: ``RefreshRotation/refused``.
-    /// Exactly one of concurrent rotations of one token succeeds; the others are reuse.
-    func rotateRefreshToken(tokenHash: Data, replacement: Data, now: Date, audit: AuditEvent, reuseAudit: AuditEvent) async throws -> RefreshRotation
     /// The user's sessions in creation order.
     func sessions(userID: String) async throws -> [SessionRecord]
-
-    // MARK: Approvals
-
-    /// Marks the approval consumed if it exists, is unconsumed, unexpired at `now`, approves
-    /// `operationHash`, belongs to `userID` and was signed by a device that is still active, and
-    /// appends `audit` about its user and device; returns it then, nil (nothing written)
-    /// otherwise. Exactly one caller succeeds.
-    func redeemApproval(tokenHash: Data, operationHash: Data, userID: String, now: Date, audit: AuditEvent) async throws -> ApprovalRecord?
 
     // MARK: Enrolment requests
 
     func enrolmentRequest(id: String) async throws -> EnrolmentRequestRecord?
     /// The user's requests unexpired at `now`, in creation order.
     func enrolmentRequests(userID: String, now: Date) async throws -> [EnrolmentRequestRecord]
-    /// Redeems the approval — unconsumed, unexpired at `now`, of `userID`, for `operationHash`,
-    /// signed by another device than `excludingDevice` — and marks the request (unexpired,
-    /// unapproved) approved by the approval's device, appending `audit`, all together. Returns
-    /// the approval, or nil with nothing written.
-    func approveEnrolmentRequest(
-        id: String, userID: String, approvalTokenHash: Data, operationHash: Data, excludingDevice: String, now: Date, audit: AuditEvent
-    ) async throws -> ApprovalRecord?
-    /// Stores the hash of a newly sent recovery code for an unexpired, unapproved request (the
-    /// previous code stops working; attempts keep counting) and appends `audit`; false (nothing
-    /// written) if there is no such request.
-    func setRecoveryCode(requestID: String, codeHash: Data, now: Date, audit: AuditEvent) async throws -> Bool
-    /// Checks a recovery code against an unexpired, unapproved request with attempts left: a
-    /// match approves it; a mismatch counts an attempt. Appends `audit` (the caller's event for
-    /// a match, a `recoveryCodeRejected` copy for a mismatch).
-    func recoverEnrolmentRequest(id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome
-
     // MARK: The event outbox
 
     // Every write that appends an audit event of a kind in ``AuditKind/deliveredEvents`` also

@@ -159,6 +159,13 @@ public struct ApprovalRecord: Sendable, Hashable {
     /// approval: it cannot be redeemed after. nil only for rows written before this was recorded.
     public var sessionID: String?
 
+    /// Redeemable for `operationHash` by `userID` at `now`: not consumed, not expired, approving
+    /// exactly that operation for that user. (That its device is still active is the caller's
+    /// other condition.)
+    public func isRedeemable(for operationHash: Data, by userID: String, at now: Date) -> Bool {
+        consumedAt == nil && expiresAt > now && self.operationHash == operationHash && self.userID == userID
+    }
+
     public init(
         tokenHash: Data, userID: String, deviceID: String, operationHash: Data, createdAt: Date, expiresAt: Date, consumedAt: Date? = nil,
         sessionID: String? = nil

@@ -61,9 +61,19 @@ public struct WritePlan: Sendable, Hashable {
         case renameDevice(id: String, name: String)
         /// Inserts a one-time step-up approval.
         case insertApproval(ApprovalRecord)
+        /// Marks the approval consumed at `at`.
+        case redeemApproval(tokenHash: Data, at: Date)
+        /// Replaces the session's current refresh token and remembers the old one as spent by it.
+        case rotateRefreshToken(sessionID: String, spent: Data, replacement: Data)
         /// Inserts the request; an existing id throws ``StoreError`` `duplicate` and nothing is written.
         case insertEnrolmentRequest(EnrolmentRequestRecord)
         case deleteEnrolmentRequest(id: String)
+        /// Marks the request approved at `at`, by that device's approval (nil: by a recovery code).
+        case approveEnrolmentRequest(id: String, at: Date, byDevice: String?)
+        /// Stores the hash of the request's recovery code (the previous code stops working).
+        case setRecoveryCode(requestID: String, codeHash: Data)
+        /// Counts one wrong recovery code against the request.
+        case countRecoveryAttempt(requestID: String)
         /// Inserts the key; an existing id or secret hash throws ``StoreError`` `duplicate`.
         case insertApiKey(ApiKeyRecord)
         /// Inserts an access-token signing key; an existing id throws ``StoreError`` `duplicate`.

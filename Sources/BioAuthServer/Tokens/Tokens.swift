@@ -14,11 +14,12 @@ struct Tokens: Flow {
         let next = SecretBytes.random(count: 32)
         let rotated = event(.tokenRefreshed, request: request)
         let reused = event(.refreshTokenReused, reason: FailureReason.refreshTokenReused.description, request: request)
+        let spent = Data(SHA256.hash(data: presented)), replacement = Data(SHA256.hash(data: next.data)), now = clock.now()
         let rotation = try await run(request) {
-            try await self.store.rotateRefreshToken(
-                tokenHash: Data(SHA256.hash(data: presented)), replacement: Data(SHA256.hash(data: next.data)), now: self.clock.now(), audit: rotated,
-                reuseAudit: reused)
-        }
+            try await self.store.decide(locking: RowLocks(refreshToken: spent)) { rows in
+                WritePlan.refresh(rows, spent: spent, replacement: replacement, at: now, audit: rotated, reuseAudit: reused)
+            }
+        }.verdict
         switch rotation {
         case .rotated(let state) where state.deviceActive && state.session.kind == .device:
             log(rotated.about(user: state.session.userID, device: state.session.deviceID))
@@ -46,5 +47,29 @@ struct Tokens: Flow {
     func publishedKeys(request: RequestInfo) async throws(ServerError) -> [PublishedKey] {
         let audit = event(.signingKeyAdded, request: request)
         return try await run(request) { try await self.context.accessTokens.published(audit: audit) }
+    }
+}
+
+extension WritePlan {
+    /// A refresh token presented (its session read locked, ``LockedRows/refreshSession``). The
+    /// current token of a live, unexpired session is rotated: replaced by `replacement`, the old
+    /// one remembered as spent. A spent one is reuse — a copy is in other hands — so its session
+    /// ends (``reusedRefreshToken(sessionID:userID:at:audit:)``). Anything else writes nothing.
+    /// Both audit events are about the session's user and device.
+    public static func refresh(
+        _ rows: LockedRows, spent: Data, replacement: Data, at now: Date, audit: AuditEvent, reuseAudit: AuditEvent
+    ) -> (verdict: RefreshRotation, plan: WritePlan) {
+        guard var state = rows.refreshSession else { return (.refused, WritePlan()) }
+        let session = state.session
+        if rows.refreshTokenSpent {
+            let audit = reuseAudit.about(user: session.userID, device: session.deviceID)
+            return (.reused(sessionID: session.id), .reusedRefreshToken(sessionID: session.id, userID: session.userID, at: now, audit: audit))
+        }
+        guard session.revokedAt == nil, session.expiresAt > now else { return (.refused, WritePlan()) }
+        var plan = WritePlan()
+        plan.add(.rotateRefreshToken(sessionID: session.id, spent: spent, replacement: replacement))
+        plan.audit(audit.about(user: session.userID, device: session.deviceID))
+        state.session.refreshTokenHash = replacement
+        return (.rotated(state), plan)
     }
 }

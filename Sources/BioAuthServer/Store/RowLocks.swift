@@ -1,0 +1,42 @@
+import Foundation
+
+/// The rows a decision reads inside its transaction (``BioAuthStore/decide(locking:_:)``), locked
+/// until it commits: concurrent decisions on one row — two redemptions of one approval, two
+/// rotations of one refresh token — queue, and the later one sees what the first wrote.
+public struct RowLocks: Sendable, Hashable {
+    /// The approval whose token hashes to this.
+    public var approval: Data?
+    /// The enrolment request with this id.
+    public var enrolmentRequest: String?
+    /// The session whose current refresh token hashes to this, or that spent a token hashing to it.
+    public var refreshToken: Data?
+
+    public init(approval: Data? = nil, enrolmentRequest: String? = nil, refreshToken: Data? = nil) {
+        self.approval = approval
+        self.enrolmentRequest = enrolmentRequest
+        self.refreshToken = refreshToken
+    }
+}
+
+/// What ``RowLocks`` found; nil where the row does not exist (or was not asked for).
+public struct LockedRows: Sendable, Hashable {
+    public var approval: ApprovalRecord?
+    /// Whether the device that signed ``approval`` exists and is not revoked.
+    public var approvalSignerActive: Bool
+    public var enrolmentRequest: EnrolmentRequestRecord?
+    /// The session the refresh token names, with its device's state.
+    public var refreshSession: SessionState?
+    /// True if the refresh token is one the session spent (a rotated-away token), false if it is current.
+    public var refreshTokenSpent: Bool
+
+    public init(
+        approval: ApprovalRecord? = nil, approvalSignerActive: Bool = false, enrolmentRequest: EnrolmentRequestRecord? = nil, refreshSession: SessionState? = nil,
+        refreshTokenSpent: Bool = false
+    ) {
+        self.approval = approval
+        self.approvalSignerActive = approvalSignerActive
+        self.enrolmentRequest = enrolmentRequest
+        self.refreshSession = refreshSession
+        self.refreshTokenSpent = refreshTokenSpent
+    }
+}
