@@ -84,9 +84,10 @@ public final class PostgresStore: BioAuthStore {
     private let timeout: Duration
     private let closed = Mutex(false)
 
-    /// Migrations, applied in order under an advisory lock; the same tables and columns as
-    /// ``BioAuthSQLite/SQLiteStore``'s, in PostgreSQL's types.
-    static let migrations: [(version: Int, name: String, statements: [String])] = [
+    /// Append-only migrations, applied in order under an advisory lock and recorded by version and name in
+    /// `bioauth_migrations`. Their names are ``Schema/migrations`` and the result is
+    /// ``Schema/tables`` (`SchemaTests`).
+    package static let migrations: [(version: Int, name: String, statements: [String])] = [
         (
             1, "Create core tables",
             [
@@ -210,9 +211,14 @@ public final class PostgresStore: BioAuthStore {
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS bioauth_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)",
                 logger: self.logger)
-            var applied = Set<Int>()
-            for try await version in try await connection.query("SELECT version FROM bioauth_migrations", logger: self.logger).decode(Int.self) {
+            var applied = Set<Int>(), names: [String] = []
+            for try await (version, name) in try await connection.query("SELECT version, name FROM bioauth_migrations", logger: self.logger).decode((Int, String).self) {
                 applied.insert(version)
+                names.append(name)
+            }
+            let unknown = Schema.unknown(names)
+            guard unknown.isEmpty else {
+                throw StoreError(.schemaTooNew, detail: "the database has migrations this binary does not know: \(unknown.joined(separator: "; "))")
             }
             for migration in Self.migrations where !applied.contains(migration.version) {
                 for statement in migration.statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger) }
@@ -277,6 +283,33 @@ public final class PostgresStore: BioAuthStore {
         default:
             return error
         }
+    }
+
+    /// The type name PostgreSQL reports (`information_schema.columns.data_type`) for each ``Schema/ColumnType``.
+    package static func typeName(_ type: Schema.ColumnType) -> String {
+        switch type {
+        case .text: "text"
+        case .bytes: "bytea"
+        case .date: "timestamp with time zone"
+        case .integer: "integer"
+        case .smallInteger: "smallint"
+        case .boolean: "boolean"
+        case .serial: "bigint"
+        }
+    }
+
+    /// Every column of the database's tables as PostgreSQL reports it, tables by name, columns in order.
+    package func declaredColumns() async throws -> [Schema.DeclaredColumn] {
+        var columns: [Schema.DeclaredColumn] = []
+        let rows = try await client.query(
+            """
+            SELECT table_name::text, column_name::text, data_type::text, is_nullable::text FROM information_schema.columns
+            WHERE table_schema = current_schema() AND table_name <> 'bioauth_migrations' ORDER BY table_name, ordinal_position
+            """, logger: logger)
+        for try await (table, column, type, nullable) in rows.decode((String, String, String, String).self) {
+            columns.append(Schema.DeclaredColumn(table: table, column: column, type: type, nullable: nullable == "YES"))
+        }
+        return columns
     }
 
     // MARK: Plans
@@ -412,7 +445,7 @@ public final class PostgresStore: BioAuthStore {
         }
     }
 
-    public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date) async throws -> SweepResult {
+    public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date, sessionsBefore: Date) async throws -> SweepResult {
         try await transaction { c in
             let runs = FailureSubject.passwordRun("").storageKey + "%"
             func count(_ query: PostgresQuery) async throws -> Int {
@@ -433,7 +466,15 @@ public final class PostgresStore: BioAuthStore {
                 WITH gone AS (DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < \(windowsBefore)) RETURNING 1)
                 SELECT COUNT(*) FROM gone
                 """)
-            return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests)
+            _ = try await count(
+                """
+                WITH gone AS (DELETE FROM spent_refresh_tokens WHERE session_id IN (
+                  SELECT id FROM sessions WHERE expires_at < \(sessionsBefore) OR revoked_at < \(sessionsBefore)) RETURNING 1)
+                SELECT COUNT(*) FROM gone
+                """)
+            let sessions = try await count(
+                "WITH gone AS (DELETE FROM sessions WHERE expires_at < \(sessionsBefore) OR revoked_at < \(sessionsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
+            return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests, sessions: sessions)
         }
     }
 

@@ -35,9 +35,9 @@ public final class SQLiteStore: BioAuthStore {
 
     public var statistics: Statistics { writer.statistics }
 
-    /// Append-only migrations, applied in order; each is recorded by name in `migrations`.
-    /// ``BioAuthPostgres`` mirrors them table for table.
-    static let migrations: [(name: String, statements: [String])] = [
+    /// Append-only migrations, applied in order; each is recorded by name in `migrations`. Their
+    /// names are ``Schema/migrations`` and the result is ``Schema/tables`` (`SchemaTests`).
+    package static let migrations: [(name: String, statements: [String])] = [
         (
             "Create core tables",
             [
@@ -157,6 +157,10 @@ public final class SQLiteStore: BioAuthStore {
     private static func migrate(_ db: SQLiteHandle, logger: Logger) throws {
         try db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
         let applied = Set(try db.query("SELECT name FROM migrations").map { try $0.string("name") })
+        let unknown = Schema.unknown(applied)
+        guard unknown.isEmpty else {
+            throw StoreError(.schemaTooNew, detail: "the database has migrations this binary does not know: \(unknown.joined(separator: "; "))")
+        }
         for migration in Self.migrations where !applied.contains(migration.name) {
             try db.execute("BEGIN IMMEDIATE")
             do {
@@ -168,6 +172,30 @@ public final class SQLiteStore: BioAuthStore {
                 throw error
             }
             logger.debug("applied migration", metadata: ["migration": "\(migration.name)"])
+        }
+    }
+
+    /// The type name this store declares for each ``Schema/ColumnType``.
+    package static func typeName(_ type: Schema.ColumnType) -> String {
+        switch type {
+        case .text: "TEXT"
+        case .bytes: "BLOB"
+        case .date: "REAL"
+        case .integer, .smallInteger, .boolean, .serial: "INTEGER"
+        }
+    }
+
+    /// Every column of the database as SQLite declares it, tables by name, columns in order.
+    package func declaredColumns() async throws -> [Schema.DeclaredColumn] {
+        try await writer.read { db in
+            try db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'migrations' ORDER BY name").flatMap { table in
+                let name = try table.string("name")
+                return try db.query("SELECT name, type, \"notnull\" AS required, pk FROM pragma_table_info(?)", [.text(name)]).map { column in
+                    Schema.DeclaredColumn(
+                        table: name, column: try column.string("name"), type: try column.string("type"),
+                        nullable: try column.int("required") == 0 && column.int("pk") == 0)
+                }
+            }
         }
     }
 
@@ -280,7 +308,7 @@ public final class SQLiteStore: BioAuthStore {
         try await writer.write { db in try db.query("DELETE FROM challenges WHERE expires_at < ? RETURNING id", [.date(date)]).count }
     }
 
-    public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date) async throws -> SweepResult {
+    public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date, sessionsBefore: Date) async throws -> SweepResult {
         try await writer.write { db in
             let runs = FailureSubject.passwordRun("").storageKey + "%"
             let counters = try db.query(
@@ -293,7 +321,10 @@ public final class SQLiteStore: BioAuthStore {
             try db.query(
                 "DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < ?)", [.date(windowsBefore)])
             try db.query("DELETE FROM outbox WHERE at < ?", [.date(auditBefore)])
-            return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests)
+            let ended = "SELECT id FROM sessions WHERE expires_at < ? OR revoked_at < ?"
+            try db.query("DELETE FROM spent_refresh_tokens WHERE session_id IN (\(ended))", [.date(sessionsBefore), .date(sessionsBefore)])
+            let sessions = try db.query("DELETE FROM sessions WHERE id IN (\(ended)) RETURNING id", [.date(sessionsBefore), .date(sessionsBefore)]).count
+            return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests, sessions: sessions)
         }
     }
 

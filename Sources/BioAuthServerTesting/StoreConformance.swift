@@ -429,7 +429,7 @@ public struct StoreConformance: Sendable {
         try require(
             later.map(\.event.kind) == ["device.enrolled", "device.revoked"] && later[0].attempts == 1,
             "outbox: due again with its attempts; an expired lease frees an event", "\(later.map(\.event.kind))")
-        _ = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: t0.addingTimeInterval(1))
+        _ = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: t0.addingTimeInterval(1), sessionsBefore: t0)
         try require(try await store.claimOutbox(now: t0.addingTimeInterval(1000), leaseUntil: t0.addingTimeInterval(1030), limit: 10).isEmpty, "outbox: swept with the audit")
     }
 
@@ -554,7 +554,7 @@ public struct StoreConformance: Sendable {
         let rejected = try await store.auditEvents(userID: nil, limit: 50).filter { $0.kind == AuditKind.recoveryCodeRejected.description }.reduce(0) { $0 + $1.count }
         try require(rejected == 3, "recovery: each wrong code audited", "\(rejected)")
 
-        let swept = try await store.sweep(windowsBefore: t0.addingTimeInterval(901), runsBefore: t0, auditBefore: t0)
+        let swept = try await store.sweep(windowsBefore: t0.addingTimeInterval(901), runsBefore: t0, auditBefore: t0, sessionsBefore: t0)
         try require(swept.enrolmentRequests == 3, "requests: expired ones swept", "\(swept.enrolmentRequests)")
     }
 
@@ -701,15 +701,35 @@ public struct StoreConformance: Sendable {
         let approval = ApprovalRecord(tokenHash: Data([1]), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
         try await finish(store, step.id) { _ in .approval(approval, clearing: [], audit: self.event("stepup.approved")) }
 
-        let swept = try await store.sweep(windowsBefore: t0.addingTimeInterval(600), runsBefore: t0, auditBefore: t0.addingTimeInterval(100))
+        let swept = try await store.sweep(windowsBefore: t0.addingTimeInterval(600), runsBefore: t0, auditBefore: t0.addingTimeInterval(100), sessionsBefore: t0)
         try require(swept.counters == 2 && swept.approvals == 1, "retention: past windows and expired approvals go; the run stays", "\(swept)")
         try require(swept.auditRows == 5, "retention: audit rows older than the cut-off go (the two merged failures and three written at t0)", "\(swept)")
         let run = try await store.beginPasswordAttempt(
             username: "alice", lockout: LockoutQuery(windowStart: t0.addingTimeInterval(600), client: "c1", clientLimit: 9, passwordLimit: 9),
             run: PasswordRunPolicy(threshold: 2, base: 1_000, cap: 1_000, maximum: 100), now: t0.addingTimeInterval(600))
         try require(run.refusedUntil == nil && run.reached == [.passwordRun("alice")], "retention: the run survived the sweep", "\(run.reached)")
-        let later = try await store.sweep(windowsBefore: t0.addingTimeInterval(900), runsBefore: t0.addingTimeInterval(601), auditBefore: t0)
+        let later = try await store.sweep(windowsBefore: t0.addingTimeInterval(900), runsBefore: t0.addingTimeInterval(601), auditBefore: t0, sessionsBefore: t0)
         try require(later.counters == 2, "retention: the run goes after its retention", "\(later)")
+
+        // Sessions: one that ended (expired, or revoked) before the cut-off goes with its spent
+        // refresh tokens; a live one and one that ended after stay.
+        var expired = session("s-expired", device: nil)
+        expired.expiresAt = t0.addingTimeInterval(10)
+        expired.refreshTokenHash = Data(repeating: 1, count: 32)
+        let revoked = session("s-revoked", device: nil), live = session("s-live", device: nil), recent = session("s-recent", device: nil)
+        for s in [expired, revoked, live, recent] { _ = try await store.apply(.login(s, audit: event("login.succeeded"))) }
+        _ = try await rotateRefreshToken(
+            store, tokenHash: Data(repeating: 1, count: 32), replacement: Data(repeating: 2, count: 32), now: t0, audit: event("token.refreshed"),
+            reuseAudit: event("token.refresh.reused"))
+        _ = try await store.apply(.revokeSession(id: "s-revoked", userID: "alice", at: t0.addingTimeInterval(20), audit: event("session.revoked")))
+        _ = try await store.apply(.revokeSession(id: "s-recent", userID: "alice", at: t0.addingTimeInterval(100), audit: event("session.revoked")))
+        let sessions = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: t0, sessionsBefore: t0.addingTimeInterval(50))
+        try require(sessions.sessions == 2, "retention: ended sessions go after their retention", "\(sessions)")
+        try require(try await store.sessions(userID: "alice").map(\.id).sorted() == ["s-live", "s-recent"], "retention: live and recently ended sessions stay")
+        let spent = try await rotateRefreshToken(
+            store, tokenHash: Data(repeating: 1, count: 32), replacement: Data(repeating: 3, count: 32), now: t0, audit: event("token.refreshed"),
+            reuseAudit: event("token.refresh.reused"))
+        try require(spent == .refused, "retention: a swept session's spent token is unknown, not reuse")
     }
 
     public func audit(_ store: any BioAuthStore) async throws {

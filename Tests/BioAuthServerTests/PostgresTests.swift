@@ -32,6 +32,22 @@ struct PostgresTests {
         #expect(versions == Array(1...9))
     }
 
+    /// The migrations are the shared list, they build the described schema, and a database a newer
+    /// BioAuth migrated is refused before anything is read or written.
+    @Test func theSchemaIsTheSharedDescriptionAndANewerDatabaseIsRefused() async throws {
+        #expect(PostgresStore.migrations.map(\.name) == Schema.migrations)
+        #expect(PostgresStore.migrations.map(\.version) == Array(1...Schema.migrations.count))
+        let url = try await PostgresTestServer.freshDatabaseURL()
+        let location = try #require(PostgresStore.Location(url: url))
+        let store = try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2))
+        #expect(try await store.declaredColumns() == Schema.declared(typeName: PostgresStore.typeName))
+        try await store.close()
+        _ = try await PostgresTestServer.execute(
+            "INSERT INTO bioauth_migrations (version, name, applied_at) VALUES (99, 'Sessions carry a device attestation', now())", on: url)
+        let error = await #expect(throws: StoreError.self) { try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2)) }
+        #expect(error?.code == .schemaTooNew)
+    }
+
     /// A NULL where the schema forbids one is an error, never a default.
     @Test func corruptRowsAreErrorsNotDefaults() async throws {
         let url = try await PostgresTestServer.freshDatabaseURL()

@@ -14,7 +14,7 @@ struct Maintenance: Flow {
         let now = clock.now()
         var result = try await store.sweep(
             windowsBefore: windows.windowStart(now), runsBefore: now.addingTimeInterval(-configuration.retention.passwordRuns),
-            auditBefore: now.addingTimeInterval(-configuration.retention.audit))
+            auditBefore: now.addingTimeInterval(-configuration.retention.audit), sessionsBefore: now.addingTimeInterval(-configuration.retention.sessions))
         result.challenges = try await store.deleteChallenges(expiredBefore: now)
         return result
     }

@@ -54,8 +54,9 @@ public protocol BioAuthStore: Sendable {
     func deleteChallenges(expiredBefore date: Date) async throws -> Int
     /// Deletes window counters whose window started before `windowsBefore`, password runs whose
     /// last attempt was before `runsBefore`, audit rows and undelivered outbox events older than
-    /// `auditBefore`, and approvals and enrolment requests that expired before `windowsBefore`.
-    func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date) async throws -> SweepResult
+    /// `auditBefore`, approvals and enrolment requests that expired before `windowsBefore`, and
+    /// sessions that expired or were revoked before `sessionsBefore` with their spent refresh tokens.
+    func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date, sessionsBefore: Date) async throws -> SweepResult
 
     // MARK: Devices
 

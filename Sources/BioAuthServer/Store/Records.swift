@@ -298,10 +298,15 @@ public struct RetentionPolicy: Sendable, Hashable {
     /// A user's consecutive-password-failure run is forgotten after this long without an attempt
     /// (window counters go as soon as their window is over).
     public var passwordRuns: TimeInterval
+    /// A session that expired or was revoked this long ago is deleted, with its spent refresh
+    /// tokens: a user's session list (`GET /v1/sessions`) stays bounded. A deleted session's
+    /// refresh tokens answer "unknown" rather than "reused" (it could not refresh anyway).
+    public var sessions: TimeInterval
 
-    public init(audit: TimeInterval = 90 * 86_400, passwordRuns: TimeInterval = 30 * 86_400) {
+    public init(audit: TimeInterval = 90 * 86_400, passwordRuns: TimeInterval = 30 * 86_400, sessions: TimeInterval = 30 * 86_400) {
         self.audit = audit
         self.passwordRuns = passwordRuns
+        self.sessions = sessions
     }
 }
 
@@ -312,8 +317,10 @@ public struct SweepResult: Sendable, Hashable {
     public var auditRows: Int
     public var approvals: Int
     public var enrolmentRequests: Int
+    public var sessions: Int
 
-    public init(challenges: Int = 0, counters: Int = 0, auditRows: Int = 0, approvals: Int = 0, enrolmentRequests: Int = 0) {
+    public init(challenges: Int = 0, counters: Int = 0, auditRows: Int = 0, approvals: Int = 0, enrolmentRequests: Int = 0, sessions: Int = 0) {
+        self.sessions = sessions
         self.enrolmentRequests = enrolmentRequests
         self.challenges = challenges
         self.counters = counters
@@ -335,6 +342,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The database cannot be reached or refused for a transient reason; the request may be
         /// retried (HTTP 503 with Retry-After).
         public static let unavailable = Code("unavailable")
+        /// The database records migrations this binary does not know: it was written by a newer
+        /// BioAuth. Nothing is read or written; run the newer version (or restore a backup).
+        public static let schemaTooNew = Code("schemaTooNew")
     }
 
     public let code: Code

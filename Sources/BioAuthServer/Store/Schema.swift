@@ -1,0 +1,136 @@
+/// The database both SQL stores keep, described once. Each store writes its own dialect's
+/// statements for it; `SchemaTests` holds both stores' migrated databases to this description and
+/// their migration lists to ``migrations``.
+package enum Schema {
+    /// Every migration by name, in the order applied. Append only: a released name never changes.
+    /// A database that records a migration not in this list was written by a newer BioAuth, and
+    /// the stores refuse to open it (``StoreError/Code/schemaTooNew``).
+    package static let migrations: [String] = [
+        "Create core tables",
+        "Registration challenges say whether they replace a device's key",
+        "Approvals remember the session that obtained them",
+        "Repeated failures are one audit row with a count",
+        "Challenges remember the session that asked for them",
+        "Enrolment requests wait for an approval or a recovery code",
+        "API keys for the backend API",
+        "Access tokens: signing keys, refresh tokens",
+        "The event outbox",
+    ]
+
+    package enum ColumnType: Sendable, Hashable {
+        case text, bytes, date, integer, smallInteger, boolean
+        /// A generated row number.
+        case serial
+    }
+
+    package struct Column: Sendable, Hashable {
+        package var name: String
+        package var type: ColumnType
+        package var nullable: Bool
+
+        package init(_ name: String, _ type: ColumnType, nullable: Bool = false) {
+            self.name = name
+            self.type = type
+            self.nullable = nullable
+        }
+    }
+
+    package struct Table: Sendable, Hashable {
+        package var name: String
+        package var columns: [Column]
+
+        package init(_ name: String, _ columns: [Column]) {
+            self.name = name
+            self.columns = columns
+        }
+    }
+
+    /// Every table after the last migration, by name, columns in order.
+    package static let tables: [Table] = [
+        Table(
+            "api_keys",
+            [
+                .init("id", .text), .init("name", .text), .init("secret_hash", .bytes), .init("scopes", .text), .init("created_at", .date),
+                .init("revoked_at", .date, nullable: true),
+            ]),
+        Table(
+            "approvals",
+            [
+                .init("token_hash", .bytes), .init("user_id", .text), .init("device_id", .text), .init("operation_hash", .bytes), .init("created_at", .date),
+                .init("expires_at", .date), .init("consumed_at", .date, nullable: true), .init("session_id", .text, nullable: true),
+            ]),
+        Table(
+            "audit",
+            [
+                .init("seq", .serial), .init("at", .date), .init("kind", .text), .init("user_id", .text, nullable: true), .init("device_id", .text, nullable: true),
+                .init("reason", .text, nullable: true), .init("client", .text, nullable: true), .init("request_id", .text, nullable: true), .init("count", .integer),
+            ]),
+        Table(
+            "challenges",
+            [
+                .init("id", .bytes), .init("purpose", .smallInteger), .init("rp_id", .text), .init("user_id", .text), .init("device_id", .text),
+                .init("nonce", .bytes), .init("created_at", .date), .init("expires_at", .date), .init("operation_hash", .bytes, nullable: true),
+                .init("registration_key", .bytes, nullable: true), .init("device_name", .text, nullable: true), .init("replaces_device", .boolean, nullable: true),
+                .init("session_id", .text, nullable: true), .init("enrolment_request_id", .text, nullable: true),
+            ]),
+        Table("counters", [.init("key", .text), .init("window_start", .date), .init("count", .integer)]),
+        Table(
+            "devices",
+            [
+                .init("id", .text), .init("user_id", .text), .init("name", .text), .init("public_key", .bytes), .init("created_at", .date),
+                .init("last_used_at", .date, nullable: true), .init("revoked_at", .date, nullable: true),
+            ]),
+        Table(
+            "enrolment_requests",
+            [
+                .init("id", .text), .init("user_id", .text), .init("device_id", .text), .init("name", .text), .init("public_key", .bytes),
+                .init("replaces_device", .boolean), .init("session_id", .text), .init("created_at", .date), .init("expires_at", .date),
+                .init("approved_at", .date, nullable: true), .init("approved_by_device", .text, nullable: true), .init("recovery_code_hash", .bytes, nullable: true),
+                .init("recovery_attempts", .integer),
+            ]),
+        Table(
+            "outbox",
+            [
+                .init("id", .serial), .init("at", .date), .init("kind", .text), .init("user_id", .text, nullable: true), .init("device_id", .text, nullable: true),
+                .init("reason", .text, nullable: true), .init("attempts", .integer), .init("next_attempt_at", .date), .init("lease_until", .date, nullable: true),
+            ]),
+        Table(
+            "sessions",
+            [
+                .init("token_hash", .bytes), .init("id", .text), .init("user_id", .text), .init("device_id", .text, nullable: true), .init("kind", .text),
+                .init("created_at", .date), .init("expires_at", .date), .init("revoked_at", .date, nullable: true), .init("refresh_hash", .bytes, nullable: true),
+            ]),
+        Table("signing_keys", [.init("id", .text), .init("private_key", .bytes), .init("created_at", .date)]),
+        Table("spent_refresh_tokens", [.init("token_hash", .bytes), .init("session_id", .text)]),
+        Table(
+            "users",
+            [.init("id", .text), .init("password_salt", .bytes), .init("password_rounds", .integer), .init("password_hash", .bytes), .init("created_at", .date)]),
+    ]
+
+    /// A column as a database declares it, in the store's own type names (`SchemaTests`).
+    package struct DeclaredColumn: Sendable, Hashable {
+        package var table: String
+        package var column: String
+        package var type: String
+        package var nullable: Bool
+
+        package init(table: String, column: String, type: String, nullable: Bool) {
+            self.table = table
+            self.column = column
+            self.type = type
+            self.nullable = nullable
+        }
+    }
+
+    /// The columns ``tables`` describes, in a dialect's type names.
+    package static func declared(typeName: (ColumnType) -> String) -> [DeclaredColumn] {
+        tables.flatMap { table in
+            table.columns.map { DeclaredColumn(table: table.name, column: $0.name, type: typeName($0.type), nullable: $0.nullable) }
+        }
+    }
+
+    /// The migrations a database records beyond what this binary knows; empty when it may be opened.
+    package static func unknown(_ applied: some Sequence<String>) -> [String] {
+        applied.filter { !migrations.contains($0) }.sorted()
+    }
+}
