@@ -3,7 +3,7 @@ import Foundation
 /// A validated `SecAccessControl`: an accessibility class plus flags.
 ///
 /// ``init(accessibility:flags:)`` applies the rules of `SecAccessControlCreateWithFlags`
-/// (`OSX/sec/Security/SecAccessControl.m` l.150–275, `apple-platform.md` §3.6), so an invalid
+/// (apple-oss-distributions/Security `OSX/sec/Security/SecAccessControl.m` l.150–275), so an invalid
 /// combination fails here on every platform, not only on a device.
 package struct AccessControl: Sendable, Hashable, Codable {
     package let accessibility: KeychainAccessibility

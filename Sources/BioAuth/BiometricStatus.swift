@@ -15,7 +15,7 @@ public enum BiometricStatus: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads the status with one pre-flight on a fresh context. No UI.
     ///
-    /// Mapping (`apple-platform.md` §3.3): success → available; -7 → notEnrolled; -8 → lockedOut;
+    /// Mapping (LAError.h codes; a derived rule, not an Apple spec — expo/expo PR #30565 also reads -8 as enrolled): success → available; -7 → notEnrolled; -8 → lockedOut;
     /// -5 → noPasscode; -6 with a known type → deniedForApp; -6 with none → unavailable.
     public init(platform: DevicePlatform) { self.init(contexts: platform.contexts) }
 

@@ -124,7 +124,7 @@ package protocol KeychainService: Sendable {
 }
 
 /// How a Secure Enclave operation failed: the CFError-returning SecKey APIs surface the LAError
-/// itself for authentication failures, and an OSStatus otherwise (`apple-platform.md` §3.8).
+/// itself for authentication failures, and an OSStatus otherwise (Security `OSX/sec/Security/SecItem.m`, `SecErrorGetOSStatus`).
 package enum EnclaveFailure: Error, Sendable, Hashable {
     case status(SecStatus)
     case authentication(LAErrorCode)

@@ -24,10 +24,10 @@ public final class EmulatedDevice: Sendable {
         /// [doc] LAEnvironment.MechanismBiometry.isLockedOut).
         public var lockoutThreshold: Int
         /// Failed matches within one prompt before it ends with authenticationFailed (-1).
-        /// UNCONFIRMED (3 reported for Touch ID, 2 for Face ID: `apple-platform.md` §3.4).
+        /// UNCONFIRMED (3 reported for Touch ID, 2 for Face ID: flutter/flutter#148947, react-native-biometrics README).
         public var perPromptFailureLimit: Int
         /// What reading a `.biometryCurrentSet` item or key reports after an enrollment change.
-        /// UNCONFIRMED (`apple-platform.md` §6.1): not found by default, an authentication failure also reported.
+        /// UNCONFIRMED (SecAccessControl.h says only "invalidated"; Valet and Bitwarden treat the item as gone): not found by default, an authentication failure also reported.
         public var invalidatedRead: InvalidatedRead
         /// Whether adding an item with a biometric ACL fails (errSecAuthFailed) when nothing is
         /// enrolled. UNCONFIRMED (react-native-keychain #752 reports it does); false: the add succeeds.
@@ -89,7 +89,7 @@ public final class EmulatedDevice: Sendable {
         case evaluatedPolicyDomainState
         /// iOS 18 / macOS 15 / visionOS 2 `LAContext.domainState.biometry.stateHash`: available on a
         /// fresh context, nil only when nothing is enrolled (`LADomainState.h`). When it is populated
-        /// relative to `canEvaluatePolicy` is UNCONFIRMED (`apple-platform.md` §3.12); modelled as always.
+        /// relative to `canEvaluatePolicy` is UNCONFIRMED (LADomainState.h does not say); modelled as always.
         case domainState
     }
 
@@ -274,7 +274,7 @@ public final class EmulatedDevice: Sendable {
     /// The screen locks: items of the `WhenUnlocked` and `WhenPasscodeSet` classes become
     /// unreadable (errSecInteractionNotAllowed) until ``unlockScreen()``; `AfterFirstUnlock` items
     /// stay readable once the device was unlocked since it started (`SecItem.h` accessibility
-    /// constants; `apple-platform.md` §5 "device locked, class key unavailable").
+    /// constants; Security `secd-01-items` regression test; flutter_secure_storage#743).
     public func lockScreen() { state.withLock { $0.screenLocked = true } }
 
     /// The owner unlocks the screen: every class key is available again.

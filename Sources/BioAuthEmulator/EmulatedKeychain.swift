@@ -5,7 +5,7 @@ import Synchronization
 
 /// The keychain of an ``EmulatedDevice``: generic-password items with access control, following
 /// Apple's regression test `keychain/securityd/Regressions/secd-81-item-acl-stress.m` and
-/// `apple-platform.md` §3.7.
+/// apple-oss-distributions/Security `keychain/securityd/Regressions/secd-81-item-acl-stress.m` and SecItem.h.
 package struct EmulatedKeychain: KeychainService {
     package let device: EmulatedDevice
     package init(device: EmulatedDevice) { self.device = device }

@@ -5,7 +5,7 @@ import Foundation
 import Synchronization
 
 /// The Secure Enclave of an ``EmulatedDevice``: P-256 keys that never leave it
-/// (`apple-platform.md` §3.9). Keys are software keys held inside the emulator; there is no API
+/// (SecItem.h `kSecAttrTokenIDSecureEnclave`, SecKey.h). Keys are software keys held inside the emulator; there is no API
 /// that returns private-key bytes.
 package struct EmulatedSecureEnclave: EnclaveKeyStore {
     package let device: EmulatedDevice
@@ -85,7 +85,7 @@ package struct EmulatedSecureEnclave: EnclaveKeyStore {
 
     /// With `.privateKeyUsage` the constraints guard sign and compute-key; with constraints and
     /// no `.privateKeyUsage` the operation is not in the ACL at all (`SecAccessControl.m`; LAError -1009).
-    /// Key operations surface the LAError itself, not an OSStatus (`apple-platform.md` §3.8).
+    /// Key operations surface the LAError itself, not an OSStatus (SecKey.h: the CFError-returning SecKey APIs pass the LAError through).
     private func authorizeKeyOperation(_ key: StoredKey, _ context: (any AuthenticationContext)?, _ state: inout State) -> EnclaveFailure? {
         guard key.accessControl.permitsKeyOperations else { return .authentication(.aclOperationNotAllowed) }
         guard key.accessControl.guardsKeyOperations else { return nil }

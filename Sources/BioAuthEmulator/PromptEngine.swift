@@ -12,7 +12,7 @@ enum PromptOutcome {
 }
 
 extension EmulatedDevice {
-    /// Why `policy` cannot be evaluated now, checked without UI (`apple-platform.md` §3.3).
+    /// Why `policy` cannot be evaluated now, checked without UI (LAContext.h `canEvaluatePolicy:error:`).
     /// Precedence between several causes is UNCONFIRMED: hardware, passcode, app permission,
     /// enrollment, lockout.
     func preflight(_ policy: AuthenticationPolicy, _ state: State) -> LAErrorCode? {

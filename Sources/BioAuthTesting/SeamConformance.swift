@@ -60,7 +60,7 @@ public struct SeamConformance: Sendable {
         try require(failure == .notInteractive, "evaluatePolicy with interactionNotAllowed", "\(String(describing: failure))")
     }
 
-    /// The keychain rows of `apple-platform.md` §3.7 that need no person.
+    /// The keychain rules of Security's `secd-81-item-acl-stress.m` that need no person.
     public func keychainChecks() throws(ConformanceFailure) {
         let keychain = platform.keychain
         try? keychain.delete(KeychainQuery(service: service))

@@ -3,7 +3,7 @@ import BioAuthTesting
 import Foundation
 import Testing
 
-/// Every Wycheproof P-256 vector, none skipped (`server-and-security.md` §3.6). The files stay in
+/// Every Wycheproof P-256 vector, none skipped (C2SP/wycheproof `testvectors_v1`). The files stay in
 /// `../shared/vectors/wycheproof/` (C2SP/wycheproof `testvectors_v1`, Apache-2.0).
 @Suite(.enabled(if: TestVectors.available, "shared/vectors not found; set BIOAUTH_VECTORS"))
 struct WycheproofTests {

@@ -9,7 +9,7 @@ import HTTPTypes
 import InMemoryLogging
 import Testing
 
-/// `server-and-security.md` §3.8, one test per row, through HTTP. Every verification failure
+/// The negative catalogue of `docs/Protocol.md` §7, one test per row, through HTTP. Every verification failure
 /// must answer the one uniform 401 body; the audit log keeps the real reason.
 struct NegativeCatalogueTests {
     let harness = ServerHarness()

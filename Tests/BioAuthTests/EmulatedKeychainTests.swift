@@ -4,7 +4,7 @@ import BioAuthEmulator
 import Foundation
 import Testing
 
-/// Every row of `apple-platform.md` §3.7 (Apple's `secd-81-item-acl-stress.m` and the sources named per test).
+/// Keychain items with access control, one test per rule (Apple's `secd-81-item-acl-stress.m`, SecItem.h and the sources named per test).
 struct EmulatedKeychainTests {
     let device = EmulatedDevice.faceID()
     var keychain: EmulatedKeychain { EmulatedKeychain(device: device) }

@@ -5,7 +5,7 @@ import BioAuthTesting
 import Foundation
 import Testing
 
-/// `apple-platform.md` §3.1–§3.4: LAContext behaviour, one test per documented fact.
+/// LAContext behaviour (LAContext.h, LAError.h, LAPublicDefines.h), one test per documented fact.
 struct EmulatedLAContextTests {
     /// "set no matter what the [canEvaluatePolicy] call returns" ([doc] lacontext/biometrytype).
     @Test func biometryTypeIsNoneUntilCanEvaluatePolicyThenSetWhateverItReturns() {
@@ -16,7 +16,7 @@ struct EmulatedLAContextTests {
         #expect(context.biometryType == .faceID)
     }
 
-    /// Face ID denied for the app: -6 while the type is known (RNB README; `apple-platform.md` §3.3).
+    /// Face ID denied for the app: -6 while the type is known (react-native-biometrics README, issue #285).
     @Test func faceIDDeniedForAppGivesBiometryNotAvailableWithTypeKnown() {
         let device = EmulatedDevice.faceID()
         device.biometryDeniedForApp = true

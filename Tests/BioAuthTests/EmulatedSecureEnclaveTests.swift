@@ -6,7 +6,7 @@ import Crypto
 import Foundation
 import Testing
 
-/// Secure Enclave keys (`apple-platform.md` §3.6, §3.9–§3.12).
+/// Secure Enclave keys (SecAccessControl.h, SecKey.h, Security `SecKeyAdaptors.m`).
 struct EmulatedSecureEnclaveTests {
     let device = EmulatedDevice.faceID()
     var enclave: EmulatedSecureEnclave { EmulatedSecureEnclave(device: device) }
@@ -56,7 +56,7 @@ struct EmulatedSecureEnclaveTests {
         #expect(device.promptCount == 0)
     }
 
-    /// Key operations surface the LAError itself (`apple-platform.md` §3.8).
+    /// Key operations surface the LAError itself (SecKey.h).
     @Test func cancelledSignatureSurfacesTheLAError() throws {
         _ = try makeKey([.privateKeyUsage, .biometryAny])
         device.script(.cancel)
@@ -118,7 +118,7 @@ struct EmulatedSecureEnclaveTests {
         #expect(enclaveFailure { _ = try enclave.decrypt(tag: "k", ciphertext: Data(count: 80), context: nil) } == .status(.errSecParam))
     }
 
-    /// The ciphertext Apple's Security.framework produced (from the ECIES Go package by Jedda Wignall, MIT; kept in ../shared/vectors) decrypts to its plaintext.
+    /// The ciphertext Apple's Security.framework produced (from the ECIES Go package by Jedda Wignall, MIT; kept with the test vectors outside the repository) decrypts to its plaintext.
     @Test(.enabled(if: TestVectors.available, "shared/vectors not found; set BIOAUTH_VECTORS"))
     func appleProducedCiphertextDecrypts() throws {
         let vector = try JSONSerialization.jsonObject(with: TestVectors.load("apple/ecies-p256-sha256-variable-iv.json")) as! [String: Any]
@@ -130,7 +130,7 @@ struct EmulatedSecureEnclaveTests {
     }
 }
 
-/// A second implementation of `apple-platform.md` §3.12, written from the text, not from `ECIES`:
+/// A second implementation of Apple's ECIES (Security `SecKeyAdaptors.m` l.815–1060), written from the source's description, not from `ECIES`:
 /// the X9.63 KDF is computed by hand from SHA-256.
 enum IndependentECIES {
     static func kdf(_ z: Data, _ sharedInfo: Data, length: Int) -> Data {
