@@ -62,14 +62,38 @@ public struct BioAuthServerApp: Sendable {
         return Application(
             router: routes.makeRouter(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "bioauth-server"),
-            services: [Sweeper(service: service, logger: logger)] + (delivery.map { [EventDeliverer(delivery: $0)] } ?? []),
+            services: [backgroundService(logger: logger)],
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger)
+    }
+
+    /// BioAuth's background work as one service for swift-service-lifecycle: the sweep (expired
+    /// challenges, counters, approvals, requests, audit rows and sessions past retention, once a
+    /// minute) and, with an event sink, the outbox delivery. An app that embeds the routes adds it
+    /// to its own `ServiceGroup` (or its Hummingbird `Application`'s `services`); it stops on
+    /// graceful shutdown.
+    public func backgroundService(logger: Logger? = nil) -> some Service {
+        BackgroundWork(sweeper: Sweeper(service: service, logger: logger ?? Logger(label: "bioauth-server")), delivery: delivery.map(EventDeliverer.init))
     }
 
     /// Closes the store.
     public func shutdown() async throws {
         try await store.close()
+    }
+}
+
+/// The sweep and the delivery side by side; one ending ends the other.
+struct BackgroundWork: Service {
+    let sweeper: Sweeper
+    let delivery: EventDeliverer?
+
+    func run() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await sweeper.run() }
+            if let delivery { group.addTask { try await delivery.run() } }
+            try await group.next()
+            group.cancelAll()
+        }
     }
 }
 

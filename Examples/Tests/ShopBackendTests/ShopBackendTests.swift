@@ -17,7 +17,10 @@ struct ShopBackendTests {
 
     @Test func aShopCustomerEnrolsWithAGrantLogsInWithTheirPhoneAndOrders() async throws {
         let shop = ShopBackend(store: try SQLiteStore.inMemory(), webhookSecret: Self.secret)
-        let app = Application(router: shop.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        // BioAuth's routes are in the shop's router; its background work (sweeps, webhook delivery)
+        // is one service that the shop runs beside its own.
+        let app = Application(
+            router: shop.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)), services: [shop.bioauth.backgroundService()])
         try await app.test(.live) { client in
             func post(_ path: String, _ body: [String: String], token: String? = nil) async throws -> (status: HTTPResponse.Status, json: [String: Any]) {
                 var headers: HTTPFields = [.contentType: "application/json"]
