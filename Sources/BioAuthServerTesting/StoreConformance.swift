@@ -9,8 +9,9 @@ import Synchronization
 /// PostgreSQL stores alike (modelled on swift-configuration's `ProviderCompatTest`).
 ///
 /// ```swift
-/// @Test func sqliteConforms() async throws {
-///     try await StoreConformance { try await SQLiteStore.open(path: temporaryPath) }.run()
+/// @Test(arguments: StoreConformance.Check.allCases)
+/// func sqliteConforms(_ check: StoreConformance.Check) async throws {
+///     try await StoreConformance { try await SQLiteStore.open(path: temporaryPath) }.run(check)
 /// }
 /// ```
 public struct StoreConformance: Sendable {
@@ -19,26 +20,49 @@ public struct StoreConformance: Sendable {
 
     public init(makeStore: @escaping @Sendable () async throws -> any BioAuthStore) { self.makeStore = makeStore }
 
-    /// Runs every check, each on a fresh store.
-    public func run() async throws {
-        let checks: [@Sendable (StoreConformance, any BioAuthStore) async throws -> Void] = [
-            { try await $0.users($1) }, { try await $0.challenges($1) }, { try await $0.challengeRace($1) },
-            { try await $0.failures($1) }, { try await $0.passwordAttempts($1) }, { try await $0.verdicts($1) }, { try await $0.devices($1) },
-            { try await $0.sessions($1) }, { try await $0.approvals($1) }, { try await $0.approvalWithdrawal($1) }, { try await $0.audit($1) },
-            { try await $0.retention($1) }, { try await $0.enrolmentRequests($1) }, { try await $0.apiKeys($1) },
-            { try await $0.refreshTokens($1) }, { try await $0.signingKeys($1) }, { try await $0.outbox($1) },
-            { try await $0.pendingEnrolmentRequestCap($1) },
-        ]
-        for check in checks {
-            let store = try await makeStore()
-            do {
-                try await check(self, store)
-                try await store.close()
-            } catch {
-                try? await store.close()
-                throw error
+    /// One behaviour a store must have; each runs on a fresh store, and a test reports each on its
+    /// own (`@Test(arguments: StoreConformance.Check.allCases)`).
+    public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
+        case users, challenges, challengeRace, failures, passwordAttempts, verdicts, devices, sessions, approvals, approvalWithdrawal, audit, retention
+        case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap
+
+        public var description: String { rawValue }
+    }
+
+    /// Runs one check on a fresh store, closed afterwards.
+    public func run(_ check: Check) async throws {
+        let store = try await makeStore()
+        do {
+            switch check {
+            case .users: try await users(store)
+            case .challenges: try await challenges(store)
+            case .challengeRace: try await challengeRace(store)
+            case .failures: try await failures(store)
+            case .passwordAttempts: try await passwordAttempts(store)
+            case .verdicts: try await verdicts(store)
+            case .devices: try await devices(store)
+            case .sessions: try await sessions(store)
+            case .approvals: try await approvals(store)
+            case .approvalWithdrawal: try await approvalWithdrawal(store)
+            case .audit: try await audit(store)
+            case .retention: try await retention(store)
+            case .enrolmentRequests: try await enrolmentRequests(store)
+            case .apiKeys: try await apiKeys(store)
+            case .refreshTokens: try await refreshTokens(store)
+            case .signingKeys: try await signingKeys(store)
+            case .outbox: try await outbox(store)
+            case .pendingEnrolmentRequestCap: try await pendingEnrolmentRequestCap(store)
             }
+            try await store.close()
+        } catch {
+            try? await store.close()
+            throw error
         }
+    }
+
+    /// Runs every check, each on a fresh store, stopping at the first failure.
+    public func run() async throws {
+        for check in Check.allCases { try await run(check) }
     }
 
     // MARK: Fixtures

@@ -12,14 +12,40 @@ struct FootprintTests {
         "LocalAuthentication", "Security", "CryptoKit", "CommonCrypto", "CryptoExtras", "Darwin", "Glibc",
     ]
 
-    /// Each target's dependency list as `Package.swift` writes it.
-    static func dependencies() throws -> [String: String] {
-        let manifest = try PackagePaths.text("Package.swift")
-        var result: [String: String] = [:]
-        for block in manifest.components(separatedBy: ".target(").dropFirst() {
-            guard let name = block.firstMatch(of: /name: "([A-Za-z]+)"/)?.1 else { continue }
-            let dependencies = block.components(separatedBy: "),\n        .").first ?? block
-            result[String(name)] = dependencies
+    /// One dependency of a target: a target or product name, and the platforms it is limited to (nil: all).
+    struct Dependency {
+        let name: String
+        let platforms: [String]?
+    }
+
+    /// Each target's dependencies as SwiftPM reads the manifest (`swift package dump-package`).
+    static func dependencies() throws -> [String: [Dependency]] {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-dump-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // Its own scratch path: the running `swift test` holds the package's .build.
+        process.arguments = ["swift", "package", "--package-path", PackagePaths.root.path, "--scratch-path", scratch.path, "dump-package"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let json = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "swift package dump-package failed")
+        let manifest = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any], "dump-package printed no object")
+        let targets = try #require(manifest["targets"] as? [[String: Any]], "dump-package printed no targets")
+        var result: [String: [Dependency]] = [:]
+        for target in targets {
+            let name = try #require(target["name"] as? String)
+            let entries = try #require(target["dependencies"] as? [[String: Any]], "\(name) has no dependency list")
+            result[name] = try entries.map { entry in
+                // {"byName"|"target"|"product": [name, …, condition]}
+                let fields = try #require(entry.values.first as? [Any], "unreadable dependency of \(name)")
+                let dependency = try #require(fields.first as? String, "unnamed dependency of \(name)")
+                let condition = fields.last as? [String: Any]
+                return Dependency(name: dependency, platforms: condition?["platformNames"] as? [String])
+            }
         }
         return result
     }
@@ -29,15 +55,19 @@ struct FootprintTests {
         var pending = Self.appSide, seen: Set<String> = []
         while let target = pending.popLast() {
             guard seen.insert(target).inserted else { continue }
-            let block = try #require(manifest[target], "no target \(target) in Package.swift")
-            for forbidden in ["NIO", "SQLite", "Postgres", "Hummingbird", "Metrics", "Prometheus", "AsyncHTTPClient", "BioAuthServer", "BioAuthHTTP", "BioAuthEmulator", "ServiceLifecycle"] {
-                #expect(!block.contains(forbidden), "\(target) depends on \(forbidden)")
+            let dependencies = try #require(manifest[target], "no target \(target) in the manifest")
+            for dependency in dependencies {
+                for forbidden in ["NIO", "SQLite", "Postgres", "Hummingbird", "Metrics", "Prometheus", "AsyncHTTPClient", "BioAuthServer", "BioAuthHTTP", "BioAuthEmulator", "ServiceLifecycle"] {
+                    #expect(!dependency.name.contains(forbidden), "\(target) depends on \(dependency.name)")
+                }
+                if dependency.name == "CryptoExtras" {
+                    // BoringSSL only where CommonCrypto is absent: never on an Apple platform.
+                    let platforms = dependency.platforms ?? ["every platform"]
+                    let apple = ["macos", "ios", "tvos", "watchos", "visionos", "maccatalyst", "driverkit", "every platform"]
+                    #expect(platforms.contains("linux") && !platforms.contains(where: apple.contains), "\(target) links CryptoExtras on \(platforms)")
+                }
+                if dependency.name.hasPrefix("BioAuth") { pending.append(dependency.name) }
             }
-            if block.contains("\"CryptoExtras\"") {
-                #expect(block.contains("condition: .when(platforms: [.linux"), "\(target) links CryptoExtras on Apple platforms")
-                #expect(!block.contains(".macOS") && !block.contains(".iOS"))
-            }
-            for match in block.matches(of: /"(BioAuth[A-Za-z]*)"/) where match.1 != target { pending.append(String(match.1)) }
         }
         #expect(seen == Set(Self.appSide))
     }

@@ -14,8 +14,9 @@ import Testing
 /// the last test stops and restarts the shared PostgreSQL server.
 @Suite(.serialized, .enabled(if: PostgresTestServer.enabled, PostgresTestServer.skipReason))
 struct PostgresTests {
-    @Test func postgresStoreConforms() async throws {
-        try await StoreConformance { try await PostgresTestServer.freshStore() }.run()
+    @Test(arguments: StoreConformance.Check.allCases)
+    func postgresStoreConforms(_ check: StoreConformance.Check) async throws {
+        try await StoreConformance { try await PostgresTestServer.freshStore() }.run(check)
     }
 
     /// Four instances starting at once on an empty database: each waits for the advisory lock,

@@ -14,12 +14,14 @@ func temporaryDatabasePath() -> String {
 }
 
 struct StoreConformanceTests {
-    @Test func inMemorySQLiteStoreConforms() async throws {
-        try await StoreConformance { try SQLiteStore.inMemory() }.run()
+    @Test(arguments: StoreConformance.Check.allCases)
+    func inMemorySQLiteStoreConforms(_ check: StoreConformance.Check) async throws {
+        try await StoreConformance { try SQLiteStore.inMemory() }.run(check)
     }
 
-    @Test func sqliteStoreConforms() async throws {
-        try await StoreConformance { try await SQLiteStore.open(path: temporaryDatabasePath()) }.run()
+    @Test(arguments: StoreConformance.Check.allCases)
+    func sqliteStoreConforms(_ check: StoreConformance.Check) async throws {
+        try await StoreConformance { try await SQLiteStore.open(path: temporaryDatabasePath()) }.run(check)
     }
 
     /// Concurrent transactions share commits; a failing one (a duplicate user) rolls back alone;

@@ -61,25 +61,18 @@ extension WritePlan {
     }
 
     /// A new user (the demo primary login).
-    public static func createUser(_ user: UserRecord, audit: AuditEvent) -> WritePlan {
-        var plan = WritePlan()
-        plan.add(.insertUser(user))
-        plan.audit(audit)
-        return plan
-    }
+    public static func createUser(_ user: UserRecord, audit: AuditEvent) -> WritePlan { inserting(.insertUser(user), audit: audit) }
 
     /// A new backend API key.
-    public static func createApiKey(_ key: ApiKeyRecord, audit: AuditEvent) -> WritePlan {
-        var plan = WritePlan()
-        plan.add(.insertApiKey(key))
-        plan.audit(audit)
-        return plan
-    }
+    public static func createApiKey(_ key: ApiKeyRecord, audit: AuditEvent) -> WritePlan { inserting(.insertApiKey(key), audit: audit) }
 
     /// A new access-token signing key.
-    public static func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) -> WritePlan {
+    public static func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) -> WritePlan { inserting(.insertSigningKey(key), audit: audit) }
+
+    /// One row inserted and audited.
+    private static func inserting(_ insert: Mutation, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
-        plan.add(.insertSigningKey(key))
+        plan.add(insert)
         plan.audit(audit)
         return plan
     }
