@@ -754,13 +754,6 @@ public final class PostgresStore: BioAuthStore {
         }
     }
 
-    /// Audit events and, for delivered kinds, their outbox rows (``WritePlan/audit(_:)``).
-    private func append(_ events: [AuditEvent], _ c: PostgresConnection) async throws {
-        var plan = WritePlan()
-        for event in events { plan.audit(event) }
-        _ = try await apply(plan, c)
-    }
-
     private func appendAuditRow(_ e: AuditEvent, _ c: PostgresConnection) async throws {
         if e.aggregates {
             let merged = try await c.query(

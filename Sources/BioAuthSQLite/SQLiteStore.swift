@@ -644,13 +644,6 @@ extension SQLiteHandle {
         return try !query(sql, binds).isEmpty
     }
 
-    /// An audit event and, for a delivered kind, its outbox row (``WritePlan/audit(_:)``).
-    fileprivate func append(_ e: AuditEvent) throws {
-        var plan = WritePlan()
-        plan.audit(e)
-        _ = try apply(plan)
-    }
-
     private func appendAuditRow(_ e: AuditEvent) throws {
         if e.aggregates {
             let merged = try query(

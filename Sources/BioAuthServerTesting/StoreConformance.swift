@@ -101,41 +101,6 @@ public struct StoreConformance: Sendable {
         try await store.consumeChallenge(id: id, lockout: lockout ?? self.lockout()) { taken in ((), decide(taken)) }.outcome
     }
 
-    // The conditional updates, decided by the domain's rules on the locked rows as the flows do.
-
-    func redeemApproval(_ store: any BioAuthStore, tokenHash: Data, operationHash: Data, userID: String, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
-        try await store.decide(locking: RowLocks(approval: tokenHash)) { rows in
-            WritePlan.redemption(rows, operationHash: operationHash, userID: userID, at: now, audit: audit)
-        }.verdict
-    }
-
-    func approveEnrolmentRequest(
-        _ store: any BioAuthStore, id: String, userID: String, approvalTokenHash: Data, operationHash: Data, excludingDevice: String, now: Date, audit: AuditEvent
-    ) async throws -> Bool {
-        try await store.decide(locking: RowLocks(approval: approvalTokenHash, enrolmentRequest: id)) { rows in
-            WritePlan.approveRequest(rows, userID: userID, operationHash: operationHash, enrolling: excludingDevice, at: now, audit: audit)
-        }.verdict
-    }
-
-    func setRecoveryCode(_ store: any BioAuthStore, requestID: String, codeHash: Data, now: Date, audit: AuditEvent) async throws -> Bool {
-        try await store.decide(locking: RowLocks(enrolmentRequest: requestID)) { rows in WritePlan.sendRecoveryCode(rows, codeHash: codeHash, at: now, audit: audit) }
-            .verdict
-    }
-
-    func recoverEnrolmentRequest(_ store: any BioAuthStore, id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome {
-        try await store.decide(locking: RowLocks(enrolmentRequest: id)) { rows in
-            WritePlan.recovery(of: rows.enrolmentRequest, entered: codeHash, maxAttempts: maxAttempts, at: now, audit: audit)
-        }.verdict
-    }
-
-    func rotateRefreshToken(_ store: any BioAuthStore, tokenHash: Data, replacement: Data, now: Date, audit: AuditEvent, reuseAudit: AuditEvent) async throws
-        -> RefreshRotation
-    {
-        try await store.decide(locking: RowLocks(refreshToken: tokenHash)) { rows in
-            WritePlan.refresh(rows, spent: tokenHash, replacement: replacement, at: now, audit: audit, reuseAudit: reuseAudit)
-        }.verdict
-    }
-
     /// Applies an enrolment's plan through the challenge and returns the device as stored (nil if the plan was refused).
     func enrolled(_ store: any BioAuthStore, _ challenge: ChallengeRecord, _ device: DeviceRecord, replacing: Bool) async throws -> DeviceRecord? {
         let outcome = try await finish(store, challenge.id) { _ in
@@ -360,16 +325,16 @@ public struct StoreConformance: Sendable {
         let step = challenge()
         _ = try await store.issueChallenge(step, limits: limits())
         let approval = ApprovalRecord(tokenHash: Data([1]), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
-        try await finish(store, step.id) { _ in .approval(approval, clearing: [], audit: self.event("stepup.approved")) }
+        try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved")) }
         let redeemed = event("approval.redeemed", user: nil)
-        try require(try await redeemApproval(store, tokenHash: Data([1]), operationHash: Data([3]), userID: "alice", now: t0, audit: redeemed) == nil, "approvals: other operation")
-        try require(try await redeemApproval(store, tokenHash: Data([1]), operationHash: Data([2]), userID: "bob", now: t0, audit: redeemed) == nil, "approvals: another user expected")
+        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([3]), userID: "alice", now: t0, audit: redeemed) == nil, "approvals: other operation")
+        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "bob", now: t0, audit: redeemed) == nil, "approvals: another user expected")
         try require(
-            try await redeemApproval(store, tokenHash: Data([1]), operationHash: Data([2]), userID: "alice", now: t0.addingTimeInterval(300), audit: redeemed) == nil,
+            try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "alice", now: t0.addingTimeInterval(300), audit: redeemed) == nil,
             "approvals: expired")
         let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<50 {
-                group.addTask { try await redeemApproval(store, tokenHash: Data([1]), operationHash: Data([2]), userID: "alice", now: self.t0, audit: redeemed) != nil }
+                group.addTask { try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "alice", now: self.t0, audit: redeemed) != nil }
             }
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
@@ -392,7 +357,7 @@ public struct StoreConformance: Sendable {
         try require(try await store.session(id: "nope") == nil, "refresh: unknown session id")
         let rotated = event("token.refreshed", user: nil), reused = event("token.refresh.reused", user: nil)
         func rotate(_ token: UInt8, to next: UInt8, at offset: TimeInterval = 0) async throws -> RefreshRotation {
-            try await rotateRefreshToken(store, tokenHash: hash(token), replacement: hash(next), now: t0.addingTimeInterval(offset), audit: rotated, reuseAudit: reused)
+            try await store.rotateRefreshToken(tokenHash: hash(token), replacement: hash(next), now: t0.addingTimeInterval(offset), audit: rotated, reuseAudit: reused)
         }
         try require(try await rotate(9, to: 10) == .refused, "refresh: unknown token")
         guard case .rotated(let state) = try await rotate(1, to: 2) else { throw ConformanceFailure("refresh: the current token rotates", "") }
@@ -408,7 +373,7 @@ public struct StoreConformance: Sendable {
         try require(try await rotate(1, to: 20) == .reused(sessionID: "s1"), "refresh: an old token is still reuse")
         let current = try await store.session(id: "s1")?.session.refreshTokenHash ?? Data()
         try require(
-            try await rotateRefreshToken(store, tokenHash: current, replacement: hash(30), now: t0, audit: rotated, reuseAudit: reused) == .refused,
+            try await store.rotateRefreshToken(tokenHash: current, replacement: hash(30), now: t0, audit: rotated, reuseAudit: reused) == .refused,
             "refresh: a revoked session refreshes nothing")
 
         var ending = session("s333", device: "d1")
@@ -518,7 +483,7 @@ public struct StoreConformance: Sendable {
             _ = try await store.issueChallenge(step, limits: limits())
             let approval = ApprovalRecord(
                 tokenHash: Data([token]), userID: user, deviceID: device, operationHash: operation, createdAt: t0, expiresAt: t0.addingTimeInterval(300))
-            try await finish(store, step.id) { _ in .approval(approval, clearing: [], audit: self.event("stepup.approved", user: user)) }
+            try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved", user: user)) }
         }
         try await grant(1, device: "d1", operation: text)
         try await grant(2, device: "d1", operation: Data(repeating: 7, count: 32))
@@ -526,8 +491,7 @@ public struct StoreConformance: Sendable {
         try await grant(4, device: "b1", user: "bob", operation: text)
         let approved = event("enrolment.approved")
         func approve(_ token: UInt8, id: String = "r1", user: String = "alice") async throws -> Bool {
-            try await approveEnrolmentRequest(
-                store,
+            try await store.approveEnrolmentRequest(
                 id: id, userID: user, approvalTokenHash: Data([token]), operationHash: text, excludingDevice: "d2", now: t0, audit: approved)
         }
         try require(try await !approve(2), "requests: an approval for other text")
@@ -543,7 +507,7 @@ public struct StoreConformance: Sendable {
         let stored = try await store.enrolmentRequest(id: "r1")
         try require(stored?.approvedAt == t0 && stored?.approvedByDevice == "d1", "requests: approved by the approval's device")
         try require(
-            try await redeemApproval(store, tokenHash: Data([1]), operationHash: text, userID: "alice", now: t0, audit: event("approval.redeemed")) == nil, "requests: the approval is consumed")
+            try await store.redeemApproval(tokenHash: Data([1]), operationHash: text, userID: "alice", now: t0, audit: event("approval.redeemed")) == nil, "requests: the approval is consumed")
 
         // An enrolment naming a request: only an approved one, consumed with the device.
         func enrolThrough(_ requestID: String, device: String) async throws -> DeviceRecord? {
@@ -561,20 +525,20 @@ public struct StoreConformance: Sendable {
 
         // Recovery codes.
         let code = Data(repeating: 5, count: 32), wrong = Data(repeating: 6, count: 32)
-        try require(try await recoverEnrolmentRequest(store, id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: no code sent")
-        try require(try await setRecoveryCode(store, requestID: "r333", codeHash: code, now: t0, audit: event("enrolment.recovery.sent", user: "bob")), "recovery: code set")
-        try require(try await setRecoveryCode(store, requestID: "nope", codeHash: code, now: t0, audit: event("x")) == false, "recovery: unknown request")
-        try require(try await recoverEnrolmentRequest(store, id: "r333", codeHash: wrong, maxAttempts: 3, now: t0, audit: approved) == .wrongCode(attemptsLeft: 2), "recovery: wrong code counted")
-        try require(try await recoverEnrolmentRequest(store, id: "r333", codeHash: code, maxAttempts: 3, now: t0.addingTimeInterval(900), audit: approved) == .unavailable, "recovery: expired")
-        try require(try await recoverEnrolmentRequest(store, id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .approved, "recovery: the code approves")
-        try require(try await recoverEnrolmentRequest(store, id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: once")
+        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: no code sent")
+        try require(try await store.setRecoveryCode(requestID: "r333", codeHash: code, now: t0, audit: event("enrolment.recovery.sent", user: "bob")), "recovery: code set")
+        try require(try await store.setRecoveryCode(requestID: "nope", codeHash: code, now: t0, audit: event("x")) == false, "recovery: unknown request")
+        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: wrong, maxAttempts: 3, now: t0, audit: approved) == .wrongCode(attemptsLeft: 2), "recovery: wrong code counted")
+        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0.addingTimeInterval(900), audit: approved) == .unavailable, "recovery: expired")
+        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .approved, "recovery: the code approves")
+        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: once")
         _ = try await store.apply(.requestEnrolment(request("r4444", user: "bob"), maxPending: 5, now: t0, audit: event("enrolment.requested", user: "bob")))
-        _ = try await setRecoveryCode(store, requestID: "r4444", codeHash: code, now: t0, audit: event("enrolment.recovery.sent", user: "bob"))
+        _ = try await store.setRecoveryCode(requestID: "r4444", codeHash: code, now: t0, audit: event("enrolment.recovery.sent", user: "bob"))
         for left in [1, 0] {
             try require(
-                try await recoverEnrolmentRequest(store, id: "r4444", codeHash: wrong, maxAttempts: 2, now: t0, audit: approved) == .wrongCode(attemptsLeft: left), "recovery: attempts count down")
+                try await store.recoverEnrolmentRequest(id: "r4444", codeHash: wrong, maxAttempts: 2, now: t0, audit: approved) == .wrongCode(attemptsLeft: left), "recovery: attempts count down")
         }
-        try require(try await recoverEnrolmentRequest(store, id: "r4444", codeHash: code, maxAttempts: 2, now: t0, audit: approved) == .unavailable, "recovery: no attempts left")
+        try require(try await store.recoverEnrolmentRequest(id: "r4444", codeHash: code, maxAttempts: 2, now: t0, audit: approved) == .unavailable, "recovery: no attempts left")
         let rejected = try await store.auditEvents(userID: nil, limit: 50).filter { $0.kind == AuditKind.recoveryCodeRejected.description }.reduce(0) { $0 + $1.count }
         try require(rejected == 3, "recovery: each wrong code audited", "\(rejected)")
 
@@ -641,10 +605,10 @@ public struct StoreConformance: Sendable {
             let approval = ApprovalRecord(
                 tokenHash: Data([token]), userID: user, deviceID: device, operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300),
                 sessionID: session)
-            try await finish(store, step.id) { _ in .approval(approval, clearing: [], audit: self.event("stepup.approved", user: user)) }
+            try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved", user: user)) }
         }
         func redeemable(_ token: UInt8, user: String = "alice") async throws -> Bool {
-            try await redeemApproval(store, tokenHash: Data([token]), operationHash: Data([2]), userID: user, now: t0, audit: event("approval.redeemed", user: nil)) != nil
+            try await store.redeemApproval(tokenHash: Data([token]), operationHash: Data([2]), userID: user, now: t0, audit: event("approval.redeemed", user: nil)) != nil
         }
         try await grant(1, device: "d3", session: "p1")  // withdrawn: its session is revoked
         try await grant(2, device: "d1", session: "p2")  // withdrawn: its signing device is revoked
@@ -723,7 +687,7 @@ public struct StoreConformance: Sendable {
         let step = challenge()
         _ = try await store.issueChallenge(step, limits: limits())
         let approval = ApprovalRecord(tokenHash: Data([1]), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
-        try await finish(store, step.id) { _ in .approval(approval, clearing: [], audit: self.event("stepup.approved")) }
+        try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved")) }
 
         let swept = try await store.sweep(windowsBefore: t0.addingTimeInterval(600), runsBefore: t0, auditBefore: t0.addingTimeInterval(100), sessionsBefore: t0)
         try require(swept.counters == 2 && swept.approvals == 1, "retention: past windows and expired approvals go; the run stays", "\(swept)")
@@ -742,16 +706,16 @@ public struct StoreConformance: Sendable {
         expired.refreshTokenHash = Data(repeating: 1, count: 32)
         let revoked = session("s-revoked", device: nil), live = session("s-live", device: nil), recent = session("s-recent", device: nil)
         for s in [expired, revoked, live, recent] { _ = try await store.apply(.login(s, audit: event("login.succeeded"))) }
-        _ = try await rotateRefreshToken(
-            store, tokenHash: Data(repeating: 1, count: 32), replacement: Data(repeating: 2, count: 32), now: t0, audit: event("token.refreshed"),
+        _ = try await store.rotateRefreshToken(
+            tokenHash: Data(repeating: 1, count: 32), replacement: Data(repeating: 2, count: 32), now: t0, audit: event("token.refreshed"),
             reuseAudit: event("token.refresh.reused"))
         _ = try await store.apply(.revokeSession(id: "s-revoked", userID: "alice", at: t0.addingTimeInterval(20), audit: event("session.revoked")))
         _ = try await store.apply(.revokeSession(id: "s-recent", userID: "alice", at: t0.addingTimeInterval(100), audit: event("session.revoked")))
         let sessions = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: t0, sessionsBefore: t0.addingTimeInterval(50))
         try require(sessions.sessions == 2, "retention: ended sessions go after their retention", "\(sessions)")
         try require(try await store.sessions(userID: "alice").map(\.id).sorted() == ["s-live", "s-recent"], "retention: live and recently ended sessions stay")
-        let spent = try await rotateRefreshToken(
-            store, tokenHash: Data(repeating: 1, count: 32), replacement: Data(repeating: 3, count: 32), now: t0, audit: event("token.refreshed"),
+        let spent = try await store.rotateRefreshToken(
+            tokenHash: Data(repeating: 1, count: 32), replacement: Data(repeating: 3, count: 32), now: t0, audit: event("token.refreshed"),
             reuseAudit: event("token.refresh.reused"))
         try require(spent == .refused, "retention: a swept session's spent token is unknown, not reuse")
     }
@@ -771,7 +735,7 @@ public struct StoreConformance: Sendable {
     }
 }
 
-/// A value set from inside a store's verdict closure and read afterwards.
+/// A value set from inside a store's `decide` closure and read afterwards.
 final class Captured<Value: Sendable>: Sendable {
     private let box = Mutex<Value?>(nil)
     func set(_ value: Value) { box.withLock { $0 = value } }

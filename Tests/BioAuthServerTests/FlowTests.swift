@@ -70,6 +70,35 @@ struct FlowTests {
         }
     }
 
+    /// A new key for a device (after an enrollment change) answers with the device as stored: its
+    /// id, name and creation time kept, the new key, used now — the same row the device list shows.
+    @Test func aReEnrolmentAnswersWithTheDeviceItReplacedTheKeyOf() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let primary = try await api.primarySession("alice")
+            let phone = SoftwareDevice(), pad = SoftwareDevice(), newKey = SoftwareDevice()
+            let phoneID = try await api.enrol(phone, token: primary, name: "Alice's iPhone")
+            let padID = try await api.enrolApproved(pad, token: primary, name: "Pad", approverID: phoneID, approver: phone)
+            harness.clock.advance(by: 86_401)  // the pad is past its cool-down and may approve
+            let fresh = try await api.primarySession("alice")
+            let request = try await api.requestEnrolment(newKey, token: fresh, name: "Another name", replaces: phoneID)
+            let (approval, session) = try await api.stepUpApproval("alice", padID, pad, text: request["approvalText"])
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": approval], token: session).status == 204)
+            let challenge = try await api.post(
+                "/v1/devices/registration/challenge",
+                ["name": "Another name", "publicKey": newKey.spki, "replacesDeviceId": phoneID, "enrolmentRequestId": request["id"]], token: fresh)
+            let finished = try await api.post(
+                "/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": try newKey.sign(challenge)], token: fresh)
+            #expect(finished.status == 201, "\(finished.text)")
+            let answered = try JSONDecoder().decode(Wire.Device.self, from: Data(finished.text.utf8))
+            #expect(answered.id == phoneID && answered.name == "Alice's iPhone" && answered.publicKey == newKey.spki)
+            #expect(answered.lastUsedAt == Int64(harness.clock.now().timeIntervalSince1970))
+            let listed = try await api.call(.get, "/v1/devices", token: fresh)
+            let devices = try JSONDecoder().decode([Wire.Device].self, from: Data(listed.text.utf8))
+            #expect(devices.first { $0.id == phoneID } == answered, "the answer is the stored row")
+        }
+    }
+
     @Test func expiredChallengesAreSwept() async throws {
         let harness = ServerHarness()
         try await harness.test { api in

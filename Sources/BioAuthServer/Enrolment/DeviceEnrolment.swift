@@ -65,12 +65,20 @@ struct DeviceEnrolment: Flow {
     func finishRegistration(session: SessionRecord, challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> DeviceRecord {
         let (enrolment, outcome) = try await Challenges(context: context).finish(
             challengeID, signature, purpose: .registration, session: session, request
-        ) { challenge, now -> (verdict: (device: DeviceRecord, audit: AuditEvent), plan: WritePlan)? in
+        ) { challenge, existing, now -> (verdict: (device: DeviceRecord, audit: AuditEvent), plan: WritePlan)? in
             guard case .registration(let key, let name, let replacing) = challenge.binding else { return nil }
             let device = DeviceRecord(id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now)
             let kind: AuditKind = replacing ? .deviceReenrolled : .deviceEnrolled
             let audit = self.event(kind, user: challenge.userID, device: challenge.deviceID, request: request)
-            return ((device, audit), .enrolment(device, replacing: replacing, approvedRequest: challenge.enrolmentRequestID, audit: audit))
+            // A re-enrolment keeps the device's row (name, history) with the new key: what the plan
+            // writes when its active-device guard holds.
+            var stored = device
+            if replacing, var row = existing {
+                row.publicKey = key
+                row.lastUsedAt = now
+                stored = row
+            }
+            return ((stored, audit), .enrolment(device, replacing: replacing, approvedRequest: challenge.enrolmentRequestID, audit: audit))
         }
         switch outcome.refusal {
         case nil: break
@@ -79,10 +87,7 @@ struct DeviceEnrolment: Flow {
         // The device of a re-enrolment was revoked, vanished or changed owner between the two requests.
         default: throw ServerError(.notFound, field: "replacesDeviceId")
         }
-        let audit = enrolment.audit
-        // A re-enrolment keeps the device's name and history: answer with the row as stored.
-        let stored = try await run(request) { try await self.store.device(id: enrolment.device.id) }
-        guard let device = stored else { throw ServerError(.notFound, field: "replacesDeviceId") }
+        let (device, audit) = enrolment
         metrics.enrolments.increment()
         log(audit)
         if session.kind == .enrolmentGrant {

@@ -49,11 +49,10 @@ struct EnrolmentRequests: Flow {
         let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.approvedByDevice.description, request: request)
         let now = clock.now(), userID = session.userID, tokenHash = Data(SHA256.hash(data: token))
         let approved = try await run(request) {
-            try await self.store.decide(locking: RowLocks(approval: tokenHash, enrolmentRequest: record.id)) { rows in
-                WritePlan.approveRequest(rows, userID: userID, operationHash: operationHash, enrolling: record.deviceID, at: now, audit: audit)
-            }
+            try await self.store.approveEnrolmentRequest(
+                id: record.id, userID: userID, approvalTokenHash: tokenHash, operationHash: operationHash, excludingDevice: record.deviceID, now: now, audit: audit)
         }
-        guard approved.verdict else {
+        guard approved else {
             await self.audit(.approvalRejected, user: session.userID, device: session.deviceID, reason: FailureReason.approvalRejected.description, request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }
@@ -68,12 +67,8 @@ struct EnrolmentRequests: Flow {
         let code = RecoveryCode.random()
         let audit = event(.recoveryCodeSent, user: record.userID, device: record.deviceID, request: request)
         let now = clock.now()
-        let stored = try await run(request) {
-            try await self.store.decide(locking: RowLocks(enrolmentRequest: record.id)) { rows in
-                WritePlan.sendRecoveryCode(rows, codeHash: code.hash, at: now, audit: audit)
-            }
-        }
-        guard stored.verdict else { throw ServerError(.notFound, field: "id") }
+        let stored = try await run(request) { try await self.store.setRecoveryCode(requestID: record.id, codeHash: code.hash, now: now, audit: audit) }
+        guard stored else { throw ServerError(.notFound, field: "id") }
         do { try await recoveryChannel.deliver(code, for: record) } catch {
             logger.error("recovery code delivery failed", metadata: metadata(audit).merging(["error": "\(type(of: error))"]) { $1 })
             throw ServerError(.unavailable, detail: "the recovery code could not be delivered", retryAfter: 30)
@@ -90,10 +85,8 @@ struct EnrolmentRequests: Flow {
         let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.recoveryCode.description, request: request)
         let now = clock.now(), entered = RecoveryCode.hash(ofEntered: code), maxAttempts = configuration.enrolment.maxRecoveryAttempts
         let outcome = try await run(request) {
-            try await self.store.decide(locking: RowLocks(enrolmentRequest: record.id)) { rows in
-                WritePlan.recovery(of: rows.enrolmentRequest, entered: entered, maxAttempts: maxAttempts, at: now, audit: audit)
-            }
-        }.verdict
+            try await self.store.recoverEnrolmentRequest(id: record.id, codeHash: entered, maxAttempts: maxAttempts, now: now, audit: audit)
+        }
         guard outcome == .approved else {
             log(audit.rejectedRecovery)
             throw ServerError.authenticationFailed(.recoveryCodeRejected)

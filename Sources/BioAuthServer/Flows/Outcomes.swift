@@ -51,14 +51,9 @@ extension WritePlan {
         return plan
     }
 
-    /// A verified step-up: the one-time approval, the counters it clears, the audit event.
-    public static func approval(_ approval: ApprovalRecord, clearing: [FailureSubject] = [], audit: AuditEvent) -> WritePlan {
-        var plan = WritePlan()
-        plan.add(.insertApproval(approval))
-        if !clearing.isEmpty { plan.add(.clearFailures(clearing)) }
-        plan.audit(audit)
-        return plan
-    }
+    /// A verified step-up: the one-time approval and the audit event. (Like a device login, it
+    /// clears no failure counter.)
+    public static func approval(_ approval: ApprovalRecord, audit: AuditEvent) -> WritePlan { inserting(.insertApproval(approval), audit: audit) }
 
     /// A new user (the demo primary login).
     public static func createUser(_ user: UserRecord, audit: AuditEvent) -> WritePlan { inserting(.insertUser(user), audit: audit) }

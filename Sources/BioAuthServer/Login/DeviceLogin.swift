@@ -19,7 +19,7 @@ struct DeviceLogin: Flow {
     func finish(challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
         let token = SecretBytes.random(count: 32)
         let refresh = SecretBytes.random(count: 32)
-        let (login, _) = try await Challenges(context: context).finish(challengeID, signature, purpose: .login, session: nil, request) { challenge, now in
+        let (login, _) = try await Challenges(context: context).finish(challengeID, signature, purpose: .login, session: nil, request) { challenge, _, now in
             var session = self.sessionRecord(token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now)
             session.refreshTokenHash = Data(SHA256.hash(data: refresh.data))
             let audit = self.event(.loginSucceeded, user: challenge.userID, device: challenge.deviceID, request: request)

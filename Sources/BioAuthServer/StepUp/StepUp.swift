@@ -32,7 +32,7 @@ struct StepUp: Flow {
         try requireAccountSession(session)
         let token = SecretBytes.random(count: 32)
         let (approval, _) = try await Challenges(context: context).finish(challengeID, signature, purpose: .stepUp, session: session, request) {
-            challenge, now -> (verdict: (record: ApprovalRecord, audit: AuditEvent), plan: WritePlan)? in
+            challenge, _, now -> (verdict: (record: ApprovalRecord, audit: AuditEvent), plan: WritePlan)? in
             guard case .stepUp(let operationHash) = challenge.binding else { return nil }
             let record = ApprovalRecord(
                 tokenHash: Data(SHA256.hash(data: token.data)), userID: challenge.userID, deviceID: challenge.deviceID,
@@ -56,11 +56,9 @@ struct StepUp: Flow {
         let audit = event(.approvalRedeemed, request: request)
         let now = clock.now()
         let redeemed = try await run(request) {
-            try await self.store.decide(locking: RowLocks(approval: hash)) { rows in
-                WritePlan.redemption(rows, operationHash: operationHash, userID: userID, at: now, audit: audit)
-            }
+            try await self.store.redeemApproval(tokenHash: hash, operationHash: operationHash, userID: userID, now: now, audit: audit)
         }
-        guard let record = redeemed.verdict else {
+        guard let record = redeemed else {
             await self.audit(.approvalRejected, user: userID, reason: FailureReason.approvalRejected.description, request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }

@@ -194,14 +194,14 @@ public struct SessionState: Sendable, Hashable {
 }
 
 extension AuditEvent {
-    /// The event a store appends for a wrong recovery code, made from the caller's success event.
+    /// The event for a wrong recovery code, made from the success event it would have been.
     public var rejectedRecovery: AuditEvent {
         var event = self
         event.kind = AuditKind.recoveryCodeRejected.description
         return event
     }
 
-    /// The same event about another user and device (filled in by a store from the row it wrote).
+    /// The same event about another user and device (those of the row a decision found).
     public func about(user: String?, device: String?) -> AuditEvent {
         var event = self
         event.userID = user

@@ -16,10 +16,8 @@ struct Tokens: Flow {
         let reused = event(.refreshTokenReused, reason: FailureReason.refreshTokenReused.description, request: request)
         let spent = Data(SHA256.hash(data: presented)), replacement = Data(SHA256.hash(data: next.data)), now = clock.now()
         let rotation = try await run(request) {
-            try await self.store.decide(locking: RowLocks(refreshToken: spent)) { rows in
-                WritePlan.refresh(rows, spent: spent, replacement: replacement, at: now, audit: rotated, reuseAudit: reused)
-            }
-        }.verdict
+            try await self.store.rotateRefreshToken(tokenHash: spent, replacement: replacement, now: now, audit: rotated, reuseAudit: reused)
+        }
         switch rotation {
         case .rotated(let state) where state.deviceActive && state.session.kind == .device:
             log(rotated.about(user: state.session.userID, device: state.session.deviceID))
