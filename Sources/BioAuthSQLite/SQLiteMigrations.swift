@@ -1,0 +1,83 @@
+import BioAuthServer
+import Foundation
+
+extension SQLiteStore {
+    /// Append-only migrations, applied in order; each is recorded by name in `migrations`. Their
+    /// names are ``Schema/migrations`` and the result is ``Schema/tables`` (`SchemaTests`).
+    package static let migrations: [(name: String, statements: [String])] = [
+        (
+            "Create core tables",
+            [
+                "CREATE TABLE users (id TEXT PRIMARY KEY, password_salt BLOB NOT NULL, password_rounds INTEGER NOT NULL, password_hash BLOB NOT NULL, created_at REAL NOT NULL)",
+                "CREATE TABLE challenges (id BLOB PRIMARY KEY, purpose INTEGER NOT NULL, rp_id TEXT NOT NULL, user_id TEXT NOT NULL, device_id TEXT NOT NULL, nonce BLOB NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL, operation_hash BLOB, registration_key BLOB, device_name TEXT)",
+                "CREATE INDEX challenges_device ON challenges (device_id, expires_at)",
+                "CREATE INDEX challenges_expiry ON challenges (expires_at)",
+                "CREATE TABLE devices (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, name TEXT NOT NULL, public_key BLOB NOT NULL, created_at REAL NOT NULL, last_used_at REAL, revoked_at REAL)",
+                "CREATE INDEX devices_user ON devices (user_id, created_at)",
+                "CREATE TABLE sessions (token_hash BLOB PRIMARY KEY, id TEXT NOT NULL UNIQUE, user_id TEXT NOT NULL, device_id TEXT, kind TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL, revoked_at REAL)",
+                "CREATE INDEX sessions_user ON sessions (user_id, created_at)",
+                "CREATE TABLE approvals (token_hash BLOB PRIMARY KEY, user_id TEXT NOT NULL, device_id TEXT NOT NULL, operation_hash BLOB NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL, consumed_at REAL)",
+                "CREATE TABLE counters (key TEXT PRIMARY KEY, window_start REAL NOT NULL, count INTEGER NOT NULL)",
+                "CREATE TABLE audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, kind TEXT NOT NULL, user_id TEXT, device_id TEXT, reason TEXT, client TEXT, request_id TEXT)",
+                "CREATE INDEX audit_user ON audit (user_id, seq)",
+            ]
+        ),
+        (
+            "Registration challenges say whether they replace a device's key",
+            [
+                "ALTER TABLE challenges ADD COLUMN replaces_device INTEGER",
+                "UPDATE challenges SET replaces_device = 0 WHERE purpose = 1",
+            ]
+        ),
+        (
+            "Approvals remember the session that obtained them",
+            [
+                "ALTER TABLE approvals ADD COLUMN session_id TEXT",
+                "CREATE INDEX approvals_session ON approvals (session_id)",
+                "CREATE INDEX approvals_device ON approvals (device_id)",
+            ]
+        ),
+        (
+            "Repeated failures are one audit row with a count",
+            [
+                "ALTER TABLE audit ADD COLUMN count INTEGER NOT NULL DEFAULT 1",
+                "CREATE INDEX audit_repeat ON audit (client, kind, at)",
+                "CREATE INDEX audit_at ON audit (at)",
+            ]
+        ),
+        (
+            "Challenges remember the session that asked for them",
+            ["ALTER TABLE challenges ADD COLUMN session_id TEXT"]
+        ),
+        (
+            "Enrolment requests wait for an approval or a recovery code",
+            [
+                "CREATE TABLE enrolment_requests (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, device_id TEXT NOT NULL, name TEXT NOT NULL, public_key BLOB NOT NULL, replaces_device INTEGER NOT NULL, session_id TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL, approved_at REAL, approved_by_device TEXT, recovery_code_hash BLOB, recovery_attempts INTEGER NOT NULL)",
+                "CREATE INDEX enrolment_requests_user ON enrolment_requests (user_id, created_at)",
+                "CREATE INDEX enrolment_requests_expiry ON enrolment_requests (expires_at)",
+                "ALTER TABLE challenges ADD COLUMN enrolment_request_id TEXT",
+            ]
+        ),
+        (
+            "API keys for the backend API",
+            ["CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, secret_hash BLOB NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at REAL NOT NULL, revoked_at REAL)"]
+        ),
+        (
+            "Access tokens: signing keys, refresh tokens",
+            [
+                "CREATE TABLE signing_keys (id TEXT PRIMARY KEY, private_key BLOB NOT NULL, created_at REAL NOT NULL)",
+                "ALTER TABLE sessions ADD COLUMN refresh_hash BLOB",
+                "CREATE UNIQUE INDEX sessions_refresh ON sessions (refresh_hash)",
+                "CREATE TABLE spent_refresh_tokens (token_hash BLOB PRIMARY KEY, session_id TEXT NOT NULL)",
+                "CREATE INDEX spent_refresh_tokens_session ON spent_refresh_tokens (session_id)",
+            ]
+        ),
+        (
+            "The event outbox",
+            [
+                "CREATE TABLE outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, kind TEXT NOT NULL, user_id TEXT, device_id TEXT, reason TEXT, attempts INTEGER NOT NULL, next_attempt_at REAL NOT NULL, lease_until REAL)",
+                "CREATE INDEX outbox_due ON outbox (next_attempt_at)",
+            ]
+        ),
+    ]
+}

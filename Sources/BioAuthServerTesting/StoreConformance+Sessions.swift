@@ -1,0 +1,162 @@
+import BioAuthCore
+import BioAuthTesting
+import BioAuthServer
+import Crypto
+import Foundation
+import Synchronization
+
+/// Devices, sessions, step-up approvals, refresh tokens, and what revoking withdraws.
+extension StoreConformance {
+    public func devices(_ store: any BioAuthStore) async throws {
+        let device = DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4, 5]), createdAt: t0)
+        try await enrol(store, device)
+        try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "Pad", publicKey: Data([6]), createdAt: t0.addingTimeInterval(1)))
+        try await enrol(store, DeviceRecord(id: "d3", userID: "bob", name: "Other", publicKey: Data([7]), createdAt: t0))
+        try require(await isDuplicate { try await self.enrol(store, device) }, "devices: duplicate")
+        try require(try await store.device(id: "d1") == device, "devices: round trip")
+        try require(try await store.devices(userID: "alice").map(\.id) == ["d1", "d2"], "devices: list in creation order")
+        try require(try await store.apply(.renameDevice(id: "d1", userID: "alice", name: "Work phone", audit: event("device.renamed"))).wasApplied, "devices: rename")
+        try require(!(try await store.apply(.renameDevice(id: "d3", userID: "alice", name: "x", audit: event("device.renamed"))).wasApplied), "devices: rename another user's")
+        _ = try await store.apply(.login(session("s1", device: "d1"), audit: event("login.succeeded")))
+        try require(try await store.apply(.revokeDevice(id: "d1", userID: "alice", at: t0.addingTimeInterval(9), audit: event("device.revoked"))).wasApplied, "devices: revoke")
+        try require(!(try await store.apply(.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked"))).wasApplied), "devices: revoke twice")
+        try require(!(try await store.apply(.revokeDevice(id: "d3", userID: "alice", at: t0, audit: event("device.revoked"))).wasApplied), "devices: revoke another user's")
+        let revoked = try await store.device(id: "d1")
+        try require(revoked?.revokedAt == t0.addingTimeInterval(9) && revoked?.name == "Work phone", "devices: revoked state")
+        let revived = try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([9]), createdAt: t0), replacing: true)
+        let still = try await store.device(id: "d1")
+        try require(revived == nil && still?.revokedAt != nil && still?.publicKey == Data([4, 5]), "devices: a revoked device's key is never replaced (it never comes back)")
+        let state = try await store.session(tokenHash: session("s1", device: "d1").tokenHash)
+        try require(state?.deviceActive == false && state?.session.revokedAt == t0.addingTimeInterval(9), "devices: revoking revokes its sessions")
+        let kinds = try await store.auditEvents(userID: "alice", limit: 10).map(\.kind)
+        try require(kinds.filter { $0 == "device.revoked" }.count == 1 && kinds.filter { $0 == "device.renamed" }.count == 1, "devices: one audit per write", "\(kinds)")
+    }
+
+    public func sessions(_ store: any BioAuthStore) async throws {
+        try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
+        for (id, device) in [("s1", nil), ("s22", "d1"), ("s333", "gone")] as [(String, String?)] {
+            _ = try await store.apply(.login(session(id, device: device), audit: event("login.succeeded")))
+        }
+        try require(try await store.session(tokenHash: session("s22", device: "d1").tokenHash) == SessionState(session: session("s22", device: "d1"), deviceActive: true), "sessions: round trip")
+        try require(try await store.session(tokenHash: session("s1", device: nil).tokenHash)?.deviceActive == true, "sessions: primary sessions have no device")
+        try require(try await store.session(tokenHash: session("s333", device: "gone").tokenHash)?.deviceActive == false, "sessions: a missing device is not active")
+        try require(try await store.session(tokenHash: Data(count: 32)) == nil, "sessions: unknown")
+        try require(try await store.sessions(userID: "alice").map(\.id) == ["s1", "s22", "s333"], "sessions: list")
+        try require(try await store.apply(.revokeSession(id: "s1", userID: "alice", at: t0, audit: event("session.revoked"))).wasApplied, "sessions: revoke one")
+        try require(!(try await store.apply(.revokeSession(id: "s1", userID: "alice", at: t0, audit: event("session.revoked"))).wasApplied), "sessions: revoke twice")
+        try require(!(try await store.apply(.revokeSession(id: "s22", userID: "bob", at: t0, audit: event("session.revoked"))).wasApplied), "sessions: revoke another user's")
+        try require(try await store.apply(.revokeSessions(userID: "alice", at: t0, audit: event("sessions.revoked"))) == .applied(revokedSessions: 2), "sessions: revoke all")
+        try require(try await store.sessions(userID: "alice").allSatisfy { $0.revokedAt == self.t0 }, "sessions: all revoked")
+    }
+
+    public func approvals(_ store: any BioAuthStore) async throws {
+        try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
+        let step = challenge()
+        _ = try await store.issueChallenge(step, limits: limits())
+        let approval = ApprovalRecord(tokenHash: Data([1]), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
+        try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved")) }
+        let redeemed = event("approval.redeemed", user: nil)
+        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([3]), userID: "alice", now: t0, audit: redeemed) == nil, "approvals: other operation")
+        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "bob", now: t0, audit: redeemed) == nil, "approvals: another user expected")
+        try require(
+            try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "alice", now: t0.addingTimeInterval(300), audit: redeemed) == nil,
+            "approvals: expired")
+        let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<50 {
+                group.addTask { try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "alice", now: self.t0, audit: redeemed) != nil }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        try require(winners == 1, "approvals: consumed once under races", "\(winners)")
+        let audit = try await store.auditEvents(userID: "alice", limit: 10).filter { $0.kind == "approval.redeemed" }
+        try require(audit.count == 1 && audit.first?.deviceID == "d1", "approvals: one redemption audited, about its user and device")
+    }
+
+    /// Refresh tokens: the current one rotates once (under races, the losers are reuse); a spent
+    /// one revokes its session and withdraws its approvals; an ended session refreshes nothing;
+    /// sessions are found by id with their device's state.
+    public func refreshTokens(_ store: any BioAuthStore) async throws {
+        try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
+        func hash(_ byte: UInt8) -> Data { Data(repeating: byte, count: 32) }
+        var live = session("s1", device: "d1")
+        live.refreshTokenHash = hash(1)
+        _ = try await store.apply(.login(live, audit: event("login.succeeded")))
+        _ = try await store.apply(.login(session("s22", device: nil), audit: event("login.succeeded")))
+        try require(try await store.session(id: "s1") == SessionState(session: live, deviceActive: true), "refresh: a session by id, with its refresh hash")
+        try require(try await store.session(id: "nope") == nil, "refresh: unknown session id")
+        let rotated = event("token.refreshed", user: nil), reused = event("token.refresh.reused", user: nil)
+        func rotate(_ token: UInt8, to next: UInt8, at offset: TimeInterval = 0) async throws -> RefreshRotation {
+            try await store.rotateRefreshToken(tokenHash: hash(token), replacement: hash(next), now: t0.addingTimeInterval(offset), audit: rotated, reuseAudit: reused)
+        }
+        try require(try await rotate(9, to: 10) == .refused, "refresh: unknown token")
+        guard case .rotated(let state) = try await rotate(1, to: 2) else { throw ConformanceFailure("refresh: the current token rotates", "") }
+        try require(state.session.id == "s1" && state.session.refreshTokenHash == hash(2) && state.deviceActive, "refresh: the session, with its new hash")
+        let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
+            for next in 3..<13 { group.addTask { try await rotate(2, to: UInt8(next)) } }
+            return try await group.reduce(into: [RefreshRotation]()) { $0.append($1) }
+        }
+        let winners = outcomes.filter { if case .rotated = $0 { true } else { false } }.count
+        try require(winners == 1, "refresh: one rotation under races", "\(winners)")
+        try require(outcomes.allSatisfy { $0 == .reused(sessionID: "s1") || { if case .rotated = $0 { true } else { false } }($0) }, "refresh: the losers are reuse")
+        try require(try await store.session(id: "s1")?.session.revokedAt == t0, "refresh: reuse revoked the session")
+        try require(try await rotate(1, to: 20) == .reused(sessionID: "s1"), "refresh: an old token is still reuse")
+        let current = try await store.session(id: "s1")?.session.refreshTokenHash ?? Data()
+        try require(
+            try await store.rotateRefreshToken(tokenHash: current, replacement: hash(30), now: t0, audit: rotated, reuseAudit: reused) == .refused,
+            "refresh: a revoked session refreshes nothing")
+
+        var ending = session("s333", device: "d1")
+        ending.refreshTokenHash = hash(40)
+        _ = try await store.apply(.login(ending, audit: event("login.succeeded")))
+        try require(try await rotate(40, to: 41, at: 3600) == .refused, "refresh: an expired session refreshes nothing")
+        let audit = try await store.auditEvents(userID: "alice", limit: 100).map(\.kind)
+        try require(audit.filter { $0 == "token.refreshed" }.count == 2, "refresh: rotations audited about the user", "\(audit)")
+        try require(audit.contains("token.refresh.reused"), "refresh: reuse audited about the user")
+    }
+
+    /// Revocation is final for what was already granted: an approval cannot be redeemed once the
+    /// session that obtained it is revoked or logged out, the user's sessions are revoked, or the
+    /// device that signed it (or whose session obtained it) is revoked or re-keyed.
+    public func approvalWithdrawal(_ store: any BioAuthStore) async throws {
+        for (id, user) in [("d1", "alice"), ("d2", "alice"), ("d3", "alice"), ("d9", "bob")] {
+            try await enrol(store, DeviceRecord(id: id, userID: user, name: id, publicKey: Data(id.utf8), createdAt: t0))
+        }
+        for (id, device, user) in [("p1", nil, "alice"), ("s-d1", "d1", "alice"), ("s-d2", "d2", "alice"), ("p2", nil, "alice"), ("b1", nil, "bob")]
+            as [(String, String?, String)]
+        {
+            _ = try await store.apply(.login(session(id, device: device, user: user), audit: event("login.succeeded", user: user)))
+        }
+        func grant(_ token: UInt8, device: String, session: String, user: String = "alice") async throws {
+            let step = challenge(user: user, device: device)
+            _ = try await store.issueChallenge(step, limits: limits())
+            let approval = ApprovalRecord(
+                tokenHash: Data([token]), userID: user, deviceID: device, operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300),
+                sessionID: session)
+            try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved", user: user)) }
+        }
+        func redeemable(_ token: UInt8, user: String = "alice") async throws -> Bool {
+            try await store.redeemApproval(tokenHash: Data([token]), operationHash: Data([2]), userID: user, now: t0, audit: event("approval.redeemed", user: nil)) != nil
+        }
+        try await grant(1, device: "d3", session: "p1")  // withdrawn: its session is revoked
+        try await grant(2, device: "d1", session: "p2")  // withdrawn: its signing device is revoked
+        try await grant(3, device: "d3", session: "s-d1")  // withdrawn: a session of the revoked device obtained it
+        try await grant(4, device: "d2", session: "p2")  // withdrawn: d2's key is replaced
+        try await grant(5, device: "d3", session: "p2")  // withdrawn: every session of the user is revoked
+        try await grant(6, device: "d9", session: "b1", user: "bob")  // another user's: untouched
+        try await grant(7, device: "d3", session: "p2")  // redeemed before the revocations: stays redeemed
+        try require(try await redeemable(7), "withdrawal: a fresh approval redeems")
+
+        _ = try await store.apply(.revokeSession(id: "p1", userID: "alice", at: t0, audit: event("session.revoked"))).wasApplied
+        try require(!(try await redeemable(1)), "withdrawal: revoking (or logging out) the session that obtained it")
+        _ = try await store.apply(.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked"))).wasApplied
+        try require(!(try await redeemable(2)), "withdrawal: revoking the device that signed it")
+        try require(!(try await redeemable(3)), "withdrawal: revoking the device whose session obtained it")
+        try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "d2", publicKey: Data([9, 9]), createdAt: t0), replacing: true)
+        try require(!(try await redeemable(4)), "withdrawal: replacing the signing device's key")
+        try require(try await redeemable(5), "withdrawal: unrelated revocations leave an approval alone")
+        try await grant(8, device: "d3", session: "p2")
+        _ = try await store.apply(.revokeSessions(userID: "alice", at: t0, audit: event("sessions.revoked")))
+        try require(!(try await redeemable(8)), "withdrawal: revoking every session of the user")
+        try require(try await redeemable(6, user: "bob"), "withdrawal: another user's approval is untouched")
+    }
+}
