@@ -317,7 +317,7 @@ extension DeviceCommand {
                         let request = try await app.requestEnrolment(primary, deviceName: name)
                         Console.line("the server needs an approval for \"\(request.approvalText)\"; asking for a recovery code")
                         try await app.sendRecoveryCode(for: request, primary)
-                        guard let code = DirectoryRecoveryChannel.readCode(for: request.id, in: URL(fileURLWithPath: recoveryInbox)) else {
+                        guard let code = DirectoryRecoveryChannel.readCode(for: EnrolmentRequestID(request.id), in: URL(fileURLWithPath: recoveryInbox)) else {
                             throw ClientError(.notFound, field: "recoveryInbox")
                         }
                         try await app.recover(request, code: code, primary)

@@ -93,7 +93,7 @@ public struct BioAuthRoutes: Sendable {
         }
         v1.post("login/challenge") { request, context in
             let body = try await decode(Wire.LoginChallengeRequest.self, request)
-            return try json(try await service.beginLogin(userID: body.userId, deviceID: body.deviceId, request: info(request, context)))
+            return try json(try await service.beginLogin(userID: UserID(body.userId), deviceID: DeviceID(body.deviceId), request: info(request, context)))
         }
         v1.post("login/finish") { request, context in
             let body = try await decode(Wire.SignedChallenge.self, request)
@@ -104,14 +104,14 @@ public struct BioAuthRoutes: Sendable {
             let body = try await decode(Wire.RegistrationChallengeRequest.self, request)
             return try json(
                 try await service.beginRegistration(
-                    session: session, name: body.name, publicKey: body.publicKey, replacesDeviceID: body.replacesDeviceId,
-                    enrolmentRequestID: body.enrolmentRequestId, request: info))
+                    session: session, name: body.name, publicKey: body.publicKey, replacesDeviceID: body.replacesDeviceId.map { DeviceID($0) },
+                    enrolmentRequestID: body.enrolmentRequestId.map { EnrolmentRequestID($0) }, request: info))
         }
         authenticated.post("enrolment-requests") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.EnrolmentRequestCreation.self, request)
             let record = try await service.requestEnrolment(
-                session: session, name: body.name, publicKey: body.publicKey, replacesDeviceID: body.replacesDeviceId, request: info)
+                session: session, name: body.name, publicKey: body.publicKey, replacesDeviceID: body.replacesDeviceId.map { DeviceID($0) }, request: info)
             return try json(Wire.EnrolmentRequest(record), status: .created)
         }
         authenticated.get("enrolment-requests") { request, context in
@@ -120,23 +120,23 @@ public struct BioAuthRoutes: Sendable {
         }
         authenticated.get("enrolment-requests/:id") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
-            return try json(Wire.EnrolmentRequest(try await service.enrolmentRequest(id: context.parameters.get("id") ?? "", of: session, request: info)))
+            return try json(Wire.EnrolmentRequest(try await service.enrolmentRequest(id: pathID(context), of: session, request: info)))
         }
         authenticated.post("enrolment-requests/:id/approve") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.EnrolmentApproval.self, request)
-            try await service.approveEnrolment(requestID: context.parameters.get("id") ?? "", approval: body.approval, session: session, request: info)
+            try await service.approveEnrolment(requestID: pathID(context), approval: body.approval, session: session, request: info)
             return Response(status: .noContent)
         }
         authenticated.post("enrolment-requests/:id/recovery-code") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
-            try await service.sendRecoveryCode(requestID: context.parameters.get("id") ?? "", session: session, request: info)
+            try await service.sendRecoveryCode(requestID: pathID(context), session: session, request: info)
             return Response(status: .noContent)
         }
         authenticated.post("enrolment-requests/:id/recover") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.RecoveryCodeEntry.self, request)
-            try await service.recoverEnrolment(requestID: context.parameters.get("id") ?? "", code: body.code, session: session, request: info)
+            try await service.recoverEnrolment(requestID: pathID(context), code: body.code, session: session, request: info)
             return Response(status: .noContent)
         }
         authenticated.post("devices/registration/finish") { request, context in
@@ -148,7 +148,7 @@ public struct BioAuthRoutes: Sendable {
         authenticated.post("step-up/challenge") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.StepUpChallengeRequest.self, request)
-            return try json(try await service.beginStepUp(session: session, deviceID: body.deviceId, operation: body.operation, request: info))
+            return try json(try await service.beginStepUp(session: session, deviceID: DeviceID(body.deviceId), operation: body.operation, request: info))
         }
         authenticated.post("step-up/finish") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
@@ -171,13 +171,13 @@ public struct BioAuthRoutes: Sendable {
         }
         backend(.enrolmentGrants).post("backend/enrolment-grants") { request, context in
             let body = try await decode(Wire.EnrolmentGrantRequest.self, request)
-            return try json(Wire.Session(try await service.issueEnrolmentGrant(userID: body.userId, request: info(request, context))), status: .created)
+            return try json(Wire.Session(try await service.issueEnrolmentGrant(userID: UserID(body.userId), request: info(request, context))), status: .created)
         }
         backend(.approvals).post("backend/approvals/redeem") { request, context in
             let info = info(request, context)
             let body = try await decode(Wire.Redemption.self, request)
-            let record = try await service.redeemApproval(approval: body.approval, operation: body.operation, userID: body.userId, request: info)
-            return try json(Wire.RedeemedApproval(userId: record.userID, deviceId: record.deviceID))
+            let record = try await service.redeemApproval(approval: body.approval, operation: body.operation, userID: UserID(body.userId), request: info)
+            return try json(Wire.RedeemedApproval(userId: record.userID.rawValue, deviceId: record.deviceID.rawValue))
         }
         authenticated.get("devices") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
@@ -186,24 +186,25 @@ public struct BioAuthRoutes: Sendable {
         authenticated.patch("devices/:id") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.DeviceRename.self, request)
-            try await service.renameDevice(id: context.parameters.get("id") ?? "", name: body.name, by: session, request: info)
+            try await service.renameDevice(id: pathID(context), name: body.name, by: session, request: info)
             return Response(status: .noContent)
         }
         authenticated.delete("devices/:id") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
-            try await service.revokeDevice(id: context.parameters.get("id") ?? "", by: session, request: info)
+            try await service.revokeDevice(id: pathID(context), by: session, request: info)
             return Response(status: .noContent)
         }
         authenticated.get("sessions") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             return try json(
                 try await service.sessions(of: session, request: info).map {
-                    Wire.SessionInfo(id: $0.id, kind: $0.kind.rawValue, deviceId: $0.deviceID, createdAt: $0.createdAt.seconds, expiresAt: $0.expiresAt.seconds, current: $0.id == session.id)
+                    Wire.SessionInfo(
+                        id: $0.id.rawValue, kind: $0.kind.rawValue, deviceId: $0.deviceID?.rawValue, createdAt: $0.createdAt.seconds, expiresAt: $0.expiresAt.seconds, current: $0.id == session.id)
                 })
         }
         authenticated.delete("sessions/:id") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
-            try await service.revokeSession(id: context.parameters.get("id") ?? "", by: session, request: info)
+            try await service.revokeSession(id: pathID(context), by: session, request: info)
             return Response(status: .noContent)
         }
         authenticated.delete("sessions") { request, context in
@@ -219,7 +220,7 @@ public struct BioAuthRoutes: Sendable {
             let (session, info) = try context.authenticated(info(request, context))
             return try json(
                 try await service.auditEvents(of: session, request: info).map {
-                    Wire.AuditEntry(at: $0.at.seconds, kind: $0.kind, deviceId: $0.deviceID, reason: $0.reason.map(FailureReason.userVisible), count: $0.count)
+                    Wire.AuditEntry(at: $0.at.seconds, kind: $0.kind.description, deviceId: $0.deviceID?.rawValue, reason: $0.reason.map(FailureReason.userVisible), count: $0.count)
                 })
         }
     }
@@ -359,4 +360,10 @@ extension ServerError.Code {
         default: .internalServerError
         }
     }
+}
+
+/// The `{id}` of a route's path, as the id type the route expects; an absent one is empty, which
+/// no validation accepts.
+private func pathID<Record>(_ context: some RequestContext) -> RecordID<Record> {
+    RecordID(context.parameters.get("id") ?? "")
 }

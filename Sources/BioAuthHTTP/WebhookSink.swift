@@ -30,8 +30,8 @@ public struct WebhookSink: EventSink {
         encoder.outputFormatting = [.sortedKeys]
         return try encoder.encode(
             Wire.Event(
-                id: String(event.id), type: event.event.kind, occurredAt: Int64(event.event.at.timeIntervalSince1970.rounded(.down)), userId: event.event.userID,
-                deviceId: event.event.deviceID, reason: event.event.reason))
+                id: String(event.id), type: event.event.kind.description, occurredAt: Int64(event.event.at.timeIntervalSince1970.rounded(.down)), userId: event.event.userID?.rawValue,
+                deviceId: event.event.deviceID?.rawValue, reason: event.event.reason))
     }
 
     public func deliver(_ event: OutboxEvent) async throws {

@@ -7,7 +7,7 @@ import Foundation
 extension Wire.Session {
     init(_ grant: SessionGrant) {
         self.init(
-            token: grant.token, sessionId: grant.session.id, userId: grant.session.userID, deviceId: grant.session.deviceID,
+            token: grant.token, sessionId: grant.session.id.rawValue, userId: grant.session.userID.rawValue, deviceId: grant.session.deviceID?.rawValue,
             expiresAt: grant.session.expiresAt.seconds, accessToken: grant.tokens?.accessToken, accessTokenExpiresAt: grant.tokens?.accessTokenExpiresAt.seconds,
             refreshToken: grant.tokens?.refreshToken)
     }
@@ -27,7 +27,7 @@ extension Wire.Introspection {
         }
         self.init(
             active: true, tokenType: "Bearer", iss: token.issuer, aud: token.audience, sub: token.subject, exp: token.expiresAt.seconds,
-            iat: token.issuedAt.seconds, jti: token.tokenID, deviceId: token.deviceID, sid: token.sessionID, amr: token.methods)
+            iat: token.issuedAt.seconds, jti: token.tokenID, deviceId: token.deviceID.rawValue, sid: token.sessionID.rawValue, amr: token.methods)
     }
 }
 
@@ -40,7 +40,7 @@ extension Wire.JWKS {
 extension Wire.Device {
     init(_ device: DeviceRecord) {
         self.init(
-            id: device.id, name: device.name, publicKey: Base64URL.encode(device.publicKey), createdAt: device.createdAt.seconds,
+            id: device.id.rawValue, name: device.name, publicKey: Base64URL.encode(device.publicKey), createdAt: device.createdAt.seconds,
             lastUsedAt: device.lastUsedAt?.seconds, revokedAt: device.revokedAt?.seconds)
     }
 }
@@ -52,7 +52,7 @@ extension Date {
 extension Wire.EnrolmentRequest {
     init(_ record: EnrolmentRequestRecord) {
         self.init(
-            id: record.id, deviceId: record.deviceID, name: record.name, publicKey: Base64URL.encode(record.publicKey), replacing: record.replacing,
+            id: record.id.rawValue, deviceId: record.deviceID.rawValue, name: record.name, publicKey: Base64URL.encode(record.publicKey), replacing: record.replacing,
             approvalText: record.approvalText, status: record.isApproved ? "approved" : "pending", createdAt: record.createdAt.seconds,
             expiresAt: record.expiresAt.seconds)
     }

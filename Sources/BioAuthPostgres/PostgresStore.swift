@@ -203,12 +203,12 @@ public final class PostgresStore: BioAuthStore {
                 ).collect().first
             {
                 let r = row.makeRandomAccess()
-                rows.approval = try Self.approval(r)
+                rows.approval = try ApprovalRecord(row: PostgresStoredRow(r))
                 rows.approvalSignerActive = try r.value("signer_active", Bool.self)
             }
             if let id = locking.enrolmentRequest {
                 rows.enrolmentRequest = try await c.query("SELECT * FROM enrolment_requests WHERE id = \(id) FOR UPDATE", logger: self.logger).collect().first
-                    .map { try Self.enrolmentRequest($0.makeRandomAccess()) }
+                    .map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
             }
             if let hash = locking.refreshToken {
                 // Only session rows are locked, so concurrent uses of one token queue on the
@@ -230,19 +230,19 @@ public final class PostgresStore: BioAuthStore {
 
     // MARK: Users
 
-    public func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState {
+    public func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await transaction { c in
-            let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map { try Self.user($0.makeRandomAccess()) }
+            let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map { try UserRecord(row: PostgresStoredRow($0)) }
             return PasswordLoginState(user: user, lockedOut: try await self.isLockedOut(lockout, user: username, c))
         }
     }
 
-    public func beginPasswordAttempt(username: String, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) async throws -> PasswordAttempt {
+    public func beginPasswordAttempt(username: UserID, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) async throws -> PasswordAttempt {
         try await transaction { c in
             let keys = [FailureSubject.client(lockout.client), .password(username), .passwordRun(username)].map(\.storageKey)
             // Serialises this user's attempts across instances: parallel guesses cannot all pass the check.
             try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(keys[1]), 0))", logger: self.logger)
-            let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map { try Self.user($0.makeRandomAccess()) }
+            let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map { try UserRecord(row: PostgresStoredRow($0)) }
             var entries: [String: (Date, Int)] = [:]
             for row in try await c.query("SELECT key, window_start, count FROM counters WHERE key = ANY(\(keys))", logger: self.logger).collect() {
                 let r = row.makeRandomAccess()
@@ -304,8 +304,8 @@ public final class PostgresStore: BioAuthStore {
                 """, logger: self.logger
             ).collect().first {
                 let r = row.makeRandomAccess()
-                let challenge = try Self.challenge(r)
-                let device = try r.optional("d_id", String.self) == nil ? nil : try Self.device(r, prefix: "d_")
+                let challenge = try ChallengeRecord(row: PostgresStoredRow(r))
+                let device = try r.optional("d_id", String.self) == nil ? nil : try DeviceRecord(row: PostgresStoredRow(r), prefix: "d_")
                 taken = TakenChallenge(
                     challenge: challenge, device: device, lockedOut: try await self.isLockedOut(lockout, user: challenge.userID, c))
             }
@@ -354,17 +354,17 @@ public final class PostgresStore: BioAuthStore {
 
     // MARK: Devices
 
-    public func device(id: String) async throws -> DeviceRecord? {
-        try await rows("SELECT * FROM devices WHERE id = \(id)").first.map { try Self.device($0.makeRandomAccess()) }
+    public func device(id: DeviceID) async throws -> DeviceRecord? {
+        try await rows("SELECT * FROM devices WHERE id = \(id)").first.map { try DeviceRecord(row: PostgresStoredRow($0)) }
     }
 
-    public func devices(userID: String) async throws -> [DeviceRecord] {
-        try await rows("SELECT * FROM devices WHERE user_id = \(userID) ORDER BY created_at, id").map { try Self.device($0.makeRandomAccess()) }
+    public func devices(userID: UserID) async throws -> [DeviceRecord] {
+        try await rows("SELECT * FROM devices WHERE user_id = \(userID) ORDER BY created_at, id").map { try DeviceRecord(row: PostgresStoredRow($0)) }
     }
 
     // MARK: Sessions
 
-    public func session(tokenHash: Data) async throws -> SessionState? {
+    public func session(tokenHash: TokenHash) async throws -> SessionState? {
         try await rows(
             """
             SELECT s.*, d.id AS device_row, d.revoked_at AS device_revoked_at
@@ -373,7 +373,7 @@ public final class PostgresStore: BioAuthStore {
         ).first.map(Self.sessionState)
     }
 
-    public func session(id: String) async throws -> SessionState? {
+    public func session(id: SessionID) async throws -> SessionState? {
         try await rows(
             """
             SELECT s.*, d.id AS device_row, d.revoked_at AS device_revoked_at
@@ -384,13 +384,13 @@ public final class PostgresStore: BioAuthStore {
 
     static func sessionState(_ row: PostgresRow) throws -> SessionState {
         let r = row.makeRandomAccess()
-        let session = try Self.session(r)
+        let session = try SessionRecord(row: PostgresStoredRow(r))
         let deviceActive = try session.deviceID == nil || (r.optional("device_row", String.self) != nil && r.optional("device_revoked_at", Date.self) == nil)
         return SessionState(session: session, deviceActive: deviceActive)
     }
 
-    public func sessions(userID: String) async throws -> [SessionRecord] {
-        try await rows("SELECT * FROM sessions WHERE user_id = \(userID) ORDER BY created_at, id").map { try Self.session($0.makeRandomAccess()) }
+    public func sessions(userID: UserID) async throws -> [SessionRecord] {
+        try await rows("SELECT * FROM sessions WHERE user_id = \(userID) ORDER BY created_at, id").map { try SessionRecord(row: PostgresStoredRow($0)) }
     }
 
     // MARK: Approvals
@@ -411,9 +411,7 @@ public final class PostgresStore: BioAuthStore {
                 let r = row.makeRandomAccess()
                 return OutboxEvent(
                     id: try r.value("id"),
-                    event: AuditEvent(
-                        at: try r.value("at"), kind: try r.value("kind"), userID: try r.optional("user_id", String.self),
-                        deviceID: try r.optional("device_id", String.self), reason: try r.optional("reason", String.self)),
+                    event: try AuditEvent(row: PostgresStoredRow(r), withOrigin: false),
                     attempts: Int(try r.value("attempts", Int32.self)))
             }.sorted { $0.id < $1.id }
         }
@@ -441,42 +439,36 @@ public final class PostgresStore: BioAuthStore {
 
     // MARK: API keys
 
-    public func apiKey(secretHash: Data) async throws -> ApiKeyRecord? {
-        try await rows("SELECT * FROM api_keys WHERE secret_hash = \(secretHash)").first.map { try Self.apiKey($0.makeRandomAccess()) }
+    public func apiKey(secretHash: TokenHash) async throws -> ApiKeyRecord? {
+        try await rows("SELECT * FROM api_keys WHERE secret_hash = \(secretHash)").first.map { try ApiKeyRecord(row: PostgresStoredRow($0)) }
     }
 
     public func apiKeys() async throws -> [ApiKeyRecord] {
-        try await rows("SELECT * FROM api_keys ORDER BY created_at, id").map { try Self.apiKey($0.makeRandomAccess()) }
+        try await rows("SELECT * FROM api_keys ORDER BY created_at, id").map { try ApiKeyRecord(row: PostgresStoredRow($0)) }
     }
 
     // MARK: Enrolment requests
 
-    public func enrolmentRequest(id: String) async throws -> EnrolmentRequestRecord? {
-        try await rows("SELECT * FROM enrolment_requests WHERE id = \(id)").first.map { try Self.enrolmentRequest($0.makeRandomAccess()) }
+    public func enrolmentRequest(id: EnrolmentRequestID) async throws -> EnrolmentRequestRecord? {
+        try await rows("SELECT * FROM enrolment_requests WHERE id = \(id)").first.map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
     }
 
-    public func enrolmentRequests(userID: String, now: Date) async throws -> [EnrolmentRequestRecord] {
+    public func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord] {
         try await rows("SELECT * FROM enrolment_requests WHERE user_id = \(userID) AND expires_at > \(now) ORDER BY created_at, id")
-            .map { try Self.enrolmentRequest($0.makeRandomAccess()) }
+            .map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
     }
 
     // MARK: Audit
 
-    public func auditEvents(userID: String?, limit: Int) async throws -> [AuditEvent] {
+    public func auditEvents(userID: UserID?, limit: Int) async throws -> [AuditEvent] {
         let query: PostgresQuery =
             if let userID { "SELECT * FROM audit WHERE user_id = \(userID) ORDER BY seq DESC LIMIT \(limit)" } else {
                 "SELECT * FROM audit ORDER BY seq DESC LIMIT \(limit)"
             }
-        return try await rows(query).map { row in
-            let r = row.makeRandomAccess()
-            return AuditEvent(
-                at: try r.value("at"), kind: try r.value("kind"), userID: try r.optional("user_id", String.self), deviceID: try r.optional("device_id", String.self),
-                reason: try r.optional("reason", String.self), clientAddress: try r.optional("client", String.self),
-                requestID: try r.optional("request_id", String.self), count: Int(try r.value("count", Int32.self)))
-        }
+        return try await rows(query).map { try AuditEvent(row: PostgresStoredRow($0)) }
     }
 
-    private func isLockedOut(_ lockout: LockoutQuery, user: String?, _ c: PostgresConnection) async throws -> Bool {
+    private func isLockedOut(_ lockout: LockoutQuery, user: UserID?, _ c: PostgresConnection) async throws -> Bool {
         let subjects = lockout.subjects(user: user).map(\.subject)
         let keys = Dictionary(subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
         var counts: [FailureSubject: Int] = [:]

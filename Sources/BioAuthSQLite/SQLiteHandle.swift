@@ -7,14 +7,21 @@ import VaporCSQLite
 enum SQLValue: Sendable, Hashable {
     case integer(Int)
     case float(Double)
-    case text(String)
-    case blob(Data)
+    case string(String)
+    case bytes(Data)
     case null
 
+    static func text(_ text: String) -> SQLValue { .string(text) }
+    static func text<Record>(_ id: RecordID<Record>) -> SQLValue { .string(id.rawValue) }
+    static func text(_ kind: AuditKind) -> SQLValue { .string(kind.description) }
+    static func blob(_ data: Data) -> SQLValue { .bytes(data) }
+    static func blob(_ hash: TokenHash) -> SQLValue { .bytes(hash.digest) }
     static func date(_ date: Date) -> SQLValue { .float(date.timeIntervalSince1970) }
     static func optionalDate(_ date: Date?) -> SQLValue { date.map { .date($0) } ?? .null }
-    static func optionalText(_ text: String?) -> SQLValue { text.map { .text($0) } ?? .null }
-    static func optionalBlob(_ data: Data?) -> SQLValue { data.map { .blob($0) } ?? .null }
+    static func optionalText(_ text: String?) -> SQLValue { text.map { .string($0) } ?? .null }
+    static func optionalText<Record>(_ id: RecordID<Record>?) -> SQLValue { id.map { .string($0.rawValue) } ?? .null }
+    static func optionalBlob(_ data: Data?) -> SQLValue { data.map { .bytes($0) } ?? .null }
+    static func optionalBlob(_ hash: TokenHash?) -> SQLValue { hash.map { .bytes($0.digest) } ?? .null }
 
     var isNull: Bool { self == .null }
 }
@@ -121,9 +128,9 @@ final class SQLiteHandle: @unchecked Sendable {
         case .integer(let value): sqlite_nio_sqlite3_bind_int64(statement, index, Int64(value))
         case .float(let value): sqlite_nio_sqlite3_bind_double(statement, index, value)
         case .null: sqlite_nio_sqlite3_bind_null(statement, index)
-        case .text(let text):
+        case .string(let text):
             text.withCString { sqlite_nio_sqlite3_bind_text(statement, index, $0, Int32(text.utf8.count), Self.transient) }
-        case .blob(let data):
+        case .bytes(let data):
             data.isEmpty
                 ? sqlite_nio_sqlite3_bind_zeroblob(statement, index, 0)
                 : data.withUnsafeBytes { sqlite_nio_sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), Self.transient) }
@@ -171,7 +178,7 @@ struct SQLiteFailure: Error, CustomStringConvertible {
 
 /// Strict column access: a missing column, a NULL where the schema forbids one, or a value of
 /// another storage class is ``StoreError`` `corruptRow`, never a default.
-extension SQLRow {
+extension SQLRow: StoredRow {
     private func value(_ name: String) throws(StoreError) -> SQLValue {
         guard let value = column(name) else { throw StoreError(.corruptRow, detail: "missing column \(name)") }
         return value
@@ -182,7 +189,7 @@ extension SQLRow {
     func optionalString(_ name: String) throws(StoreError) -> String? {
         switch try value(name) {
         case .null: return nil
-        case .text(let text): return text
+        case .string(let text): return text
         default: throw corrupt(name)
         }
     }
@@ -190,7 +197,7 @@ extension SQLRow {
     func optionalData(_ name: String) throws(StoreError) -> Data? {
         switch try value(name) {
         case .null: return nil
-        case .blob(let data): return data
+        case .bytes(let data): return data
         default: throw corrupt(name)
         }
     }
@@ -212,23 +219,7 @@ extension SQLRow {
         }
     }
 
-    func string(_ name: String) throws(StoreError) -> String {
-        guard let value = try optionalString(name) else { throw corrupt(name) }
-        return value
-    }
-
-    func data(_ name: String) throws(StoreError) -> Data {
-        guard let value = try optionalData(name) else { throw corrupt(name) }
-        return value
-    }
-
-    func int(_ name: String) throws(StoreError) -> Int {
-        guard let value = try optionalInt(name) else { throw corrupt(name) }
-        return value
-    }
-
-    func date(_ name: String) throws(StoreError) -> Date {
-        guard let value = try optionalDate(name) else { throw corrupt(name) }
-        return value
+    func optionalBool(_ name: String) throws(StoreError) -> Bool? {
+        try optionalInt(name).map { $0 != 0 }
     }
 }

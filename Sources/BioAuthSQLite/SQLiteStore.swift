@@ -138,11 +138,11 @@ public final class SQLiteStore: BioAuthStore {
                     [.blob(hash)]
                 ).first
             {
-                rows.approval = try Self.approval(row)
+                rows.approval = try ApprovalRecord(row: row)
                 rows.approvalSignerActive = try row.int("signer_active") != 0
             }
             if let id = locking.enrolmentRequest {
-                rows.enrolmentRequest = try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map(Self.enrolmentRequest)
+                rows.enrolmentRequest = try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map { try EnrolmentRequestRecord(row: $0) }
             }
             if let hash = locking.refreshToken {
                 if let current = try db.sessionState(where: "s.refresh_hash = ?", .blob(hash)) {
@@ -159,16 +159,16 @@ public final class SQLiteStore: BioAuthStore {
 
     // MARK: Users
 
-    public func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState {
+    public func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await writer.read { db in
-            let user = try db.query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map(Self.user)
+            let user = try db.query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map { try UserRecord(row: $0) }
             return PasswordLoginState(user: user, lockedOut: try db.isLockedOut(lockout, user: username))
         }
     }
 
-    public func beginPasswordAttempt(username: String, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) async throws -> PasswordAttempt {
+    public func beginPasswordAttempt(username: UserID, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) async throws -> PasswordAttempt {
         try await writer.write { db in
-            let user = try db.query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map(Self.user)
+            let user = try db.query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map { try UserRecord(row: $0) }
             var entries: [String: (Date, Int)] = [:]
             let keys = [FailureSubject.client(lockout.client), .password(username), .passwordRun(username)].map(\.storageKey)
             for row in try db.query("SELECT key, window_start, count FROM counters WHERE key IN (?, ?, ?)", keys.map { .text($0) }) {
@@ -216,7 +216,7 @@ public final class SQLiteStore: BioAuthStore {
         try await writer.write { db in
             var taken: TakenChallenge?
             if let row = try db.query("DELETE FROM challenges WHERE id = ? RETURNING *", [.blob(id)]).first {
-                let challenge = try Self.challenge(row)
+                let challenge = try ChallengeRecord(row: row)
                 let state = try db.lockoutState(lockout, user: challenge.userID, device: challenge.deviceID, withDevice: true)
                 taken = TakenChallenge(challenge: challenge, device: state.device, lockedOut: state.lockedOut)
             }
@@ -251,26 +251,26 @@ public final class SQLiteStore: BioAuthStore {
 
     // MARK: Devices
 
-    public func device(id: String) async throws -> DeviceRecord? {
+    public func device(id: DeviceID) async throws -> DeviceRecord? {
         try await writer.read { db in try db.device(id) }
     }
 
-    public func devices(userID: String) async throws -> [DeviceRecord] {
-        try await writer.read { db in try db.query("SELECT * FROM devices WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map(Self.device) }
+    public func devices(userID: UserID) async throws -> [DeviceRecord] {
+        try await writer.read { db in try db.query("SELECT * FROM devices WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map { try DeviceRecord(row: $0) } }
     }
 
     // MARK: Sessions
 
-    public func session(tokenHash: Data) async throws -> SessionState? {
+    public func session(tokenHash: TokenHash) async throws -> SessionState? {
         try await writer.read { db in try db.sessionState(where: "s.token_hash = ?", .blob(tokenHash)) }
     }
 
-    public func session(id: String) async throws -> SessionState? {
+    public func session(id: SessionID) async throws -> SessionState? {
         try await writer.read { db in try db.sessionState(where: "s.id = ?", .text(id)) }
     }
 
-    public func sessions(userID: String) async throws -> [SessionRecord] {
-        try await writer.read { db in try db.query("SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map(Self.session) }
+    public func sessions(userID: UserID) async throws -> [SessionRecord] {
+        try await writer.read { db in try db.query("SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map { try SessionRecord(row: $0) } }
     }
 
     // MARK: Outbox
@@ -286,9 +286,7 @@ public final class SQLiteStore: BioAuthStore {
             ).map { row in
                 OutboxEvent(
                     id: Int64(try row.int("id")),
-                    event: AuditEvent(
-                        at: try row.date("at"), kind: try row.string("kind"), userID: try row.optionalString("user_id"), deviceID: try row.optionalString("device_id"),
-                        reason: try row.optionalString("reason")),
+                    event: try AuditEvent(row: row, withOrigin: false),
                     attempts: try row.int("attempts"))
             }.sorted { $0.id < $1.id }
         }
@@ -316,30 +314,30 @@ public final class SQLiteStore: BioAuthStore {
 
     // MARK: API keys
 
-    public func apiKey(secretHash: Data) async throws -> ApiKeyRecord? {
-        try await writer.read { db in try db.query("SELECT * FROM api_keys WHERE secret_hash = ?", [.blob(secretHash)]).first.map(Self.apiKey) }
+    public func apiKey(secretHash: TokenHash) async throws -> ApiKeyRecord? {
+        try await writer.read { db in try db.query("SELECT * FROM api_keys WHERE secret_hash = ?", [.blob(secretHash)]).first.map { try ApiKeyRecord(row: $0) } }
     }
 
     public func apiKeys() async throws -> [ApiKeyRecord] {
-        try await writer.read { db in try db.query("SELECT * FROM api_keys ORDER BY created_at, id").map(Self.apiKey) }
+        try await writer.read { db in try db.query("SELECT * FROM api_keys ORDER BY created_at, id").map { try ApiKeyRecord(row: $0) } }
     }
 
     // MARK: Enrolment requests
 
-    public func enrolmentRequest(id: String) async throws -> EnrolmentRequestRecord? {
-        try await writer.read { db in try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map(Self.enrolmentRequest) }
+    public func enrolmentRequest(id: EnrolmentRequestID) async throws -> EnrolmentRequestRecord? {
+        try await writer.read { db in try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map { try EnrolmentRequestRecord(row: $0) } }
     }
 
-    public func enrolmentRequests(userID: String, now: Date) async throws -> [EnrolmentRequestRecord] {
+    public func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord] {
         try await writer.read { db in
             try db.query("SELECT * FROM enrolment_requests WHERE user_id = ? AND expires_at > ? ORDER BY created_at, id", [.text(userID), .date(now)])
-                .map(Self.enrolmentRequest)
+                .map { try EnrolmentRequestRecord(row: $0) }
         }
     }
 
     // MARK: Audit
 
-    public func auditEvents(userID: String?, limit: Int) async throws -> [AuditEvent] {
+    public func auditEvents(userID: UserID?, limit: Int) async throws -> [AuditEvent] {
         try await writer.read { db in
             let rows =
                 if let userID {
@@ -347,12 +345,7 @@ public final class SQLiteStore: BioAuthStore {
                 } else {
                     try db.query("SELECT * FROM audit ORDER BY seq DESC LIMIT ?", [.integer(limit)])
                 }
-            return try rows.map {
-                AuditEvent(
-                    at: try $0.date("at"), kind: try $0.string("kind"), userID: try $0.optionalString("user_id"), deviceID: try $0.optionalString("device_id"),
-                    reason: try $0.optionalString("reason"), clientAddress: try $0.optionalString("client"), requestID: try $0.optionalString("request_id"),
-                    count: try $0.int("count"))
-            }
+            return try rows.map { try AuditEvent(row: $0) }
         }
     }
 }
@@ -364,24 +357,24 @@ extension SQLiteHandle {
         try query(
             "SELECT s.*, d.revoked_at AS device_revoked_at, d.id AS device_row FROM sessions s LEFT JOIN devices d ON d.id = s.device_id WHERE \(condition)", [value]
         ).first.map { row in
-            let session = try SQLiteStore.session(row)
+            let session = try SessionRecord(row: row)
             let deviceActive = session.deviceID == nil || (row.column("device_row")?.isNull == false && row.column("device_revoked_at")?.isNull == true)
             return SessionState(session: session, deviceActive: deviceActive)
         }
     }
 
-    fileprivate func device(_ id: String) throws -> DeviceRecord? {
-        try query("SELECT * FROM devices WHERE id = ?", [.text(id)]).first.map(SQLiteStore.device)
+    fileprivate func device(_ id: DeviceID) throws -> DeviceRecord? {
+        try query("SELECT * FROM devices WHERE id = ?", [.text(id)]).first.map { try DeviceRecord(row: $0) }
     }
 
-    fileprivate func isLockedOut(_ lockout: LockoutQuery, user: String?) throws -> Bool {
+    fileprivate func isLockedOut(_ lockout: LockoutQuery, user: UserID?) throws -> Bool {
         try lockoutState(lockout, user: user, device: nil).lockedOut
     }
 
     /// In one statement: whether a failure limit is reached, and optionally the number of
     /// unexpired challenges of `device` at `now` and the row of `device`.
     fileprivate func lockoutState(
-        _ lockout: LockoutQuery, user: String?, device: String?, outstandingAt now: Date? = nil, withDevice: Bool = false
+        _ lockout: LockoutQuery, user: UserID?, device: DeviceID?, outstandingAt now: Date? = nil, withDevice: Bool = false
     ) throws -> (lockedOut: Bool, outstanding: Int, device: DeviceRecord?) {
         let subjects = lockout.subjects(user: user).map(\.subject)
         var columns = subjects.indices.map { "(SELECT count FROM counters WHERE key = ? AND window_start = ?) AS c\($0)" }
@@ -400,7 +393,7 @@ extension SQLiteHandle {
         var counts: [FailureSubject: Int] = [:]
         for (index, subject) in subjects.enumerated() { counts[subject] = try row.optionalInt("c\(index)") }
         let outstanding = now != nil && device != nil ? try row.int("outstanding") : 0
-        let stored = try withDevice && row.optionalString("id") != nil ? SQLiteStore.device(row) : nil
+        let stored = try withDevice && row.optionalString("id") != nil ? DeviceRecord(row: row) : nil
         return (lockout.isLockedOut(counts, user: user), outstanding, stored)
     }
 }

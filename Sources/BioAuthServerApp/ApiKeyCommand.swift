@@ -52,7 +52,7 @@ struct ApiKeyCommand: AsyncParsableCommand {
 
         func run() async throws {
             do {
-                try await withService(database) { service in try await service.revokeApiKey(id: id, request: operatorRequest) }
+                try await withService(database) { service in try await service.revokeApiKey(id: ApiKeyID(id), request: operatorRequest) }
             } catch let error as ServerError where error.code == .notFound {
                 throw ValidationError("no active API key \(id)")
             }

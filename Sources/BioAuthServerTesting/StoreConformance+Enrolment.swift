@@ -13,10 +13,10 @@ extension StoreConformance {
     /// in its own transaction; the sweep deletes expired ones.
     public func enrolmentRequests(_ store: any BioAuthStore) async throws {
         let key = Data(P256.Signing.PrivateKey().publicKey.derRepresentation)
-        func request(_ id: String, user: String = "alice", device: String = "d2", expires: TimeInterval = 900) -> EnrolmentRequestRecord {
+        func request(_ id: EnrolmentRequestID, user: UserID = "alice", device: DeviceID = "d2", expires: TimeInterval = 900) -> EnrolmentRequestRecord {
             EnrolmentRequestRecord(
-                id: id, userID: user, deviceID: device, name: "Pad", publicKey: key, replacing: false, sessionID: "s-" + id,
-                createdAt: t0.addingTimeInterval(Double(id.count)), expiresAt: t0.addingTimeInterval(expires))
+                id: id, userID: user, deviceID: device, name: "Pad", publicKey: key, replacing: false, sessionID: SessionID("s-" + id.rawValue),
+                createdAt: t0.addingTimeInterval(Double(id.rawValue.count)), expiresAt: t0.addingTimeInterval(expires))
         }
         _ = try await store.apply(.requestEnrolment(request("r1"), maxPending: 5, now: t0, audit: event("enrolment.requested")))
         _ = try await store.apply(.requestEnrolment(request("r22", expires: 10), maxPending: 5, now: t0, audit: event("enrolment.requested")))
@@ -30,11 +30,11 @@ extension StoreConformance {
         // approval whose device is still enrolled and active approves.
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
         let text = Data(SHA256.hash(data: Data(request("r1").approvalText.utf8)))
-        func grant(_ token: UInt8, device: String, user: String = "alice", operation: Data) async throws {
+        func grant(_ token: UInt8, device: DeviceID, user: UserID = "alice", operation: Data) async throws {
             let step = challenge(user: user, device: device)
             _ = try await store.issueChallenge(step, limits: limits())
             let approval = ApprovalRecord(
-                tokenHash: Data([token]), userID: user, deviceID: device, operationHash: operation, createdAt: t0, expiresAt: t0.addingTimeInterval(300))
+                tokenHash: TokenHash(digest: Data([token])), userID: user, deviceID: device, operationHash: operation, createdAt: t0, expiresAt: t0.addingTimeInterval(300))
             try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved", user: user)) }
         }
         try await grant(1, device: "d1", operation: text)
@@ -42,9 +42,9 @@ extension StoreConformance {
         try await grant(3, device: "d2", operation: text)
         try await grant(4, device: "b1", user: "bob", operation: text)
         let approved = event("enrolment.approved")
-        func approve(_ token: UInt8, id: String = "r1", user: String = "alice") async throws -> Bool {
+        func approve(_ token: UInt8, id: EnrolmentRequestID = "r1", user: UserID = "alice") async throws -> Bool {
             try await store.approveEnrolmentRequest(
-                id: id, userID: user, approvalTokenHash: Data([token]), operationHash: text, excludingDevice: "d2", now: t0, audit: approved)
+                id: id, userID: user, approvalTokenHash: TokenHash(digest: Data([token])), operationHash: text, excludingDevice: "d2", now: t0, audit: approved)
         }
         try require(try await !approve(2), "requests: an approval for other text")
         try require(try await !approve(3), "requests: an approval by the device being enrolled")
@@ -59,10 +59,11 @@ extension StoreConformance {
         let stored = try await store.enrolmentRequest(id: "r1")
         try require(stored?.approvedAt == t0 && stored?.approvedByDevice == "d1", "requests: approved by the approval's device")
         try require(
-            try await store.redeemApproval(tokenHash: Data([1]), operationHash: text, userID: "alice", now: t0, audit: event("approval.redeemed")) == nil, "requests: the approval is consumed")
+            try await store.redeemApproval(tokenHash: TokenHash(digest: Data([1])), operationHash: text, userID: "alice", now: t0, audit: event("approval.redeemed")) == nil,
+            "requests: the approval is consumed")
 
         // An enrolment naming a request: only an approved one, consumed with the device.
-        func enrolThrough(_ requestID: String, device: String) async throws -> DeviceRecord? {
+        func enrolThrough(_ requestID: EnrolmentRequestID, device: DeviceID) async throws -> DeviceRecord? {
             var registration = challenge(.registration(publicKey: key, deviceName: "Pad", replacing: false), device: device)
             registration.enrolmentRequestID = requestID
             try require(try await store.issueChallenge(registration, limits: limits()) == .issued, "requests: challenge issued")
@@ -76,7 +77,7 @@ extension StoreConformance {
         try require(try await enrolThrough("r1", device: "d4") == nil, "requests: consumed once")
 
         // Recovery codes.
-        let code = Data(repeating: 5, count: 32), wrong = Data(repeating: 6, count: 32)
+        let code = TokenHash(digest: Data(repeating: 5, count: 32)), wrong = TokenHash(digest: Data(repeating: 6, count: 32))
         try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: no code sent")
         try require(try await store.setRecoveryCode(requestID: "r333", codeHash: code, now: t0, audit: event("enrolment.recovery.sent", user: "bob")), "recovery: code set")
         try require(try await store.setRecoveryCode(requestID: "nope", codeHash: code, now: t0, audit: event("x")) == false, "recovery: unknown request")
@@ -91,7 +92,7 @@ extension StoreConformance {
                 try await store.recoverEnrolmentRequest(id: "r4444", codeHash: wrong, maxAttempts: 2, now: t0, audit: approved) == .wrongCode(attemptsLeft: left), "recovery: attempts count down")
         }
         try require(try await store.recoverEnrolmentRequest(id: "r4444", codeHash: code, maxAttempts: 2, now: t0, audit: approved) == .unavailable, "recovery: no attempts left")
-        let rejected = try await store.auditEvents(userID: nil, limit: 50).filter { $0.kind == AuditKind.recoveryCodeRejected.description }.reduce(0) { $0 + $1.count }
+        let rejected = try await store.auditEvents(userID: nil, limit: 50).filter { $0.kind == .recoveryCodeRejected }.reduce(0) { $0 + $1.count }
         try require(rejected == 3, "recovery: each wrong code audited", "\(rejected)")
 
         let swept = try await store.sweep(windowsBefore: t0.addingTimeInterval(901), runsBefore: t0, auditBefore: t0, sessionsBefore: t0)
@@ -103,12 +104,12 @@ extension StoreConformance {
     /// do, and of parallel requests exactly enough to reach the limit land.
     public func pendingEnrolmentRequestCap(_ store: any BioAuthStore) async throws {
         let key = Data(P256.Signing.PrivateKey().publicKey.derRepresentation)
-        func request(_ id: String, user: String, expires: TimeInterval = 900) -> EnrolmentRequestRecord {
+        func request(_ id: EnrolmentRequestID, user: UserID, expires: TimeInterval = 900) -> EnrolmentRequestRecord {
             EnrolmentRequestRecord(
-                id: id, userID: user, deviceID: "d-" + id, name: "Pad", publicKey: key, replacing: false, sessionID: "s", createdAt: t0,
+                id: id, userID: user, deviceID: DeviceID("d-" + id.rawValue), name: "Pad", publicKey: key, replacing: false, sessionID: "s", createdAt: t0,
                 expiresAt: t0.addingTimeInterval(expires))
         }
-        func ask(_ id: String, user: String = "carol", expires: TimeInterval = 900, at now: Date? = nil) async throws -> PlanOutcome {
+        func ask(_ id: EnrolmentRequestID, user: UserID = "carol", expires: TimeInterval = 900, at now: Date? = nil) async throws -> PlanOutcome {
             try await store.apply(.requestEnrolment(request(id, user: user, expires: expires), maxPending: 3, now: now ?? t0, audit: event("enrolment.requested", user: user)))
         }
         try require(try await ask("short", expires: 10).wasApplied, "request cap: below the limit")
@@ -120,7 +121,7 @@ extension StoreConformance {
         try require(try await ask("b1", user: "bob").wasApplied, "request cap: another user's count is their own")
         try require(try await ask("c5", at: t0.addingTimeInterval(10)).wasApplied, "request cap: an expired request does not count")
         let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for n in 0..<10 { group.addTask { try await ask("dave-\(n)", user: "dave").wasApplied } }
+            for n in 0..<10 { group.addTask { try await ask(EnrolmentRequestID("dave-\(n)"), user: "dave").wasApplied } }
             return try await group.reduce(into: [Bool]()) { $0.append($1) }
         }
         try require(outcomes.count(where: { $0 }) == 3, "request cap: parallel requests stop at the limit", "\(outcomes.count(where: { $0 })) landed")

@@ -13,7 +13,7 @@ extension StoreConformance {
         try require(await isDuplicate { _ = try await store.apply(.createUser(user, audit: self.event("user.created"))) }, "users: duplicate insert")
         try require(try await store.passwordLoginState(username: "alice", lockout: lockout()) == PasswordLoginState(user: user, lockedOut: false), "users: round trip")
         try require(try await store.passwordLoginState(username: "bob", lockout: lockout()).user == nil, "users: unknown")
-        try require(try await store.auditEvents(userID: "alice", limit: 10).map(\.kind) == ["user.created"], "users: audit written once, with the row")
+        try require(try await store.auditEvents(userID: "alice", limit: 10).map(\.kind.description) == ["user.created"], "users: audit written once, with the row")
         var stronger = user
         stronger.passwordSalt = Data([9])
         stronger.passwordRounds = 600_000
@@ -29,7 +29,7 @@ extension StoreConformance {
         // The record comes back whole, for every binding, exactly once.
         for (index, binding) in bindings.enumerated() {
             var record = challenge(binding, device: "round-trip")
-            record.sessionID = index == 1 ? nil : "session-\(index)"  // login challenges have no session
+            record.sessionID = index == 1 ? nil : SessionID("session-\(index)")  // login challenges have no session
             try require(try await store.issueChallenge(record, limits: limits(10)) == .issued, "challenges: issue \(binding.purpose)")
             let seen = Captured<TakenChallenge?>()
             try await finish(store, record.id) { taken in
@@ -86,7 +86,7 @@ extension StoreConformance {
 
     public func failures(_ store: any BioAuthStore) async throws {
         let query = lockout(limit: 3)
-        func failure(user: String? = "alice", _ query: LockoutQuery? = nil) -> FailureRecord {
+        func failure(user: UserID? = "alice", _ query: LockoutQuery? = nil) -> FailureRecord {
             FailureRecord(.badPassword, lockout: query ?? self.lockout(limit: 3), user: user, audit: event("password.login.failed", user: user))
         }
         try require(try await store.apply(.failure(failure())).lockedSubjects == [], "failures: first")
@@ -111,8 +111,8 @@ extension StoreConformance {
         _ = try await store.apply(.login(session("s-clear", device: nil), clearing: [.password("alice")], audit: event("password.login.succeeded")))
         try require(!(try await store.passwordLoginState(username: "alice", lockout: other).lockedOut), "failures: login clears the user's counter")
         let events = try await store.auditEvents(userID: "alice", limit: 20)
-        let failed = events.filter { $0.kind == "password.login.failed" }.map(\.count).reduce(0, +)
-        try require(events.filter { $0.kind == "lockout" }.count == 2 && failed == 3, "failures: audit and lockout events (identical failures merged)", "\(events.map(\.kind))")
+        let failed = events.filter { $0.kind.description == "password.login.failed" }.map(\.count).reduce(0, +)
+        try require(events.filter { $0.kind.description == "lockout" }.count == 2 && failed == 3, "failures: audit and lockout events (identical failures merged)", "\(events.map(\.kind.description))")
         // Concurrent failures: exactly one reaches the limit.
         let many = lockout(client: "192.0.2.1", limit: 25)
         let reached = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -138,7 +138,7 @@ extension StoreConformance {
         try require(recorded.lockedSubjects.isEmpty, "verdicts: login locks nothing")
         try require(try await store.session(tokenHash: session.tokenHash) == SessionState(session: session, deviceActive: true), "verdicts: session stored")
         try require(try await store.device(id: "d1")?.lastUsedAt == later, "verdicts: device touched")
-        try require(try await store.auditEvents(userID: "alice", limit: 1).first?.kind == "login.succeeded", "verdicts: login audited")
+        try require(try await store.auditEvents(userID: "alice", limit: 1).first?.kind.description == "login.succeeded", "verdicts: login audited")
         // A failed verification: counters and audit.
         let bad = challenge(.login)
         _ = try await store.issueChallenge(bad, limits: limits())

@@ -20,9 +20,9 @@ extension StoreConformance {
         _ = try await store.apply(.events([event("device.renamed", device: "d1")]))
         let lease = t0.addingTimeInterval(30)
         let first = try await store.claimOutbox(now: t0, leaseUntil: lease, limit: 2)
-        try require(first.map(\.event.kind) == ["device.enrolled", "login.succeeded"], "outbox: delivered kinds, in order, up to the limit", "\(first.map(\.event.kind))")
+        try require(first.map(\.event.kind.description) == ["device.enrolled", "login.succeeded"], "outbox: delivered kinds, in order, up to the limit", "\(first.map(\.event.kind.description))")
         try require(
-            first[0].event == AuditEvent(at: t0, kind: "device.enrolled", userID: "alice", deviceID: "d1", reason: "r") && first[0].attempts == 0,
+            first[0].event == AuditEvent(at: t0, kind: AuditKind(stored: "device.enrolled"), userID: "alice", deviceID: "d1", reason: "r") && first[0].attempts == 0,
             "outbox: the event without client or request id")
         try require(first[0].id < first[1].id, "outbox: ids increase")
         let racers = try await withThrowingTaskGroup(of: [Int64].self) { group in
@@ -38,8 +38,8 @@ extension StoreConformance {
             "outbox: due again at its time; a leased one is not")
         let later = try await store.claimOutbox(now: t0.addingTimeInterval(100), leaseUntil: t0.addingTimeInterval(130), limit: 10)
         try require(
-            later.map(\.event.kind) == ["device.enrolled", "device.revoked"] && later[0].attempts == 1,
-            "outbox: due again with its attempts; an expired lease frees an event", "\(later.map(\.event.kind))")
+            later.map(\.event.kind.description) == ["device.enrolled", "device.revoked"] && later[0].attempts == 1,
+            "outbox: due again with its attempts; an expired lease frees an event", "\(later.map(\.event.kind.description))")
         _ = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: t0.addingTimeInterval(1), sessionsBefore: t0)
         try require(try await store.claimOutbox(now: t0.addingTimeInterval(1000), leaseUntil: t0.addingTimeInterval(1030), limit: 10).isEmpty, "outbox: swept with the audit")
     }
@@ -58,22 +58,22 @@ extension StoreConformance {
     /// API keys: stored as given (hash, scopes), found by the secret's hash only, listed in
     /// creation order, revoked once; duplicates refused.
     public func apiKeys(_ store: any BioAuthStore) async throws {
-        func key(_ id: String, _ hash: UInt8, scopes: Set<ApiKeyScope> = [.approvals], at offset: TimeInterval = 0) -> ApiKeyRecord {
-            ApiKeyRecord(id: id, name: "backend " + id, secretHash: Data(repeating: hash, count: 32), scopes: scopes, createdAt: t0.addingTimeInterval(offset))
+        func key(_ id: ApiKeyID, _ hash: UInt8, scopes: Set<ApiKeyScope> = [.approvals], at offset: TimeInterval = 0) -> ApiKeyRecord {
+            ApiKeyRecord(id: id, name: "backend " + id.rawValue, secretHash: TokenHash(digest: Data(repeating: hash, count: 32)), scopes: scopes, createdAt: t0.addingTimeInterval(offset))
         }
         _ = try await store.apply(.createApiKey(key("k2", 2, scopes: Set(ApiKeyScope.all), at: 1), audit: event("apikey.created", user: nil)))
         _ = try await store.apply(.createApiKey(key("k1", 1, scopes: []), audit: event("apikey.created", user: nil)))
         try require(await isDuplicate { _ = try await store.apply(.createApiKey(key("k1", 3), audit: self.event("apikey.created", user: nil))) }, "api keys: duplicate id")
         try require(await isDuplicate { _ = try await store.apply(.createApiKey(key("k3", 2), audit: self.event("apikey.created", user: nil))) }, "api keys: duplicate secret")
-        try require(try await store.apiKey(secretHash: Data(repeating: 2, count: 32)) == key("k2", 2, scopes: Set(ApiKeyScope.all), at: 1), "api keys: round trip")
-        try require(try await store.apiKey(secretHash: Data(repeating: 1, count: 32))?.scopes == [], "api keys: no scopes")
-        try require(try await store.apiKey(secretHash: Data(repeating: 9, count: 32)) == nil, "api keys: unknown secret")
+        try require(try await store.apiKey(secretHash: TokenHash(digest: Data(repeating: 2, count: 32))) == key("k2", 2, scopes: Set(ApiKeyScope.all), at: 1), "api keys: round trip")
+        try require(try await store.apiKey(secretHash: TokenHash(digest: Data(repeating: 1, count: 32)))?.scopes == [], "api keys: no scopes")
+        try require(try await store.apiKey(secretHash: TokenHash(digest: Data(repeating: 9, count: 32))) == nil, "api keys: unknown secret")
         try require(try await store.apiKeys().map(\.id) == ["k1", "k2"], "api keys: creation order")
         try require(try await store.apply(.revokeApiKey(id: "k2", at: t0, audit: event("apikey.revoked", user: nil))).wasApplied, "api keys: revoke")
         try require(!(try await store.apply(.revokeApiKey(id: "k2", at: t0, audit: event("apikey.revoked", user: nil))).wasApplied), "api keys: revoke twice")
         try require(!(try await store.apply(.revokeApiKey(id: "nope", at: t0, audit: event("apikey.revoked", user: nil))).wasApplied), "api keys: revoke unknown")
-        try require(try await store.apiKey(secretHash: Data(repeating: 2, count: 32))?.revokedAt == t0, "api keys: revoked, still found")
-        let audit = try await store.auditEvents(userID: nil, limit: 10).map(\.kind)
+        try require(try await store.apiKey(secretHash: TokenHash(digest: Data(repeating: 2, count: 32)))?.revokedAt == t0, "api keys: revoked, still found")
+        let audit = try await store.auditEvents(userID: nil, limit: 10).map(\.kind.description)
         try require(audit.filter { $0 == "apikey.created" }.count == 2 && audit.filter { $0 == "apikey.revoked" }.count == 1, "api keys: audited once each", "\(audit)")
     }
 
@@ -81,7 +81,7 @@ extension StoreConformance {
     /// rows past retention and expired approvals — and nothing else.
     public func retention(_ store: any BioAuthStore) async throws {
         func failure(_ at: TimeInterval, client: String = "c1", kind: String = "login.failed") -> AuditEvent {
-            AuditEvent(at: t0.addingTimeInterval(at), kind: kind, userID: "alice", deviceID: "d1", reason: "badSignature", clientAddress: client, requestID: "q\(at)")
+            AuditEvent(at: t0.addingTimeInterval(at), kind: AuditKind(stored: kind), userID: "alice", deviceID: "d1", reason: "badSignature", clientAddress: client, requestID: "q\(at)")
         }
         for second in 0..<50 { _ = try await store.apply(.events([failure(Double(second))])) }
         _ = try await store.apply(.events([failure(10, client: "c2")]))
@@ -90,7 +90,7 @@ extension StoreConformance {
         let rows = try await store.auditEvents(userID: nil, limit: 100)
         try require(rows.count == 5, "retention: identical failures within a minute are one row", "\(rows.map { "\($0.kind) \($0.clientAddress ?? "") ×\($0.count)" })")
         try require(rows.contains { $0.clientAddress == "c1" && $0.count == 50 && $0.at == t0.addingTimeInterval(49) }, "retention: the row counts them and keeps the latest time")
-        try require(rows.filter { $0.kind == "login.succeeded" }.allSatisfy { $0.count == 1 }, "retention: successes are never merged")
+        try require(rows.filter { $0.kind.description == "login.succeeded" }.allSatisfy { $0.count == 1 }, "retention: successes are never merged")
 
         // Counters: a past window goes, the current stays; a run stays until its retention.
         let old = LockoutQuery(windowStart: t0, client: "c1", clientLimit: 9, passwordLimit: 9)
@@ -102,7 +102,7 @@ extension StoreConformance {
         ).lockedSubjects
         let step = challenge()
         _ = try await store.issueChallenge(step, limits: limits())
-        let approval = ApprovalRecord(tokenHash: Data([1]), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
+        let approval = ApprovalRecord(tokenHash: TokenHash(digest: Data([1])), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
         try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved")) }
 
         let swept = try await store.sweep(windowsBefore: t0.addingTimeInterval(600), runsBefore: t0, auditBefore: t0.addingTimeInterval(100), sessionsBefore: t0)
@@ -119,11 +119,11 @@ extension StoreConformance {
         // refresh tokens; a live one and one that ended after stay.
         var expired = session("s-expired", device: nil)
         expired.expiresAt = t0.addingTimeInterval(10)
-        expired.refreshTokenHash = Data(repeating: 1, count: 32)
+        expired.refreshTokenHash = TokenHash(digest: Data(repeating: 1, count: 32))
         let revoked = session("s-revoked", device: nil), live = session("s-live", device: nil), recent = session("s-recent", device: nil)
         for s in [expired, revoked, live, recent] { _ = try await store.apply(.login(s, audit: event("login.succeeded"))) }
         _ = try await store.rotateRefreshToken(
-            tokenHash: Data(repeating: 1, count: 32), replacement: Data(repeating: 2, count: 32), now: t0, audit: event("token.refreshed"),
+            tokenHash: TokenHash(digest: Data(repeating: 1, count: 32)), replacement: TokenHash(digest: Data(repeating: 2, count: 32)), now: t0, audit: event("token.refreshed"),
             reuseAudit: event("token.refresh.reused"))
         _ = try await store.apply(.revokeSession(id: "s-revoked", userID: "alice", at: t0.addingTimeInterval(20), audit: event("session.revoked")))
         _ = try await store.apply(.revokeSession(id: "s-recent", userID: "alice", at: t0.addingTimeInterval(100), audit: event("session.revoked")))
@@ -131,22 +131,23 @@ extension StoreConformance {
         try require(sessions.sessions == 2, "retention: ended sessions go after their retention", "\(sessions)")
         try require(try await store.sessions(userID: "alice").map(\.id).sorted() == ["s-live", "s-recent"], "retention: live and recently ended sessions stay")
         let spent = try await store.rotateRefreshToken(
-            tokenHash: Data(repeating: 1, count: 32), replacement: Data(repeating: 3, count: 32), now: t0, audit: event("token.refreshed"),
+            tokenHash: TokenHash(digest: Data(repeating: 1, count: 32)), replacement: TokenHash(digest: Data(repeating: 3, count: 32)), now: t0, audit: event("token.refreshed"),
             reuseAudit: event("token.refresh.reused"))
         try require(spent == .refused, "retention: a swept session's spent token is unknown, not reuse")
     }
 
     public func audit(_ store: any BioAuthStore) async throws {
-        for (index, user) in ["alice", "bob", "alice"].enumerated() {
-            _ = try await store.apply(.events([AuditEvent(at: t0.addingTimeInterval(Double(index)), kind: "k\(index)", userID: user, deviceID: "d", reason: "r", clientAddress: "c", requestID: "q")]))
+        for (index, user) in (["alice", "bob", "alice"] as [UserID]).enumerated() {
+            _ = try await store.apply(
+                .events([AuditEvent(at: t0.addingTimeInterval(Double(index)), kind: AuditKind(stored: "k\(index)"), userID: user, deviceID: "d", reason: "r", clientAddress: "c", requestID: "q")]))
         }
-        _ = try await store.apply(.events([AuditEvent(at: t0, kind: "bare")]))
-        try require(try await store.auditEvents(userID: nil, limit: 10).map(\.kind) == ["bare", "k2", "k1", "k0"], "audit: newest first")
-        try require(try await store.auditEvents(userID: "alice", limit: 1).map(\.kind) == ["k2"], "audit: filter and limit")
+        _ = try await store.apply(.events([AuditEvent(at: t0, kind: AuditKind(stored: "bare"))]))
+        try require(try await store.auditEvents(userID: nil, limit: 10).map(\.kind.description) == ["bare", "k2", "k1", "k0"], "audit: newest first")
+        try require(try await store.auditEvents(userID: "alice", limit: 1).map(\.kind.description) == ["k2"], "audit: filter and limit")
         try require(
             try await store.auditEvents(userID: "alice", limit: 10).first
-                == AuditEvent(at: t0.addingTimeInterval(2), kind: "k2", userID: "alice", deviceID: "d", reason: "r", clientAddress: "c", requestID: "q"),
+                == AuditEvent(at: t0.addingTimeInterval(2), kind: AuditKind(stored: "k2"), userID: "alice", deviceID: "d", reason: "r", clientAddress: "c", requestID: "q"),
             "audit: fields")
-        try require(try await store.auditEvents(userID: nil, limit: 1).first == AuditEvent(at: t0, kind: "bare"), "audit: absent fields stay absent")
+        try require(try await store.auditEvents(userID: nil, limit: 1).first == AuditEvent(at: t0, kind: AuditKind(stored: "bare")), "audit: absent fields stay absent")
     }
 }

@@ -28,19 +28,19 @@ extension StoreConformance {
         try require(revived == nil && still?.revokedAt != nil && still?.publicKey == Data([4, 5]), "devices: a revoked device's key is never replaced (it never comes back)")
         let state = try await store.session(tokenHash: session("s1", device: "d1").tokenHash)
         try require(state?.deviceActive == false && state?.session.revokedAt == t0.addingTimeInterval(9), "devices: revoking revokes its sessions")
-        let kinds = try await store.auditEvents(userID: "alice", limit: 10).map(\.kind)
+        let kinds = try await store.auditEvents(userID: "alice", limit: 10).map(\.kind.description)
         try require(kinds.filter { $0 == "device.revoked" }.count == 1 && kinds.filter { $0 == "device.renamed" }.count == 1, "devices: one audit per write", "\(kinds)")
     }
 
     public func sessions(_ store: any BioAuthStore) async throws {
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
-        for (id, device) in [("s1", nil), ("s22", "d1"), ("s333", "gone")] as [(String, String?)] {
+        for (id, device) in [("s1", nil), ("s22", "d1"), ("s333", "gone")] as [(SessionID, DeviceID?)] {
             _ = try await store.apply(.login(session(id, device: device), audit: event("login.succeeded")))
         }
         try require(try await store.session(tokenHash: session("s22", device: "d1").tokenHash) == SessionState(session: session("s22", device: "d1"), deviceActive: true), "sessions: round trip")
         try require(try await store.session(tokenHash: session("s1", device: nil).tokenHash)?.deviceActive == true, "sessions: primary sessions have no device")
         try require(try await store.session(tokenHash: session("s333", device: "gone").tokenHash)?.deviceActive == false, "sessions: a missing device is not active")
-        try require(try await store.session(tokenHash: Data(count: 32)) == nil, "sessions: unknown")
+        try require(try await store.session(tokenHash: TokenHash(digest: Data(count: 32))) == nil, "sessions: unknown")
         try require(try await store.sessions(userID: "alice").map(\.id) == ["s1", "s22", "s333"], "sessions: list")
         try require(try await store.apply(.revokeSession(id: "s1", userID: "alice", at: t0, audit: event("session.revoked"))).wasApplied, "sessions: revoke one")
         try require(!(try await store.apply(.revokeSession(id: "s1", userID: "alice", at: t0, audit: event("session.revoked"))).wasApplied), "sessions: revoke twice")
@@ -53,22 +53,23 @@ extension StoreConformance {
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
         let step = challenge()
         _ = try await store.issueChallenge(step, limits: limits())
-        let approval = ApprovalRecord(tokenHash: Data([1]), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
+        let approval = ApprovalRecord(tokenHash: TokenHash(digest: Data([1])), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
         try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved")) }
         let redeemed = event("approval.redeemed", user: nil)
-        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([3]), userID: "alice", now: t0, audit: redeemed) == nil, "approvals: other operation")
-        try require(try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "bob", now: t0, audit: redeemed) == nil, "approvals: another user expected")
+        try require(try await store.redeemApproval(tokenHash: TokenHash(digest: Data([1])), operationHash: Data([3]), userID: "alice", now: t0, audit: redeemed) == nil, "approvals: other operation")
         try require(
-            try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "alice", now: t0.addingTimeInterval(300), audit: redeemed) == nil,
+            try await store.redeemApproval(tokenHash: TokenHash(digest: Data([1])), operationHash: Data([2]), userID: "bob", now: t0, audit: redeemed) == nil, "approvals: another user expected")
+        try require(
+            try await store.redeemApproval(tokenHash: TokenHash(digest: Data([1])), operationHash: Data([2]), userID: "alice", now: t0.addingTimeInterval(300), audit: redeemed) == nil,
             "approvals: expired")
         let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<50 {
-                group.addTask { try await store.redeemApproval(tokenHash: Data([1]), operationHash: Data([2]), userID: "alice", now: self.t0, audit: redeemed) != nil }
+                group.addTask { try await store.redeemApproval(tokenHash: TokenHash(digest: Data([1])), operationHash: Data([2]), userID: "alice", now: self.t0, audit: redeemed) != nil }
             }
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         try require(winners == 1, "approvals: consumed once under races", "\(winners)")
-        let audit = try await store.auditEvents(userID: "alice", limit: 10).filter { $0.kind == "approval.redeemed" }
+        let audit = try await store.auditEvents(userID: "alice", limit: 10).filter { $0.kind.description == "approval.redeemed" }
         try require(audit.count == 1 && audit.first?.deviceID == "d1", "approvals: one redemption audited, about its user and device")
     }
 
@@ -77,7 +78,7 @@ extension StoreConformance {
     /// sessions are found by id with their device's state.
     public func refreshTokens(_ store: any BioAuthStore) async throws {
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
-        func hash(_ byte: UInt8) -> Data { Data(repeating: byte, count: 32) }
+        func hash(_ byte: UInt8) -> TokenHash { TokenHash(digest: Data(repeating: byte, count: 32)) }
         var live = session("s1", device: "d1")
         live.refreshTokenHash = hash(1)
         _ = try await store.apply(.login(live, audit: event("login.succeeded")))
@@ -100,7 +101,7 @@ extension StoreConformance {
         try require(outcomes.allSatisfy { $0 == .reused(sessionID: "s1") || { if case .rotated = $0 { true } else { false } }($0) }, "refresh: the losers are reuse")
         try require(try await store.session(id: "s1")?.session.revokedAt == t0, "refresh: reuse revoked the session")
         try require(try await rotate(1, to: 20) == .reused(sessionID: "s1"), "refresh: an old token is still reuse")
-        let current = try await store.session(id: "s1")?.session.refreshTokenHash ?? Data()
+        let current = try await store.session(id: "s1")?.session.refreshTokenHash ?? hash(0)
         try require(
             try await store.rotateRefreshToken(tokenHash: current, replacement: hash(30), now: t0, audit: rotated, reuseAudit: reused) == .refused,
             "refresh: a revoked session refreshes nothing")
@@ -109,7 +110,7 @@ extension StoreConformance {
         ending.refreshTokenHash = hash(40)
         _ = try await store.apply(.login(ending, audit: event("login.succeeded")))
         try require(try await rotate(40, to: 41, at: 3600) == .refused, "refresh: an expired session refreshes nothing")
-        let audit = try await store.auditEvents(userID: "alice", limit: 100).map(\.kind)
+        let audit = try await store.auditEvents(userID: "alice", limit: 100).map(\.kind.description)
         try require(audit.filter { $0 == "token.refreshed" }.count == 2, "refresh: rotations audited about the user", "\(audit)")
         try require(audit.contains("token.refresh.reused"), "refresh: reuse audited about the user")
     }
@@ -118,24 +119,24 @@ extension StoreConformance {
     /// session that obtained it is revoked or logged out, the user's sessions are revoked, or the
     /// device that signed it (or whose session obtained it) is revoked or re-keyed.
     public func approvalWithdrawal(_ store: any BioAuthStore) async throws {
-        for (id, user) in [("d1", "alice"), ("d2", "alice"), ("d3", "alice"), ("d9", "bob")] {
-            try await enrol(store, DeviceRecord(id: id, userID: user, name: id, publicKey: Data(id.utf8), createdAt: t0))
+        for (id, user) in [("d1", "alice"), ("d2", "alice"), ("d3", "alice"), ("d9", "bob")] as [(DeviceID, UserID)] {
+            try await enrol(store, DeviceRecord(id: id, userID: user, name: id.rawValue, publicKey: Data(id.rawValue.utf8), createdAt: t0))
         }
         for (id, device, user) in [("p1", nil, "alice"), ("s-d1", "d1", "alice"), ("s-d2", "d2", "alice"), ("p2", nil, "alice"), ("b1", nil, "bob")]
-            as [(String, String?, String)]
+            as [(SessionID, DeviceID?, UserID)]
         {
             _ = try await store.apply(.login(session(id, device: device, user: user), audit: event("login.succeeded", user: user)))
         }
-        func grant(_ token: UInt8, device: String, session: String, user: String = "alice") async throws {
+        func grant(_ token: UInt8, device: DeviceID, session: SessionID, user: UserID = "alice") async throws {
             let step = challenge(user: user, device: device)
             _ = try await store.issueChallenge(step, limits: limits())
             let approval = ApprovalRecord(
-                tokenHash: Data([token]), userID: user, deviceID: device, operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300),
+                tokenHash: TokenHash(digest: Data([token])), userID: user, deviceID: device, operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300),
                 sessionID: session)
             try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved", user: user)) }
         }
-        func redeemable(_ token: UInt8, user: String = "alice") async throws -> Bool {
-            try await store.redeemApproval(tokenHash: Data([token]), operationHash: Data([2]), userID: user, now: t0, audit: event("approval.redeemed", user: nil)) != nil
+        func redeemable(_ token: UInt8, user: UserID = "alice") async throws -> Bool {
+            try await store.redeemApproval(tokenHash: TokenHash(digest: Data([token])), operationHash: Data([2]), userID: user, now: t0, audit: event("approval.redeemed", user: nil)) != nil
         }
         try await grant(1, device: "d3", session: "p1")  // withdrawn: its session is revoked
         try await grant(2, device: "d1", session: "p2")  // withdrawn: its signing device is revoked

@@ -76,7 +76,7 @@ public struct StoreConformance: Sendable {
     }
 
     func challenge(
-        _ binding: ChallengeRecord.Binding = .stepUp(operationHash: Data(repeating: 9, count: 32)), user: String = "alice", device: String = "d1",
+        _ binding: ChallengeRecord.Binding = .stepUp(operationHash: Data(repeating: 9, count: 32)), user: UserID = "alice", device: DeviceID = "d1",
         expires: TimeInterval = 60
     ) -> ChallengeRecord {
         ChallengeRecord(
@@ -84,8 +84,8 @@ public struct StoreConformance: Sendable {
             nonce: SecretBytes.random(count: 32).data, createdAt: t0, expiresAt: t0.addingTimeInterval(expires))
     }
 
-    func event(_ kind: String, user: String? = "alice", device: String? = nil) -> AuditEvent {
-        AuditEvent(at: t0, kind: kind, userID: user, deviceID: device, reason: "r", clientAddress: "c", requestID: "q")
+    func event(_ kind: String, user: UserID? = "alice", device: DeviceID? = nil) -> AuditEvent {
+        AuditEvent(at: t0, kind: AuditKind(stored: kind), userID: user, deviceID: device, reason: "r", clientAddress: "c", requestID: "q")
     }
 
     func isDuplicate(_ body: () async throws -> Void) async -> Bool {
@@ -118,10 +118,10 @@ public struct StoreConformance: Sendable {
         return try await enrolled(store, registration, device, replacing: replacing)
     }
 
-    func session(_ id: String, device: String?, user: String = "alice") -> SessionRecord {
+    func session(_ id: SessionID, device: DeviceID?, user: UserID = "alice") -> SessionRecord {
         SessionRecord(
-            id: id, tokenHash: Data(SHA256.hash(data: Data(id.utf8))), userID: user, deviceID: device, kind: device == nil ? .primary : .device,
-            createdAt: t0.addingTimeInterval(Double(id.count)), expiresAt: t0.addingTimeInterval(3600))
+            id: id, tokenHash: TokenHash(ofText: id.rawValue), userID: user, deviceID: device, kind: device == nil ? .primary : .device,
+            createdAt: t0.addingTimeInterval(Double(id.rawValue.count)), expiresAt: t0.addingTimeInterval(3600))
     }
 
 }

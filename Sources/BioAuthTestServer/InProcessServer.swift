@@ -89,7 +89,7 @@ public struct InProcessServer: Sendable {
 
     /// The recovery code delivered for an enrolment request, read as a user reads the e-mail.
     public func recoveryCode(for requestID: String) -> String? {
-        DirectoryRecoveryChannel.readCode(for: requestID, in: recoveryDirectory)
+        DirectoryRecoveryChannel.readCode(for: EnrolmentRequestID(requestID), in: recoveryDirectory)
     }
 }
 

@@ -106,7 +106,7 @@ struct AccessTokenTests {
             #expect(try await api.post("/v1/token/refresh", raw: #"{"refreshToken":"\#(first)","extra":1}"#).status == 400)
 
             let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 50).map(\.kind)
-            #expect(audit.filter { $0 == AuditKind.tokenRefreshed.description }.count == 2 && audit.contains(AuditKind.refreshTokenReused.description))
+            #expect(audit.filter { $0 == AuditKind.tokenRefreshed }.count == 2 && audit.contains(AuditKind.refreshTokenReused))
             let logged = harness.logs.entries.map { "\($0.message) \($0.metadata)" }.joined()
             let stored = try await harness.service.store.auditEvents(userID: nil, limit: 100).map { "\($0)" }.joined()
             for secret in [login["accessToken"], first, refreshed["refreshToken"], refreshed["accessToken"]] {

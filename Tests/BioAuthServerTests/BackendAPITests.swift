@@ -53,8 +53,8 @@ struct BackendAPITests {
             #expect(try await api.call(.get, "/v1/devices", token: api.apiKey).isUniformFailure)
 
             let audit = try await harness.service.store.auditEvents(userID: nil, limit: 100)
-            #expect(audit.filter { $0.kind == AuditKind.apiKeyRejected.description }.reduce(0) { $0 + $1.count } == refused.count + 1)
-            #expect(audit.contains { $0.kind == AuditKind.apiKeyRevoked.description && $0.reason == revoked.record.id })
+            #expect(audit.filter { $0.kind == AuditKind.apiKeyRejected }.reduce(0) { $0 + $1.count } == refused.count + 1)
+            #expect(audit.contains { $0.kind == AuditKind.apiKeyRevoked && $0.reason == revoked.record.id.rawValue })
             let everything = audit.map { "\($0)" }.joined() + harness.logs.entries.map { "\($0.message) \($0.metadata)" }.joined()
             for secret in [api.apiKey, grantsOnly.secret.value, revoked.secret.value] { #expect(!everything.contains(secret)) }
             #expect(!"\(revoked.secret)".contains(revoked.secret.value) && !"\(revoked.record)".contains(revoked.secret.value))

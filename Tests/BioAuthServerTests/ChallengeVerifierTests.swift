@@ -11,16 +11,16 @@ struct ChallengeVerifierTests {
     let verifier = ChallengeVerifier(relyingPartyID: "example.com")
     let key = P256.Signing.PrivateKey()
     let session = SessionRecord(
-        id: "session-1", tokenHash: Data(repeating: 1, count: 32), userID: "alice", deviceID: nil, kind: .primary, createdAt: Self.now,
+        id: "session-1", tokenHash: TokenHash(digest: Data(repeating: 1, count: 32)), userID: "alice", deviceID: nil, kind: .primary, createdAt: Self.now,
         expiresAt: Self.now.addingTimeInterval(600))
 
-    func challenge(_ binding: ChallengeRecord.Binding = .login, user: String = "alice", relyingParty: String = "example.com", session: String? = nil) -> ChallengeRecord {
+    func challenge(_ binding: ChallengeRecord.Binding = .login, user: UserID = "alice", relyingParty: String = "example.com", session: SessionID? = nil) -> ChallengeRecord {
         ChallengeRecord(
             id: Data(repeating: 7, count: 16), binding: binding, relyingPartyID: relyingParty, userID: user, deviceID: "device-1",
             nonce: Data(repeating: 9, count: 32), createdAt: Self.now, expiresAt: Self.now.addingTimeInterval(60), sessionID: session)
     }
 
-    func device(user: String = "alice", revoked: Bool = false, key: P256.Signing.PrivateKey? = nil) -> DeviceRecord {
+    func device(user: UserID = "alice", revoked: Bool = false, key: P256.Signing.PrivateKey? = nil) -> DeviceRecord {
         DeviceRecord(
             id: "device-1", userID: user, name: "Phone", publicKey: (key ?? self.key).publicKey.derRepresentation, createdAt: Self.now,
             revokedAt: revoked ? Self.now : nil)

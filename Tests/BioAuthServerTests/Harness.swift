@@ -185,5 +185,5 @@ extension ServerHarness {
 /// A recovery channel that keeps each code, as the user's inbox would.
 actor CapturingRecoveryChannel: RecoveryChannel {
     private(set) var codes: [String: RecoveryCode] = [:]
-    func deliver(_ code: RecoveryCode, for request: EnrolmentRequestRecord) { codes[request.id] = code }
+    func deliver(_ code: RecoveryCode, for request: EnrolmentRequestRecord) { codes[request.id.rawValue] = code }
 }

@@ -349,7 +349,7 @@ struct NegativeCatalogueTests {
             for _ in 0..<5 { _ = try await api.post("/v1/enrolment-requests/\(next["id"])/recover", ["code": "0000-0000-0000"], token: primary) }
             #expect(try await api.post("/v1/enrolment-requests/\(next["id"])/recover", ["code": nextCode.text], token: primary).isUniformFailure)
             let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 100).map(\.kind)
-            #expect(audit.contains(AuditKind.recoveryCodeRejected.description) && audit.contains(AuditKind.enrolmentApproved.description))
+            #expect(audit.contains(AuditKind.recoveryCodeRejected) && audit.contains(AuditKind.enrolmentApproved))
             var scanner = SecretScanner()
             for secret in [code, nextCode] { scanner.add(secret.text, label: "recovery code") }
             let everything = harness.logs.entries.map { "\($0)" }.joined() + (try await harness.service.store.auditEvents(userID: nil, limit: 1000)).map { "\($0)" }.joined()
@@ -508,7 +508,7 @@ struct NegativeCatalogueTests {
             let limited = try await api.loginChallenge("alice", deviceID, client: "198.51.100.66")
             #expect(limited.status == 429)
             #expect(Int(limited.headers[.retryAfter] ?? "") ?? 0 > 0)
-            #expect(try await harness.service.store.auditEvents(userID: "alice", limit: 100).contains { $0.kind == "lockout" && $0.reason == "fail:client" })
+            #expect(try await harness.service.store.auditEvents(userID: "alice", limit: 100).contains { $0.kind == .lockout && $0.reason == "fail:client" })
             // The attacking address waits out the window; then it may try again.
             harness.clock.advance(by: 301)
             #expect(try await api.loginChallenge("alice", deviceID, client: "198.51.100.66").status == 200)

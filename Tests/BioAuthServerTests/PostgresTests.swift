@@ -62,7 +62,7 @@ struct PostgresTests {
         await #expect(throws: StoreError(.corruptRow, detail: "challenges.operation_hash")) {
             try await store.consumeChallenge(id: Data([1]), lockout: lockout) { _ in ((), WritePlan()) }
         }
-        await #expect(throws: StoreError(.corruptRow, detail: "sessions.kind")) { try await store.session(tokenHash: Data([3])) }
+        await #expect(throws: StoreError(.corruptRow, detail: "sessions.kind")) { try await store.session(tokenHash: TokenHash(digest: Data([3]))) }
         try await store.close()
     }
 

@@ -53,8 +53,8 @@ struct PrimaryAuthenticatorTests {
         #expect(login.calls.withLock { $0 } == before, "not asked while locked out")
         #expect(try await harness.service.primaryLogin("code-1", with: login, request: RequestInfo(clientAddress: "198.51.100.10")).session.userID == "u-1842")
         let audit = try await harness.service.store.auditEvents(userID: nil, limit: 100)
-        #expect(audit.contains { $0.kind == AuditKind.primaryLoginFailed.description && $0.count == 30 })
-        #expect(audit.contains { $0.kind == AuditKind.primaryLoginSucceeded.description && $0.userID == "u-1842" })
+        #expect(audit.contains { $0.kind == AuditKind.primaryLoginFailed && $0.count == 30 })
+        #expect(audit.contains { $0.kind == AuditKind.primaryLoginSucceeded && $0.userID == "u-1842" })
         try await harness.service.store.close()
     }
 }

@@ -157,7 +157,7 @@ struct RobustnessTests {
             // Values that hold secrets describe themselves without them.
             let grant = try await harness.service.passwordLogin(username: "alice", password: API.password, request: RequestInfo())
             scanner.add(Base64URL.decode(grant.token)!, label: "service session token")
-            let envelope = try await harness.service.beginLogin(userID: "alice", deviceID: deviceID, request: RequestInfo())
+            let envelope = try await harness.service.beginLogin(userID: "alice", deviceID: DeviceID(deviceID), request: RequestInfo())
             scanner.add(Base64URL.decode(envelope.nonce)!, label: "envelope nonce")
             texts += ["\(grant)", String(reflecting: grant), "\(envelope)", String(reflecting: envelope)]
             // …and so do dump() and Mirror, which debuggers and crash reporters use.

@@ -30,18 +30,18 @@ struct StoreConformanceTests {
         let path = temporaryDatabasePath()
         let store = try await SQLiteStore.open(path: path)
         let before = store.statistics
-        let outcomes = await withTaskGroup(of: (String, Bool).self) { group in
+        let outcomes = await withTaskGroup(of: (UserID, Bool).self) { group in
             for index in 0..<200 {
-                let id = "user\(index % 150)"  // 50 duplicates
+                let id = UserID("user\(index % 150)")  // 50 duplicates
                 group.addTask {
                     let user = UserRecord(id: id, passwordSalt: Data([1]), passwordRounds: 1, passwordHash: Data([2]), createdAt: Date(timeIntervalSince1970: 1))
                     do {
-                        _ = try await store.apply(.createUser(user, audit: AuditEvent(at: Date(timeIntervalSince1970: 1), kind: "user.created", userID: id)))
+                        _ = try await store.apply(.createUser(user, audit: AuditEvent(at: Date(timeIntervalSince1970: 1), kind: .userCreated, userID: id)))
                         return (id, true)
                     } catch { return (id, (error as? StoreError)?.code == .duplicate ? false : true) }
                 }
             }
-            return await group.reduce(into: [(String, Bool)]()) { $0.append($1) }
+            return await group.reduce(into: [(UserID, Bool)]()) { $0.append($1) }
         }
         #expect(outcomes.filter(\.1).count == 150, "one success per distinct user; a duplicate fails alone")
         let after = store.statistics
@@ -50,7 +50,7 @@ struct StoreConformanceTests {
         try await store.close()
         let reopened = try await SQLiteStore.open(path: path)
         let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 9, passwordLimit: 9)
-        for index in 0..<150 { #expect(try await reopened.passwordLoginState(username: "user\(index)", lockout: lockout).user != nil) }
+        for index in 0..<150 { #expect(try await reopened.passwordLoginState(username: UserID("user\(index)"), lockout: lockout).user != nil) }
         #expect(try await reopened.auditEvents(userID: nil, limit: 1_000).count == 150, "audit rows commit with their users, and only theirs")
         try await reopened.close()
     }
@@ -60,15 +60,15 @@ struct StoreConformanceTests {
     @Test func aClosedSQLiteStoreAnswersUnavailable() async throws {
         let path = temporaryDatabasePath()
         let store = try await SQLiteStore.open(path: path)
-        _ = try await store.apply(.events([AuditEvent(at: Date(timeIntervalSince1970: 5), kind: "kept", userID: "u")]))
+        _ = try await store.apply(.events([AuditEvent(at: Date(timeIntervalSince1970: 5), kind: AuditKind(stored: "kept"), userID: "u")]))
         try await store.close()
         try await store.close()
         await #expect(throws: StoreError(.unavailable, detail: "sqlite store closed")) {
-            _ = try await store.apply(.events([AuditEvent(at: Date(timeIntervalSince1970: 6), kind: "lost", userID: "u")]))
+            _ = try await store.apply(.events([AuditEvent(at: Date(timeIntervalSince1970: 6), kind: AuditKind(stored: "lost"), userID: "u")]))
         }
         await #expect(throws: StoreError(.unavailable, detail: "sqlite store closed")) { try await store.auditEvents(userID: "u", limit: 10) }
         let reopened = try await SQLiteStore.open(path: path)
-        #expect(try await reopened.auditEvents(userID: "u", limit: 10).map(\.kind) == ["kept"])
+        #expect(try await reopened.auditEvents(userID: "u", limit: 10).map(\.kind.description) == ["kept"])
         try await reopened.close()
     }
 
@@ -76,10 +76,10 @@ struct StoreConformanceTests {
     @Test func sqliteStoreSurvivesReopening() async throws {
         let path = temporaryDatabasePath()
         let first = try await SQLiteStore.open(path: path)
-        _ = try await first.apply(.events([AuditEvent(at: Date(timeIntervalSince1970: 5), kind: "kept", userID: "u")]))
+        _ = try await first.apply(.events([AuditEvent(at: Date(timeIntervalSince1970: 5), kind: AuditKind(stored: "kept"), userID: "u")]))
         try await first.close()
         let second = try await SQLiteStore.open(path: path)
-        #expect(try await second.auditEvents(userID: "u", limit: 10).map(\.kind) == ["kept"])
+        #expect(try await second.auditEvents(userID: "u", limit: 10).map(\.kind.description) == ["kept"])
         try await second.close()
     }
 
@@ -104,7 +104,7 @@ struct StoreConformanceTests {
         await #expect(throws: StoreError(.corruptRow, detail: "challenges.operation_hash")) {
             try await store.consumeChallenge(id: Data([1]), lockout: lockout) { _ in ((), WritePlan()) }
         }
-        await #expect(throws: StoreError(.corruptRow, detail: "sessions.kind")) { try await store.session(tokenHash: Data([3])) }
+        await #expect(throws: StoreError(.corruptRow, detail: "sessions.kind")) { try await store.session(tokenHash: TokenHash(digest: Data([3]))) }
         try await store.close()
     }
 }

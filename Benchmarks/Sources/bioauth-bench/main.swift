@@ -55,19 +55,19 @@ line(String(format: "  BioAuthCore strict path:       %8.0f /s   (%.2f× swift-c
 // MARK: 2. Login verification through the service (no HTTP), by store and registry size
 
 /// Seeds devices through the store's own enrolment transaction.
-func seedThroughStore(_ store: any BioAuthStore, devices: Int, spki: Data) async throws -> [(user: String, device: String)] {
-    var ids: [(user: String, device: String)] = []
+func seedThroughStore(_ store: any BioAuthStore, devices: Int, spki: Data) async throws -> [(user: UserID, device: DeviceID)] {
+    var ids: [(user: UserID, device: DeviceID)] = []
     let now = Date()
     let lockout = LockoutQuery(windowStart: now, client: "seed", clientLimit: .max, passwordLimit: .max)
     for n in 0..<devices {
-        let (user, id) = ("user\(n)", UUID().uuidString.lowercased())
+        let (user, id) = (UserID("user\(n)"), DeviceID.random())
         let challenge = ChallengeRecord(
             id: Data(UUID().uuidString.utf8.prefix(16)), binding: .registration(publicKey: spki, deviceName: "d", replacing: false), relyingPartyID: "bench",
             userID: user, deviceID: id, nonce: Data(count: 32), createdAt: now, expiresAt: now.addingTimeInterval(60))
         _ = try await store.issueChallenge(challenge, limits: ChallengeLimits(outstandingPerDevice: 5, now: now, lockout: lockout))
         let device = DeviceRecord(id: id, userID: user, name: "d", publicKey: spki, createdAt: now)
         _ = try await store.consumeChallenge(id: challenge.id, lockout: lockout) { _ in
-            ((), .enrolment(device, replacing: false, approvedRequest: nil, audit: AuditEvent(at: now, kind: "seed")))
+            ((), .enrolment(device, replacing: false, approvedRequest: nil, audit: AuditEvent(at: now, kind: .deviceEnrolled)))
         }
         if ids.count < 1_000 { ids.append((user, id)) }
     }
@@ -75,17 +75,17 @@ func seedThroughStore(_ store: any BioAuthStore, devices: Int, spki: Data) async
 }
 
 /// Seeds devices straight into a SQLite file in one transaction, as an import would.
-func seedSQLite(path: String, devices: Int, spki: Data) async throws -> [(user: String, device: String)] {
+func seedSQLite(path: String, devices: Int, spki: Data) async throws -> [(user: UserID, device: DeviceID)] {
     let pool = NIOThreadPool(numberOfThreads: 1)
     pool.start()
     let connection = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: Logger(label: "seed"), on: MultiThreadedEventLoopGroup.singleton.any())
-    var ids: [(user: String, device: String)] = []
+    var ids: [(user: UserID, device: DeviceID)] = []
     _ = try await connection.query("BEGIN")
     for n in 0..<devices {
-        let (user, id) = ("user\(n)", UUID().uuidString.lowercased())
+        let (user, id) = (UserID("user\(n)"), DeviceID.random())
         _ = try await connection.query(
             "INSERT INTO devices (id, user_id, name, public_key, created_at) VALUES (?, ?, 'd', ?, ?)",
-            [.text(id), .text(user), .blob(ByteBuffer(bytes: spki)), .float(Date().timeIntervalSince1970)])
+            [.text(id.rawValue), .text(user.rawValue), .blob(ByteBuffer(bytes: spki)), .float(Date().timeIntervalSince1970)])
         if ids.count < 1_000 { ids.append((user, id)) }
     }
     _ = try await connection.query("COMMIT")
@@ -96,7 +96,7 @@ func seedSQLite(path: String, devices: Int, spki: Data) async throws -> [(user: 
 
 /// `logins` logins through the service API by `clients` concurrent clients.
 func serviceLogins(
-    store: any BioAuthStore, ids: [(user: String, device: String)], key: P256.Signing.PrivateKey, logins: Int, clients: Int = 1
+    store: any BioAuthStore, ids: [(user: UserID, device: DeviceID)], key: P256.Signing.PrivateKey, logins: Int, clients: Int = 1
 ) async throws -> (perSecond: Double, p50: Double, p99: Double) {
     var configuration = ServerConfiguration(relyingPartyID: "bench")
     configuration.rateLimits.requestsPerClient = .max

@@ -48,7 +48,7 @@ public final class ShopBackend: Sendable {
         router.post("shop/enrolment-grant") { request, context -> Response in
             guard let userID = self.shopUser(request) else { return Response(status: .unauthorized) }
             // The shop vouches for its user: BioAuth gives a one-time grant that enrols their first phone.
-            let grant = try await self.bioauth.service.issueEnrolmentGrant(userID: userID, request: RequestInfo(clientAddress: "shop", requestID: context.requestID))
+            let grant = try await self.bioauth.service.issueEnrolmentGrant(userID: UserID(userID), request: RequestInfo(clientAddress: "shop", requestID: context.requestID))
             return try Self.json(["grant": grant.token, "userId": userID])
         }
         router.post("hooks/bioauth") { request, _ -> Response in

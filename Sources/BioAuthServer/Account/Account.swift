@@ -43,7 +43,7 @@ struct Account: Flow {
         }
         // Unknown users cost a hash too, so timing does not tell which usernames exist.
         let user = attempt.user
-        let salt = user?.passwordSalt ?? Data(SHA256.hash(data: Data(username.utf8)).prefix(16))
+        let salt = user?.passwordSalt ?? Data(SHA256.hash(data: Data(username.rawValue.utf8)).prefix(16))
         let hash = try hashPassword(password, salt: salt, rounds: user?.passwordRounds ?? configuration.passwordRounds)
         guard let user, constantTimeEquals(hash, user.passwordHash) else {
             let reason: FailureReason = user == nil ? .unknownUser : .badPassword
@@ -109,7 +109,7 @@ struct Account: Flow {
         guard let token, let bytes = Base64URL.decode(token), bytes.count == 32 else {
             throw ServerError.authenticationFailed(token == nil ? .missingSession : .unknownSession)
         }
-        let hash = Data(SHA256.hash(data: bytes))
+        let hash = TokenHash(of: bytes)
         guard let state = try await run(request, { try await self.store.session(tokenHash: hash) }) else {
             throw ServerError.authenticationFailed(.unknownSession)
         }
@@ -126,7 +126,7 @@ struct Account: Flow {
         return try await run(request) { try await self.store.sessions(userID: session.userID) }.filter { $0.revokedAt == nil && $0.expiresAt > now }
     }
 
-    func revokeSession(id: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    func revokeSession(id: SessionID, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try requireAccountSession(session)
         let audit = event(.sessionRevoked, user: session.userID, device: session.deviceID, request: request)
         let plan = WritePlan.revokeSession(id: id, userID: session.userID, at: clock.now(), audit: audit)

@@ -27,14 +27,14 @@ public struct ApiKeyScope: Sendable, Hashable, Comparable, CustomStringConvertib
 
 /// A stored API key: its id, name and scopes, and the SHA-256 of its secret (never the secret).
 public struct ApiKeyRecord: Sendable, Hashable {
-    public var id: String
+    public var id: ApiKeyID
     public var name: String
-    public var secretHash: Data
+    public var secretHash: TokenHash
     public var scopes: Set<ApiKeyScope>
     public var createdAt: Date
     public var revokedAt: Date?
 
-    public init(id: String, name: String, secretHash: Data, scopes: Set<ApiKeyScope>, createdAt: Date, revokedAt: Date? = nil) {
+    public init(id: ApiKeyID, name: String, secretHash: TokenHash, scopes: Set<ApiKeyScope>, createdAt: Date, revokedAt: Date? = nil) {
         self.id = id
         self.name = name
         self.secretHash = secretHash
@@ -43,18 +43,6 @@ public struct ApiKeyRecord: Sendable, Hashable {
         self.revokedAt = revokedAt
     }
 
-    /// The scopes as stored: names, sorted, comma-separated.
-    public var storedScopes: String { scopes.sorted().map(\.description).joined(separator: ",") }
-
-    /// Scopes read back from ``storedScopes``; nil if one is unknown (a corrupt row, never a default).
-    public static func scopes(stored: String) -> Set<ApiKeyScope>? {
-        var scopes = Set<ApiKeyScope>()
-        for name in stored.split(separator: ",") {
-            guard let scope = ApiKeyScope(name: String(name)) else { return nil }
-            scopes.insert(scope)
-        }
-        return scopes
-    }
 }
 
 /// An API key's secret as handed to its owner once: `bioauth_sk_` and 43 base64url characters
@@ -76,7 +64,7 @@ public struct ApiKeySecret: Sendable, Hashable, CustomStringConvertible, CustomD
     }
 
     /// What the store keeps and looks up: SHA-256 of the key (a 256-bit random key needs no salt).
-    public var hash: Data { Data(SHA256.hash(data: Data(value.utf8))) }
+    public var hash: TokenHash { TokenHash(ofText: value) }
 
     public var description: String { "ApiKeySecret(redacted)" }
     public var debugDescription: String { description }

@@ -7,8 +7,8 @@ import Logging
 struct Backend: Flow {
     let context: FlowContext
 
-    func issueEnrolmentGrant(userID: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
-        let userID = try Validate.username(userID, field: "userId")
+    func issueEnrolmentGrant(userID: UserID, request: RequestInfo) async throws(ServerError) -> SessionGrant {
+        let userID = try Validate.userID(userID)
         let (session, token) = newSession(user: userID, device: nil, kind: .enrolmentGrant, ttl: configuration.enrolment.grantTTL, at: clock.now())
         let audit = event(.enrolmentGrantIssued, user: userID, request: request)
         _ = try await run(request) { try await self.store.apply(.login(session, audit: audit)) }
@@ -20,9 +20,9 @@ struct Backend: Flow {
         let name = try Validate.deviceName(name)
         let secret = ApiKeySecret()
         let record = ApiKeyRecord(
-            id: "key_" + SecretBytes.random(count: 8).data.map { String(format: "%02x", $0) }.joined(), name: name, secretHash: secret.hash, scopes: scopes,
+            id: ApiKeyID("key_" + SecretBytes.random(count: 8).data.hexString), name: name, secretHash: secret.hash, scopes: scopes,
             createdAt: clock.now())
-        let audit = event(.apiKeyCreated, reason: record.id, request: request)
+        let audit = event(.apiKeyCreated, reason: record.id.rawValue, request: request)
         _ = try await run(request) { try await self.store.apply(.createApiKey(record, audit: audit)) }
         log(audit)
         return (record, secret)
@@ -32,8 +32,8 @@ struct Backend: Flow {
         try await run(request) { try await self.store.apiKeys() }
     }
 
-    func revokeApiKey(id: String, request: RequestInfo) async throws(ServerError) {
-        let audit = event(.apiKeyRevoked, reason: id, request: request)
+    func revokeApiKey(id: ApiKeyID, request: RequestInfo) async throws(ServerError) {
+        let audit = event(.apiKeyRevoked, reason: id.rawValue, request: request)
         let plan = WritePlan.revokeApiKey(id: id, at: clock.now(), audit: audit)
         guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "id")
@@ -57,7 +57,7 @@ struct Backend: Flow {
 
 extension WritePlan {
     /// Revokes an active API key: every instance refuses it from the next request.
-    public static func revokeApiKey(id: String, at: Date, audit: AuditEvent) -> WritePlan {
+    public static func revokeApiKey(id: ApiKeyID, at: Date, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.require(.activeApiKey(id: id))
         plan.add(.revokeApiKey(id: id, at: at))

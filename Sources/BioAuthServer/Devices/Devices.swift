@@ -11,7 +11,7 @@ struct Devices: Flow {
         return try await run(request) { try await self.store.devices(userID: session.userID) }
     }
 
-    func rename(id: String, name: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    func rename(id: DeviceID, name: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try requireAccountSession(session)
         let id = try Validate.deviceID(id)
         let name = try Validate.deviceName(name)
@@ -23,7 +23,7 @@ struct Devices: Flow {
         log(audit)
     }
 
-    func revoke(id: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    func revoke(id: DeviceID, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try requireAccountSession(session)
         let id = try Validate.deviceID(id)
         let audit = event(.deviceRevoked, user: session.userID, device: id, request: request)

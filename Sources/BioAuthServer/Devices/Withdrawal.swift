@@ -6,7 +6,7 @@ import Foundation
 extension WritePlan {
     /// Revokes an active device of the user, every session it opened and every approval it signed
     /// or its sessions obtained.
-    public static func revokeDevice(id: String, userID: String, at: Date, audit: AuditEvent) -> WritePlan {
+    public static func revokeDevice(id: DeviceID, userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.require(.activeDevice(id: id, userID: userID))
         plan.add(.revokeDevice(id: id, at: at))
@@ -17,14 +17,14 @@ extension WritePlan {
 
     /// What a device whose key was replaced (re-enrolment after an enrollment change) loses: the
     /// sessions the old key opened and the approvals it signed or they obtained.
-    public static func replacedKey(deviceID: String, userID: String, at: Date) -> WritePlan {
+    public static func replacedKey(deviceID: DeviceID, userID: UserID, at: Date) -> WritePlan {
         var plan = WritePlan()
         plan.withdrawDevice(id: deviceID, userID: userID, at: at)
         return plan
     }
 
     /// Revokes one active session of the user and the approvals it obtained.
-    public static func revokeSession(id: String, userID: String, at: Date, audit: AuditEvent) -> WritePlan {
+    public static func revokeSession(id: SessionID, userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.require(.activeSession(id: id, userID: userID))
         plan.endSession(id: id, userID: userID, at: at)
@@ -34,7 +34,7 @@ extension WritePlan {
 
     /// A spent refresh token came back: a copy is in other hands, so its session (revoked or not)
     /// ends with the approvals it obtained. The store finds the session inside its transaction.
-    public static func reusedRefreshToken(sessionID: String, userID: String, at: Date, audit: AuditEvent) -> WritePlan {
+    public static func reusedRefreshToken(sessionID: SessionID, userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.endSession(id: sessionID, userID: userID, at: at)
         plan.audit(audit)
@@ -42,7 +42,7 @@ extension WritePlan {
     }
 
     /// Logs the user out everywhere: every session, and every approval not yet redeemed.
-    public static func revokeSessions(userID: String, at: Date, audit: AuditEvent) -> WritePlan {
+    public static func revokeSessions(userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.add(.withdrawApprovals(.allOf(userID: userID)))
         plan.add(.revokeSessions(.allOf(userID: userID), at: at))
@@ -51,7 +51,7 @@ extension WritePlan {
     }
 
     /// Renames a device of the user (revoked or not).
-    public static func renameDevice(id: String, userID: String, name: String, audit: AuditEvent) -> WritePlan {
+    public static func renameDevice(id: DeviceID, userID: UserID, name: String, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.require(.ownedDevice(id: id, userID: userID))
         plan.add(.renameDevice(id: id, name: name))
@@ -59,12 +59,12 @@ extension WritePlan {
         return plan
     }
 
-    private mutating func endSession(id: String, userID: String, at: Date) {
+    private mutating func endSession(id: SessionID, userID: UserID, at: Date) {
         add(.withdrawApprovals(.obtainedBy(sessionID: id)))
         add(.revokeSessions(.one(id: id, userID: userID), at: at))
     }
 
-    private mutating func withdrawDevice(id: String, userID: String, at: Date) {
+    private mutating func withdrawDevice(id: DeviceID, userID: UserID, at: Date) {
         // Approvals first: the selection names the device's sessions, revoked or not.
         add(.withdrawApprovals(.ofDevice(id: id, userID: userID)))
         add(.revokeSessions(.openedBy(deviceID: id, userID: userID), at: at))

@@ -10,14 +10,14 @@ struct DeviceEnrolment: Flow {
     let context: FlowContext
 
     func beginRegistration(
-        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: String?, enrolmentRequestID: String?, request: RequestInfo
+        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, enrolmentRequestID: EnrolmentRequestID?, request: RequestInfo
     ) async throws(ServerError) -> ChallengeEnvelope {
         let enrolment = try await subject(session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
         var deviceID = enrolment.deviceID
-        var approvedRequest: String?
+        var approvedRequest: EnrolmentRequestID?
         if enrolment.needsProof {
             guard let enrolmentRequestID else { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
-            let id = try Validate.deviceID(enrolmentRequestID, field: "enrolmentRequestId")
+            let id = try Validate.serverAssigned(enrolmentRequestID, field: "enrolmentRequestId")
             guard let approved = try await run(request, { try await self.store.enrolmentRequest(id: id) }), approved.sessionID == session.id,
                 approved.userID == session.userID, approved.isApproved, approved.expiresAt > clock.now(), approved.publicKey == enrolment.publicKey,
                 approved.name == enrolment.name, approved.replacing == (replacesDeviceID != nil), !approved.replacing || approved.deviceID == deviceID
@@ -33,8 +33,8 @@ struct DeviceEnrolment: Flow {
     /// What an enrolment names, checked: the session may enrol, the key parses, a replaced device
     /// is the user's and active. `needsProof` says whether the policy asks for an approval.
     func subject(
-        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: String?, request: RequestInfo
-    ) async throws(ServerError) -> (name: String, publicKey: Data, deviceID: String, needsProof: Bool) {
+        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, request: RequestInfo
+    ) async throws(ServerError) -> (name: String, publicKey: Data, deviceID: DeviceID, needsProof: Bool) {
         // Admitted by authenticate(token:request:), like every call that takes a session.
         guard session.kind == .primary || session.kind == .enrolmentGrant else {
             throw ServerError(.forbidden, detail: "enrolment requires a primary login or an enrolment grant")
@@ -42,7 +42,7 @@ struct DeviceEnrolment: Flow {
         let name = try Validate.deviceName(name)
         let spki = try Validate.base64URL(publicKey, field: "publicKey", count: 1...512)
         do { _ = try DevicePublicKey(spki: spki, field: "publicKey") } catch { throw ServerError(error) }
-        var deviceID = UUID().uuidString.lowercased()
+        var deviceID = DeviceID.random()
         if let replacesDeviceID {
             let id = try Validate.deviceID(replacesDeviceID, field: "replacesDeviceId")
             // A revoked device never comes back: its id answers 404 like an unknown one, and the

@@ -49,29 +49,29 @@ public struct EnrolmentPolicy: Sendable, Hashable {
 /// A device waiting to be enrolled: created when a second device (or a new key) needs an
 /// approval or a recovery code; consumed by the enrolment it allows.
 public struct EnrolmentRequestRecord: Sendable, Hashable {
-    public var id: String
-    public var userID: String
+    public var id: EnrolmentRequestID
+    public var userID: UserID
     /// The id the device will have: new, or the device whose key is replaced.
-    public var deviceID: String
+    public var deviceID: DeviceID
     public var name: String
     /// The 91-byte P-256 SPKI of the key to enrol.
     public var publicKey: Data
     public var replacing: Bool
     /// The session that asked: only it may enrol with this request.
-    public var sessionID: String
+    public var sessionID: SessionID
     public var createdAt: Date
     public var expiresAt: Date
     /// When an approval or a recovery code allowed it; nil while it waits.
     public var approvedAt: Date?
     /// The device whose step-up approved it; nil for a recovery code (or while it waits).
-    public var approvedByDevice: String?
+    public var approvedByDevice: DeviceID?
     /// SHA-256 of the recovery code last sent for it.
-    public var recoveryCodeHash: Data?
+    public var recoveryCodeHash: TokenHash?
     public var recoveryAttempts: Int
 
     public init(
-        id: String, userID: String, deviceID: String, name: String, publicKey: Data, replacing: Bool, sessionID: String, createdAt: Date, expiresAt: Date,
-        approvedAt: Date? = nil, approvedByDevice: String? = nil, recoveryCodeHash: Data? = nil, recoveryAttempts: Int = 0
+        id: EnrolmentRequestID, userID: UserID, deviceID: DeviceID, name: String, publicKey: Data, replacing: Bool, sessionID: SessionID, createdAt: Date, expiresAt: Date,
+        approvedAt: Date? = nil, approvedByDevice: DeviceID? = nil, recoveryCodeHash: TokenHash? = nil, recoveryAttempts: Int = 0
     ) {
         self.id = id
         self.userID = userID
@@ -127,11 +127,11 @@ public struct RecoveryCode: Sendable, Hashable, CustomStringConvertible, CustomD
     private init(text: String) { self.text = text }
 
     /// The stored form: SHA-256 of the normalised code.
-    public var hash: Data { Self.hash(ofEntered: text) }
+    public var hash: TokenHash { Self.hash(ofEntered: text) }
 
     /// SHA-256 of what a user typed, normalised as Crockford base32 reads: case, dashes and spaces
     /// ignored, O read as 0, I and L as 1.
-    public static func hash(ofEntered entered: String) -> Data {
+    public static func hash(ofEntered entered: String) -> TokenHash {
         let normalised = entered.uppercased().compactMap { character -> Character? in
             switch character {
             case "-", " ": nil
@@ -140,7 +140,7 @@ public struct RecoveryCode: Sendable, Hashable, CustomStringConvertible, CustomD
             default: character
             }
         }
-        return Data(SHA256.hash(data: Data(String(normalised).utf8)))
+        return TokenHash(ofText: String(normalised))
     }
 
     public var description: String { "RecoveryCode(redacted)" }
@@ -173,15 +173,15 @@ public struct DirectoryRecoveryChannel: RecoveryChannel {
     }
 
     /// The code delivered for a request (the last word of its file), nil if none was.
-    public static func readCode(for requestID: String, in directory: URL) -> String? {
-        guard !requestID.isEmpty, requestID.allSatisfy({ $0.isHexDigit || $0 == "-" }),
+    public static func readCode(for requestID: EnrolmentRequestID, in directory: URL) -> String? {
+        guard !requestID.rawValue.isEmpty, requestID.rawValue.allSatisfy({ $0.isHexDigit || $0 == "-" }),
             let data = FileManager.default.contents(atPath: file(for: requestID, in: directory).path)
         else { return nil }
         return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).last.map(String.init)
     }
 
     /// Where the code for a request is written.
-    public static func file(for requestID: String, in directory: URL) -> URL {
+    public static func file(for requestID: EnrolmentRequestID, in directory: URL) -> URL {
         directory.appendingPathComponent("recovery-\(requestID).txt")
     }
 }

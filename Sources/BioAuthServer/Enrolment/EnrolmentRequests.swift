@@ -9,14 +9,14 @@ struct EnrolmentRequests: Flow {
     let context: FlowContext
 
     func requestEnrolment(
-        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: String?, request: RequestInfo
+        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, request: RequestInfo
     ) async throws(ServerError) -> EnrolmentRequestRecord {
         let enrolment = try await DeviceEnrolment(context: context).subject(
             session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
         guard enrolment.needsProof else { throw ServerError(.conflict, detail: "this enrolment needs no approval") }
         let now = clock.now()
         let record = EnrolmentRequestRecord(
-            id: UUID().uuidString.lowercased(), userID: session.userID, deviceID: enrolment.deviceID, name: enrolment.name, publicKey: enrolment.publicKey,
+            id: .random(), userID: session.userID, deviceID: enrolment.deviceID, name: enrolment.name, publicKey: enrolment.publicKey,
             replacing: replacesDeviceID != nil, sessionID: session.id, createdAt: now, expiresAt: now.addingTimeInterval(configuration.enrolment.requestTTL))
         let audit = event(.enrolmentRequested, user: session.userID, device: record.deviceID, request: request)
         let plan = WritePlan.requestEnrolment(record, maxPending: BioAuthService.maxPendingEnrolmentRequests, now: now, audit: audit)
@@ -33,21 +33,21 @@ struct EnrolmentRequests: Flow {
         return try await run(request) { try await self.store.enrolmentRequests(userID: session.userID, now: now) }.filter { !$0.isApproved }
     }
 
-    func enrolmentRequest(id: String, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
-        let id = try Validate.deviceID(id, field: "id")
+    func enrolmentRequest(id: EnrolmentRequestID, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
+        let id = try Validate.serverAssigned(id, field: "id")
         guard let record = try await run(request, { try await self.store.enrolmentRequest(id: id) }), record.userID == session.userID,
             record.expiresAt > clock.now()
         else { throw ServerError(.notFound, field: "id") }
         return record
     }
 
-    func approve(requestID: String, approval: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    func approve(requestID: EnrolmentRequestID, approval: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         guard session.kind == .device else { throw ServerError(.forbidden, detail: "only another enrolled device may approve an enrolment") }
         let token = try Validate.base64URL(approval, field: "approval", count: 32...32)
         let record = try await enrolmentRequest(id: requestID, of: session, request: request)
         let operationHash = Data(SHA256.hash(data: Data(record.approvalText.utf8)))
         let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.approvedByDevice.description, request: request)
-        let now = clock.now(), userID = session.userID, tokenHash = Data(SHA256.hash(data: token))
+        let now = clock.now(), userID = session.userID, tokenHash = TokenHash(of: token)
         let approved = try await run(request) {
             try await self.store.approveEnrolmentRequest(
                 id: record.id, userID: userID, approvalTokenHash: tokenHash, operationHash: operationHash, excludingDevice: record.deviceID, now: now, audit: audit)
@@ -59,7 +59,7 @@ struct EnrolmentRequests: Flow {
         log(audit)
     }
 
-    func sendRecoveryCode(requestID: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    func sendRecoveryCode(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         guard let recoveryChannel = context.recoveryChannel else { throw ServerError(.forbidden, detail: "no recovery channel is configured") }
         let record = try await enrolmentRequest(id: requestID, of: session, request: request)
         guard record.sessionID == session.id else { throw ServerError(.notFound, field: "id") }
@@ -76,7 +76,7 @@ struct EnrolmentRequests: Flow {
         log(audit)
     }
 
-    func recover(requestID: String, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    func recover(requestID: EnrolmentRequestID, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         let record = try await enrolmentRequest(id: requestID, of: session, request: request)
         guard record.sessionID == session.id else { throw ServerError(.notFound, field: "id") }
         guard (1...32).contains(code.utf8.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == " ") }) else {
@@ -111,7 +111,7 @@ extension WritePlan {
     /// signed by an active device other than the one being enrolled. Then the approval is redeemed
     /// and the request approved by its device, with `audit`; otherwise nothing is written.
     public static func approveRequest(
-        _ rows: LockedRows, userID: String, operationHash: Data, enrolling deviceID: String, at now: Date, audit: AuditEvent
+        _ rows: LockedRows, userID: UserID, operationHash: Data, enrolling deviceID: DeviceID, at now: Date, audit: AuditEvent
     ) -> (verdict: Bool, plan: WritePlan) {
         guard let approval = rows.approval, rows.approvalSignerActive, approval.isRedeemable(for: operationHash, by: userID, at: now),
             approval.deviceID != deviceID, let request = rows.enrolmentRequest, request.userID == userID, request.isPending(at: now)
@@ -125,7 +125,7 @@ extension WritePlan {
 
     /// Storing a newly sent recovery code for the request in `rows` (read locked), if it is
     /// pending: the previous code stops working, the attempts already made keep counting.
-    public static func sendRecoveryCode(_ rows: LockedRows, codeHash: Data, at now: Date, audit: AuditEvent) -> (verdict: Bool, plan: WritePlan) {
+    public static func sendRecoveryCode(_ rows: LockedRows, codeHash: TokenHash, at now: Date, audit: AuditEvent) -> (verdict: Bool, plan: WritePlan) {
         guard let request = rows.enrolmentRequest, request.isPending(at: now) else { return (false, WritePlan()) }
         var plan = WritePlan()
         plan.add(.setRecoveryCode(requestID: request.id, codeHash: codeHash))
@@ -137,13 +137,13 @@ extension WritePlan {
     /// attempts left takes one. A match (compared in constant time) approves it with `audit`; a
     /// mismatch counts an attempt and is audited as `recovery.code.rejected`.
     public static func recovery(
-        of request: EnrolmentRequestRecord?, entered: Data, maxAttempts: Int, at now: Date, audit: AuditEvent
+        of request: EnrolmentRequestRecord?, entered: TokenHash, maxAttempts: Int, at now: Date, audit: AuditEvent
     ) -> (verdict: RecoveryOutcome, plan: WritePlan) {
         guard let request, request.isPending(at: now), let expected = request.recoveryCodeHash, request.recoveryAttempts < maxAttempts else {
             return (.unavailable, WritePlan())
         }
         var plan = WritePlan()
-        if constantTimeEquals(expected, entered) {
+        if constantTimeEquals(expected.digest, entered.digest) {
             plan.add(.approveEnrolmentRequest(id: request.id, at: now, byDevice: nil))
             plan.audit(audit)
             return (.approved, plan)

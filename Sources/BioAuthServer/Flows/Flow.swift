@@ -57,29 +57,29 @@ extension Flow {
         return ServerError.authenticationFailed(failure.reason)
     }
 
-    func refuseLockedOut(user: String?, device: String?, retryAfter: Int? = nil, _ request: RequestInfo) async -> ServerError {
+    func refuseLockedOut(user: UserID?, device: DeviceID?, retryAfter: Int? = nil, _ request: RequestInfo) async -> ServerError {
         metrics.rateLimited.increment()
         await audit(.rateLimited, user: user, device: device, reason: FailureReason.lockedOut.description, request: request)
         return ServerError(.rateLimited, retryAfter: retryAfter ?? windows.retryAfter(clock.now()))
     }
 
-    func sessionRecord(token: SecretBytes, user: String, device: String?, kind: SessionKind, ttl: TimeInterval, at now: Date) -> SessionRecord {
+    func sessionRecord(token: SecretBytes, user: UserID, device: DeviceID?, kind: SessionKind, ttl: TimeInterval, at now: Date) -> SessionRecord {
         SessionRecord(
-            id: UUID().uuidString.lowercased(), tokenHash: Data(SHA256.hash(data: token.data)), userID: user, deviceID: device, kind: kind,
+            id: .random(), tokenHash: TokenHash(of: token), userID: user, deviceID: device, kind: kind,
             createdAt: now, expiresAt: now.addingTimeInterval(ttl))
     }
 
-    func newSession(user: String, device: String?, kind: SessionKind, ttl: TimeInterval, at now: Date) -> (SessionRecord, String) {
+    func newSession(user: UserID, device: DeviceID?, kind: SessionKind, ttl: TimeInterval, at now: Date) -> (SessionRecord, String) {
         let token = SecretBytes.random(count: 32)
         return (sessionRecord(token: token, user: user, device: device, kind: kind, ttl: ttl, at: now), Base64URL.encode(token.data))
     }
 
-    func event(_ kind: AuditKind, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) -> AuditEvent {
-        AuditEvent(at: clock.now(), kind: kind.description, userID: user, deviceID: device, reason: reason, clientAddress: request.clientAddress, requestID: request.requestID)
+    func event(_ kind: AuditKind, user: UserID? = nil, device: DeviceID? = nil, reason: String? = nil, request: RequestInfo) -> AuditEvent {
+        AuditEvent(at: clock.now(), kind: kind, userID: user, deviceID: device, reason: reason, clientAddress: request.clientAddress, requestID: request.requestID)
     }
 
     /// Appends one audit event on its own (refusals and rejections; flows pass theirs to the store).
-    func audit(_ kind: AuditKind, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) async {
+    func audit(_ kind: AuditKind, user: UserID? = nil, device: DeviceID? = nil, reason: String? = nil, request: RequestInfo) async {
         let event = event(kind, user: user, device: device, reason: reason, request: request)
         do { _ = try await store.apply(.events([event])) } catch {
             logger.error("audit append failed", metadata: metadata(event).merging(["error": "\(String(describing: type(of: error)))"]) { $1 })
@@ -92,12 +92,12 @@ extension Flow {
         logger.info("audit", metadata: metadata(event).merging(["event": "\(event.kind)"]) { $1 })
     }
 
-    func log(_ kind: AuditKind, user: String?, request: RequestInfo) { log(event(kind, user: user, request: request)) }
+    func log(_ kind: AuditKind, user: UserID?, request: RequestInfo) { log(event(kind, user: user, request: request)) }
 
     /// What stands for a username in a log line: a keyed hash, never the name (which may be a
     /// mistyped password). The audit log in the database keeps the user id of known users only.
-    func pseudonym(_ username: String) -> String {
-        "u-" + Data(HMAC<SHA256>.authenticationCode(for: Data(username.utf8), using: SymmetricKey(data: configuration.logPseudonymKey.data)).prefix(8)).hexString
+    func pseudonym(_ username: UserID) -> String {
+        "u-" + Data(HMAC<SHA256>.authenticationCode(for: Data(username.rawValue.utf8), using: SymmetricKey(data: configuration.logPseudonymKey.data)).prefix(8)).hexString
     }
 
     func metadata(_ event: AuditEvent) -> Logger.Metadata {

@@ -34,7 +34,7 @@ extension WritePlan {
     /// active and the user's: its key is replaced, and what the old key opened or signed is
     /// withdrawn (``replacedKey(deviceID:userID:at:)``). An enrolment through an approved request
     /// uses the request up; a request that is gone or no longer approved refuses the whole plan.
-    public static func enrolment(_ device: DeviceRecord, replacing: Bool, approvedRequest: String?, audit: AuditEvent) -> WritePlan {
+    public static func enrolment(_ device: DeviceRecord, replacing: Bool, approvedRequest: EnrolmentRequestID?, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         if let approvedRequest {
             plan.require(.approvedEnrolmentRequest(id: approvedRequest))

@@ -11,19 +11,30 @@ enum Validate {
     }
 
     /// Usernames: 1–64 of `a-z A-Z 0-9 . _ @ -`.
-    static func username(_ text: String, field: String = "username") throws(ServerError) -> String {
+    static func username(_ text: String, field: String = "username") throws(ServerError) -> UserID {
         guard (1...64).contains(text.utf8.count),
             text.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._@-".unicodeScalars.contains($0)) })
         else { throw ServerError(WireFormatError(.invalidValue, field: field)) }
-        return text
+        return UserID(text)
+    }
+
+    /// User ids follow the username rule.
+    static func userID(_ id: UserID, field: String = "userId") throws(ServerError) -> UserID {
+        try username(id.rawValue, field: field)
     }
 
     /// Device ids: the lower-case UUIDs the server assigns.
-    static func deviceID(_ text: String, field: String = "deviceId") throws(ServerError) -> String {
+    static func deviceID(_ id: DeviceID, field: String = "deviceId") throws(ServerError) -> DeviceID {
+        try serverAssigned(id, field: field)
+    }
+
+    /// An id the server assigned (devices, sessions, enrolment requests): a lower-case UUID.
+    static func serverAssigned<Record>(_ id: RecordID<Record>, field: String) throws(ServerError) -> RecordID<Record> {
+        let text = id.rawValue
         guard text.utf8.count == 36, UUID(uuidString: text) != nil, text == text.lowercased() else {
             throw ServerError(WireFormatError(.invalidValue, field: field))
         }
-        return text
+        return id
     }
 
     /// Passwords: 8–1024 Unicode code points, as JSON Schema's `minLength`/`maxLength` count them

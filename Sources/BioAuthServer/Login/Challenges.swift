@@ -11,7 +11,7 @@ struct Challenges: Flow {
 
     /// Stores a new challenge for `binding` after the store's limits admit it.
     func issue(
-        _ binding: ChallengeRecord.Binding, user: String, device: String, session: String? = nil, enrolmentRequest: String? = nil, _ request: RequestInfo
+        _ binding: ChallengeRecord.Binding, user: UserID, device: DeviceID, session: SessionID? = nil, enrolmentRequest: EnrolmentRequestID? = nil, _ request: RequestInfo
     ) async throws(ServerError) -> ChallengeEnvelope {
         let now = clock.now()
         let expiry = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + configuration.challengeTTL).rounded(.down))

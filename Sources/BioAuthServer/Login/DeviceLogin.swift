@@ -9,8 +9,8 @@ import Metrics
 struct DeviceLogin: Flow {
     let context: FlowContext
 
-    func begin(userID: String, deviceID: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
-        let userID = try Validate.username(userID, field: "userId")
+    func begin(userID: UserID, deviceID: DeviceID, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
+        let userID = try Validate.userID(userID)
         let deviceID = try Validate.deviceID(deviceID)
         try admit(request)
         return try await Challenges(context: context).issue(.login, user: userID, device: deviceID, request)
@@ -21,7 +21,7 @@ struct DeviceLogin: Flow {
         let refresh = SecretBytes.random(count: 32)
         let (login, _) = try await Challenges(context: context).finish(challengeID, signature, purpose: .login, session: nil, request) { challenge, _, now in
             var session = self.sessionRecord(token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now)
-            session.refreshTokenHash = Data(SHA256.hash(data: refresh.data))
+            session.refreshTokenHash = TokenHash(of: refresh)
             let audit = self.event(.loginSucceeded, user: challenge.userID, device: challenge.deviceID, request: request)
             // Clears nothing: a device login says nothing about the password counter.
             return ((session, audit), .login(session, audit: audit))

@@ -5,7 +5,7 @@ import Logging
 extension AuditKind {
     /// The events a backend can act on. Every store writes each of them to its outbox in the same
     /// transaction as the change and its audit row, so none is lost between commit and delivery.
-    public static let deliveredEvents: Set<String> = Set([loginSucceeded, deviceEnrolled, deviceReenrolled, deviceRevoked, lockout].map(\.description))
+    public static let deliveredEvents: Set<AuditKind> = [loginSucceeded, deviceEnrolled, deviceReenrolled, deviceRevoked, lockout]
 }
 
 extension AuditEvent {

@@ -80,7 +80,7 @@ public final class BioAuthService: Sendable {
     }
 
     /// Revokes one of the user's sessions (404 if it is not an active one of theirs).
-    public func revokeSession(id: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    public func revokeSession(id: SessionID, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try await account.revokeSession(id: id, by: session, request: request)
     }
 
@@ -108,7 +108,7 @@ public final class BioAuthService: Sendable {
     /// - Parameter replacesDeviceID: re-enrolment of a device whose key was invalidated (an
     ///   enrollment change on the phone): on success the old key is replaced.
     public func beginRegistration(
-        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: String?, enrolmentRequestID: String? = nil, request: RequestInfo
+        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, enrolmentRequestID: EnrolmentRequestID? = nil, request: RequestInfo
     ) async throws(ServerError) -> ChallengeEnvelope {
         try await enrolment.beginRegistration(
             session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, enrolmentRequestID: enrolmentRequestID, request: request)
@@ -127,7 +127,7 @@ public final class BioAuthService: Sendable {
     /// appears on the user's other devices as the text of ``EnrolmentApprovalText``. Throws
     /// `conflict` if this enrolment needs no approval.
     public func requestEnrolment(
-        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: String?, request: RequestInfo
+        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, request: RequestInfo
     ) async throws(ServerError) -> EnrolmentRequestRecord {
         try await enrolmentRequests.requestEnrolment(session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
     }
@@ -138,26 +138,26 @@ public final class BioAuthService: Sendable {
     }
 
     /// One of the user's unexpired enrolment requests (404 otherwise).
-    public func enrolmentRequest(id: String, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
+    public func enrolmentRequest(id: EnrolmentRequestID, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
         try await enrolmentRequests.enrolmentRequest(id: id, of: session, request: request)
     }
 
     /// Approves an enrolment request with a step-up approval the approving device obtained for
     /// exactly the request's ``EnrolmentRequestRecord/approvalText``. The approval must come from
     /// another device of the user (one past its cool-down: others cannot step up at all).
-    public func approveEnrolment(requestID: String, approval: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    public func approveEnrolment(requestID: EnrolmentRequestID, approval: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try await enrolmentRequests.approve(requestID: requestID, approval: approval, session: session, request: request)
     }
 
     /// Sends a new recovery code for the caller's own enrolment request through the deployment's
     /// ``RecoveryChannel`` (403 if none is configured).
-    public func sendRecoveryCode(requestID: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    public func sendRecoveryCode(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try await enrolmentRequests.sendRecoveryCode(requestID: requestID, session: session, request: request)
     }
 
     /// Approves the caller's own enrolment request with the recovery code it was sent. A wrong
     /// code is one of ``EnrolmentPolicy/maxRecoveryAttempts``; every failure is the uniform 401.
-    public func recoverEnrolment(requestID: String, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    public func recoverEnrolment(requestID: EnrolmentRequestID, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try await enrolmentRequests.recover(requestID: requestID, code: code, session: session, request: request)
     }
 
@@ -165,7 +165,7 @@ public final class BioAuthService: Sendable {
 
     /// Issues a login challenge for a device. Answers the same way whether or not the device
     /// exists: the failure, if any, comes at ``finishLogin(challengeID:signature:request:)``.
-    public func beginLogin(userID: String, deviceID: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
+    public func beginLogin(userID: UserID, deviceID: DeviceID, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
         try await login.begin(userID: userID, deviceID: deviceID, request: request)
     }
 
@@ -196,7 +196,7 @@ public final class BioAuthService: Sendable {
     // MARK: - Step-up
 
     /// Issues a challenge bound to the SHA-256 of `operation` (base64url bytes the app shows and approves).
-    public func beginStepUp(session: SessionRecord, deviceID: String, operation: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
+    public func beginStepUp(session: SessionRecord, deviceID: DeviceID, operation: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
         try await stepUp.begin(session: session, deviceID: deviceID, operation: operation, request: request)
     }
 
@@ -208,7 +208,7 @@ public final class BioAuthService: Sendable {
     /// Redeems a step-up approval for the app's backend (an API key with the `approvals` scope):
     /// once, for exactly `operation`, for the user the backend expects, and only while the device
     /// that signed it is active. Any mismatch is the uniform authentication failure.
-    public func redeemApproval(approval: String, operation: String, userID: String, request: RequestInfo) async throws(ServerError) -> ApprovalRecord {
+    public func redeemApproval(approval: String, operation: String, userID: UserID, request: RequestInfo) async throws(ServerError) -> ApprovalRecord {
         try await stepUp.redeem(approval: approval, operation: operation, userID: userID, request: request)
     }
 
@@ -219,7 +219,7 @@ public final class BioAuthService: Sendable {
     /// primary session (`Authorization: Bearer`). The grant may enrol one device — it is revoked
     /// when the enrolment succeeds — and nothing else; it lives
     /// ``EnrolmentPolicy/grantTTL``. The user needs no password account here.
-    public func issueEnrolmentGrant(userID: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
+    public func issueEnrolmentGrant(userID: UserID, request: RequestInfo) async throws(ServerError) -> SessionGrant {
         try await backend.issueEnrolmentGrant(userID: userID, request: request)
     }
 
@@ -236,7 +236,7 @@ public final class BioAuthService: Sendable {
 
     /// Revokes an API key: the next request with it is refused by every instance.
     /// - Throws: ``ServerError`` `notFound` if no active key has that id.
-    public func revokeApiKey(id: String, request: RequestInfo) async throws(ServerError) {
+    public func revokeApiKey(id: ApiKeyID, request: RequestInfo) async throws(ServerError) {
         try await backend.revokeApiKey(id: id, request: request)
     }
 
@@ -254,12 +254,12 @@ public final class BioAuthService: Sendable {
     }
 
     /// Renames one of the user's devices (404 if it is not theirs).
-    public func renameDevice(id: String, name: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    public func renameDevice(id: DeviceID, name: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try await deviceList.rename(id: id, name: name, by: session, request: request)
     }
 
     /// Revokes a device and every session it opened.
-    public func revokeDevice(id: String, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    public func revokeDevice(id: DeviceID, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try await deviceList.revoke(id: id, by: session, request: request)
     }
 
@@ -276,7 +276,7 @@ public final class BioAuthService: Sendable {
     public func sweep() async throws -> SweepResult { try await maintenance.sweep() }
 
     /// Appends one audit event on its own (a refusal outside any flow, e.g. a rejected session at the HTTP layer).
-    package func audit(_ kind: AuditKind, user: String? = nil, device: String? = nil, reason: String? = nil, request: RequestInfo) async {
+    package func audit(_ kind: AuditKind, user: UserID? = nil, device: DeviceID? = nil, reason: String? = nil, request: RequestInfo) async {
         await maintenance.audit(kind, user: user, device: device, reason: reason, request: request)
     }
 }

@@ -9,7 +9,7 @@ import Metrics
 struct StepUp: Flow {
     let context: FlowContext
 
-    func begin(session: SessionRecord, deviceID: String, operation: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
+    func begin(session: SessionRecord, deviceID: DeviceID, operation: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
         try requireAccountSession(session)
         let deviceID = try Validate.deviceID(deviceID)
         let details = try Validate.base64URL(operation, field: "operation", count: 1...configuration.maxOperationSize)
@@ -35,7 +35,7 @@ struct StepUp: Flow {
             challenge, _, now -> (verdict: (record: ApprovalRecord, audit: AuditEvent), plan: WritePlan)? in
             guard case .stepUp(let operationHash) = challenge.binding else { return nil }
             let record = ApprovalRecord(
-                tokenHash: Data(SHA256.hash(data: token.data)), userID: challenge.userID, deviceID: challenge.deviceID,
+                tokenHash: TokenHash(of: token), userID: challenge.userID, deviceID: challenge.deviceID,
                 operationHash: operationHash, createdAt: now, expiresAt: now.addingTimeInterval(self.configuration.approvalTTL), sessionID: session.id)
             let audit = self.event(.stepUpApproved, user: challenge.userID, device: challenge.deviceID, request: request)
             return ((record, audit), .approval(record, audit: audit))
@@ -46,12 +46,12 @@ struct StepUp: Flow {
         return ApprovalGrant(approval: Base64URL.encode(token.data), record: record)
     }
 
-    func redeem(approval: String, operation: String, userID: String, request: RequestInfo) async throws(ServerError) -> ApprovalRecord {
+    func redeem(approval: String, operation: String, userID: UserID, request: RequestInfo) async throws(ServerError) -> ApprovalRecord {
         try admit(request)
         let token = try Validate.base64URL(approval, field: "approval", count: 32...32)
         let details = try Validate.base64URL(operation, field: "operation", count: 1...configuration.maxOperationSize)
-        let userID = try Validate.username(userID, field: "userId")
-        let hash = Data(SHA256.hash(data: token))
+        let userID = try Validate.userID(userID)
+        let hash = TokenHash(of: token)
         let operationHash = Data(SHA256.hash(data: details))
         let audit = event(.approvalRedeemed, request: request)
         let now = clock.now()
@@ -72,7 +72,7 @@ extension WritePlan {
     /// ``ApprovalRecord/isRedeemable(for:by:at:)`` and whose device is still active is consumed,
     /// with `audit` about its user and device; it is returned then, nil with nothing written otherwise.
     public static func redemption(
-        _ rows: LockedRows, operationHash: Data, userID: String, at now: Date, audit: AuditEvent
+        _ rows: LockedRows, operationHash: Data, userID: UserID, at now: Date, audit: AuditEvent
     ) -> (verdict: ApprovalRecord?, plan: WritePlan) {
         guard var approval = rows.approval, rows.approvalSignerActive, approval.isRedeemable(for: operationHash, by: userID, at: now) else {
             return (nil, WritePlan())

@@ -27,12 +27,12 @@ public protocol BioAuthStore: Sendable {
     // MARK: Users (the demo primary login)
 
     /// The user (nil if unknown) and whether a failure limit of the user or the client is reached.
-    func passwordLoginState(username: String, lockout: LockoutQuery) async throws -> PasswordLoginState
+    func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState
     /// One password attempt, counted *before* its slow hash, atomically with the check (across
     /// instances): refuses — counting nothing — while a window limit is reached or the user's
     /// consecutive-failure back-off runs; otherwise counts the attempt against the user's window
     /// and run counters and returns the user. A successful login clears both (``WritePlan/login(_:clearing:rehashed:audit:)``).
-    func beginPasswordAttempt(username: String, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) async throws -> PasswordAttempt
+    func beginPasswordAttempt(username: UserID, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) async throws -> PasswordAttempt
 
     // MARK: Challenges
 
@@ -60,24 +60,24 @@ public protocol BioAuthStore: Sendable {
 
     // MARK: Devices
 
-    func device(id: String) async throws -> DeviceRecord?
+    func device(id: DeviceID) async throws -> DeviceRecord?
     /// The user's devices in creation order.
-    func devices(userID: String) async throws -> [DeviceRecord]
+    func devices(userID: UserID) async throws -> [DeviceRecord]
 
     // MARK: Sessions
 
     /// The session a token hash names, with the state of the device that opened it.
-    func session(tokenHash: Data) async throws -> SessionState?
+    func session(tokenHash: TokenHash) async throws -> SessionState?
     /// The session with this id, with the state of the device that opened it.
-    func session(id: String) async throws -> SessionState?
+    func session(id: SessionID) async throws -> SessionState?
     /// The user's sessions in creation order.
-    func sessions(userID: String) async throws -> [SessionRecord]
+    func sessions(userID: UserID) async throws -> [SessionRecord]
 
     // MARK: Enrolment requests
 
-    func enrolmentRequest(id: String) async throws -> EnrolmentRequestRecord?
+    func enrolmentRequest(id: EnrolmentRequestID) async throws -> EnrolmentRequestRecord?
     /// The user's requests unexpired at `now`, in creation order.
-    func enrolmentRequests(userID: String, now: Date) async throws -> [EnrolmentRequestRecord]
+    func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord]
     // MARK: The event outbox
 
     // Every write that appends an audit event of a kind in ``AuditKind/deliveredEvents`` also
@@ -99,14 +99,14 @@ public protocol BioAuthStore: Sendable {
     // MARK: API keys (the backend API)
 
     /// The key whose secret hashes to `secretHash`, revoked or not; nil if none.
-    func apiKey(secretHash: Data) async throws -> ApiKeyRecord?
+    func apiKey(secretHash: TokenHash) async throws -> ApiKeyRecord?
     /// Every key, revoked ones too, in creation order.
     func apiKeys() async throws -> [ApiKeyRecord]
 
     // MARK: Audit
 
     /// The newest events first, of one user if given.
-    func auditEvents(userID: String?, limit: Int) async throws -> [AuditEvent]
+    func auditEvents(userID: UserID?, limit: Int) async throws -> [AuditEvent]
 
     // MARK: Lifecycle
 
@@ -163,7 +163,7 @@ public struct FailureRecord: Sendable, Hashable {
     /// limit then: audited as lockouts with it.
     public var reachedEarlier: [FailureSubject] = []
 
-    public init(_ reason: FailureReason, lockout: LockoutQuery, user: String?, audit: AuditEvent) {
+    public init(_ reason: FailureReason, lockout: LockoutQuery, user: UserID?, audit: AuditEvent) {
         self.reason = reason
         let subjects = lockout.subjects(user: user)
         self.subjects = subjects.map(\.subject)
@@ -175,7 +175,7 @@ public struct FailureRecord: Sendable, Hashable {
     /// The audit event for a subject that just reached its limit.
     public func lockoutEvent(_ subject: FailureSubject) -> AuditEvent {
         var event = audit
-        event.kind = "lockout"
+        event.kind = .lockout
         event.reason = subject.kind
         return event
     }
@@ -197,12 +197,12 @@ extension AuditEvent {
     /// The event for a wrong recovery code, made from the success event it would have been.
     public var rejectedRecovery: AuditEvent {
         var event = self
-        event.kind = AuditKind.recoveryCodeRejected.description
+        event.kind = .recoveryCodeRejected
         return event
     }
 
     /// The same event about another user and device (those of the row a decision found).
-    public func about(user: String?, device: String?) -> AuditEvent {
+    public func about(user: UserID?, device: DeviceID?) -> AuditEvent {
         var event = self
         event.userID = user
         event.deviceID = device

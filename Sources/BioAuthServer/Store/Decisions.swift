@@ -6,7 +6,7 @@ import Foundation
 extension BioAuthStore {
     /// Redeems an approval (``WritePlan/redemption(_:operationHash:userID:at:audit:)``): the
     /// approval consumed, or nil with nothing written. Exactly one of concurrent callers succeeds.
-    public func redeemApproval(tokenHash: Data, operationHash: Data, userID: String, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
+    public func redeemApproval(tokenHash: TokenHash, operationHash: Data, userID: UserID, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
         try await decide(locking: RowLocks(approval: tokenHash)) { rows in
             WritePlan.redemption(rows, operationHash: operationHash, userID: userID, at: now, audit: audit)
         }.verdict
@@ -15,7 +15,7 @@ extension BioAuthStore {
     /// Approves an enrolment request with another device's approval
     /// (``WritePlan/approveRequest(_:userID:operationHash:enrolling:at:audit:)``); false with nothing written.
     public func approveEnrolmentRequest(
-        id: String, userID: String, approvalTokenHash: Data, operationHash: Data, excludingDevice: String, now: Date, audit: AuditEvent
+        id: EnrolmentRequestID, userID: UserID, approvalTokenHash: TokenHash, operationHash: Data, excludingDevice: DeviceID, now: Date, audit: AuditEvent
     ) async throws -> Bool {
         try await decide(locking: RowLocks(approval: approvalTokenHash, enrolmentRequest: id)) { rows in
             WritePlan.approveRequest(rows, userID: userID, operationHash: operationHash, enrolling: excludingDevice, at: now, audit: audit)
@@ -24,14 +24,14 @@ extension BioAuthStore {
 
     /// Stores a newly sent recovery code (``WritePlan/sendRecoveryCode(_:codeHash:at:audit:)``);
     /// false with nothing written when the request is not pending.
-    public func setRecoveryCode(requestID: String, codeHash: Data, now: Date, audit: AuditEvent) async throws -> Bool {
+    public func setRecoveryCode(requestID: EnrolmentRequestID, codeHash: TokenHash, now: Date, audit: AuditEvent) async throws -> Bool {
         try await decide(locking: RowLocks(enrolmentRequest: requestID)) { rows in
             WritePlan.sendRecoveryCode(rows, codeHash: codeHash, at: now, audit: audit)
         }.verdict
     }
 
     /// Checks an entered recovery code (``WritePlan/recovery(of:entered:maxAttempts:at:audit:)``).
-    public func recoverEnrolmentRequest(id: String, codeHash: Data, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome {
+    public func recoverEnrolmentRequest(id: EnrolmentRequestID, codeHash: TokenHash, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome {
         try await decide(locking: RowLocks(enrolmentRequest: id)) { rows in
             WritePlan.recovery(of: rows.enrolmentRequest, entered: codeHash, maxAttempts: maxAttempts, at: now, audit: audit)
         }.verdict
@@ -40,7 +40,7 @@ extension BioAuthStore {
     /// Rotates a presented refresh token, or ends its session if it was spent
     /// (``WritePlan/refresh(_:spent:replacement:at:audit:reuseAudit:)``). Exactly one of
     /// concurrent rotations of one token succeeds; the others are reuse.
-    public func rotateRefreshToken(tokenHash: Data, replacement: Data, now: Date, audit: AuditEvent, reuseAudit: AuditEvent) async throws -> RefreshRotation {
+    public func rotateRefreshToken(tokenHash: TokenHash, replacement: TokenHash, now: Date, audit: AuditEvent, reuseAudit: AuditEvent) async throws -> RefreshRotation {
         try await decide(locking: RowLocks(refreshToken: tokenHash)) { rows in
             WritePlan.refresh(rows, spent: tokenHash, replacement: replacement, at: now, audit: audit, reuseAudit: reuseAudit)
         }.verdict

@@ -6,20 +6,10 @@ import Foundation
 /// only let anyone who knows a device id lock the owner out.
 public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
     /// Wrong passwords for this user, from any address, in the current window.
-    case password(String)
+    case password(UserID)
     /// This user's consecutive password attempts without a success, across windows.
-    case passwordRun(String)
+    case passwordRun(UserID)
     case client(String)
-
-    /// The counter's key in the store. The identifier is the last component and may itself contain
-    /// colons (an IPv6 address): nothing ever splits this key.
-    public var storageKey: String {
-        switch self {
-        case .password(let user): "fail:password:" + user
-        case .passwordRun(let user): "fail:password-run:" + user
-        case .client(let address): "fail:client:" + address
-        }
-    }
 
     /// The kind of subject, for the audit log.
     public var kind: String {
@@ -50,14 +40,14 @@ public struct LockoutQuery: Sendable, Hashable {
     }
 
     /// The subjects a request about `user` is counted against, with their limits.
-    public func subjects(user: String?) -> [(subject: FailureSubject, limit: Int)] {
+    public func subjects(user: UserID?) -> [(subject: FailureSubject, limit: Int)] {
         var subjects: [(FailureSubject, Int)] = [(.client(client), clientLimit)]
         if let user, let passwordLimit { subjects.append((.password(user), passwordLimit)) }
         return subjects
     }
 
     /// True if any count has reached its subject's limit.
-    public func isLockedOut(_ counts: [FailureSubject: Int], user: String?) -> Bool {
+    public func isLockedOut(_ counts: [FailureSubject: Int], user: UserID?) -> Bool {
         subjects(user: user).contains { (counts[$0.subject] ?? 0) >= $0.limit }
     }
 }
@@ -90,7 +80,7 @@ public struct PasswordRunPolicy: Sendable, Hashable {
     /// The decision of ``BioAuthStore/beginPasswordAttempt(username:lockout:run:now:)`` from the
     /// counters as stored: every store calls this, so they cannot disagree.
     public func decide(
-        lockout: LockoutQuery, user: String, now: Date, client: (window: Date, count: Int)?, password: (window: Date, count: Int)?,
+        lockout: LockoutQuery, user: UserID, now: Date, client: (window: Date, count: Int)?, password: (window: Date, count: Int)?,
         run: (last: Date, count: Int)?
     ) -> PasswordAttemptDecision {
         let clientCount = client.flatMap { $0.window == lockout.windowStart ? $0.count : nil } ?? 0

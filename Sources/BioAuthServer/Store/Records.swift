@@ -3,13 +3,13 @@ import Foundation
 
 /// A user of the demo primary authenticator: username and a salted slow password hash.
 public struct UserRecord: Sendable, Hashable {
-    public var id: String
+    public var id: UserID
     public var passwordSalt: Data
     public var passwordRounds: Int
     public var passwordHash: Data
     public var createdAt: Date
 
-    public init(id: String, passwordSalt: Data, passwordRounds: Int, passwordHash: Data, createdAt: Date) {
+    public init(id: UserID, passwordSalt: Data, passwordRounds: Int, passwordHash: Data, createdAt: Date) {
         self.id = id
         self.passwordSalt = passwordSalt
         self.passwordRounds = passwordRounds
@@ -20,8 +20,8 @@ public struct UserRecord: Sendable, Hashable {
 
 /// A registered device key.
 public struct DeviceRecord: Sendable, Hashable {
-    public var id: String
-    public var userID: String
+    public var id: DeviceID
+    public var userID: UserID
     public var name: String
     /// The 91-byte P-256 SPKI.
     public var publicKey: Data
@@ -29,7 +29,7 @@ public struct DeviceRecord: Sendable, Hashable {
     public var lastUsedAt: Date?
     public var revokedAt: Date?
 
-    public init(id: String, userID: String, name: String, publicKey: Data, createdAt: Date, lastUsedAt: Date? = nil, revokedAt: Date? = nil) {
+    public init(id: DeviceID, userID: UserID, name: String, publicKey: Data, createdAt: Date, lastUsedAt: Date? = nil, revokedAt: Date? = nil) {
         self.id = id
         self.userID = userID
         self.name = name
@@ -65,21 +65,21 @@ public struct ChallengeRecord: Sendable, Hashable {
     public var id: Data
     public var binding: Binding
     public var relyingPartyID: String
-    public var userID: String
-    public var deviceID: String
+    public var userID: UserID
+    public var deviceID: DeviceID
     public var nonce: Data
     public var createdAt: Date
     /// Whole seconds: the value the device signs.
     public var expiresAt: Date
 
     /// The session that asked for it (registration and step-up): only that session may finish it.
-    public var sessionID: String?
+    public var sessionID: SessionID?
     /// For a registration that needed a proof: the approved ``EnrolmentRequestRecord`` it consumes.
-    public var enrolmentRequestID: String?
+    public var enrolmentRequestID: EnrolmentRequestID?
 
     public init(
-        id: Data, binding: Binding, relyingPartyID: String, userID: String, deviceID: String, nonce: Data, createdAt: Date, expiresAt: Date,
-        sessionID: String? = nil, enrolmentRequestID: String? = nil
+        id: Data, binding: Binding, relyingPartyID: String, userID: UserID, deviceID: DeviceID, nonce: Data, createdAt: Date, expiresAt: Date,
+        sessionID: SessionID? = nil, enrolmentRequestID: EnrolmentRequestID? = nil
     ) {
         self.sessionID = sessionID
         self.enrolmentRequestID = enrolmentRequestID
@@ -100,7 +100,7 @@ public struct ChallengeRecord: Sendable, Hashable {
         var operationHash: Data?
         if case .stepUp(let hash) = binding { operationHash = hash }
         return try SignedMessage(
-            purpose: purpose, relyingPartyID: relyingPartyID, challengeID: id, nonce: nonce, userID: userID, deviceID: deviceID,
+            purpose: purpose, relyingPartyID: relyingPartyID, challengeID: id, nonce: nonce, userID: userID.rawValue, deviceID: deviceID.rawValue,
             expiresAt: UInt64(max(0, expiresAt.timeIntervalSince1970)), operationHash: operationHash)
     }
 }
@@ -118,20 +118,20 @@ public enum SessionKind: String, Sendable, Hashable, Codable {
 
 /// A session: only the SHA-256 of its token is stored.
 public struct SessionRecord: Sendable, Hashable {
-    public var id: String
-    public var tokenHash: Data
-    public var userID: String
-    public var deviceID: String?
+    public var id: SessionID
+    public var tokenHash: TokenHash
+    public var userID: UserID
+    public var deviceID: DeviceID?
     public var kind: SessionKind
     public var createdAt: Date
     public var expiresAt: Date
     public var revokedAt: Date?
     /// SHA-256 of the session's current refresh token (device sessions); nil for none.
-    public var refreshTokenHash: Data?
+    public var refreshTokenHash: TokenHash?
 
     public init(
-        id: String, tokenHash: Data, userID: String, deviceID: String?, kind: SessionKind, createdAt: Date, expiresAt: Date, revokedAt: Date? = nil,
-        refreshTokenHash: Data? = nil
+        id: SessionID, tokenHash: TokenHash, userID: UserID, deviceID: DeviceID?, kind: SessionKind, createdAt: Date, expiresAt: Date, revokedAt: Date? = nil,
+        refreshTokenHash: TokenHash? = nil
     ) {
         self.refreshTokenHash = refreshTokenHash
         self.id = id
@@ -147,9 +147,9 @@ public struct SessionRecord: Sendable, Hashable {
 
 /// A one-time step-up approval: only the SHA-256 of its token is stored.
 public struct ApprovalRecord: Sendable, Hashable {
-    public var tokenHash: Data
-    public var userID: String
-    public var deviceID: String
+    public var tokenHash: TokenHash
+    public var userID: UserID
+    public var deviceID: DeviceID
     public var operationHash: Data
     public var createdAt: Date
     public var expiresAt: Date
@@ -157,18 +157,18 @@ public struct ApprovalRecord: Sendable, Hashable {
     /// The session that obtained it. Revoking that session (or logging it out), revoking the
     /// signing device, replacing its key, or revoking all the user's sessions withdraws the
     /// approval: it cannot be redeemed after. nil only for rows written before this was recorded.
-    public var sessionID: String?
+    public var sessionID: SessionID?
 
     /// Redeemable for `operationHash` by `userID` at `now`: not consumed, not expired, approving
     /// exactly that operation for that user. (That its device is still active is the caller's
     /// other condition.)
-    public func isRedeemable(for operationHash: Data, by userID: String, at now: Date) -> Bool {
+    public func isRedeemable(for operationHash: Data, by userID: UserID, at now: Date) -> Bool {
         consumedAt == nil && expiresAt > now && self.operationHash == operationHash && self.userID == userID
     }
 
     public init(
-        tokenHash: Data, userID: String, deviceID: String, operationHash: Data, createdAt: Date, expiresAt: Date, consumedAt: Date? = nil,
-        sessionID: String? = nil
+        tokenHash: TokenHash, userID: UserID, deviceID: DeviceID, operationHash: Data, createdAt: Date, expiresAt: Date, consumedAt: Date? = nil,
+        sessionID: SessionID? = nil
     ) {
         self.sessionID = sessionID
         self.tokenHash = tokenHash
@@ -223,12 +223,23 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     public static let signingKeyAdded = AuditKind("signingkey.added")
 
     /// The kinds that record a failure or refusal: merged when repeated (``AuditEvent/aggregates``).
-    public static let failures: Set<String> = Set(
-        [
-            passwordLoginFailed, loginFailed, deviceEnrollmentFailed, stepUpFailed, approvalRejected, sessionRejected, rateLimited, challengeRefused, lockout,
-            recoveryCodeRejected, apiKeyRejected, refreshRejected, primaryLoginFailed,
-        ]
-        .map(\.description))
+    public static let failures: Set<AuditKind> = [
+        passwordLoginFailed, loginFailed, deviceEnrollmentFailed, stepUpFailed, approvalRejected, sessionRejected, rateLimited, challengeRefused, lockout,
+        recoveryCodeRejected, apiKeyRejected, refreshRejected, primaryLoginFailed,
+    ]
+
+    /// Every kind this version writes.
+    package static let all: [AuditKind] = [
+        userCreated, passwordLoginSucceeded, passwordLoginFailed, loginSucceeded, loginFailed, deviceEnrolled, deviceReenrolled, deviceEnrollmentFailed,
+        deviceRenamed, deviceRevoked, stepUpApproved, stepUpFailed, approvalRedeemed, approvalRejected, sessionRevoked, sessionsRevoked, sessionRejected,
+        rateLimited, challengeRefused, lockout, enrolmentGrantIssued, enrolmentRequested, enrolmentApproved, recoveryCodeSent, recoveryCodeRejected,
+        apiKeyCreated, apiKeyRevoked, apiKeyRejected, primaryLoginSucceeded, primaryLoginFailed, tokenRefreshed, refreshTokenReused, refreshRejected,
+        signingKeyAdded,
+    ]
+
+    /// A kind read from storage. A name this version does not know (written by a newer one) is
+    /// kept as it is rather than refused: an audit row is a record, not a decision.
+    package init(stored name: String) { description = name }
 }
 
 /// Why a successful change happened, in its audit row (failures use ``FailureReason``).
@@ -250,9 +261,9 @@ public struct AuditReason: Sendable, Hashable, CustomStringConvertible {
 /// A security event. Holds identifiers and reason codes only, never a secret.
 public struct AuditEvent: Sendable, Hashable {
     public var at: Date
-    public var kind: String
-    public var userID: String?
-    public var deviceID: String?
+    public var kind: AuditKind
+    public var userID: UserID?
+    public var deviceID: DeviceID?
     public var reason: String?
     public var clientAddress: String?
     public var requestID: String?
@@ -260,7 +271,7 @@ public struct AuditEvent: Sendable, Hashable {
     public var count: Int
 
     public init(
-        at: Date, kind: String, userID: String? = nil, deviceID: String? = nil, reason: String? = nil, clientAddress: String? = nil,
+        at: Date, kind: AuditKind, userID: UserID? = nil, deviceID: DeviceID? = nil, reason: String? = nil, clientAddress: String? = nil,
         requestID: String? = nil, count: Int = 1
     ) {
         self.count = count
@@ -358,38 +369,4 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "StoreError.\(code)" + (detail.map { " (\($0))" } ?? "") }
-}
-
-extension ChallengeRecord.Binding {
-    /// The purpose-specific columns a SQL store keeps; NULL where the purpose has no such field.
-    public var columns: (publicKey: Data?, deviceName: String?, replacing: Bool?, operationHash: Data?) {
-        switch self {
-        case .registration(let key, let name, let replacing): (key, name, replacing, nil)
-        case .login: (nil, nil, nil, nil)
-        case .stepUp(let hash): (nil, nil, nil, hash)
-        }
-    }
-
-    /// Rebuilds a binding from its stored columns.
-    /// - Throws: ``StoreError`` `corruptRow` for an unknown purpose or a NULL column the purpose needs.
-    public init(purpose: Int, publicKey: Data?, deviceName: String?, replacing: Bool?, operationHash: Data?) throws(StoreError) {
-        switch SignedMessage.Purpose(rawValue: UInt8(clamping: max(0, purpose))) {
-        case .registration:
-            guard let publicKey, let deviceName, let replacing else { throw StoreError(.corruptRow, detail: "challenges.registration") }
-            self = .registration(publicKey: publicKey, deviceName: deviceName, replacing: replacing)
-        case .login: self = .login
-        case .stepUp:
-            guard let operationHash else { throw StoreError(.corruptRow, detail: "challenges.operation_hash") }
-            self = .stepUp(operationHash: operationHash)
-        case nil: throw StoreError(.corruptRow, detail: "challenges.purpose")
-        }
-    }
-}
-
-extension SessionKind {
-    /// Decodes a stored kind. - Throws: ``StoreError`` `corruptRow` for an unknown value.
-    public init(stored: String) throws(StoreError) {
-        guard let kind = SessionKind(rawValue: stored) else { throw StoreError(.corruptRow, detail: "sessions.kind") }
-        self = kind
-    }
 }

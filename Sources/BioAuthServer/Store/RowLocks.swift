@@ -5,13 +5,13 @@ import Foundation
 /// rotations of one refresh token — queue, and the later one sees what the first wrote.
 public struct RowLocks: Sendable, Hashable {
     /// The approval whose token hashes to this.
-    public var approval: Data?
+    public var approval: TokenHash?
     /// The enrolment request with this id.
-    public var enrolmentRequest: String?
+    public var enrolmentRequest: EnrolmentRequestID?
     /// The session whose current refresh token hashes to this, or that spent a token hashing to it.
-    public var refreshToken: Data?
+    public var refreshToken: TokenHash?
 
-    public init(approval: Data? = nil, enrolmentRequest: String? = nil, refreshToken: Data? = nil) {
+    public init(approval: TokenHash? = nil, enrolmentRequest: EnrolmentRequestID? = nil, refreshToken: TokenHash? = nil) {
         self.approval = approval
         self.enrolmentRequest = enrolmentRequest
         self.refreshToken = refreshToken

@@ -9,36 +9,36 @@ public struct WritePlan: Sendable, Hashable {
     /// A condition that must hold inside the transaction, against concurrent requests and instances.
     public enum Guard: Sendable, Hashable {
         /// The user's device exists and is not revoked.
-        case activeDevice(id: String, userID: String)
+        case activeDevice(id: DeviceID, userID: UserID)
         /// The user's device exists, revoked or not.
-        case ownedDevice(id: String, userID: String)
+        case ownedDevice(id: DeviceID, userID: UserID)
         /// The user's session exists and is not revoked.
-        case activeSession(id: String, userID: String)
+        case activeSession(id: SessionID, userID: UserID)
         /// The API key exists and is not revoked.
-        case activeApiKey(id: String)
+        case activeApiKey(id: ApiKeyID)
         /// The user has fewer than `limit` enrolment requests unexpired at `now` and unapproved
         /// (counted under a per-user lock: concurrent requests cannot all pass).
-        case fewerPendingEnrolmentRequests(userID: String, limit: Int, now: Date)
+        case fewerPendingEnrolmentRequests(userID: UserID, limit: Int, now: Date)
         /// The enrolment request exists and is approved (locked until the transaction ends: two
         /// enrolments cannot both use it).
-        case approvedEnrolmentRequest(id: String)
+        case approvedEnrolmentRequest(id: EnrolmentRequestID)
     }
 
     /// Which live sessions a revocation ends.
     public enum Sessions: Sendable, Hashable {
-        case one(id: String, userID: String)
+        case one(id: SessionID, userID: UserID)
         /// Every session the device opened.
-        case openedBy(deviceID: String, userID: String)
-        case allOf(userID: String)
+        case openedBy(deviceID: DeviceID, userID: UserID)
+        case allOf(userID: UserID)
     }
 
     /// Which unredeemed approvals a withdrawal deletes.
     public enum Approvals: Sendable, Hashable {
         /// Those the device signed, and those any session it opened obtained.
-        case ofDevice(id: String, userID: String)
+        case ofDevice(id: DeviceID, userID: UserID)
         /// Those the session obtained.
-        case obtainedBy(sessionID: String)
-        case allOf(userID: String)
+        case obtainedBy(sessionID: SessionID)
+        case allOf(userID: UserID)
     }
 
     public enum Mutation: Sendable, Hashable {
@@ -47,7 +47,7 @@ public struct WritePlan: Sendable, Hashable {
         /// Replaces the user's password salt, rounds and hash.
         case replacePassword(UserRecord)
         /// Inserts the session and, if given, sets that device's `lastUsedAt` to the session's start.
-        case insertSession(SessionRecord, touchingDevice: String?)
+        case insertSession(SessionRecord, touchingDevice: DeviceID?)
         /// Deletes these failure counters (nothing for an empty list).
         case clearFailures([FailureSubject])
         /// Counts the failure against each subject's window counter, then applies what
@@ -57,29 +57,29 @@ public struct WritePlan: Sendable, Hashable {
         /// Inserts a device; an existing id throws ``StoreError`` `duplicate` and nothing is written.
         case insertDevice(DeviceRecord)
         /// Gives the device a new public key and marks it used at `at`.
-        case replaceDeviceKey(id: String, publicKey: Data, at: Date)
-        case renameDevice(id: String, name: String)
+        case replaceDeviceKey(id: DeviceID, publicKey: Data, at: Date)
+        case renameDevice(id: DeviceID, name: String)
         /// Inserts a one-time step-up approval.
         case insertApproval(ApprovalRecord)
         /// Marks the approval consumed at `at`.
-        case redeemApproval(tokenHash: Data, at: Date)
+        case redeemApproval(tokenHash: TokenHash, at: Date)
         /// Replaces the session's current refresh token and remembers the old one as spent by it.
-        case rotateRefreshToken(sessionID: String, spent: Data, replacement: Data)
+        case rotateRefreshToken(sessionID: SessionID, spent: TokenHash, replacement: TokenHash)
         /// Inserts the request; an existing id throws ``StoreError`` `duplicate` and nothing is written.
         case insertEnrolmentRequest(EnrolmentRequestRecord)
-        case deleteEnrolmentRequest(id: String)
+        case deleteEnrolmentRequest(id: EnrolmentRequestID)
         /// Marks the request approved at `at`, by that device's approval (nil: by a recovery code).
-        case approveEnrolmentRequest(id: String, at: Date, byDevice: String?)
+        case approveEnrolmentRequest(id: EnrolmentRequestID, at: Date, byDevice: DeviceID?)
         /// Stores the hash of the request's recovery code (the previous code stops working).
-        case setRecoveryCode(requestID: String, codeHash: Data)
+        case setRecoveryCode(requestID: EnrolmentRequestID, codeHash: TokenHash)
         /// Counts one wrong recovery code against the request.
-        case countRecoveryAttempt(requestID: String)
+        case countRecoveryAttempt(requestID: EnrolmentRequestID)
         /// Inserts the key; an existing id or secret hash throws ``StoreError`` `duplicate`.
         case insertApiKey(ApiKeyRecord)
         /// Inserts an access-token signing key; an existing id throws ``StoreError`` `duplicate`.
         case insertSigningKey(SigningKeyRecord)
-        case revokeApiKey(id: String, at: Date)
-        case revokeDevice(id: String, at: Date)
+        case revokeApiKey(id: ApiKeyID, at: Date)
+        case revokeDevice(id: DeviceID, at: Date)
         /// Sets `revokedAt` on the selected sessions not yet revoked; their number is the outcome's.
         case revokeSessions(Sessions, at: Date)
         case withdrawApprovals(Approvals)

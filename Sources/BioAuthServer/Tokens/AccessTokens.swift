@@ -42,9 +42,9 @@ struct AccessTokenClaims: JWTPayload {
     var iat: IssuedAtClaim
     var jti: IDClaim
     /// The device whose Secure Enclave or Keystore key signed the login.
-    var deviceID: String
+    var deviceID: DeviceID
     /// The BioAuth session the token belongs to (revoking it ends the token at introspection).
-    var sessionID: String
+    var sessionID: SessionID
     /// RFC 8176 methods: `hwk` (a hardware-bound key signed), `user` (the platform checked the
     /// user — biometry or the device passcode, as the key's access control demands).
     var amr: [String]
@@ -74,8 +74,8 @@ public struct VerifiedAccessToken: Sendable, Hashable {
     public var issuedAt: Date
     /// `jti`.
     public var tokenID: String
-    public var deviceID: String
-    public var sessionID: String
+    public var deviceID: DeviceID
+    public var sessionID: SessionID
     /// `amr` (RFC 8176).
     public var methods: [String]
 }
@@ -128,13 +128,13 @@ actor AccessTokenIssuer {
     }
 
     /// A signed access token for a device session.
-    func issue(for session: SessionRecord, deviceID: String, audit: AuditEvent) async throws -> (token: String, expiresAt: Date) {
+    func issue(for session: SessionRecord, deviceID: DeviceID, audit: AuditEvent) async throws -> (token: String, expiresAt: Date) {
         let (keys, collection) = try await current(audit: audit)
         let now = clock.now()
         let signer = Self.signingKey(of: keys, at: now, prePublication: policy.prePublication)
         let expiresAt = now.addingTimeInterval(policy.accessTokenTTL)
         let claims = AccessTokenClaims(
-            iss: IssuerClaim(value: issuer), aud: AudienceClaim(value: [audience]), sub: SubjectClaim(value: session.userID),
+            iss: IssuerClaim(value: issuer), aud: AudienceClaim(value: [audience]), sub: SubjectClaim(value: session.userID.rawValue),
             exp: ExpirationClaim(value: expiresAt), iat: IssuedAtClaim(value: now), jti: IDClaim(value: Base64URL.encode(SecretBytes.random(count: 16).data)),
             deviceID: deviceID, sessionID: session.id, amr: ["hwk", "user"])
         var header = JWTHeader()
@@ -190,7 +190,7 @@ actor AccessTokenIssuer {
         if keys.last.map({ $0.createdAt.addingTimeInterval(policy.signingKeyRotation) <= now }) ?? true {
             let key = SigningKeyRecord.generate(at: now)
             let added = AuditEvent(
-                at: now, kind: AuditKind.signingKeyAdded.description, reason: key.id, clientAddress: audit.clientAddress, requestID: audit.requestID)
+                at: now, kind: .signingKeyAdded, reason: key.id, clientAddress: audit.clientAddress, requestID: audit.requestID)
             _ = try await store.apply(.addSigningKey(key, audit: added))
             keys = try await store.signingKeys()
         }

@@ -7,7 +7,7 @@ public enum RefreshRotation: Sendable, Hashable {
     /// The token was current: replaced; the session it belongs to.
     case rotated(SessionState)
     /// The token was spent already: its session (`id`) is revoked.
-    case reused(sessionID: String)
+    case reused(sessionID: SessionID)
     /// Unknown token, or its session is revoked or expired: nothing written.
     case refused
 }

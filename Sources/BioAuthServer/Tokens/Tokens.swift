@@ -14,7 +14,7 @@ struct Tokens: Flow {
         let next = SecretBytes.random(count: 32)
         let rotated = event(.tokenRefreshed, request: request)
         let reused = event(.refreshTokenReused, reason: FailureReason.refreshTokenReused.description, request: request)
-        let spent = Data(SHA256.hash(data: presented)), replacement = Data(SHA256.hash(data: next.data)), now = clock.now()
+        let spent = TokenHash(of: presented), replacement = TokenHash(of: next), now = clock.now()
         let rotation = try await run(request) {
             try await self.store.rotateRefreshToken(tokenHash: spent, replacement: replacement, now: now, audit: rotated, reuseAudit: reused)
         }
@@ -37,7 +37,7 @@ struct Tokens: Flow {
         let audit = event(.tokenRefreshed, request: request)
         guard let claims = try await run(request, { try await self.context.accessTokens.verify(token, audit: audit)?.verified }) else { return nil }
         guard let state = try await run(request, { try await self.store.session(id: claims.sessionID) }), state.deviceActive, state.session.revokedAt == nil,
-            state.session.expiresAt > clock.now(), state.session.userID == claims.subject
+            state.session.expiresAt > clock.now(), state.session.userID.rawValue == claims.subject
         else { return nil }
         return claims
     }
@@ -55,7 +55,7 @@ extension WritePlan {
     /// ends (``reusedRefreshToken(sessionID:userID:at:audit:)``). Anything else writes nothing.
     /// Both audit events are about the session's user and device.
     public static func refresh(
-        _ rows: LockedRows, spent: Data, replacement: Data, at now: Date, audit: AuditEvent, reuseAudit: AuditEvent
+        _ rows: LockedRows, spent: TokenHash, replacement: TokenHash, at now: Date, audit: AuditEvent, reuseAudit: AuditEvent
     ) -> (verdict: RefreshRotation, plan: WritePlan) {
         guard var state = rows.refreshSession else { return (.refused, WritePlan()) }
         let session = state.session

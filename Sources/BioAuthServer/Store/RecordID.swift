@@ -1,0 +1,58 @@
+import BioAuthCore
+import Crypto
+import Foundation
+
+/// The id of a stored record of one kind: a ``UserID`` cannot be passed where a ``DeviceID`` is
+/// meant. Ids are opaque text (the server makes device, session and request ids; user ids are
+/// usernames or your backend's ids); storage keeps ``rawValue``.
+public struct RecordID<Record>: RawRepresentable, Hashable, Comparable, Sendable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
+
+    /// A new random id (a lower-case UUID).
+    public static func random() -> Self { Self(UUID().uuidString.lowercased()) }
+
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    public var description: String { rawValue }
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// A user: a username of the demo password login, or an id your backend owns.
+public typealias UserID = RecordID<UserRecord>
+/// A registered device key.
+public typealias DeviceID = RecordID<DeviceRecord>
+/// A session.
+public typealias SessionID = RecordID<SessionRecord>
+/// A request to enrol another device.
+public typealias EnrolmentRequestID = RecordID<EnrolmentRequestRecord>
+/// A backend API key.
+public typealias ApiKeyID = RecordID<ApiKeyRecord>
+
+/// The SHA-256 of a bearer secret (a session, refresh or approval token, an API-key secret, a
+/// recovery code): what the server stores and looks rows up by, never the secret itself. Its
+/// description shows no bytes.
+public struct TokenHash: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The 32-byte digest.
+    public let digest: Data
+
+    /// The hash of `secret`.
+    public init(of secret: some DataProtocol) { digest = Data(SHA256.hash(data: secret)) }
+    /// The hash of a secret.
+    public init(of secret: SecretBytes) { self.init(of: secret.data) }
+    /// The hash of a secret's UTF-8 text.
+    public init(ofText secret: String) { self.init(of: Data(secret.utf8)) }
+    /// A stored digest.
+    public init(digest: Data) { self.digest = digest }
+
+    public var description: String { "TokenHash(\(digest.count) bytes)" }
+    public var debugDescription: String { description }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// A result row of a SQL store, read by column name. Each dialect adapts its own row type; the
+/// record decoders below are written once for both. A missing column, or a value of the wrong
+/// type, throws ``StoreError`` `corruptRow`; the optional readers return nil only for NULL.
+package protocol StoredRow {
+    func optionalString(_ column: String) throws(StoreError) -> String?
+    func optionalData(_ column: String) throws(StoreError) -> Data?
+    func optionalInt(_ column: String) throws(StoreError) -> Int?
+    func optionalDate(_ column: String) throws(StoreError) -> Date?
+    func optionalBool(_ column: String) throws(StoreError) -> Bool?
+}
+
+extension StoredRow {
+    package func string(_ column: String) throws(StoreError) -> String { try required(column, optionalString(column)) }
+    package func data(_ column: String) throws(StoreError) -> Data { try required(column, optionalData(column)) }
+    package func int(_ column: String) throws(StoreError) -> Int { try required(column, optionalInt(column)) }
+    package func date(_ column: String) throws(StoreError) -> Date { try required(column, optionalDate(column)) }
+    package func bool(_ column: String) throws(StoreError) -> Bool { try required(column, optionalBool(column)) }
+    package func id<Record>(_ column: String) throws(StoreError) -> RecordID<Record> { RecordID(try string(column)) }
+    package func optionalID<Record>(_ column: String) throws(StoreError) -> RecordID<Record>? { try optionalString(column).map { RecordID($0) } }
+    package func tokenHash(_ column: String) throws(StoreError) -> TokenHash { TokenHash(digest: try data(column)) }
+    package func optionalTokenHash(_ column: String) throws(StoreError) -> TokenHash? { try optionalData(column).map(TokenHash.init(digest:)) }
+
+    private func required<T>(_ column: String, _ value: T?) throws(StoreError) -> T {
+        guard let value else { throw StoreError(.corruptRow, detail: "column \(column)") }
+        return value
+    }
+}
+
+// One decoder per record, from the columns `Schema` describes.
+
+extension UserRecord {
+    package init(row r: some StoredRow) throws(StoreError) {
+        self.init(
+            id: try r.id("id"), passwordSalt: try r.data("password_salt"), passwordRounds: try r.int("password_rounds"),
+            passwordHash: try r.data("password_hash"), createdAt: try r.date("created_at"))
+    }
+}
+
+extension ChallengeRecord {
+    package init(row r: some StoredRow) throws(StoreError) {
+        let binding = try ChallengeRecord.Binding(
+            purpose: try r.int("purpose"), publicKey: try r.optionalData("registration_key"), deviceName: try r.optionalString("device_name"),
+            replacing: try r.optionalBool("replaces_device"), operationHash: try r.optionalData("operation_hash"))
+        self.init(
+            id: try r.data("id"), binding: binding, relyingPartyID: try r.string("rp_id"), userID: try r.id("user_id"), deviceID: try r.id("device_id"),
+            nonce: try r.data("nonce"), createdAt: try r.date("created_at"), expiresAt: try r.date("expires_at"), sessionID: try r.optionalID("session_id"),
+            enrolmentRequestID: try r.optionalID("enrolment_request_id"))
+    }
+}
+
+extension ApprovalRecord {
+    package init(row r: some StoredRow) throws(StoreError) {
+        self.init(
+            tokenHash: try r.tokenHash("token_hash"), userID: try r.id("user_id"), deviceID: try r.id("device_id"), operationHash: try r.data("operation_hash"),
+            createdAt: try r.date("created_at"), expiresAt: try r.date("expires_at"), consumedAt: try r.optionalDate("consumed_at"),
+            sessionID: try r.optionalID("session_id"))
+    }
+}
+
+extension ApiKeyRecord {
+    package init(row r: some StoredRow) throws(StoreError) {
+        guard let scopes = ApiKeyRecord.scopes(stored: try r.string("scopes")) else { throw StoreError(.corruptRow, detail: "api_keys.scopes") }
+        self.init(
+            id: try r.id("id"), name: try r.string("name"), secretHash: try r.tokenHash("secret_hash"), scopes: scopes, createdAt: try r.date("created_at"),
+            revokedAt: try r.optionalDate("revoked_at"))
+    }
+}
+
+extension EnrolmentRequestRecord {
+    package init(row r: some StoredRow) throws(StoreError) {
+        self.init(
+            id: try r.id("id"), userID: try r.id("user_id"), deviceID: try r.id("device_id"), name: try r.string("name"), publicKey: try r.data("public_key"),
+            replacing: try r.bool("replaces_device"), sessionID: try r.id("session_id"), createdAt: try r.date("created_at"),
+            expiresAt: try r.date("expires_at"), approvedAt: try r.optionalDate("approved_at"), approvedByDevice: try r.optionalID("approved_by_device"),
+            recoveryCodeHash: try r.optionalTokenHash("recovery_code_hash"), recoveryAttempts: try r.int("recovery_attempts"))
+    }
+}
+
+extension DeviceRecord {
+    /// `prefix` names the columns of a joined device row (`d_id`, …).
+    package init(row r: some StoredRow, prefix: String = "") throws(StoreError) {
+        self.init(
+            id: try r.id(prefix + "id"), userID: try r.id(prefix + "user_id"), name: try r.string(prefix + "name"), publicKey: try r.data(prefix + "public_key"),
+            createdAt: try r.date(prefix + "created_at"), lastUsedAt: try r.optionalDate(prefix + "last_used_at"),
+            revokedAt: try r.optionalDate(prefix + "revoked_at"))
+    }
+}
+
+extension SessionRecord {
+    package init(row r: some StoredRow) throws(StoreError) {
+        self.init(
+            id: try r.id("id"), tokenHash: try r.tokenHash("token_hash"), userID: try r.id("user_id"), deviceID: try r.optionalID("device_id"),
+            kind: try SessionKind(stored: try r.string("kind")), createdAt: try r.date("created_at"), expiresAt: try r.date("expires_at"),
+            revokedAt: try r.optionalDate("revoked_at"), refreshTokenHash: try r.optionalTokenHash("refresh_hash"))
+    }
+}
+
+extension AuditEvent {
+    /// An audit row (`client`, `request_id` and `count` present), or an outbox row (`withOrigin`
+    /// false: only what ``AuditEvent/delivered`` keeps).
+    package init(row r: some StoredRow, withOrigin: Bool = true) throws(StoreError) {
+        self.init(
+            at: try r.date("at"), kind: AuditKind(stored: try r.string("kind")), userID: try r.optionalID("user_id"), deviceID: try r.optionalID("device_id"),
+            reason: try r.optionalString("reason"), clientAddress: withOrigin ? try r.optionalString("client") : nil,
+            requestID: withOrigin ? try r.optionalString("request_id") : nil, count: withOrigin ? try r.int("count") : 1)
+    }
+}

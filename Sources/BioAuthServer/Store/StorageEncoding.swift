@@ -1,0 +1,67 @@
+import BioAuthCore
+import Foundation
+
+// How the SQL stores encode what has no column type of its own: `package`, so that it is shared by
+// the SQLite and PostgreSQL modules and is no part of the public API. Decoding never substitutes a
+// default: an unknown value is a corrupt row (``StoreError`` `corruptRow`).
+
+extension ChallengeRecord.Binding {
+    /// The purpose-specific columns a SQL store keeps; NULL where the purpose has no such field.
+    package var columns: (publicKey: Data?, deviceName: String?, replacing: Bool?, operationHash: Data?) {
+        switch self {
+        case .registration(let key, let name, let replacing): (key, name, replacing, nil)
+        case .login: (nil, nil, nil, nil)
+        case .stepUp(let hash): (nil, nil, nil, hash)
+        }
+    }
+
+    /// Rebuilds a binding from its stored columns.
+    /// - Throws: ``StoreError`` `corruptRow` for an unknown purpose or a NULL column the purpose needs.
+    package init(purpose: Int, publicKey: Data?, deviceName: String?, replacing: Bool?, operationHash: Data?) throws(StoreError) {
+        switch SignedMessage.Purpose(rawValue: UInt8(clamping: max(0, purpose))) {
+        case .registration:
+            guard let publicKey, let deviceName, let replacing else { throw StoreError(.corruptRow, detail: "challenges.registration") }
+            self = .registration(publicKey: publicKey, deviceName: deviceName, replacing: replacing)
+        case .login: self = .login
+        case .stepUp:
+            guard let operationHash else { throw StoreError(.corruptRow, detail: "challenges.operation_hash") }
+            self = .stepUp(operationHash: operationHash)
+        case nil: throw StoreError(.corruptRow, detail: "challenges.purpose")
+        }
+    }
+}
+
+extension SessionKind {
+    /// Decodes a stored kind. - Throws: ``StoreError`` `corruptRow` for an unknown value.
+    package init(stored: String) throws(StoreError) {
+        guard let kind = SessionKind(rawValue: stored) else { throw StoreError(.corruptRow, detail: "sessions.kind") }
+        self = kind
+    }
+}
+
+extension ApiKeyRecord {
+    /// The scopes as stored: names, sorted, comma-separated.
+    package var storedScopes: String { scopes.sorted().map(\.description).joined(separator: ",") }
+
+    /// Scopes read back from ``storedScopes``; nil if one is unknown (a corrupt row, never a default).
+    package static func scopes(stored: String) -> Set<ApiKeyScope>? {
+        var scopes = Set<ApiKeyScope>()
+        for name in stored.split(separator: ",") {
+            guard let scope = ApiKeyScope(name: String(name)) else { return nil }
+            scopes.insert(scope)
+        }
+        return scopes
+    }
+}
+
+extension FailureSubject {
+    /// The counter's key in the store. The identifier is the last component and may itself contain
+    /// colons (an IPv6 address): nothing ever splits this key.
+    package var storageKey: String {
+        switch self {
+        case .password(let user): "fail:password:" + user.rawValue
+        case .passwordRun(let user): "fail:password-run:" + user.rawValue
+        case .client(let address): "fail:client:" + address
+        }
+    }
+}
