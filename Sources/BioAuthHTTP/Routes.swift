@@ -44,8 +44,8 @@ public struct BioAuthRoutes: Sendable {
     }
 
     /// A router with every route and the error mapping.
-    public func makeRouter() -> Router<BioAuthRequestContext> {
-        let router = Router(context: BioAuthRequestContext.self)
+    public func makeRouter() -> Router<BasicBioAuthRequestContext> {
+        let router = Router(context: BasicBioAuthRequestContext.self)
         router.add(middleware: ErrorMapping(logger: logger))
 
         router.get("/health") { _, _ in try json(["status": "ok"]) }
@@ -63,12 +63,12 @@ public struct BioAuthRoutes: Sendable {
     /// group under a path of your own application's router (`router.group("auth")`), beside your
     /// routes and middleware. Errors in these routes become BioAuth's bodies; BioAuth's middleware
     /// verifies its sessions. Health, metrics and the OpenAPI document stay your application's.
-    /// The router's context must be ``BioAuthRequestContext``.
-    public func addRoutes(to router: some RouterMethods<BioAuthRequestContext>) {
+    /// The router's context is your own, conforming to ``BioAuthRequestContext``.
+    public func addRoutes<Context: BioAuthRequestContext>(to router: some RouterMethods<Context>) {
         addAPI(to: router.group().add(middleware: ErrorMapping(logger: logger)))
     }
 
-    private func addAPI(to router: some RouterMethods<BioAuthRequestContext>) {
+    private func addAPI<Context: BioAuthRequestContext>(to router: some RouterMethods<Context>) {
         router.get("/.well-known/jwks.json") { request, context in
             let keys = try await service.publishedKeys(request: info(request, context))
             var response = try json(Wire.JWKS(keys))
@@ -162,7 +162,7 @@ public struct BioAuthRoutes: Sendable {
         }
         // The backend API: the app's backend, with an API key of the route's scope, checked by
         // middleware before the body is read.
-        func backend(_ scope: ApiKeyScope) -> RouterGroup<BioAuthRequestContext> {
+        func backend(_ scope: ApiKeyScope) -> RouterGroup<Context> {
             v1.group().add(middleware: ApiKeyAuthentication(routes: self, scope: scope))
         }
         backend(.introspect).post("introspect") { request, context in
@@ -227,16 +227,16 @@ public struct BioAuthRoutes: Sendable {
 
     // MARK: Helpers
 
-    func info(_ request: Request, _ context: BioAuthRequestContext) -> RequestInfo {
+    func info(_ request: Request, _ context: some BioAuthRequestContext) -> RequestInfo {
         // Every X-Forwarded-For line, in order: a proxy may add its own line instead of appending.
         let forwarded = request.headers[values: .init("X-Forwarded-For")!]
         let address = ClientAddressResolver(trustedProxies: options.trustedProxies)
             .client(peer: context.remoteAddress?.ipAddress, forwardedFor: forwarded.isEmpty ? nil : forwarded.joined(separator: ","))
-        return RequestInfo(clientAddress: address, requestID: context.requestID)
+        return RequestInfo(clientAddress: address, requestID: context.bioAuth.requestID)
     }
 
     /// The session a request's bearer token names (401 otherwise, audited with its reason).
-    func authenticate(_ request: Request, _ context: BioAuthRequestContext) async throws -> (SessionRecord, RequestInfo) {
+    func authenticate(_ request: Request, _ context: some BioAuthRequestContext) async throws -> (SessionRecord, RequestInfo) {
         let info = info(request, context)
         do { return (try await service.authenticate(token: bearerToken(request), request: info), info) } catch {
             await service.auditSessionFailure(error, request: info)
@@ -272,35 +272,35 @@ func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> 
 
 /// Verifies the bearer token before the handler runs and puts the session into the context
 /// (in the manner of hummingbird-auth's authenticators).
-struct SessionAuthentication: RouterMiddleware {
+struct SessionAuthentication<Context: BioAuthRequestContext>: RouterMiddleware {
     let routes: BioAuthRoutes
 
-    func handle(_ request: Request, context: BioAuthRequestContext, next: (Request, BioAuthRequestContext) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        context.session = try await routes.authenticate(request, context).0
+        context.bioAuth.session = try await routes.authenticate(request, context).0
         return try await next(request, context)
     }
 }
 
 /// Checks the request's API key (`Authorization: Bearer bioauth_sk_…`) for one scope and puts
 /// the key in the request context: 401 for a missing or unknown key, 403 for another scope.
-struct ApiKeyAuthentication: RouterMiddleware {
+struct ApiKeyAuthentication<Context: BioAuthRequestContext>: RouterMiddleware {
     let routes: BioAuthRoutes
     let scope: ApiKeyScope
 
-    func handle(_ request: Request, context: BioAuthRequestContext, next: (Request, BioAuthRequestContext) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        context.apiKey = try await routes.service.authenticateBackend(apiKey: routes.bearerToken(request), scope: scope, request: routes.info(request, context))
+        context.bioAuth.apiKey = try await routes.service.authenticateBackend(apiKey: routes.bearerToken(request), scope: scope, request: routes.info(request, context))
         return try await next(request, context)
     }
 }
 
 /// Maps every error to a response: ``ServerError`` to its status (one uniform body for 401),
 /// anything else to 500 after logging its type. Adds `X-Request-Id` to every response.
-struct ErrorMapping: RouterMiddleware {
+struct ErrorMapping<Context: BioAuthRequestContext>: RouterMiddleware {
     let logger: Logger
 
-    func handle(_ request: Request, context: BioAuthRequestContext, next: (Request, BioAuthRequestContext) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response: Response
         do { response = try await next(request, context) } catch let error as ServerError {
             response = Self.response(error)
@@ -314,10 +314,10 @@ struct ErrorMapping: RouterMiddleware {
                 response = Self.response(error.status == .notFound ? ServerError(.notFound) : ServerError(.invalidRequest, field: "request", detail: "\(error.status.code)"))
             }
         } catch {
-            logger.error("unhandled error", metadata: ["request_id": "\(context.requestID)", "type": "\(type(of: error))"])
+            logger.error("unhandled error", metadata: ["request_id": "\(context.bioAuth.requestID)", "type": "\(type(of: error))"])
             response = Self.response(ServerError(.internalError))
         }
-        response.headers[.init("X-Request-Id")!] = context.requestID
+        response.headers[.init("X-Request-Id")!] = context.bioAuth.requestID
         return response
     }
 

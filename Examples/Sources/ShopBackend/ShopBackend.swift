@@ -6,6 +6,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import JWTKit
+import NIOCore
 import Synchronization
 
 /// A shop's backend that owns its login and embeds BioAuth:
@@ -32,10 +33,12 @@ public final class ShopBackend: Sendable {
             ServerAppConfiguration(server: ServerConfiguration(relyingPartyID: relyingParty), logLevel: .error), store: store, clock: clock)
     }
 
-    /// The shop's router: its own routes and middleware, and BioAuth's under `/auth`.
-    public func router() -> Router<BioAuthRequestContext> {
-        let router = Router(context: BioAuthRequestContext.self)
+    /// The shop's router, with the shop's own request context: its own routes and middleware, and
+    /// BioAuth's under `/auth`.
+    public func router() -> Router<ShopContext> {
+        let router = Router(context: ShopContext.self)
         router.add(middleware: ShopHeaders())
+        router.add(middleware: ShopSessions(backend: self))
         bioauth.routes.addRoutes(to: router.group("auth"))
 
         router.post("shop/login") { request, context -> Response in
@@ -46,9 +49,9 @@ public final class ShopBackend: Sendable {
             return try Self.json(["shopSession": token])
         }
         router.post("shop/enrolment-grant") { request, context -> Response in
-            guard let userID = self.shopUser(request) else { return Response(status: .unauthorized) }
+            guard let userID = context.shopUser else { return Response(status: .unauthorized) }
             // The shop vouches for its user: BioAuth gives a one-time grant that enrols their first phone.
-            let grant = try await self.bioauth.service.issueEnrolmentGrant(userID: UserID(userID), request: RequestInfo(clientAddress: "shop", requestID: context.requestID))
+            let grant = try await self.bioauth.service.issueEnrolmentGrant(userID: UserID(userID), request: RequestInfo(clientAddress: "shop", requestID: context.bioAuth.requestID))
             return try Self.json(["grant": grant.token, "userId": userID])
         }
         router.post("hooks/bioauth") { request, _ -> Response in
@@ -101,9 +104,35 @@ struct ShopAccessClaims: JWTPayload {
     func verify(using algorithm: some JWTAlgorithm) async throws { try exp.verifyNotExpired() }
 }
 
+/// The shop's request context: its own field (the shop session's user) beside the state
+/// BioAuth's routes keep (``BioAuthRequestContext``).
+public struct ShopContext: BioAuthRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let remoteAddress: SocketAddress?
+    public var bioAuth = BioAuthRequestState()
+    /// The user of the request's shop session, set by ``ShopSessions``.
+    public var shopUser: String?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+}
+
+/// The shop's own authentication: a shop session's bearer token puts its user in the context.
+struct ShopSessions: RouterMiddleware {
+    let backend: ShopBackend
+
+    func handle(_ request: Request, context: ShopContext, next: (Request, ShopContext) async throws -> Response) async throws -> Response {
+        var context = context
+        context.shopUser = backend.shopUser(request)
+        return try await next(request, context)
+    }
+}
+
 /// The shop's own middleware, beside BioAuth's routes.
 struct ShopHeaders: RouterMiddleware {
-    func handle(_ request: Request, context: BioAuthRequestContext, next: (Request, BioAuthRequestContext) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: ShopContext, next: (Request, ShopContext) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
         response.headers[HTTPField.Name("X-Shop")!] = "1"
         return response
