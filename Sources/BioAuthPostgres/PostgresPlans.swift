@@ -1,3 +1,4 @@
+import BioAuthCore
 import BioAuthServer
 import Foundation
 import PostgresNIO
@@ -15,6 +16,14 @@ extension PostgresStore {
             case .activeSession(let id, let user): query = "SELECT 1 FROM sessions WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE"
             case .activeApiKey(let id): query = "SELECT 1 FROM api_keys WHERE id = \(id) AND revoked_at IS NULL FOR UPDATE"
             case .approvedEnrolmentRequest(let id): query = "SELECT 1 FROM enrolment_requests WHERE id = \(id) AND approved_at IS NOT NULL FOR UPDATE"
+            case .belowFailureLimits(let lockout, let user):
+                if try await isLockedOut(lockout, user: user, c) { return .refused(condition) }
+                continue
+            case .noDeviceEver(let user):
+                // Like the pending-request cap: a per-user advisory lock serialises first enrolments,
+                // and the check is its own statement so that its snapshot postdates the lock.
+                try await c.query("SELECT pg_advisory_xact_lock(hashtextextended('devices:' || \(user), 0))", logger: logger)
+                query = "SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM devices WHERE user_id = \(user))"
             case .fewerPendingEnrolmentRequests(let user, let limit, let now):
                 // Rows not yet inserted cannot be locked: a per-user advisory lock serialises the
                 // count and the insert. Its own statement: the count's snapshot must postdate the lock.
@@ -35,6 +44,14 @@ extension PostgresStore {
                 """
                 INSERT INTO users (id, password_salt, password_rounds, password_hash, created_at)
                 VALUES (\(u.id), \(u.passwordSalt), \(u.passwordRounds), \(u.passwordHash), \(u.createdAt))
+                """, logger: logger)
+        case .insertChallenge(let ch):
+            let columns = ch.binding.columns
+            try await c.query(
+                """
+                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
+                VALUES (\(ch.id), \(Int16(ch.purpose.rawValue)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
+                        \(columns.operationHash), \(columns.publicKey), \(columns.deviceName), \(columns.replacing), \(ch.sessionID), \(ch.enrolmentRequestID))
                 """, logger: logger)
         case .replacePassword(let u):
             try await c.query(

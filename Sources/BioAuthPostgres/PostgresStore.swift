@@ -9,8 +9,8 @@ import Synchronization
 ///
 /// Every write method is one transaction on a pooled connection (PostgresNIO's `PostgresClient`).
 /// Exactly-once consumption is `DELETE … RETURNING` (under READ COMMITTED a second deleter waits for
-/// the first and then finds nothing); counters are single-row upserts; the outstanding-challenge cap
-/// is exact because issuing takes a transaction-scoped advisory lock on the device id.
+/// the first and then finds nothing); counters are single-row upserts; counted caps (pending enrolment
+/// requests, the first device) take a transaction-scoped advisory lock on the user.
 ///
 /// Round trips per request (each transaction adds `BEGIN` and `COMMIT`):
 ///
@@ -266,30 +266,6 @@ public final class PostgresStore: BioAuthStore {
 
     // MARK: Challenges
 
-    public func issueChallenge(_ ch: ChallengeRecord, limits: ChallengeLimits) async throws -> ChallengeIssue {
-        try await transaction { c in
-            // Serialises issuers for one device, so the cap is exact across instances.
-            try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(ch.deviceID)))", logger: self.logger)
-            if try await self.isLockedOut(limits.lockout, user: ch.userID, c) { return .lockedOut }
-            let outstanding =
-                try await c.query(
-                    """
-                    SELECT COUNT(*) FROM challenges WHERE device_id = \(ch.deviceID) AND user_id = \(ch.userID) AND expires_at > \(limits.now)
-                      AND EXISTS (SELECT 1 FROM devices WHERE id = \(ch.deviceID))
-                    """, logger: self.logger
-                ).collect().first.map { try $0.makeRandomAccess()[0].decode(Int.self) } ?? 0
-            guard outstanding < limits.outstandingPerDevice else { return .tooManyChallenges }
-            let columns = ch.binding.columns
-            try await c.query(
-                """
-                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
-                VALUES (\(ch.id), \(Int16(ch.purpose.rawValue)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
-                        \(columns.operationHash), \(columns.publicKey), \(columns.deviceName), \(columns.replacing), \(ch.sessionID), \(ch.enrolmentRequestID))
-                """, logger: self.logger)
-            return .issued
-        }
-    }
-
     public func consumeChallenge<Verdict: Sendable>(
         id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
     ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
@@ -468,7 +444,7 @@ public final class PostgresStore: BioAuthStore {
         return try await rows(query).map { try AuditEvent(row: PostgresStoredRow($0)) }
     }
 
-    private func isLockedOut(_ lockout: LockoutQuery, user: UserID?, _ c: PostgresConnection) async throws -> Bool {
+    func isLockedOut(_ lockout: LockoutQuery, user: UserID?, _ c: PostgresConnection) async throws -> Bool {
         let subjects = lockout.subjects(user: user).map(\.subject)
         let keys = Dictionary(subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
         var counts: [FailureSubject: Int] = [:]

@@ -1,3 +1,4 @@
+import BioAuthCore
 import BioAuthServer
 import Foundation
 
@@ -18,6 +19,19 @@ extension SQLiteHandle {
             try query(
                 "INSERT INTO users (id, password_salt, password_rounds, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
                 [.text(u.id), .blob(u.passwordSalt), .integer(u.passwordRounds), .blob(u.passwordHash), .date(u.createdAt)])
+        case .insertChallenge(let c):
+            let columns = c.binding.columns
+            try query(
+                """
+                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .blob(c.id), .integer(Int(c.purpose.rawValue)), .text(c.relyingPartyID), .text(c.userID), .text(c.deviceID), .blob(c.nonce),
+                    .date(c.createdAt), .date(c.expiresAt), .optionalBlob(columns.operationHash), .optionalBlob(columns.publicKey),
+                    .optionalText(columns.deviceName), columns.replacing.map { .integer($0 ? 1 : 0) } ?? .null, .optionalText(c.sessionID),
+                    .optionalText(c.enrolmentRequestID),
+                ])
         case .replacePassword(let u):
             try query(
                 "UPDATE users SET password_salt = ?, password_rounds = ?, password_hash = ? WHERE id = ?",
@@ -128,6 +142,7 @@ extension SQLiteHandle {
     }
 
     private func holds(_ condition: WritePlan.Guard) throws -> Bool {
+        if case .belowFailureLimits(let lockout, let user) = condition { return try !isLockedOut(lockout, user: user) }
         let (sql, binds): (String, [SQLValue]) =
             switch condition {
             case .activeDevice(let id, let user): ("SELECT 1 FROM devices WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
@@ -135,6 +150,10 @@ extension SQLiteHandle {
             case .activeSession(let id, let user): ("SELECT 1 FROM sessions WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
             case .activeApiKey(let id): ("SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL", [.text(id)])
             case .approvedEnrolmentRequest(let id): ("SELECT 1 FROM enrolment_requests WHERE id = ? AND approved_at IS NOT NULL", [.text(id)])
+            case .belowFailureLimits: ("SELECT 1", [])  // answered above
+            case .noDeviceEver(let user):
+                // The single writer serialises transactions: no device can appear before the insert.
+                ("SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM devices WHERE user_id = ?)", [.text(user)])
             case .fewerPendingEnrolmentRequests(let user, let limit, let now):
                 // The single writer serialises transactions: the count cannot change before the insert.
                 (

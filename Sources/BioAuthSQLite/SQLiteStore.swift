@@ -17,7 +17,7 @@ import Logging
 ///
 /// | Request | Statements | Commits |
 /// |---|---|---|
-/// | `POST /login/challenge` (``issueChallenge(_:limits:)``) | 1 read (lockout counters and the outstanding challenges of this device and user), 1 insert | 1 |
+/// | `POST /login/challenge` (``WritePlan/issueChallenge(_:lockout:)``) | 1 read (the address's lockout counter), 1 insert | 1 |
 /// | `POST /login/finish` (``consumeChallenge(id:lockout:decide:)``) | 1 delete-returning, 1 read (device row and lockout counters), then the login's plan: session insert, device touch, audit insert | 1 |
 /// | a failed verification | delete and read as above, then 1 upsert per subject (1–3), 1 audit insert per event | 1 |
 /// | `POST /login/password` | 1 user read, 1 counter read (no commit), then session insert, counter delete, audit insert | 1 |
@@ -189,27 +189,6 @@ public final class SQLiteStore: BioAuthStore {
 
     // MARK: Challenges
 
-    public func issueChallenge(_ c: ChallengeRecord, limits: ChallengeLimits) async throws -> ChallengeIssue {
-        try await writer.write { db in
-            let state = try db.lockoutState(limits.lockout, user: c.userID, device: c.deviceID, outstandingAt: limits.now)
-            if state.lockedOut { return .lockedOut }
-            guard state.outstanding < limits.outstandingPerDevice else { return .tooManyChallenges }
-            let columns = c.binding.columns
-            try db.query(
-                """
-                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    .blob(c.id), .integer(Int(c.purpose.rawValue)), .text(c.relyingPartyID), .text(c.userID), .text(c.deviceID), .blob(c.nonce),
-                    .date(c.createdAt), .date(c.expiresAt), .optionalBlob(columns.operationHash), .optionalBlob(columns.publicKey),
-                    .optionalText(columns.deviceName), columns.replacing.map { .integer($0 ? 1 : 0) } ?? .null, .optionalText(c.sessionID),
-                    .optionalText(c.enrolmentRequestID),
-                ])
-            return .issued
-        }
-    }
-
     public func consumeChallenge<Verdict: Sendable>(
         id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
     ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
@@ -367,23 +346,17 @@ extension SQLiteHandle {
         try query("SELECT * FROM devices WHERE id = ?", [.text(id)]).first.map { try DeviceRecord(row: $0) }
     }
 
-    fileprivate func isLockedOut(_ lockout: LockoutQuery, user: UserID?) throws -> Bool {
+    func isLockedOut(_ lockout: LockoutQuery, user: UserID?) throws -> Bool {
         try lockoutState(lockout, user: user, device: nil).lockedOut
     }
 
-    /// In one statement: whether a failure limit is reached, and optionally the number of
-    /// unexpired challenges of `device` at `now` and the row of `device`.
+    /// In one statement: whether a failure limit is reached, and optionally the row of `device`.
     fileprivate func lockoutState(
-        _ lockout: LockoutQuery, user: UserID?, device: DeviceID?, outstandingAt now: Date? = nil, withDevice: Bool = false
-    ) throws -> (lockedOut: Bool, outstanding: Int, device: DeviceRecord?) {
+        _ lockout: LockoutQuery, user: UserID?, device: DeviceID?, withDevice: Bool = false
+    ) throws -> (lockedOut: Bool, device: DeviceRecord?) {
         let subjects = lockout.subjects(user: user).map(\.subject)
-        var columns = subjects.indices.map { "(SELECT count FROM counters WHERE key = ? AND window_start = ?) AS c\($0)" }
+        let columns = subjects.indices.map { "(SELECT count FROM counters WHERE key = ? AND window_start = ?) AS c\($0)" }
         var binds: [SQLValue] = subjects.flatMap { [SQLValue.text($0.storageKey), .date(lockout.windowStart)] }
-        if let now, let device {
-            columns.append(
-                "(SELECT COUNT(*) FROM challenges WHERE device_id = ? AND user_id = ? AND expires_at > ? AND EXISTS (SELECT 1 FROM devices WHERE id = ?)) AS outstanding")
-            binds += [.text(device), user.map { .text($0) } ?? .null, .date(now), .text(device)]
-        }
         var sql = "SELECT " + columns.joined(separator: ", ")
         if withDevice, let device {
             sql += ", d.* FROM (SELECT 1) LEFT JOIN devices d ON d.id = ?"
@@ -392,8 +365,7 @@ extension SQLiteHandle {
         guard let row = try query(sql, binds).first else { throw StoreError(.corruptRow, detail: "lockout state") }
         var counts: [FailureSubject: Int] = [:]
         for (index, subject) in subjects.enumerated() { counts[subject] = try row.optionalInt("c\(index)") }
-        let outstanding = now != nil && device != nil ? try row.int("outstanding") : 0
         let stored = try withDevice && row.optionalString("id") != nil ? DeviceRecord(row: row) : nil
-        return (lockout.isLockedOut(counts, user: user), outstanding, stored)
+        return (lockout.isLockedOut(counts, user: user), stored)
     }
 }

@@ -32,7 +32,7 @@ extension StoreConformance {
         let text = Data(SHA256.hash(data: Data(request("r1").approvalText.utf8)))
         func grant(_ token: UInt8, device: DeviceID, user: UserID = "alice", operation: Data) async throws {
             let step = challenge(user: user, device: device)
-            _ = try await store.issueChallenge(step, limits: limits())
+            _ = try await issue(store, step)
             let approval = ApprovalRecord(
                 tokenHash: TokenHash(digest: Data([token])), userID: user, deviceID: device, operationHash: operation, createdAt: t0, expiresAt: t0.addingTimeInterval(300))
             try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved", user: user)) }
@@ -66,7 +66,7 @@ extension StoreConformance {
         func enrolThrough(_ requestID: EnrolmentRequestID, device: DeviceID) async throws -> DeviceRecord? {
             var registration = challenge(.registration(publicKey: key, deviceName: "Pad", replacing: false), device: device)
             registration.enrolmentRequestID = requestID
-            try require(try await store.issueChallenge(registration, limits: limits()) == .issued, "requests: challenge issued")
+            try require(try await issue(store, registration), "requests: challenge issued")
             let device = DeviceRecord(id: device, userID: "alice", name: "Pad", publicKey: key, createdAt: t0)
             return try await enrolled(store, registration, device, replacing: false)
         }
@@ -125,5 +125,25 @@ extension StoreConformance {
             return try await group.reduce(into: [Bool]()) { $0.append($1) }
         }
         try require(outcomes.count(where: { $0 }) == 3, "request cap: parallel requests stop at the limit", "\(outcomes.count(where: { $0 })) landed")
+    }
+
+    /// The first-device rule is a guard evaluated in the finishing transaction under a per-user
+    /// lock: of parallel first enrolments exactly one lands, another user's never interferes, and
+    /// a revoked device still counts (revoking every device does not make the next one first).
+    public func firstDevice(_ store: any BioAuthStore) async throws {
+        func first(_ id: DeviceID, user: UserID) -> WritePlan {
+            let device = DeviceRecord(id: id, userID: user, name: "Phone", publicKey: Data(id.rawValue.utf8), createdAt: t0)
+            return .enrolment(device, replacing: false, approvedRequest: nil, asFirstDevice: true, audit: event("device.enrolled", user: user, device: id))
+        }
+        let landed = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for n in 0..<8 { group.addTask { try await store.apply(first(DeviceID("erin-\(n)"), user: "erin")).wasApplied } }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        try require(landed == 1, "first device: one of eight parallel enrolments", "\(landed) landed")
+        try require(try await store.devices(userID: "erin").count == 1, "first device: nothing written for the others")
+        try require(try await store.apply(first("frank-1", user: "frank")).wasApplied, "first device: another user's is their own")
+        _ = try await store.apply(.revokeDevice(id: "frank-1", userID: "frank", at: t0, audit: event("device.revoked", user: "frank")))
+        let refused = try await store.apply(first("frank-2", user: "frank"))
+        try require(refused.refusal == .noDeviceEver(userID: "frank"), "first device: a revoked device still counts")
     }
 }

@@ -101,7 +101,7 @@ extension StoreConformance {
                 FailureRecord(.badPassword, lockout: LockoutQuery(windowStart: t0, client: "c1", clientLimit: 9, passwordLimit: nil), user: nil, audit: event("password.login.failed")))
         ).lockedSubjects
         let step = challenge()
-        _ = try await store.issueChallenge(step, limits: limits())
+        _ = try await issue(store, step)
         let approval = ApprovalRecord(tokenHash: TokenHash(digest: Data([1])), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
         try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved")) }
 

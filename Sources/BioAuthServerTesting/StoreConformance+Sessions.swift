@@ -52,7 +52,7 @@ extension StoreConformance {
     public func approvals(_ store: any BioAuthStore) async throws {
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
         let step = challenge()
-        _ = try await store.issueChallenge(step, limits: limits())
+        _ = try await issue(store, step)
         let approval = ApprovalRecord(tokenHash: TokenHash(digest: Data([1])), userID: "alice", deviceID: "d1", operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300))
         try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved")) }
         let redeemed = event("approval.redeemed", user: nil)
@@ -129,7 +129,7 @@ extension StoreConformance {
         }
         func grant(_ token: UInt8, device: DeviceID, session: SessionID, user: UserID = "alice") async throws {
             let step = challenge(user: user, device: device)
-            _ = try await store.issueChallenge(step, limits: limits())
+            _ = try await issue(store, step)
             let approval = ApprovalRecord(
                 tokenHash: TokenHash(digest: Data([token])), userID: user, deviceID: device, operationHash: Data([2]), createdAt: t0, expiresAt: t0.addingTimeInterval(300),
                 sessionID: session)

@@ -24,7 +24,7 @@ public struct StoreConformance: Sendable {
     /// own (`@Test(arguments: StoreConformance.Check.allCases)`).
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
         case users, challenges, challengeRace, failures, passwordAttempts, verdicts, devices, sessions, approvals, approvalWithdrawal, audit, retention
-        case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap
+        case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap, firstDevice
 
         public var description: String { rawValue }
     }
@@ -52,6 +52,7 @@ public struct StoreConformance: Sendable {
             case .signingKeys: try await signingKeys(store)
             case .outbox: try await outbox(store)
             case .pendingEnrolmentRequestCap: try await pendingEnrolmentRequestCap(store)
+            case .firstDevice: try await firstDevice(store)
             }
             try await store.close()
         } catch {
@@ -71,8 +72,9 @@ public struct StoreConformance: Sendable {
         LockoutQuery(windowStart: window ?? t0, client: client, clientLimit: limit, passwordLimit: limit)
     }
 
-    func limits(_ cap: Int = 5, now: Date? = nil) -> ChallengeLimits {
-        ChallengeLimits(outstandingPerDevice: cap, now: now ?? t0, lockout: lockout())
+    /// Stores a challenge through its plan; false if the plan was refused (a failure limit reached).
+    func issue(_ store: any BioAuthStore, _ challenge: ChallengeRecord, lockout: LockoutQuery? = nil) async throws -> Bool {
+        try await store.apply(.issueChallenge(challenge, lockout: lockout ?? self.lockout())).wasApplied
     }
 
     func challenge(
@@ -114,7 +116,7 @@ public struct StoreConformance: Sendable {
     @discardableResult
     func enrol(_ store: any BioAuthStore, _ device: DeviceRecord, replacing: Bool = false) async throws -> DeviceRecord? {
         let registration = challenge(.registration(publicKey: device.publicKey, deviceName: device.name, replacing: replacing), user: device.userID, device: device.id)
-        try require(try await store.issueChallenge(registration, limits: limits()) == .issued, "enrol: challenge issued")
+        try require(try await issue(store, registration), "enrol: challenge issued")
         return try await enrolled(store, registration, device, replacing: replacing)
     }
 

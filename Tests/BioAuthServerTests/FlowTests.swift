@@ -110,28 +110,38 @@ struct FlowTests {
         }
     }
 
-    @Test func outstandingChallengesPerDeviceAreCapped() async throws {
-        let harness = ServerHarness()
-        try await harness.test { api in
-            let token = try await api.primarySession("alice")
-            let deviceID = try await api.enrol(SoftwareDevice(), token: token)
-            for _ in 0..<5 { #expect(try await api.loginChallenge("alice", deviceID).status == 200) }
-            let refused = try await api.loginChallenge("alice", deviceID)
-            #expect(refused.status == 429)
-            harness.clock.advance(by: 61)
-            #expect(try await api.loginChallenge("alice", deviceID).status == 200)
-        }
-    }
-
-    /// Issue 13: five unauthenticated challenge requests used to fill a device's quota.
-    @Test func challengesNamingAnotherUserDoNotFillTheOwnersQuota() async throws {
+    /// Issue 20: anyone who knows a user and device id (both are in every access token) may ask for
+    /// challenges naming them, from addresses of their own, as often as the request limit allows;
+    /// the owner's logins and step-ups never notice, and existing, unknown and revoked devices are
+    /// answered alike. (Before, five requests a minute kept the owner at 0 logins: a per-device quota.)
+    @Test func challengeRequestsFromOtherAddressesNeverStopTheOwner() async throws {
         try await ServerHarness().test { api in
             let phone = SoftwareDevice()
             let deviceID = try await api.enrol(phone, token: try await api.primarySession("alice"))
-            var statuses: [Int] = []
-            for _ in 0..<7 { statuses.append(try await api.loginChallenge("mallory", deviceID, client: "198.51.100.3").status) }
-            #expect(statuses == [200, 200, 200, 200, 200, 429, 429], "a quota of its own")
-            #expect(try await api.login("alice", deviceID, phone).status == 200, "the owner's quota is untouched")
+            for attacker in 0..<10 {
+                for _ in 0..<10 {
+                    #expect(try await api.loginChallenge("alice", deviceID, client: "198.51.100.\(attacker)").status == 200)
+                }
+            }
+            for _ in 0..<5 { #expect(try await api.login("alice", deviceID, phone).status == 200, "the owner logs in") }
+            let session = try await api.login("alice", deviceID, phone)["token"]
+            for _ in 0..<3 {
+                let stepUp = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": "b3A"], token: session)
+                #expect(stepUp.status == 200, "the owner steps up")
+                #expect(try await api.finish(stepUp, signature: try phone.sign(stepUp), path: "/v1/step-up/finish", token: session).status == 200)
+            }
+            // Unknown and revoked devices get the same answer as a live one: nothing tells them apart.
+            let bobPhone = SoftwareDevice()
+            let revokedID = try await api.enrol(bobPhone, token: try await api.primarySession("bob"))
+            let bobSession = try await api.login("bob", revokedID, bobPhone)["token"]
+            #expect(try await api.call(.delete, "/v1/devices/\(revokedID)", token: bobSession).status == 204)
+            var shapes: Set<[String]> = []
+            for (user, id) in [("alice", deviceID), ("bob", revokedID), ("alice", UUID().uuidString.lowercased())] {
+                let reply = try await api.loginChallenge(user, id, client: "198.51.100.77")
+                #expect(reply.status == 200)
+                shapes.insert(reply.json.keys.sorted())
+            }
+            #expect(shapes.count == 1, "live, revoked and unknown devices are answered alike")
         }
     }
 
@@ -194,6 +204,39 @@ struct OpenAPIDocumentTests {
 
     /// A backend that owns the login issues a one-time enrolment grant; the app enrols with it as
     /// with a primary session. The grant may enrol one device and do nothing else, and expires.
+    /// Issue 20: the first-device rule is decided when the enrolment finishes. A registration
+    /// challenge obtained while the user had no device no longer enrols without an approval once a
+    /// device exists, and of eight first enrolments finished in parallel exactly one lands.
+    @Test func aRegistrationChallengeFromBeforeTheFirstDeviceNeedsAnApprovalAtFinish() async throws {
+        try await ServerHarness().test { api in
+            let token = try await api.primarySession("alice")
+            let early = SoftwareDevice()
+            let stale = try await api.post("/v1/devices/registration/challenge", ["name": "Attacker", "publicKey": early.spki], token: token)
+            #expect(stale.status == 200)
+            _ = try await api.enrol(SoftwareDevice(), token: token)
+            let late = try await api.post(
+                "/v1/devices/registration/finish", ["challengeId": stale["challengeId"], "signature": try early.sign(stale)], token: token)
+            #expect(late.status == 403 && late["error"] == "approval_required", "\(late.text)")
+
+            let carol = try await api.primarySession("carol")
+            var begun: [(SoftwareDevice, Reply)] = []
+            for n in 0..<8 {
+                let device = SoftwareDevice()
+                begun.append((device, try await api.post("/v1/devices/registration/challenge", ["name": "Phone \(n)", "publicKey": device.spki], token: carol)))
+            }
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for (device, challenge) in begun {
+                    let signature = try device.sign(challenge)
+                    group.addTask {
+                        try await api.post("/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": signature], token: carol).status
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.sorted() == [201, 403, 403, 403, 403, 403, 403, 403], "\(statuses)")
+        }
+    }
+
     @Test func anEnrolmentGrantFromTheBackendEnrolsOneDeviceAndNothingElse() async throws {
         let harness = ServerHarness()
         try await harness.test { api in

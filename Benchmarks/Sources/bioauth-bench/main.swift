@@ -64,7 +64,7 @@ func seedThroughStore(_ store: any BioAuthStore, devices: Int, spki: Data) async
         let challenge = ChallengeRecord(
             id: Data(UUID().uuidString.utf8.prefix(16)), binding: .registration(publicKey: spki, deviceName: "d", replacing: false), relyingPartyID: "bench",
             userID: user, deviceID: id, nonce: Data(count: 32), createdAt: now, expiresAt: now.addingTimeInterval(60))
-        _ = try await store.issueChallenge(challenge, limits: ChallengeLimits(outstandingPerDevice: 5, now: now, lockout: lockout))
+        _ = try await store.apply(.issueChallenge(challenge, lockout: lockout))
         let device = DeviceRecord(id: id, userID: user, name: "d", publicKey: spki, createdAt: now)
         _ = try await store.consumeChallenge(id: challenge.id, lockout: lockout) { _ in
             ((), .enrolment(device, replacing: false, approvedRequest: nil, audit: AuditEvent(at: now, kind: .deviceEnrolled)))

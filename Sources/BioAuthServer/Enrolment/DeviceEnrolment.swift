@@ -78,12 +78,17 @@ struct DeviceEnrolment: Flow {
                 row.lastUsedAt = now
                 stored = row
             }
-            return ((stored, audit), .enrolment(device, replacing: replacing, approvedRequest: challenge.enrolmentRequestID, audit: audit))
+            // Without an approved request, only a user's first device may enrol (when the policy asks
+            // for a proof): decided here, in the transaction, not when the challenge was issued.
+            let first = self.configuration.enrolment.additionalDevices == .approvalOrRecovery && challenge.enrolmentRequestID == nil
+            let plan = WritePlan.enrolment(device, replacing: replacing, approvedRequest: challenge.enrolmentRequestID, asFirstDevice: first, audit: audit)
+            return ((stored, audit), plan)
         }
         switch outcome.refusal {
         case nil: break
-        // The approved request was used by another enrolment, or is gone.
-        case .approvedEnrolmentRequest: throw ServerError(.approvalRequired, field: "enrolmentRequestId")
+        // The approved request was used by another enrolment, or is gone; or the user has a device
+        // now (another enrolment finished first) and this one needs an approval.
+        case .approvedEnrolmentRequest, .noDeviceEver: throw ServerError(.approvalRequired, field: "enrolmentRequestId")
         // The device of a re-enrolment was revoked, vanished or changed owner between the two requests.
         default: throw ServerError(.notFound, field: "replacesDeviceId")
         }

@@ -30,12 +30,29 @@ extension WritePlan {
         return plan
     }
 
+    /// A new challenge, stored unless a failure limit of the sending address is reached. There is
+    /// no per-device or per-user quota: whoever knows a user and device id (both are in every
+    /// access token) could fill it and stop the owner's logins. Requests per address are bounded
+    /// by the request limiter instead.
+    public static func issueChallenge(_ challenge: ChallengeRecord, lockout: LockoutQuery) -> WritePlan {
+        var plan = WritePlan()
+        plan.require(.belowFailureLimits(lockout, user: challenge.userID))
+        plan.add(.insertChallenge(challenge))
+        return plan
+    }
+
     /// A verified enrolment. A new device is inserted. A re-enrolment needs the device still
     /// active and the user's: its key is replaced, and what the old key opened or signed is
     /// withdrawn (``replacedKey(deviceID:userID:at:)``). An enrolment through an approved request
     /// uses the request up; a request that is gone or no longer approved refuses the whole plan.
-    public static func enrolment(_ device: DeviceRecord, replacing: Bool, approvedRequest: EnrolmentRequestID?, audit: AuditEvent) -> WritePlan {
+    /// An enrolment `asFirstDevice` (one that went without a proof because the user had no device)
+    /// is refused if the user has, or ever had, a device when it finishes: the rule is decided in
+    /// the finishing transaction, not when the challenge was issued.
+    public static func enrolment(
+        _ device: DeviceRecord, replacing: Bool, approvedRequest: EnrolmentRequestID?, asFirstDevice: Bool = false, audit: AuditEvent
+    ) -> WritePlan {
         var plan = WritePlan()
+        if asFirstDevice { plan.require(.noDeviceEver(userID: device.userID)) }
         if let approvedRequest {
             plan.require(.approvedEnrolmentRequest(id: approvedRequest))
             plan.add(.deleteEnrolmentRequest(id: approvedRequest))

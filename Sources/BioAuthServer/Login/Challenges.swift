@@ -9,7 +9,7 @@ import Metrics
 struct Challenges: Flow {
     let context: FlowContext
 
-    /// Stores a new challenge for `binding` after the store's limits admit it.
+    /// Stores a new challenge for `binding` unless the sending address is locked out.
     func issue(
         _ binding: ChallengeRecord.Binding, user: UserID, device: DeviceID, session: SessionID? = nil, enrolmentRequest: EnrolmentRequestID? = nil, _ request: RequestInfo
     ) async throws(ServerError) -> ChallengeEnvelope {
@@ -21,19 +21,12 @@ struct Challenges: Flow {
             enrolmentRequestID: enrolmentRequest)
         let message: SignedMessage
         do { message = try challenge.message() } catch { throw ServerError(error) }
-        let limits = ChallengeLimits(
-            outstandingPerDevice: configuration.maxOutstandingChallengesPerDevice, now: now,
-            lockout: windows.lockout(client: request.clientAddress, at: now, factor: .signature))
-        switch try await run(request, { try await self.store.issueChallenge(challenge, limits: limits) }) {
-        case .issued:
-            metrics.challenges.increment()
-            return ChallengeEnvelope(message)
-        case .lockedOut:
+        let plan = WritePlan.issueChallenge(challenge, lockout: windows.lockout(client: request.clientAddress, at: now, factor: .signature))
+        guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
             throw await refuseLockedOut(user: user, device: device, request)
-        case .tooManyChallenges:
-            await audit(.challengeRefused, user: user, device: device, reason: FailureReason.tooManyChallenges.description, request: request)
-            throw ServerError(.rateLimited, detail: "too many outstanding challenges", retryAfter: Int(configuration.challengeTTL))
         }
+        metrics.challenges.increment()
+        return ChallengeEnvelope(message)
     }
 
     /// Takes the challenge (consumed whatever happens next), has ``ChallengeVerifier`` decide and,

@@ -7,9 +7,6 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var relyingPartyID: String
     /// Challenge lifetime, checked in code (design §4: 60 s).
     public var challengeTTL: TimeInterval
-    /// Most unexpired challenges one existing device may have for its user (requests naming another
-    /// user or an unknown device are bounded by the request limit instead).
-    public var maxOutstandingChallengesPerDevice: Int
     /// Lifetime of a session from a device-key login.
     public var sessionTTL: TimeInterval
     /// Lifetime of a session from the primary (password) login.
@@ -38,7 +35,7 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var logPseudonymKey: SecretBytes = .random(count: 32)
 
     public init(
-        relyingPartyID: String = "localhost", challengeTTL: TimeInterval = 60, maxOutstandingChallengesPerDevice: Int = 5,
+        relyingPartyID: String = "localhost", challengeTTL: TimeInterval = 60,
         sessionTTL: TimeInterval = 12 * 3600, primarySessionTTL: TimeInterval = 15 * 60, approvalTTL: TimeInterval = 300,
         maxOperationSize: Int = 4096, passwordRounds: Int = ServerConfiguration.recommendedPasswordRounds, rateLimits: RateLimitPolicy = RateLimitPolicy(),
         passwordRun: PasswordRunPolicy = PasswordRunPolicy()
@@ -46,7 +43,6 @@ public struct ServerConfiguration: Sendable, Hashable {
         self.passwordRun = passwordRun
         self.relyingPartyID = relyingPartyID
         self.challengeTTL = challengeTTL
-        self.maxOutstandingChallengesPerDevice = maxOutstandingChallengesPerDevice
         self.sessionTTL = sessionTTL
         self.primarySessionTTL = primarySessionTTL
         self.approvalTTL = approvalTTL

@@ -7,8 +7,8 @@ import Foundation
 ///
 /// Each write method is one transaction: when it returns, everything it was given (rows, counter
 /// changes, audit events) is committed together, and a crash afterwards loses none of it. A login
-/// is two requests, and each costs one commit: ``issueChallenge(_:limits:)`` and
-/// ``consumeChallenge(id:lockout:decide:)``. Times are passed in (no clock inside a store). What
+/// is two requests, and each costs one commit: the challenge's plan (``WritePlan/issueChallenge(_:lockout:)``)
+/// and ``consumeChallenge(id:lockout:decide:)``. Times are passed in (no clock inside a store). What
 /// a write adds, withdraws and audits is decided by the domain as a ``WritePlan``; a store
 /// translates it and decides nothing.
 public protocol BioAuthStore: Sendable {
@@ -36,12 +36,6 @@ public protocol BioAuthStore: Sendable {
 
     // MARK: Challenges
 
-    /// Refuses if a failure limit in `limits.lockout` is reached, or — for
-    /// a device that exists — that device and user already have `limits.outstandingPerDevice`
-    /// unexpired challenges; inserts otherwise. Challenges naming another user, or a device that
-    /// does not exist, never fill a real owner's quota.
-    /// - Throws: ``StoreError`` `duplicate` if the id exists.
-    func issueChallenge(_ challenge: ChallengeRecord, limits: ChallengeLimits) async throws -> ChallengeIssue
     /// Deletes the challenge and, in the same transaction, hands it with its device row and lockout
     /// state to `decide`, then applies the plan `decide` returns. Exactly one caller ever receives a
     /// given challenge, even under races and across instances; the consumption is committed
@@ -112,28 +106,6 @@ public protocol BioAuthStore: Sendable {
 
     /// Releases connections. Idempotent; the store is unusable afterwards.
     func close() async throws
-}
-
-/// The checks made before a challenge is stored.
-public struct ChallengeLimits: Sendable, Hashable {
-    public var outstandingPerDevice: Int
-    public var now: Date
-    public var lockout: LockoutQuery
-
-    public init(outstandingPerDevice: Int, now: Date, lockout: LockoutQuery) {
-        self.outstandingPerDevice = outstandingPerDevice
-        self.now = now
-        self.lockout = lockout
-    }
-}
-
-/// What ``BioAuthStore/issueChallenge(_:limits:)`` did.
-public enum ChallengeIssue: Sendable, Hashable {
-    case issued
-    /// A failure limit is reached; nothing was stored.
-    case lockedOut
-    /// The device has too many unexpired challenges; nothing was stored.
-    case tooManyChallenges
 }
 
 /// A consumed challenge with what its verification needs, read in the same transaction.

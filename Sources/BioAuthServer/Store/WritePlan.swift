@@ -22,6 +22,11 @@ public struct WritePlan: Sendable, Hashable {
         /// The enrolment request exists and is approved (locked until the transaction ends: two
         /// enrolments cannot both use it).
         case approvedEnrolmentRequest(id: EnrolmentRequestID)
+        /// No failure limit of the query is reached for the user (nil: the client's only).
+        case belowFailureLimits(LockoutQuery, user: UserID?)
+        /// The user has never had a device, revoked or not (checked under a per-user lock:
+        /// concurrent first enrolments cannot all pass).
+        case noDeviceEver(userID: UserID)
     }
 
     /// Which live sessions a revocation ends.
@@ -44,6 +49,8 @@ public struct WritePlan: Sendable, Hashable {
     public enum Mutation: Sendable, Hashable {
         /// Inserts the user; an existing id throws ``StoreError`` `duplicate` and nothing is written.
         case insertUser(UserRecord)
+        /// Inserts a challenge; an existing id throws ``StoreError`` `duplicate`.
+        case insertChallenge(ChallengeRecord)
         /// Replaces the user's password salt, rounds and hash.
         case replacePassword(UserRecord)
         /// Inserts the session and, if given, sets that device's `lastUsedAt` to the session's start.
