@@ -57,8 +57,22 @@ struct Reply: Sendable {
     let status: Int
     let text: String
     let headers: HTTPFields
-    var json: [String: any Sendable] { ((try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: any Sendable]) ?? [:] }
-    subscript(_ key: String) -> String { json[key] as? String ?? "" }
+    /// The body as a JSON object; a body that is not one fails the test (and reads as empty).
+    var json: [String: any Sendable] {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: any Sendable] else {
+            Issue.record("the body is not a JSON object (status \(status))")
+            return [:]
+        }
+        return object
+    }
+    /// A string member of the body; a missing or non-string member fails the test (and reads as "").
+    subscript(_ key: String) -> String {
+        guard let value = json[key] as? String else {
+            Issue.record("the body has no string \"\(key)\" (status \(status))")
+            return ""
+        }
+        return value
+    }
     /// The one body every verification failure answers with.
     var isUniformFailure: Bool { status == 401 && text == #"{"error":"authentication_failed"}"# }
 }
