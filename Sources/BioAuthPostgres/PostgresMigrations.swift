@@ -1,4 +1,6 @@
 import BioAuthServer
+import Foundation
+import PostgresNIO
 
 extension PostgresStore {
     /// Append-only migrations, applied in order under an advisory lock and recorded by version and name in
@@ -76,5 +78,59 @@ extension PostgresStore {
                 "CREATE INDEX outbox_due ON outbox (next_attempt_at)",
             ]
         ),
+        // The per-device challenge quota is gone; nothing reads this index, every challenge paid for it.
+        (10, "Challenges are not counted per device", ["DROP INDEX challenges_device"]),
     ]
+
+    /// Applies the migrations this database lacks, under the migration lock (instances that start
+    /// together migrate once); refuses a database with migrations this binary does not know.
+    func migrate() async throws {
+        try await transaction { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS bioauth_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)",
+                logger: self.logger)
+            var applied = Set<Int>(), names: [String] = []
+            for try await (version, name) in try await connection.query("SELECT version, name FROM bioauth_migrations", logger: self.logger).decode((Int, String).self) {
+                applied.insert(version)
+                names.append(name)
+            }
+            let unknown = Schema.unknown(names)
+            guard unknown.isEmpty else {
+                throw StoreError(.schemaTooNew, detail: "the database has migrations this binary does not know: \(unknown.joined(separator: "; "))")
+            }
+            for migration in Self.migrations where !applied.contains(migration.version) {
+                for statement in migration.statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger) }
+                try await connection.query(
+                    "INSERT INTO bioauth_migrations (version, name, applied_at) VALUES (\(migration.version), \(migration.name), \(Date()))", logger: self.logger)
+            }
+        }
+    }
+
+    /// The type name PostgreSQL reports (`information_schema.columns.data_type`) for each ``Schema/ColumnType``.
+    package static func typeName(_ type: Schema.ColumnType) -> String {
+        switch type {
+        case .text: "text"
+        case .bytes: "bytea"
+        case .date: "timestamp with time zone"
+        case .integer: "integer"
+        case .smallInteger: "smallint"
+        case .boolean: "boolean"
+        case .serial: "bigint"
+        }
+    }
+
+    /// Every column of the database's tables as PostgreSQL reports it, tables by name, columns in order.
+    package func declaredColumns() async throws -> [Schema.DeclaredColumn] {
+        var columns: [Schema.DeclaredColumn] = []
+        let rows = try await client.query(
+            """
+            SELECT table_name::text, column_name::text, data_type::text, is_nullable::text FROM information_schema.columns
+            WHERE table_schema = current_schema() AND table_name <> 'bioauth_migrations' ORDER BY table_name, ordinal_position
+            """, logger: logger)
+        for try await (table, column, type, nullable) in rows.decode((String, String, String, String).self) {
+            columns.append(Schema.DeclaredColumn(table: table, column: column, type: type, nullable: nullable == "YES"))
+        }
+        return columns
+    }
 }

@@ -8,33 +8,34 @@ extension PostgresStore {
     /// Runs a plan inside the current transaction: the guards (each locks the row it checks, so
     /// concurrent plans on one row queue), then each mutation's statement.
     func apply(_ plan: WritePlan, _ c: PostgresConnection) async throws -> PlanOutcome {
-        for condition in plan.guards {
-            let query: PostgresQuery
-            switch condition {
-            case .activeDevice(let id, let user): query = "SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE"
-            case .ownedDevice(let id, let user): query = "SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) FOR UPDATE"
-            case .activeSession(let id, let user): query = "SELECT 1 FROM sessions WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE"
-            case .activeApiKey(let id): query = "SELECT 1 FROM api_keys WHERE id = \(id) AND revoked_at IS NULL FOR UPDATE"
-            case .approvedEnrolmentRequest(let id): query = "SELECT 1 FROM enrolment_requests WHERE id = \(id) AND approved_at IS NOT NULL FOR UPDATE"
-            case .belowFailureLimits(let lockout, let user):
-                if try await isLockedOut(lockout, user: user, c) { return .refused(condition) }
-                continue
-            case .noDeviceEver(let user):
-                // Like the pending-request cap: a per-user advisory lock serialises first enrolments,
-                // and the check is its own statement so that its snapshot postdates the lock.
-                try await c.query("SELECT pg_advisory_xact_lock(hashtextextended('devices:' || \(user), 0))", logger: logger)
-                query = "SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM devices WHERE user_id = \(user))"
-            case .fewerPendingEnrolmentRequests(let user, let limit, let now):
-                // Rows not yet inserted cannot be locked: a per-user advisory lock serialises the
-                // count and the insert. Its own statement: the count's snapshot must postdate the lock.
-                try await c.query("SELECT pg_advisory_xact_lock(hashtextextended('enrolment-requests:' || \(user), 0))", logger: logger)
-                query = "SELECT 1 WHERE (SELECT COUNT(*) FROM enrolment_requests WHERE user_id = \(user) AND expires_at > \(now) AND approved_at IS NULL) < \(limit)"
-            }
-            if try await c.query(query, logger: logger).collect().isEmpty { return .refused(condition) }
-        }
+        for condition in plan.guards where try await !holds(condition, c) { return .refused(condition) }
         var outcome = PlanOutcome.applied()
         for mutation in plan.mutations { try await run(mutation, into: &outcome, c) }
         return outcome
+    }
+
+    private func holds(_ condition: WritePlan.Guard, _ c: PostgresConnection) async throws -> Bool {
+        func exists(_ query: PostgresQuery) async throws -> Bool { try await !c.query(query, logger: logger).collect().isEmpty }
+        // Rows not yet inserted cannot be locked: a counted rule takes a per-user advisory lock for
+        // the transaction, and checks in a statement of its own so that its snapshot postdates the lock.
+        func lock(_ rule: String, _ user: UserID) async throws {
+            try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(rule) || ':' || \(user), 0))", logger: logger)
+        }
+        switch condition {
+        case .activeDevice(let id, let user): return try await exists("SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE")
+        case .ownedDevice(let id, let user): return try await exists("SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) FOR UPDATE")
+        case .activeSession(let id, let user): return try await exists("SELECT 1 FROM sessions WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE")
+        case .activeApiKey(let id): return try await exists("SELECT 1 FROM api_keys WHERE id = \(id) AND revoked_at IS NULL FOR UPDATE")
+        case .approvedEnrolmentRequest(let id): return try await exists("SELECT 1 FROM enrolment_requests WHERE id = \(id) AND approved_at IS NOT NULL FOR UPDATE")
+        case .belowFailureLimits(let lockout, let user): return try await !isLockedOut(lockout, user: user, c)
+        case .noDeviceEver(let user):
+            try await lock("devices", user)
+            return try await !exists("SELECT 1 FROM devices WHERE user_id = \(user)")
+        case .fewerPendingEnrolmentRequests(let user, let limit, let now):
+            try await lock("enrolment-requests", user)
+            return try await exists(
+                "SELECT 1 WHERE (SELECT COUNT(*) FROM enrolment_requests WHERE user_id = \(user) AND expires_at > \(now) AND approved_at IS NULL) < \(limit)")
+        }
     }
 
     private func run(_ mutation: WritePlan.Mutation, into outcome: inout PlanOutcome, _ c: PostgresConnection) async throws {

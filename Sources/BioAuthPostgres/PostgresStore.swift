@@ -24,7 +24,7 @@ import Synchronization
 /// A connection problem, a server shutting down, or no connection within ``Options/operationTimeout``
 /// is ``StoreError`` `unavailable` (HTTP 503); the pool reconnects when the server returns.
 public final class PostgresStore: BioAuthStore {
-    private let client: PostgresClient
+    let client: PostgresClient
     private let runner: Task<Void, Never>
     let logger: Logger
     private let timeout: Duration
@@ -74,33 +74,10 @@ public final class PostgresStore: BioAuthStore {
         await runner.value
     }
 
-    private func migrate() async throws {
-        try await transaction { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
-            try await connection.query(
-                "CREATE TABLE IF NOT EXISTS bioauth_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)",
-                logger: self.logger)
-            var applied = Set<Int>(), names: [String] = []
-            for try await (version, name) in try await connection.query("SELECT version, name FROM bioauth_migrations", logger: self.logger).decode((Int, String).self) {
-                applied.insert(version)
-                names.append(name)
-            }
-            let unknown = Schema.unknown(names)
-            guard unknown.isEmpty else {
-                throw StoreError(.schemaTooNew, detail: "the database has migrations this binary does not know: \(unknown.joined(separator: "; "))")
-            }
-            for migration in Self.migrations where !applied.contains(migration.version) {
-                for statement in migration.statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger) }
-                try await connection.query(
-                    "INSERT INTO bioauth_migrations (version, name, applied_at) VALUES (\(migration.version), \(migration.name), \(Date()))", logger: self.logger)
-            }
-        }
-    }
-
     // MARK: Plumbing
 
     /// Runs `body` in one transaction, bounded by the operation timeout; classifies failures.
-    private func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         try await bounded { try await self.client.withTransaction(logger: self.logger) { connection in try await body(connection) } }
     }
 
@@ -154,33 +131,6 @@ public final class PostgresStore: BioAuthStore {
         }
     }
 
-    /// The type name PostgreSQL reports (`information_schema.columns.data_type`) for each ``Schema/ColumnType``.
-    package static func typeName(_ type: Schema.ColumnType) -> String {
-        switch type {
-        case .text: "text"
-        case .bytes: "bytea"
-        case .date: "timestamp with time zone"
-        case .integer: "integer"
-        case .smallInteger: "smallint"
-        case .boolean: "boolean"
-        case .serial: "bigint"
-        }
-    }
-
-    /// Every column of the database's tables as PostgreSQL reports it, tables by name, columns in order.
-    package func declaredColumns() async throws -> [Schema.DeclaredColumn] {
-        var columns: [Schema.DeclaredColumn] = []
-        let rows = try await client.query(
-            """
-            SELECT table_name::text, column_name::text, data_type::text, is_nullable::text FROM information_schema.columns
-            WHERE table_schema = current_schema() AND table_name <> 'bioauth_migrations' ORDER BY table_name, ordinal_position
-            """, logger: logger)
-        for try await (table, column, type, nullable) in rows.decode((String, String, String, String).self) {
-            columns.append(Schema.DeclaredColumn(table: table, column: column, type: type, nullable: nullable == "YES"))
-        }
-        return columns
-    }
-
     // MARK: Plans
 
     public func apply(_ plan: WritePlan) async throws -> PlanOutcome {
@@ -213,13 +163,13 @@ public final class PostgresStore: BioAuthStore {
             if let hash = locking.refreshToken {
                 // Only session rows are locked, so concurrent uses of one token queue on the
                 // session: the later one finds the token spent.
-                let select = "SELECT s.*, d.id AS device_row, d.revoked_at AS device_revoked_at FROM sessions s LEFT JOIN devices d ON d.id = s.device_id"
+                let select = SessionState.joinedSelect
                 if let current = try await c.query("\(unescaped: select) WHERE s.refresh_hash = \(hash) FOR UPDATE OF s", logger: self.logger).collect().first {
-                    rows.refreshSession = try Self.sessionState(current)
+                    rows.refreshSession = try SessionState(row: PostgresStoredRow(current))
                 } else if let spender = try await c.query(
                     "\(unescaped: select) WHERE s.id = (SELECT session_id FROM spent_refresh_tokens WHERE token_hash = \(hash)) FOR UPDATE OF s", logger: self.logger
                 ).collect().first {
-                    rows.refreshSession = try Self.sessionState(spender)
+                    rows.refreshSession = try SessionState(row: PostgresStoredRow(spender))
                     rows.refreshTokenSpent = true
                 }
             }
@@ -341,35 +291,16 @@ public final class PostgresStore: BioAuthStore {
     // MARK: Sessions
 
     public func session(tokenHash: TokenHash) async throws -> SessionState? {
-        try await rows(
-            """
-            SELECT s.*, d.id AS device_row, d.revoked_at AS device_revoked_at
-            FROM sessions s LEFT JOIN devices d ON d.id = s.device_id WHERE s.token_hash = \(tokenHash)
-            """
-        ).first.map(Self.sessionState)
+        try await rows("\(unescaped: SessionState.joinedSelect) WHERE s.token_hash = \(tokenHash)").first.map { try SessionState(row: PostgresStoredRow($0)) }
     }
 
     public func session(id: SessionID) async throws -> SessionState? {
-        try await rows(
-            """
-            SELECT s.*, d.id AS device_row, d.revoked_at AS device_revoked_at
-            FROM sessions s LEFT JOIN devices d ON d.id = s.device_id WHERE s.id = \(id)
-            """
-        ).first.map(Self.sessionState)
-    }
-
-    static func sessionState(_ row: PostgresRow) throws -> SessionState {
-        let r = row.makeRandomAccess()
-        let session = try SessionRecord(row: PostgresStoredRow(r))
-        let deviceActive = try session.deviceID == nil || (r.optional("device_row", String.self) != nil && r.optional("device_revoked_at", Date.self) == nil)
-        return SessionState(session: session, deviceActive: deviceActive)
+        try await rows("\(unescaped: SessionState.joinedSelect) WHERE s.id = \(id)").first.map { try SessionState(row: PostgresStoredRow($0)) }
     }
 
     public func sessions(userID: UserID) async throws -> [SessionRecord] {
         try await rows("SELECT * FROM sessions WHERE user_id = \(userID) ORDER BY created_at, id").map { try SessionRecord(row: PostgresStoredRow($0)) }
     }
-
-    // MARK: Approvals
 
     // MARK: Outbox
 
@@ -407,10 +338,7 @@ public final class PostgresStore: BioAuthStore {
     // MARK: Signing keys
 
     public func signingKeys() async throws -> [SigningKeyRecord] {
-        try await rows("SELECT * FROM signing_keys ORDER BY created_at, id").map { row in
-            let r = row.makeRandomAccess()
-            return SigningKeyRecord(id: try r.value("id"), privateKey: try r.value("private_key"), createdAt: try r.value("created_at"))
-        }
+        try await rows("SELECT * FROM signing_keys ORDER BY created_at, id").map { try SigningKeyRecord(row: PostgresStoredRow($0)) }
     }
 
     // MARK: API keys

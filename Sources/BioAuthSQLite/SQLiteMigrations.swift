@@ -79,5 +79,7 @@ extension SQLiteStore {
                 "CREATE INDEX outbox_due ON outbox (next_attempt_at)",
             ]
         ),
+        // The per-device challenge quota is gone; nothing reads this index, every challenge paid for it.
+        ("Challenges are not counted per device", ["DROP INDEX challenges_device"]),
     ]
 }

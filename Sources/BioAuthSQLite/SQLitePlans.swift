@@ -142,26 +142,21 @@ extension SQLiteHandle {
     }
 
     private func holds(_ condition: WritePlan.Guard) throws -> Bool {
-        if case .belowFailureLimits(let lockout, let user) = condition { return try !isLockedOut(lockout, user: user) }
-        let (sql, binds): (String, [SQLValue]) =
-            switch condition {
-            case .activeDevice(let id, let user): ("SELECT 1 FROM devices WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
-            case .ownedDevice(let id, let user): ("SELECT 1 FROM devices WHERE id = ? AND user_id = ?", [.text(id), .text(user)])
-            case .activeSession(let id, let user): ("SELECT 1 FROM sessions WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
-            case .activeApiKey(let id): ("SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL", [.text(id)])
-            case .approvedEnrolmentRequest(let id): ("SELECT 1 FROM enrolment_requests WHERE id = ? AND approved_at IS NOT NULL", [.text(id)])
-            case .belowFailureLimits: ("SELECT 1", [])  // answered above
-            case .noDeviceEver(let user):
-                // The single writer serialises transactions: no device can appear before the insert.
-                ("SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM devices WHERE user_id = ?)", [.text(user)])
-            case .fewerPendingEnrolmentRequests(let user, let limit, let now):
-                // The single writer serialises transactions: the count cannot change before the insert.
-                (
-                    "SELECT 1 WHERE (SELECT COUNT(*) FROM enrolment_requests WHERE user_id = ? AND expires_at > ? AND approved_at IS NULL) < ?",
-                    [.text(user), .date(now), .integer(limit)]
-                )
-            }
-        return try !query(sql, binds).isEmpty
+        // The single writer serialises transactions: nothing a guard reads can change before the writes.
+        func exists(_ sql: String, _ binds: [SQLValue]) throws -> Bool { try !query(sql, binds).isEmpty }
+        switch condition {
+        case .activeDevice(let id, let user): return try exists("SELECT 1 FROM devices WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
+        case .ownedDevice(let id, let user): return try exists("SELECT 1 FROM devices WHERE id = ? AND user_id = ?", [.text(id), .text(user)])
+        case .activeSession(let id, let user): return try exists("SELECT 1 FROM sessions WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
+        case .activeApiKey(let id): return try exists("SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL", [.text(id)])
+        case .approvedEnrolmentRequest(let id): return try exists("SELECT 1 FROM enrolment_requests WHERE id = ? AND approved_at IS NOT NULL", [.text(id)])
+        case .belowFailureLimits(let lockout, let user): return try !isLockedOut(lockout, user: user)
+        case .noDeviceEver(let user): return try !exists("SELECT 1 FROM devices WHERE user_id = ?", [.text(user)])
+        case .fewerPendingEnrolmentRequests(let user, let limit, let now):
+            return try exists(
+                "SELECT 1 WHERE (SELECT COUNT(*) FROM enrolment_requests WHERE user_id = ? AND expires_at > ? AND approved_at IS NULL) < ?",
+                [.text(user), .date(now), .integer(limit)])
+        }
     }
 
     private func appendAuditRow(_ e: AuditEvent) throws {

@@ -196,7 +196,7 @@ public final class SQLiteStore: BioAuthStore {
             var taken: TakenChallenge?
             if let row = try db.query("DELETE FROM challenges WHERE id = ? RETURNING *", [.blob(id)]).first {
                 let challenge = try ChallengeRecord(row: row)
-                let state = try db.lockoutState(lockout, user: challenge.userID, device: challenge.deviceID, withDevice: true)
+                let state = try db.lockoutState(lockout, user: challenge.userID, device: challenge.deviceID)
                 taken = TakenChallenge(challenge: challenge, device: state.device, lockedOut: state.lockedOut)
             }
             let decision = decide(taken)
@@ -286,7 +286,7 @@ public final class SQLiteStore: BioAuthStore {
     public func signingKeys() async throws -> [SigningKeyRecord] {
         try await writer.read { db in
             try db.query("SELECT * FROM signing_keys ORDER BY created_at, id").map { row in
-                SigningKeyRecord(id: try row.string("id"), privateKey: try row.data("private_key"), createdAt: try row.date("created_at"))
+                try SigningKeyRecord(row: row)
             }
         }
     }
@@ -333,13 +333,7 @@ public final class SQLiteStore: BioAuthStore {
 extension SQLiteHandle {
     /// The one session `condition` selects, with its device's state.
     fileprivate func sessionState(where condition: String, _ value: SQLValue) throws -> SessionState? {
-        try query(
-            "SELECT s.*, d.revoked_at AS device_revoked_at, d.id AS device_row FROM sessions s LEFT JOIN devices d ON d.id = s.device_id WHERE \(condition)", [value]
-        ).first.map { row in
-            let session = try SessionRecord(row: row)
-            let deviceActive = session.deviceID == nil || (row.column("device_row")?.isNull == false && row.column("device_revoked_at")?.isNull == true)
-            return SessionState(session: session, deviceActive: deviceActive)
-        }
+        try query("\(SessionState.joinedSelect) WHERE \(condition)", [value]).first.map { try SessionState(row: $0) }
     }
 
     fileprivate func device(_ id: DeviceID) throws -> DeviceRecord? {
@@ -352,20 +346,20 @@ extension SQLiteHandle {
 
     /// In one statement: whether a failure limit is reached, and optionally the row of `device`.
     fileprivate func lockoutState(
-        _ lockout: LockoutQuery, user: UserID?, device: DeviceID?, withDevice: Bool = false
+        _ lockout: LockoutQuery, user: UserID?, device: DeviceID?
     ) throws -> (lockedOut: Bool, device: DeviceRecord?) {
         let subjects = lockout.subjects(user: user).map(\.subject)
         let columns = subjects.indices.map { "(SELECT count FROM counters WHERE key = ? AND window_start = ?) AS c\($0)" }
         var binds: [SQLValue] = subjects.flatMap { [SQLValue.text($0.storageKey), .date(lockout.windowStart)] }
         var sql = "SELECT " + columns.joined(separator: ", ")
-        if withDevice, let device {
+        if let device {
             sql += ", d.* FROM (SELECT 1) LEFT JOIN devices d ON d.id = ?"
             binds.append(.text(device))
         }
         guard let row = try query(sql, binds).first else { throw StoreError(.corruptRow, detail: "lockout state") }
         var counts: [FailureSubject: Int] = [:]
         for (index, subject) in subjects.enumerated() { counts[subject] = try row.optionalInt("c\(index)") }
-        let stored = try withDevice && row.optionalString("id") != nil ? DeviceRecord(row: row) : nil
+        let stored = try device != nil && row.optionalString("id") != nil ? DeviceRecord(row: row) : nil
         return (lockout.isLockedOut(counts, user: user), stored)
     }
 }

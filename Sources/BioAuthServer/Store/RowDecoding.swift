@@ -97,6 +97,24 @@ extension SessionRecord {
     }
 }
 
+extension SessionState {
+    /// A session row joined with its device's `id AS device_row` and `revoked_at AS device_revoked_at`.
+    package init(row r: some StoredRow) throws(StoreError) {
+        let session = try SessionRecord(row: r)
+        let deviceFound = try r.optionalString("device_row") != nil, deviceRevoked = try r.optionalDate("device_revoked_at") != nil
+        self.init(session: session, deviceActive: session.deviceID == nil || (deviceFound && !deviceRevoked))
+    }
+
+    /// The join that ``init(row:)`` reads, for a `WHERE` on `s`.
+    package static let joinedSelect = "SELECT s.*, d.id AS device_row, d.revoked_at AS device_revoked_at FROM sessions s LEFT JOIN devices d ON d.id = s.device_id"
+}
+
+extension SigningKeyRecord {
+    package init(row r: some StoredRow) throws(StoreError) {
+        self.init(id: try r.string("id"), privateKey: try r.data("private_key"), createdAt: try r.date("created_at"))
+    }
+}
+
 extension AuditEvent {
     /// An audit row (`client`, `request_id` and `count` present), or an outbox row (`withOrigin`
     /// false: only what ``AuditEvent/delivered`` keeps).

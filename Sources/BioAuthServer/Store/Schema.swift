@@ -15,6 +15,7 @@ package enum Schema {
         "API keys for the backend API",
         "Access tokens: signing keys, refresh tokens",
         "The event outbox",
+        "Challenges are not counted per device",
     ]
 
     package enum ColumnType: Sendable, Hashable {
