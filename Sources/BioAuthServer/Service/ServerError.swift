@@ -31,7 +31,8 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let unknownApiKey = FailureReason("unknownApiKey")
     /// Refused while a failure limit of the address or the user is reached.
     public static let lockedOut = FailureReason("lockedOut")
-    /// The device already has the most outstanding challenges.
+    /// No longer given (there is no per-device challenge quota); audit rows written before still
+    /// carry it, and ``userVisible(_:)`` still reads it as `lockedOut`.
     public static let tooManyChallenges = FailureReason("tooManyChallenges")
     /// Your ``PrimaryAuthenticator`` proved no user.
     public static let primaryLoginRejected = FailureReason("primaryLoginRejected")

@@ -39,8 +39,8 @@ public typealias ApiKeyID = RecordID<ApiKeyRecord>
 
 /// The SHA-256 of a bearer secret (a session, refresh or approval token, an API-key secret, a
 /// recovery code): what the server stores and looks rows up by, never the secret itself. Its
-/// description shows no bytes.
-public struct TokenHash: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+/// description, debug description and `dump()` show no bytes: a lookup key is not for logs.
+public struct TokenHash: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The 32-byte digest.
     public let digest: Data
 
@@ -55,4 +55,5 @@ public struct TokenHash: Hashable, Sendable, CustomStringConvertible, CustomDebu
 
     public var description: String { "TokenHash(\(digest.count) bytes)" }
     public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["count": digest.count]) }
 }

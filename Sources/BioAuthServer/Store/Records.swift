@@ -228,15 +228,6 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
         recoveryCodeRejected, apiKeyRejected, refreshRejected, primaryLoginFailed,
     ]
 
-    /// Every kind this version writes.
-    package static let all: [AuditKind] = [
-        userCreated, passwordLoginSucceeded, passwordLoginFailed, loginSucceeded, loginFailed, deviceEnrolled, deviceReenrolled, deviceEnrollmentFailed,
-        deviceRenamed, deviceRevoked, stepUpApproved, stepUpFailed, approvalRedeemed, approvalRejected, sessionRevoked, sessionsRevoked, sessionRejected,
-        rateLimited, challengeRefused, lockout, enrolmentGrantIssued, enrolmentRequested, enrolmentApproved, recoveryCodeSent, recoveryCodeRejected,
-        apiKeyCreated, apiKeyRevoked, apiKeyRejected, primaryLoginSucceeded, primaryLoginFailed, tokenRefreshed, refreshTokenReused, refreshRejected,
-        signingKeyAdded,
-    ]
-
     /// A kind read from storage. A name this version does not know (written by a newer one) is
     /// kept as it is rather than refused: an audit row is a record, not a decision.
     package init(stored name: String) { description = name }

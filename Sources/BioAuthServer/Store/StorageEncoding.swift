@@ -59,9 +59,8 @@ extension FailureSubject {
     /// colons (an IPv6 address): nothing ever splits this key.
     package var storageKey: String {
         switch self {
-        case .password(let user): "fail:password:" + user.rawValue
-        case .passwordRun(let user): "fail:password-run:" + user.rawValue
-        case .client(let address): "fail:client:" + address
+        case .password(let user), .passwordRun(let user): kind + ":" + user.rawValue
+        case .client(let address): kind + ":" + address
         }
     }
 }

@@ -1,0 +1,28 @@
+import BioAuthServer
+import Foundation
+import Testing
+
+/// Typed ids and token hashes.
+struct RecordIDTests {
+    @Test func aTokenHashShowsNoBytesInItsDescriptionOrDump() {
+        let hash = TokenHash(of: Data("a session token".utf8))
+        var dumped = ""
+        dump(hash, to: &dumped)
+        let shown = ["\(hash)", String(reflecting: hash), dumped] + Mirror(reflecting: hash).children.map { "\($0.value)" }
+        let bytes = hash.digest.map { String($0) }
+        for text in shown {
+            #expect(!text.contains(hash.digest.map { String(format: "%02x", $0) }.joined()), "\(text)")
+            // dump() of a Data lists each byte as a decimal element; none may appear.
+            #expect(!text.contains("- \(bytes[0])\n- \(bytes[1])") && !text.contains("bytes: 32 elements"), "\(text)")
+        }
+        #expect(TokenHash(of: Data("a session token".utf8)) == hash && TokenHash(ofText: "a session token") == hash)
+    }
+
+    @Test func idsOfDifferentRecordsAreDifferentTypesWithTheSameText() throws {
+        let device: DeviceID = "d-1"
+        let encoded = try JSONEncoder().encode(device)
+        #expect(String(decoding: encoded, as: UTF8.self) == #""d-1""#)
+        #expect(try JSONDecoder().decode(DeviceID.self, from: encoded) == device)
+        #expect(UserID(device.rawValue).rawValue == device.rawValue)
+    }
+}
