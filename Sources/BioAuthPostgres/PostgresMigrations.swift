@@ -80,6 +80,13 @@ extension PostgresStore {
         ),
         // The per-device challenge quota is gone; nothing reads this index, every challenge paid for it.
         (10, "Challenges are not counted per device", ["DROP INDEX challenges_device"]),
+        (
+            11, "Addresses where a user signed in",
+            [
+                "CREATE TABLE known_clients (user_id TEXT NOT NULL, client TEXT NOT NULL, last_success_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (user_id, client))",
+                "CREATE INDEX known_clients_age ON known_clients (last_success_at)",
+            ]
+        ),
     ]
 
     /// Applies the migrations this database lacks, under the migration lock (instances that start

@@ -16,18 +16,14 @@ extension PostgresStore {
 
     private func holds(_ condition: WritePlan.Guard, _ c: PostgresConnection) async throws -> Bool {
         func exists(_ query: PostgresQuery) async throws -> Bool { try await !c.query(query, logger: logger).collect().isEmpty }
-        // Rows not yet inserted cannot be locked: a counted rule takes a per-user advisory lock for
-        // the transaction, and checks in a statement of its own so that its snapshot postdates the lock.
-        func lock(_ rule: String, _ user: UserID) async throws {
-            try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(rule) || ':' || \(user), 0))", logger: logger)
-        }
+        func lock(_ rule: String, _ user: UserID) async throws { try await lockUser(rule, user, c) }
         switch condition {
         case .activeDevice(let id, let user): return try await exists("SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE")
         case .ownedDevice(let id, let user): return try await exists("SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) FOR UPDATE")
         case .activeSession(let id, let user): return try await exists("SELECT 1 FROM sessions WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE")
         case .activeApiKey(let id): return try await exists("SELECT 1 FROM api_keys WHERE id = \(id) AND revoked_at IS NULL FOR UPDATE")
         case .approvedEnrolmentRequest(let id): return try await exists("SELECT 1 FROM enrolment_requests WHERE id = \(id) AND approved_at IS NOT NULL FOR UPDATE")
-        case .belowFailureLimits(let lockout, let user): return try await !isLockedOut(lockout, user: user, c)
+        case .belowFailureLimits(let lockout): return try await !isLockedOut(lockout, c)
         case .noDeviceEver(let user):
             try await lock("devices", user)
             return try await !exists("SELECT 1 FROM devices WHERE user_id = \(user)")
@@ -69,6 +65,18 @@ extension PostgresStore {
         case .clearFailures(let subjects):
             guard !subjects.isEmpty else { return }
             try await c.query("DELETE FROM counters WHERE key = ANY(\(subjects.map(\.storageKey)))", logger: logger)
+        case .setCounter(let subject, let counter):
+            try await c.query(
+                """
+                INSERT INTO counters (key, window_start, count) VALUES (\(subject.storageKey), \(counter.since), \(Int32(clamping: counter.count)))
+                ON CONFLICT (key) DO UPDATE SET window_start = EXCLUDED.window_start, count = EXCLUDED.count
+                """, logger: logger)
+        case .rememberClient(let user, let client, let at):
+            try await c.query(
+                """
+                INSERT INTO known_clients (user_id, client, last_success_at) VALUES (\(user), \(client), \(at))
+                ON CONFLICT (user_id, client) DO UPDATE SET last_success_at = EXCLUDED.last_success_at
+                """, logger: logger)
         case .countFailure(let failure):
             var counts: [FailureSubject: Int] = [:]
             for subject in failure.subjects {

@@ -173,6 +173,7 @@ public final class PostgresStore: BioAuthStore {
                     rows.refreshTokenSpent = true
                 }
             }
+            if let key = locking.passwordAttempt { rows.passwordAttempt = try await self.passwordAttemptRows(key, c) }
             let decision = decide(rows)
             return (decision.verdict, try await self.apply(decision.plan, c))
         }
@@ -183,34 +184,7 @@ public final class PostgresStore: BioAuthStore {
     public func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await transaction { c in
             let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map { try UserRecord(row: PostgresStoredRow($0)) }
-            return PasswordLoginState(user: user, lockedOut: try await self.isLockedOut(lockout, user: username, c))
-        }
-    }
-
-    public func beginPasswordAttempt(username: UserID, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) async throws -> PasswordAttempt {
-        try await transaction { c in
-            let keys = [FailureSubject.client(lockout.client), .password(username), .passwordRun(username)].map(\.storageKey)
-            // Serialises this user's attempts across instances: parallel guesses cannot all pass the check.
-            try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(keys[1]), 0))", logger: self.logger)
-            let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map { try UserRecord(row: PostgresStoredRow($0)) }
-            var entries: [String: (Date, Int)] = [:]
-            for row in try await c.query("SELECT key, window_start, count FROM counters WHERE key = ANY(\(keys))", logger: self.logger).collect() {
-                let r = row.makeRandomAccess()
-                entries[try r.value("key", String.self)] = (try r.value("window_start", Date.self), Int(try r.value("count", Int32.self)))
-            }
-            let decision = run.decide(
-                lockout: lockout, user: username, now: now, client: entries[keys[0]], password: entries[keys[1]], run: entries[keys[2]])
-            switch decision {
-            case .refused(let until): return PasswordAttempt(user: user, refusedUntil: until, reached: [])
-            case .counted(let password, let runCount, let reached):
-                try await c.query(
-                    """
-                    INSERT INTO counters (key, window_start, count) VALUES (\(keys[1]), \(lockout.windowStart), \(Int32(clamping: password))),
-                      (\(keys[2]), \(now), \(Int32(clamping: runCount)))
-                    ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, count = excluded.count
-                    """, logger: self.logger)
-                return PasswordAttempt(user: user, refusedUntil: nil, reached: reached)
-            }
+            return PasswordLoginState(user: user, lockedOut: try await self.isLockedOut(lockout, c))
         }
     }
 
@@ -233,7 +207,7 @@ public final class PostgresStore: BioAuthStore {
                 let challenge = try ChallengeRecord(row: PostgresStoredRow(r))
                 let device = try r.optional("d_id", String.self) == nil ? nil : try DeviceRecord(row: PostgresStoredRow(r), prefix: "d_")
                 taken = TakenChallenge(
-                    challenge: challenge, device: device, lockedOut: try await self.isLockedOut(lockout, user: challenge.userID, c))
+                    challenge: challenge, device: device, lockedOut: try await self.isLockedOut(lockout, c))
             }
             let decision = decide(taken)
             return (decision.verdict, try await self.apply(decision.plan, c))
@@ -256,6 +230,7 @@ public final class PostgresStore: BioAuthStore {
             let requests = try await count(
                 "WITH gone AS (DELETE FROM enrolment_requests WHERE expires_at < \(windowsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
             _ = try await count("WITH gone AS (DELETE FROM outbox WHERE at < \(auditBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
+            _ = try await count("WITH gone AS (DELETE FROM known_clients WHERE last_success_at < \(auditBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
             _ = try await count(
                 """
                 WITH gone AS (DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < \(windowsBefore)) RETURNING 1)
@@ -372,15 +347,34 @@ public final class PostgresStore: BioAuthStore {
         return try await rows(query).map { try AuditEvent(row: PostgresStoredRow($0)) }
     }
 
-    func isLockedOut(_ lockout: LockoutQuery, user: UserID?, _ c: PostgresConnection) async throws -> Bool {
-        let subjects = lockout.subjects(user: user).map(\.subject)
-        let keys = Dictionary(subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
-        var counts: [FailureSubject: Int] = [:]
-        let rows = try await c.query(
-            "SELECT key, count FROM counters WHERE window_start = \(lockout.windowStart) AND key = ANY(\(Array(keys.keys)))", logger: logger)
-        for try await (key, count) in rows.decode((String, Int32).self) {
-            if let subject = keys[key] { counts[subject] = Int(count) }
+    func isLockedOut(_ lockout: LockoutQuery, _ c: PostgresConnection) async throws -> Bool {
+        let key = FailureSubject.client(lockout.client).storageKey
+        let rows = try await c.query("SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(key)", logger: logger)
+        var count = 0
+        for try await stored in rows.decode(Int32.self) { count = Int(stored) }
+        return lockout.isLockedOut(clientCount: count)
+    }
+
+    /// Rows not yet inserted cannot be locked: a rule counted per user takes a per-user advisory
+    /// lock for the transaction, and reads in statements of its own so that their snapshots
+    /// postdate the lock.
+    func lockUser(_ rule: String, _ user: UserID, _ c: PostgresConnection) async throws {
+        try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(rule) || ':' || \(user), 0))", logger: logger)
+    }
+
+    /// The rows a password attempt is decided on, under the user's password lock: parallel
+    /// guesses, on any instance, cannot all pass the check.
+    func passwordAttemptRows(_ key: PasswordAttemptKey, _ c: PostgresConnection) async throws -> PasswordAttemptRows {
+        try await lockUser("password", key.user, c)
+        let user = try await c.query("SELECT * FROM users WHERE id = \(key.user)", logger: logger).collect().first.map { try UserRecord(row: PostgresStoredRow($0)) }
+        let subjects: [FailureSubject] = [.client(key.client), .password(key.user, client: key.client), .passwordRun(key.user)]
+        let bySubject = Dictionary(subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
+        var counters: [FailureSubject: FailureCounter] = [:]
+        let rows = try await c.query("SELECT key, window_start, count FROM counters WHERE key = ANY(\(Array(bySubject.keys)))", logger: logger)
+        for try await (stored, since, count) in rows.decode((String, Date, Int32).self) {
+            if let subject = bySubject[stored] { counters[subject] = FailureCounter(since: since, count: Int(count)) }
         }
-        return lockout.isLockedOut(counts, user: user)
+        let known = try await !c.query("SELECT 1 FROM known_clients WHERE user_id = \(key.user) AND client = \(key.client)", logger: logger).collect().isEmpty
+        return PasswordAttemptRows(user: user, counters: counters, knownClient: known)
     }
 }

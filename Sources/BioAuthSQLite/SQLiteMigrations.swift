@@ -81,5 +81,12 @@ extension SQLiteStore {
         ),
         // The per-device challenge quota is gone; nothing reads this index, every challenge paid for it.
         ("Challenges are not counted per device", ["DROP INDEX challenges_device"]),
+        (
+            "Addresses where a user signed in",
+            [
+                "CREATE TABLE known_clients (user_id TEXT NOT NULL, client TEXT NOT NULL, last_success_at REAL NOT NULL, PRIMARY KEY (user_id, client))",
+                "CREATE INDEX known_clients_age ON known_clients (last_success_at)",
+            ]
+        ),
     ]
 }

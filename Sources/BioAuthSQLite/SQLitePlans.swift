@@ -48,6 +48,14 @@ extension SQLiteHandle {
             guard !subjects.isEmpty else { return }
             let placeholders = Array(repeating: "?", count: subjects.count).joined(separator: ", ")
             try query("DELETE FROM counters WHERE key IN (\(placeholders))", subjects.map { .text($0.storageKey) })
+        case .setCounter(let subject, let counter):
+            try query(
+                "INSERT INTO counters (key, window_start, count) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, count = excluded.count",
+                [.text(subject.storageKey), .date(counter.since), .integer(counter.count)])
+        case .rememberClient(let user, let client, let at):
+            try query(
+                "INSERT INTO known_clients (user_id, client, last_success_at) VALUES (?, ?, ?) ON CONFLICT (user_id, client) DO UPDATE SET last_success_at = excluded.last_success_at",
+                [.text(user), .text(client), .date(at)])
         case .countFailure(let failure):
             var counts: [FailureSubject: Int] = [:]
             for subject in failure.subjects {
@@ -150,7 +158,7 @@ extension SQLiteHandle {
         case .activeSession(let id, let user): return try exists("SELECT 1 FROM sessions WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
         case .activeApiKey(let id): return try exists("SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL", [.text(id)])
         case .approvedEnrolmentRequest(let id): return try exists("SELECT 1 FROM enrolment_requests WHERE id = ? AND approved_at IS NOT NULL", [.text(id)])
-        case .belowFailureLimits(let lockout, let user): return try !isLockedOut(lockout, user: user)
+        case .belowFailureLimits(let lockout): return try !isLockedOut(lockout)
         case .noDeviceEver(let user): return try !exists("SELECT 1 FROM devices WHERE user_id = ?", [.text(user)])
         case .fewerPendingEnrolmentRequests(let user, let limit, let now):
             return try exists(

@@ -152,6 +152,7 @@ public final class SQLiteStore: BioAuthStore {
                     rows.refreshTokenSpent = true
                 }
             }
+            if let key = locking.passwordAttempt { rows.passwordAttempt = try db.passwordAttemptRows(key) }
             let decision = decide(rows)
             return (decision.verdict, try db.apply(decision.plan))
         }
@@ -162,28 +163,7 @@ public final class SQLiteStore: BioAuthStore {
     public func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await writer.read { db in
             let user = try db.query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map { try UserRecord(row: $0) }
-            return PasswordLoginState(user: user, lockedOut: try db.isLockedOut(lockout, user: username))
-        }
-    }
-
-    public func beginPasswordAttempt(username: UserID, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) async throws -> PasswordAttempt {
-        try await writer.write { db in
-            let user = try db.query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map { try UserRecord(row: $0) }
-            var entries: [String: (Date, Int)] = [:]
-            let keys = [FailureSubject.client(lockout.client), .password(username), .passwordRun(username)].map(\.storageKey)
-            for row in try db.query("SELECT key, window_start, count FROM counters WHERE key IN (?, ?, ?)", keys.map { .text($0) }) {
-                entries[try row.string("key")] = (try row.date("window_start"), try row.int("count"))
-            }
-            let decision = run.decide(
-                lockout: lockout, user: username, now: now, client: entries[keys[0]], password: entries[keys[1]], run: entries[keys[2]])
-            switch decision {
-            case .refused(let until): return PasswordAttempt(user: user, refusedUntil: until, reached: [])
-            case .counted(let password, let runCount, let reached):
-                try db.query(
-                    "INSERT INTO counters (key, window_start, count) VALUES (?, ?, ?), (?, ?, ?) ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, count = excluded.count",
-                    [.text(keys[1]), .date(lockout.windowStart), .integer(password), .text(keys[2]), .date(now), .integer(runCount)])
-                return PasswordAttempt(user: user, refusedUntil: nil, reached: reached)
-            }
+            return PasswordLoginState(user: user, lockedOut: try db.isLockedOut(lockout))
         }
     }
 
@@ -196,7 +176,7 @@ public final class SQLiteStore: BioAuthStore {
             var taken: TakenChallenge?
             if let row = try db.query("DELETE FROM challenges WHERE id = ? RETURNING *", [.blob(id)]).first {
                 let challenge = try ChallengeRecord(row: row)
-                let state = try db.lockoutState(lockout, user: challenge.userID, device: challenge.deviceID)
+                let state = try db.lockoutState(lockout, device: challenge.deviceID)
                 taken = TakenChallenge(challenge: challenge, device: state.device, lockedOut: state.lockedOut)
             }
             let decision = decide(taken)
@@ -221,6 +201,7 @@ public final class SQLiteStore: BioAuthStore {
             try db.query(
                 "DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < ?)", [.date(windowsBefore)])
             try db.query("DELETE FROM outbox WHERE at < ?", [.date(auditBefore)])
+            try db.query("DELETE FROM known_clients WHERE last_success_at < ?", [.date(auditBefore)])
             let ended = "SELECT id FROM sessions WHERE expires_at < ? OR revoked_at < ?"
             try db.query("DELETE FROM spent_refresh_tokens WHERE session_id IN (\(ended))", [.date(sessionsBefore), .date(sessionsBefore)])
             let sessions = try db.query("DELETE FROM sessions WHERE id IN (\(ended)) RETURNING id", [.date(sessionsBefore), .date(sessionsBefore)]).count
@@ -340,26 +321,34 @@ extension SQLiteHandle {
         try query("SELECT * FROM devices WHERE id = ?", [.text(id)]).first.map { try DeviceRecord(row: $0) }
     }
 
-    func isLockedOut(_ lockout: LockoutQuery, user: UserID?) throws -> Bool {
-        try lockoutState(lockout, user: user, device: nil).lockedOut
+    func isLockedOut(_ lockout: LockoutQuery) throws -> Bool {
+        try lockoutState(lockout, device: nil).lockedOut
     }
 
-    /// In one statement: whether a failure limit is reached, and optionally the row of `device`.
-    fileprivate func lockoutState(
-        _ lockout: LockoutQuery, user: UserID?, device: DeviceID?
-    ) throws -> (lockedOut: Bool, device: DeviceRecord?) {
-        let subjects = lockout.subjects(user: user).map(\.subject)
-        let columns = subjects.indices.map { "(SELECT count FROM counters WHERE key = ? AND window_start = ?) AS c\($0)" }
-        var binds: [SQLValue] = subjects.flatMap { [SQLValue.text($0.storageKey), .date(lockout.windowStart)] }
-        var sql = "SELECT " + columns.joined(separator: ", ")
+    /// In one statement: whether the client's failure limit is reached, and optionally the row of `device`.
+    fileprivate func lockoutState(_ lockout: LockoutQuery, device: DeviceID?) throws -> (lockedOut: Bool, device: DeviceRecord?) {
+        var binds: [SQLValue] = [.text(FailureSubject.client(lockout.client).storageKey), .date(lockout.windowStart)]
+        var sql = "SELECT (SELECT count FROM counters WHERE key = ? AND window_start = ?) AS client_count"
         if let device {
             sql += ", d.* FROM (SELECT 1) LEFT JOIN devices d ON d.id = ?"
             binds.append(.text(device))
         }
         guard let row = try query(sql, binds).first else { throw StoreError(.corruptRow, detail: "lockout state") }
-        var counts: [FailureSubject: Int] = [:]
-        for (index, subject) in subjects.enumerated() { counts[subject] = try row.optionalInt("c\(index)") }
         let stored = try device != nil && row.optionalString("id") != nil ? DeviceRecord(row: row) : nil
-        return (lockout.isLockedOut(counts, user: user), stored)
+        return (lockout.isLockedOut(clientCount: try row.optionalInt("client_count") ?? 0), stored)
+    }
+
+    /// The rows a password attempt is decided on (the single writer serialises the decision).
+    fileprivate func passwordAttemptRows(_ key: PasswordAttemptKey) throws -> PasswordAttemptRows {
+        let user = try query("SELECT * FROM users WHERE id = ?", [.text(key.user)]).first.map { try UserRecord(row: $0) }
+        let subjects: [FailureSubject] = [.client(key.client), .password(key.user, client: key.client), .passwordRun(key.user)]
+        var counters: [FailureSubject: FailureCounter] = [:]
+        for subject in subjects {
+            if let row = try query("SELECT window_start, count FROM counters WHERE key = ?", [.text(subject.storageKey)]).first {
+                counters[subject] = FailureCounter(since: try row.date("window_start"), count: try row.int("count"))
+            }
+        }
+        let known = try !query("SELECT 1 FROM known_clients WHERE user_id = ? AND client = ?", [.text(key.user), .text(key.client)]).isEmpty
+        return PasswordAttemptRows(user: user, counters: counters, knownClient: known)
     }
 }

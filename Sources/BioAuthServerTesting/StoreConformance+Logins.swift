@@ -79,30 +79,22 @@ extension StoreConformance {
     public func failures(_ store: any BioAuthStore) async throws {
         let query = lockout(limit: 3)
         func failure(user: UserID? = "alice", _ query: LockoutQuery? = nil) -> FailureRecord {
-            FailureRecord(.badPassword, lockout: query ?? self.lockout(limit: 3), user: user, audit: event("password.login.failed", user: user))
+            FailureRecord(.badPassword, lockout: query ?? self.lockout(limit: 3), audit: event("password.login.failed", user: user))
         }
         try require(try await store.apply(.failure(failure())).lockedSubjects == [], "failures: first")
         try require(try await store.apply(.failure(failure(user: "bob"))).lockedSubjects == [], "failures: second (client)")
         let locked = try await store.apply(.failure(failure())).lockedSubjects
-        try require(Set(locked) == [.client(query.client)], "failures: the client reaches its limit first", "\(locked)")
+        try require(locked == [.client(query.client)], "failures: the client reaches its limit", "\(locked)")
         try require(!(try await issue(store, challenge(.login), lockout: query)), "failures: issue refuses")
         try require(try await store.passwordLoginState(username: "alice", lockout: query).lockedOut, "failures: password state locked")
         let other = lockout(client: "198.51.100.1", limit: 3)
-        try require(!(try await store.passwordLoginState(username: "carol", lockout: other).lockedOut), "failures: another client and user are free")
-        let locked2 = try await store.apply(.failure(failure(other))).lockedSubjects
-        try require(locked2 == [.password("alice")], "failures: the user's password counter reaches its limit", "\(locked2)")
-        try require(try await store.passwordLoginState(username: "alice", lockout: other).lockedOut, "failures: the user is locked for every client")
-        // A signature request (no password limit) from a fresh address is not locked by password failures.
-        let signature = LockoutQuery(windowStart: t0, client: "198.51.100.2", clientLimit: 3, passwordLimit: nil)
-        try require(try await issue(store, challenge(.login), lockout: signature), "failures: password failures never lock signature login")
+        try require(!(try await store.passwordLoginState(username: "alice", lockout: other).lockedOut), "failures: another client is free")
+        try require(try await issue(store, challenge(.login), lockout: other), "failures: another client's challenge is stored")
         let next = lockout(t0.addingTimeInterval(300), limit: 3)
         try require(!(try await store.passwordLoginState(username: "alice", lockout: next).lockedOut), "failures: a new window starts from zero")
-        // A login clears the named counters, in the same transaction.
-        _ = try await store.apply(.login(session("s-clear", device: nil), clearing: [.password("alice")], audit: event("password.login.succeeded")))
-        try require(!(try await store.passwordLoginState(username: "alice", lockout: other).lockedOut), "failures: login clears the user's counter")
         let events = try await store.auditEvents(userID: "alice", limit: 20)
         let failed = events.filter { $0.kind.description == "password.login.failed" }.map(\.count).reduce(0, +)
-        try require(events.filter { $0.kind.description == "lockout" }.count == 2 && failed == 3, "failures: audit and lockout events (identical failures merged)", "\(events.map(\.kind.description))")
+        try require(events.filter { $0.kind.description == "lockout" }.count == 1 && failed == 2, "failures: audit and lockout events (identical failures merged)", "\(events.map(\.kind.description))")
         // Concurrent failures: exactly one reaches the limit.
         let many = lockout(client: "192.0.2.1", limit: 25)
         let reached = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -116,14 +108,14 @@ extension StoreConformance {
         let phone = DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4, 5]), createdAt: t0)
         try require(try await enrol(store, phone) == phone, "verdicts: enrolment inserts the device")
         // A login: session, device touched, counters cleared, audit — together.
-        _ = try await store.apply(.failure(FailureRecord(.badSignature, lockout: lockout(), user: "alice", audit: event("login.failed")))).lockedSubjects
+        _ = try await store.apply(.failure(FailureRecord(.badSignature, lockout: lockout(), audit: event("login.failed")))).lockedSubjects
         let login = challenge(.login)
         _ = try await issue(store, login)
         let later = t0.addingTimeInterval(30)
         var session = session("s-login", device: "d1")
         session.createdAt = later
         let recorded = try await finish(store, login.id) { [session] taken in
-            .login(session, clearing: [.password("alice")], audit: self.event("login.succeeded", device: "d1"))
+            .login(session, clearing: [.client("203.0.113.9")], audit: self.event("login.succeeded", device: "d1"))
         }
         try require(recorded.lockedSubjects.isEmpty, "verdicts: login locks nothing")
         try require(try await store.session(tokenHash: session.tokenHash) == SessionState(session: session, deviceActive: true), "verdicts: session stored")
@@ -132,7 +124,7 @@ extension StoreConformance {
         // A failed verification: counters and audit.
         let bad = challenge(.login)
         _ = try await issue(store, bad)
-        try await finish(store, bad.id) { _ in .failure(FailureRecord(.badSignature, lockout: self.lockout(limit: 1), user: "alice", audit: self.event("login.failed"))) }
+        try await finish(store, bad.id) { _ in .failure(FailureRecord(.badSignature, lockout: self.lockout(limit: 1), audit: self.event("login.failed"))) }
         try require(try await store.passwordLoginState(username: "alice", lockout: lockout(limit: 1)).lockedOut, "verdicts: failure counted")
         // Re-enrolment of an active device: key replaced, the device's sessions revoked.
         _ = try await store.apply(.login(self.session("s-after", device: "d1"), audit: event("login.succeeded")))
@@ -149,44 +141,52 @@ extension StoreConformance {
         try require(try await store.device(id: "d1")?.publicKey == Data([8]), "verdicts: key unchanged")
     }
 
-    /// Password attempts are counted before the hash, atomically: a race of twenty gets exactly the
-    /// limit through; a refusal counts nothing; the run outlives the window and backs off; a
-    /// successful login clears both counters.
+    /// Password attempts are decided and counted before the hash, atomically: a race from one
+    /// address gets exactly the (user, address) limit through, other addresses keep their own
+    /// budget, a refusal counts nothing and says when to come back, the run outlives the window
+    /// and slows only addresses the user never signed in from, and a successful login clears both.
     public func passwordAttempts(_ store: any BioAuthStore) async throws {
         _ = try await store.apply(.createUser(UserRecord(id: "alice", passwordSalt: Data([1]), passwordRounds: 7, passwordHash: Data([2]), createdAt: t0), audit: event("user.created")))
-        let run = PasswordRunPolicy(threshold: 5, base: 60, cap: 600, maximum: 8)
+        let attacker = "192.0.2.1", owner = "203.0.113.50", elsewhere = "198.51.100.7"
+        func attempt(from client: String, at now: Date? = nil, window: Date? = nil) async throws -> PasswordAttempt {
+            try await store.beginPasswordAttempt(username: "alice", limits: passwordLimits(window, client: client), now: now ?? t0)
+        }
         let raced = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for n in 0..<20 {
-                group.addTask {
-                    try await store.beginPasswordAttempt(username: "alice", lockout: self.lockout(client: "192.0.2.\(n)"), run: run, now: self.t0).refusedUntil == nil
-                }
-            }
+            for _ in 0..<20 { group.addTask { try await attempt(from: attacker).refusedUntil == nil } }
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
-        try require(raced == 3, "password attempts: exactly the window limit passes a race", "\(raced)")
-        let refused = try await store.beginPasswordAttempt(username: "alice", lockout: lockout(client: "x"), run: run, now: t0)
-        try require(refused.refusedUntil == t0 && refused.user?.id == "alice", "password attempts: refused until the window ends")
-
-        // The next window: the window counter starts again, the run goes on to its threshold.
-        let next = t0.addingTimeInterval(300)
-        let second = lockout(next, client: "x")
-        let fourth = try await store.beginPasswordAttempt(username: "alice", lockout: second, run: run, now: next)
-        try require(fourth.refusedUntil == nil, "password attempts: a new window admits the run")
-        let fifth = try await store.beginPasswordAttempt(username: "alice", lockout: second, run: run, now: next)
+        try require(raced == 3, "password attempts: exactly the (user, address) limit passes a race", "\(raced)")
+        let refused = try await attempt(from: attacker)
+        try require(refused.refusedUntil == t0.addingTimeInterval(300) && refused.user?.id == "alice", "password attempts: refused until the window ends")
+        // Another address has its own budget; the run reaches its threshold at the fifth attempt.
+        try require(try await attempt(from: elsewhere).refusedUntil == nil, "password attempts: another address is not refused")
+        let fifth = try await attempt(from: elsewhere)
         try require(fifth.refusedUntil == nil && fifth.reached == [.passwordRun("alice")], "password attempts: the run reaches its threshold", "\(fifth.reached)")
-        let backedOff = try await store.beginPasswordAttempt(username: "alice", lockout: second, run: run, now: next.addingTimeInterval(59))
-        try require(backedOff.refusedUntil == next.addingTimeInterval(60), "password attempts: back-off after the threshold", "\(String(describing: backedOff.refusedUntil))")
-        let after = try await store.beginPasswordAttempt(username: "alice", lockout: second, run: run, now: next.addingTimeInterval(60))
-        try require(after.refusedUntil == nil, "password attempts: admitted when the back-off ends")
+        let slowed = try await attempt(from: elsewhere, at: t0.addingTimeInterval(59))
+        try require(slowed.refusedUntil == t0.addingTimeInterval(60), "password attempts: back-off after the threshold", "\(String(describing: slowed.refusedUntil))")
+        let both = try await attempt(from: attacker, at: t0.addingTimeInterval(59))
+        try require(both.refusedUntil == t0.addingTimeInterval(300), "password attempts: the longer of two waits", "\(String(describing: both.refusedUntil))")
+        // An address the user signed in from is not slowed by the run.
+        _ = try await store.apply(.login(session("s-known", device: "d1"), from: owner, audit: event("login.succeeded")))
+        try require(try await attempt(from: owner, at: t0.addingTimeInterval(10)).refusedUntil == nil, "password attempts: a known address is not slowed")
+        let longer = try await attempt(from: elsewhere, at: t0.addingTimeInterval(60))
+        try require(longer.refusedUntil == t0.addingTimeInterval(10 + 120), "password attempts: each attempt doubles the wait", "\(String(describing: longer.refusedUntil))")
+        try require(try await attempt(from: elsewhere, at: t0.addingTimeInterval(130)).refusedUntil == nil, "password attempts: admitted when the back-off ends")
+        // The next window: the (user, address) counter starts again; the run goes on.
+        let next = t0.addingTimeInterval(300)
+        try require(try await attempt(from: attacker, at: next.addingTimeInterval(500), window: next).refusedUntil == nil, "password attempts: a new window's budget")
 
         _ = try await store.apply(
-            .login(
-                session("p", device: nil), clearing: [.password("alice"), .passwordRun("alice")], audit: event("password.login.succeeded")))
+            .login(session("p", device: nil), clearing: [.password("alice", client: attacker), .passwordRun("alice")], audit: event("password.login.succeeded")))
         for _ in 0..<3 {
-            let fresh = try await store.beginPasswordAttempt(username: "alice", lockout: second, run: run, now: next.addingTimeInterval(61))
-            try require(fresh.refusedUntil == nil, "password attempts: a success clears the window and the run")
+            try require(try await attempt(from: attacker, at: next, window: next).refusedUntil == nil, "password attempts: a success clears the window and the run")
         }
-        let unknown = try await store.beginPasswordAttempt(username: "nobody", lockout: second, run: run, now: next)
+        let unknown = try await store.beginPasswordAttempt(username: "nobody", limits: passwordLimits(client: elsewhere), now: t0)
         try require(unknown.user == nil && unknown.refusedUntil == nil, "password attempts: unknown users are counted alike")
+        // A known address is forgotten with the audit rows of its time.
+        for _ in 0..<2 { _ = try await attempt(from: elsewhere, at: next, window: next) }
+        _ = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: t0.addingTimeInterval(100), sessionsBefore: t0)
+        let forgotten = try await attempt(from: owner, at: next.addingTimeInterval(1), window: next)
+        try require(forgotten.refusedUntil == next.addingTimeInterval(60), "password attempts: a swept known address is slowed again", "\(String(describing: forgotten.refusedUntil))")
     }
 }

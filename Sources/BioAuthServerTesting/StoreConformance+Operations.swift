@@ -93,12 +93,10 @@ extension StoreConformance {
         try require(rows.filter { $0.kind.description == "login.succeeded" }.allSatisfy { $0.count == 1 }, "retention: successes are never merged")
 
         // Counters: a past window goes, the current stays; a run stays until its retention.
-        let old = LockoutQuery(windowStart: t0, client: "c1", clientLimit: 9, passwordLimit: 9)
         _ = try await store.apply(.createUser(UserRecord(id: "alice", passwordSalt: Data([1]), passwordRounds: 7, passwordHash: Data([2]), createdAt: t0), audit: event("user.created")))
-        _ = try await store.beginPasswordAttempt(username: "alice", lockout: old, run: PasswordRunPolicy(), now: t0)
+        _ = try await store.beginPasswordAttempt(username: "alice", limits: passwordLimits(client: "c1"), now: t0)
         _ = try await store.apply(
-            .failure(
-                FailureRecord(.badPassword, lockout: LockoutQuery(windowStart: t0, client: "c1", clientLimit: 9, passwordLimit: nil), user: nil, audit: event("password.login.failed")))
+            .failure(FailureRecord(.badPassword, lockout: LockoutQuery(windowStart: t0, client: "c1", clientLimit: 9), audit: event("password.login.failed")))
         ).lockedSubjects
         let step = challenge()
         _ = try await issue(store, step)
@@ -108,9 +106,9 @@ extension StoreConformance {
         let swept = try await store.sweep(windowsBefore: t0.addingTimeInterval(600), runsBefore: t0, auditBefore: t0.addingTimeInterval(100), sessionsBefore: t0)
         try require(swept.counters == 2 && swept.approvals == 1, "retention: past windows and expired approvals go; the run stays", "\(swept)")
         try require(swept.auditRows == 5, "retention: audit rows older than the cut-off go (the two merged failures and three written at t0)", "\(swept)")
-        let run = try await store.beginPasswordAttempt(
-            username: "alice", lockout: LockoutQuery(windowStart: t0.addingTimeInterval(600), client: "c1", clientLimit: 9, passwordLimit: 9),
-            run: PasswordRunPolicy(threshold: 2, base: 1_000, cap: 1_000, maximum: 100), now: t0.addingTimeInterval(600))
+        var limits = passwordLimits(t0.addingTimeInterval(600), client: "c1")
+        limits.run = PasswordRunPolicy(threshold: 2, base: 1_000, cap: 1_000)
+        let run = try await store.beginPasswordAttempt(username: "alice", limits: limits, now: t0.addingTimeInterval(600))
         try require(run.refusedUntil == nil && run.reached == [.passwordRun("alice")], "retention: the run survived the sweep", "\(run.reached)")
         let later = try await store.sweep(windowsBefore: t0.addingTimeInterval(900), runsBefore: t0.addingTimeInterval(601), auditBefore: t0, sessionsBefore: t0)
         try require(later.counters == 2, "retention: the run goes after its retention", "\(later)")

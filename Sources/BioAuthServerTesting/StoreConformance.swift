@@ -69,7 +69,16 @@ public struct StoreConformance: Sendable {
     // MARK: Fixtures
 
     func lockout(_ window: Date? = nil, client: String = "203.0.113.9", limit: Int = 3) -> LockoutQuery {
-        LockoutQuery(windowStart: window ?? t0, client: client, clientLimit: limit, passwordLimit: limit)
+        LockoutQuery(windowStart: window ?? t0, client: client, clientLimit: limit)
+    }
+
+    /// Password-attempt limits: three wrong passwords per (user, address) in a 300-second window,
+    /// thirty failures per address, and a run that backs off after five attempts.
+    func passwordLimits(_ window: Date? = nil, client: String) -> PasswordAttemptLimits {
+        let start = window ?? t0
+        return PasswordAttemptLimits(
+            lockout: lockout(start, client: client, limit: 30), windowEnd: start.addingTimeInterval(300), passwordsPerClient: 3,
+            run: PasswordRunPolicy(threshold: 5, base: 60, cap: 600))
     }
 
     /// Stores a challenge through its plan; false if the plan was refused (a failure limit reached).

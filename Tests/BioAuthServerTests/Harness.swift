@@ -180,9 +180,9 @@ struct API: Sendable {
     }
 
     /// A full device login; returns the session token.
-    func login(_ user: String, _ deviceID: String, _ device: SoftwareDevice) async throws -> Reply {
-        let challenge = try await loginChallenge(user, deviceID)
-        return try await finish(challenge, signature: try device.sign(challenge))
+    func login(_ user: String, _ deviceID: String, _ device: SoftwareDevice, client: String = "203.0.113.1") async throws -> Reply {
+        let challenge = try await loginChallenge(user, deviceID, client: client)
+        return try await finish(challenge, signature: try device.sign(challenge), client: client)
     }
 }
 

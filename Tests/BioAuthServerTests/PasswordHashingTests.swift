@@ -15,7 +15,7 @@ struct PasswordHashingTests {
         let store = try SQLiteStore.inMemory()
         let old = BioAuthService(store: store, configuration: ServerConfiguration(passwordRounds: 1_000))
         try await old.createUser(username: "alice", password: "correct horse battery", request: RequestInfo())
-        let lockout = LockoutQuery(windowStart: Date(), client: "c", clientLimit: 10, passwordLimit: 10)
+        let lockout = LockoutQuery(windowStart: Date(), client: "c", clientLimit: 10)
         let before = try #require(try await store.passwordLoginState(username: "alice", lockout: lockout).user)
         #expect(before.passwordRounds == 1_000)
 

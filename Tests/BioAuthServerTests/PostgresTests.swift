@@ -58,7 +58,7 @@ struct PostgresTests {
             on: url)
         _ = try await PostgresTestServer.execute(
             "INSERT INTO sessions (token_hash, id, user_id, kind, created_at, expires_at) VALUES ('\\x03', 's', 'u', 'admin', now(), now())", on: url)
-        let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 1, passwordLimit: 1)
+        let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 1)
         await #expect(throws: StoreError(.corruptRow, detail: "challenges.operation_hash")) {
             try await store.consumeChallenge(id: Data([1]), lockout: lockout) { _ in ((), WritePlan()) }
         }

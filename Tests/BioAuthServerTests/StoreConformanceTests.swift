@@ -49,7 +49,7 @@ struct StoreConformanceTests {
         #expect(after.commits - before.commits < 150, "concurrent transactions share commits: \(after.commits - before.commits) commits")
         try await store.close()
         let reopened = try await SQLiteStore.open(path: path)
-        let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 9, passwordLimit: 9)
+        let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 9)
         for index in 0..<150 { #expect(try await reopened.passwordLoginState(username: UserID("user\(index)"), lockout: lockout).user != nil) }
         #expect(try await reopened.auditEvents(userID: nil, limit: 1_000).count == 150, "audit rows commit with their users, and only theirs")
         try await reopened.close()
@@ -100,7 +100,7 @@ struct StoreConformanceTests {
         try await pool.shutdownGracefully()
 
         let store = try await SQLiteStore.open(path: path)
-        let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 1, passwordLimit: 1)
+        let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 1)
         await #expect(throws: StoreError(.corruptRow, detail: "challenges.operation_hash")) {
             try await store.consumeChallenge(id: Data([1]), lockout: lockout) { _ in ((), WritePlan()) }
         }

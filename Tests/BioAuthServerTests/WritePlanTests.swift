@@ -58,8 +58,9 @@ struct WritePlanTests {
         var grant = device
         grant.kind = .enrolmentGrant
         #expect(WritePlan.login(grant, audit: event(.loginSucceeded)).mutations.first == .insertSession(grant, touchingDevice: nil))
-        let password = WritePlan.login(grant, clearing: [.password("alice")], audit: event(.passwordLoginSucceeded))
-        #expect(password.mutations.contains(.clearFailures([.password("alice")])))
+        let password = WritePlan.login(grant, from: "c1", clearing: [.password("alice", client: "c1")], audit: event(.passwordLoginSucceeded))
+        #expect(password.mutations.contains(.clearFailures([.password("alice", client: "c1")])))
+        #expect(password.mutations.contains(.rememberClient(userID: "alice", client: "c1", at: at)), "the address becomes known")
         #expect(!WritePlan.login(device, audit: event(.loginSucceeded)).mutations.contains { if case .clearFailures = $0 { true } else { false } })
     }
 
@@ -78,8 +79,8 @@ struct WritePlanTests {
     }
 
     @Test func aFailureBecomesLockoutEventsExactlyWhenACounterReachesItsLimit() {
-        let lockout = LockoutQuery(windowStart: at, client: "c1", clientLimit: 3, passwordLimit: nil)
-        let failure = FailureRecord(.badSignature, lockout: lockout, user: nil, audit: event(.loginFailed))
+        let lockout = LockoutQuery(windowStart: at, client: "c1", clientLimit: 3)
+        let failure = FailureRecord(.badSignature, lockout: lockout, audit: event(.loginFailed))
         #expect(WritePlan.failure(failure).mutations == [.countFailure(failure)])
         let below = failure.consequences(ofCounts: [.client("c1"): 2])
         #expect(below.locked.isEmpty)

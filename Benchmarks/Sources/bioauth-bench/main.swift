@@ -58,7 +58,7 @@ line(String(format: "  BioAuthCore strict path:       %8.0f /s   (%.2f× swift-c
 func seedThroughStore(_ store: any BioAuthStore, devices: Int, spki: Data) async throws -> [(user: UserID, device: DeviceID)] {
     var ids: [(user: UserID, device: DeviceID)] = []
     let now = Date()
-    let lockout = LockoutQuery(windowStart: now, client: "seed", clientLimit: .max, passwordLimit: .max)
+    let lockout = LockoutQuery(windowStart: now, client: "seed", clientLimit: .max)
     for n in 0..<devices {
         let (user, id) = (UserID("user\(n)"), DeviceID.random())
         let challenge = ChallengeRecord(

@@ -30,15 +30,15 @@ struct Account: Flow {
         let password = try Validate.password(password)
         try admit(request)
         let now = clock.now()
-        let lockout = windows.lockout(client: request.clientAddress, at: now, factor: .password)
-        // The attempt is counted before the slow hash, atomically with the check: parallel guesses
-        // cannot all pass it. A success clears the user's counters below.
-        let attempt = try await run(request) { [policy = configuration.passwordRun] in
-            try await self.store.beginPasswordAttempt(username: username, lockout: lockout, run: policy, now: now)
-        }
+        let lockout = windows.lockout(client: request.clientAddress, at: now)
+        // The attempt is decided and counted before the slow hash, in one transaction under the
+        // user's lock: parallel guesses cannot all pass it. A success clears the counters below.
+        let limits = PasswordAttemptLimits(
+            lockout: lockout, windowEnd: windows.windowEnd(now), passwordsPerClient: windows.policy.passwordFailuresPerClient, run: configuration.passwordRun)
+        let attempt = try await run(request) { try await self.store.beginPasswordAttempt(username: username, limits: limits, now: now) }
         if let until = attempt.refusedUntil {
-            // A window limit: until its end; a back-off: until it runs out.
-            let retryAfter = until == lockout.windowStart ? windows.retryAfter(now) : max(1, Int(min(until.timeIntervalSince(now), 86_400).rounded(.up)))
+            // The real wait: the window's end or the back-off's, whichever is later.
+            let retryAfter = max(1, Int(min(until.timeIntervalSince(now), 86_400).rounded(.up)))
             throw await refuseLockedOut(user: attempt.user == nil ? nil : username, device: nil, retryAfter: retryAfter, request)
         }
         // Unknown users cost a hash too, so timing does not tell which usernames exist.
@@ -51,7 +51,7 @@ struct Account: Flow {
             // to the audit log (the log line carries only a keyed hash of it).
             let audited = event(.passwordLoginFailed, user: user == nil ? nil : username, reason: reason.description, request: request)
             // The user's counters were counted already; the address is counted now.
-            var failure = FailureRecord(reason, lockout: windows.lockout(client: request.clientAddress, at: now, factor: .signature), user: nil, audit: audited)
+            var failure = FailureRecord(reason, lockout: lockout, audit: audited)
             failure.reachedEarlier = attempt.reached
             let locked = try await run(request) { [failure] in try await self.store.apply(.failure(failure)).lockedSubjects }
             throw failed(failure, locked: locked, request)
@@ -67,7 +67,7 @@ struct Account: Flow {
         }
         try await run(request) { [rehashed] in
             let plan = WritePlan.login(
-                session, clearing: [.password(username), .passwordRun(username)], rehashed: rehashed,
+                session, from: lockout.client, clearing: [.password(username, client: lockout.client), .passwordRun(username)], rehashed: rehashed,
                 audit: self.event(.passwordLoginSucceeded, user: username, request: request))
             _ = try await self.store.apply(plan)
         }
@@ -80,8 +80,8 @@ struct Account: Flow {
     ) async throws(ServerError) -> SessionGrant {
         try admit(request)
         let now = clock.now()
-        let lockout = windows.lockout(client: request.clientAddress, at: now, factor: .signature)
-        // With a signature-factor query only the address's counter is consulted ("" names no user).
+        let lockout = windows.lockout(client: request.clientAddress, at: now)
+        // Only the address's counter is consulted ("" names no user).
         if try await run(request, { try await self.store.passwordLoginState(username: "", lockout: lockout) }).lockedOut {
             throw await refuseLockedOut(user: nil, device: nil, request)
         }
@@ -92,14 +92,14 @@ struct Account: Flow {
         }
         guard let proven else {
             let failure = FailureRecord(
-                .primaryLoginRejected, lockout: lockout, user: nil, audit: event(.primaryLoginFailed, reason: FailureReason.primaryLoginRejected.description, request: request))
+                .primaryLoginRejected, lockout: lockout, audit: event(.primaryLoginFailed, reason: FailureReason.primaryLoginRejected.description, request: request))
             let locked = try await run(request) { [failure] in try await self.store.apply(.failure(failure)).lockedSubjects }
             throw failed(failure, locked: locked, request)
         }
         let userID = try Validate.username(proven, field: "userId")
         let (session, token) = newSession(user: userID, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, at: now)
         let audit = event(.primaryLoginSucceeded, user: userID, request: request)
-        _ = try await run(request) { try await self.store.apply(.login(session, audit: audit)) }
+        _ = try await run(request) { try await self.store.apply(.login(session, from: lockout.client, audit: audit)) }
         log(audit)
         return SessionGrant(token: token, session: session)
     }

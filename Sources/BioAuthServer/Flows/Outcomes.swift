@@ -6,11 +6,14 @@ import Foundation
 extension WritePlan {
     /// A login: a stronger password hash computed at this login if given, the session (a device
     /// session marks its device used), the failure counters the login clears, the audit event.
-    public static func login(_ session: SessionRecord, clearing: [FailureSubject] = [], rehashed: UserRecord? = nil, audit: AuditEvent) -> WritePlan {
+    public static func login(
+        _ session: SessionRecord, from client: String? = nil, clearing: [FailureSubject] = [], rehashed: UserRecord? = nil, audit: AuditEvent
+    ) -> WritePlan {
         var plan = WritePlan()
         if let rehashed { plan.add(.replacePassword(rehashed)) }
         plan.add(.insertSession(session, touchingDevice: session.kind == .device ? session.deviceID : nil))
         if !clearing.isEmpty { plan.add(.clearFailures(clearing)) }
+        if let client { plan.add(.rememberClient(userID: session.userID, client: client, at: session.createdAt)) }
         plan.audit(audit)
         return plan
     }
@@ -36,7 +39,7 @@ extension WritePlan {
     /// by the request limiter instead.
     public static func issueChallenge(_ challenge: ChallengeRecord, lockout: LockoutQuery) -> WritePlan {
         var plan = WritePlan()
-        plan.require(.belowFailureLimits(lockout, user: challenge.userID))
+        plan.require(.belowFailureLimits(lockout))
         plan.add(.insertChallenge(challenge))
         return plan
     }

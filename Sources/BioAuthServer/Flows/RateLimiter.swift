@@ -16,21 +16,16 @@ struct RateWindows: Sendable {
         max(1, Int((windowStart(now).timeIntervalSince1970 + policy.window - now.timeIntervalSince1970).rounded(.up)))
     }
 
-    /// Which factor a request proves; each has its own failure counters.
-    enum Factor {
-        /// The demo password: counted per user and per client address.
-        case password
-        /// A device signature: counted per client address only. Nobody can forge one, so failures
-        /// say nothing against the device or its owner, and counting them there would let anyone
-        /// who knows a device id lock its owner out.
-        case signature
-    }
+    /// When the current window ends.
+    func windowEnd(_ now: Date) -> Date { windowStart(now).addingTimeInterval(policy.window) }
 
-    /// The failure limits in force for a request from `client` at `now`.
-    func lockout(client: String, at now: Date, factor: Factor) -> LockoutQuery {
-        LockoutQuery(
-            windowStart: windowStart(now), client: client, clientLimit: policy.failuresPerClient,
-            passwordLimit: factor == .password ? policy.failuresPerUser : nil)
+    /// The failure limit in force for a request from `client` at `now`. Every failure counts
+    /// against the sending address; a wrong password also counts against the user from that
+    /// address (``RateLimitPolicy/passwordFailuresPerClient``) and the user's run. A device
+    /// signature's failures count against the address only: nobody can forge one, so they say
+    /// nothing against the device or its owner.
+    func lockout(client: String, at now: Date) -> LockoutQuery {
+        LockoutQuery(windowStart: windowStart(now), client: client, clientLimit: policy.failuresPerClient)
     }
 }
 

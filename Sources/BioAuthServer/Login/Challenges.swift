@@ -21,7 +21,7 @@ struct Challenges: Flow {
             enrolmentRequestID: enrolmentRequest)
         let message: SignedMessage
         do { message = try challenge.message() } catch { throw ServerError(error) }
-        let plan = WritePlan.issueChallenge(challenge, lockout: windows.lockout(client: request.clientAddress, at: now, factor: .signature))
+        let plan = WritePlan.issueChallenge(challenge, lockout: windows.lockout(client: request.clientAddress, at: now))
         guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
             throw await refuseLockedOut(user: user, device: device, request)
         }
@@ -42,15 +42,15 @@ struct Challenges: Flow {
         let signatureBytes = try Validate.base64URL(signature, field: "signature", count: 1...256)
         if session == nil { try admit(request) }  // authenticated calls were admitted by authenticate(token:request:)
         let now = clock.now()
-        let lockout = windows.lockout(client: request.clientAddress, at: now, factor: .signature)
+        let lockout = windows.lockout(client: request.clientAddress, at: now)
         let verifier = ChallengeVerifier(relyingPartyID: configuration.relyingPartyID)
         let (verdict, outcome) = try await run(request) {
             try await self.store.consumeChallenge(id: id, lockout: lockout) { taken -> (verdict: Finished<Success>, plan: WritePlan) in
                 func failure(_ reason: FailureReason) -> (verdict: Finished<Success>, plan: WritePlan) {
                     let user = taken?.challenge.userID, device = taken?.challenge.deviceID
                     let audit = self.event(purpose.auditFailure, user: user, device: device, reason: reason.description, request: request)
-                    // A signature lockout query counts the sending address only (FailureSubject).
-                    let failure = FailureRecord(reason, lockout: lockout, user: user, audit: audit)
+                    // A signature failure counts against the sending address only (FailureSubject).
+                    let failure = FailureRecord(reason, lockout: lockout, audit: audit)
                     return (.failed(failure), .failure(failure))
                 }
                 if let taken, taken.lockedOut {

@@ -23,8 +23,9 @@ struct DeviceLogin: Flow {
             var session = self.sessionRecord(token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now)
             session.refreshTokenHash = TokenHash(of: refresh)
             let audit = self.event(.loginSucceeded, user: challenge.userID, device: challenge.deviceID, request: request)
-            // Clears nothing: a device login says nothing about the password counter.
-            return ((session, audit), .login(session, audit: audit))
+            // Clears no password counter (it says nothing about the password), but the address
+            // becomes known: the owner's way back to a password login no stranger can slow down.
+            return ((session, audit), .login(session, from: request.clientAddress, audit: audit))
         }
         let (session, audit) = login
         metrics.logins.increment()

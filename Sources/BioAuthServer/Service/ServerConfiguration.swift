@@ -21,7 +21,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// OWASP's Password Storage Cheat Sheet figure for PBKDF2-HMAC-SHA256 (2023).
     public static let recommendedPasswordRounds = 600_000
     public var rateLimits: RateLimitPolicy
-    /// Consecutive wrong passwords per user across windows: exponential back-off, then refusal at 100.
+    /// Consecutive password attempts per user across windows and addresses: exponential back-off
+    /// for addresses the user never signed in from; never a refusal for good.
     public var passwordRun: PasswordRunPolicy
     /// How long audit rows and password runs are kept.
     public var retention = RetentionPolicy()
@@ -57,9 +58,11 @@ public struct ServerConfiguration: Sendable, Hashable {
 public struct RateLimitPolicy: Sendable, Hashable {
     /// Length of a window in seconds.
     public var window: TimeInterval
-    /// Wrong passwords per user (from any address) before password login of that user is locked
-    /// for the rest of the window. Password failures never lock device-signature login.
-    public var failuresPerUser: Int
+    /// Wrong passwords for one user from one client address before password login of that user
+    /// *from that address* is refused for the rest of the window (NIST SP 800-63B §5.2.2: a
+    /// stranger's guesses never use up the owner's budget). Across addresses the user's run slows
+    /// guesses instead (``PasswordRunPolicy``). Password failures never lock device-signature login.
+    public var passwordFailuresPerClient: Int
     /// Failed verifications of any kind per client address before that address is locked out for
     /// the rest of the window. A forged signature cannot succeed, so signature failures throttle
     /// only the address that sends them, never the device's owner.
@@ -67,9 +70,9 @@ public struct RateLimitPolicy: Sendable, Hashable {
     /// Authentication requests per client address per window.
     public var requestsPerClient: Int
 
-    public init(window: TimeInterval = 300, failuresPerUser: Int = 10, failuresPerClient: Int = 30, requestsPerClient: Int = 300) {
+    public init(window: TimeInterval = 300, passwordFailuresPerClient: Int = 10, failuresPerClient: Int = 30, requestsPerClient: Int = 300) {
         self.window = window
-        self.failuresPerUser = failuresPerUser
+        self.passwordFailuresPerClient = passwordFailuresPerClient
         self.failuresPerClient = failuresPerClient
         self.requestsPerClient = requestsPerClient
     }

@@ -55,7 +55,7 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
             revokedDeviceSession.description, unknownRefreshToken.description, refreshTokenReused.description:
             "sessionRejected"
         case approvalRejected.description, recoveryCodeRejected.description: "approvalRejected"
-        case lockedOut.description, tooManyChallenges.description, FailureSubject.password("").kind, FailureSubject.passwordRun("").kind,
+        case lockedOut.description, tooManyChallenges.description, FailureSubject.password("", client: "").kind, FailureSubject.passwordRun("").kind,
             FailureSubject.client("").kind:
             lockedOut.description
         default: reason  // not a failure reason (e.g. "all" for sessions revoked everywhere)

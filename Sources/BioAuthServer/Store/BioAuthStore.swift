@@ -26,13 +26,8 @@ public protocol BioAuthStore: Sendable {
 
     // MARK: Users (the demo primary login)
 
-    /// The user (nil if unknown) and whether a failure limit of the user or the client is reached.
+    /// The user (nil if unknown) and whether the client address's failure limit is reached.
     func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState
-    /// One password attempt, counted *before* its slow hash, atomically with the check (across
-    /// instances): refuses — counting nothing — while a window limit is reached or the user's
-    /// consecutive-failure back-off runs; otherwise counts the attempt against the user's window
-    /// and run counters and returns the user. A successful login clears both (``WritePlan/login(_:clearing:rehashed:audit:)``).
-    func beginPasswordAttempt(username: UserID, lockout: LockoutQuery, run: PasswordRunPolicy, now: Date) async throws -> PasswordAttempt
 
     // MARK: Challenges
 
@@ -47,8 +42,8 @@ public protocol BioAuthStore: Sendable {
     /// Deletes challenges that expired before `date`; returns how many.
     func deleteChallenges(expiredBefore date: Date) async throws -> Int
     /// Deletes window counters whose window started before `windowsBefore`, password runs whose
-    /// last attempt was before `runsBefore`, audit rows and undelivered outbox events older than
-    /// `auditBefore`, approvals and enrolment requests that expired before `windowsBefore`, and
+    /// last attempt was before `runsBefore`, audit rows, undelivered outbox events and known client
+    /// addresses (``WritePlan/Mutation/rememberClient(userID:client:at:)``) older than `auditBefore`, approvals and enrolment requests that expired before `windowsBefore`, and
     /// sessions that expired or were revoked before `sessionsBefore` with their spent refresh tokens.
     func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date, sessionsBefore: Date) async throws -> SweepResult
 
@@ -135,11 +130,11 @@ public struct FailureRecord: Sendable, Hashable {
     /// limit then: audited as lockouts with it.
     public var reachedEarlier: [FailureSubject] = []
 
-    public init(_ reason: FailureReason, lockout: LockoutQuery, user: UserID?, audit: AuditEvent) {
+    /// A failure counted against the sending address.
+    public init(_ reason: FailureReason, lockout: LockoutQuery, audit: AuditEvent) {
         self.reason = reason
-        let subjects = lockout.subjects(user: user)
-        self.subjects = subjects.map(\.subject)
-        limits = Dictionary(subjects.map { ($0.subject, $0.limit) }, uniquingKeysWith: { $1 })
+        subjects = [.client(lockout.client)]
+        limits = [.client(lockout.client): lockout.clientLimit]
         windowStart = lockout.windowStart
         self.audit = audit
     }

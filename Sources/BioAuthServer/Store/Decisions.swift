@@ -4,6 +4,17 @@ import Foundation
 /// ``BioAuthStore/decide(locking:_:)`` with the domain's rule: what the flows call, and what
 /// `StoreConformance` holds every store to.
 extension BioAuthStore {
+    /// One password attempt, decided (``PasswordAttempt/decide(_:user:limits:now:)``) and counted
+    /// *before* its slow hash, in one transaction under the user's lock, across instances:
+    /// refused with nothing counted, or counted and handed the user row. A successful login
+    /// clears the counters (``WritePlan/login(_:from:clearing:rehashed:audit:)``).
+    public func beginPasswordAttempt(username: UserID, limits: PasswordAttemptLimits, now: Date) async throws -> PasswordAttempt {
+        try await decide(locking: RowLocks(passwordAttempt: PasswordAttemptKey(user: username, client: limits.lockout.client))) { rows in
+            PasswordAttempt.decide(
+                rows.passwordAttempt ?? PasswordAttemptRows(user: nil, counters: [:], knownClient: false), user: username, limits: limits, now: now)
+        }.verdict
+    }
+
     /// Redeems an approval (``WritePlan/redemption(_:operationHash:userID:at:audit:)``): the
     /// approval consumed, or nil with nothing written. Exactly one of concurrent callers succeeds.
     public func redeemApproval(tokenHash: TokenHash, operationHash: Data, userID: UserID, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {

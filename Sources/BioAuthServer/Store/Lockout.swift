@@ -1,13 +1,16 @@
 import Foundation
 
-/// Whose failures are counted: one counter per factor. Wrong passwords count against the user;
-/// every failure counts against the sending address. Signature failures count against nobody
-/// else — a forged signature cannot succeed, so counting it against the device or its owner would
-/// only let anyone who knows a device id lock the owner out.
+/// Whose failures are counted. Every failure counts against the sending address; a wrong password
+/// also counts against the user *from that address* and against the user's run of attempts
+/// without a success. Signature failures count against nobody else — a forged signature cannot
+/// succeed, so counting it against the device or its owner would only let anyone who knows a
+/// device id lock the owner out.
 public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
-    /// Wrong passwords for this user, from any address, in the current window.
-    case password(UserID)
-    /// This user's consecutive password attempts without a success, across windows.
+    /// Wrong passwords for this user from this client address, in the current window: a stranger's
+    /// guesses from elsewhere never fill the owner's budget (NIST SP 800-63B §5.2.2).
+    case password(UserID, client: String)
+    /// This user's consecutive password attempts without a success, from every address, across
+    /// windows: it slows attempts from addresses the user never signed in from (back-off).
     case passwordRun(UserID)
     case client(String)
 
@@ -23,94 +26,96 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
     public var description: String { kind }
 }
 
-/// Failure limits in force for one request: the current fixed window and each subject's limit.
+/// The failure limit in force for one request's client address in the current fixed window.
 public struct LockoutQuery: Sendable, Hashable {
     public var windowStart: Date
     public var client: String
     public var clientLimit: Int
-    /// Wrong passwords per user; nil when the request proves another factor (a signature), whose
-    /// failures are counted per address only.
-    public var passwordLimit: Int?
 
-    public init(windowStart: Date, client: String, clientLimit: Int, passwordLimit: Int?) {
+    public init(windowStart: Date, client: String, clientLimit: Int) {
         self.windowStart = windowStart
         self.client = client
         self.clientLimit = clientLimit
-        self.passwordLimit = passwordLimit
     }
 
-    /// The subjects a request about `user` is counted against, with their limits.
-    public func subjects(user: UserID?) -> [(subject: FailureSubject, limit: Int)] {
-        var subjects: [(FailureSubject, Int)] = [(.client(client), clientLimit)]
-        if let user, let passwordLimit { subjects.append((.password(user), passwordLimit)) }
-        return subjects
-    }
+    /// True if the client's count in this window has reached its limit.
+    public func isLockedOut(clientCount: Int) -> Bool { clientCount >= clientLimit }
+}
 
-    /// True if any count has reached its subject's limit.
-    public func isLockedOut(_ counts: [FailureSubject: Int], user: UserID?) -> Bool {
-        subjects(user: user).contains { (counts[$0.subject] ?? 0) >= $0.limit }
+/// A failure counter as stored: a window counter's window start, or a run's last attempt.
+public struct FailureCounter: Sendable, Hashable {
+    public var since: Date
+    public var count: Int
+
+    public init(since: Date, count: Int) {
+        self.since = since
+        self.count = count
     }
 }
 
-/// Consecutive password failures per user, across windows (NIST SP 800-63B §5.2.2): after
-/// `threshold` the next attempt waits `base` × 2^(failures − threshold), at most `cap`; after
-/// `maximum` password login stays refused for that user (device login is untouched).
+/// Consecutive password attempts per user without a success, across windows and addresses (NIST
+/// SP 800-63B §5.2.2 lockout avoidance): after `threshold` the next attempt from an address the
+/// user never signed in from waits `base` × 2^(attempts − threshold), at most `cap`. It slows and
+/// never refuses for good: the owner's known addresses are not slowed at all, so a stranger's
+/// guesses cannot keep the owner out.
 public struct PasswordRunPolicy: Sendable, Hashable {
     public var threshold: Int
     public var base: TimeInterval
     public var cap: TimeInterval
-    public var maximum: Int
 
-    public init(threshold: Int = 10, base: TimeInterval = 60, cap: TimeInterval = 86_400, maximum: Int = 100) {
+    public init(threshold: Int = 10, base: TimeInterval = 60, cap: TimeInterval = 86_400) {
         self.threshold = threshold
         self.base = base
         self.cap = cap
-        self.maximum = min(maximum, 100)
     }
 
-    /// When the next attempt may come after `count` consecutive attempts, the last at `last`;
-    /// nil when it may come now. `.distantFuture` once `maximum` is reached.
+    /// When the next attempt from an unknown address may come after `count` consecutive attempts,
+    /// the last at `last`; nil when it may come now.
     public func nextAttempt(count: Int, last: Date) -> Date? {
-        if count >= maximum { return .distantFuture }
         guard count >= threshold else { return nil }
         let delay = min(cap, base * pow(2, Double(min(count - threshold, 30))))
         return last.addingTimeInterval(delay)
     }
+}
 
-    /// The decision of ``BioAuthStore/beginPasswordAttempt(username:lockout:run:now:)`` from the
-    /// counters as stored: every store calls this, so they cannot disagree.
-    public func decide(
-        lockout: LockoutQuery, user: UserID, now: Date, client: (window: Date, count: Int)?, password: (window: Date, count: Int)?,
-        run: (last: Date, count: Int)?
-    ) -> PasswordAttemptDecision {
-        let clientCount = client.flatMap { $0.window == lockout.windowStart ? $0.count : nil } ?? 0
-        let passwordCount = password.flatMap { $0.window == lockout.windowStart ? $0.count : nil } ?? 0
-        let passwordLimit = lockout.passwordLimit ?? .max
-        var refusedUntil: Date?
-        if clientCount >= lockout.clientLimit || passwordCount >= passwordLimit { refusedUntil = lockout.windowStart }
-        if let run, let next = nextAttempt(count: run.count, last: run.last), next > now { refusedUntil = max(refusedUntil ?? next, next) }
-        if let refusedUntil { return .refused(until: refusedUntil) }
-        let newRun = (run?.count ?? 0) + 1
-        var reached: [FailureSubject] = []
-        if passwordCount + 1 == passwordLimit { reached.append(.password(user)) }
-        if newRun == threshold || newRun == maximum { reached.append(.passwordRun(user)) }
-        return .counted(password: passwordCount + 1, run: newRun, reached: reached)
+/// The rows a password attempt is decided on (``RowLocks/passwordAttempt``), read under a
+/// per-user lock: parallel guesses cannot all pass the check.
+public struct PasswordAttemptRows: Sendable, Hashable {
+    public var user: UserRecord?
+    /// The client's, the (user, client) and the run counter, where they exist.
+    public var counters: [FailureSubject: FailureCounter]
+    /// True if the user signed in successfully from this client address before.
+    public var knownClient: Bool
+
+    public init(user: UserRecord?, counters: [FailureSubject: FailureCounter], knownClient: Bool) {
+        self.user = user
+        self.counters = counters
+        self.knownClient = knownClient
     }
 }
 
-/// What ``PasswordRunPolicy/decide(lockout:user:now:client:password:run:)`` decides.
-public enum PasswordAttemptDecision: Sendable, Hashable {
-    /// Refused, counting nothing; `until` is when the longest applicable wait ends (the window's
-    /// start for a window limit: the caller adds the window).
-    case refused(until: Date)
-    /// Counted: the new window and run counts, and the subjects whose limit this attempt reached.
-    case counted(password: Int, run: Int, reached: [FailureSubject])
+/// The limits a password attempt is decided on.
+public struct PasswordAttemptLimits: Sendable, Hashable {
+    /// The window, the sending address and its limit for failures of any kind.
+    public var lockout: LockoutQuery
+    /// When the window ends: the wait for a window limit.
+    public var windowEnd: Date
+    /// Wrong passwords for one user from this address per window.
+    public var passwordsPerClient: Int
+    public var run: PasswordRunPolicy
+
+    public init(lockout: LockoutQuery, windowEnd: Date, passwordsPerClient: Int, run: PasswordRunPolicy) {
+        self.lockout = lockout
+        self.windowEnd = windowEnd
+        self.passwordsPerClient = passwordsPerClient
+        self.run = run
+    }
 }
 
-/// What ``BioAuthStore/beginPasswordAttempt(username:lockout:run:now:)`` returns.
+/// One password attempt, decided before its slow hash and counted with the check.
 public struct PasswordAttempt: Sendable, Hashable {
     public var user: UserRecord?
-    /// Refused: nothing was counted; the wait ends then (the window's start for a window limit).
+    /// Refused, nothing counted: the attempt may be repeated then (the real end of the longest wait).
     public var refusedUntil: Date?
     /// Subjects whose limit this attempt reached (audited as lockouts if the attempt fails).
     public var reached: [FailureSubject]
@@ -120,11 +125,40 @@ public struct PasswordAttempt: Sendable, Hashable {
         self.refusedUntil = refusedUntil
         self.reached = reached
     }
+
+    /// The decision on the rows as read, every store alike: refused while the address's or the
+    /// (user, address) window limit is reached, or — from an address the user never signed in
+    /// from — while the run's back-off runs; otherwise counted against the (user, address) window
+    /// and the run.
+    public static func decide(_ rows: PasswordAttemptRows, user: UserID, limits: PasswordAttemptLimits, now: Date) -> (verdict: PasswordAttempt, plan: WritePlan) {
+        let (lockout, passwordLimit, run) = (limits.lockout, limits.passwordsPerClient, limits.run)
+        let pair = FailureSubject.password(user, client: lockout.client)
+        func windowCount(_ subject: FailureSubject) -> Int {
+            rows.counters[subject].flatMap { $0.since == lockout.windowStart ? $0.count : nil } ?? 0
+        }
+        let pairCount = windowCount(pair)
+        let runCounter = rows.counters[.passwordRun(user)]
+        var waits: [Date] = []
+        if lockout.isLockedOut(clientCount: windowCount(.client(lockout.client))) || pairCount >= passwordLimit { waits.append(limits.windowEnd) }
+        if !rows.knownClient, let runCounter, let next = run.nextAttempt(count: runCounter.count, last: runCounter.since), next > now {
+            waits.append(next)
+        }
+        if let until = waits.max() { return (PasswordAttempt(user: rows.user, refusedUntil: until, reached: []), WritePlan()) }
+        let runCount = (runCounter?.count ?? 0) + 1
+        var reached: [FailureSubject] = []
+        if pairCount + 1 == passwordLimit { reached.append(pair) }
+        if runCount == run.threshold { reached.append(.passwordRun(user)) }
+        var plan = WritePlan()
+        plan.add(.setCounter(pair, FailureCounter(since: lockout.windowStart, count: pairCount + 1)))
+        plan.add(.setCounter(.passwordRun(user), FailureCounter(since: now, count: runCount)))
+        return (PasswordAttempt(user: rows.user, refusedUntil: nil, reached: reached), plan)
+    }
 }
 
 /// What ``BioAuthStore/passwordLoginState(username:lockout:)`` finds.
 public struct PasswordLoginState: Sendable, Hashable {
     public var user: UserRecord?
+    /// True if the client address's failure limit is reached.
     public var lockedOut: Bool
 
     public init(user: UserRecord?, lockedOut: Bool) {

@@ -10,11 +10,18 @@ public struct RowLocks: Sendable, Hashable {
     public var enrolmentRequest: EnrolmentRequestID?
     /// The session whose current refresh token hashes to this, or that spent a token hashing to it.
     public var refreshToken: TokenHash?
+    /// A password attempt of this user from this client address: the user row, the counters a
+    /// ``PasswordAttempt`` is decided on and whether the address is known (``PasswordAttemptRows``),
+    /// read under a per-user lock.
+    public var passwordAttempt: PasswordAttemptKey?
 
-    public init(approval: TokenHash? = nil, enrolmentRequest: EnrolmentRequestID? = nil, refreshToken: TokenHash? = nil) {
+    public init(
+        approval: TokenHash? = nil, enrolmentRequest: EnrolmentRequestID? = nil, refreshToken: TokenHash? = nil, passwordAttempt: PasswordAttemptKey? = nil
+    ) {
         self.approval = approval
         self.enrolmentRequest = enrolmentRequest
         self.refreshToken = refreshToken
+        self.passwordAttempt = passwordAttempt
     }
 }
 
@@ -28,15 +35,28 @@ public struct LockedRows: Sendable, Hashable {
     public var refreshSession: SessionState?
     /// True if the refresh token is one the session spent (a rotated-away token), false if it is current.
     public var refreshTokenSpent: Bool
+    public var passwordAttempt: PasswordAttemptRows?
 
     public init(
         approval: ApprovalRecord? = nil, approvalSignerActive: Bool = false, enrolmentRequest: EnrolmentRequestRecord? = nil, refreshSession: SessionState? = nil,
-        refreshTokenSpent: Bool = false
+        refreshTokenSpent: Bool = false, passwordAttempt: PasswordAttemptRows? = nil
     ) {
+        self.passwordAttempt = passwordAttempt
         self.approval = approval
         self.approvalSignerActive = approvalSignerActive
         self.enrolmentRequest = enrolmentRequest
         self.refreshSession = refreshSession
         self.refreshTokenSpent = refreshTokenSpent
+    }
+}
+
+/// Whose password attempt, from where.
+public struct PasswordAttemptKey: Sendable, Hashable {
+    public var user: UserID
+    public var client: String
+
+    public init(user: UserID, client: String) {
+        self.user = user
+        self.client = client
     }
 }

@@ -16,6 +16,7 @@ package enum Schema {
         "Access tokens: signing keys, refresh tokens",
         "The event outbox",
         "Challenges are not counted per device",
+        "Addresses where a user signed in",
     ]
 
     package enum ColumnType: Sendable, Hashable {
@@ -89,6 +90,7 @@ package enum Schema {
                 .init("approved_at", .date, nullable: true), .init("approved_by_device", .text, nullable: true), .init("recovery_code_hash", .bytes, nullable: true),
                 .init("recovery_attempts", .integer),
             ]),
+        Table("known_clients", [.init("user_id", .text), .init("client", .text), .init("last_success_at", .date)]),
         Table(
             "outbox",
             [

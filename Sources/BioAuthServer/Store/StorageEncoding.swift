@@ -59,7 +59,8 @@ extension FailureSubject {
     /// colons (an IPv6 address): nothing ever splits this key.
     package var storageKey: String {
         switch self {
-        case .password(let user), .passwordRun(let user): kind + ":" + user.rawValue
+        case .password(let user, let client): kind + ":" + user.rawValue + "|" + client  // usernames never contain "|"
+        case .passwordRun(let user): kind + ":" + user.rawValue
         case .client(let address): kind + ":" + address
         }
     }

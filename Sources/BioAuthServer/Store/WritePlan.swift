@@ -22,8 +22,8 @@ public struct WritePlan: Sendable, Hashable {
         /// The enrolment request exists and is approved (locked until the transaction ends: two
         /// enrolments cannot both use it).
         case approvedEnrolmentRequest(id: EnrolmentRequestID)
-        /// No failure limit of the query is reached for the user (nil: the client's only).
-        case belowFailureLimits(LockoutQuery, user: UserID?)
+        /// The client address's failure limit in the query's window is not reached.
+        case belowFailureLimits(LockoutQuery)
         /// The user has never had a device, revoked or not (checked under a per-user lock:
         /// concurrent first enrolments cannot all pass).
         case noDeviceEver(userID: UserID)
@@ -57,6 +57,11 @@ public struct WritePlan: Sendable, Hashable {
         case insertSession(SessionRecord, touchingDevice: DeviceID?)
         /// Deletes these failure counters (nothing for an empty list).
         case clearFailures([FailureSubject])
+        /// Sets the subject's counter to this value (inserting it if absent).
+        case setCounter(FailureSubject, FailureCounter)
+        /// Remembers that the user signed in successfully from this client address at `at`
+        /// (``PasswordAttemptRows/knownClient``).
+        case rememberClient(userID: UserID, client: String, at: Date)
         /// Counts the failure against each subject's window counter, then applies what
         /// ``FailureRecord/consequences(ofCounts:)`` makes of the new counts (audit and lockout
         /// events); the subjects that reached their limit are the outcome's.
