@@ -364,6 +364,11 @@ public struct RegisteredDevice: Sendable, Hashable {
     public let createdAt: Date
     public let lastUsedAt: Date?
     public let revokedAt: Date?
+    /// When the key was last replaced (a re-enrolment), and how: `approval`, `recovery`,
+    /// `primaryLogin` or `grant`. Show both: a key replaced by someone else is how an attacker
+    /// takes over a device that keeps its familiar name.
+    public let keyReplacedAt: Date?
+    public let keyReplacedBy: String?
     /// Whether this is the phone the client runs on.
     public let isThisDevice: Bool
 
@@ -378,6 +383,8 @@ public struct RegisteredDevice: Sendable, Hashable {
         createdAt = Date(seconds: device.createdAt)
         lastUsedAt = device.lastUsedAt.map(Date.init(seconds:))
         revokedAt = device.revokedAt.map(Date.init(seconds:))
+        keyReplacedAt = device.keyReplacedAt.map(Date.init(seconds:))
+        keyReplacedBy = device.keyReplacedBy
         isThisDevice = device.id == thisDevice
     }
 }

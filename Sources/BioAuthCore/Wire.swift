@@ -311,13 +311,22 @@ extension Wire {
         public var createdAt: Int64
         public var lastUsedAt: Int64?
         public var revokedAt: Int64?
-        public init(id: String, name: String, publicKey: String, createdAt: Int64, lastUsedAt: Int64?, revokedAt: Int64?) {
+        /// When the key was last replaced (absent: never).
+        public var keyReplacedAt: Int64?
+        /// How: `approval` (another device), `recovery` (a recovery code), `primaryLogin` or `grant`.
+        public var keyReplacedBy: String?
+        public init(
+            id: String, name: String, publicKey: String, createdAt: Int64, lastUsedAt: Int64?, revokedAt: Int64?, keyReplacedAt: Int64? = nil,
+            keyReplacedBy: String? = nil
+        ) {
             self.id = id
             self.name = name
             self.publicKey = publicKey
             self.createdAt = createdAt
             self.lastUsedAt = lastUsedAt
             self.revokedAt = revokedAt
+            self.keyReplacedAt = keyReplacedAt
+            self.keyReplacedBy = keyReplacedBy
         }
     }
 

@@ -41,7 +41,8 @@ extension Wire.Device {
     init(_ device: DeviceRecord) {
         self.init(
             id: device.id.rawValue, name: device.name, publicKey: Base64URL.encode(device.publicKey), createdAt: device.createdAt.seconds,
-            lastUsedAt: device.lastUsedAt?.seconds, revokedAt: device.revokedAt?.seconds)
+            lastUsedAt: device.lastUsedAt?.seconds, revokedAt: device.revokedAt?.seconds, keyReplacedAt: device.keyReplacedAt?.seconds,
+            keyReplacedBy: device.keyReplacement?.rawValue)
     }
 }
 

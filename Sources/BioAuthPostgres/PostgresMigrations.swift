@@ -87,6 +87,10 @@ extension PostgresStore {
                 "CREATE INDEX known_clients_age ON known_clients (last_success_at)",
             ]
         ),
+        (
+            12, "Devices remember when and how their key was replaced",
+            ["ALTER TABLE devices ADD COLUMN key_replaced_at TIMESTAMPTZ", "ALTER TABLE devices ADD COLUMN key_replaced_by TEXT"]
+        ),
     ]
 
     /// Applies the migrations this database lacks, under the migration lock (instances that start

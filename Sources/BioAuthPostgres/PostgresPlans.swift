@@ -96,11 +96,12 @@ extension PostgresStore {
         case .insertDevice(let d):
             try await c.query(
                 """
-                INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at)
-                VALUES (\(d.id), \(d.userID), \(d.name), \(d.publicKey), \(d.createdAt), \(d.lastUsedAt), \(d.revokedAt))
+                INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at, key_replaced_at, key_replaced_by)
+                VALUES (\(d.id), \(d.userID), \(d.name), \(d.publicKey), \(d.createdAt), \(d.lastUsedAt), \(d.revokedAt), \(d.keyReplacedAt), \(d.keyReplacement?.rawValue))
                 """, logger: logger)
-        case .replaceDeviceKey(let id, let key, let at):
-            try await c.query("UPDATE devices SET public_key = \(key), last_used_at = \(at) WHERE id = \(id)", logger: logger)
+        case .replaceDeviceKey(let id, let key, let at, let how):
+            try await c.query(
+                "UPDATE devices SET public_key = \(key), last_used_at = \(at), key_replaced_at = \(at), key_replaced_by = \(how.rawValue) WHERE id = \(id)", logger: logger)
         case .insertApproval(let a):
             try await c.query(
                 """

@@ -199,15 +199,20 @@ public final class PostgresStore: BioAuthStore {
                 """
                 WITH taken AS (DELETE FROM challenges WHERE id = \(id) RETURNING *)
                 SELECT taken.*, d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.public_key AS d_public_key, d.created_at AS d_created_at,
-                       d.last_used_at AS d_last_used_at, d.revoked_at AS d_revoked_at
+                       d.last_used_at AS d_last_used_at, d.revoked_at AS d_revoked_at, d.key_replaced_at AS d_key_replaced_at,
+                       d.key_replaced_by AS d_key_replaced_by
                 FROM taken LEFT JOIN devices d ON d.id = taken.device_id
                 """, logger: self.logger
             ).collect().first {
                 let r = row.makeRandomAccess()
                 let challenge = try ChallengeRecord(row: PostgresStoredRow(r))
                 let device = try r.optional("d_id", String.self) == nil ? nil : try DeviceRecord(row: PostgresStoredRow(r), prefix: "d_")
-                taken = TakenChallenge(
-                    challenge: challenge, device: device, lockedOut: try await self.isLockedOut(lockout, c))
+                var request: EnrolmentRequestRecord?
+                if let id = challenge.enrolmentRequestID {
+                    request = try await c.query("SELECT * FROM enrolment_requests WHERE id = \(id) FOR UPDATE", logger: self.logger).collect().first
+                        .map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
+                }
+                taken = TakenChallenge(challenge: challenge, device: device, enrolmentRequest: request, lockedOut: try await self.isLockedOut(lockout, c))
             }
             let decision = decide(taken)
             return (decision.verdict, try await self.apply(decision.plan, c))

@@ -88,5 +88,9 @@ extension SQLiteStore {
                 "CREATE INDEX known_clients_age ON known_clients (last_success_at)",
             ]
         ),
+        (
+            "Devices remember when and how their key was replaced",
+            ["ALTER TABLE devices ADD COLUMN key_replaced_at REAL", "ALTER TABLE devices ADD COLUMN key_replaced_by TEXT"]
+        ),
     ]
 }

@@ -177,7 +177,10 @@ public final class SQLiteStore: BioAuthStore {
             if let row = try db.query("DELETE FROM challenges WHERE id = ? RETURNING *", [.blob(id)]).first {
                 let challenge = try ChallengeRecord(row: row)
                 let state = try db.lockoutState(lockout, device: challenge.deviceID)
-                taken = TakenChallenge(challenge: challenge, device: state.device, lockedOut: state.lockedOut)
+                let request = try challenge.enrolmentRequestID.flatMap { id in
+                    try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map { try EnrolmentRequestRecord(row: $0) }
+                }
+                taken = TakenChallenge(challenge: challenge, device: state.device, enrolmentRequest: request, lockedOut: state.lockedOut)
             }
             let decision = decide(taken)
             return (decision.verdict, try db.apply(decision.plan))

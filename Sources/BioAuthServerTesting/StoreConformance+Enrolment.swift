@@ -68,7 +68,7 @@ extension StoreConformance {
             registration.enrolmentRequestID = requestID
             try require(try await issue(store, registration), "requests: challenge issued")
             let device = DeviceRecord(id: device, userID: "alice", name: "Pad", publicKey: key, createdAt: t0)
-            return try await enrolled(store, registration, device, replacing: false)
+            return try await enrolled(store, registration, device, replacing: nil)
         }
         try require(try await enrolThrough("r22", device: "d3") == nil, "requests: an unapproved request enrols nothing")
         try require(try await store.device(id: "d3") == nil, "requests: nothing written for it")
@@ -133,7 +133,7 @@ extension StoreConformance {
     public func firstDevice(_ store: any BioAuthStore) async throws {
         func first(_ id: DeviceID, user: UserID) -> WritePlan {
             let device = DeviceRecord(id: id, userID: user, name: "Phone", publicKey: Data(id.rawValue.utf8), createdAt: t0)
-            return .enrolment(device, replacing: false, approvedRequest: nil, asFirstDevice: true, audit: event("device.enrolled", user: user, device: id))
+            return .enrolment(device, replacing: nil, approvedRequest: nil, asFirstDevice: true, audit: event("device.enrolled", user: user, device: id))
         }
         let landed = try await withThrowingTaskGroup(of: Bool.self) { group in
             for n in 0..<8 { group.addTask { try await store.apply(first(DeviceID("erin-\(n)"), user: "erin")).wasApplied } }

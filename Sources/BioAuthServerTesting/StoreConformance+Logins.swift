@@ -131,13 +131,17 @@ extension StoreConformance {
         var rekeyed = phone
         rekeyed.publicKey = Data([8])
         rekeyed.createdAt = t0.addingTimeInterval(40)
-        let replaced = try await enrol(store, rekeyed, replacing: true)
+        let replaced = try await enrol(store, rekeyed, replacing: .recovery)
         try require(replaced?.publicKey == Data([8]) && replaced?.revokedAt == nil && replaced?.createdAt == t0, "verdicts: re-enrolment replaces the key only")
+        try require(
+            replaced?.keyReplacedAt == rekeyed.createdAt && replaced?.keyReplacement == .recovery && replaced?.keySince == rekeyed.createdAt,
+            "verdicts: re-enrolment records when and how the key was replaced", "\(String(describing: replaced))")
         try require(
             try await store.session(tokenHash: self.session("s-after", device: "d1").tokenHash)?.session.revokedAt == rekeyed.createdAt,
             "verdicts: re-enrolment revokes the device's sessions")
         let stranger = DeviceRecord(id: "d1", userID: "mallory", name: "x", publicKey: Data([9]), createdAt: t0)
-        try require(try await enrol(store, stranger, replacing: true) == nil, "verdicts: re-enrolment of another user's device writes nothing")
+        try require(try await enrol(store, stranger, replacing: .recovery) == nil, "verdicts: re-enrolment of another user's device writes nothing")
+        try require(try await store.device(id: "d1")?.keyReplacement == .recovery, "verdicts: a refused re-enrolment records nothing")
         try require(try await store.device(id: "d1")?.publicKey == Data([8]), "verdicts: key unchanged")
     }
 

@@ -23,7 +23,7 @@ extension StoreConformance {
         try require(!(try await store.apply(.revokeDevice(id: "d3", userID: "alice", at: t0, audit: event("device.revoked"))).wasApplied), "devices: revoke another user's")
         let revoked = try await store.device(id: "d1")
         try require(revoked?.revokedAt == t0.addingTimeInterval(9) && revoked?.name == "Work phone", "devices: revoked state")
-        let revived = try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([9]), createdAt: t0), replacing: true)
+        let revived = try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([9]), createdAt: t0), replacing: .recovery)
         let still = try await store.device(id: "d1")
         try require(revived == nil && still?.revokedAt != nil && still?.publicKey == Data([4, 5]), "devices: a revoked device's key is never replaced (it never comes back)")
         let state = try await store.session(tokenHash: session("s1", device: "d1").tokenHash)
@@ -152,7 +152,7 @@ extension StoreConformance {
         _ = try await store.apply(.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked"))).wasApplied
         try require(!(try await redeemable(2)), "withdrawal: revoking the device that signed it")
         try require(!(try await redeemable(3)), "withdrawal: revoking the device whose session obtained it")
-        try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "d2", publicKey: Data([9, 9]), createdAt: t0), replacing: true)
+        try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "d2", publicKey: Data([9, 9]), createdAt: t0), replacing: .recovery)
         try require(!(try await redeemable(4)), "withdrawal: replacing the signing device's key")
         try require(try await redeemable(5), "withdrawal: unrelated revocations leave an approval alone")
         try await grant(8, device: "d3", session: "p2")

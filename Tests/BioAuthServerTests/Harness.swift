@@ -65,6 +65,14 @@ struct Reply: Sendable {
         }
         return object
     }
+    /// The body as a JSON array of objects; any other body fails the test (and reads as empty).
+    var objects: [[String: any Sendable]] {
+        guard let array = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String: any Sendable]] else {
+            Issue.record("the body is not a JSON array of objects (status \(status))")
+            return []
+        }
+        return array
+    }
     /// A string member of the body; a missing or non-string member fails the test (and reads as "").
     subscript(_ key: String) -> String {
         guard let value = json[key] as? String else {

@@ -386,6 +386,51 @@ struct NegativeCatalogueTests {
         }
     }
 
+    /// Re-keying restarts the cool-down. A phished password plus one recovery code re-key the
+    /// owner's *first* device (the attacker, from their own address, names it "Mallory" and
+    /// wants the stored "Alice's iPhone" forgotten): the new key cannot approve a payment or
+    /// another device for a day, the approval text and the device keep the server's name, and the
+    /// device list says when and how the key was replaced.
+    @Test func aKeyReplacedWithARecoveryCodeIsTreatedLikeANewDevice() async throws {
+        let channel = CapturingRecoveryChannel()
+        let harness = ServerHarness(recoveryChannel: channel)
+        try await harness.test { api in
+            let owner = try await api.primarySession("alice")
+            let firstID = try await api.enrol(phone, token: owner, name: "Alice's iPhone")
+            harness.clock.advance(by: 7 * 86_400)
+            let attacker = "198.51.100.66"
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: attacker)["token"]
+            let stolenKey = SoftwareDevice()
+            let body: [String: any Sendable] = ["name": "Mallory", "publicKey": stolenKey.spki, "replacesDeviceId": firstID]
+            let request = try await api.post("/v1/enrolment-requests", body, token: phished, client: attacker)
+            #expect(request.status == 201 && request["name"] == "Alice's iPhone", "\(request.text)")
+            #expect(request["approvalText"].hasPrefix("Replace the key of device Alice's iPhone"), "\(request["approvalText"])")
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: attacker).status == 204)
+            let code = try #require(await channel.codes[request["id"]])
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: phished, client: attacker).status == 204)
+            let challenge = try await api.post(
+                "/v1/devices/registration/challenge", body.merging(["enrolmentRequestId": request["id"]]) { $1 }, token: phished, client: attacker)
+            let rekeyed = try await api.post(
+                "/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": try stolenKey.sign(challenge)], token: phished, client: attacker)
+            #expect(rekeyed.status == 201 && rekeyed["name"] == "Alice's iPhone", "\(rekeyed.text)")
+            harness.clock.advance(by: 1)
+            let session = try await api.login("alice", firstID, stolenKey, client: attacker)["token"]
+            let payment = Base64URL.encode(Data("Pay 5000.00 EUR".utf8))
+            let refused = try await api.post("/v1/step-up/challenge", ["deviceId": firstID, "operation": payment], token: session, client: attacker)
+            #expect(refused.status == 403 && refused["field"] == "deviceId", "the re-keyed device cannot step up: \(refused.text)")
+            let another = try await api.requestEnrolment(SoftwareDevice(), token: phished, name: "Pad")
+            let approve = try await api.post("/v1/step-up/challenge", ["deviceId": firstID, "operation": Base64URL.encode(Data(another["approvalText"].utf8))], token: session)
+            #expect(approve.status == 403, "nor approve another device")
+            let listed = try await api.call(.get, "/v1/devices", token: session)
+            let device = try #require(listed.objects.first)
+            #expect(device["keyReplacedBy"] as? String == "recovery" && device["keyReplacedAt"] as? Int == Int(harness.clock.now().timeIntervalSince1970) - 1)
+            #expect(device["name"] as? String == "Alice's iPhone" && device["createdAt"] as? Int != device["keyReplacedAt"] as? Int)
+            harness.clock.advance(by: 86_400)
+            let tomorrow = try await api.login("alice", firstID, stolenKey)["token"]
+            #expect(try await api.post("/v1/step-up/challenge", ["deviceId": firstID, "operation": payment], token: tomorrow).status == 200, "a day later")
+        }
+    }
+
     /// A revoked device never comes back: a phished password cannot revive a stolen phone's
     /// device id by "re-enrolling" it; the phone must enrol as a new device.
     @Test func aRevokedDeviceNeverComesBack() async throws {
@@ -434,9 +479,11 @@ struct NegativeCatalogueTests {
             #expect(try await api.enrolApproved(newKey, token: fresh, replaces: deviceID, approverID: padID, approver: pad) == deviceID)
             #expect(try await redeem(signedByOldKey).isUniformFailure)
 
-            // The device revoked.
-            let beforeRevocation = try await approve(fresh, newKey)
-            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: fresh).status == 204)
+            // The device revoked (past the cool-down its new key started).
+            harness.clock.advance(by: 86_401)
+            let later = try await api.primarySession("alice")
+            let beforeRevocation = try await approve(later, newKey)
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: later).status == 204)
             #expect(try await redeem(beforeRevocation).isUniformFailure)
         }
     }

@@ -97,7 +97,7 @@ struct WireDocumentTests {
             ),
             ("JWKS", try Self.keys(Wire.JWKS(keys: []))),
             ("Event", try Self.keys(Wire.Event(id: "1", type: "device.enrolled", occurredAt: 1, userId: "u", deviceId: "d", reason: "r"))),
-            ("Device", try Self.keys(Wire.Device(id: "i", name: "n", publicKey: "k", createdAt: 1, lastUsedAt: 2, revokedAt: 3))),
+            ("Device", try Self.keys(Wire.Device(id: "i", name: "n", publicKey: "k", createdAt: 1, lastUsedAt: 2, revokedAt: 3, keyReplacedAt: 4, keyReplacedBy: "recovery"))),
             ("SessionInfo", try Self.keys(Wire.SessionInfo(id: "i", kind: "device", deviceId: "d", createdAt: 1, expiresAt: 2, current: true))),
             ("Approval", try Self.keys(Wire.Approval(approval: "a", expiresAt: 1))),
             ("Redeemed", try Self.keys(Wire.RedeemedApproval(userId: "u", deviceId: "d"))),

@@ -66,14 +66,14 @@ struct WritePlanTests {
 
     @Test func aReEnrolmentNeedsTheActiveDeviceAndWithdrawsWhatTheOldKeyOpened() {
         let device = DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([7]), createdAt: at)
-        let rekey = WritePlan.enrolment(device, replacing: true, approvedRequest: "r1", audit: event(.deviceReenrolled))
+        let rekey = WritePlan.enrolment(device, replacing: .approval, approvedRequest: "r1", audit: event(.deviceReenrolled))
         #expect(rekey.guards == [.approvedEnrolmentRequest(id: "r1"), .activeDevice(id: "d1", userID: "alice")])
         #expect(
             Array(rekey.mutations.prefix(4)) == [
-                .deleteEnrolmentRequest(id: "r1"), .replaceDeviceKey(id: "d1", publicKey: Data([7]), at: at),
+                .deleteEnrolmentRequest(id: "r1"), .replaceDeviceKey(id: "d1", publicKey: Data([7]), at: at, how: .approval),
                 .withdrawApprovals(.ofDevice(id: "d1", userID: "alice")), .revokeSessions(.openedBy(deviceID: "d1", userID: "alice"), at: at),
             ])
-        let first = WritePlan.enrolment(device, replacing: false, approvedRequest: nil, audit: event(.deviceEnrolled))
+        let first = WritePlan.enrolment(device, replacing: nil, approvedRequest: nil, audit: event(.deviceEnrolled))
         #expect(first.guards.isEmpty)
         #expect(first.mutations.first == .insertDevice(device))
     }

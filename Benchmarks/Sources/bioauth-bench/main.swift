@@ -67,7 +67,7 @@ func seedThroughStore(_ store: any BioAuthStore, devices: Int, spki: Data) async
         _ = try await store.apply(.issueChallenge(challenge, lockout: lockout))
         let device = DeviceRecord(id: id, userID: user, name: "d", publicKey: spki, createdAt: now)
         _ = try await store.consumeChallenge(id: challenge.id, lockout: lockout) { _ in
-            ((), .enrolment(device, replacing: false, approvedRequest: nil, audit: AuditEvent(at: now, kind: .deviceEnrolled)))
+            ((), .enrolment(device, replacing: nil, approvedRequest: nil, audit: AuditEvent(at: now, kind: .deviceEnrolled)))
         }
         if ids.count < 1_000 { ids.append((user, id)) }
     }

@@ -39,7 +39,7 @@ struct DeviceEnrolment: Flow {
         guard session.kind == .primary || session.kind == .enrolmentGrant else {
             throw ServerError(.forbidden, detail: "enrolment requires a primary login or an enrolment grant")
         }
-        let name = try Validate.deviceName(name)
+        var name = try Validate.deviceName(name)
         let spki = try Validate.base64URL(publicKey, field: "publicKey", count: 1...512)
         do { _ = try DevicePublicKey(spki: spki, field: "publicKey") } catch { throw ServerError(error) }
         var deviceID = DeviceID.random()
@@ -51,6 +51,9 @@ struct DeviceEnrolment: Flow {
                 throw ServerError(.notFound, field: "replacesDeviceId")
             }
             deviceID = id
+            // A new key keeps the device's name: an approval text and a recovery message name the
+            // device as the server knows it, never as the requester calls it.
+            name = device.name
         }
         var needsProof = false
         if configuration.enrolment.additionalDevices == .approvalOrRecovery {
@@ -65,23 +68,32 @@ struct DeviceEnrolment: Flow {
     func finishRegistration(session: SessionRecord, challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> DeviceRecord {
         let (enrolment, outcome) = try await Challenges(context: context).finish(
             challengeID, signature, purpose: .registration, session: session, request
-        ) { challenge, existing, now -> (verdict: (device: DeviceRecord, audit: AuditEvent), plan: WritePlan)? in
+        ) { challenge, taken, now -> (verdict: (device: DeviceRecord, audit: AuditEvent), plan: WritePlan)? in
             guard case .registration(let key, let name, let replacing) = challenge.binding else { return nil }
             let device = DeviceRecord(id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now)
             let kind: AuditKind = replacing ? .deviceReenrolled : .deviceEnrolled
-            let audit = self.event(kind, user: challenge.userID, device: challenge.deviceID, request: request)
+            // How a new key was allowed: the approved request's way, else the session alone.
+            let how: KeyReplacement? =
+                !replacing
+                ? nil
+                : challenge.enrolmentRequestID != nil
+                    ? (taken.enrolmentRequest?.approvedByDevice != nil ? .approval : .recovery)
+                    : session.kind == .enrolmentGrant ? .grant : .primaryLogin
+            let audit = self.event(kind, user: challenge.userID, device: challenge.deviceID, reason: how?.rawValue, request: request)
             // A re-enrolment keeps the device's row (name, history) with the new key: what the plan
             // writes when its active-device guard holds.
             var stored = device
-            if replacing, var row = existing {
+            if let how, var row = taken.device {
                 row.publicKey = key
                 row.lastUsedAt = now
+                row.keyReplacedAt = now
+                row.keyReplacement = how
                 stored = row
             }
             // Without an approved request, only a user's first device may enrol (when the policy asks
             // for a proof): decided here, in the transaction, not when the challenge was issued.
             let first = self.configuration.enrolment.additionalDevices == .approvalOrRecovery && challenge.enrolmentRequestID == nil
-            let plan = WritePlan.enrolment(device, replacing: replacing, approvedRequest: challenge.enrolmentRequestID, asFirstDevice: first, audit: audit)
+            let plan = WritePlan.enrolment(device, replacing: how, approvedRequest: challenge.enrolmentRequestID, asFirstDevice: first, audit: audit)
             return ((stored, audit), plan)
         }
         switch outcome.refusal {

@@ -24,8 +24,9 @@ public struct EnrolmentPolicy: Sendable, Hashable {
     /// user's first device ever needs only the primary login or grant.
     public var additionalDevices: Proof
     /// A device that is not the user's first cannot approve step-ups or enrolments for this long
-    /// (24 h): whoever got it enrolled cannot use it at once, and the owner has a day to see it
-    /// in the device list and revoke it.
+    /// (24 h) after its key arrived — enrolled, or replaced (``isCoolingDown(_:among:at:)``):
+    /// whoever got it enrolled or re-keyed cannot use it at once, and the owner has a day to see
+    /// it in the device list and revoke it.
     public var coolDown: TimeInterval
     /// How long an enrolment request waits for its approval or recovery code (15 minutes).
     public var requestTTL: TimeInterval
@@ -43,6 +44,18 @@ public struct EnrolmentPolicy: Sendable, Hashable {
         self.requestTTL = requestTTL
         self.maxRecoveryAttempts = maxRecoveryAttempts
         self.grantTTL = grantTTL
+    }
+
+    /// True while `device` is in its cool-down at `now`: less than ``coolDown`` since its current
+    /// key arrived (``DeviceRecord/keySince``). Only the user's first device ever, with its first
+    /// key, is exempt; a replaced key — by recovery code, approval or login — is treated like a new
+    /// device, so a phished password and a recovery code cannot turn the owner's oldest device
+    /// into an approver at once. `devices` are the user's devices, revoked ones too.
+    public func isCoolingDown(_ device: DeviceRecord, among devices: [DeviceRecord], at now: Date) -> Bool {
+        guard now < device.keySince.addingTimeInterval(coolDown) else { return false }
+        // A tie in creation time exempts neither; revoking every device does not make the next one first.
+        let isFirstWithFirstKey = device.keyReplacedAt == nil && !devices.contains { $0.id != device.id && $0.createdAt <= device.createdAt }
+        return !isFirstWithFirstKey
     }
 }
 

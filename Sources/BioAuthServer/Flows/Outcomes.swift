@@ -44,15 +44,16 @@ extension WritePlan {
         return plan
     }
 
-    /// A verified enrolment. A new device is inserted. A re-enrolment needs the device still
-    /// active and the user's: its key is replaced, and what the old key opened or signed is
+    /// A verified enrolment. A new device is inserted. A re-enrolment (`replacing` says how it was
+    /// allowed) needs the device still active and the user's: its key is replaced, the time and
+    /// the way recorded (its cool-down starts again, ``DeviceRecord/keySince``), and what the old key opened or signed is
     /// withdrawn (``replacedKey(deviceID:userID:at:)``). An enrolment through an approved request
     /// uses the request up; a request that is gone or no longer approved refuses the whole plan.
     /// An enrolment `asFirstDevice` (one that went without a proof because the user had no device)
     /// is refused if the user has, or ever had, a device when it finishes: the rule is decided in
     /// the finishing transaction, not when the challenge was issued.
     public static func enrolment(
-        _ device: DeviceRecord, replacing: Bool, approvedRequest: EnrolmentRequestID?, asFirstDevice: Bool = false, audit: AuditEvent
+        _ device: DeviceRecord, replacing: KeyReplacement?, approvedRequest: EnrolmentRequestID?, asFirstDevice: Bool = false, audit: AuditEvent
     ) -> WritePlan {
         var plan = WritePlan()
         if asFirstDevice { plan.require(.noDeviceEver(userID: device.userID)) }
@@ -60,9 +61,9 @@ extension WritePlan {
             plan.require(.approvedEnrolmentRequest(id: approvedRequest))
             plan.add(.deleteEnrolmentRequest(id: approvedRequest))
         }
-        if replacing {
+        if let replacing {
             plan.require(.activeDevice(id: device.id, userID: device.userID))
-            plan.add(.replaceDeviceKey(id: device.id, publicKey: device.publicKey, at: device.createdAt))
+            plan.add(.replaceDeviceKey(id: device.id, publicKey: device.publicKey, at: device.createdAt, how: replacing))
             plan.merge(.replacedKey(deviceID: device.id, userID: device.userID, at: device.createdAt))
         } else {
             plan.add(.insertDevice(device))

@@ -31,12 +31,12 @@ struct Challenges: Flow {
 
     /// Takes the challenge (consumed whatever happens next), has ``ChallengeVerifier`` decide and,
     /// in the same store transaction, applies either the failure's plan or the one `success`
-    /// builds from the verified challenge and the device row read with it; returns what `success`
+    /// builds from the verified challenge and the rows read with it (``TakenChallenge``); returns what `success`
     /// decided with the outcome of its plan. `success` returns nil
     /// when the challenge's binding does not fit.
     func finish<Success: Sendable>(
         _ challengeID: String, _ signature: String, purpose: SignedMessage.Purpose, session: SessionRecord?, _ request: RequestInfo,
-        success: @escaping @Sendable (ChallengeRecord, DeviceRecord?, Date) -> (verdict: Success, plan: WritePlan)?
+        success: @escaping @Sendable (ChallengeRecord, TakenChallenge, Date) -> (verdict: Success, plan: WritePlan)?
     ) async throws(ServerError) -> (verdict: Success, outcome: PlanOutcome) {
         let id = try Validate.base64URL(challengeID, field: "challengeId", count: 16...16)
         let signatureBytes = try Validate.base64URL(signature, field: "signature", count: 1...256)
@@ -61,7 +61,7 @@ struct Challenges: Flow {
                 switch verifier.verify(challenge: taken?.challenge, device: taken?.device, signature: signatureBytes, purpose: purpose, session: session, now: now) {
                 case .rejected(let reason): return failure(reason)
                 case .verified(let challenge):
-                    guard let success = success(challenge, taken?.device, now) else { return failure(.wrongPurpose) }
+                    guard let taken, let success = success(challenge, taken, now) else { return failure(.wrongPurpose) }
                     return (.succeeded(success.verdict), success.plan)
                 }
             }

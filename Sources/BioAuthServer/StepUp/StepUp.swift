@@ -16,12 +16,11 @@ struct StepUp: Flow {
         guard let device = try await run(request, { try await self.store.device(id: deviceID) }), device.userID == session.userID, !device.isRevoked else {
             throw ServerError(.notFound, field: "deviceId")
         }
-        if clock.now() < device.createdAt.addingTimeInterval(configuration.enrolment.coolDown) {
+        let now = clock.now()
+        if now < device.keySince.addingTimeInterval(configuration.enrolment.coolDown) {
             let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
-            // Only the user's first device ever is exempt (revoking every device does not make
-            // the next one first; a tie in creation time exempts neither).
-            if devices.contains(where: { $0.id != device.id && $0.createdAt <= device.createdAt }) {
-                throw ServerError(.forbidden, field: "deviceId", detail: "a device added to an account cannot approve during its cool-down")
+            if configuration.enrolment.isCoolingDown(device, among: devices, at: now) {
+                throw ServerError(.forbidden, field: "deviceId", detail: "a device added or re-keyed cannot approve during its cool-down")
             }
         }
         return try await Challenges(context: context).issue(

@@ -31,8 +31,8 @@ public protocol BioAuthStore: Sendable {
 
     // MARK: Challenges
 
-    /// Deletes the challenge and, in the same transaction, hands it with its device row and lockout
-    /// state to `decide`, then applies the plan `decide` returns. Exactly one caller ever receives a
+    /// Deletes the challenge and, in the same transaction, hands it with its device row, its
+    /// enrolment request's row and the lockout state to `decide`, then applies the plan `decide` returns. Exactly one caller ever receives a
     /// given challenge, even under races and across instances; the consumption is committed
     /// whatever the plan's guards say. `decide` runs inside the transaction: it must be quick and
     /// must not use the store.
@@ -108,12 +108,15 @@ public struct TakenChallenge: Sendable, Hashable {
     public var challenge: ChallengeRecord
     /// The row of `challenge.deviceID`, if one exists (whoever owns it).
     public var device: DeviceRecord?
+    /// The row of `challenge.enrolmentRequestID`, if it names one that exists.
+    public var enrolmentRequest: EnrolmentRequestRecord?
     /// True if a failure limit in force for the request is reached.
     public var lockedOut: Bool
 
-    public init(challenge: ChallengeRecord, device: DeviceRecord?, lockedOut: Bool) {
+    public init(challenge: ChallengeRecord, device: DeviceRecord?, enrolmentRequest: EnrolmentRequestRecord? = nil, lockedOut: Bool) {
         self.challenge = challenge
         self.device = device
+        self.enrolmentRequest = enrolmentRequest
         self.lockedOut = lockedOut
     }
 }

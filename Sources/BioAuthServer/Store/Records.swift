@@ -28,8 +28,15 @@ public struct DeviceRecord: Sendable, Hashable {
     public var createdAt: Date
     public var lastUsedAt: Date?
     public var revokedAt: Date?
+    /// When the key was last replaced (a re-enrolment after an enrollment change); nil if never.
+    public var keyReplacedAt: Date?
+    /// How it was last replaced; nil if never.
+    public var keyReplacement: KeyReplacement?
 
-    public init(id: DeviceID, userID: UserID, name: String, publicKey: Data, createdAt: Date, lastUsedAt: Date? = nil, revokedAt: Date? = nil) {
+    public init(
+        id: DeviceID, userID: UserID, name: String, publicKey: Data, createdAt: Date, lastUsedAt: Date? = nil, revokedAt: Date? = nil,
+        keyReplacedAt: Date? = nil, keyReplacement: KeyReplacement? = nil
+    ) {
         self.id = id
         self.userID = userID
         self.name = name
@@ -37,9 +44,27 @@ public struct DeviceRecord: Sendable, Hashable {
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt
         self.revokedAt = revokedAt
+        self.keyReplacedAt = keyReplacedAt
+        self.keyReplacement = keyReplacement
     }
 
     public var isRevoked: Bool { revokedAt != nil }
+
+    /// When the current key arrived: the device's creation or its latest key replacement. A
+    /// device's cool-down runs from here (``EnrolmentPolicy/coolDown``).
+    public var keySince: Date { max(createdAt, keyReplacedAt ?? createdAt) }
+}
+
+/// How a device's key was replaced.
+public enum KeyReplacement: String, Sendable, Hashable, CaseIterable {
+    /// Another device of the user approved the request.
+    case approval
+    /// A recovery code approved the request.
+    case recovery
+    /// A primary login alone (``EnrolmentPolicy/Proof/primaryLoginOnly``).
+    case primaryLogin
+    /// An enrolment grant from the backend alone (``EnrolmentPolicy/Proof/primaryLoginOnly``).
+    case grant
 }
 
 /// An issued challenge: everything the signed message is rebuilt from, plus what its purpose binds.

@@ -17,6 +17,7 @@ package enum Schema {
         "The event outbox",
         "Challenges are not counted per device",
         "Addresses where a user signed in",
+        "Devices remember when and how their key was replaced",
     ]
 
     package enum ColumnType: Sendable, Hashable {
@@ -80,7 +81,8 @@ package enum Schema {
             "devices",
             [
                 .init("id", .text), .init("user_id", .text), .init("name", .text), .init("public_key", .bytes), .init("created_at", .date),
-                .init("last_used_at", .date, nullable: true), .init("revoked_at", .date, nullable: true),
+                .init("last_used_at", .date, nullable: true), .init("revoked_at", .date, nullable: true), .init("key_replaced_at", .date, nullable: true),
+                .init("key_replaced_by", .text, nullable: true),
             ]),
         Table(
             "enrolment_requests",

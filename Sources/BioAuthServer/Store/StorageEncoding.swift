@@ -65,3 +65,12 @@ extension FailureSubject {
         }
     }
 }
+
+extension KeyReplacement {
+    /// Decodes the `key_replaced_by` column; nil for a key never replaced.
+    package init?(stored: String?) throws(StoreError) {
+        guard let stored else { return nil }
+        guard let replacement = KeyReplacement(rawValue: stored) else { throw StoreError(.corruptRow, detail: "devices.key_replaced_by") }
+        self = replacement
+    }
+}

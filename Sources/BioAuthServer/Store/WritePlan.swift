@@ -68,8 +68,9 @@ public struct WritePlan: Sendable, Hashable {
         case countFailure(FailureRecord)
         /// Inserts a device; an existing id throws ``StoreError`` `duplicate` and nothing is written.
         case insertDevice(DeviceRecord)
-        /// Gives the device a new public key and marks it used at `at`.
-        case replaceDeviceKey(id: DeviceID, publicKey: Data, at: Date)
+        /// Gives the device a new public key, marks it used at `at` and records when and how the
+        /// key was replaced.
+        case replaceDeviceKey(id: DeviceID, publicKey: Data, at: Date, how: KeyReplacement)
         case renameDevice(id: DeviceID, name: String)
         /// Inserts a one-time step-up approval.
         case insertApproval(ApprovalRecord)
