@@ -91,6 +91,10 @@ extension PostgresStore {
             12, "Devices remember when and how their key was replaced",
             ["ALTER TABLE devices ADD COLUMN key_replaced_at TIMESTAMPTZ", "ALTER TABLE devices ADD COLUMN key_replaced_by TEXT"]
         ),
+        (
+            13, "Spent refresh tokens remember when, and their successor sealed under them",
+            ["ALTER TABLE spent_refresh_tokens ADD COLUMN spent_at TIMESTAMPTZ", "ALTER TABLE spent_refresh_tokens ADD COLUMN successor BYTEA"]
+        ),
     ]
 
     /// Applies the migrations this database lacks, under the migration lock (instances that start

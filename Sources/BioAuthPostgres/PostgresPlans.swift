@@ -118,10 +118,10 @@ extension PostgresStore {
             try await c.query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = \(id)", logger: logger)
         case .redeemApproval(let hash, let at):
             try await c.query("UPDATE approvals SET consumed_at = \(at) WHERE token_hash = \(hash)", logger: logger)
-        case .rotateRefreshToken(let session, let spent, let replacement):
+        case .rotateRefreshToken(let session, let spent, let replacement, let at, let sealed):
             try await c.query(
                 """
-                WITH spent AS (INSERT INTO spent_refresh_tokens (token_hash, session_id) VALUES (\(spent), \(session)))
+                WITH spent AS (INSERT INTO spent_refresh_tokens (token_hash, session_id, spent_at, successor) VALUES (\(spent), \(session), \(at), \(sealed)))
                 UPDATE sessions SET refresh_hash = \(replacement) WHERE id = \(session)
                 """, logger: logger)
         case .insertApiKey(let k):

@@ -170,7 +170,9 @@ public final class PostgresStore: BioAuthStore {
                     "\(unescaped: select) WHERE s.id = (SELECT session_id FROM spent_refresh_tokens WHERE token_hash = \(hash)) FOR UPDATE OF s", logger: self.logger
                 ).collect().first {
                     rows.refreshSession = try SessionState(row: PostgresStoredRow(spender))
-                    rows.refreshTokenSpent = true
+                    rows.spentRefreshToken = try await c.query(
+                        "SELECT spent_at, successor FROM spent_refresh_tokens WHERE token_hash = \(hash)", logger: self.logger
+                    ).collect().first.map { try SpentRefreshToken(row: PostgresStoredRow($0)) }
                 }
             }
             if let key = locking.passwordAttempt { rows.passwordAttempt = try await self.passwordAttemptRows(key, c) }

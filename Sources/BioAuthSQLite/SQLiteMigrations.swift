@@ -92,5 +92,9 @@ extension SQLiteStore {
             "Devices remember when and how their key was replaced",
             ["ALTER TABLE devices ADD COLUMN key_replaced_at REAL", "ALTER TABLE devices ADD COLUMN key_replaced_by TEXT"]
         ),
+        (
+            "Spent refresh tokens remember when, and their successor sealed under them",
+            ["ALTER TABLE spent_refresh_tokens ADD COLUMN spent_at REAL", "ALTER TABLE spent_refresh_tokens ADD COLUMN successor BLOB"]
+        ),
     ]
 }

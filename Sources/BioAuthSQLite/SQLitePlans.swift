@@ -101,9 +101,11 @@ extension SQLiteHandle {
             try query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = ?", [.text(id)])
         case .redeemApproval(let hash, let at):
             try query("UPDATE approvals SET consumed_at = ? WHERE token_hash = ?", [.date(at), .blob(hash)])
-        case .rotateRefreshToken(let session, let spent, let replacement):
+        case .rotateRefreshToken(let session, let spent, let replacement, let at, let sealed):
             try query("UPDATE sessions SET refresh_hash = ? WHERE id = ?", [.blob(replacement), .text(session)])
-            try query("INSERT INTO spent_refresh_tokens (token_hash, session_id) VALUES (?, ?)", [.blob(spent), .text(session)])
+            try query(
+                "INSERT INTO spent_refresh_tokens (token_hash, session_id, spent_at, successor) VALUES (?, ?, ?, ?)",
+                [.blob(spent), .text(session), .date(at), .blob(sealed)])
         case .insertApiKey(let k):
             try query(
                 "INSERT INTO api_keys (id, name, secret_hash, scopes, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)",

@@ -149,7 +149,8 @@ public final class SQLiteStore: BioAuthStore {
                     rows.refreshSession = current
                 } else if let spender = try db.sessionState(where: "s.id = (SELECT session_id FROM spent_refresh_tokens WHERE token_hash = ?)", .blob(hash)) {
                     rows.refreshSession = spender
-                    rows.refreshTokenSpent = true
+                    rows.spentRefreshToken = try db.query("SELECT spent_at, successor FROM spent_refresh_tokens WHERE token_hash = ?", [.blob(hash)]).first
+                        .map { try SpentRefreshToken(row: $0) }
                 }
             }
             if let key = locking.passwordAttempt { rows.passwordAttempt = try db.passwordAttemptRows(key) }

@@ -117,11 +117,11 @@ extension StoreConformance {
         // refresh tokens; a live one and one that ended after stay.
         var expired = session("s-expired", device: nil)
         expired.expiresAt = t0.addingTimeInterval(10)
-        expired.refreshTokenHash = TokenHash(digest: Data(repeating: 1, count: 32))
+        expired.refreshTokenHash = TokenHash(of: Data(repeating: 1, count: 32))
         let revoked = session("s-revoked", device: nil), live = session("s-live", device: nil), recent = session("s-recent", device: nil)
         for s in [expired, revoked, live, recent] { _ = try await store.apply(.login(s, audit: event("login.succeeded"))) }
         _ = try await store.rotateRefreshToken(
-            tokenHash: TokenHash(digest: Data(repeating: 1, count: 32)), replacement: TokenHash(digest: Data(repeating: 2, count: 32)), now: t0, audit: event("token.refreshed"),
+            presented: Data(repeating: 1, count: 32), successor: SecretBytes(Data(repeating: 2, count: 32)), grace: 10, now: t0, audit: event("token.refreshed"),
             reuseAudit: event("token.refresh.reused"))
         _ = try await store.apply(.revokeSession(id: "s-revoked", userID: "alice", at: t0.addingTimeInterval(20), audit: event("session.revoked")))
         _ = try await store.apply(.revokeSession(id: "s-recent", userID: "alice", at: t0.addingTimeInterval(100), audit: event("session.revoked")))
@@ -129,7 +129,7 @@ extension StoreConformance {
         try require(sessions.sessions == 2, "retention: ended sessions go after their retention", "\(sessions)")
         try require(try await store.sessions(userID: "alice").map(\.id).sorted() == ["s-live", "s-recent"], "retention: live and recently ended sessions stay")
         let spent = try await store.rotateRefreshToken(
-            tokenHash: TokenHash(digest: Data(repeating: 1, count: 32)), replacement: TokenHash(digest: Data(repeating: 3, count: 32)), now: t0, audit: event("token.refreshed"),
+            presented: Data(repeating: 1, count: 32), successor: SecretBytes(Data(repeating: 3, count: 32)), grace: 10, now: t0, audit: event("token.refreshed"),
             reuseAudit: event("token.refresh.reused"))
         try require(spent == .refused, "retention: a swept session's spent token is unknown, not reuse")
     }

@@ -78,7 +78,8 @@ extension StoreConformance {
     /// sessions are found by id with their device's state.
     public func refreshTokens(_ store: any BioAuthStore) async throws {
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
-        func hash(_ byte: UInt8) -> TokenHash { TokenHash(digest: Data(repeating: byte, count: 32)) }
+        func token(_ byte: UInt8) -> Data { Data(repeating: byte, count: 32) }
+        func hash(_ byte: UInt8) -> TokenHash { TokenHash(of: token(byte)) }
         var live = session("s1", device: "d1")
         live.refreshTokenHash = hash(1)
         _ = try await store.apply(.login(live, audit: event("login.succeeded")))
@@ -86,33 +87,51 @@ extension StoreConformance {
         try require(try await store.session(id: "s1") == SessionState(session: live, deviceActive: true), "refresh: a session by id, with its refresh hash")
         try require(try await store.session(id: "nope") == nil, "refresh: unknown session id")
         let rotated = event("token.refreshed", user: nil), reused = event("token.refresh.reused", user: nil)
-        func rotate(_ token: UInt8, to next: UInt8, at offset: TimeInterval = 0) async throws -> RefreshRotation {
-            try await store.rotateRefreshToken(tokenHash: hash(token), replacement: hash(next), now: t0.addingTimeInterval(offset), audit: rotated, reuseAudit: reused)
+        func rotate(_ presented: UInt8, to next: UInt8, at offset: TimeInterval = 0) async throws -> RefreshRotation {
+            try await store.rotateRefreshToken(
+                presented: token(presented), successor: SecretBytes(token(next)), grace: 10, now: t0.addingTimeInterval(offset), audit: rotated, reuseAudit: reused)
         }
         try require(try await rotate(9, to: 10) == .refused, "refresh: unknown token")
         guard case .rotated(let state) = try await rotate(1, to: 2) else { throw ConformanceFailure("refresh: the current token rotates", "") }
         try require(state.session.id == "s1" && state.session.refreshTokenHash == hash(2) && state.deviceActive, "refresh: the session, with its new hash")
+        // Ten parallel uses of one token: one rotates, the others (within the grace) get its successor.
         let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
             for next in 3..<13 { group.addTask { try await rotate(2, to: UInt8(next)) } }
             return try await group.reduce(into: [RefreshRotation]()) { $0.append($1) }
         }
-        let winners = outcomes.filter { if case .rotated = $0 { true } else { false } }.count
-        try require(winners == 1, "refresh: one rotation under races", "\(winners)")
-        try require(outcomes.allSatisfy { $0 == .reused(sessionID: "s1") || { if case .rotated = $0 { true } else { false } }($0) }, "refresh: the losers are reuse")
-        try require(try await store.session(id: "s1")?.session.revokedAt == t0, "refresh: reuse revoked the session")
+        let winners = outcomes.compactMap { if case .rotated(let state) = $0 { state.session.refreshTokenHash } else { nil } }
+        try require(winners.count == 1, "refresh: one rotation under races", "\(winners.count)")
+        let repeated = outcomes.compactMap { if case .repeated(_, let successor) = $0 { TokenHash(of: successor) } else { nil } }
+        try require(repeated.count == 9 && repeated.allSatisfy { $0 == winners[0] }, "refresh: the others within the grace get the same successor", "\(outcomes)")
+        try require(try await store.session(id: "s1")?.session.revokedAt == nil, "refresh: a retry is not theft")
+        guard case .repeated = try await rotate(2, to: 30, at: 9.5) else { throw ConformanceFailure("refresh: a retry within the grace", "") }
+        try require(try await rotate(2, to: 31, at: 10) == .reused(sessionID: "s1"), "refresh: after the grace, reuse")
+        try require(try await store.session(id: "s1")?.session.revokedAt == t0.addingTimeInterval(10), "refresh: reuse revoked the session")
         try require(try await rotate(1, to: 20) == .reused(sessionID: "s1"), "refresh: an old token is still reuse")
-        let current = try await store.session(id: "s1")?.session.refreshTokenHash ?? hash(0)
-        try require(
-            try await store.rotateRefreshToken(tokenHash: current, replacement: hash(30), now: t0, audit: rotated, reuseAudit: reused) == .refused,
-            "refresh: a revoked session refreshes nothing")
+        let current = try await store.session(id: "s1")?.session.refreshTokenHash
+        try require(current == winners[0], "refresh: retries wrote no new token")
+
+        // A successor that was used makes its predecessor reuse at once, grace or not.
+        var used = session("s4444", device: "d1")
+        used.refreshTokenHash = hash(50)
+        _ = try await store.apply(.login(used, audit: event("login.succeeded")))
+        guard case .rotated = try await rotate(50, to: 51), case .rotated = try await rotate(51, to: 52, at: 1) else {
+            throw ConformanceFailure("refresh: a chain of rotations", "")
+        }
+        try require(try await rotate(50, to: 53, at: 2) == .reused(sessionID: "s4444"), "refresh: a spent token whose successor was used is reuse")
+        try require(try await rotate(52, to: 54, at: 3) == .refused, "refresh: a revoked session refreshes nothing")
 
         var ending = session("s333", device: "d1")
         ending.refreshTokenHash = hash(40)
         _ = try await store.apply(.login(ending, audit: event("login.succeeded")))
         try require(try await rotate(40, to: 41, at: 3600) == .refused, "refresh: an expired session refreshes nothing")
-        let audit = try await store.auditEvents(userID: "alice", limit: 100).map(\.kind.description)
-        try require(audit.filter { $0 == "token.refreshed" }.count == 2, "refresh: rotations audited about the user", "\(audit)")
-        try require(audit.contains("token.refresh.reused"), "refresh: reuse audited about the user")
+        let audit = try await store.auditEvents(userID: "alice", limit: 100)
+        let refreshed = audit.filter { $0.kind.description == "token.refreshed" }
+        try require(
+            refreshed.filter { $0.reason != "retry" }.count == 4 && refreshed.filter { $0.reason == "retry" }.map(\.count).reduce(0, +) == 10,
+            "refresh: rotations and retries audited about the user", "\(refreshed)")
+        let audited = audit.map(\.kind.description)
+        try require(audited.contains("token.refresh.reused"), "refresh: reuse audited about the user")
     }
 
     /// Revocation is final for what was already granted: an approval cannot be redeemed once the

@@ -115,6 +115,36 @@ struct AccessTokenTests {
         }
     }
 
+    /// A refresh whose answer was lost is retried with the same token: within the grace window
+    /// (10 s) it gets the same successor (and a fresh access token) instead of revoking the
+    /// session; once the successor was used, or after the window, the old token is theft again.
+    @Test func aRetriedRefreshWithinTheGraceGetsTheSameSuccessor() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let (login, deviceID, phone) = try await Self.login(api)
+            let first = login["refreshToken"]
+            let lost = try await api.post("/v1/token/refresh", ["refreshToken": first])
+            #expect(lost.status == 200)
+            harness.clock.advance(by: 3)
+            let retried = try await api.post("/v1/token/refresh", ["refreshToken": first])
+            #expect(retried.status == 200 && retried["refreshToken"] == lost["refreshToken"], "the same successor: \(retried.text)")
+            #expect(try await introspect(api, retried["accessToken"])["active"] as? Bool == true)
+            // The successor is used now: the old token is reuse, even within the window.
+            let next = try await api.post("/v1/token/refresh", ["refreshToken": retried["refreshToken"]])
+            #expect(next.status == 200)
+            #expect(try await api.post("/v1/token/refresh", ["refreshToken": first]).isUniformFailure, "reuse once the successor was used")
+            #expect(try await api.post("/v1/token/refresh", ["refreshToken": next["refreshToken"]]).isUniformFailure, "the session is revoked")
+
+            // After the window, a retry is theft as before.
+            let other = try await api.login("alice", deviceID, phone)
+            let spent = other["refreshToken"]
+            #expect(try await api.post("/v1/token/refresh", ["refreshToken": spent]).status == 200)
+            harness.clock.advance(by: 11)
+            #expect(try await api.post("/v1/token/refresh", ["refreshToken": spent]).isUniformFailure, "after the grace: reuse")
+            #expect(try await api.call(.get, "/v1/devices", token: other["token"]).isUniformFailure, "and the session is revoked")
+        }
+    }
+
     /// Introspection says active only for an unexpired token of an active session: logout,
     /// revoking the device and expiry end it; garbage and other keys' tokens were never active.
     @Test func introspectionSeesRevocationAndExpiry() async throws {

@@ -1,3 +1,4 @@
+import BioAuthCore
 import Foundation
 
 /// The decisions on a row's current state, each one transaction of
@@ -48,12 +49,15 @@ extension BioAuthStore {
         }.verdict
     }
 
-    /// Rotates a presented refresh token, or ends its session if it was spent
-    /// (``WritePlan/refresh(_:spent:replacement:at:audit:reuseAudit:)``). Exactly one of
-    /// concurrent rotations of one token succeeds; the others are reuse.
-    public func rotateRefreshToken(tokenHash: TokenHash, replacement: TokenHash, now: Date, audit: AuditEvent, reuseAudit: AuditEvent) async throws -> RefreshRotation {
-        try await decide(locking: RowLocks(refreshToken: tokenHash)) { rows in
-            WritePlan.refresh(rows, spent: tokenHash, replacement: replacement, at: now, audit: audit, reuseAudit: reuseAudit)
+    /// Rotates a presented refresh token, returns the same successor to a retry within `grace`,
+    /// or ends its session if it was spent before that
+    /// (``WritePlan/refresh(_:presented:successor:grace:at:audit:reuseAudit:)``). Exactly one of
+    /// concurrent rotations of one token rotates; the others within the grace get its successor.
+    public func rotateRefreshToken(
+        presented: Data, successor: SecretBytes, grace: TimeInterval, now: Date, audit: AuditEvent, reuseAudit: AuditEvent
+    ) async throws -> RefreshRotation {
+        try await decide(locking: RowLocks(refreshToken: TokenHash(of: presented))) { rows in
+            WritePlan.refresh(rows, presented: presented, successor: successor, grace: grace, at: now, audit: audit, reuseAudit: reuseAudit)
         }.verdict
     }
 }

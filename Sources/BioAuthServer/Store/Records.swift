@@ -272,6 +272,8 @@ public struct AuditReason: Sendable, Hashable, CustomStringConvertible {
     public static let recoveryCode = AuditReason("recovery")
     /// An enrolment grant ended with the enrolment it allowed.
     public static let enrolmentGrantUsed = AuditReason("enrolmentGrantUsed")
+    /// A refresh token presented again within the retry grace: the same successor was returned.
+    public static let refreshRetried = AuditReason("retry")
 }
 
 /// A security event. Holds identifiers and reason codes only, never a secret.

@@ -126,3 +126,9 @@ extension AuditEvent {
             requestID: withOrigin ? try r.optionalString("request_id") : nil, count: withOrigin ? try r.int("count") : 1)
     }
 }
+
+extension SpentRefreshToken {
+    package init(row r: some StoredRow) throws(StoreError) {
+        self.init(spentAt: try r.optionalDate("spent_at"), sealedSuccessor: try r.optionalData("successor"))
+    }
+}

@@ -33,20 +33,20 @@ public struct LockedRows: Sendable, Hashable {
     public var enrolmentRequest: EnrolmentRequestRecord?
     /// The session the refresh token names, with its device's state.
     public var refreshSession: SessionState?
-    /// True if the refresh token is one the session spent (a rotated-away token), false if it is current.
-    public var refreshTokenSpent: Bool
+    /// The refresh token as the session spent it (a rotated-away token); nil if it is current.
+    public var spentRefreshToken: SpentRefreshToken?
     public var passwordAttempt: PasswordAttemptRows?
 
     public init(
         approval: ApprovalRecord? = nil, approvalSignerActive: Bool = false, enrolmentRequest: EnrolmentRequestRecord? = nil, refreshSession: SessionState? = nil,
-        refreshTokenSpent: Bool = false, passwordAttempt: PasswordAttemptRows? = nil
+        spentRefreshToken: SpentRefreshToken? = nil, passwordAttempt: PasswordAttemptRows? = nil
     ) {
         self.passwordAttempt = passwordAttempt
         self.approval = approval
         self.approvalSignerActive = approvalSignerActive
         self.enrolmentRequest = enrolmentRequest
         self.refreshSession = refreshSession
-        self.refreshTokenSpent = refreshTokenSpent
+        self.spentRefreshToken = spentRefreshToken
     }
 }
 
@@ -58,5 +58,17 @@ public struct PasswordAttemptKey: Sendable, Hashable {
     public init(user: UserID, client: String) {
         self.user = user
         self.client = client
+    }
+}
+
+/// A rotated-away refresh token: when it was spent, and its successor sealed under it
+/// (``RefreshSuccessor``); both nil for a token spent before BioAuth remembered them.
+public struct SpentRefreshToken: Sendable, Hashable {
+    public var spentAt: Date?
+    public var sealedSuccessor: Data?
+
+    public init(spentAt: Date?, sealedSuccessor: Data?) {
+        self.spentAt = spentAt
+        self.sealedSuccessor = sealedSuccessor
     }
 }

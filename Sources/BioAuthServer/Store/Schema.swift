@@ -18,6 +18,7 @@ package enum Schema {
         "Challenges are not counted per device",
         "Addresses where a user signed in",
         "Devices remember when and how their key was replaced",
+        "Spent refresh tokens remember when, and their successor sealed under them",
     ]
 
     package enum ColumnType: Sendable, Hashable {
@@ -106,7 +107,9 @@ package enum Schema {
                 .init("created_at", .date), .init("expires_at", .date), .init("revoked_at", .date, nullable: true), .init("refresh_hash", .bytes, nullable: true),
             ]),
         Table("signing_keys", [.init("id", .text), .init("private_key", .bytes), .init("created_at", .date)]),
-        Table("spent_refresh_tokens", [.init("token_hash", .bytes), .init("session_id", .text)]),
+        Table(
+            "spent_refresh_tokens",
+            [.init("token_hash", .bytes), .init("session_id", .text), .init("spent_at", .date, nullable: true), .init("successor", .bytes, nullable: true)]),
         Table(
             "users",
             [.init("id", .text), .init("password_salt", .bytes), .init("password_rounds", .integer), .init("password_hash", .bytes), .init("created_at", .date)]),

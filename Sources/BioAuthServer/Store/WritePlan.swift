@@ -76,8 +76,9 @@ public struct WritePlan: Sendable, Hashable {
         case insertApproval(ApprovalRecord)
         /// Marks the approval consumed at `at`.
         case redeemApproval(tokenHash: TokenHash, at: Date)
-        /// Replaces the session's current refresh token and remembers the old one as spent by it.
-        case rotateRefreshToken(sessionID: SessionID, spent: TokenHash, replacement: TokenHash)
+        /// Replaces the session's current refresh token and remembers the old one as spent by it at
+        /// `at`, with the successor sealed under the old token (``RefreshSuccessor``).
+        case rotateRefreshToken(sessionID: SessionID, spent: TokenHash, replacement: TokenHash, at: Date, sealedSuccessor: Data)
         /// Inserts the request; an existing id throws ``StoreError`` `duplicate` and nothing is written.
         case insertEnrolmentRequest(EnrolmentRequestRecord)
         case deleteEnrolmentRequest(id: EnrolmentRequestID)

@@ -18,11 +18,16 @@ public struct TokenPolicy: Sendable, Hashable {
     /// A new key is published this long (2 minutes) before it signs, so every instance's JWKS
     /// and every verifier's cache know it first.
     public var prePublication: TimeInterval
+    /// A refresh token presented again less than this (10 s) after its rotation, while its successor
+    /// is unused, gets the same successor back: a retry whose answer was lost is not theft. Later,
+    /// or once the successor was used, it is reuse and ends the session (RFC 9700 §4.14.2).
+    public var refreshRetryGrace: TimeInterval
 
     public init(
         issuer: String? = nil, audience: String? = nil, accessTokenTTL: TimeInterval = 300, signingKeyRotation: TimeInterval = 30 * 86_400,
-        prePublication: TimeInterval = 120
+        prePublication: TimeInterval = 120, refreshRetryGrace: TimeInterval = 10
     ) {
+        self.refreshRetryGrace = refreshRetryGrace
         self.issuer = issuer
         self.audience = audience
         self.accessTokenTTL = accessTokenTTL

@@ -6,10 +6,32 @@ import Foundation
 public enum RefreshRotation: Sendable, Hashable {
     /// The token was current: replaced; the session it belongs to.
     case rotated(SessionState)
+    /// The token was spent moments ago (within ``TokenPolicy/refreshRetryGrace``) and its
+    /// successor is still current: the same successor again, for a retry whose answer was lost.
+    case repeated(SessionState, successor: SecretBytes)
     /// The token was spent already: its session (`id`) is revoked.
     case reused(sessionID: SessionID)
     /// Unknown token, or its session is revoked or expired: nothing written.
     case refused
+}
+
+/// A refresh token's successor, sealed under the token it replaces (AES-GCM with a key derived by
+/// HKDF-SHA256 from the old token): only whoever presents the old token can open it, and the
+/// database alone, which keeps the old token as a hash only, cannot.
+public enum RefreshSuccessor {
+    static func key(_ presented: Data) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: presented), info: Data("BioAuth refresh successor".utf8), outputByteCount: 32)
+    }
+
+    public static func seal(_ successor: SecretBytes, under presented: Data) -> Data {
+        // A fresh random nonce; sealing cannot fail for a 32-byte key.
+        (try? AES.GCM.seal(successor.data, using: key(presented)).combined) ?? Data()
+    }
+
+    public static func open(_ sealed: Data, under presented: Data) -> SecretBytes? {
+        guard let box = try? AES.GCM.SealedBox(combined: sealed), let plain = try? AES.GCM.open(box, using: key(presented)) else { return nil }
+        return SecretBytes(plain)
+    }
 }
 
 /// A key that signs access tokens (ES256). Stored in the database so every instance signs and

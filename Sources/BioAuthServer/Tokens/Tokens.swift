@@ -14,22 +14,28 @@ struct Tokens: Flow {
         let next = SecretBytes.random(count: 32)
         let rotated = event(.tokenRefreshed, request: request)
         let reused = event(.refreshTokenReused, reason: FailureReason.refreshTokenReused.description, request: request)
-        let spent = TokenHash(of: presented), replacement = TokenHash(of: next), now = clock.now()
+        let now = clock.now(), grace = configuration.tokens.refreshRetryGrace
         let rotation = try await run(request) {
-            try await self.store.rotateRefreshToken(tokenHash: spent, replacement: replacement, now: now, audit: rotated, reuseAudit: reused)
+            try await self.store.rotateRefreshToken(presented: presented, successor: next, grace: grace, now: now, audit: rotated, reuseAudit: reused)
         }
+        let (state, successor): (SessionState, SecretBytes)
         switch rotation {
-        case .rotated(let state) where state.deviceActive && state.session.kind == .device:
-            log(rotated.about(user: state.session.userID, device: state.session.deviceID))
-            let access = try await run(request) { try await self.context.accessTokens.issue(for: state.session, deviceID: state.session.deviceID ?? "", audit: rotated) }
-            return TokenGrant(accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(next.data))
+        case .rotated(let rotatedState): (state, successor) = (rotatedState, next)
+        case .repeated(let repeatedState, let sameSuccessor): (state, successor) = (repeatedState, sameSuccessor)
         case .reused:
             logger.warning("refresh token reused: session revoked", metadata: ["requestId": "\(request.requestID)"])
             throw ServerError.authenticationFailed(.refreshTokenReused)
-        case .rotated, .refused:
+        case .refused:
             await audit(.refreshRejected, reason: FailureReason.unknownRefreshToken.description, request: request)
             throw ServerError.authenticationFailed(.unknownRefreshToken)
         }
+        guard state.deviceActive, state.session.kind == .device else {
+            await audit(.refreshRejected, reason: FailureReason.unknownRefreshToken.description, request: request)
+            throw ServerError.authenticationFailed(.unknownRefreshToken)
+        }
+        log(rotated.about(user: state.session.userID, device: state.session.deviceID))
+        let access = try await run(request) { try await self.context.accessTokens.issue(for: state.session, deviceID: state.session.deviceID ?? "", audit: rotated) }
+        return TokenGrant(accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(successor.data))
     }
 
     func introspect(token: String, request: RequestInfo) async throws(ServerError) -> VerifiedAccessToken? {
@@ -50,22 +56,39 @@ struct Tokens: Flow {
 
 extension WritePlan {
     /// A refresh token presented (its session read locked, ``LockedRows/refreshSession``). The
-    /// current token of a live, unexpired session is rotated: replaced by `replacement`, the old
-    /// one remembered as spent. A spent one is reuse — a copy is in other hands — so its session
-    /// ends (``reusedRefreshToken(sessionID:userID:at:audit:)``). Anything else writes nothing.
-    /// Both audit events are about the session's user and device.
+    /// current token of a live, unexpired session is rotated: replaced by `successor`, the old one
+    /// remembered as spent, with the successor sealed under it. A spent one presented again within
+    /// `grace` of its rotation, while its successor is still current, returns that same successor:
+    /// a retry whose answer was lost, or a second request of the same app racing the first. Any
+    /// other spent one is reuse — a copy is in other hands — so its session ends
+    /// (``reusedRefreshToken(sessionID:userID:at:audit:)``). Anything else writes nothing. Every
+    /// audit event is about the session's user and device.
     public static func refresh(
-        _ rows: LockedRows, spent: TokenHash, replacement: TokenHash, at now: Date, audit: AuditEvent, reuseAudit: AuditEvent
+        _ rows: LockedRows, presented: Data, successor: SecretBytes, grace: TimeInterval, at now: Date, audit: AuditEvent, reuseAudit: AuditEvent
     ) -> (verdict: RefreshRotation, plan: WritePlan) {
         guard var state = rows.refreshSession else { return (.refused, WritePlan()) }
         let session = state.session
-        if rows.refreshTokenSpent {
+        let live = session.revokedAt == nil && session.expiresAt > now
+        if let spent = rows.spentRefreshToken {
+            if live, let spentAt = spent.spentAt, spentAt <= now, now.timeIntervalSince(spentAt) < grace, let sealed = spent.sealedSuccessor,
+                let same = RefreshSuccessor.open(sealed, under: presented), TokenHash(of: same) == session.refreshTokenHash
+            {
+                var plan = WritePlan()
+                var retried = audit.about(user: session.userID, device: session.deviceID)
+                retried.reason = AuditReason.refreshRetried.description
+                plan.audit(retried)
+                return (.repeated(state, successor: same), plan)
+            }
             let audit = reuseAudit.about(user: session.userID, device: session.deviceID)
             return (.reused(sessionID: session.id), .reusedRefreshToken(sessionID: session.id, userID: session.userID, at: now, audit: audit))
         }
-        guard session.revokedAt == nil, session.expiresAt > now else { return (.refused, WritePlan()) }
+        guard live else { return (.refused, WritePlan()) }
+        let replacement = TokenHash(of: successor)
         var plan = WritePlan()
-        plan.add(.rotateRefreshToken(sessionID: session.id, spent: spent, replacement: replacement))
+        plan.add(
+            .rotateRefreshToken(
+                sessionID: session.id, spent: TokenHash(of: presented), replacement: replacement, at: now,
+                sealedSuccessor: RefreshSuccessor.seal(successor, under: presented)))
         plan.audit(audit.about(user: session.userID, device: session.deviceID))
         state.session.refreshTokenHash = replacement
         return (.rotated(state), plan)
