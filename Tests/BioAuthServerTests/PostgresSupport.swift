@@ -44,7 +44,11 @@ enum PostgresTestServer {
 
     /// A generous operation bound: the conformance suite races hundreds of calls on a loaded CI
     /// machine, and what it tests is the store, not the bound (`aLostDatabaseAnswers503…` does that).
-    static func freshStore(options: PostgresStore.Options = PostgresStore.Options(tls: .disable, poolSize: 10, operationTimeout: .seconds(30))) async throws -> PostgresStore {
+    /// A store on a fresh database. The operation timeout is generous: on a 2-core CI machine the
+    /// parallel suites (server processes, CLI runs) can keep the cooperative pool busy for tens of
+    /// seconds, and a timeout here would measure the machine, not the store (a lost database's
+    /// 503 has its own test).
+    static func freshStore(options: PostgresStore.Options = PostgresStore.Options(tls: .disable, poolSize: 10, operationTimeout: .seconds(120))) async throws -> PostgresStore {
         try await PostgresStore.open(try #require(PostgresStore.Location(url: try await freshDatabaseURL())), options: options)
     }
 
