@@ -8,9 +8,10 @@ import Foundation
     import Darwin
 #endif
 
-/// An IP address parsed strictly (`inet_pton`), in the form rate limits count it: IPv4 as itself,
-/// IPv6 by its /64 (one subscriber usually holds a whole /64, so counting single IPv6 addresses
-/// would let one client rotate through 2⁶⁴ identities). IPv4-mapped IPv6 is IPv4.
+/// An IP address parsed strictly (`inet_pton`), in the form rate limits, failure budgets and known
+/// addresses count it: IPv4 as itself, IPv6 by its /48 (a subscriber or a cloud tenant routinely
+/// holds a /64 and often a /56 or /48, so counting single IPv6 addresses — or /64s — would let one
+/// client rotate through 2⁶⁴ or 2¹⁶ fresh identities). IPv4-mapped IPv6 is IPv4.
 struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// 4 or 16 bytes.
     let bytes: [UInt8]
@@ -31,11 +32,11 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The rate-limit subject: `203.0.113.7`, or `2001:db8:1:2::/64`.
+    /// The rate-limit subject: `203.0.113.7`, or `2001:db8:1::/48`.
     var description: String {
         if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
-        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
-        return groups.joined(separator: ":") + "::/64"
+        let groups = stride(from: 0, to: 6, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/48"
     }
 
     /// Every group, for IPv6 (`2001:db8:0:0:0:0:0:1`); IPv4 as itself.

@@ -24,11 +24,12 @@ struct ClientAddressTests {
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "1.2.3.4:80") == "10.0.0.5", "a port is not an address")
     }
 
-    @Test func ipv6ClientsAreCountedPerSlash64() {
+    @Test func ipv6ClientsAreCountedPerSlash48() {
         let a = proxies.client(peer: "10.0.0.5", forwardedFor: "2001:db8:1:2:aaaa::1")
         let b = proxies.client(peer: "10.0.0.5", forwardedFor: "[2001:db8:1:2:bbbb:cccc:dddd:eeee]")
-        let c = proxies.client(peer: "10.0.0.5", forwardedFor: "2001:db8:1:3::1")
-        #expect(a == "2001:db8:1:2::/64" && a == b)
+        let otherSlash64 = proxies.client(peer: "10.0.0.5", forwardedFor: "2001:db8:1:ffff::1")
+        let c = proxies.client(peer: "10.0.0.5", forwardedFor: "2001:db8:2::1")
+        #expect(a == "2001:db8:1::/48" && a == b && a == otherSlash64, "one /48, whichever /64")
         #expect(c != a)
         #expect(proxies.client(peer: "2001:db8:ffff:1::9", forwardedFor: "198.51.100.7") == "198.51.100.7", "an IPv6 proxy range")
         #expect(proxies.client(peer: "::ffff:10.0.0.5", forwardedFor: "198.51.100.7") == "198.51.100.7", "IPv4-mapped IPv6 is IPv4")
