@@ -374,8 +374,7 @@ public final class PostgresStore: BioAuthStore {
     func passwordAttemptRows(_ key: PasswordAttemptKey, _ c: PostgresConnection) async throws -> PasswordAttemptRows {
         try await lockUser("password", key.user, c)
         let user = try await c.query("SELECT * FROM users WHERE id = \(key.user)", logger: logger).collect().first.map { try UserRecord(row: PostgresStoredRow($0)) }
-        let subjects: [FailureSubject] = [.client(key.client), .password(key.user, client: key.client), .passwordRun(key.user)]
-        let bySubject = Dictionary(subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
+        let bySubject = Dictionary(key.subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
         var counters: [FailureSubject: FailureCounter] = [:]
         let rows = try await c.query("SELECT key, window_start, count FROM counters WHERE key = ANY(\(Array(bySubject.keys)))", logger: logger)
         for try await (stored, since, count) in rows.decode((String, Date, Int32).self) {

@@ -345,9 +345,8 @@ extension SQLiteHandle {
     /// The rows a password attempt is decided on (the single writer serialises the decision).
     fileprivate func passwordAttemptRows(_ key: PasswordAttemptKey) throws -> PasswordAttemptRows {
         let user = try query("SELECT * FROM users WHERE id = ?", [.text(key.user)]).first.map { try UserRecord(row: $0) }
-        let subjects: [FailureSubject] = [.client(key.client), .password(key.user, client: key.client), .passwordRun(key.user)]
         var counters: [FailureSubject: FailureCounter] = [:]
-        for subject in subjects {
+        for subject in key.subjects {
             if let row = try query("SELECT window_start, count FROM counters WHERE key = ?", [.text(subject.storageKey)]).first {
                 counters[subject] = FailureCounter(since: try row.date("window_start"), count: try row.int("count"))
             }

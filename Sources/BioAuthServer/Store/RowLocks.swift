@@ -59,6 +59,9 @@ public struct PasswordAttemptKey: Sendable, Hashable {
         self.user = user
         self.client = client
     }
+
+    /// The counters the attempt is decided on: the address's, the (user, address) window and the run.
+    public var subjects: [FailureSubject] { [.client(client), .password(user, client: client), .passwordRun(user)] }
 }
 
 /// A rotated-away refresh token: when it was spent, and its successor sealed under it
