@@ -345,11 +345,10 @@ extension SQLiteHandle {
     /// The rows a password attempt is decided on (the single writer serialises the decision).
     fileprivate func passwordAttemptRows(_ key: PasswordAttemptKey) throws -> PasswordAttemptRows {
         let user = try query("SELECT * FROM users WHERE id = ?", [.text(key.user)]).first.map { try UserRecord(row: $0) }
+        let bySubject = Dictionary(key.subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
         var counters: [FailureSubject: FailureCounter] = [:]
-        for subject in key.subjects {
-            if let row = try query("SELECT window_start, count FROM counters WHERE key = ?", [.text(subject.storageKey)]).first {
-                counters[subject] = FailureCounter(since: try row.date("window_start"), count: try row.int("count"))
-            }
+        for row in try query("SELECT key, window_start, count FROM counters WHERE key IN (?, ?, ?)", key.subjects.map { .text($0.storageKey) }) {
+            if let subject = bySubject[try row.string("key")] { counters[subject] = FailureCounter(since: try row.date("window_start"), count: try row.int("count")) }
         }
         let known = try !query("SELECT 1 FROM known_clients WHERE user_id = ? AND client = ?", [.text(key.user), .text(key.client)]).isEmpty
         return PasswordAttemptRows(user: user, counters: counters, knownClient: known)

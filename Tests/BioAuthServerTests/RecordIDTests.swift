@@ -18,6 +18,22 @@ struct RecordIDTests {
         #expect(TokenHash(of: Data("a session token".utf8)) == hash && TokenHash(ofText: "a session token") == hash)
     }
 
+    /// A user row's password hash and salt, and a challenge's id and nonce, stay out of its
+    /// description, `dump()` and Mirror.
+    @Test func userAndChallengeRecordsShowNoSecretBytes() {
+        let secret = Data("0123456789abcdef0123456789abcdef".utf8)
+        let user = UserRecord(id: "alice", passwordSalt: secret, passwordRounds: 7, passwordHash: secret, createdAt: Date(timeIntervalSince1970: 0))
+        let challenge = ChallengeRecord(
+            id: secret, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1", nonce: secret, createdAt: Date(timeIntervalSince1970: 0),
+            expiresAt: Date(timeIntervalSince1970: 60))
+        for value in [user as Any, challenge as Any] {
+            var dumped = ""
+            dump(value, to: &dumped)
+            let shown = ["\(value)", String(reflecting: value), dumped].joined()
+            #expect(!shown.contains("0123456789abcdef") && !shown.contains("32 bytes") && shown.contains("alice"), "\(shown)")
+        }
+    }
+
     @Test func idsOfDifferentRecordsAreDifferentTypesWithTheSameText() throws {
         let device: DeviceID = "d-1"
         let encoded = try JSONEncoder().encode(device)

@@ -46,13 +46,17 @@ public struct EnrolmentPolicy: Sendable, Hashable {
         self.grantTTL = grantTTL
     }
 
+    /// When `device`'s cool-down ends, if it has one (``isCoolingDown(_:among:at:)``): before
+    /// then, only the first-device exemption can free it.
+    public func coolDownEnd(of device: DeviceRecord) -> Date { device.keySince.addingTimeInterval(coolDown) }
+
     /// True while `device` is in its cool-down at `now`: less than ``coolDown`` since its current
     /// key arrived (``DeviceRecord/keySince``). Only the user's first device ever, with its first
     /// key, is exempt; a replaced key — by recovery code, approval or login — is treated like a new
     /// device, so a phished password and a recovery code cannot turn the owner's oldest device
     /// into an approver at once. `devices` are the user's devices, revoked ones too.
     public func isCoolingDown(_ device: DeviceRecord, among devices: [DeviceRecord], at now: Date) -> Bool {
-        guard now < device.keySince.addingTimeInterval(coolDown) else { return false }
+        guard now < coolDownEnd(of: device) else { return false }
         // A tie in creation time exempts neither; revoking every device does not make the next one first.
         let isFirstWithFirstKey = device.keyReplacedAt == nil && !devices.contains { $0.id != device.id && $0.createdAt <= device.createdAt }
         return !isFirstWithFirstKey

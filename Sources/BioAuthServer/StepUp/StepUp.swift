@@ -17,7 +17,7 @@ struct StepUp: Flow {
             throw ServerError(.notFound, field: "deviceId")
         }
         let now = clock.now()
-        if now < device.keySince.addingTimeInterval(configuration.enrolment.coolDown) {
+        if now < configuration.enrolment.coolDownEnd(of: device) {  // the user's devices are read only then
             let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
             if configuration.enrolment.isCoolingDown(device, among: devices, at: now) {
                 throw ServerError(.forbidden, field: "deviceId", detail: "a device added or re-keyed cannot approve during its cool-down")

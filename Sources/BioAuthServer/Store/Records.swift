@@ -1,8 +1,9 @@
 import BioAuthCore
 import Foundation
 
-/// A user of the demo primary authenticator: username and a salted slow password hash.
-public struct UserRecord: Sendable, Hashable {
+/// A user of the demo primary authenticator: username and a salted slow password hash. Its
+/// description, `dump()` and Mirror show the id and the rounds, never the salt or the hash.
+public struct UserRecord: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var id: UserID
     public var passwordSalt: Data
     public var passwordRounds: Int
@@ -16,6 +17,10 @@ public struct UserRecord: Sendable, Hashable {
         self.passwordHash = passwordHash
         self.createdAt = createdAt
     }
+
+    public var description: String { "UserRecord(id: \(id), passwordRounds: \(passwordRounds), createdAt: \(createdAt))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["id": id, "passwordRounds": passwordRounds, "createdAt": createdAt]) }
 }
 
 /// A registered device key.
@@ -68,7 +73,10 @@ public enum KeyReplacement: String, Sendable, Hashable, CaseIterable {
 }
 
 /// An issued challenge: everything the signed message is rebuilt from, plus what its purpose binds.
-public struct ChallengeRecord: Sendable, Hashable {
+///
+/// Its description, `dump()` and Mirror show purpose, user, device and times, never the challenge
+/// id or the nonce (a challenge id is the bearer of a pending proof).
+public struct ChallengeRecord: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// What the challenge is for, with exactly the fields that purpose carries.
     public enum Binding: Sendable, Hashable {
         /// Enrolment of a new key: its 91-byte SPKI and the device's name. `replacing` is true for
@@ -119,6 +127,12 @@ public struct ChallengeRecord: Sendable, Hashable {
     }
 
     public var purpose: SignedMessage.Purpose { binding.purpose }
+
+    public var description: String { "ChallengeRecord(\(purpose), userID: \(userID), deviceID: \(deviceID), expiresAt: \(expiresAt))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(self, children: ["purpose": "\(purpose)", "userID": userID, "deviceID": deviceID, "createdAt": createdAt, "expiresAt": expiresAt])
+    }
 
     /// The message the device signed, rebuilt from what the server stored.
     public func message() throws(WireFormatError) -> SignedMessage {
