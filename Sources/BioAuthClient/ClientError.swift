@@ -58,6 +58,9 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible, C
         public static let notFound = Code("notFound")
         /// The server already has it (for example, a user name).
         public static let conflict = Code("conflict")
+        /// The enrolment request has ended — five wrong recovery codes, or the owner cancelled it
+        /// from an enrolled device (``PendingEnrolment/ending``). Make a new request.
+        public static let requestEnded = Code("requestEnded")
         /// A keychain or Secure Enclave failure on this device (``ClientError/device`` has it).
         public static let deviceFailure = Code("deviceFailure")
 
@@ -66,7 +69,7 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible, C
             .notEnrolled, .alreadyEnrolled, .reenrolmentRequired, .passcodeRequired, .biometryUnavailable, .notRecognised, .cancelled,
             .authenticationFailed, .sessionExpired, .rateLimited, .serverUnreachable, .serverUnavailable, .serverError,
             .challengeMismatch, .protocolViolation, .credentialsUnavailable, .invalidRequest, .forbidden, .notFound, .conflict,
-            .deviceFailure, .approvalRequired,
+            .deviceFailure, .approvalRequired, .requestEnded,
         ]
     }
 

@@ -15,6 +15,19 @@ public struct PendingEnrolment: Sendable, Hashable, Codable {
     public let expiresAt: Date
     /// Whether the request was approved when this value was read.
     public let isApproved: Bool
+    /// Why the request had ended when this value was read; nil while it can still be used. An
+    /// ended request can do nothing more: make a new one.
+    public let ending: Ending?
+
+    /// Why an enrolment request ended.
+    public enum Ending: String, Sendable, Hashable, Codable {
+        /// Five wrong recovery codes.
+        case wrongCodes
+        /// The owner cancelled it from an enrolled device.
+        case cancelled
+        /// A reason this version does not know.
+        case other
+    }
 }
 
 /// An enrolment this phone started, as a relaunched app finds it (``BioAuthClient/enrolmentInProgress()``).
@@ -108,7 +121,8 @@ extension BioAuthClient {
         if try storage.registration() == nil, (try? signer.publicKey())?.spkiRepresentation == record.key { signer.deleteKey() }
     }
 
-    /// The request as the server has it now: poll until ``PendingEnrolment/isApproved``.
+    /// The request as the server has it now: poll until ``PendingEnrolment/isApproved`` — or
+    /// ``PendingEnrolment/ending``, when the owner cancelled it or too many codes were wrong.
     public func refresh(_ request: PendingEnrolment, _ primary: PrimarySession) async throws(ClientError) -> PendingEnrolment {
         let key = try pendingSigningKey()
         let current = try pending(
@@ -121,7 +135,9 @@ extension BioAuthClient {
     }
 
     /// Asks the server to send a recovery code to the user through the deployment's channel
-    /// (e-mail, SMS): for a user without another device at hand.
+    /// (e-mail, SMS): for a user without another device at hand. At most 3 per request, 60 s
+    /// apart, and 10 a day: otherwise ``ClientError/Code/rateLimited`` with the wait in
+    /// ``ClientError/retryAfter`` (none when this request had all its codes: make a new request).
     public func sendRecoveryCode(for request: PendingEnrolment, _ primary: PrimarySession) async throws(ClientError) {
         try await api.sendRecoveryCode(id: request.id, token: primary.token)
     }
@@ -155,7 +171,8 @@ extension BioAuthClient {
         return PendingEnrolment(
             id: wire.id, userID: primary.userID, deviceID: wire.deviceId, deviceName: wire.name, replacing: wire.replacing,
             approvalText: EnrolmentApprovalText.make(deviceName: wire.name, fingerprint: key.fingerprint, replacing: wire.replacing),
-            expiresAt: Date(seconds: wire.expiresAt), isApproved: wire.status == "approved")
+            expiresAt: Date(seconds: wire.expiresAt), isApproved: wire.status == "approved",
+            ending: wire.status == "ended" ? PendingEnrolment.Ending(rawValue: wire.endedBy ?? "") ?? .other : nil)
     }
 
     // MARK: - A phone that approves
@@ -165,6 +182,14 @@ extension BioAuthClient {
         let session = try currentSession()
         let requests = try await authorized { () async throws(ClientError) in try await api.enrolmentRequests(token: session) }
         return try requests.map { request throws(ClientError) in try EnrolmentRequestToApprove(request) }
+    }
+
+    /// Cancels a request the user did not make (or no longer wants), pending or approved: it can
+    /// then enrol nothing. Needs a device session of a device past its cool-down
+    /// (``ClientError/Code/forbidden`` otherwise).
+    public func cancelEnrolment(_ request: EnrolmentRequestToApprove) async throws(ClientError) {
+        let session = try currentSession()
+        try await authorized { () async throws(ClientError) in try await api.cancelEnrolmentRequest(id: request.id, token: session) }
     }
 
     /// Approves adding a device: a step-up over ``EnrolmentRequestToApprove/approvalText`` — one

@@ -63,6 +63,10 @@ public struct ServerAPI: Sendable {
         let _: Empty = try await call(.post, "/v1/enrolment-requests/" + Self.escape(id) + "/approve", body, token: token)
     }
 
+    public func cancelEnrolmentRequest(id: String, token: BearerToken) async throws(ClientError) {
+        let _: Empty = try await call(.delete, "/v1/enrolment-requests/" + Self.escape(id), Empty?.none, token: token)
+    }
+
     public func sendRecoveryCode(id: String, token: BearerToken) async throws(ClientError) {
         let _: Empty = try await call(.post, "/v1/enrolment-requests/" + Self.escape(id) + "/recovery-code", Empty?.none, token: token)
     }
@@ -127,6 +131,7 @@ public struct ServerAPI: Sendable {
         case 403: return ClientError(.forbidden)
         case 404: return ClientError(.notFound, field: body?.field)
         case 409: return ClientError(.conflict, field: body?.field)
+        case 410: return ClientError(.requestEnded)
         case 429: return ClientError(.rateLimited, retryAfter: response.retryAfter)
         case 503: return ClientError(.serverUnavailable, retryAfter: response.retryAfter)
         case 500...599: return ClientError(.serverError)

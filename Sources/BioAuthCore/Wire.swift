@@ -397,14 +397,17 @@ extension Wire {
         public var replacing: Bool
         /// The text an approving device shows and signs (a client builds it itself and compares).
         public var approvalText: String
-        /// `pending` or `approved`.
+        /// `pending`, `approved` or `ended` (by `endedBy`; nothing can use it any more).
         public var status: String
         public var createdAt: Int64
         public var expiresAt: Int64
+        /// For an `ended` request: `wrongCodes` or `cancelled`.
+        public var endedBy: String?
         public init(
             id: String, deviceId: String, name: String, publicKey: String, replacing: Bool, approvalText: String, status: String, createdAt: Int64,
-            expiresAt: Int64
+            expiresAt: Int64, endedBy: String? = nil
         ) {
+            self.endedBy = endedBy
             self.id = id
             self.deviceId = deviceId
             self.name = name

@@ -122,6 +122,11 @@ public struct BioAuthRoutes: Sendable {
             let (session, info) = try context.authenticated(info(request, context))
             return try json(Wire.EnrolmentRequest(try await service.enrolmentRequest(id: pathID(context), of: session, request: info)))
         }
+        authenticated.delete("enrolment-requests/:id") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            try await service.cancelEnrolmentRequest(requestID: pathID(context), session: session, request: info)
+            return Response(status: .noContent)
+        }
         authenticated.post("enrolment-requests/:id/approve") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.EnrolmentApproval.self, request)
@@ -352,6 +357,7 @@ extension ServerError.Code {
         case .forbidden, .approvalRequired: .forbidden
         case .notFound: .notFound
         case .conflict: .conflict
+        case .gone: .gone
         case .methodNotAllowed: .methodNotAllowed
         case .payloadTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType

@@ -54,7 +54,7 @@ extension Wire.EnrolmentRequest {
     init(_ record: EnrolmentRequestRecord) {
         self.init(
             id: record.id.rawValue, deviceId: record.deviceID.rawValue, name: record.name, publicKey: Base64URL.encode(record.publicKey), replacing: record.replacing,
-            approvalText: record.approvalText, status: record.isApproved ? "approved" : "pending", createdAt: record.createdAt.seconds,
-            expiresAt: record.expiresAt.seconds)
+            approvalText: record.approvalText, status: record.hasEnded ? "ended" : record.isApproved ? "approved" : "pending", createdAt: record.createdAt.seconds,
+            expiresAt: record.expiresAt.seconds, endedBy: record.ending?.rawValue)
     }
 }

@@ -95,6 +95,15 @@ extension PostgresStore {
             13, "Spent refresh tokens remember when, and their successor sealed under them",
             ["ALTER TABLE spent_refresh_tokens ADD COLUMN spent_at TIMESTAMPTZ", "ALTER TABLE spent_refresh_tokens ADD COLUMN successor BYTEA"]
         ),
+        (
+            14, "Enrolment requests count their recovery codes and can end",
+            [
+                "ALTER TABLE enrolment_requests ADD COLUMN codes_sent INTEGER NOT NULL DEFAULT 0",
+                "ALTER TABLE enrolment_requests ADD COLUMN last_code_sent_at TIMESTAMPTZ",
+                "ALTER TABLE enrolment_requests ADD COLUMN ended_at TIMESTAMPTZ",
+                "ALTER TABLE enrolment_requests ADD COLUMN ending TEXT",
+            ]
+        ),
     ]
 
     /// Applies the migrations this database lacks, under the migration lock (instances that start

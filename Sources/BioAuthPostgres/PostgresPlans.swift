@@ -22,15 +22,12 @@ extension PostgresStore {
         case .ownedDevice(let id, let user): return try await exists("SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) FOR UPDATE")
         case .activeSession(let id, let user): return try await exists("SELECT 1 FROM sessions WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE")
         case .activeApiKey(let id): return try await exists("SELECT 1 FROM api_keys WHERE id = \(id) AND revoked_at IS NULL FOR UPDATE")
-        case .approvedEnrolmentRequest(let id): return try await exists("SELECT 1 FROM enrolment_requests WHERE id = \(id) AND approved_at IS NOT NULL FOR UPDATE")
+        case .approvedEnrolmentRequest(let id):
+            return try await exists("SELECT 1 FROM enrolment_requests WHERE id = \(id) AND approved_at IS NOT NULL AND ended_at IS NULL FOR UPDATE")
         case .belowFailureLimits(let lockout): return try await !isLockedOut(lockout, c)
         case .noDeviceEver(let user):
             try await lock("devices", user)
             return try await !exists("SELECT 1 FROM devices WHERE user_id = \(user)")
-        case .fewerPendingEnrolmentRequests(let user, let limit, let now):
-            try await lock("enrolment-requests", user)
-            return try await exists(
-                "SELECT 1 WHERE (SELECT COUNT(*) FROM enrolment_requests WHERE user_id = \(user) AND expires_at > \(now) AND approved_at IS NULL) < \(limit)")
         }
     }
 
@@ -112,8 +109,12 @@ extension PostgresStore {
             try await c.query("DELETE FROM enrolment_requests WHERE id = \(id)", logger: logger)
         case .approveEnrolmentRequest(let id, let at, let device):
             try await c.query("UPDATE enrolment_requests SET approved_at = \(at), approved_by_device = \(device) WHERE id = \(id)", logger: logger)
-        case .setRecoveryCode(let id, let hash):
-            try await c.query("UPDATE enrolment_requests SET recovery_code_hash = \(hash) WHERE id = \(id)", logger: logger)
+        case .setRecoveryCode(let id, let hash, let at, let sent):
+            try await c.query(
+                "UPDATE enrolment_requests SET recovery_code_hash = \(hash), last_code_sent_at = \(at), codes_sent = \(Int32(clamping: sent)) WHERE id = \(id)",
+                logger: logger)
+        case .endEnrolmentRequest(let id, let at, let ending):
+            try await c.query("UPDATE enrolment_requests SET ended_at = \(at), ending = \(ending.rawValue) WHERE id = \(id)", logger: logger)
         case .countRecoveryAttempt(let id):
             try await c.query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = \(id)", logger: logger)
         case .redeemApproval(let hash, let at):

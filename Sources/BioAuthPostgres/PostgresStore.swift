@@ -176,6 +176,18 @@ public final class PostgresStore: BioAuthStore {
                 }
             }
             if let key = locking.passwordAttempt { rows.passwordAttempt = try await self.passwordAttemptRows(key, c) }
+            if let user = locking.enrolmentRequestsOf {
+                // Parallel requests of one user queue here: a cap on them holds across instances.
+                try await self.lockUser("enrolment-requests", user, c)
+                rows.enrolmentRequests = try await c.query("SELECT * FROM enrolment_requests WHERE user_id = \(user) ORDER BY created_at, id", logger: self.logger)
+                    .collect().map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
+            }
+            if !locking.counters.isEmpty {
+                // A counter row may not exist yet: lock its key instead, in one order (no deadlock).
+                let keys = locking.counters.map(\.storageKey).sorted()
+                try await c.query("SELECT pg_advisory_xact_lock(hashtextextended('counter:' || k, 0)) FROM unnest(\(keys)) AS k ORDER BY k", logger: self.logger)
+                rows.counters = try await self.counters(locking.counters, c)
+            }
             let decision = decide(rows)
             return (decision.verdict, try await self.apply(decision.plan, c))
         }
@@ -223,14 +235,14 @@ public final class PostgresStore: BioAuthStore {
 
     public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date, sessionsBefore: Date) async throws -> SweepResult {
         try await transaction { c in
-            let runs = FailureSubject.passwordRun("").storageKey + "%"
+            let (runs, daily) = FailureSubject.longLivedKeyPatterns
             func count(_ query: PostgresQuery) async throws -> Int {
                 try await c.query(query, logger: self.logger).collect().first.map { try $0.makeRandomAccess()[0].decode(Int.self) } ?? 0
             }
             let counters = try await count(
                 """
-                WITH gone AS (DELETE FROM counters WHERE (key NOT LIKE \(runs) AND window_start < \(windowsBefore))
-                  OR (key LIKE \(runs) AND window_start < \(runsBefore)) RETURNING 1) SELECT COUNT(*) FROM gone
+                WITH gone AS (DELETE FROM counters WHERE (key NOT LIKE \(runs) AND key NOT LIKE \(daily) AND window_start < \(windowsBefore))
+                  OR ((key LIKE \(runs) OR key LIKE \(daily)) AND window_start < \(runsBefore)) RETURNING 1) SELECT COUNT(*) FROM gone
                 """)
             let audit = try await count("WITH gone AS (DELETE FROM audit WHERE at < \(auditBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
             let approvals = try await count("WITH gone AS (DELETE FROM approvals WHERE expires_at < \(windowsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
@@ -374,13 +386,18 @@ public final class PostgresStore: BioAuthStore {
     func passwordAttemptRows(_ key: PasswordAttemptKey, _ c: PostgresConnection) async throws -> PasswordAttemptRows {
         try await lockUser("password", key.user, c)
         let user = try await c.query("SELECT * FROM users WHERE id = \(key.user)", logger: logger).collect().first.map { try UserRecord(row: PostgresStoredRow($0)) }
-        let bySubject = Dictionary(key.subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
+        let known = try await !c.query("SELECT 1 FROM known_clients WHERE user_id = \(key.user) AND client = \(key.client)", logger: logger).collect().isEmpty
+        return PasswordAttemptRows(user: user, counters: try await counters(key.subjects, c), knownClient: known)
+    }
+
+    /// The counters of `subjects` that exist, in one statement.
+    func counters(_ subjects: [FailureSubject], _ c: PostgresConnection) async throws -> [FailureSubject: FailureCounter] {
+        let bySubject = Dictionary(subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
         var counters: [FailureSubject: FailureCounter] = [:]
         let rows = try await c.query("SELECT key, window_start, count FROM counters WHERE key = ANY(\(Array(bySubject.keys)))", logger: logger)
         for try await (stored, since, count) in rows.decode((String, Date, Int32).self) {
             if let subject = bySubject[stored] { counters[subject] = FailureCounter(since: since, count: Int(count)) }
         }
-        let known = try await !c.query("SELECT 1 FROM known_clients WHERE user_id = \(key.user) AND client = \(key.client)", logger: logger).collect().isEmpty
-        return PasswordAttemptRows(user: user, counters: counters, knownClient: known)
+        return counters
     }
 }

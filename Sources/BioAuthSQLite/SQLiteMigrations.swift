@@ -96,5 +96,14 @@ extension SQLiteStore {
             "Spent refresh tokens remember when, and their successor sealed under them",
             ["ALTER TABLE spent_refresh_tokens ADD COLUMN spent_at REAL", "ALTER TABLE spent_refresh_tokens ADD COLUMN successor BLOB"]
         ),
+        (
+            "Enrolment requests count their recovery codes and can end",
+            [
+                "ALTER TABLE enrolment_requests ADD COLUMN codes_sent INTEGER NOT NULL DEFAULT 0",
+                "ALTER TABLE enrolment_requests ADD COLUMN last_code_sent_at REAL",
+                "ALTER TABLE enrolment_requests ADD COLUMN ended_at REAL",
+                "ALTER TABLE enrolment_requests ADD COLUMN ending TEXT",
+            ]
+        ),
     ]
 }

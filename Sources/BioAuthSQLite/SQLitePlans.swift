@@ -95,8 +95,11 @@ extension SQLiteHandle {
             try query("DELETE FROM enrolment_requests WHERE id = ?", [.text(id)])
         case .approveEnrolmentRequest(let id, let at, let device):
             try query("UPDATE enrolment_requests SET approved_at = ?, approved_by_device = ? WHERE id = ?", [.date(at), .optionalText(device), .text(id)])
-        case .setRecoveryCode(let id, let hash):
-            try query("UPDATE enrolment_requests SET recovery_code_hash = ? WHERE id = ?", [.blob(hash), .text(id)])
+        case .setRecoveryCode(let id, let hash, let at, let sent):
+            try query(
+                "UPDATE enrolment_requests SET recovery_code_hash = ?, last_code_sent_at = ?, codes_sent = ? WHERE id = ?", [.blob(hash), .date(at), .integer(sent), .text(id)])
+        case .endEnrolmentRequest(let id, let at, let ending):
+            try query("UPDATE enrolment_requests SET ended_at = ?, ending = ? WHERE id = ?", [.date(at), .text(ending.rawValue), .text(id)])
         case .countRecoveryAttempt(let id):
             try query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = ?", [.text(id)])
         case .redeemApproval(let hash, let at):
@@ -162,13 +165,10 @@ extension SQLiteHandle {
         case .ownedDevice(let id, let user): return try exists("SELECT 1 FROM devices WHERE id = ? AND user_id = ?", [.text(id), .text(user)])
         case .activeSession(let id, let user): return try exists("SELECT 1 FROM sessions WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
         case .activeApiKey(let id): return try exists("SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL", [.text(id)])
-        case .approvedEnrolmentRequest(let id): return try exists("SELECT 1 FROM enrolment_requests WHERE id = ? AND approved_at IS NOT NULL", [.text(id)])
+        case .approvedEnrolmentRequest(let id):
+            return try exists("SELECT 1 FROM enrolment_requests WHERE id = ? AND approved_at IS NOT NULL AND ended_at IS NULL", [.text(id)])
         case .belowFailureLimits(let lockout): return try !isLockedOut(lockout)
         case .noDeviceEver(let user): return try !exists("SELECT 1 FROM devices WHERE user_id = ?", [.text(user)])
-        case .fewerPendingEnrolmentRequests(let user, let limit, let now):
-            return try exists(
-                "SELECT 1 WHERE (SELECT COUNT(*) FROM enrolment_requests WHERE user_id = ? AND expires_at > ? AND approved_at IS NULL) < ?",
-                [.text(user), .date(now), .integer(limit)])
         }
     }
 

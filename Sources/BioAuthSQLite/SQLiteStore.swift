@@ -154,6 +154,11 @@ public final class SQLiteStore: BioAuthStore {
                 }
             }
             if let key = locking.passwordAttempt { rows.passwordAttempt = try db.passwordAttemptRows(key) }
+            if let user = locking.enrolmentRequestsOf {
+                rows.enrolmentRequests = try db.query("SELECT * FROM enrolment_requests WHERE user_id = ? ORDER BY created_at, id", [.text(user)])
+                    .map { try EnrolmentRequestRecord(row: $0) }
+            }
+            rows.counters = try db.counters(locking.counters)
             let decision = decide(rows)
             return (decision.verdict, try db.apply(decision.plan))
         }
@@ -194,10 +199,13 @@ public final class SQLiteStore: BioAuthStore {
 
     public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date, sessionsBefore: Date) async throws -> SweepResult {
         try await writer.write { db in
-            let runs = FailureSubject.passwordRun("").storageKey + "%"
+            let (runs, daily) = FailureSubject.longLivedKeyPatterns
             let counters = try db.query(
-                "DELETE FROM counters WHERE (key NOT LIKE ? AND window_start < ?) OR (key LIKE ? AND window_start < ?) RETURNING key",
-                [.text(runs), .date(windowsBefore), .text(runs), .date(runsBefore)]
+                """
+                DELETE FROM counters WHERE (key NOT LIKE ? AND key NOT LIKE ? AND window_start < ?) OR ((key LIKE ? OR key LIKE ?) AND window_start < ?)
+                RETURNING key
+                """,
+                [.text(runs), .text(daily), .date(windowsBefore), .text(runs), .text(daily), .date(runsBefore)]
             ).count
             let audit = try db.query("DELETE FROM audit WHERE at < ? RETURNING seq", [.date(auditBefore)]).count
             let approvals = try db.query("DELETE FROM approvals WHERE expires_at < ? RETURNING expires_at", [.date(windowsBefore)]).count
@@ -345,12 +353,19 @@ extension SQLiteHandle {
     /// The rows a password attempt is decided on (the single writer serialises the decision).
     fileprivate func passwordAttemptRows(_ key: PasswordAttemptKey) throws -> PasswordAttemptRows {
         let user = try query("SELECT * FROM users WHERE id = ?", [.text(key.user)]).first.map { try UserRecord(row: $0) }
-        let bySubject = Dictionary(key.subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
+        let known = try !query("SELECT 1 FROM known_clients WHERE user_id = ? AND client = ?", [.text(key.user), .text(key.client)]).isEmpty
+        return PasswordAttemptRows(user: user, counters: try counters(key.subjects), knownClient: known)
+    }
+
+    /// The counters of `subjects` that exist, in one statement.
+    fileprivate func counters(_ subjects: [FailureSubject]) throws -> [FailureSubject: FailureCounter] {
+        guard !subjects.isEmpty else { return [:] }
+        let bySubject = Dictionary(subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
+        let placeholders = Array(repeating: "?", count: bySubject.count).joined(separator: ", ")
         var counters: [FailureSubject: FailureCounter] = [:]
-        for row in try query("SELECT key, window_start, count FROM counters WHERE key IN (?, ?, ?)", key.subjects.map { .text($0.storageKey) }) {
+        for row in try query("SELECT key, window_start, count FROM counters WHERE key IN (\(placeholders))", bySubject.keys.map { .text($0) }) {
             if let subject = bySubject[try row.string("key")] { counters[subject] = FailureCounter(since: try row.date("window_start"), count: try row.int("count")) }
         }
-        let known = try !query("SELECT 1 FROM known_clients WHERE user_id = ? AND client = ?", [.text(key.user), .text(key.client)]).isEmpty
-        return PasswordAttemptRows(user: user, counters: counters, knownClient: known)
+        return counters
     }
 }

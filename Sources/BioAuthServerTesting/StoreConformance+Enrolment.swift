@@ -18,10 +18,14 @@ extension StoreConformance {
                 id: id, userID: user, deviceID: device, name: "Pad", publicKey: key, replacing: false, sessionID: SessionID("s-" + id.rawValue),
                 createdAt: t0.addingTimeInterval(Double(id.rawValue.count)), expiresAt: t0.addingTimeInterval(expires))
         }
-        _ = try await store.apply(.requestEnrolment(request("r1"), maxPending: 5, now: t0, audit: event("enrolment.requested")))
-        _ = try await store.apply(.requestEnrolment(request("r22", expires: 10), maxPending: 5, now: t0, audit: event("enrolment.requested")))
-        _ = try await store.apply(.requestEnrolment(request("r333", user: "bob"), maxPending: 5, now: t0, audit: event("enrolment.requested", user: "bob")))
-        try require(await isDuplicate { _ = try await store.apply(.requestEnrolment(request("r1"), maxPending: 5, now: self.t0, audit: self.event("enrolment.requested"))) }, "requests: duplicate id")
+        func ask(_ record: EnrolmentRequestRecord) async throws {
+            try require(
+                try await store.requestEnrolment(record, maxPending: 5, now: t0, audit: event("enrolment.requested", user: record.userID)) == nil, "requests: stored")
+        }
+        try await ask(request("r1"))
+        try await ask(request("r22", expires: 10))
+        try await ask(request("r333", user: "bob"))
+        try require(await isDuplicate { try await ask(request("r1")) }, "requests: duplicate id")
         try require(try await store.enrolmentRequests(userID: "alice", now: t0).map(\.id) == ["r1", "r22"], "requests: the user's, oldest first")
         try require(try await store.enrolmentRequests(userID: "alice", now: t0.addingTimeInterval(10)).map(\.id) == ["r1"], "requests: unexpired only")
         try require(try await store.enrolmentRequest(id: "r1") == request("r1"), "requests: stored as given")
@@ -78,30 +82,41 @@ extension StoreConformance {
 
         // Recovery codes.
         let code = TokenHash(digest: Data(repeating: 5, count: 32)), wrong = TokenHash(digest: Data(repeating: 6, count: 32))
+        func send(_ id: EnrolmentRequestID, user: UserID = "bob", at now: Date? = nil) async throws -> RecoveryCodeDelivery {
+            try await store.setRecoveryCode(
+                requestID: id, userID: user, codeHash: code, limits: RecoveryCodeLimits(), now: now ?? t0, audit: event("enrolment.recovery.sent", user: user))
+        }
         try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: no code sent")
-        try require(try await store.setRecoveryCode(requestID: "r333", codeHash: code, now: t0, audit: event("enrolment.recovery.sent", user: "bob")), "recovery: code set")
-        try require(try await store.setRecoveryCode(requestID: "nope", codeHash: code, now: t0, audit: event("x")) == false, "recovery: unknown request")
+        try require(try await send("r333") == .send, "recovery: code set")
+        try require(try await store.enrolmentRequest(id: "r333")?.codesSent == 1, "recovery: the code is counted")
+        try require(try await send("nope") == .notPending, "recovery: unknown request")
+        try require(try await send("r333", user: "alice") == .notPending, "recovery: another user's request")
         try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: wrong, maxAttempts: 3, now: t0, audit: approved) == .wrongCode(attemptsLeft: 2), "recovery: wrong code counted")
         try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0.addingTimeInterval(900), audit: approved) == .unavailable, "recovery: expired")
         try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .approved, "recovery: the code approves")
         try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: once")
-        _ = try await store.apply(.requestEnrolment(request("r4444", user: "bob"), maxPending: 5, now: t0, audit: event("enrolment.requested", user: "bob")))
-        _ = try await store.setRecoveryCode(requestID: "r4444", codeHash: code, now: t0, audit: event("enrolment.recovery.sent", user: "bob"))
+        try await ask(request("r4444", user: "bob"))
+        try require(try await send("r4444") == .send, "recovery: a code for another request")
         for left in [1, 0] {
             try require(
                 try await store.recoverEnrolmentRequest(id: "r4444", codeHash: wrong, maxAttempts: 2, now: t0, audit: approved) == .wrongCode(attemptsLeft: left), "recovery: attempts count down")
         }
+        let dead = try await store.enrolmentRequest(id: "r4444")
+        try require(dead?.endedAt == t0 && dead?.ending == .wrongCodes && dead?.isPending(at: t0) == false, "recovery: the last wrong code ends the request")
         try require(try await store.recoverEnrolmentRequest(id: "r4444", codeHash: code, maxAttempts: 2, now: t0, audit: approved) == .unavailable, "recovery: no attempts left")
+        try require(try await send("r4444", at: t0.addingTimeInterval(120)) == .notPending, "recovery: no code for an ended request")
         let rejected = try await store.auditEvents(userID: nil, limit: 50).filter { $0.kind == .recoveryCodeRejected }.reduce(0) { $0 + $1.count }
         try require(rejected == 3, "recovery: each wrong code audited", "\(rejected)")
+        try require(try await store.auditEvents(userID: nil, limit: 50).contains { $0.kind == .enrolmentRequestEnded && $0.reason == "wrongCodes" }, "recovery: the end audited")
 
         let swept = try await store.sweep(windowsBefore: t0.addingTimeInterval(901), runsBefore: t0, auditBefore: t0, sessionsBefore: t0)
         try require(swept.enrolmentRequests == 3, "requests: expired ones swept", "\(swept.enrolmentRequests)")
     }
 
-    /// The pending-request cap is a guard evaluated in the transaction: at the limit a request is
-    /// refused with nothing written, expired or approved ones do not count, another user's never
-    /// do, and of parallel requests exactly enough to reach the limit land.
+    /// The pending-request cap is decided on the user's requests read under a per-user lock: at
+    /// the limit a request is refused with nothing written and told when a slot frees; expired,
+    /// approved and ended ones do not count, another user's never do, and of 32 parallel requests
+    /// exactly enough to reach the limit land.
     public func pendingEnrolmentRequestCap(_ store: any BioAuthStore) async throws {
         let key = Data(P256.Signing.PrivateKey().publicKey.derRepresentation)
         func request(_ id: EnrolmentRequestID, user: UserID, expires: TimeInterval = 900) -> EnrolmentRequestRecord {
@@ -109,22 +124,112 @@ extension StoreConformance {
                 id: id, userID: user, deviceID: DeviceID("d-" + id.rawValue), name: "Pad", publicKey: key, replacing: false, sessionID: "s", createdAt: t0,
                 expiresAt: t0.addingTimeInterval(expires))
         }
-        func ask(_ id: EnrolmentRequestID, user: UserID = "carol", expires: TimeInterval = 900, at now: Date? = nil) async throws -> PlanOutcome {
-            try await store.apply(.requestEnrolment(request(id, user: user, expires: expires), maxPending: 3, now: now ?? t0, audit: event("enrolment.requested", user: user)))
+        func ask(_ id: EnrolmentRequestID, user: UserID = "carol", expires: TimeInterval = 900, at now: Date? = nil) async throws -> Date? {
+            try await store.requestEnrolment(request(id, user: user, expires: expires), maxPending: 3, now: now ?? t0, audit: event("enrolment.requested", user: user))
         }
-        try require(try await ask("short", expires: 10).wasApplied, "request cap: below the limit")
+        try require(try await ask("short", expires: 10) == nil, "request cap: below the limit")
         let second = try await ask("c2"), third = try await ask("c3")
-        try require(second.wasApplied && third.wasApplied, "request cap: up to the limit")
+        try require(second == nil && third == nil, "request cap: up to the limit")
         let refused = try await ask("c4")
-        try require(refused == .refused(.fewerPendingEnrolmentRequests(userID: "carol", limit: 3, now: t0)), "request cap: refused at the limit", "\(refused)")
+        try require(refused == t0.addingTimeInterval(10), "request cap: refused at the limit, until the first pending one expires", "\(String(describing: refused))")
         try require(try await store.enrolmentRequest(id: "c4") == nil, "request cap: nothing written when refused")
-        try require(try await ask("b1", user: "bob").wasApplied, "request cap: another user's count is their own")
-        try require(try await ask("c5", at: t0.addingTimeInterval(10)).wasApplied, "request cap: an expired request does not count")
-        let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for n in 0..<10 { group.addTask { try await ask(EnrolmentRequestID("dave-\(n)"), user: "dave").wasApplied } }
-            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        try require(try await ask("b1", user: "bob") == nil, "request cap: another user's count is their own")
+        try require(try await ask("c5", at: t0.addingTimeInterval(10)) == nil, "request cap: an expired request does not count")
+        try require(try await ask("c6", at: t0.addingTimeInterval(10)) != nil, "request cap: full again")
+        let code = TokenHash(digest: Data(repeating: 5, count: 32))
+        let later = t0.addingTimeInterval(10)
+        _ = try await store.setRecoveryCode(requestID: "c2", userID: "carol", codeHash: code, limits: RecoveryCodeLimits(), now: later, audit: event("enrolment.recovery.sent"))
+        try require(
+            try await store.recoverEnrolmentRequest(id: "c2", codeHash: code, maxAttempts: 5, now: later, audit: event("enrolment.approved")) == .approved, "request cap: approved")
+        try require(try await ask("c7", at: later) == nil, "request cap: an approved request does not count")
+        try require(try await store.cancelEnrolmentRequest(id: "c3", userID: "carol", now: later, audit: event("enrolment.request.ended")), "request cap: cancelled")
+        try require(try await ask("c8", at: later) == nil, "request cap: an ended request does not count")
+        let landed = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for n in 0..<32 { group.addTask { try await ask(EnrolmentRequestID("dave-\(n)"), user: "dave") == nil } }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
-        try require(outcomes.count(where: { $0 }) == 3, "request cap: parallel requests stop at the limit", "\(outcomes.count(where: { $0 })) landed")
+        try require(landed == 3, "request cap: 32 parallel requests stop at the limit", "\(landed) landed")
+        try require(try await store.enrolmentRequests(userID: "dave", now: t0).count == 3, "request cap: 3 stored")
+    }
+
+    /// Recovery-code limits are decided in one transaction with the request and the user's daily
+    /// counter: 3 codes per request, 60 s apart, 10 per user per day across requests; parallel
+    /// sends cannot pass a limit; a day later the count starts again; the sweep keeps the daily
+    /// count for its day.
+    public func recoveryCodeLimits(_ store: any BioAuthStore) async throws {
+        let key = Data(P256.Signing.PrivateKey().publicKey.derRepresentation)
+        let limits = RecoveryCodeLimits(perRequest: 3, interval: 60, perUserPerDay: 10)
+        func ask(_ id: EnrolmentRequestID, at now: Date) async throws {
+            let record = EnrolmentRequestRecord(
+                id: id, userID: "frank", deviceID: DeviceID("d-" + id.rawValue), name: "Pad", publicKey: key, replacing: false, sessionID: "s", createdAt: now,
+                expiresAt: now.addingTimeInterval(900))
+            try require(try await store.requestEnrolment(record, maxPending: 100, now: now, audit: event("enrolment.requested", user: "frank")) == nil, "codes: request stored")
+        }
+        func send(_ id: EnrolmentRequestID, at seconds: TimeInterval) async throws -> RecoveryCodeDelivery {
+            try await store.setRecoveryCode(
+                requestID: id, userID: "frank", codeHash: TokenHash(digest: Data(repeating: 5, count: 32)), limits: limits, now: t0.addingTimeInterval(seconds),
+                audit: event("enrolment.recovery.sent", user: "frank"))
+        }
+        try await ask("q0", at: t0)
+        try require(try await send("q0", at: 0) == .send, "codes: the first")
+        try require(try await send("q0", at: 30) == .limited(until: t0.addingTimeInterval(60)), "codes: 60 s apart, with the real wait")
+        try require(try await send("q0", at: 60) == .send, "codes: the second after 60 s")
+        try require(try await send("q0", at: 120) == .send, "codes: the third")
+        try require(try await send("q0", at: 180) == .limited(until: nil), "codes: 3 per request, then none for it")
+        try require(try await store.enrolmentRequest(id: "q0")?.codesSent == 3, "codes: counted on the request")
+        // Parallel sends for fresh requests: the daily count (3 so far) stops at 10.
+        for n in 1...8 { try await ask(EnrolmentRequestID("q\(n)"), at: t0.addingTimeInterval(200)) }
+        let sent = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for n in 1...8 { group.addTask { try await send(EnrolmentRequestID("q\(n)"), at: 200) == .send } }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        try require(sent == 7, "codes: parallel sends stop at the daily limit", "\(sent) sent")
+        let refused = try await withThrowingTaskGroup(of: RecoveryCodeDelivery.self) { group in
+            for n in 1...8 { group.addTask { try await send(EnrolmentRequestID("q\(n)"), at: 300) } }
+            return try await group.reduce(into: [RecoveryCodeDelivery]()) { $0.append($1) }
+        }
+        try require(refused.allSatisfy { $0 == .limited(until: t0.addingTimeInterval(RecoveryCodeLimits.day)) }, "codes: the day's end is the wait", "\(refused)")
+        _ = try await store.sweep(
+            windowsBefore: t0.addingTimeInterval(3600), runsBefore: t0.addingTimeInterval(-RecoveryCodeLimits.day), auditBefore: t0, sessionsBefore: t0)
+        try await ask("q9", at: t0.addingTimeInterval(3600))
+        try require(try await send("q9", at: 3600) == .limited(until: t0.addingTimeInterval(RecoveryCodeLimits.day)), "codes: a sweep keeps the day's count")
+        let tomorrow = RecoveryCodeLimits.day
+        try await ask("q10", at: t0.addingTimeInterval(tomorrow))
+        try require(try await send("q10", at: tomorrow) == .send, "codes: a new day starts again")
+    }
+
+    /// The owner cancels a request, pending or approved but unused: it ends (cancelled), cannot
+    /// be approved, take a code, or enrol; another user's request and an ended one cannot be cancelled.
+    public func cancelledRequests(_ store: any BioAuthStore) async throws {
+        let key = Data(P256.Signing.PrivateKey().publicKey.derRepresentation)
+        func ask(_ id: EnrolmentRequestID) async throws {
+            let record = EnrolmentRequestRecord(
+                id: id, userID: "gina", deviceID: DeviceID("d-" + id.rawValue), name: "Pad", publicKey: key, replacing: false, sessionID: "s", createdAt: t0,
+                expiresAt: t0.addingTimeInterval(900))
+            _ = try await store.requestEnrolment(record, maxPending: 5, now: t0, audit: event("enrolment.requested", user: "gina"))
+        }
+        let code = TokenHash(digest: Data(repeating: 5, count: 32))
+        let ended = event("enrolment.request.ended", user: "gina")
+        try await ask("p1")
+        try await ask("p2")
+        try require(try await !store.cancelEnrolmentRequest(id: "p1", userID: "mallory", now: t0, audit: ended), "cancel: another user's request")
+        try require(try await store.cancelEnrolmentRequest(id: "p1", userID: "gina", now: t0, audit: ended), "cancel: a pending request")
+        let p1 = try await store.enrolmentRequest(id: "p1")
+        try require(p1?.ending == .cancelled && p1?.endedAt == t0, "cancel: ended as cancelled")
+        try require(try await !store.cancelEnrolmentRequest(id: "p1", userID: "gina", now: t0, audit: ended), "cancel: once")
+        try require(
+            try await store.setRecoveryCode(requestID: "p1", userID: "gina", codeHash: code, limits: RecoveryCodeLimits(), now: t0, audit: event("x")) == .notPending,
+            "cancel: no code for it")
+        // Approved, then cancelled before the enrolment: the enrolment is refused.
+        _ = try await store.setRecoveryCode(requestID: "p2", userID: "gina", codeHash: code, limits: RecoveryCodeLimits(), now: t0, audit: event("x"))
+        _ = try await store.recoverEnrolmentRequest(id: "p2", codeHash: code, maxAttempts: 5, now: t0, audit: event("enrolment.approved"))
+        try require(try await store.cancelEnrolmentRequest(id: "p2", userID: "gina", now: t0, audit: ended), "cancel: an approved, unused request")
+        var registration = challenge(.registration(publicKey: key, deviceName: "Pad", replacing: false), user: "gina", device: "d-p2")
+        registration.enrolmentRequestID = "p2"
+        try require(try await issue(store, registration), "cancel: challenge issued")
+        let device = DeviceRecord(id: "d-p2", userID: "gina", name: "Pad", publicKey: key, createdAt: t0)
+        try require(try await enrolled(store, registration, device, replacing: nil) == nil, "cancel: a cancelled request enrols nothing")
+        try require(try await store.auditEvents(userID: "gina", limit: 10).filter { $0.kind == .enrolmentRequestEnded }.count == 2, "cancel: audited")
     }
 
     /// The first-device rule is a guard evaluated in the finishing transaction under a per-user

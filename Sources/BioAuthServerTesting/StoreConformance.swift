@@ -24,7 +24,7 @@ public struct StoreConformance: Sendable {
     /// own (`@Test(arguments: StoreConformance.Check.allCases)`).
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
         case users, challenges, challengeRace, failures, passwordAttempts, verdicts, devices, sessions, approvals, approvalWithdrawal, audit, retention
-        case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap, firstDevice
+        case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap, recoveryCodeLimits, cancelledRequests, firstDevice
 
         public var description: String { rawValue }
     }
@@ -52,6 +52,8 @@ public struct StoreConformance: Sendable {
             case .signingKeys: try await signingKeys(store)
             case .outbox: try await outbox(store)
             case .pendingEnrolmentRequestCap: try await pendingEnrolmentRequestCap(store)
+            case .recoveryCodeLimits: try await recoveryCodeLimits(store)
+            case .cancelledRequests: try await cancelledRequests(store)
             case .firstDevice: try await firstDevice(store)
             }
             try await store.close()

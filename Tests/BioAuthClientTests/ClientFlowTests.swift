@@ -200,6 +200,28 @@ struct ClientFlowTests {
         }
     }
 
+    /// A request the owner did not make: the enrolled phone cancels it, and the requester's phone
+    /// sees it ended and can do nothing more with it.
+    @Test func theFirstPhoneCancelsARequestItDidNotMake() async throws {
+        try await Phone.with { phone in
+            try await phone.enrolAlice()
+            try await phone.client.logIn()
+            let device = EmulatedDevice(configuration: .init(biometry: .touchID, clock: phone.clock))
+            let stranger = BioAuthClient(
+                configuration: .init(relyingPartyID: "localhost", clock: phone.clock), platform: device.platform,
+                transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!))
+            let primary = try await stranger.signIn(username: "alice", password: "alice's long password")
+            let request = try await stranger.requestEnrolment(primary, deviceName: "Not Alice's")
+            #expect(request.ending == nil)
+            let shown = try #require(try await phone.client.enrolmentRequests().first)
+            try await phone.client.cancelEnrolment(shown)
+            #expect(try await phone.client.enrolmentRequests().isEmpty)
+            #expect(try await stranger.refresh(request, primary).ending == .cancelled)
+            #expect(await failure { try await stranger.sendRecoveryCode(for: request, primary) }?.code == .requestEnded)
+            #expect(await failure { try await phone.client.cancelEnrolment(shown) }?.code == .requestEnded)
+        }
+    }
+
     /// A second phone: the password gets it as far as a request; the first phone shows "Add device
     /// ‹name›, key ‹fingerprint›" — built from the key, not taken from the server — and approves
     /// with one prompt; then the new phone enrols.

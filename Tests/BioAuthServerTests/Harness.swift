@@ -207,5 +207,9 @@ extension ServerHarness {
 /// A recovery channel that keeps each code, as the user's inbox would.
 actor CapturingRecoveryChannel: RecoveryChannel {
     private(set) var codes: [String: RecoveryCode] = [:]
-    func deliver(_ code: RecoveryCode, for request: EnrolmentRequestRecord) { codes[request.id.rawValue] = code }
+    private(set) var messages: [RecoveryMessage] = []
+    func deliver(_ message: RecoveryMessage) {
+        codes[message.requestID.rawValue] = message.code
+        messages.append(message)
+    }
 }

@@ -346,14 +346,126 @@ struct NegativeCatalogueTests {
             let next = try await api.requestEnrolment(SoftwareDevice(), token: primary, name: "Tablet")
             #expect(try await api.post("/v1/enrolment-requests/\(next["id"])/recovery-code", token: primary).status == 204)
             let nextCode = try #require(await channel.codes[next["id"]])
-            for _ in 0..<5 { _ = try await api.post("/v1/enrolment-requests/\(next["id"])/recover", ["code": "0000-0000-0000"], token: primary) }
-            #expect(try await api.post("/v1/enrolment-requests/\(next["id"])/recover", ["code": nextCode.text], token: primary).isUniformFailure)
+            for _ in 0..<5 {
+                #expect(try await api.post("/v1/enrolment-requests/\(next["id"])/recover", ["code": "0000-0000-0000"], token: primary).isUniformFailure)
+            }
+            let ended = try await api.post("/v1/enrolment-requests/\(next["id"])/recover", ["code": nextCode.text], token: primary)
+            #expect(ended.status == 410 && ended["error"] == "gone", "answered as ended: \(ended.text)")
             let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 100).map(\.kind)
             #expect(audit.contains(AuditKind.recoveryCodeRejected) && audit.contains(AuditKind.enrolmentApproved))
             var scanner = SecretScanner()
             for secret in [code, nextCode] { scanner.add(secret.text, label: "recovery code") }
             let everything = harness.logs.entries.map { "\($0)" }.joined() + (try await harness.service.store.auditEvents(userID: nil, limit: 1000)).map { "\($0)" }.joined()
             #expect(scanner.leaks(in: everything + String(describing: code) + String(reflecting: code)).isEmpty)
+        }
+    }
+
+    /// Recovery cannot be used as a weapon (issue 20 item 6). An attacker with the phished password,
+    /// on their own addresses, gets at most 3 codes per request 60 s apart and 10 a day for the
+    /// user; the message carries none of their text; five wrong codes end a request everywhere
+    /// (not listed, not approvable, not counted against the cap, answered 410); and the owner
+    /// cancels a pending or approved request from an enrolled phone, which the attacker's phone
+    /// in its cool-down cannot.
+    @Test func recoveryCannotBeUsedAsAWeapon() async throws {
+        let channel = CapturingRecoveryChannel()
+        let harness = ServerHarness(recoveryChannel: channel)
+        try await harness.test { api in
+            let (_, ownerPhone) = try await alice(api)
+            harness.clock.advance(by: 2 * 86_400)
+            let attacker = ["198.51.100.7", "198.51.100.8", "198.51.100.9"]
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: attacker[0])["token"]
+            func ask(_ name: String = "Support: call +1 555 0100 now, key 0123456789abcdef", from client: String = attacker[0]) async throws -> Reply {
+                let reply = try await api.post("/v1/enrolment-requests", ["name": name, "publicKey": SoftwareDevice().spki], token: phished, client: client)
+                #expect(reply.status == 201, "\(reply.text)")
+                return reply
+            }
+            func send(_ id: String, from client: String = attacker[0]) async throws -> Reply {
+                try await api.post("/v1/enrolment-requests/\(id)/recovery-code", token: phished, client: client)
+            }
+            // Per request: 3 codes, 60 s apart; the wait is the real one.
+            let first = try await ask()
+            #expect(try await send(first["id"]).status == 204)
+            let tooSoon = try await send(first["id"], from: attacker[1])
+            #expect(tooSoon.status == 429 && tooSoon.headers[HTTPField.Name("Retry-After")!] == "60", "\(tooSoon.text)")
+            harness.clock.advance(by: 59)
+            #expect(try await send(first["id"], from: attacker[2]).headers[HTTPField.Name("Retry-After")!] == "1")
+            harness.clock.advance(by: 1)
+            #expect(try await send(first["id"]).status == 204)
+            harness.clock.advance(by: 60)
+            #expect(try await send(first["id"]).status == 204)
+            harness.clock.advance(by: 60)
+            let spent = try await send(first["id"])
+            #expect(spent.status == 429 && spent.headers[HTTPField.Name("Retry-After")!] == nil, "no more codes for this request: \(spent.text)")
+            // The message is the server's own words: nothing the requester chose.
+            let messages = await channel.messages
+            #expect(messages.count == 3)
+            for message in messages { #expect(!message.text.contains("555") && !message.text.contains("Support") && message.text.contains(message.code.text)) }
+            // Per user per day: 10 codes across requests, then the wait until the day's end.
+            var sent = 3
+            while sent < 10 {
+                let next = try await ask(from: attacker[sent % 3])
+                #expect(try await send(next["id"], from: attacker[sent % 3]).status == 204)
+                sent += 1
+                _ = try await api.call(.delete, "/v1/enrolment-requests/\(next["id"])", token: try await api.login("alice", ownerPhone, phone)["token"])
+            }
+            let overDay = try await ask(from: attacker[1])
+            let daily = try await send(overDay["id"], from: attacker[2])
+            #expect(daily.status == 429 && Int(daily.headers[HTTPField.Name("Retry-After")!] ?? "") ?? 0 > 86_000, "\(daily.text)")
+            #expect(await channel.messages.count == 10)
+            // Five wrong codes end a request: answered as ended, not listed, not approvable, not counted.
+            let guessed = first["id"]
+            for _ in 0..<5 {
+                #expect(try await api.post("/v1/enrolment-requests/\(guessed)/recover", ["code": "0000-0000-0000"], token: phished, client: attacker[1]).isUniformFailure)
+            }
+            let status = try await api.call(.get, "/v1/enrolment-requests/\(guessed)", token: phished, client: attacker[1])
+            #expect(status["status"] == "ended" && status["endedBy"] == "wrongCodes", "\(status.text)")
+            let owner = try await api.login("alice", ownerPhone, phone)["token"]
+            let listed = try await api.call(.get, "/v1/enrolment-requests", token: owner).objects.compactMap { $0["id"] as? String }
+            #expect(!listed.contains(guessed) && listed.contains(overDay["id"]), "\(listed)")
+            let approval = try await api.post("/v1/enrolment-requests/\(guessed)/approve", ["approval": Base64URL.encode(Data(count: 32))], token: owner)
+            #expect(approval.status == 410, "not approvable: \(approval.text)")
+            // The cap counts pending requests only: overDay is the one pending; four more fit.
+            for n in 0..<4 { _ = try await ask("Pad \(n)", from: attacker[n % 3]) }
+            #expect(try await api.post("/v1/enrolment-requests", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: phished, client: attacker[2]).status == 429)
+            // The owner cancels; the attacker's request is over.
+            #expect(try await api.call(.delete, "/v1/enrolment-requests/\(overDay["id"])", token: owner).status == 204)
+            let cancelled = try await api.call(.get, "/v1/enrolment-requests/\(overDay["id"])", token: phished, client: attacker[0])
+            #expect(cancelled["status"] == "ended" && cancelled["endedBy"] == "cancelled", "\(cancelled.text)")
+            #expect(try await send(overDay["id"]).status == 410)
+            #expect(try await api.call(.delete, "/v1/enrolment-requests/\(overDay["id"])", token: owner).status == 410)
+            #expect(try await api.call(.delete, "/v1/enrolment-requests/\(first["id"])", token: phished, client: attacker[0]).status == 403, "a password session cannot cancel")
+            let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 500)
+            #expect(audit.contains { $0.kind == .enrolmentRequestEnded && $0.reason == "cancelled" })
+            #expect(audit.contains { $0.kind == .enrolmentRequestEnded && $0.reason == "wrongCodes" })
+        }
+    }
+
+    /// An approved request the owner did not make is cancelled before it is used: the enrolment
+    /// then fails. A phone in its cool-down (the attacker's, say) cannot cancel the owner's requests.
+    @Test func theOwnerCancelsAnApprovedRequestAndACoolingDeviceCannot() async throws {
+        let channel = CapturingRecoveryChannel()
+        let harness = ServerHarness(recoveryChannel: channel)
+        try await harness.test { api in
+            let (_, ownerPhone) = try await alice(api)
+            harness.clock.advance(by: 2 * 86_400)
+            let primary = try await api.primarySession("alice")
+            let attacker = "198.51.100.40"
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: attacker)["token"]
+            let key = SoftwareDevice()
+            let request = try await api.post("/v1/enrolment-requests", ["name": "Pad", "publicKey": key.spki], token: phished, client: attacker)
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: attacker).status == 204)
+            let code = try #require(await channel.codes[request["id"]])
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: phished, client: attacker).status == 204)
+            // A second phone of the owner's, added today, is in its cool-down: it cannot cancel.
+            let tablet = SoftwareDevice()
+            let tabletID = try await api.enrolApproved(tablet, token: primary, name: "Tablet", approverID: ownerPhone, approver: phone)
+            let cooling = try await api.login("alice", tabletID, tablet)["token"]
+            #expect(try await api.call(.delete, "/v1/enrolment-requests/\(request["id"])", token: cooling).status == 403)
+            let owner = try await api.login("alice", ownerPhone, phone)["token"]
+            #expect(try await api.call(.delete, "/v1/enrolment-requests/\(request["id"])", token: owner).status == 204)
+            let body: [String: any Sendable] = ["name": "Pad", "publicKey": key.spki, "enrolmentRequestId": request["id"]]
+            let refused = try await api.post("/v1/devices/registration/challenge", body, token: phished, client: attacker)
+            #expect(refused.status == 403 && refused["error"] == "approval_required", "\(refused.text)")
         }
     }
 

@@ -108,7 +108,8 @@ struct WireDocumentTests {
                 "EnrolmentRequest",
                 try Self.keys(
                     Wire.EnrolmentRequest(
-                        id: "i", deviceId: "d", name: "n", publicKey: "k", replacing: false, approvalText: "t", status: "pending", createdAt: 1, expiresAt: 2))
+                        id: "i", deviceId: "d", name: "n", publicKey: "k", replacing: false, approvalText: "t", status: "ended", createdAt: 1, expiresAt: 2,
+                        endedBy: "cancelled"))
             ),
             ("Error", try Self.keys(Wire.ErrorBody(error: "e", field: "f", reason: "r"))),
             (

@@ -38,8 +38,7 @@ struct Account: Flow {
         let attempt = try await run(request) { try await self.store.beginPasswordAttempt(username: username, limits: limits, now: now) }
         if let until = attempt.refusedUntil {
             // The real wait: the window's end or the back-off's, whichever is later.
-            let retryAfter = max(1, Int(min(until.timeIntervalSince(now), 86_400).rounded(.up)))
-            throw await refuseLockedOut(user: attempt.user == nil ? nil : username, device: nil, retryAfter: retryAfter, request)
+            throw await refuseLockedOut(user: attempt.user == nil ? nil : username, device: nil, retryAfter: retryAfter(until: until, from: now), request)
         }
         // Unknown users cost a hash too, so timing does not tell which usernames exist.
         let user = attempt.user

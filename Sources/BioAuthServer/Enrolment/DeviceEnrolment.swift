@@ -19,7 +19,7 @@ struct DeviceEnrolment: Flow {
             guard let enrolmentRequestID else { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
             let id = try Validate.serverAssigned(enrolmentRequestID, field: "enrolmentRequestId")
             guard let approved = try await run(request, { try await self.store.enrolmentRequest(id: id) }), approved.sessionID == session.id,
-                approved.userID == session.userID, approved.isApproved, approved.expiresAt > clock.now(), approved.publicKey == enrolment.publicKey,
+                approved.userID == session.userID, approved.isUsable(at: clock.now()), approved.publicKey == enrolment.publicKey,
                 approved.name == enrolment.name, approved.replacing == (replacesDeviceID != nil), !approved.replacing || approved.deviceID == deviceID
             else { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
             deviceID = approved.deviceID

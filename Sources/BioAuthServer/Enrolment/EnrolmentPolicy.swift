@@ -34,16 +34,19 @@ public struct EnrolmentPolicy: Sendable, Hashable {
     public var maxRecoveryAttempts: Int
     /// How long an enrolment grant from ``BioAuthService/issueEnrolmentGrant(userID:request:)`` lives (10 minutes).
     public var grantTTL: TimeInterval
+    /// How many recovery codes may be sent, and how often.
+    public var recoveryCodes: RecoveryCodeLimits
 
     public init(
         additionalDevices: Proof = .approvalOrRecovery, coolDown: TimeInterval = 86_400, requestTTL: TimeInterval = 900, maxRecoveryAttempts: Int = 5,
-        grantTTL: TimeInterval = 600
+        grantTTL: TimeInterval = 600, recoveryCodes: RecoveryCodeLimits = RecoveryCodeLimits()
     ) {
         self.additionalDevices = additionalDevices
         self.coolDown = coolDown
         self.requestTTL = requestTTL
         self.maxRecoveryAttempts = maxRecoveryAttempts
         self.grantTTL = grantTTL
+        self.recoveryCodes = recoveryCodes
     }
 
     /// When `device`'s cool-down ends, if it has one (``isCoolingDown(_:among:at:)``): before
@@ -61,6 +64,34 @@ public struct EnrolmentPolicy: Sendable, Hashable {
         let isFirstWithFirstKey = device.keyReplacedAt == nil && !devices.contains { $0.id != device.id && $0.createdAt <= device.createdAt }
         return !isFirstWithFirstKey
     }
+}
+
+/// How many recovery codes a password session can have sent to the owner: whoever phished the
+/// password cannot use the recovery channel to flood the owner's inbox or phone.
+public struct RecoveryCodeLimits: Sendable, Hashable {
+    /// Codes per enrolment request (3); a new request starts again, within ``perUserPerDay``.
+    public var perRequest: Int
+    /// Least time between two codes for one request (60 s).
+    public var interval: TimeInterval
+    /// Codes per user in a fixed 24-hour window, across every request (10).
+    public var perUserPerDay: Int
+
+    public init(perRequest: Int = 3, interval: TimeInterval = 60, perUserPerDay: Int = 10) {
+        self.perRequest = perRequest
+        self.interval = interval
+        self.perUserPerDay = perUserPerDay
+    }
+
+    /// The window of ``perUserPerDay``.
+    public static let day: TimeInterval = 86_400
+}
+
+/// Why an enrolment request ended before it was used or expired.
+public enum EnrolmentRequestEnding: String, Sendable, Hashable, Codable {
+    /// ``EnrolmentPolicy/maxRecoveryAttempts`` wrong recovery codes were entered.
+    case wrongCodes
+    /// The owner cancelled it from an enrolled device.
+    case cancelled
 }
 
 /// A device waiting to be enrolled: created when a second device (or a new key) needs an
@@ -85,11 +116,23 @@ public struct EnrolmentRequestRecord: Sendable, Hashable {
     /// SHA-256 of the recovery code last sent for it.
     public var recoveryCodeHash: TokenHash?
     public var recoveryAttempts: Int
+    /// Recovery codes sent for it, and when the last one was (``RecoveryCodeLimits``).
+    public var codesSent: Int
+    public var lastCodeSentAt: Date?
+    /// When and why it ended (``EnrolmentRequestEnding``); an ended request is never pending,
+    /// approvable, counted, or usable for an enrolment again.
+    public var endedAt: Date?
+    public var ending: EnrolmentRequestEnding?
 
     public init(
         id: EnrolmentRequestID, userID: UserID, deviceID: DeviceID, name: String, publicKey: Data, replacing: Bool, sessionID: SessionID, createdAt: Date, expiresAt: Date,
-        approvedAt: Date? = nil, approvedByDevice: DeviceID? = nil, recoveryCodeHash: TokenHash? = nil, recoveryAttempts: Int = 0
+        approvedAt: Date? = nil, approvedByDevice: DeviceID? = nil, recoveryCodeHash: TokenHash? = nil, recoveryAttempts: Int = 0, codesSent: Int = 0,
+        lastCodeSentAt: Date? = nil, endedAt: Date? = nil, ending: EnrolmentRequestEnding? = nil
     ) {
+        self.codesSent = codesSent
+        self.lastCodeSentAt = lastCodeSentAt
+        self.endedAt = endedAt
+        self.ending = ending
         self.id = id
         self.userID = userID
         self.deviceID = deviceID
@@ -107,8 +150,13 @@ public struct EnrolmentRequestRecord: Sendable, Hashable {
 
     public var isApproved: Bool { approvedAt != nil }
 
-    /// Waiting for an approval or a recovery code: not approved, not expired at `now`.
-    public func isPending(at now: Date) -> Bool { approvedAt == nil && expiresAt > now }
+    public var hasEnded: Bool { endedAt != nil }
+
+    /// Waiting for an approval or a recovery code: not approved, not ended, not expired at `now`.
+    public func isPending(at now: Date) -> Bool { approvedAt == nil && endedAt == nil && expiresAt > now }
+
+    /// Approved and still usable for its one enrolment at `now`: not ended, not expired.
+    public func isUsable(at now: Date) -> Bool { approvedAt != nil && endedAt == nil && expiresAt > now }
 
     /// The text the approving device shows and signs (its SHA-256 is the step-up's operation hash).
     public var approvalText: String {
@@ -166,11 +214,50 @@ public struct RecoveryCode: Sendable, Hashable, CustomStringConvertible, CustomD
 }
 
 /// How a deployment delivers recovery codes to a user out of band (e-mail, SMS, a support desk).
-/// The server makes the code, keeps only its hash, counts attempts and decides; a channel only
-/// delivers. Without one, a device can be added only with another device's approval.
+/// The server makes the code, keeps only its hash, counts attempts and deliveries, and decides; a
+/// channel only delivers. Without one, a device can be added only with another device's approval.
 public protocol RecoveryChannel: Sendable {
-    /// Delivers `code` for `request` to its user. A thrown error fails the request with 503.
-    func deliver(_ code: RecoveryCode, for request: EnrolmentRequestRecord) async throws
+    /// Delivers `message` to its user. A thrown error fails the request with 503 (the delivery
+    /// still counts against ``RecoveryCodeLimits``).
+    func deliver(_ message: RecoveryMessage) async throws
+}
+
+/// One recovery code on its way to a user. It carries nothing the requester chose: no device name,
+/// no free text — a password session cannot make the owner's inbox say what it likes. The key
+/// appears only as its fingerprint, which the new phone also shows.
+public struct RecoveryMessage: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public let userID: UserID
+    public let requestID: EnrolmentRequestID
+    public let code: RecoveryCode
+    /// A new key for an existing device rather than a new device.
+    public let replacing: Bool
+    /// ``DevicePublicKey/fingerprint`` of the key the code lets in.
+    public let keyFingerprint: String
+    /// When the code stops working (the request's expiry).
+    public let expiresAt: Date
+
+    public init(_ code: RecoveryCode, for request: EnrolmentRequestRecord) {
+        userID = request.userID
+        requestID = request.id
+        self.code = code
+        replacing = request.replacing
+        keyFingerprint = DevicePublicKey.fingerprint(spki: request.publicKey)
+        expiresAt = request.expiresAt
+    }
+
+    /// The message, in English, from the fields above only.
+    public var text: String {
+        let what = replacing ? "a new key for one of your devices" : "a new device"
+        return """
+            Your BioAuth recovery code is \(code.text)
+            It lets \(what) (key \(keyFingerprint)) be added to your account until \(expiresAt.formatted(.iso8601)).
+            If you did not ask for it, do not give it to anyone, and change your password.
+            """
+    }
+
+    public var description: String { "RecoveryMessage(userID: \(userID), requestID: \(requestID), code: redacted)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["userID": userID, "requestID": requestID, "replacing": replacing]) }
 }
 
 /// The demo's recovery channel: writes each code to `‹directory›/recovery-‹request id›.txt`
@@ -180,21 +267,23 @@ public struct DirectoryRecoveryChannel: RecoveryChannel {
 
     public init(directory: URL) { self.directory = directory }
 
-    public func deliver(_ code: RecoveryCode, for request: EnrolmentRequestRecord) async throws {
-        let file = Self.file(for: request.id, in: directory)
-        let text = "To: \(request.userID)\nYour BioAuth recovery code for \(request.approvalText): \(code.text)\n"
+    public func deliver(_ message: RecoveryMessage) async throws {
+        let file = Self.file(for: message.requestID, in: directory)
+        let text = "To: \(message.userID)\n\(message.text)\n"
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         guard FileManager.default.createFile(atPath: file.path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
             throw CocoaError(.fileWriteUnknown)
         }
     }
 
-    /// The code delivered for a request (the last word of its file), nil if none was.
+    /// The code delivered for a request (the word of its file shaped `XXXX-XXXX-XXXX`), nil if none was.
     public static func readCode(for requestID: EnrolmentRequestID, in directory: URL) -> String? {
         guard !requestID.rawValue.isEmpty, requestID.rawValue.allSatisfy({ $0.isHexDigit || $0 == "-" }),
             let data = FileManager.default.contents(atPath: file(for: requestID, in: directory).path)
         else { return nil }
-        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).last.map(String.init)
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).map(String.init).first { word in
+            word.count == 14 && word.enumerated().allSatisfy { index, character in [4, 9].contains(index) ? character == "-" : RecoveryCode.alphabet.contains(character) }
+        }
     }
 
     /// Where the code for a request is written.

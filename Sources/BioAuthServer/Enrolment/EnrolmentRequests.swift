@@ -19,9 +19,9 @@ struct EnrolmentRequests: Flow {
             id: .random(), userID: session.userID, deviceID: enrolment.deviceID, name: enrolment.name, publicKey: enrolment.publicKey,
             replacing: replacesDeviceID != nil, sessionID: session.id, createdAt: now, expiresAt: now.addingTimeInterval(configuration.enrolment.requestTTL))
         let audit = event(.enrolmentRequested, user: session.userID, device: record.deviceID, request: request)
-        let plan = WritePlan.requestEnrolment(record, maxPending: BioAuthService.maxPendingEnrolmentRequests, now: now, audit: audit)
-        guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
-            throw ServerError(.rateLimited, detail: "too many enrolment requests", retryAfter: Int(configuration.enrolment.requestTTL))
+        let maxPending = BioAuthService.maxPendingEnrolmentRequests
+        if let freed = try await run(request, { try await self.store.requestEnrolment(record, maxPending: maxPending, now: now, audit: audit) }) {
+            throw ServerError(.rateLimited, detail: "too many enrolment requests", retryAfter: retryAfter(until: freed, from: now))
         }
         log(audit)
         return record
@@ -30,7 +30,7 @@ struct EnrolmentRequests: Flow {
     func pending(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> [EnrolmentRequestRecord] {
         try requireAccountSession(session)
         let now = clock.now()
-        return try await run(request) { try await self.store.enrolmentRequests(userID: session.userID, now: now) }.filter { !$0.isApproved }
+        return try await run(request) { try await self.store.enrolmentRequests(userID: session.userID, now: now) }.filter { $0.isPending(at: now) }
     }
 
     func enrolmentRequest(id: EnrolmentRequestID, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
@@ -41,10 +41,23 @@ struct EnrolmentRequests: Flow {
         return record
     }
 
+    /// The request, if it is `session`'s own (the session that made it) and has not ended.
+    private func ownOpenRequest(id: EnrolmentRequestID, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
+        let record = try await enrolmentRequest(id: id, of: session, request: request)
+        guard record.sessionID == session.id else { throw ServerError(.notFound, field: "id") }
+        try Self.requireNotEnded(record)
+        return record
+    }
+
+    private static func requireNotEnded(_ record: EnrolmentRequestRecord) throws(ServerError) {
+        guard !record.hasEnded else { throw ServerError(.gone, detail: "this enrolment request has ended") }
+    }
+
     func approve(requestID: EnrolmentRequestID, approval: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         guard session.kind == .device else { throw ServerError(.forbidden, detail: "only another enrolled device may approve an enrolment") }
         let token = try Validate.base64URL(approval, field: "approval", count: 32...32)
         let record = try await enrolmentRequest(id: requestID, of: session, request: request)
+        try Self.requireNotEnded(record)
         let operationHash = Data(SHA256.hash(data: Data(record.approvalText.utf8)))
         let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.approvedByDevice.description, request: request)
         let now = clock.now(), userID = session.userID, tokenHash = TokenHash(of: token)
@@ -61,15 +74,23 @@ struct EnrolmentRequests: Flow {
 
     func sendRecoveryCode(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         guard let recoveryChannel = context.recoveryChannel else { throw ServerError(.forbidden, detail: "no recovery channel is configured") }
-        let record = try await enrolmentRequest(id: requestID, of: session, request: request)
-        guard record.sessionID == session.id else { throw ServerError(.notFound, field: "id") }
+        let record = try await ownOpenRequest(id: requestID, of: session, request: request)
         guard !record.isApproved else { throw ServerError(.conflict, detail: "already approved") }
         let code = RecoveryCode.random()
         let audit = event(.recoveryCodeSent, user: record.userID, device: record.deviceID, request: request)
-        let now = clock.now()
-        let stored = try await run(request) { try await self.store.setRecoveryCode(requestID: record.id, codeHash: code.hash, now: now, audit: audit) }
-        guard stored else { throw ServerError(.notFound, field: "id") }
-        do { try await recoveryChannel.deliver(code, for: record) } catch {
+        let now = clock.now(), limits = configuration.enrolment.recoveryCodes
+        let delivery = try await run(request) {
+            try await self.store.setRecoveryCode(requestID: record.id, userID: record.userID, codeHash: code.hash, limits: limits, now: now, audit: audit)
+        }
+        switch delivery {
+        case .send: break
+        case .notPending: throw ServerError(.gone, detail: "this enrolment request has ended")
+        case .limited(let until):
+            await self.audit(.rateLimited, user: record.userID, device: record.deviceID, reason: FailureSubject.recoveryCodes(record.userID).kind, request: request)
+            guard let until else { throw ServerError(.rateLimited, detail: "this request has had all its recovery codes; make a new request") }
+            throw ServerError(.rateLimited, detail: "too many recovery codes", retryAfter: retryAfter(until: until, from: now))
+        }
+        do { try await recoveryChannel.deliver(RecoveryMessage(code, for: record)) } catch {
             logger.error("recovery code delivery failed", metadata: metadata(audit).merging(["error": "\(type(of: error))"]) { $1 })
             throw ServerError(.unavailable, detail: "the recovery code could not be delivered", retryAfter: 30)
         }
@@ -77,8 +98,7 @@ struct EnrolmentRequests: Flow {
     }
 
     func recover(requestID: EnrolmentRequestID, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
-        let record = try await enrolmentRequest(id: requestID, of: session, request: request)
-        guard record.sessionID == session.id else { throw ServerError(.notFound, field: "id") }
+        let record = try await ownOpenRequest(id: requestID, of: session, request: request)
         guard (1...32).contains(code.utf8.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == " ") }) else {
             throw ServerError(.invalidRequest, field: "code", detail: "1 to 32 letters, digits and dashes")
         }
@@ -89,21 +109,58 @@ struct EnrolmentRequests: Flow {
         }
         guard outcome == .approved else {
             log(audit.rejectedRecovery)
+            if outcome == .wrongCode(attemptsLeft: 0) { log(audit.ended(.wrongCodes)) }
             throw ServerError.authenticationFailed(.recoveryCodeRejected)
+        }
+        log(audit)
+    }
+
+    /// The owner, from an enrolled device out of its cool-down, ends a request of theirs that
+    /// is pending or approved and unused: whoever made it can no longer enrol with it.
+    func cancel(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+        guard session.kind == .device, let deviceID = session.deviceID else {
+            throw ServerError(.forbidden, detail: "only an enrolled device may cancel an enrolment request")
+        }
+        let record = try await enrolmentRequest(id: requestID, of: session, request: request)
+        try Self.requireNotEnded(record)
+        guard let device = try await run(request, { try await self.store.device(id: deviceID) }), device.userID == session.userID else {
+            throw ServerError.authenticationFailed(.revokedDeviceSession)
+        }
+        try await requireOutOfCoolDown(device, request: request)
+        let audit = event(.enrolmentRequestEnded, user: record.userID, device: record.deviceID, reason: EnrolmentRequestEnding.cancelled.rawValue, request: request)
+        let now = clock.now(), userID = session.userID
+        guard try await run(request, { try await self.store.cancelEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit) }) else {
+            throw ServerError(.gone, detail: "this enrolment request has ended")
         }
         log(audit)
     }
 }
 
+/// What asking for a recovery code got (``WritePlan/sendRecoveryCode(_:userID:codeHash:limits:at:audit:)``).
+public enum RecoveryCodeDelivery: Sendable, Hashable {
+    /// Stored and counted: deliver it.
+    case send
+    /// The request is not pending (ended, approved, expired or unknown): nothing is sent.
+    case notPending
+    /// A ``RecoveryCodeLimits`` limit is reached: the next code may go at `until`, or never for
+    /// this request (nil: it had all its codes).
+    case limited(until: Date?)
+}
+
 extension WritePlan {
-    /// Stores an enrolment request while the user has fewer than `maxPending` waiting: someone
-    /// with the password cannot flood the owner's approval list, even with parallel requests.
-    public static func requestEnrolment(_ request: EnrolmentRequestRecord, maxPending: Int, now: Date, audit: AuditEvent) -> WritePlan {
+    /// Stores `request` while its user has fewer than `maxPending` pending requests among `rows`
+    /// (read under a per-user lock): someone with the password cannot flood the owner's approval
+    /// list, even with parallel requests on several instances. Verdict: nil when stored, else
+    /// when the first pending request stops being pending.
+    public static func requestEnrolment(_ rows: LockedRows, _ request: EnrolmentRequestRecord, maxPending: Int, at now: Date, audit: AuditEvent) -> (
+        verdict: Date?, plan: WritePlan
+    ) {
+        let pending = rows.enrolmentRequests.filter { $0.userID == request.userID && $0.isPending(at: now) }
+        guard pending.count < maxPending else { return (pending.map(\.expiresAt).min() ?? now, WritePlan()) }
         var plan = WritePlan()
-        plan.require(.fewerPendingEnrolmentRequests(userID: request.userID, limit: maxPending, now: now))
         plan.add(.insertEnrolmentRequest(request))
         plan.audit(audit)
-        return plan
+        return (nil, plan)
     }
 
     /// Approving the request in `rows` with the approval in `rows` (both read locked): the request
@@ -123,19 +180,35 @@ extension WritePlan {
         return (true, plan)
     }
 
-    /// Storing a newly sent recovery code for the request in `rows` (read locked), if it is
-    /// pending: the previous code stops working, the attempts already made keep counting.
-    public static func sendRecoveryCode(_ rows: LockedRows, codeHash: TokenHash, at now: Date, audit: AuditEvent) -> (verdict: Bool, plan: WritePlan) {
-        guard let request = rows.enrolmentRequest, request.isPending(at: now) else { return (false, WritePlan()) }
+    /// A new recovery code for the request in `rows` (read locked, with `userID`'s
+    /// ``FailureSubject/recoveryCodes(_:)`` counter): sent only while the request is pending and
+    /// within `limits` — per request, the interval since its last code, per user per day. The
+    /// code is stored (the previous one stops working; attempts already made keep counting) and
+    /// counted before it is delivered, so a failed delivery counts too.
+    public static func sendRecoveryCode(
+        _ rows: LockedRows, userID: UserID, codeHash: TokenHash, limits: RecoveryCodeLimits, at now: Date, audit: AuditEvent
+    ) -> (verdict: RecoveryCodeDelivery, plan: WritePlan) {
+        guard let request = rows.enrolmentRequest, request.userID == userID, request.isPending(at: now) else { return (.notPending, WritePlan()) }
+        guard request.codesSent < limits.perRequest else { return (.limited(until: nil), WritePlan()) }
+        if let last = request.lastCodeSentAt, now < last.addingTimeInterval(limits.interval) {
+            return (.limited(until: last.addingTimeInterval(limits.interval)), WritePlan())
+        }
+        let subject = FailureSubject.recoveryCodes(userID)
+        var day = FailureCounter(since: now, count: 0)
+        if let counter = rows.counters[subject], now < counter.since.addingTimeInterval(RecoveryCodeLimits.day) { day = counter }
+        guard day.count < limits.perUserPerDay else { return (.limited(until: day.since.addingTimeInterval(RecoveryCodeLimits.day)), WritePlan()) }
+        day.count += 1
         var plan = WritePlan()
-        plan.add(.setRecoveryCode(requestID: request.id, codeHash: codeHash))
+        plan.add(.setRecoveryCode(requestID: request.id, codeHash: codeHash, sentAt: now, codesSent: request.codesSent + 1))
+        plan.add(.setCounter(subject, day))
         plan.audit(audit)
-        return (true, plan)
+        return (.send, plan)
     }
 
     /// A recovery code entered for `request` (read locked): only a pending request with a code and
     /// attempts left takes one. A match (compared in constant time) approves it with `audit`; a
-    /// mismatch counts an attempt and is audited as `recovery.code.rejected`.
+    /// mismatch counts an attempt and is audited as `recovery.code.rejected`, and the last allowed
+    /// mismatch ends the request (``EnrolmentRequestEnding/wrongCodes``).
     public static func recovery(
         of request: EnrolmentRequestRecord?, entered: TokenHash, maxAttempts: Int, at now: Date, audit: AuditEvent
     ) -> (verdict: RecoveryOutcome, plan: WritePlan) {
@@ -150,6 +223,22 @@ extension WritePlan {
         }
         plan.add(.countRecoveryAttempt(requestID: request.id))
         plan.audit(audit.rejectedRecovery)
-        return (.wrongCode(attemptsLeft: maxAttempts - request.recoveryAttempts - 1), plan)
+        let left = maxAttempts - request.recoveryAttempts - 1
+        if left == 0 {
+            plan.add(.endEnrolmentRequest(id: request.id, at: now, ending: .wrongCodes))
+            plan.audit(audit.ended(.wrongCodes))
+        }
+        return (.wrongCode(attemptsLeft: left), plan)
+    }
+
+    /// The owner cancels the request in `rows` (read locked) from an enrolled device: a request of
+    /// `userID` not ended and not expired — pending, or approved but not yet used — ends
+    /// (``EnrolmentRequestEnding/cancelled``) and can no longer enrol anything.
+    public static func cancelRequest(_ rows: LockedRows, userID: UserID, at now: Date, audit: AuditEvent) -> (verdict: Bool, plan: WritePlan) {
+        guard let request = rows.enrolmentRequest, request.userID == userID, !request.hasEnded, request.expiresAt > now else { return (false, WritePlan()) }
+        var plan = WritePlan()
+        plan.add(.endEnrolmentRequest(id: request.id, at: now, ending: .cancelled))
+        plan.audit(audit)
+        return (true, plan)
     }
 }

@@ -57,6 +57,21 @@ extension Flow {
         return ServerError.authenticationFailed(failure.reason)
     }
 
+    /// Whole seconds from `now` until `date`, at least 1: a `Retry-After` that is the real wait.
+    func retryAfter(until date: Date, from now: Date) -> Int { max(1, Int(min(date.timeIntervalSince(now), 86_400).rounded(.up))) }
+
+    /// Refuses `device` while it is in its cool-down (``EnrolmentPolicy/isCoolingDown(_:among:at:)``):
+    /// 403, naming `field` if given. A device added or re-keyed cannot approve, cancel, or revoke
+    /// what came before it for a day.
+    func requireOutOfCoolDown(_ device: DeviceRecord, field: String? = nil, request: RequestInfo) async throws(ServerError) {
+        let now = clock.now()
+        guard now < configuration.enrolment.coolDownEnd(of: device) else { return }  // the user's devices are read only then
+        let devices = try await run(request) { try await self.store.devices(userID: device.userID) }
+        if configuration.enrolment.isCoolingDown(device, among: devices, at: now) {
+            throw ServerError(.forbidden, field: field, detail: "a device added or re-keyed cannot do this during its cool-down")
+        }
+    }
+
     func refuseLockedOut(user: UserID?, device: DeviceID?, retryAfter: Int? = nil, _ request: RequestInfo) async -> ServerError {
         metrics.rateLimited.increment()
         await audit(.rateLimited, user: user, device: device, reason: FailureReason.lockedOut.description, request: request)

@@ -13,7 +13,7 @@ struct Maintenance: Flow {
     func sweep() async throws -> SweepResult {
         let now = clock.now()
         var result = try await store.sweep(
-            windowsBefore: windows.windowStart(now), runsBefore: now.addingTimeInterval(-configuration.retention.passwordRuns),
+            windowsBefore: windows.windowStart(now), runsBefore: now.addingTimeInterval(-max(configuration.retention.passwordRuns, RecoveryCodeLimits.day)),
             auditBefore: now.addingTimeInterval(-configuration.retention.audit), sessionsBefore: now.addingTimeInterval(-configuration.retention.sessions))
         result.challenges = try await store.deleteChallenges(expiredBefore: now)
         return result

@@ -150,15 +150,23 @@ public final class BioAuthService: Sendable {
     }
 
     /// Sends a new recovery code for the caller's own enrolment request through the deployment's
-    /// ``RecoveryChannel`` (403 if none is configured).
+    /// ``RecoveryChannel`` (403 if none is configured), within ``EnrolmentPolicy/recoveryCodes``
+    /// (429 with the real wait); 410 for a request that has ended.
     public func sendRecoveryCode(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try await enrolmentRequests.sendRecoveryCode(requestID: requestID, session: session, request: request)
     }
 
     /// Approves the caller's own enrolment request with the recovery code it was sent. A wrong
-    /// code is one of ``EnrolmentPolicy/maxRecoveryAttempts``; every failure is the uniform 401.
+    /// code is one of ``EnrolmentPolicy/maxRecoveryAttempts``, each the uniform 401; the last one
+    /// ends the request, which then answers 410.
     public func recoverEnrolment(requestID: EnrolmentRequestID, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try await enrolmentRequests.recover(requestID: requestID, code: code, session: session, request: request)
+    }
+
+    /// The owner ends one of their enrolment requests — pending, or approved and not yet used —
+    /// from an enrolled device past its cool-down (403 otherwise); 410 if it has ended already.
+    public func cancelEnrolmentRequest(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+        try await enrolmentRequests.cancel(requestID: requestID, session: session, request: request)
     }
 
     // MARK: - Login and tokens

@@ -81,6 +81,9 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let approvalRequired = Code("approval_required")
         public static let notFound = Code("not_found")
         public static let conflict = Code("conflict")
+        /// The thing named has ended for good, e.g. an enrolment request after its wrong codes or
+        /// its cancellation (410).
+        public static let gone = Code("gone")
         /// A known path with another method (405; the response lists the allowed ones).
         public static let methodNotAllowed = Code("method_not_allowed")
         /// A request body over the size limit (413).

@@ -16,13 +16,7 @@ struct StepUp: Flow {
         guard let device = try await run(request, { try await self.store.device(id: deviceID) }), device.userID == session.userID, !device.isRevoked else {
             throw ServerError(.notFound, field: "deviceId")
         }
-        let now = clock.now()
-        if now < configuration.enrolment.coolDownEnd(of: device) {  // the user's devices are read only then
-            let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
-            if configuration.enrolment.isCoolingDown(device, among: devices, at: now) {
-                throw ServerError(.forbidden, field: "deviceId", detail: "a device added or re-keyed cannot approve during its cool-down")
-            }
-        }
+        try await requireOutOfCoolDown(device, field: "deviceId", request: request)
         return try await Challenges(context: context).issue(
             .stepUp(operationHash: Data(SHA256.hash(data: details))), user: session.userID, device: deviceID, session: session.id, request)
     }

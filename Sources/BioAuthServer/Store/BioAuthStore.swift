@@ -42,7 +42,7 @@ public protocol BioAuthStore: Sendable {
     /// Deletes challenges that expired before `date`; returns how many.
     func deleteChallenges(expiredBefore date: Date) async throws -> Int
     /// Deletes window counters whose window started before `windowsBefore`, password runs whose
-    /// last attempt was before `runsBefore`, audit rows, undelivered outbox events and known client
+    /// last attempt and daily recovery-code counts whose day started before `runsBefore`, audit rows, undelivered outbox events and known client
     /// addresses (``WritePlan/Mutation/rememberClient(userID:client:at:)``) older than `auditBefore`, approvals and enrolment requests that expired before `windowsBefore`, and
     /// sessions that expired or were revoked before `sessionsBefore` with their spent refresh tokens.
     func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date, sessionsBefore: Date) async throws -> SweepResult
@@ -168,6 +168,14 @@ extension AuditEvent {
     public var rejectedRecovery: AuditEvent {
         var event = self
         event.kind = .recoveryCodeRejected
+        return event
+    }
+
+    /// The event for the request ending, made from an event about it.
+    public func ended(_ ending: EnrolmentRequestEnding) -> AuditEvent {
+        var event = self
+        event.kind = .enrolmentRequestEnded
+        event.reason = ending.rawValue
         return event
     }
 

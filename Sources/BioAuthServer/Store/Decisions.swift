@@ -34,12 +34,30 @@ extension BioAuthStore {
         }.verdict
     }
 
-    /// Stores a newly sent recovery code (``WritePlan/sendRecoveryCode(_:codeHash:at:audit:)``);
-    /// false with nothing written when the request is not pending.
-    public func setRecoveryCode(requestID: EnrolmentRequestID, codeHash: TokenHash, now: Date, audit: AuditEvent) async throws -> Bool {
-        try await decide(locking: RowLocks(enrolmentRequest: requestID)) { rows in
-            WritePlan.sendRecoveryCode(rows, codeHash: codeHash, at: now, audit: audit)
+    /// Stores an enrolment request below the user's cap of pending ones
+    /// (``WritePlan/requestEnrolment(_:_:maxPending:at:audit:)``): nil when stored, else when
+    /// the first pending request stops being pending. Parallel requests cannot pass the cap.
+    public func requestEnrolment(_ request: EnrolmentRequestRecord, maxPending: Int, now: Date, audit: AuditEvent) async throws -> Date? {
+        try await decide(locking: RowLocks(enrolmentRequestsOf: request.userID)) { rows in
+            WritePlan.requestEnrolment(rows, request, maxPending: maxPending, at: now, audit: audit)
         }.verdict
+    }
+
+    /// Stores and counts a new recovery code within `limits`
+    /// (``WritePlan/sendRecoveryCode(_:userID:codeHash:limits:at:audit:)``); nothing is written
+    /// unless the verdict is ``RecoveryCodeDelivery/send``.
+    public func setRecoveryCode(
+        requestID: EnrolmentRequestID, userID: UserID, codeHash: TokenHash, limits: RecoveryCodeLimits, now: Date, audit: AuditEvent
+    ) async throws -> RecoveryCodeDelivery {
+        try await decide(locking: RowLocks(enrolmentRequest: requestID, counters: [.recoveryCodes(userID)])) { rows in
+            WritePlan.sendRecoveryCode(rows, userID: userID, codeHash: codeHash, limits: limits, at: now, audit: audit)
+        }.verdict
+    }
+
+    /// Ends `userID`'s request, pending or approved and unused (``WritePlan/cancelRequest(_:userID:at:audit:)``);
+    /// false with nothing written when there is no such request.
+    public func cancelEnrolmentRequest(id: EnrolmentRequestID, userID: UserID, now: Date, audit: AuditEvent) async throws -> Bool {
+        try await decide(locking: RowLocks(enrolmentRequest: id)) { rows in WritePlan.cancelRequest(rows, userID: userID, at: now, audit: audit) }.verdict
     }
 
     /// Checks an entered recovery code (``WritePlan/recovery(of:entered:maxAttempts:at:audit:)``).

@@ -13,6 +13,9 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
     /// windows: it slows attempts from addresses the user never signed in from (back-off).
     case passwordRun(UserID)
     case client(String)
+    /// Not a failure: the recovery codes sent to this user in the current day
+    /// (``RecoveryCodeLimits/perUserPerDay``).
+    case recoveryCodes(UserID)
 
     /// The kind of subject, for the audit log.
     public var kind: String {
@@ -20,6 +23,7 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
         case .password: "fail:password"
         case .passwordRun: "fail:password-run"
         case .client: "fail:client"
+        case .recoveryCodes: "rate:recovery-codes"
         }
     }
 

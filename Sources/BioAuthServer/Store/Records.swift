@@ -251,6 +251,8 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     public static let enrolmentApproved = AuditKind("enrolment.approved")
     public static let recoveryCodeSent = AuditKind("enrolment.recovery.sent")
     public static let recoveryCodeRejected = AuditKind("enrolment.recovery.rejected")
+    /// An enrolment request ended before it was used: its reason is the ``EnrolmentRequestEnding``.
+    public static let enrolmentRequestEnded = AuditKind("enrolment.request.ended")
     public static let apiKeyCreated = AuditKind("apikey.created")
     public static let apiKeyRevoked = AuditKind("apikey.revoked")
     public static let apiKeyRejected = AuditKind("apikey.rejected")

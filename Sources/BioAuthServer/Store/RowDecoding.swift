@@ -74,7 +74,9 @@ extension EnrolmentRequestRecord {
             id: try r.id("id"), userID: try r.id("user_id"), deviceID: try r.id("device_id"), name: try r.string("name"), publicKey: try r.data("public_key"),
             replacing: try r.bool("replaces_device"), sessionID: try r.id("session_id"), createdAt: try r.date("created_at"),
             expiresAt: try r.date("expires_at"), approvedAt: try r.optionalDate("approved_at"), approvedByDevice: try r.optionalID("approved_by_device"),
-            recoveryCodeHash: try r.optionalTokenHash("recovery_code_hash"), recoveryAttempts: try r.int("recovery_attempts"))
+            recoveryCodeHash: try r.optionalTokenHash("recovery_code_hash"), recoveryAttempts: try r.int("recovery_attempts"), codesSent: try r.int("codes_sent"),
+            lastCodeSentAt: try r.optionalDate("last_code_sent_at"), endedAt: try r.optionalDate("ended_at"),
+            ending: try EnrolmentRequestEnding(stored: try r.optionalString("ending")))
     }
 }
 

@@ -14,10 +14,17 @@ public struct RowLocks: Sendable, Hashable {
     /// ``PasswordAttempt`` is decided on and whether the address is known (``PasswordAttemptRows``),
     /// read under a per-user lock.
     public var passwordAttempt: PasswordAttemptKey?
+    /// Every enrolment request of this user, read under a per-user lock.
+    public var enrolmentRequestsOf: UserID?
+    /// These counters, each under its own lock (absent ones too).
+    public var counters: [FailureSubject]
 
     public init(
-        approval: TokenHash? = nil, enrolmentRequest: EnrolmentRequestID? = nil, refreshToken: TokenHash? = nil, passwordAttempt: PasswordAttemptKey? = nil
+        approval: TokenHash? = nil, enrolmentRequest: EnrolmentRequestID? = nil, refreshToken: TokenHash? = nil, passwordAttempt: PasswordAttemptKey? = nil,
+        enrolmentRequestsOf: UserID? = nil, counters: [FailureSubject] = []
     ) {
+        self.enrolmentRequestsOf = enrolmentRequestsOf
+        self.counters = counters
         self.approval = approval
         self.enrolmentRequest = enrolmentRequest
         self.refreshToken = refreshToken
@@ -36,11 +43,18 @@ public struct LockedRows: Sendable, Hashable {
     /// The refresh token as the session spent it (a rotated-away token); nil if it is current.
     public var spentRefreshToken: SpentRefreshToken?
     public var passwordAttempt: PasswordAttemptRows?
+    /// ``RowLocks/enrolmentRequestsOf``'s requests, oldest first (expired and ended ones too).
+    public var enrolmentRequests: [EnrolmentRequestRecord]
+    /// ``RowLocks/counters`` that exist.
+    public var counters: [FailureSubject: FailureCounter]
 
     public init(
         approval: ApprovalRecord? = nil, approvalSignerActive: Bool = false, enrolmentRequest: EnrolmentRequestRecord? = nil, refreshSession: SessionState? = nil,
-        spentRefreshToken: SpentRefreshToken? = nil, passwordAttempt: PasswordAttemptRows? = nil
+        spentRefreshToken: SpentRefreshToken? = nil, passwordAttempt: PasswordAttemptRows? = nil, enrolmentRequests: [EnrolmentRequestRecord] = [],
+        counters: [FailureSubject: FailureCounter] = [:]
     ) {
+        self.enrolmentRequests = enrolmentRequests
+        self.counters = counters
         self.passwordAttempt = passwordAttempt
         self.approval = approval
         self.approvalSignerActive = approvalSignerActive

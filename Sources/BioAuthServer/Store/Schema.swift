@@ -19,6 +19,7 @@ package enum Schema {
         "Addresses where a user signed in",
         "Devices remember when and how their key was replaced",
         "Spent refresh tokens remember when, and their successor sealed under them",
+        "Enrolment requests count their recovery codes and can end",
     ]
 
     package enum ColumnType: Sendable, Hashable {
@@ -91,7 +92,8 @@ package enum Schema {
                 .init("id", .text), .init("user_id", .text), .init("device_id", .text), .init("name", .text), .init("public_key", .bytes),
                 .init("replaces_device", .boolean), .init("session_id", .text), .init("created_at", .date), .init("expires_at", .date),
                 .init("approved_at", .date, nullable: true), .init("approved_by_device", .text, nullable: true), .init("recovery_code_hash", .bytes, nullable: true),
-                .init("recovery_attempts", .integer),
+                .init("recovery_attempts", .integer), .init("codes_sent", .integer), .init("last_code_sent_at", .date, nullable: true),
+                .init("ended_at", .date, nullable: true), .init("ending", .text, nullable: true),
             ]),
         Table("known_clients", [.init("user_id", .text), .init("client", .text), .init("last_success_at", .date)]),
         Table(

@@ -60,9 +60,23 @@ extension FailureSubject {
     package var storageKey: String {
         switch self {
         case .password(let user, let client): kind + ":" + user.rawValue + "|" + client  // usernames never contain "|"
-        case .passwordRun(let user): kind + ":" + user.rawValue
+        case .passwordRun(let user), .recoveryCodes(let user): kind + ":" + user.rawValue
         case .client(let address): kind + ":" + address
         }
+    }
+
+    /// The SQL `LIKE` patterns of the counters a sweep keeps until `runsBefore` instead of
+    /// `windowsBefore` (``BioAuthStore/sweep(windowsBefore:runsBefore:auditBefore:sessionsBefore:)``):
+    /// password runs and the daily recovery-code counts.
+    package static let longLivedKeyPatterns = (run: passwordRun("").storageKey + "%", daily: recoveryCodes("").storageKey + "%")
+}
+
+extension EnrolmentRequestEnding {
+    /// Decodes the `ending` column; nil for a request that has not ended.
+    package init?(stored: String?) throws(StoreError) {
+        guard let stored else { return nil }
+        guard let ending = EnrolmentRequestEnding(rawValue: stored) else { throw StoreError(.corruptRow, detail: "enrolment_requests.ending") }
+        self = ending
     }
 }
 

@@ -16,11 +16,8 @@ public struct WritePlan: Sendable, Hashable {
         case activeSession(id: SessionID, userID: UserID)
         /// The API key exists and is not revoked.
         case activeApiKey(id: ApiKeyID)
-        /// The user has fewer than `limit` enrolment requests unexpired at `now` and unapproved
-        /// (counted under a per-user lock: concurrent requests cannot all pass).
-        case fewerPendingEnrolmentRequests(userID: UserID, limit: Int, now: Date)
-        /// The enrolment request exists and is approved (locked until the transaction ends: two
-        /// enrolments cannot both use it).
+        /// The enrolment request exists, is approved and has not ended (locked until the
+        /// transaction ends: two enrolments cannot both use it).
         case approvedEnrolmentRequest(id: EnrolmentRequestID)
         /// The client address's failure limit in the query's window is not reached.
         case belowFailureLimits(LockoutQuery)
@@ -84,8 +81,11 @@ public struct WritePlan: Sendable, Hashable {
         case deleteEnrolmentRequest(id: EnrolmentRequestID)
         /// Marks the request approved at `at`, by that device's approval (nil: by a recovery code).
         case approveEnrolmentRequest(id: EnrolmentRequestID, at: Date, byDevice: DeviceID?)
-        /// Stores the hash of the request's recovery code (the previous code stops working).
-        case setRecoveryCode(requestID: EnrolmentRequestID, codeHash: TokenHash)
+        /// Stores the hash of the request's recovery code (the previous code stops working), when it
+        /// was sent and how many codes the request has had.
+        case setRecoveryCode(requestID: EnrolmentRequestID, codeHash: TokenHash, sentAt: Date, codesSent: Int)
+        /// Ends the request at `at` (``EnrolmentRequestRecord/endedAt``).
+        case endEnrolmentRequest(id: EnrolmentRequestID, at: Date, ending: EnrolmentRequestEnding)
         /// Counts one wrong recovery code against the request.
         case countRecoveryAttempt(requestID: EnrolmentRequestID)
         /// Inserts the key; an existing id or secret hash throws ``StoreError`` `duplicate`.
