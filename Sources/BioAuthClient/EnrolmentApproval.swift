@@ -12,6 +12,10 @@ public struct PendingEnrolment: Sendable, Hashable, Codable {
     public let replacing: Bool
     /// What the approving phone shows; tell the user to look for it there.
     public let approvalText: String
+    /// Show this on this phone while it waits: the user types it on the approving phone
+    /// (``BioAuthClient/approveEnrolment(_:bindingCode:)``). nil for a request made by an older
+    /// version, which only a recovery code can approve.
+    public let bindingCode: String?
     public let expiresAt: Date
     /// Whether the request was approved when this value was read.
     public let isApproved: Bool
@@ -126,7 +130,8 @@ extension BioAuthClient {
     public func refresh(_ request: PendingEnrolment, _ primary: PrimarySession) async throws(ClientError) -> PendingEnrolment {
         let key = try pendingSigningKey()
         let current = try pending(
-            try await api.enrolmentRequest(id: request.id, token: primary.token), of: primary, key: key, replacing: request.replacing ? request.deviceID : nil)
+            try await api.enrolmentRequest(id: request.id, token: primary.token), of: primary, key: key, replacing: request.replacing ? request.deviceID : nil,
+            bindingCode: request.bindingCode)
         if var record = try storage.pending(), record.request?.id == request.id {
             record.request = current
             try storage.save(record)
@@ -165,13 +170,17 @@ extension BioAuthClient {
     }
 
     /// Checks the server's answer against what this phone asked for.
-    func pending(_ wire: Wire.EnrolmentRequest, of primary: PrimarySession, key: DevicePublicKey, replacing: String?) throws(ClientError) -> PendingEnrolment {
+    /// Checks the server's answer against what this phone asked for; the binding code comes only
+    /// with the request's creation, so a refreshed request keeps `bindingCode`.
+    func pending(
+        _ wire: Wire.EnrolmentRequest, of primary: PrimarySession, key: DevicePublicKey, replacing: String?, bindingCode: String? = nil
+    ) throws(ClientError) -> PendingEnrolment {
         guard wire.publicKey == Base64URL.encode(key.spkiRepresentation), wire.replacing == (replacing != nil), replacing == nil || wire.deviceId == replacing
         else { throw ClientError(.protocolViolation) }
         return PendingEnrolment(
             id: wire.id, userID: primary.userID, deviceID: wire.deviceId, deviceName: wire.name, replacing: wire.replacing,
             approvalText: EnrolmentApprovalText.make(deviceName: wire.name, fingerprint: key.fingerprint, replacing: wire.replacing),
-            expiresAt: Date(seconds: wire.expiresAt), isApproved: wire.status == "approved",
+            bindingCode: wire.bindingCode ?? bindingCode, expiresAt: Date(seconds: wire.expiresAt), isApproved: wire.status == "approved",
             ending: wire.status == "ended" ? PendingEnrolment.Ending(rawValue: wire.endedBy ?? "") ?? .other : nil)
     }
 
@@ -192,13 +201,16 @@ extension BioAuthClient {
         try await authorized { () async throws(ClientError) in try await api.cancelEnrolmentRequest(id: request.id, token: session) }
     }
 
-    /// Approves adding a device: a step-up over ``EnrolmentRequestToApprove/approvalText`` — one
-    /// prompt showing it — redeemed at once for the request.
-    public func approveEnrolment(_ request: EnrolmentRequestToApprove) async throws(ClientError) {
-        let approval = try await approve(operation: request.approvalText)
-        let session = try currentSession()
-        try await authorized { () async throws(ClientError) in
-            try await api.approveEnrolment(id: request.id, Wire.EnrolmentApproval(approval: approval.token.value), token: session)
-        }
+    /// Approves adding a device: the user types the binding code the new phone shows
+    /// (``PendingEnrolment/bindingCode``), then a step-up over ``EnrolmentRequestToApprove/approvalText``
+    /// with that code (``EnrolmentApprovalText/signed(_:bindingCode:)``) — one prompt showing the
+    /// text — redeemed at once for the request. A code that is not the new phone's is refused by
+    /// the server (``ClientError/Code/authenticationFailed``), after the prompt: only someone who
+    /// sees the new phone can approve it.
+    public func approveEnrolment(_ request: EnrolmentRequestToApprove, bindingCode: String) async throws(ClientError) {
+        let approval = try await approve(operation: EnrolmentApprovalText.signed(request.approvalText, bindingCode: bindingCode), reason: request.approvalText)
+        // The session signed the step-up a moment ago: a 401 here is the approval refused (a wrong
+        // binding code), not the session gone, so the session is kept.
+        try await api.approveEnrolment(id: request.id, Wire.EnrolmentApproval(approval: approval.token.value), token: try currentSession())
     }
 }

@@ -11,6 +11,12 @@ public enum EnrolmentApprovalText {
         replacing ? "Replace the key of device \(deviceName), new key \(fingerprint)" : "Add device \(deviceName), key \(fingerprint)"
     }
 
+    /// The bytes an approving device signs (their SHA-256 is the step-up's operation hash): the
+    /// shown `text`, then `, code ‹binding code›` — the code the new phone shows, as the user typed
+    /// it on the approving phone, normalised (``CrockfordCode/normalised(_:)``). Only someone who
+    /// sees the new phone's screen knows it, so one tap on an attacker's request approves nothing.
+    public static func signed(_ text: String, bindingCode: String) -> String { text + ", code " + CrockfordCode.normalised(bindingCode) }
+
     /// The text for a key given as SPKI DER.
     public static func make(deviceName: String, publicKey spki: Data, replacing: Bool) -> String {
         make(deviceName: deviceName, fingerprint: DevicePublicKey.fingerprint(spki: spki), replacing: replacing)

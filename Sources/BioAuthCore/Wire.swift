@@ -403,11 +403,15 @@ extension Wire {
         public var expiresAt: Int64
         /// For an `ended` request: `wrongCodes` or `cancelled`.
         public var endedBy: String?
+        /// Only in the answer to the request's creation: the code the new phone shows and the
+        /// approving phone's user types (``EnrolmentApprovalText/signed(_:bindingCode:)``).
+        public var bindingCode: String?
         public init(
             id: String, deviceId: String, name: String, publicKey: String, replacing: Bool, approvalText: String, status: String, createdAt: Int64,
-            expiresAt: Int64, endedBy: String? = nil
+            expiresAt: Int64, endedBy: String? = nil, bindingCode: String? = nil
         ) {
             self.endedBy = endedBy
+            self.bindingCode = bindingCode
             self.id = id
             self.deviceId = deviceId
             self.name = name

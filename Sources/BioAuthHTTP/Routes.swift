@@ -110,9 +110,11 @@ public struct BioAuthRoutes: Sendable {
         authenticated.post("enrolment-requests") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.EnrolmentRequestCreation.self, request)
-            let record = try await service.requestEnrolment(
+            let new = try await service.requestEnrolment(
                 session: session, name: body.name, publicKey: body.publicKey, replacesDeviceID: body.replacesDeviceId.map { DeviceID($0) }, request: info)
-            return try json(Wire.EnrolmentRequest(record), status: .created)
+            var reply = Wire.EnrolmentRequest(new.record)
+            reply.bindingCode = new.bindingCode.text
+            return try json(reply, status: .created)
         }
         authenticated.get("enrolment-requests") { request, context in
             let (session, info) = try context.authenticated(info(request, context))

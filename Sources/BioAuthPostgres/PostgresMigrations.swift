@@ -104,6 +104,7 @@ extension PostgresStore {
                 "ALTER TABLE enrolment_requests ADD COLUMN ending TEXT",
             ]
         ),
+        (15, "Enrolment requests keep the hash of the text an approval signs, binding code included", ["ALTER TABLE enrolment_requests ADD COLUMN approval_hash BYTEA"]),
     ]
 
     /// Applies the migrations this database lacks, under the migration lock (instances that start

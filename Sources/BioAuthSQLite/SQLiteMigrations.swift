@@ -105,5 +105,6 @@ extension SQLiteStore {
                 "ALTER TABLE enrolment_requests ADD COLUMN ending TEXT",
             ]
         ),
+        ("Enrolment requests keep the hash of the text an approval signs, binding code included", ["ALTER TABLE enrolment_requests ADD COLUMN approval_hash BLOB"]),
     ]
 }

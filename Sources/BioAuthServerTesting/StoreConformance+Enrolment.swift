@@ -13,10 +13,11 @@ extension StoreConformance {
     /// in its own transaction; the sweep deletes expired ones.
     public func enrolmentRequests(_ store: any BioAuthStore) async throws {
         let key = Data(P256.Signing.PrivateKey().publicKey.derRepresentation)
+        let bound = Data(SHA256.hash(data: Data("Add device Pad, key …, code K3QF7M2X".utf8)))
         func request(_ id: EnrolmentRequestID, user: UserID = "alice", device: DeviceID = "d2", expires: TimeInterval = 900) -> EnrolmentRequestRecord {
             EnrolmentRequestRecord(
                 id: id, userID: user, deviceID: device, name: "Pad", publicKey: key, replacing: false, sessionID: SessionID("s-" + id.rawValue),
-                createdAt: t0.addingTimeInterval(Double(id.rawValue.count)), expiresAt: t0.addingTimeInterval(expires))
+                createdAt: t0.addingTimeInterval(Double(id.rawValue.count)), expiresAt: t0.addingTimeInterval(expires), approvalHash: bound)
         }
         func ask(_ record: EnrolmentRequestRecord) async throws {
             try require(
@@ -33,7 +34,7 @@ extension StoreConformance {
         // Approvals: a step-up approval of alice's device d1 for the request's text. Only an
         // approval whose device is still enrolled and active approves.
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
-        let text = Data(SHA256.hash(data: Data(request("r1").approvalText.utf8)))
+        let text = bound, unbound = Data(SHA256.hash(data: Data(request("r1").approvalText.utf8)))
         func grant(_ token: UInt8, device: DeviceID, user: UserID = "alice", operation: Data) async throws {
             let step = challenge(user: user, device: device)
             _ = try await issue(store, step)
@@ -45,12 +46,14 @@ extension StoreConformance {
         try await grant(2, device: "d1", operation: Data(repeating: 7, count: 32))
         try await grant(3, device: "d2", operation: text)
         try await grant(4, device: "b1", user: "bob", operation: text)
+        try await grant(5, device: "d1", operation: unbound)
         let approved = event("enrolment.approved")
         func approve(_ token: UInt8, id: EnrolmentRequestID = "r1", user: UserID = "alice") async throws -> Bool {
             try await store.approveEnrolmentRequest(
-                id: id, userID: user, approvalTokenHash: TokenHash(digest: Data([token])), operationHash: text, excludingDevice: "d2", now: t0, audit: approved)
+                id: id, userID: user, approvalTokenHash: TokenHash(digest: Data([token])), excludingDevice: "d2", now: t0, audit: approved)
         }
         try require(try await !approve(2), "requests: an approval for other text")
+        try require(try await !approve(5), "requests: an approval for the text without its binding code")
         try require(try await !approve(3), "requests: an approval by the device being enrolled")
         try require(try await !approve(4), "requests: another user's approval")
         try require(try await !approve(4, id: "r1", user: "bob"), "requests: another user's request")

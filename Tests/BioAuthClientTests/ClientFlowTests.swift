@@ -224,7 +224,7 @@ struct ClientFlowTests {
 
     /// A second phone: the password gets it as far as a request; the first phone shows "Add device
     /// ‹name›, key ‹fingerprint›" — built from the key, not taken from the server — and approves
-    /// with one prompt; then the new phone enrols.
+    /// with the binding code the new phone shows and one prompt; then the new phone enrols.
     @Test func aSecondPhoneIsApprovedByTheFirst() async throws {
         try await Phone.with { phone in
             try await phone.enrolAlice()
@@ -244,8 +244,13 @@ struct ClientFlowTests {
             let shown = try #require(waiting.first)
             #expect(waiting.count == 1 && shown.id == request.id)
             #expect(shown.approvalText == "Add device Alice's iPad, key \(try newPhone.signer.publicKey().fingerprint)")
+            // One tap is not enough: the user types the code the new phone shows.
+            let code = try #require(request.bindingCode)
+            #expect(code.count == 9 && code.dropFirst(4).first == "-")
+            #expect(await failure { try await phone.client.approveEnrolment(shown, bindingCode: "0000-0000") }?.code == .authenticationFailed)
+            #expect(try await newPhone.refresh(request, primary).isApproved == false)
             let before = phone.device.promptCount
-            try await phone.client.approveEnrolment(shown)
+            try await phone.client.approveEnrolment(shown, bindingCode: code.lowercased().replacingOccurrences(of: "-", with: " "))
             #expect(phone.device.promptCount == before + 1)
             #expect(try await phone.client.enrolmentRequests().isEmpty)
 

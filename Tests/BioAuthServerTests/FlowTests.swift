@@ -82,7 +82,7 @@ struct FlowTests {
             harness.clock.advance(by: 86_401)  // the pad is past its cool-down and may approve
             let fresh = try await api.primarySession("alice")
             let request = try await api.requestEnrolment(newKey, token: fresh, name: "Another name", replaces: phoneID)
-            let (approval, session) = try await api.stepUpApproval("alice", padID, pad, text: request["approvalText"])
+            let (approval, session) = try await api.stepUpApproval("alice", padID, pad, text: request.signedApprovalText)
             #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": approval], token: session).status == 204)
             let challenge = try await api.post(
                 "/v1/devices/registration/challenge",

@@ -81,6 +81,9 @@ struct Reply: Sendable {
         }
         return value
     }
+    /// What an approving phone signs for an enrolment request's reply: its text with the binding
+    /// code the new phone shows, as the user would type it there.
+    var signedApprovalText: String { EnrolmentApprovalText.signed(self["approvalText"], bindingCode: self["bindingCode"]) }
     /// The one body every verification failure answers with.
     var isUniformFailure: Bool { status == 401 && text == #"{"error":"authentication_failed"}"# }
 }
@@ -173,7 +176,7 @@ struct API: Sendable {
     ) async throws -> String {
         let request = try await requestEnrolment(device, token: token, name: name, replaces: replaces)
         #expect(request.status == 201, "\(request.text)")
-        let (approval, session) = try await stepUpApproval(user, approverID, approver, text: request["approvalText"])
+        let (approval, session) = try await stepUpApproval(user, approverID, approver, text: request.signedApprovalText)
         let approved = try await post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": approval], token: session)
         #expect(approved.status == 204, "\(approved.text)")
         return try await enrol(device, token: token, name: name, replaces: replaces, request: request["id"])

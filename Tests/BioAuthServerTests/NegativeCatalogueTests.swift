@@ -300,10 +300,10 @@ struct NegativeCatalogueTests {
             // Another user's device, approving the right text.
             let bobPhone = SoftwareDevice()
             let bobDevice = try await api.enrol(bobPhone, token: try await api.primarySession("bob"))
-            let (bobs, bobSession) = try await api.stepUpApproval("bob", bobDevice, bobPhone, text: request["approvalText"])
+            let (bobs, bobSession) = try await api.stepUpApproval("bob", bobDevice, bobPhone, text: request.signedApprovalText)
             #expect(try await api.post("/v1/enrolment-requests/\(id)/approve", ["approval": bobs], token: bobSession).status == 404)
             // A primary session may not approve.
-            let (right, rightSession) = try await api.stepUpApproval("alice", deviceID, phone, text: request["approvalText"])
+            let (right, rightSession) = try await api.stepUpApproval("alice", deviceID, phone, text: request.signedApprovalText)
             #expect(try await api.post("/v1/enrolment-requests/\(id)/approve", ["approval": right], token: primary).status == 403)
             #expect(try await api.post("/v1/enrolment-requests/\(id)/approve", ["approval": right], token: rightSession).status == 204)
             #expect(try await api.post("/v1/enrolment-requests/\(id)/approve", ["approval": right], token: rightSession).isUniformFailure, "used once")
@@ -374,7 +374,7 @@ struct NegativeCatalogueTests {
             harness.clock.advance(by: 2 * 86_400)
             let attacker = ["198.51.100.7", "198.51.100.8", "198.51.100.9"]
             let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: attacker[0])["token"]
-            func ask(_ name: String = "Support: call +1 555 0100 now, key 0123456789abcdef", from client: String = attacker[0]) async throws -> Reply {
+            func ask(_ name: String = "Support: call +1 555 0100 now", from client: String = attacker[0]) async throws -> Reply {
                 let reply = try await api.post("/v1/enrolment-requests", ["name": name, "publicKey": SoftwareDevice().spki], token: phished, client: client)
                 #expect(reply.status == 201, "\(reply.text)")
                 return reply
@@ -466,6 +466,102 @@ struct NegativeCatalogueTests {
             let body: [String: any Sendable] = ["name": "Pad", "publicKey": key.spki, "enrolmentRequestId": request["id"]]
             let refused = try await api.post("/v1/devices/registration/challenge", body, token: phished, client: attacker)
             #expect(refused.status == 403 && refused["error"] == "approval_required", "\(refused.text)")
+        }
+    }
+
+    /// A device in its cool-down is in its cool-down (issue 20 item 5). A phone the attacker got
+    /// enrolled (phished password + recovery code, from their own address) cannot revoke the
+    /// owner's older phone, rename it, end every session or another device's session, approve an
+    /// enrolment, or cancel one; it may still revoke itself. A day later it can.
+    @Test func aDeviceInItsCoolDownCannotRemoveWhatCameBeforeIt() async throws {
+        let channel = CapturingRecoveryChannel()
+        let harness = ServerHarness(recoveryChannel: channel)
+        try await harness.test { api in
+            let (_, ownerPhone) = try await alice(api)
+            harness.clock.advance(by: 2 * 86_400)
+            let attacker = "198.51.100.50"
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: attacker)["token"]
+            let mallory = SoftwareDevice()
+            let request = try await api.post("/v1/enrolment-requests", ["name": "Pad", "publicKey": mallory.spki], token: phished, client: attacker)
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: attacker).status == 204)
+            let code = try #require(await channel.codes[request["id"]])
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: phished, client: attacker).status == 204)
+            let body: [String: any Sendable] = ["name": "Pad", "publicKey": mallory.spki, "enrolmentRequestId": request["id"]]
+            let challenge = try await api.post("/v1/devices/registration/challenge", body, token: phished, client: attacker)
+            let malloryID = try await api.post(
+                "/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": try mallory.sign(challenge)], token: phished, client: attacker)["id"]
+            let owner = try await api.login("alice", ownerPhone, phone)
+            let session = try await api.login("alice", malloryID, mallory, client: attacker)["token"]
+            func call(_ method: HTTPRequest.Method, _ path: String, _ body: [String: any Sendable]? = nil) async throws -> Reply {
+                try await api.call(method, path, body, token: session, client: attacker)
+            }
+            #expect(try await call(.delete, "/v1/devices/\(ownerPhone)").status == 403, "cannot revoke the owner's older phone")
+            #expect(try await call(.patch, "/v1/devices/\(ownerPhone)", ["name": "Old phone"]).status == 403, "cannot rename it")
+            #expect(try await call(.delete, "/v1/sessions").status == 403, "cannot end every session")
+            #expect(try await call(.delete, "/v1/sessions/\(owner["sessionId"])").status == 403, "cannot end the owner's session")
+            let pending = try await api.requestEnrolment(SoftwareDevice(), token: try await api.primarySession("alice"), name: "Tablet")
+            let approval = try await call(.post, "/v1/enrolment-requests/\(pending["id"])/approve", ["approval": Base64URL.encode(Data(count: 32))])
+            #expect(approval.status == 403, "cannot approve: \(approval.text)")
+            #expect(try await call(.delete, "/v1/enrolment-requests/\(pending["id"])").status == 403, "cannot cancel")
+            #expect(try await api.call(.get, "/v1/devices", token: owner["token"]).objects.allSatisfy { $0["revokedAt"] == nil }, "nothing was revoked")
+            #expect(try await api.call(.get, "/v1/sessions", token: owner["token"]).status == 200, "the owner's session lives")
+            // The owner revokes the attacker's phone; a day later a phone can do all of it.
+            #expect(try await api.call(.delete, "/v1/devices/\(malloryID)", token: owner["token"]).status == 204)
+            harness.clock.advance(by: 86_400)
+            let later = try await api.login("alice", ownerPhone, phone)["token"]
+            #expect(try await api.call(.delete, "/v1/sessions", token: later).status == 200)
+        }
+    }
+
+    /// A cooling device may still revoke itself (the owner's own new phone, handed back).
+    @Test func aDeviceInItsCoolDownMayRevokeItself() async throws {
+        try await harness.test { api in
+            let (_, first) = try await alice(api)
+            let pad = SoftwareDevice()
+            let padID = try await api.enrolApproved(pad, token: try await api.primarySession("alice"), name: "Pad", approverID: first, approver: phone)
+            let session = try await api.login("alice", padID, pad)["token"]
+            #expect(try await api.call(.delete, "/v1/devices/\(padID)", token: session).status == 204)
+        }
+    }
+
+    /// One tap is not enough: an approval signed over the request's text without the binding
+    /// code the new phone shows — or with a wrong one — approves nothing, and the code is in the
+    /// requester's reply only, never in a listing.
+    @Test func anApprovalWithoutTheNewPhonesBindingCodeApprovesNothing() async throws {
+        try await harness.test { api in
+            let (_, first) = try await alice(api)
+            let request = try await api.requestEnrolment(SoftwareDevice(), token: try await api.primarySession("alice"), name: "Pad")
+            let code = request["bindingCode"]
+            #expect(code.count == 9 && code.allSatisfy { $0 == "-" || CrockfordCode.alphabet.contains($0) }, "40 bits: \(code)")
+            for text in [request["approvalText"], EnrolmentApprovalText.signed(request["approvalText"], bindingCode: "0000-0000")] {
+                let (approval, session) = try await api.stepUpApproval("alice", first, phone, text: text)
+                #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": approval], token: session).isUniformFailure)
+            }
+            let session = try await api.login("alice", first, phone)["token"]
+            let listed = try await api.call(.get, "/v1/enrolment-requests", token: session)
+            #expect(listed.status == 200 && !listed.text.contains(code.replacingOccurrences(of: "-", with: "")) && !listed.text.contains(code) && !listed.text.contains("bindingCode"))
+            #expect(!(try await api.call(.get, "/v1/enrolment-requests/\(request["id"])", token: session)).text.contains("bindingCode"))
+            let (approval, approver) = try await api.stepUpApproval("alice", first, phone, text: request.signedApprovalText)
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": approval], token: approver).status == 204)
+        }
+    }
+
+    /// Device names cannot imitate the approval text (`, key ‹fingerprint›`) in any script's
+    /// comma, nor carry a fingerprint-like hex run, control or bidirectional characters.
+    @Test func deviceNamesCannotImitateTheApprovalText() async throws {
+        try await harness.test { api in
+            let primary = try await api.primarySession("alice")
+            for name in [
+                "iPad, key 0123456789abcdef", "iPad\u{FF0C} key", "iPad key 0123456789abcdef", "Pad 89ABCDEF", "Pad\u{202E}dae", "Pad\u{2066}x", "Pad\nkey",
+                "Pad\u{060C} key",
+            ] {
+                let reply = try await api.post("/v1/devices/registration/challenge", ["name": name, "publicKey": SoftwareDevice().spki], token: primary)
+                #expect(reply.status == 400 && reply["field"] == "name", "\(name.debugDescription): \(reply.text)")
+            }
+            for name in ["Alice's iPhone 15", "Pixel 8 Pro", "Büro-Tablet", "ノートパソコン"] {
+                let reply = try await api.post("/v1/devices/registration/challenge", ["name": name, "publicKey": SoftwareDevice().spki], token: primary)
+                #expect(reply.status == 200, "\(name): \(reply.text)")
+            }
         }
     }
 
@@ -636,7 +732,7 @@ struct NegativeCatalogueTests {
             let request = try await api.requestEnrolment(newKey, token: primary, replaces: deviceID)
             #expect(request["deviceId"] == deviceID && request["approvalText"].hasPrefix("Replace the key of device Phone, new key "))
             // The device cannot approve its own new key.
-            let (own, ownSession) = try await api.stepUpApproval("alice", deviceID, phone, text: request["approvalText"])
+            let (own, ownSession) = try await api.stepUpApproval("alice", deviceID, phone, text: request.signedApprovalText)
             #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": own], token: ownSession).isUniformFailure)
             #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: primary).status == 204)
             let code = try #require(await channel.codes[request["id"]])

@@ -109,7 +109,7 @@ struct WireDocumentTests {
                 try Self.keys(
                     Wire.EnrolmentRequest(
                         id: "i", deviceId: "d", name: "n", publicKey: "k", replacing: false, approvalText: "t", status: "ended", createdAt: 1, expiresAt: 2,
-                        endedBy: "cancelled"))
+                        endedBy: "cancelled", bindingCode: "K3QF-7M2X"))
             ),
             ("Error", try Self.keys(Wire.ErrorBody(error: "e", field: "f", reason: "r"))),
             (

@@ -127,6 +127,11 @@ struct Account: Flow {
 
     func revokeSession(id: SessionID, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try requireAccountSession(session)
+        if let actor = try await coolingDevice(of: session, request: request) {
+            // During its cool-down a device ends only the sessions it opened itself.
+            let target = try await run(request) { try await self.store.session(id: id) }
+            if let target, target.session.userID == session.userID, target.session.deviceID != actor.id { throw Self.coolingDown(field: "sessionId") }
+        }
         let audit = event(.sessionRevoked, user: session.userID, device: session.deviceID, request: request)
         let plan = WritePlan.revokeSession(id: id, userID: session.userID, at: clock.now(), audit: audit)
         guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
@@ -137,6 +142,7 @@ struct Account: Flow {
 
     func revokeAllSessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Int {
         try requireAccountSession(session)
+        if try await coolingDevice(of: session, request: request) != nil { throw Self.coolingDown() }
         let audit = event(.sessionsRevoked, user: session.userID, device: session.deviceID, reason: AuditReason.allSessions.description, request: request)
         let plan = WritePlan.revokeSessions(userID: session.userID, at: clock.now(), audit: audit)
         let count = try await run(request, { try await self.store.apply(plan) }).revokedSessions

@@ -15,6 +15,7 @@ struct Devices: Flow {
         try requireAccountSession(session)
         let id = try Validate.deviceID(id)
         let name = try Validate.deviceName(name)
+        try await requireMayManage(id, by: session, request: request)
         let audit = event(.deviceRenamed, user: session.userID, device: id, request: request)
         let plan = WritePlan.renameDevice(id: id, userID: session.userID, name: name, audit: audit)
         guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
@@ -26,11 +27,20 @@ struct Devices: Flow {
     func revoke(id: DeviceID, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try requireAccountSession(session)
         let id = try Validate.deviceID(id)
+        try await requireMayManage(id, by: session, request: request)
         let audit = event(.deviceRevoked, user: session.userID, device: id, request: request)
         let plan = WritePlan.revokeDevice(id: id, userID: session.userID, at: clock.now(), audit: audit)
         guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "deviceId")
         }
         log(audit)
+    }
+
+    /// A device session of a device in its cool-down may touch only itself and newer devices
+    /// (``EnrolmentPolicy/mayManage(_:from:)``): 403 for an older one.
+    private func requireMayManage(_ id: DeviceID, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+        guard let actor = try await coolingDevice(of: session, request: request) else { return }
+        guard let target = try await run(request, { try await self.store.device(id: id) }), target.userID == session.userID else { return }  // 404 below
+        if !configuration.enrolment.mayManage(target, from: actor) { throw Self.coolingDown(field: "deviceId") }
     }
 }

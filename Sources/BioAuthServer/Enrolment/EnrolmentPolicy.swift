@@ -53,6 +53,13 @@ public struct EnrolmentPolicy: Sendable, Hashable {
     /// then, only the first-device exemption can free it.
     public func coolDownEnd(of device: DeviceRecord) -> Date { device.keySince.addingTimeInterval(coolDown) }
 
+    /// What a device in its cool-down (`actor`) may still rename or revoke: itself, and devices
+    /// whose key arrived no earlier than its own. Whoever got a device enrolled or re-keyed cannot
+    /// use it to remove the owner's older phones before the owner has seen it.
+    public func mayManage(_ target: DeviceRecord, from actor: DeviceRecord) -> Bool {
+        target.id == actor.id || target.keySince >= actor.keySince
+    }
+
     /// True while `device` is in its cool-down at `now`: less than ``coolDown`` since its current
     /// key arrived (``DeviceRecord/keySince``). Only the user's first device ever, with its first
     /// key, is exempt; a replaced key — by recovery code, approval or login — is treated like a new
@@ -123,12 +130,17 @@ public struct EnrolmentRequestRecord: Sendable, Hashable {
     /// approvable, counted, or usable for an enrolment again.
     public var endedAt: Date?
     public var ending: EnrolmentRequestEnding?
+    /// SHA-256 of the text an approving device must sign: ``approvalText`` with the binding code
+    /// (``EnrolmentApprovalText/signed(_:bindingCode:)``). nil: no device can approve it (a
+    /// request stored before binding codes); a recovery code still can.
+    public var approvalHash: Data?
 
     public init(
         id: EnrolmentRequestID, userID: UserID, deviceID: DeviceID, name: String, publicKey: Data, replacing: Bool, sessionID: SessionID, createdAt: Date, expiresAt: Date,
         approvedAt: Date? = nil, approvedByDevice: DeviceID? = nil, recoveryCodeHash: TokenHash? = nil, recoveryAttempts: Int = 0, codesSent: Int = 0,
-        lastCodeSentAt: Date? = nil, endedAt: Date? = nil, ending: EnrolmentRequestEnding? = nil
+        lastCodeSentAt: Date? = nil, endedAt: Date? = nil, ending: EnrolmentRequestEnding? = nil, approvalHash: Data? = nil
     ) {
+        self.approvalHash = approvalHash
         self.codesSent = codesSent
         self.lastCodeSentAt = lastCodeSentAt
         self.endedAt = endedAt
@@ -180,33 +192,15 @@ public struct RecoveryCode: Sendable, Hashable, CustomStringConvertible, CustomD
     /// What the user types; compare with ``hash(ofEntered:)``.
     public let text: String
 
-    static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
-
-    public static func random() -> RecoveryCode {
-        var generator = SystemRandomNumberGenerator()
-        let characters = (0..<12).map { _ in alphabet[Int(generator.next(upperBound: UInt8(32)))] }
-        let text = String(characters)
-        return RecoveryCode(text: [0, 4, 8].map { String(text.dropFirst($0).prefix(4)) }.joined(separator: "-"))
-    }
+    public static func random() -> RecoveryCode { RecoveryCode(text: CrockfordCode.random(characters: 12)) }
 
     private init(text: String) { self.text = text }
 
     /// The stored form: SHA-256 of the normalised code.
     public var hash: TokenHash { Self.hash(ofEntered: text) }
 
-    /// SHA-256 of what a user typed, normalised as Crockford base32 reads: case, dashes and spaces
-    /// ignored, O read as 0, I and L as 1.
-    public static func hash(ofEntered entered: String) -> TokenHash {
-        let normalised = entered.uppercased().compactMap { character -> Character? in
-            switch character {
-            case "-", " ": nil
-            case "O": "0"
-            case "I", "L": "1"
-            default: character
-            }
-        }
-        return TokenHash(ofText: String(normalised))
-    }
+    /// SHA-256 of what a user typed, normalised as Crockford base32 reads (``CrockfordCode/normalised(_:)``).
+    public static func hash(ofEntered entered: String) -> TokenHash { TokenHash(ofText: CrockfordCode.normalised(entered)) }
 
     public var description: String { "RecoveryCode(redacted)" }
     public var debugDescription: String { description }
@@ -282,7 +276,7 @@ public struct DirectoryRecoveryChannel: RecoveryChannel {
             let data = FileManager.default.contents(atPath: file(for: requestID, in: directory).path)
         else { return nil }
         return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).map(String.init).first { word in
-            word.count == 14 && word.enumerated().allSatisfy { index, character in [4, 9].contains(index) ? character == "-" : RecoveryCode.alphabet.contains(character) }
+            word.count == 14 && word.enumerated().allSatisfy { index, character in [4, 9].contains(index) ? character == "-" : CrockfordCode.alphabet.contains(character) }
         }
     }
 

@@ -10,21 +10,24 @@ struct EnrolmentRequests: Flow {
 
     func requestEnrolment(
         session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, request: RequestInfo
-    ) async throws(ServerError) -> EnrolmentRequestRecord {
+    ) async throws(ServerError) -> NewEnrolmentRequest {
         let enrolment = try await DeviceEnrolment(context: context).subject(
             session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
         guard enrolment.needsProof else { throw ServerError(.conflict, detail: "this enrolment needs no approval") }
         let now = clock.now()
-        let record = EnrolmentRequestRecord(
+        var record = EnrolmentRequestRecord(
             id: .random(), userID: session.userID, deviceID: enrolment.deviceID, name: enrolment.name, publicKey: enrolment.publicKey,
             replacing: replacesDeviceID != nil, sessionID: session.id, createdAt: now, expiresAt: now.addingTimeInterval(configuration.enrolment.requestTTL))
+        let bindingCode = BindingCode.random()
+        record.approvalHash = Data(SHA256.hash(data: Data(EnrolmentApprovalText.signed(record.approvalText, bindingCode: bindingCode.text).utf8)))
+        let stored = record
         let audit = event(.enrolmentRequested, user: session.userID, device: record.deviceID, request: request)
         let maxPending = BioAuthService.maxPendingEnrolmentRequests
-        if let freed = try await run(request, { try await self.store.requestEnrolment(record, maxPending: maxPending, now: now, audit: audit) }) {
+        if let freed = try await run(request, { try await self.store.requestEnrolment(stored, maxPending: maxPending, now: now, audit: audit) }) {
             throw ServerError(.rateLimited, detail: "too many enrolment requests", retryAfter: retryAfter(until: freed, from: now))
         }
         log(audit)
-        return record
+        return NewEnrolmentRequest(record: record, bindingCode: bindingCode)
     }
 
     func pending(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> [EnrolmentRequestRecord] {
@@ -58,12 +61,12 @@ struct EnrolmentRequests: Flow {
         let token = try Validate.base64URL(approval, field: "approval", count: 32...32)
         let record = try await enrolmentRequest(id: requestID, of: session, request: request)
         try Self.requireNotEnded(record)
-        let operationHash = Data(SHA256.hash(data: Data(record.approvalText.utf8)))
+        if try await coolingDevice(of: session, request: request) != nil { throw Self.coolingDown() }
         let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.approvedByDevice.description, request: request)
         let now = clock.now(), userID = session.userID, tokenHash = TokenHash(of: token)
         let approved = try await run(request) {
             try await self.store.approveEnrolmentRequest(
-                id: record.id, userID: userID, approvalTokenHash: tokenHash, operationHash: operationHash, excludingDevice: record.deviceID, now: now, audit: audit)
+                id: record.id, userID: userID, approvalTokenHash: tokenHash, excludingDevice: record.deviceID, now: now, audit: audit)
         }
         guard approved else {
             await self.audit(.approvalRejected, user: session.userID, device: session.deviceID, reason: FailureReason.approvalRejected.description, request: request)
@@ -118,15 +121,10 @@ struct EnrolmentRequests: Flow {
     /// The owner, from an enrolled device out of its cool-down, ends a request of theirs that
     /// is pending or approved and unused: whoever made it can no longer enrol with it.
     func cancel(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
-        guard session.kind == .device, let deviceID = session.deviceID else {
-            throw ServerError(.forbidden, detail: "only an enrolled device may cancel an enrolment request")
-        }
+        guard session.kind == .device else { throw ServerError(.forbidden, detail: "only an enrolled device may cancel an enrolment request") }
         let record = try await enrolmentRequest(id: requestID, of: session, request: request)
         try Self.requireNotEnded(record)
-        guard let device = try await run(request, { try await self.store.device(id: deviceID) }), device.userID == session.userID else {
-            throw ServerError.authenticationFailed(.revokedDeviceSession)
-        }
-        try await requireOutOfCoolDown(device, request: request)
+        if try await coolingDevice(of: session, request: request) != nil { throw Self.coolingDown() }
         let audit = event(.enrolmentRequestEnded, user: record.userID, device: record.deviceID, reason: EnrolmentRequestEnding.cancelled.rawValue, request: request)
         let now = clock.now(), userID = session.userID
         guard try await run(request, { try await self.store.cancelEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit) }) else {
@@ -134,6 +132,29 @@ struct EnrolmentRequests: Flow {
         }
         log(audit)
     }
+}
+
+/// A request just made: the record, and the binding code for the requester's screen only.
+public struct NewEnrolmentRequest: Sendable, Hashable {
+    public let record: EnrolmentRequestRecord
+    public let bindingCode: BindingCode
+}
+
+/// The code a new phone shows while it waits for an approval: 8 Crockford base32 characters
+/// (40 bits, as NIST SP 800-63B-4 asks of binding codes), `XXXX-XXXX`. The approving phone's user
+/// types it, and the approval signs it (``EnrolmentApprovalText/signed(_:bindingCode:)``): a
+/// tap on a request whose phone the user cannot see approves nothing. Only its hash, within the
+/// signed text's, is stored.
+public struct BindingCode: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public let text: String
+
+    public static func random() -> BindingCode { BindingCode(text: CrockfordCode.random(characters: 8)) }
+
+    private init(text: String) { self.text = text }
+
+    public var description: String { "BindingCode(redacted)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: []) }
 }
 
 /// What asking for a recovery code got (``WritePlan/sendRecoveryCode(_:userID:codeHash:limits:at:audit:)``).
@@ -164,14 +185,16 @@ extension WritePlan {
     }
 
     /// Approving the request in `rows` with the approval in `rows` (both read locked): the request
-    /// must be `userID`'s and pending, the approval redeemable for `operationHash` by `userID`,
-    /// signed by an active device other than the one being enrolled. Then the approval is redeemed
-    /// and the request approved by its device, with `audit`; otherwise nothing is written.
-    public static func approveRequest(
-        _ rows: LockedRows, userID: UserID, operationHash: Data, enrolling deviceID: DeviceID, at now: Date, audit: AuditEvent
-    ) -> (verdict: Bool, plan: WritePlan) {
-        guard let approval = rows.approval, rows.approvalSignerActive, approval.isRedeemable(for: operationHash, by: userID, at: now),
-            approval.deviceID != deviceID, let request = rows.enrolmentRequest, request.userID == userID, request.isPending(at: now)
+    /// must be `userID`'s and pending, the approval redeemable by `userID` for the request's
+    /// ``EnrolmentRequestRecord/approvalHash`` — its text with the binding code the new phone
+    /// shows — and signed by an active device other than the one being enrolled. Then the
+    /// approval is redeemed and the request approved by its device, with `audit`; otherwise
+    /// nothing is written. A request without an approval hash is approved by no device.
+    public static func approveRequest(_ rows: LockedRows, userID: UserID, enrolling deviceID: DeviceID, at now: Date, audit: AuditEvent) -> (
+        verdict: Bool, plan: WritePlan
+    ) {
+        guard let request = rows.enrolmentRequest, request.userID == userID, request.isPending(at: now), let operationHash = request.approvalHash,
+            let approval = rows.approval, rows.approvalSignerActive, approval.isRedeemable(for: operationHash, by: userID, at: now), approval.deviceID != deviceID
         else { return (false, WritePlan()) }
         var plan = WritePlan()
         plan.add(.redeemApproval(tokenHash: approval.tokenHash, at: now))

@@ -60,16 +60,30 @@ extension Flow {
     /// Whole seconds from `now` until `date`, at least 1: a `Retry-After` that is the real wait.
     func retryAfter(until date: Date, from now: Date) -> Int { max(1, Int(min(date.timeIntervalSince(now), 86_400).rounded(.up))) }
 
-    /// Refuses `device` while it is in its cool-down (``EnrolmentPolicy/isCoolingDown(_:among:at:)``):
-    /// 403, naming `field` if given. A device added or re-keyed cannot approve, cancel, or revoke
-    /// what came before it for a day.
-    func requireOutOfCoolDown(_ device: DeviceRecord, field: String? = nil, request: RequestInfo) async throws(ServerError) {
+    /// Whether `device` is in its cool-down now (``EnrolmentPolicy/isCoolingDown(_:among:at:)``).
+    func isCoolingDown(_ device: DeviceRecord, request: RequestInfo) async throws(ServerError) -> Bool {
         let now = clock.now()
-        guard now < configuration.enrolment.coolDownEnd(of: device) else { return }  // the user's devices are read only then
+        guard now < configuration.enrolment.coolDownEnd(of: device) else { return false }  // the user's devices are read only then
         let devices = try await run(request) { try await self.store.devices(userID: device.userID) }
-        if configuration.enrolment.isCoolingDown(device, among: devices, at: now) {
-            throw ServerError(.forbidden, field: field, detail: "a device added or re-keyed cannot do this during its cool-down")
+        return configuration.enrolment.isCoolingDown(device, among: devices, at: now)
+    }
+
+    /// Refuses `device` while it is in its cool-down: 403, naming `field` if given.
+    func requireOutOfCoolDown(_ device: DeviceRecord, field: String? = nil, request: RequestInfo) async throws(ServerError) {
+        if try await isCoolingDown(device, request: request) { throw Self.coolingDown(field: field) }
+    }
+
+    /// The device of a device session while it is in its cool-down; nil for any other session.
+    /// Such a device cannot approve, cancel, or touch what came before it (``EnrolmentPolicy/mayManage(_:from:)``).
+    func coolingDevice(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> DeviceRecord? {
+        guard session.kind == .device, let id = session.deviceID, let device = try await run(request, { try await self.store.device(id: id) }) else {
+            return nil
         }
+        return try await isCoolingDown(device, request: request) ? device : nil
+    }
+
+    static func coolingDown(field: String? = nil) -> ServerError {
+        ServerError(.forbidden, field: field, detail: "a device added or re-keyed cannot do this during its cool-down")
     }
 
     func refuseLockedOut(user: UserID?, device: DeviceID?, retryAfter: Int? = nil, _ request: RequestInfo) async -> ServerError {

@@ -44,25 +44,38 @@ enum Validate {
         return text
     }
 
-    /// Characters a device name may not hold: C0 and C1 controls, and the invisible formatting
+    /// Characters a device name may not hold: C0 and C1 controls, the invisible formatting
     /// characters that could disguise a name shown in an approval prompt (soft hyphen, zero-width
-    /// characters, bidirectional overrides and isolates, byte-order mark). `openapi.yaml` states
-    /// the same set as a pattern.
+    /// characters, bidirectional overrides and isolates, byte-order mark), and commas of every
+    /// script — the approval text's separator (`Add device ‹name›, key ‹fingerprint›`), which a
+    /// name could otherwise imitate. `openapi.yaml` states the same set as a pattern.
     static let forbiddenInNames: CharacterSet = {
         var set = CharacterSet(charactersIn: Unicode.Scalar(0x00)!...Unicode.Scalar(0x1F)!)
-        for range: ClosedRange<UInt32> in [0x7F...0x9F, 0xAD...0xAD, 0x61C...0x61C, 0x180E...0x180E, 0x200B...0x200F, 0x202A...0x202E, 0x2060...0x206F, 0xFEFF...0xFEFF] {
+        let invisible: [ClosedRange<UInt32>] = [0x7F...0x9F, 0xAD...0xAD, 0x61C...0x61C, 0x180E...0x180E, 0x200B...0x200F, 0x202A...0x202E, 0x2060...0x206F, 0xFEFF...0xFEFF]
+        let commas: [ClosedRange<UInt32>] = [0x2C...0x2C, 0x60C...0x60C, 0x201A...0x201A, 0x3001...0x3001, 0xFE50...0xFE51, 0xFF0C...0xFF0C, 0xFF64...0xFF64]
+        for range in invisible + commas {
             set.insert(charactersIn: Unicode.Scalar(range.lowerBound)!...Unicode.Scalar(range.upperBound)!)
         }
         return set
     }()
 
     /// Device names: at most 64 code points, at least one that is not white space, none of
-    /// ``forbiddenInNames``; leading and trailing white space is trimmed.
+    /// ``forbiddenInNames``, and no run of 8 or more hex digits (a name cannot pose as a key
+    /// fingerprint); leading and trailing white space is trimmed.
     static func deviceName(_ text: String) throws(ServerError) -> String {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.unicodeScalars.count <= 64, !trimmed.isEmpty, !text.unicodeScalars.contains(where: forbiddenInNames.contains) else {
+        guard text.unicodeScalars.count <= 64, !trimmed.isEmpty, !text.unicodeScalars.contains(where: forbiddenInNames.contains), longestHexRun(text) < 8 else {
             throw ServerError(WireFormatError(.invalidValue, field: "name"))
         }
         return trimmed
+    }
+
+    private static func longestHexRun(_ text: String) -> Int {
+        var longest = 0, run = 0
+        for scalar in text.unicodeScalars {
+            run = scalar.isASCII && Character(scalar).isHexDigit ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        return longest
     }
 }

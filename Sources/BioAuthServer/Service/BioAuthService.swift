@@ -124,11 +124,11 @@ public final class BioAuthService: Sendable {
     public static let maxPendingEnrolmentRequests = 5
 
     /// Asks for an approval (or a recovery code) to enrol `publicKey` as `name`: the request
-    /// appears on the user's other devices as the text of ``EnrolmentApprovalText``. Throws
-    /// `conflict` if this enrolment needs no approval.
+    /// appears on the user's other devices as the text of ``EnrolmentApprovalText``, and its
+    /// binding code goes to the requester only. Throws `conflict` if this enrolment needs no approval.
     public func requestEnrolment(
         session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, request: RequestInfo
-    ) async throws(ServerError) -> EnrolmentRequestRecord {
+    ) async throws(ServerError) -> NewEnrolmentRequest {
         try await enrolmentRequests.requestEnrolment(session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
     }
 

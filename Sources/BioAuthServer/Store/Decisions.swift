@@ -25,12 +25,12 @@ extension BioAuthStore {
     }
 
     /// Approves an enrolment request with another device's approval
-    /// (``WritePlan/approveRequest(_:userID:operationHash:enrolling:at:audit:)``); false with nothing written.
+    /// (``WritePlan/approveRequest(_:userID:enrolling:at:audit:)``); false with nothing written.
     public func approveEnrolmentRequest(
-        id: EnrolmentRequestID, userID: UserID, approvalTokenHash: TokenHash, operationHash: Data, excludingDevice: DeviceID, now: Date, audit: AuditEvent
+        id: EnrolmentRequestID, userID: UserID, approvalTokenHash: TokenHash, excludingDevice: DeviceID, now: Date, audit: AuditEvent
     ) async throws -> Bool {
         try await decide(locking: RowLocks(approval: approvalTokenHash, enrolmentRequest: id)) { rows in
-            WritePlan.approveRequest(rows, userID: userID, operationHash: operationHash, enrolling: excludingDevice, at: now, audit: audit)
+            WritePlan.approveRequest(rows, userID: userID, enrolling: excludingDevice, at: now, audit: audit)
         }.verdict
     }
 

@@ -20,6 +20,7 @@ package enum Schema {
         "Devices remember when and how their key was replaced",
         "Spent refresh tokens remember when, and their successor sealed under them",
         "Enrolment requests count their recovery codes and can end",
+        "Enrolment requests keep the hash of the text an approval signs, binding code included",
     ]
 
     package enum ColumnType: Sendable, Hashable {
@@ -93,7 +94,7 @@ package enum Schema {
                 .init("replaces_device", .boolean), .init("session_id", .text), .init("created_at", .date), .init("expires_at", .date),
                 .init("approved_at", .date, nullable: true), .init("approved_by_device", .text, nullable: true), .init("recovery_code_hash", .bytes, nullable: true),
                 .init("recovery_attempts", .integer), .init("codes_sent", .integer), .init("last_code_sent_at", .date, nullable: true),
-                .init("ended_at", .date, nullable: true), .init("ending", .text, nullable: true),
+                .init("ended_at", .date, nullable: true), .init("ending", .text, nullable: true), .init("approval_hash", .bytes, nullable: true),
             ]),
         Table("known_clients", [.init("user_id", .text), .init("client", .text), .init("last_success_at", .date)]),
         Table(
