@@ -28,6 +28,13 @@ extension PostgresStore {
         case .noDeviceEver(let user):
             try await lock("devices", user)
             return try await !exists("SELECT 1 FROM devices WHERE user_id = \(user)")
+        case .userIDFree(let user):
+            try await lock("user-id", user)
+            guard try await !exists("SELECT 1 FROM backend_users WHERE id = \(user)") else { return false }
+            return try await !exists("SELECT 1 FROM devices WHERE user_id = \(user)")
+        case .noPasswordAccount(let user):
+            try await lock("user-id", user)
+            return try await !exists("SELECT 1 FROM users WHERE id = \(user)")
         }
     }
 
@@ -68,6 +75,8 @@ extension PostgresStore {
                 INSERT INTO counters (key, window_start, count) VALUES (\(subject.storageKey), \(counter.since), \(Int32(clamping: counter.count)))
                 ON CONFLICT (key) DO UPDATE SET window_start = EXCLUDED.window_start, count = EXCLUDED.count
                 """, logger: logger)
+        case .claimForBackend(let user, let at):
+            try await c.query("INSERT INTO backend_users (id, claimed_at) VALUES (\(user), \(at)) ON CONFLICT (id) DO NOTHING", logger: logger)
         case .rememberClient(let user, let client, let at):
             try await c.query(
                 """

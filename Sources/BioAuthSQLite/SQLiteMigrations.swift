@@ -106,5 +106,6 @@ extension SQLiteStore {
             ]
         ),
         ("Enrolment requests keep the hash of the text an approval signs, binding code included", ["ALTER TABLE enrolment_requests ADD COLUMN approval_hash BLOB"]),
+        ("User ids the app's backend vouched for", ["CREATE TABLE backend_users (id TEXT PRIMARY KEY, claimed_at REAL NOT NULL)"]),
     ]
 }

@@ -52,6 +52,8 @@ extension SQLiteHandle {
             try query(
                 "INSERT INTO counters (key, window_start, count) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, count = excluded.count",
                 [.text(subject.storageKey), .date(counter.since), .integer(counter.count)])
+        case .claimForBackend(let user, let at):
+            try query("INSERT INTO backend_users (id, claimed_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING", [.text(user), .date(at)])
         case .rememberClient(let user, let client, let at):
             try query(
                 "INSERT INTO known_clients (user_id, client, last_success_at) VALUES (?, ?, ?) ON CONFLICT (user_id, client) DO UPDATE SET last_success_at = excluded.last_success_at",
@@ -171,6 +173,9 @@ extension SQLiteHandle {
             return try exists("SELECT 1 FROM enrolment_requests WHERE id = ? AND approved_at IS NOT NULL AND ended_at IS NULL", [.text(id)])
         case .belowFailureLimits(let lockout): return try !isLockedOut(lockout)
         case .noDeviceEver(let user): return try !exists("SELECT 1 FROM devices WHERE user_id = ?", [.text(user)])
+        case .userIDFree(let user):
+            return try !exists("SELECT 1 FROM backend_users WHERE id = ?", [.text(user)]) && !exists("SELECT 1 FROM devices WHERE user_id = ?", [.text(user)])
+        case .noPasswordAccount(let user): return try !exists("SELECT 1 FROM users WHERE id = ?", [.text(user)])
         }
     }
 

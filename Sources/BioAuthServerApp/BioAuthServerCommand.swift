@@ -78,6 +78,10 @@ struct Serve: AsyncParsableCommand {
     var trustedProxies: [String] = env("BIOAUTH_TRUSTED_PROXIES")?.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } ?? []
     @Flag(name: .customLong("allow-sign-up"), help: "Enable POST /v1/users, the demo accounts' open sign-up (env BIOAUTH_ALLOW_SIGN_UP=1). Off by default: it reveals which usernames exist.")
     var allowSignUp = false
+    @Flag(
+        name: .customLong("no-password-login"),
+        help: "Switch the built-in password login and sign-up off (env BIOAUTH_NO_PASSWORD_LOGIN=1): for a deployment whose backend owns every user id (enrolment grants).")
+    var noPasswordLogin = false
     @Option(name: .customLong("password-rounds"), help: "PBKDF2-HMAC-SHA256 rounds for demo passwords, at least 600000 (env BIOAUTH_PASSWORD_ROUNDS).")
     var passwordRounds: Int = env("BIOAUTH_PASSWORD_ROUNDS").flatMap(Int.init) ?? ServerConfiguration.recommendedPasswordRounds
     @Flag(name: .customLong("insecure-password-rounds-for-tests"), help: "Allow --password-rounds below 600000 (test suites only: makes offline guessing of a stolen database cheap).")
@@ -123,11 +127,12 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         // Logs go to stderr; stdout carries only the "listening on" line scripts wait for.
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        var serverConfiguration = ServerConfiguration(
+            relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL), passwordRounds: passwordRounds,
+            rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient))
+        serverConfiguration.passwordLogin = !(noPasswordLogin || env("BIOAUTH_NO_PASSWORD_LOGIN") == "1")
         let configuration = ServerAppConfiguration(
-            host: host, port: port,
-            server: ServerConfiguration(
-                relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL), passwordRounds: passwordRounds,
-                rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient)),
+            host: host, port: port, server: serverConfiguration,
             http: HTTPOptions(
                 trustedProxies: trustedProxies.compactMap(IPNetwork.init) + (trustForwardedFor ? HTTPOptions.loopbackProxies : []), allowSignUp: allowSignUp || env("BIOAUTH_ALLOW_SIGN_UP") == "1"),
             logLevel: Logger.Level(rawValue: logLevel) ?? .info)

@@ -24,7 +24,7 @@ public struct StoreConformance: Sendable {
     /// own (`@Test(arguments: StoreConformance.Check.allCases)`).
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
         case users, challenges, challengeRace, failures, passwordAttempts, verdicts, devices, sessions, approvals, approvalWithdrawal, audit, retention
-        case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap, recoveryCodeLimits, cancelledRequests, firstDevice
+        case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap, recoveryCodeLimits, cancelledRequests, firstDevice, userIDNamespaces
 
         public var description: String { rawValue }
     }
@@ -55,6 +55,7 @@ public struct StoreConformance: Sendable {
             case .recoveryCodeLimits: try await recoveryCodeLimits(store)
             case .cancelledRequests: try await cancelledRequests(store)
             case .firstDevice: try await firstDevice(store)
+            case .userIDNamespaces: try await userIDNamespaces(store)
             }
             try await store.close()
         } catch {

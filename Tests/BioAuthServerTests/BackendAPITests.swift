@@ -30,6 +30,42 @@ struct BackendAPITests {
         }
     }
 
+    /// Namespaces (issue 20 item 8): an id the backend vouched for can never be signed up — not
+    /// by a stranger with `--allow-sign-up`, from any address — so nobody gets a password session
+    /// that lists, revokes or enrols the backend's user's phones; an id with devices and no
+    /// password account is the backend's too; and a password account's id gets no grant.
+    @Test func idsTheBackendOwnsCanNeverBeSignedUp() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let grant = try await api.post("/v1/backend/enrolment-grants", ["userId": "carol"], token: api.apiKey)
+            #expect(grant.status == 201)
+            let stranger = "198.51.100.77"
+            let signUp = try await api.post("/v1/users", ["username": "carol", "password": API.password], client: stranger)
+            #expect(signUp.status == 409 && signUp["field"] == "username", "\(signUp.text)")
+            #expect(try await api.post("/v1/login/password", ["username": "carol", "password": API.password], client: stranger).isUniformFailure)
+            // Signed up first, a password account's id gets no grant (nor a PrimaryAuthenticator session).
+            _ = try await api.primarySession("dave")
+            let refused = try await api.post("/v1/backend/enrolment-grants", ["userId": "dave"], token: api.apiKey)
+            #expect(refused.status == 409 && refused["field"] == "userId", "\(refused.text)")
+            let audit = try await harness.service.store.auditEvents(userID: "dave", limit: 10).map(\.kind)
+            #expect(!audit.contains(.enrolmentGrantIssued))
+        }
+    }
+
+    /// A deployment whose backend owns every id switches the built-in password login off: login
+    /// and sign-up answer 404, grants still work.
+    @Test func passwordLoginCanBeSwitchedOff() async throws {
+        let harness = ServerHarness { $0.passwordLogin = false }
+        try await harness.test { api in
+            #expect(try await api.post("/v1/users", ["username": "erin", "password": API.password]).status == 404)
+            #expect(try await api.post("/v1/login/password", ["username": "erin", "password": API.password]).status == 404)
+            let grant = try await api.post("/v1/backend/enrolment-grants", ["userId": "erin"], token: api.apiKey)
+            let phone = SoftwareDevice()
+            let deviceID = try await api.enrol(phone, token: grant["token"])
+            #expect(try await api.login("erin", deviceID, phone).status == 200)
+        }
+    }
+
     /// Missing, malformed, unknown and revoked keys are the one 401 (audited, without the key); a
     /// key without the route's scope is 403; nothing is done for either.
     @Test func apiKeysAreCheckedForExistenceRevocationAndScope() async throws {

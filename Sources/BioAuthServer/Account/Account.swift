@@ -10,6 +10,7 @@ struct Account: Flow {
     let context: FlowContext
 
     func createUser(username: String, password: String, request: RequestInfo) async throws(ServerError) {
+        try requirePasswordLogin()
         let username = try Validate.username(username)
         let password = try Validate.password(password)
         try admit(request)
@@ -17,15 +18,24 @@ struct Account: Flow {
         let hash = try hashPassword(password, salt: salt, rounds: configuration.passwordRounds)
         let now = clock.now()
         let user = UserRecord(id: username, passwordSalt: salt, passwordRounds: configuration.passwordRounds, passwordHash: hash, createdAt: now)
-        do { _ = try await store.apply(.createUser(user, audit: event(.userCreated, user: username, request: request))) } catch let error as StoreError
-            where error.code == .duplicate
-        {
+        // A taken id — a password account, or an id the app's backend owns — is one answer.
+        do {
+            guard try await store.apply(.createUser(user, audit: event(.userCreated, user: username, request: request))).wasApplied else {
+                throw ServerError(.conflict, field: "username", detail: "exists")
+            }
+        } catch let error as StoreError where error.code == .duplicate {
             throw ServerError(.conflict, field: "username", detail: "exists")
-        } catch { throw storeFailure(error, request) }
+        } catch let error as ServerError { throw error } catch { throw storeFailure(error, request) }
         log(.userCreated, user: username, request: request)
     }
 
+    /// 404 when the deployment switched the built-in password login off (``ServerConfiguration/passwordLogin``).
+    private func requirePasswordLogin() throws(ServerError) {
+        guard configuration.passwordLogin else { throw ServerError(.notFound, detail: "password login is switched off") }
+    }
+
     func passwordLogin(username: String, password: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
+        try requirePasswordLogin()
         let username = try Validate.username(username)
         let password = try Validate.password(password)
         try admit(request)
@@ -98,7 +108,8 @@ struct Account: Flow {
         let userID = try Validate.username(proven, field: "userId")
         let (session, token) = newSession(user: userID, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, at: now)
         let audit = event(.primaryLoginSucceeded, user: userID, request: request)
-        _ = try await run(request) { try await self.store.apply(.login(session, from: lockout.client, audit: audit)) }
+        let outcome = try await run(request) { try await self.store.apply(.backendLogin(session, from: lockout.client, audit: audit)) }
+        guard outcome.wasApplied else { throw ServerError(.conflict, field: "userId", detail: "a password account has this id") }
         log(audit)
         return SessionGrant(token: token, session: session)
     }

@@ -11,7 +11,8 @@ struct Backend: Flow {
         let userID = try Validate.userID(userID)
         let (session, token) = newSession(user: userID, device: nil, kind: .enrolmentGrant, ttl: configuration.enrolment.grantTTL, at: clock.now())
         let audit = event(.enrolmentGrantIssued, user: userID, request: request)
-        _ = try await run(request) { try await self.store.apply(.login(session, audit: audit)) }
+        let outcome = try await run(request) { try await self.store.apply(.backendLogin(session, audit: audit)) }
+        guard outcome.wasApplied else { throw ServerError(.conflict, field: "userId", detail: "a password account has this id") }
         log(audit)
         return SessionGrant(token: token, session: session)
     }

@@ -77,7 +77,24 @@ extension WritePlan {
     public static func approval(_ approval: ApprovalRecord, audit: AuditEvent) -> WritePlan { inserting(.insertApproval(approval), audit: audit) }
 
     /// A new user (the demo primary login).
-    public static func createUser(_ user: UserRecord, audit: AuditEvent) -> WritePlan { inserting(.insertUser(user), audit: audit) }
+    /// A new password account, for an id nobody owns yet: not one the app's backend vouched for,
+    /// nor one with devices (``Guard/userIDFree(userID:)``).
+    public static func createUser(_ user: UserRecord, audit: AuditEvent) -> WritePlan {
+        var plan = inserting(.insertUser(user), audit: audit)
+        plan.guards.insert(.userIDFree(userID: user.id), at: 0)
+        return plan
+    }
+
+    /// A session the app's backend vouched for (an enrolment grant, a ``PrimaryAuthenticator``
+    /// login): its user id becomes the backend's for good — unless a password account has it,
+    /// which refuses (``Guard/noPasswordAccount(userID:)``). The two namespaces never overlap.
+    public static func backendLogin(_ session: SessionRecord, from client: String? = nil, audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        plan.require(.noPasswordAccount(userID: session.userID))
+        plan.add(.claimForBackend(userID: session.userID, at: session.createdAt))
+        plan.merge(.login(session, from: client, audit: audit))
+        return plan
+    }
 
     /// A new backend API key.
     public static func createApiKey(_ key: ApiKeyRecord, audit: AuditEvent) -> WritePlan { inserting(.insertApiKey(key), audit: audit) }

@@ -30,6 +30,11 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var enrolment = EnrolmentPolicy()
     /// Access tokens (JWTs) and refresh tokens of device sessions (``TokenPolicy``).
     public var tokens = TokenPolicy()
+    /// Whether the built-in username-and-password login (`POST /v1/login/password`, and sign-up
+    /// where it is allowed) is served. Switch it off when your backend owns every user id (enrolment
+    /// grants, ``PrimaryAuthenticator``): then no password exists that a stranger could guess or
+    /// create for one of your users. On by default (the demo's accounts).
+    public var passwordLogin = true
     /// Keys the pseudonyms that stand for usernames in log lines (HMAC-SHA256, 8 bytes): a
     /// username may be a password typed into the wrong field. Random per process by default, so
     /// lines correlate within one instance's run; set one shared key to correlate across instances.

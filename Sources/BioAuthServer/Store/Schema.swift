@@ -21,6 +21,7 @@ package enum Schema {
         "Spent refresh tokens remember when, and their successor sealed under them",
         "Enrolment requests count their recovery codes and can end",
         "Enrolment requests keep the hash of the text an approval signs, binding code included",
+        "User ids the app's backend vouched for",
     ]
 
     package enum ColumnType: Sendable, Hashable {
@@ -71,6 +72,7 @@ package enum Schema {
                 .init("seq", .serial), .init("at", .date), .init("kind", .text), .init("user_id", .text, nullable: true), .init("device_id", .text, nullable: true),
                 .init("reason", .text, nullable: true), .init("client", .text, nullable: true), .init("request_id", .text, nullable: true), .init("count", .integer),
             ]),
+        Table("backend_users", [.init("id", .text), .init("claimed_at", .date)]),
         Table(
             "challenges",
             [

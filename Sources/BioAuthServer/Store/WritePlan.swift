@@ -24,6 +24,12 @@ public struct WritePlan: Sendable, Hashable {
         /// The user has never had a device, revoked or not (checked under a per-user lock:
         /// concurrent first enrolments cannot all pass).
         case noDeviceEver(userID: UserID)
+        /// Nobody owns this user id yet: the app's backend never vouched for it
+        /// (``Mutation/claimForBackend(userID:at:)``) and it never had a device (checked under a
+        /// per-id lock shared with ``noPasswordAccount(userID:)``).
+        case userIDFree(userID: UserID)
+        /// No password account has this id (under the same per-id lock).
+        case noPasswordAccount(userID: UserID)
     }
 
     /// Which live sessions a revocation ends.
@@ -63,6 +69,9 @@ public struct WritePlan: Sendable, Hashable {
         /// ``FailureRecord/consequences(ofCounts:)`` makes of the new counts (audit and lockout
         /// events); the subjects that reached their limit are the outcome's.
         case countFailure(FailureRecord)
+        /// Records that the app's backend vouched for this user id (an enrolment grant, a
+        /// ``PrimaryAuthenticator`` login), once: it can never be signed up for a password.
+        case claimForBackend(userID: UserID, at: Date)
         /// Inserts a device; an existing id throws ``StoreError`` `duplicate` and nothing is written.
         case insertDevice(DeviceRecord)
         /// Gives the device a new public key, marks it used at `at` and records when and how the
@@ -103,7 +112,7 @@ public struct WritePlan: Sendable, Hashable {
         case enqueueEvent(AuditEvent)
     }
 
-    public private(set) var guards: [Guard] = []
+    public internal(set) var guards: [Guard] = []
     public private(set) var mutations: [Mutation] = []
 
     public init() {}
