@@ -158,6 +158,19 @@ struct API: Sendable {
         return try await post("/v1/enrolment-requests", body, token: token)
     }
 
+    /// What a phished password and a compromised mailbox get, all from `client`: a password
+    /// session and a request to enrol `key`, approved with the recovery code `channel` captured.
+    func requestApprovedByRecovery(_ key: SoftwareDevice, name: String = "Pad", channel: CapturingRecoveryChannel, client: String) async throws -> (
+        session: String, request: Reply
+    ) {
+        let phished = try await post("/v1/login/password", ["username": "alice", "password": Self.password], client: client)["token"]
+        let request = try await post("/v1/enrolment-requests", ["name": name, "publicKey": key.spki], token: phished, client: client)
+        #expect(try await post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: client).status == 204)
+        let code = try #require(await channel.codes[request["id"]])
+        #expect(try await post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: phished, client: client).status == 204)
+        return (phished, request)
+    }
+
     /// A device login of `approver`, then a step-up over `text`: the approval and the session it came from.
     func stepUpApproval(_ user: String, _ approverID: String, _ approver: SoftwareDevice, text: String) async throws -> (approval: String, session: String) {
         let session = try await login(user, approverID, approver)["token"]

@@ -450,12 +450,8 @@ struct NegativeCatalogueTests {
             harness.clock.advance(by: 2 * 86_400)
             let primary = try await api.primarySession("alice")
             let attacker = "198.51.100.40"
-            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: attacker)["token"]
             let key = SoftwareDevice()
-            let request = try await api.post("/v1/enrolment-requests", ["name": "Pad", "publicKey": key.spki], token: phished, client: attacker)
-            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: attacker).status == 204)
-            let code = try #require(await channel.codes[request["id"]])
-            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: phished, client: attacker).status == 204)
+            let (phished, request) = try await api.requestApprovedByRecovery(key, channel: channel, client: attacker)
             // A second phone of the owner's, added today, is in its cool-down: it cannot cancel.
             let tablet = SoftwareDevice()
             let tabletID = try await api.enrolApproved(tablet, token: primary, name: "Tablet", approverID: ownerPhone, approver: phone)
@@ -480,12 +476,8 @@ struct NegativeCatalogueTests {
             let (_, ownerPhone) = try await alice(api)
             harness.clock.advance(by: 2 * 86_400)
             let attacker = "198.51.100.50"
-            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: attacker)["token"]
             let mallory = SoftwareDevice()
-            let request = try await api.post("/v1/enrolment-requests", ["name": "Pad", "publicKey": mallory.spki], token: phished, client: attacker)
-            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: attacker).status == 204)
-            let code = try #require(await channel.codes[request["id"]])
-            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: phished, client: attacker).status == 204)
+            let (phished, request) = try await api.requestApprovedByRecovery(mallory, channel: channel, client: attacker)
             let body: [String: any Sendable] = ["name": "Pad", "publicKey": mallory.spki, "enrolmentRequestId": request["id"]]
             let challenge = try await api.post("/v1/devices/registration/challenge", body, token: phished, client: attacker)
             let malloryID = try await api.post(
