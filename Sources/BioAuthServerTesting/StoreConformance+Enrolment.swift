@@ -13,7 +13,7 @@ extension StoreConformance {
     /// in its own transaction; the sweep deletes expired ones.
     public func enrolmentRequests(_ store: any BioAuthStore) async throws {
         let key = Data(P256.Signing.PrivateKey().publicKey.derRepresentation)
-        let bound = Data(SHA256.hash(data: Data("Add device Pad, key …, code K3QF7M2X".utf8)))
+        let bound = TokenHash(ofText: "Add device Pad, key …, code K3QF7M2X")
         func request(_ id: EnrolmentRequestID, user: UserID = "alice", device: DeviceID = "d2", expires: TimeInterval = 900) -> EnrolmentRequestRecord {
             EnrolmentRequestRecord(
                 id: id, userID: user, deviceID: device, name: "Pad", publicKey: key, replacing: false, sessionID: SessionID("s-" + id.rawValue),
@@ -34,7 +34,7 @@ extension StoreConformance {
         // Approvals: a step-up approval of alice's device d1 for the request's text. Only an
         // approval whose device is still enrolled and active approves.
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
-        let text = bound, unbound = Data(SHA256.hash(data: Data(request("r1").approvalText.utf8)))
+        let text = bound.digest, unbound = Data(SHA256.hash(data: Data(request("r1").approvalText.utf8)))
         func grant(_ token: UInt8, device: DeviceID, user: UserID = "alice", operation: Data) async throws {
             let step = challenge(user: user, device: device)
             _ = try await issue(store, step)

@@ -34,6 +34,25 @@ struct RecordIDTests {
         }
     }
 
+    /// An enrolment request's approval hash covers a 40-bit binding code, which a brute force
+    /// would recover from it: neither the code nor the hash shows in the record's description,
+    /// `dump()` or a binding code's own.
+    @Test func anEnrolmentRequestShowsNoApprovalHashOrBindingCode() throws {
+        let code = BindingCode.random()
+        let request = EnrolmentRequestRecord(
+            id: "r1", userID: "alice", deviceID: "d2", name: "Pad", publicKey: Data(repeating: 1, count: 91), replacing: false, sessionID: "s1",
+            createdAt: Date(timeIntervalSince1970: 0), expiresAt: Date(timeIntervalSince1970: 900)
+        ).bound(to: code)
+        let digest = try #require(request.approvalHash).digest
+        for value in [request as Any, code as Any] {
+            var dumped = ""
+            dump(value, to: &dumped)
+            let shown = ["\(value)", String(reflecting: value), dumped].joined()
+            #expect(!shown.contains("bytes: 32 elements") && !shown.contains(digest.map { String(format: "%02x", $0) }.joined()), "\(shown)")
+            #expect(!shown.contains(code.text) && !shown.contains(code.text.replacingOccurrences(of: "-", with: "")), "\(shown)")
+        }
+    }
+
     @Test func idsOfDifferentRecordsAreDifferentTypesWithTheSameText() throws {
         let device: DeviceID = "d-1"
         let encoded = try JSONEncoder().encode(device)

@@ -19,13 +19,14 @@ struct Account: Flow {
         let now = clock.now()
         let user = UserRecord(id: username, passwordSalt: salt, passwordRounds: configuration.passwordRounds, passwordHash: hash, createdAt: now)
         // A taken id — a password account, or an id the app's backend owns — is one answer.
-        do {
-            guard try await store.apply(.createUser(user, audit: event(.userCreated, user: username, request: request))).wasApplied else {
-                throw ServerError(.conflict, field: "username", detail: "exists")
-            }
-        } catch let error as StoreError where error.code == .duplicate {
-            throw ServerError(.conflict, field: "username", detail: "exists")
-        } catch let error as ServerError { throw error } catch { throw storeFailure(error, request) }
+        let taken = ServerError(.conflict, field: "username", detail: "exists")
+        let outcome: PlanOutcome
+        do { outcome = try await store.apply(.createUser(user, audit: event(.userCreated, user: username, request: request))) } catch let error as StoreError
+            where error.code == .duplicate
+        {
+            throw taken
+        } catch { throw storeFailure(error, request) }
+        guard outcome.wasApplied else { throw taken }
         log(.userCreated, user: username, request: request)
     }
 
@@ -108,8 +109,7 @@ struct Account: Flow {
         let userID = try Validate.username(proven, field: "userId")
         let (session, token) = newSession(user: userID, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, at: now)
         let audit = event(.primaryLoginSucceeded, user: userID, request: request)
-        let outcome = try await run(request) { try await self.store.apply(.backendLogin(session, from: lockout.client, audit: audit)) }
-        guard outcome.wasApplied else { throw ServerError(.conflict, field: "userId", detail: "a password account has this id") }
+        try await openBackendSession(session, from: lockout.client, audit: audit, request: request)
         log(audit)
         return SessionGrant(token: token, session: session)
     }

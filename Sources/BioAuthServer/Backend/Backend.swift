@@ -11,8 +11,7 @@ struct Backend: Flow {
         let userID = try Validate.userID(userID)
         let (session, token) = newSession(user: userID, device: nil, kind: .enrolmentGrant, ttl: configuration.enrolment.grantTTL, at: clock.now())
         let audit = event(.enrolmentGrantIssued, user: userID, request: request)
-        let outcome = try await run(request) { try await self.store.apply(.backendLogin(session, audit: audit)) }
-        guard outcome.wasApplied else { throw ServerError(.conflict, field: "userId", detail: "a password account has this id") }
+        try await openBackendSession(session, audit: audit, request: request)
         log(audit)
         return SessionGrant(token: token, session: session)
     }

@@ -131,14 +131,15 @@ public struct EnrolmentRequestRecord: Sendable, Hashable {
     public var endedAt: Date?
     public var ending: EnrolmentRequestEnding?
     /// SHA-256 of the text an approving device must sign: ``approvalText`` with the binding code
-    /// (``EnrolmentApprovalText/signed(_:bindingCode:)``). nil: no device can approve it (a
-    /// request stored before binding codes); a recovery code still can.
-    public var approvalHash: Data?
+    /// (``bound(to:)``). nil: no device can approve it (a request stored before binding codes); a
+    /// recovery code still can. A ``TokenHash``, so it shows in no description or `dump()`: the
+    /// code has 40 bits, and its hash would give it away to a brute force.
+    public var approvalHash: TokenHash?
 
     public init(
         id: EnrolmentRequestID, userID: UserID, deviceID: DeviceID, name: String, publicKey: Data, replacing: Bool, sessionID: SessionID, createdAt: Date, expiresAt: Date,
         approvedAt: Date? = nil, approvedByDevice: DeviceID? = nil, recoveryCodeHash: TokenHash? = nil, recoveryAttempts: Int = 0, codesSent: Int = 0,
-        lastCodeSentAt: Date? = nil, endedAt: Date? = nil, ending: EnrolmentRequestEnding? = nil, approvalHash: Data? = nil
+        lastCodeSentAt: Date? = nil, endedAt: Date? = nil, ending: EnrolmentRequestEnding? = nil, approvalHash: TokenHash? = nil
     ) {
         self.approvalHash = approvalHash
         self.codesSent = codesSent
@@ -170,9 +171,17 @@ public struct EnrolmentRequestRecord: Sendable, Hashable {
     /// Approved and still usable for its one enrolment at `now`: not ended, not expired.
     public func isUsable(at now: Date) -> Bool { approvedAt != nil && endedAt == nil && expiresAt > now }
 
-    /// The text the approving device shows and signs (its SHA-256 is the step-up's operation hash).
+    /// The text the approving device shows; it signs this text with the binding code.
     public var approvalText: String {
         EnrolmentApprovalText.make(deviceName: name, publicKey: publicKey, replacing: replacing)
+    }
+
+    /// This request approvable only by a step-up over its text with `code`
+    /// (``EnrolmentApprovalText/signed(_:bindingCode:)``).
+    public func bound(to code: BindingCode) -> EnrolmentRequestRecord {
+        var bound = self
+        bound.approvalHash = TokenHash(ofText: EnrolmentApprovalText.signed(approvalText, bindingCode: code.text))
+        return bound
     }
 }
 

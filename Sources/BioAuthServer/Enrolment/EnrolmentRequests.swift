@@ -15,15 +15,14 @@ struct EnrolmentRequests: Flow {
             session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
         guard enrolment.needsProof else { throw ServerError(.conflict, detail: "this enrolment needs no approval") }
         let now = clock.now()
-        var record = EnrolmentRequestRecord(
-            id: .random(), userID: session.userID, deviceID: enrolment.deviceID, name: enrolment.name, publicKey: enrolment.publicKey,
-            replacing: replacesDeviceID != nil, sessionID: session.id, createdAt: now, expiresAt: now.addingTimeInterval(configuration.enrolment.requestTTL))
         let bindingCode = BindingCode.random()
-        record.approvalHash = Data(SHA256.hash(data: Data(EnrolmentApprovalText.signed(record.approvalText, bindingCode: bindingCode.text).utf8)))
-        let stored = record
+        let record = EnrolmentRequestRecord(
+            id: .random(), userID: session.userID, deviceID: enrolment.deviceID, name: enrolment.name, publicKey: enrolment.publicKey,
+            replacing: replacesDeviceID != nil, sessionID: session.id, createdAt: now, expiresAt: now.addingTimeInterval(configuration.enrolment.requestTTL)
+        ).bound(to: bindingCode)
         let audit = event(.enrolmentRequested, user: session.userID, device: record.deviceID, request: request)
         let maxPending = BioAuthService.maxPendingEnrolmentRequests
-        if let freed = try await run(request, { try await self.store.requestEnrolment(stored, maxPending: maxPending, now: now, audit: audit) }) {
+        if let freed = try await run(request, { try await self.store.requestEnrolment(record, maxPending: maxPending, now: now, audit: audit) }) {
             throw ServerError(.rateLimited, detail: "too many enrolment requests", retryAfter: retryAfter(until: freed, from: now))
         }
         log(audit)
@@ -44,23 +43,23 @@ struct EnrolmentRequests: Flow {
         return record
     }
 
-    /// The request, if it is `session`'s own (the session that made it) and has not ended.
-    private func ownOpenRequest(id: EnrolmentRequestID, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
+    /// The user's request if it has not ended (410 if it has); with `ownOnly`, only if `session`
+    /// made it (404 otherwise).
+    private func openRequest(id: EnrolmentRequestID, of session: SessionRecord, ownOnly: Bool = false, request: RequestInfo) async throws(ServerError)
+        -> EnrolmentRequestRecord
+    {
         let record = try await enrolmentRequest(id: id, of: session, request: request)
-        guard record.sessionID == session.id else { throw ServerError(.notFound, field: "id") }
-        try Self.requireNotEnded(record)
+        guard !ownOnly || record.sessionID == session.id else { throw ServerError(.notFound, field: "id") }
+        guard !record.hasEnded else { throw Self.ended }
         return record
     }
 
-    private static func requireNotEnded(_ record: EnrolmentRequestRecord) throws(ServerError) {
-        guard !record.hasEnded else { throw ServerError(.gone, detail: "this enrolment request has ended") }
-    }
+    private static let ended = ServerError(.gone, detail: "this enrolment request has ended")
 
     func approve(requestID: EnrolmentRequestID, approval: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         guard session.kind == .device else { throw ServerError(.forbidden, detail: "only another enrolled device may approve an enrolment") }
         let token = try Validate.base64URL(approval, field: "approval", count: 32...32)
-        let record = try await enrolmentRequest(id: requestID, of: session, request: request)
-        try Self.requireNotEnded(record)
+        let record = try await openRequest(id: requestID, of: session, request: request)
         if try await coolingDevice(of: session, request: request) != nil { throw Self.coolingDown() }
         let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.approvedByDevice.description, request: request)
         let now = clock.now(), userID = session.userID, tokenHash = TokenHash(of: token)
@@ -77,7 +76,7 @@ struct EnrolmentRequests: Flow {
 
     func sendRecoveryCode(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         guard let recoveryChannel = context.recoveryChannel else { throw ServerError(.forbidden, detail: "no recovery channel is configured") }
-        let record = try await ownOpenRequest(id: requestID, of: session, request: request)
+        let record = try await openRequest(id: requestID, of: session, ownOnly: true, request: request)
         guard !record.isApproved else { throw ServerError(.conflict, detail: "already approved") }
         let code = RecoveryCode.random()
         let audit = event(.recoveryCodeSent, user: record.userID, device: record.deviceID, request: request)
@@ -87,7 +86,7 @@ struct EnrolmentRequests: Flow {
         }
         switch delivery {
         case .send: break
-        case .notPending: throw ServerError(.gone, detail: "this enrolment request has ended")
+        case .notPending: throw Self.ended
         case .limited(let until):
             await self.audit(.rateLimited, user: record.userID, device: record.deviceID, reason: FailureSubject.recoveryCodes(record.userID).kind, request: request)
             guard let until else { throw ServerError(.rateLimited, detail: "this request has had all its recovery codes; make a new request") }
@@ -101,7 +100,7 @@ struct EnrolmentRequests: Flow {
     }
 
     func recover(requestID: EnrolmentRequestID, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
-        let record = try await ownOpenRequest(id: requestID, of: session, request: request)
+        let record = try await openRequest(id: requestID, of: session, ownOnly: true, request: request)
         guard (1...32).contains(code.utf8.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == " ") }) else {
             throw ServerError(.invalidRequest, field: "code", detail: "1 to 32 letters, digits and dashes")
         }
@@ -122,13 +121,12 @@ struct EnrolmentRequests: Flow {
     /// is pending or approved and unused: whoever made it can no longer enrol with it.
     func cancel(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         guard session.kind == .device else { throw ServerError(.forbidden, detail: "only an enrolled device may cancel an enrolment request") }
-        let record = try await enrolmentRequest(id: requestID, of: session, request: request)
-        try Self.requireNotEnded(record)
+        let record = try await openRequest(id: requestID, of: session, request: request)
         if try await coolingDevice(of: session, request: request) != nil { throw Self.coolingDown() }
         let audit = event(.enrolmentRequestEnded, user: record.userID, device: record.deviceID, reason: EnrolmentRequestEnding.cancelled.rawValue, request: request)
         let now = clock.now(), userID = session.userID
         guard try await run(request, { try await self.store.cancelEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit) }) else {
-            throw ServerError(.gone, detail: "this enrolment request has ended")
+            throw Self.ended
         }
         log(audit)
     }
@@ -194,7 +192,7 @@ extension WritePlan {
         verdict: Bool, plan: WritePlan
     ) {
         guard let request = rows.enrolmentRequest, request.userID == userID, request.isPending(at: now), let operationHash = request.approvalHash,
-            let approval = rows.approval, rows.approvalSignerActive, approval.isRedeemable(for: operationHash, by: userID, at: now), approval.deviceID != deviceID
+            let approval = rows.approval, rows.approvalSignerActive, approval.isRedeemable(for: operationHash.digest, by: userID, at: now), approval.deviceID != deviceID
         else { return (false, WritePlan()) }
         var plan = WritePlan()
         plan.add(.redeemApproval(tokenHash: approval.tokenHash, at: now))

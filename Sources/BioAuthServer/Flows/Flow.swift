@@ -57,6 +57,13 @@ extension Flow {
         return ServerError.authenticationFailed(failure.reason)
     }
 
+    /// Stores a session the app's backend vouched for, claiming its user id for the backend
+    /// (``WritePlan/backendLogin(_:from:audit:)``); 409 `userId` if a password account has the id.
+    func openBackendSession(_ session: SessionRecord, from client: String? = nil, audit: AuditEvent, request: RequestInfo) async throws(ServerError) {
+        let outcome = try await run(request) { try await self.store.apply(.backendLogin(session, from: client, audit: audit)) }
+        guard outcome.wasApplied else { throw ServerError(.conflict, field: "userId", detail: "a password account has this id") }
+    }
+
     /// Whole seconds from `now` until `date`, at least 1: a `Retry-After` that is the real wait.
     func retryAfter(until date: Date, from now: Date) -> Int { max(1, Int(min(date.timeIntervalSince(now), 86_400).rounded(.up))) }
 
