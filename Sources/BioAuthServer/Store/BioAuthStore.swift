@@ -162,28 +162,3 @@ public struct SessionState: Sendable, Hashable {
         self.deviceActive = deviceActive
     }
 }
-
-extension AuditEvent {
-    /// The event for a wrong recovery code, made from the success event it would have been.
-    public var rejectedRecovery: AuditEvent {
-        var event = self
-        event.kind = .recoveryCodeRejected
-        return event
-    }
-
-    /// The event for the request ending, made from an event about it.
-    public func ended(_ ending: EnrolmentRequestEnding) -> AuditEvent {
-        var event = self
-        event.kind = .enrolmentRequestEnded
-        event.reason = ending.rawValue
-        return event
-    }
-
-    /// The same event about another user and device (those of the row a decision found).
-    public func about(user: UserID?, device: DeviceID?) -> AuditEvent {
-        var event = self
-        event.userID = user
-        event.deviceID = device
-        return event
-    }
-}

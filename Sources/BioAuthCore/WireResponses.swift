@@ -1,0 +1,276 @@
+import Foundation
+
+/// The bodies `bioauth-server` answers with (``Wire``).
+extension Wire {
+    /// A new session (password or device login).
+    public struct Session: Codable, Sendable, Hashable, WireRedacted {
+        public var token: String
+        public var sessionId: String
+        public var userId: String
+        /// nil for a primary (password) session.
+        public var deviceId: String?
+        public var expiresAt: Int64
+        /// A device session's access token (an ES256 JWT for other services); nil otherwise.
+        public var accessToken: String?
+        public var accessTokenExpiresAt: Int64?
+        /// A device session's refresh token (32 bytes, base64url; one use each); nil otherwise.
+        public var refreshToken: String?
+        public init(
+            token: String, sessionId: String, userId: String, deviceId: String?, expiresAt: Int64, accessToken: String? = nil,
+            accessTokenExpiresAt: Int64? = nil, refreshToken: String? = nil
+        ) {
+            self.token = token
+            self.sessionId = sessionId
+            self.userId = userId
+            self.deviceId = deviceId
+            self.expiresAt = expiresAt
+            self.accessToken = accessToken
+            self.accessTokenExpiresAt = accessTokenExpiresAt
+            self.refreshToken = refreshToken
+        }
+        public var visibleFields: KeyValuePairs<String, Any> {
+            ["sessionId": sessionId, "userId": userId, "deviceId": deviceId as Any, "expiresAt": expiresAt]
+        }
+    }
+
+    /// `POST /v1/token/refresh`: a new access token and the refresh token that replaces the one sent.
+    public struct Tokens: Codable, Sendable, Hashable, WireRedacted {
+        public var accessToken: String
+        public var accessTokenExpiresAt: Int64
+        public var refreshToken: String
+        public init(accessToken: String, accessTokenExpiresAt: Int64, refreshToken: String) {
+            self.accessToken = accessToken
+            self.accessTokenExpiresAt = accessTokenExpiresAt
+            self.refreshToken = refreshToken
+        }
+        public var visibleFields: KeyValuePairs<String, Any> { ["accessTokenExpiresAt": accessTokenExpiresAt] }
+    }
+
+    /// RFC 7662 §2.2: `{"active": false}`, or the token's claims. Names are the RFC's and JWT's.
+    public struct Introspection: Codable, Sendable, Hashable {
+        public var active: Bool
+        public var tokenType: String?
+        public var iss: String?
+        public var aud: [String]?
+        public var sub: String?
+        public var exp: Int64?
+        public var iat: Int64?
+        public var jti: String?
+        public var deviceId: String?
+        public var sid: String?
+        public var amr: [String]?
+        public init(
+            active: Bool, tokenType: String? = nil, iss: String? = nil, aud: [String]? = nil, sub: String? = nil, exp: Int64? = nil, iat: Int64? = nil,
+            jti: String? = nil, deviceId: String? = nil, sid: String? = nil, amr: [String]? = nil
+        ) {
+            self.active = active
+            self.tokenType = tokenType
+            self.iss = iss
+            self.aud = aud
+            self.sub = sub
+            self.exp = exp
+            self.iat = iat
+            self.jti = jti
+            self.deviceId = deviceId
+            self.sid = sid
+            self.amr = amr
+        }
+        enum CodingKeys: String, CodingKey {
+            case active, iss, aud, sub, exp, iat, jti, sid, amr
+            case tokenType = "token_type"
+            case deviceId = "device_id"
+        }
+    }
+
+    /// A webhook's body (`docs/Protocol.md` §4, events): what happened, to whom, when. `type` is
+    /// `device.enrolled`, `device.reenrolled` (key replaced), `device.revoked`, `lockout` or
+    /// `login.succeeded`; `reason` says why (for a lockout: which counter).
+    public struct Event: Codable, Sendable, Hashable {
+        public var id: String
+        public var type: String
+        public var occurredAt: Int64
+        public var userId: String?
+        public var deviceId: String?
+        public var reason: String?
+        public init(id: String, type: String, occurredAt: Int64, userId: String?, deviceId: String?, reason: String?) {
+            self.id = id
+            self.type = type
+            self.occurredAt = occurredAt
+            self.userId = userId
+            self.deviceId = deviceId
+            self.reason = reason
+        }
+    }
+
+    /// `GET /.well-known/jwks.json` (RFC 7517): the keys that verify access tokens.
+    public struct JWKS: Codable, Sendable, Hashable {
+        public var keys: [JWK]
+        public init(keys: [JWK]) { self.keys = keys }
+    }
+
+    /// One P-256 public key: `kty` EC, `crv` P-256, `use` sig, `alg` ES256; `x`, `y` base64url.
+    public struct JWK: Codable, Sendable, Hashable {
+        public var kty: String
+        public var crv: String
+        public var x: String
+        public var y: String
+        public var kid: String
+        public var use: String
+        public var alg: String
+        public init(kid: String, x: String, y: String) {
+            self.kty = "EC"
+            self.crv = "P-256"
+            self.x = x
+            self.y = y
+            self.kid = kid
+            self.use = "sig"
+            self.alg = "ES256"
+        }
+    }
+
+    /// A registered device; `publicKey` is SPKI DER, base64url.
+    public struct Device: Codable, Sendable, Hashable {
+        public var id: String
+        public var name: String
+        public var publicKey: String
+        public var createdAt: Int64
+        public var lastUsedAt: Int64?
+        public var revokedAt: Int64?
+        /// When the key was last replaced (absent: never).
+        public var keyReplacedAt: Int64?
+        /// How: `approval` (another device), `recovery` (a recovery code), `primaryLogin` or `grant`.
+        public var keyReplacedBy: String?
+        public init(
+            id: String, name: String, publicKey: String, createdAt: Int64, lastUsedAt: Int64?, revokedAt: Int64?, keyReplacedAt: Int64? = nil,
+            keyReplacedBy: String? = nil
+        ) {
+            self.id = id
+            self.name = name
+            self.publicKey = publicKey
+            self.createdAt = createdAt
+            self.lastUsedAt = lastUsedAt
+            self.revokedAt = revokedAt
+            self.keyReplacedAt = keyReplacedAt
+            self.keyReplacedBy = keyReplacedBy
+        }
+    }
+
+    /// One of the user's live sessions (`GET /v1/sessions`).
+    public struct SessionInfo: Codable, Sendable, Hashable {
+        public var id: String
+        /// `primary` or `device`.
+        public var kind: String
+        public var deviceId: String?
+        public var createdAt: Int64
+        public var expiresAt: Int64
+        public var current: Bool
+        public init(id: String, kind: String, deviceId: String?, createdAt: Int64, expiresAt: Int64, current: Bool) {
+            self.id = id
+            self.kind = kind
+            self.deviceId = deviceId
+            self.createdAt = createdAt
+            self.expiresAt = expiresAt
+            self.current = current
+        }
+    }
+
+    /// A one-time step-up approval.
+    public struct Approval: Codable, Sendable, Hashable, WireRedacted {
+        public var approval: String
+        public var expiresAt: Int64
+        public init(approval: String, expiresAt: Int64) {
+            self.approval = approval
+            self.expiresAt = expiresAt
+        }
+        public var visibleFields: KeyValuePairs<String, Any> { ["expiresAt": expiresAt] }
+    }
+
+    /// What a redeemed approval was granted to.
+    public struct RedeemedApproval: Codable, Sendable, Hashable {
+        public var userId: String
+        public var deviceId: String
+        public init(userId: String, deviceId: String) {
+            self.userId = userId
+            self.deviceId = deviceId
+        }
+    }
+
+    /// One entry of the user's audit log. A failure repeated within a minute is one entry:
+    /// `count` says how many, `at` is the latest.
+    public struct AuditEntry: Codable, Sendable, Hashable {
+        public var at: Int64
+        public var kind: String
+        public var deviceId: String?
+        public var reason: String?
+        public var count: Int
+        public init(at: Int64, kind: String, deviceId: String?, reason: String?, count: Int = 1) {
+            self.at = at
+            self.kind = kind
+            self.deviceId = deviceId
+            self.reason = reason
+            self.count = count
+        }
+    }
+
+    /// A device waiting to be enrolled (`/v1/enrolment-requests`).
+    public struct EnrolmentRequest: Codable, Sendable, Hashable {
+        public var id: String
+        /// The id the device will have (the replaced device's for a new key).
+        public var deviceId: String
+        public var name: String
+        public var publicKey: String
+        public var replacing: Bool
+        /// The text an approving device shows and signs (a client builds it itself and compares).
+        public var approvalText: String
+        /// `pending`, `approved` or `ended` (by `endedBy`; nothing can use it any more).
+        public var status: String
+        public var createdAt: Int64
+        public var expiresAt: Int64
+        /// For an `ended` request: `wrongCodes` or `cancelled`.
+        public var endedBy: String?
+        /// Only in the answer to the request's creation: the code the new phone shows and the
+        /// approving phone's user types (``EnrolmentApprovalText/signed(_:bindingCode:)``).
+        public var bindingCode: String?
+        public init(
+            id: String, deviceId: String, name: String, publicKey: String, replacing: Bool, approvalText: String, status: String, createdAt: Int64,
+            expiresAt: Int64, endedBy: String? = nil, bindingCode: String? = nil
+        ) {
+            self.endedBy = endedBy
+            self.bindingCode = bindingCode
+            self.id = id
+            self.deviceId = deviceId
+            self.name = name
+            self.publicKey = publicKey
+            self.replacing = replacing
+            self.approvalText = approvalText
+            self.status = status
+            self.createdAt = createdAt
+            self.expiresAt = expiresAt
+        }
+    }
+
+    /// `POST /v1/users`.
+    public struct CreatedUser: Codable, Sendable, Hashable {
+        public var username: String
+        public init(username: String) { self.username = username }
+    }
+
+    /// `DELETE /v1/sessions`.
+    public struct RevokedSessions: Codable, Sendable, Hashable {
+        public var revoked: Int
+        public init(revoked: Int) { self.revoked = revoked }
+    }
+
+    /// Every error response. `error` is a code of `docs/Protocol.md` §5; `field` and `reason`
+    /// name what was wrong with a 400. A 401 carries nothing else, whatever failed.
+    public struct ErrorBody: Codable, Sendable, Hashable {
+        public var error: String
+        public var field: String?
+        public var reason: String?
+        public init(error: String, field: String? = nil, reason: String? = nil) {
+            self.error = error
+            self.field = field
+            self.reason = reason
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import BioAuthCore
+import Foundation
+
+/// What an audit event records. A struct with static values (extensible like an error code); the
+/// audit log stores its name.
+public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
+    public let description: String
+    private init(_ name: String) { description = name }
+
+    public static let userCreated = AuditKind("user.created")
+    public static let passwordLoginSucceeded = AuditKind("password.login.succeeded")
+    public static let passwordLoginFailed = AuditKind("password.login.failed")
+    public static let loginSucceeded = AuditKind("login.succeeded")
+    public static let loginFailed = AuditKind("login.failed")
+    public static let deviceEnrolled = AuditKind("device.enrolled")
+    public static let deviceReenrolled = AuditKind("device.reenrolled")
+    public static let deviceEnrollmentFailed = AuditKind("device.enrollment.failed")
+    public static let deviceRenamed = AuditKind("device.renamed")
+    public static let deviceRevoked = AuditKind("device.revoked")
+    public static let stepUpApproved = AuditKind("stepup.approved")
+    public static let stepUpFailed = AuditKind("stepup.failed")
+    public static let approvalRedeemed = AuditKind("approval.redeemed")
+    public static let approvalRejected = AuditKind("approval.rejected")
+    public static let sessionRevoked = AuditKind("session.revoked")
+    public static let sessionsRevoked = AuditKind("sessions.revoked")
+    public static let sessionRejected = AuditKind("session.rejected")
+    public static let rateLimited = AuditKind("rate.limited")
+    public static let challengeRefused = AuditKind("challenge.refused")
+    public static let lockout = AuditKind("lockout")
+    public static let enrolmentGrantIssued = AuditKind("enrolment.grant.issued")
+    public static let enrolmentRequested = AuditKind("enrolment.requested")
+    public static let enrolmentApproved = AuditKind("enrolment.approved")
+    public static let recoveryCodeSent = AuditKind("enrolment.recovery.sent")
+    public static let recoveryCodeRejected = AuditKind("enrolment.recovery.rejected")
+    /// An enrolment request ended before it was used: its reason is the ``EnrolmentRequestEnding``.
+    public static let enrolmentRequestEnded = AuditKind("enrolment.request.ended")
+    public static let apiKeyCreated = AuditKind("apikey.created")
+    public static let apiKeyRevoked = AuditKind("apikey.revoked")
+    public static let apiKeyRejected = AuditKind("apikey.rejected")
+    public static let primaryLoginSucceeded = AuditKind("primary.login.succeeded")
+    public static let primaryLoginFailed = AuditKind("primary.login.failed")
+    public static let tokenRefreshed = AuditKind("token.refreshed")
+    public static let refreshTokenReused = AuditKind("token.refresh.reused")
+    public static let refreshRejected = AuditKind("token.refresh.rejected")
+    public static let signingKeyAdded = AuditKind("signingkey.added")
+
+    /// The kinds that record a failure or refusal: merged when repeated (``AuditEvent/aggregates``).
+    public static let failures: Set<AuditKind> = [
+        passwordLoginFailed, loginFailed, deviceEnrollmentFailed, stepUpFailed, approvalRejected, sessionRejected, rateLimited, challengeRefused, lockout,
+        recoveryCodeRejected, apiKeyRejected, refreshRejected, primaryLoginFailed,
+    ]
+
+    /// A kind read from storage. A name this version does not know (written by a newer one) is
+    /// kept as it is rather than refused: an audit row is a record, not a decision.
+    package init(stored name: String) { description = name }
+}
+
+/// Why a successful change happened, in its audit row (failures use ``FailureReason``).
+/// Extensible: a new reason is a new static value.
+public struct AuditReason: Sendable, Hashable, CustomStringConvertible {
+    public let description: String
+    private init(_ name: String) { description = name }
+
+    /// Every session of the user was revoked at once.
+    public static let allSessions = AuditReason("all")
+    /// An enrolment request was approved by another device of the user.
+    public static let approvedByDevice = AuditReason("approval")
+    /// An enrolment request was approved with a recovery code.
+    public static let recoveryCode = AuditReason("recovery")
+    /// An enrolment grant ended with the enrolment it allowed.
+    public static let enrolmentGrantUsed = AuditReason("enrolmentGrantUsed")
+    /// A refresh token presented again within the retry grace: the same successor was returned.
+    public static let refreshRetried = AuditReason("retry")
+}
+
+/// A security event. Holds identifiers and reason codes only, never a secret.
+public struct AuditEvent: Sendable, Hashable {
+    public var at: Date
+    public var kind: AuditKind
+    public var userID: UserID?
+    public var deviceID: DeviceID?
+    public var reason: String?
+    public var clientAddress: String?
+    public var requestID: String?
+    /// How many identical failures this row stands for (see ``aggregates``); `at` is the latest.
+    public var count: Int
+
+    public init(
+        at: Date, kind: AuditKind, userID: UserID? = nil, deviceID: DeviceID? = nil, reason: String? = nil, clientAddress: String? = nil,
+        requestID: String? = nil, count: Int = 1
+    ) {
+        self.count = count
+        self.at = at
+        self.kind = kind
+        self.userID = userID
+        self.deviceID = deviceID
+        self.reason = reason
+        self.clientAddress = clientAddress
+        self.requestID = requestID
+    }
+}
+
+extension AuditEvent {
+    /// Failures are aggregated: one that repeats an earlier row's kind, user, device, reason and
+    /// client within ``aggregationWindow`` increments that row's count instead of adding a row, so
+    /// a flood of bad requests cannot grow the audit log without bound. Successes are never merged.
+    public var aggregates: Bool {
+        AuditKind.failures.contains(kind)
+    }
+
+    /// Whether `other` is the same failure again (its time, request id and count aside).
+    public func repeats(_ other: AuditEvent) -> Bool {
+        kind == other.kind && userID == other.userID && deviceID == other.deviceID && reason == other.reason && clientAddress == other.clientAddress
+    }
+
+    /// How far back an identical failure is merged into.
+    public static let aggregationWindow: TimeInterval = 60
+}
+
+extension AuditEvent {
+    /// The event for a wrong recovery code, made from the success event it would have been.
+    public var rejectedRecovery: AuditEvent {
+        var event = self
+        event.kind = .recoveryCodeRejected
+        return event
+    }
+
+    /// The event for the request ending, made from an event about it.
+    public func ended(_ ending: EnrolmentRequestEnding) -> AuditEvent {
+        var event = self
+        event.kind = .enrolmentRequestEnded
+        event.reason = ending.rawValue
+        return event
+    }
+
+    /// The same event about another user and device (those of the row a decision found).
+    public func about(user: UserID?, device: DeviceID?) -> AuditEvent {
+        var event = self
+        event.userID = user
+        event.deviceID = device
+        return event
+    }
+}
