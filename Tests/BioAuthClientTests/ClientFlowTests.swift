@@ -59,6 +59,14 @@ struct Phone {
             platform: device.platform, transport: URLSessionTransport(baseURL: URL(string: server.url)!))
     }
 
+    /// Another phone on the same server and clock (a new emulated device, nothing enrolled).
+    func anotherPhone(biometry: BiometryKind = .touchID) -> (client: BioAuthClient, device: EmulatedDevice) {
+        let device = EmulatedDevice(configuration: .init(biometry: biometry, clock: clock))
+        let client = BioAuthClient(
+            configuration: .init(relyingPartyID: "localhost", clock: clock), platform: device.platform, transport: URLSessionTransport(baseURL: URL(string: server.url)!))
+        return (client, device)
+    }
+
     /// Time passes on the phone and the server alike.
     func passTime(_ seconds: TimeInterval) {
         clock.advance(by: seconds)
@@ -206,10 +214,7 @@ struct ClientFlowTests {
         try await Phone.with { phone in
             try await phone.enrolAlice()
             try await phone.client.logIn()
-            let device = EmulatedDevice(configuration: .init(biometry: .touchID, clock: phone.clock))
-            let stranger = BioAuthClient(
-                configuration: .init(relyingPartyID: "localhost", clock: phone.clock), platform: device.platform,
-                transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!))
+            let stranger = phone.anotherPhone().client
             let primary = try await stranger.signIn(username: "alice", password: "alice's long password")
             let request = try await stranger.requestEnrolment(primary, deviceName: "Not Alice's")
             #expect(request.ending == nil)
@@ -229,10 +234,7 @@ struct ClientFlowTests {
         try await Phone.with { phone in
             try await phone.enrolAlice()
             try await phone.client.logIn()
-            let device = EmulatedDevice(configuration: .init(biometry: .touchID, clock: phone.clock))
-            let newPhone = BioAuthClient(
-                configuration: .init(relyingPartyID: "localhost", clock: phone.clock), platform: device.platform,
-                transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!))
+            let (newPhone, device) = phone.anotherPhone()
             let primary = try await newPhone.signIn(username: "alice", password: "alice's long password")
             #expect(await failure { try await newPhone.enrol(primary, deviceName: "Alice's iPad") }?.code == .approvalRequired)
             #expect(!newPhone.signer.hasKey, "the refused enrolment left no key behind")

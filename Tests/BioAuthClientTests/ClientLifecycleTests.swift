@@ -120,11 +120,8 @@ struct ClientLifecycleTests {
 
     @Test func anExpiredPrimarySessionIsNotOfferedForResuming() async throws {
         try await Phone.with { phone in
-            let device = EmulatedDevice(configuration: .init(biometry: .faceID, clock: phone.clock))
             try await phone.enrolAlice()
-            let second = BioAuthClient(
-                configuration: .init(relyingPartyID: "localhost", clock: phone.clock), platform: device.platform,
-                transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!))
+            let second = phone.anotherPhone(biometry: .faceID).client
             let primary = try await second.signIn(username: "alice", password: Self.password)
             _ = try await second.requestEnrolment(primary, deviceName: "Alice's iPad")
             phone.passTime(16 * 60)
@@ -136,10 +133,7 @@ struct ClientLifecycleTests {
     @Test func abandoningAnEnrolmentLeavesNothingBehind() async throws {
         try await Phone.with { phone in
             try await phone.enrolAlice()
-            let device = EmulatedDevice(configuration: .init(biometry: .faceID, clock: phone.clock))
-            let second = BioAuthClient(
-                configuration: .init(relyingPartyID: "localhost", clock: phone.clock), platform: device.platform,
-                transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!))
+            let second = phone.anotherPhone(biometry: .faceID).client
             let primary = try await second.signIn(username: "alice", password: Self.password)
             _ = try await second.requestEnrolment(primary, deviceName: "Alice's iPad")
             #expect(second.signer.hasKey)

@@ -122,9 +122,7 @@ struct ClientSecurityTests {
             let session = try await phone.client.logIn()
             let approval = try await phone.client.approve(operation: "transfer 100.00 EUR to bob")
             // An enrolment in progress (a second phone) keeps its primary session in the keychain.
-            let tablet = BioAuthClient(
-                configuration: .init(relyingPartyID: "localhost", clock: phone.clock), platform: EmulatedDevice(biometry: .touchID).platform,
-                transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!))
+            let tablet = phone.anotherPhone().client
             let tabletPrimary = try await tablet.signIn(username: "alice", password: "alice's long password")
             _ = try await tablet.requestEnrolment(tabletPrimary, deviceName: "Alice's iPad")
             let inProgress = try #require(try await tablet.enrolmentInProgress())

@@ -374,7 +374,7 @@ struct NegativeCatalogueTests {
             harness.clock.advance(by: 2 * 86_400)
             let attacker = ["198.51.100.7", "198.51.100.8", "198.51.100.9"]
             let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: attacker[0])["token"]
-            func ask(_ name: String = "Support: call +1 555 0100 now", from client: String = attacker[0]) async throws -> Reply {
+            func ask(_ name: String = "Support desk: call us now", from client: String = attacker[0]) async throws -> Reply {
                 let reply = try await api.post("/v1/enrolment-requests", ["name": name, "publicKey": SoftwareDevice().spki], token: phished, client: client)
                 #expect(reply.status == 201, "\(reply.text)")
                 return reply
@@ -399,7 +399,7 @@ struct NegativeCatalogueTests {
             // The message is the server's own words: nothing the requester chose.
             let messages = await channel.messages
             #expect(messages.count == 3)
-            for message in messages { #expect(!message.text.contains("555") && !message.text.contains("Support") && message.text.contains(message.code.text)) }
+            for message in messages { #expect(!message.text.contains("Support") && !message.text.contains("call us") && message.text.contains(message.code.text)) }
             // Per user per day: 10 codes across requests, then the wait until the day's end.
             var sent = 3
             while sent < 10 {
