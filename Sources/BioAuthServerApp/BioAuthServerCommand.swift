@@ -86,6 +86,14 @@ struct Serve: AsyncParsableCommand {
     var passwordRounds: Int = env("BIOAUTH_PASSWORD_ROUNDS").flatMap(Int.init) ?? ServerConfiguration.recommendedPasswordRounds
     @Flag(name: .customLong("insecure-password-rounds-for-tests"), help: "Allow --password-rounds below 600000 (test suites only: makes offline guessing of a stolen database cheap).")
     var insecurePasswordRounds = false
+    @Option(
+        name: .customLong("password-hash-threads"),
+        help: "Threads that hash passwords, apart from the ones serving requests (env BIOAUTH_PASSWORD_HASH_THREADS; default half the cores, at least 1).")
+    var passwordHashThreads: Int = env("BIOAUTH_PASSWORD_HASH_THREADS").flatMap(Int.init) ?? PasswordHashingPolicy().threads
+    @Option(
+        name: .customLong("password-hash-queue"),
+        help: "Password requests that may wait for a hashing thread; more answer 503 with Retry-After (env BIOAUTH_PASSWORD_HASH_QUEUE; default 8 per thread).")
+    var passwordHashQueue: Int? = env("BIOAUTH_PASSWORD_HASH_QUEUE").flatMap(Int.init)
     @Option(name: .customLong("requests-per-client"), help: "Requests per client address per 5-minute window, counted by this instance (env BIOAUTH_REQUESTS_PER_CLIENT).")
     var requestsPerClient: Int = env("BIOAUTH_REQUESTS_PER_CLIENT").flatMap(Int.init) ?? RateLimitPolicy().requestsPerClient
     @Option(
@@ -113,6 +121,8 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--password-rounds must be at least \(ServerConfiguration.recommendedPasswordRounds) (OWASP's figure for PBKDF2-HMAC-SHA256)")
         }
         for proxy in trustedProxies where IPNetwork(proxy) == nil { throw ValidationError("--trusted-proxy: not an address or CIDR range: \(proxy)") }
+        guard passwordHashThreads > 0 else { throw ValidationError("--password-hash-threads must be positive") }
+        if let passwordHashQueue, passwordHashQueue < 0 { throw ValidationError("--password-hash-queue must be 0 or more") }
         guard requestsPerClient > 0 else { throw ValidationError("--requests-per-client must be positive") }
         guard sessionTTL > 0 else { throw ValidationError("--session-ttl must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
@@ -130,6 +140,7 @@ struct Serve: AsyncParsableCommand {
         var serverConfiguration = ServerConfiguration(
             relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL), passwordRounds: passwordRounds,
             rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient))
+        serverConfiguration.passwordHashing = PasswordHashingPolicy(threads: passwordHashThreads, queueLimit: passwordHashQueue)
         serverConfiguration.passwordLogin = !(noPasswordLogin || env("BIOAUTH_NO_PASSWORD_LOGIN") == "1")
         let configuration = ServerAppConfiguration(
             host: host, port: port, server: serverConfiguration,

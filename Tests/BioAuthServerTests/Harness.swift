@@ -23,7 +23,10 @@ struct ServerHarness: Sendable {
     let routes: BioAuthRoutes
     static let relyingParty = "bioauth.test"
 
-    init(store: (any BioAuthStore)? = nil, recoveryChannel: (any RecoveryChannel)? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) {
+    init(
+        store: (any BioAuthStore)? = nil, recoveryChannel: (any RecoveryChannel)? = nil, passwordHashes: PasswordHashPool? = nil,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) {
         var configuration = ServerConfiguration(relyingPartyID: Self.relyingParty, passwordRounds: 1_000)
         configure(&configuration)
         var handler = InMemoryLogHandler()
@@ -35,7 +38,7 @@ struct ServerHarness: Sendable {
         let store = store ?? (try! SQLiteStore.inMemory())
         service = BioAuthService(
             store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry),
-            recoveryChannel: recoveryChannel)
+            recoveryChannel: recoveryChannel, passwordHashes: passwordHashes ?? PasswordHashPool(policy: configuration.passwordHashing))
         routes = BioAuthRoutes(service: service, registry: registry, options: HTTPOptions(trustedProxies: HTTPOptions.loopbackProxies, allowSignUp: true), logger: logger)
     }
 
@@ -211,7 +214,6 @@ struct API: Sendable {
 }
 
 extension ServerHarness {
-    /// The reasons audited for failures, oldest first.
     /// Every audited reason, oldest first; a merged row (identical failures) counts as many times as it stands for.
     func auditedReasons() async throws -> [String] {
         try await service.store.auditEvents(userID: nil, limit: 10_000).reversed().flatMap { event in

@@ -16,12 +16,15 @@ import Synchronization
 // (challenge → the device signs the server's message → finish), from this separate process.
 //
 //   bioauth-load [--server PATH] [--database sqlite|postgres://…] [--devices N] [--instances N]
-//                [--connections N] [--seconds N] [--rates 0.5,0.8]
+//                [--connections N] [--seconds N] [--rates 0.5,0.8] [--password-flood N]
 //
 // It seeds the devices straight into the database, starts the instances, runs a closed loop
 // (maximum logins/s), then open loops at the given fractions of that maximum (wrk2-style: each
 // login is timed from when it was due, so a stalled server cannot hide its queue), and prints one
 // Markdown row per run. Any failed login is reported by status and makes the exit status 1.
+// With --password-flood N it then runs the first rate's open loop three times alone and three times
+// while N connections send password guesses for unknown users (PBKDF2 at 600 000 rounds each),
+// each from a new address, alternated, and prints the ratio of the median device-login p99s.
 
 struct Options {
     var server = "../.build/release/bioauth-server"
@@ -31,6 +34,8 @@ struct Options {
     var connections = 64
     var seconds = 10.0
     var rates: [Double] = [0.5, 0.8]
+    /// Connections sending password guesses while a second open loop runs at the first rate; 0: none.
+    var passwordFlood = 0
 
     init(_ arguments: [String]) throws {
         var iterator = arguments.dropFirst().makeIterator()
@@ -44,6 +49,7 @@ struct Options {
             case "--connections": connections = try Self.number(value, flag)
             case "--seconds": seconds = Double(try Self.number(value, flag))
             case "--rates": rates = value.split(separator: ",").compactMap { Double($0) }
+            case "--password-flood": passwordFlood = try Self.number(value, flag)
             default: throw LoadError("unknown flag \(flag)")
             }
         }
@@ -121,6 +127,8 @@ final class Server {
         process.arguments = [
             "--port", "0", "--database", database, "--relying-party", "load.test", "--requests-per-client", "1000000000", "--log-level", "error",
             "--database-tls", "disable", "--database-pool-size", "16",
+            // The password flood comes from many addresses, as a botnet's would: no per-address limit stops it.
+            "--trust-forwarded-for",
         ]
         let output = Pipe()
         process.standardOutput = output
@@ -177,11 +185,12 @@ final class HTTPConnection: Sendable {
         return HTTPConnection(channel: channel, collector: collector)
     }
 
-    /// POSTs a JSON `body`; the status and the whole response body.
-    func post(_ path: String, _ body: String) async throws -> (Int, ByteBuffer) {
+    /// POSTs a JSON `body`, from `client` if given (`X-Forwarded-For`); the status and the whole response body.
+    func post(_ path: String, _ body: String, client: String? = nil) async throws -> (Int, ByteBuffer) {
         let promise = channel.eventLoop.makePromise(of: (Int, ByteBuffer).self)
         var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path)
         head.headers = ["Host": "127.0.0.1", "Content-Type": "application/json", "Content-Length": "\(body.utf8.count)"]
+        if let client { head.headers.add(name: "X-Forwarded-For", value: client) }
         let channel = channel, collector = collector
         channel.eventLoop.execute {
             collector.expect(promise)
@@ -354,6 +363,47 @@ func openLoop(_ client: Client, rate: Double, seconds: Double) async -> Tally {
     return tally
 }
 
+/// Password guesses for unknown users from `connections` workers, each from a new address, until
+/// `stop` is set; how many were answered with each status.
+final class PasswordFlood: Sendable {
+    private final class Shared: Sendable {
+        let stopped = Atomic<Bool>(false)
+        let statuses = Mutex<[Int: Int]>([:])
+    }
+    private let shared = Shared()
+    private let task: Task<Void, Never>
+
+    init(port: Int, connections: Int) async throws {
+        var opened: [HTTPConnection] = []
+        for _ in 0..<connections { opened.append(try await HTTPConnection.connect(port: port)) }
+        let shared = shared
+        task = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for (worker, connection) in opened.enumerated() {
+                    group.addTask {
+                        var n = 0
+                        while !shared.stopped.load(ordering: .relaxed) {
+                            n += 1
+                            let client = "10.\(worker % 256).\(n / 256 % 256).\(n % 256)"
+                            let body = #"{"username":"guess\#(worker)x\#(n)","password":"guessed password \#(n)"}"#
+                            let status = (try? await connection.post("/v1/login/password", body, client: client).0) ?? 0
+                            shared.statuses.withLock { $0[status, default: 0] += 1 }
+                        }
+                        await connection.close()
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stops the senders; the statuses they were answered with.
+    func stop() async -> [Int: Int] {
+        shared.stopped.store(true, ordering: .relaxed)
+        await task.value
+        return shared.statuses.withLock { $0 }
+    }
+}
+
 func milliseconds(_ value: UInt64) -> String { String(format: "%.2f", Double(value) / 1000) }
 
 // MARK: Run
@@ -391,6 +441,36 @@ for fraction in options.rates {
     let h = snapshot.histogram
     print(
         "| \(label) | open loop at \(Int(fraction * 100)) % (\(Int(rate))/s) | \(snapshot.count) logins | p50 \(milliseconds(h.valueAtPercentile(50))) ms | p99 \(milliseconds(h.valueAtPercentile(99))) ms | p99.9 \(milliseconds(h.valueAtPercentile(99.9))) ms | max \(milliseconds(h.max)) ms |"
+    )
+}
+if options.passwordFlood > 0, let fraction = options.rates.first {
+    // The same open loop alone and beside a password flood, alternated three times: the machine's
+    // noise moves a p99 by up to 2× from one run to the next, so the medians are compared.
+    let rate = (maximum * fraction).rounded()
+    var p99: [Bool: [Double]] = [:]
+    for _ in 0..<3 {
+        for flooded in [false, true] {
+            let flood = flooded ? try await PasswordFlood(port: servers[0].port, connections: options.passwordFlood) : nil
+            let tally = await openLoop(client, rate: rate, seconds: options.seconds)
+            let statuses = await flood?.stop() ?? [:]
+            let snapshot = tally.snapshot
+            for (reason, count) in snapshot.failures { failures[reason, default: 0] += count }
+            let h = snapshot.histogram
+            p99[flooded, default: []].append(Double(h.valueAtPercentile(99)))
+            let answered = statuses.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")
+            let mode =
+                flooded
+                ? "open loop at \(Int(fraction * 100)) % (\(Int(rate))/s) + password flood (\(options.passwordFlood) connections; answered \(answered))"
+                : "open loop at \(Int(fraction * 100)) % (\(Int(rate))/s), no flood"
+            print(
+                "| \(label) | \(mode) | \(snapshot.count) logins | p50 \(milliseconds(h.valueAtPercentile(50))) ms | p99 \(milliseconds(h.valueAtPercentile(99))) ms | p99.9 \(milliseconds(h.valueAtPercentile(99.9))) ms | max \(milliseconds(h.max)) ms |"
+            )
+        }
+    }
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    let (alone, flooded) = (median(p99[false] ?? []), median(p99[true] ?? []))
+    print(
+        "device-login p99, median of 3: \(milliseconds(UInt64(flooded))) ms with the password flood / \(milliseconds(UInt64(alone))) ms without: \(String(format: "%.2f", flooded / max(alone, 1)))×"
     )
 }
 for pool in pools { await pool.close() }

@@ -14,8 +14,9 @@ struct Account: Flow {
         let username = try Validate.username(username)
         let password = try Validate.password(password)
         try admit(request)
+        let place = try reservePasswordHashing()
         let salt = SecretBytes.random(count: 16).data
-        let hash = try hashPassword(password, salt: salt, rounds: configuration.passwordRounds)
+        let hash = try await passwordHash(password, salt: salt, rounds: configuration.passwordRounds, in: place)
         let now = clock.now()
         let user = UserRecord(id: username, passwordSalt: salt, passwordRounds: configuration.passwordRounds, passwordHash: hash, createdAt: now)
         // A taken id — a password account, or an id the app's backend owns — is one answer.
@@ -40,6 +41,9 @@ struct Account: Flow {
         let username = try Validate.username(username)
         let password = try Validate.password(password)
         try admit(request)
+        // A place among the password requests is taken first: one that finds none is turned away
+        // before its attempt is counted (it could be the owner's).
+        let place = try reservePasswordHashing()
         let now = clock.now()
         let lockout = windows.lockout(client: request.clientAddress, at: now)
         // The attempt is decided and counted before the slow hash, in one transaction under the
@@ -54,7 +58,7 @@ struct Account: Flow {
         // Unknown users cost a hash too, so timing does not tell which usernames exist.
         let user = attempt.user
         let salt = user?.passwordSalt ?? Data(SHA256.hash(data: Data(username.rawValue.utf8)).prefix(16))
-        let hash = try hashPassword(password, salt: salt, rounds: user?.passwordRounds ?? configuration.passwordRounds)
+        let hash = try await passwordHash(password, salt: salt, rounds: user?.passwordRounds ?? configuration.passwordRounds, in: place)
         guard let user, constantTimeEquals(hash, user.passwordHash) else {
             let reason: FailureReason = user == nil ? .unknownUser : .badPassword
             // An unknown "username" may be a password typed into the wrong field: it is not written
@@ -73,7 +77,7 @@ struct Account: Flow {
             let salt = SecretBytes.random(count: 16).data
             rehashed = UserRecord(
                 id: username, passwordSalt: salt, passwordRounds: configuration.passwordRounds,
-                passwordHash: try hashPassword(password, salt: salt, rounds: configuration.passwordRounds), createdAt: user.createdAt)
+                passwordHash: try await passwordHash(password, salt: salt, rounds: configuration.passwordRounds, in: place), createdAt: user.createdAt)
         }
         try await run(request) { [rehashed] in
             let plan = WritePlan.login(
@@ -166,7 +170,16 @@ struct Account: Flow {
         return try await run(request) { try await self.store.auditEvents(userID: session.userID, limit: min(max(limit, 1), 1000)) }
     }
 
-    private func hashPassword(_ password: String, salt: Data, rounds: Int) throws(ServerError) -> Data {
-        do { return try SlowHash.derive(password, salt: salt, rounds: rounds) } catch { throw ServerError(.internalError) }
+    /// A place for one password request, or 503 with the time the waiting ones need (``PasswordHashingPolicy``).
+    private func reservePasswordHashing() throws(ServerError) -> PasswordHashPool.Place {
+        guard let place = context.passwordHashes.reserve() else {
+            metrics.passwordRequestsShed.increment()
+            throw ServerError(.unavailable, detail: "too many password requests", retryAfter: context.passwordHashes.retryAfter)
+        }
+        return place
+    }
+
+    private func passwordHash(_ password: String, salt: Data, rounds: Int, in place: borrowing PasswordHashPool.Place) async throws(ServerError) -> Data {
+        do { return try await place.derive(password, salt: salt, rounds: rounds) } catch { throw ServerError(.internalError) }
     }
 }

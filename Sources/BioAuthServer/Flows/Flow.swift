@@ -16,6 +16,7 @@ struct FlowContext: Sendable {
     let requests: RequestLimiter
     let metrics: ServiceMetrics
     let accessTokens: AccessTokenIssuer
+    let passwordHashes: PasswordHashPool
 }
 
 /// One concern of the server (an account, an enrolment, a login, …): it validates, decides, and
@@ -161,7 +162,7 @@ extension Flow {
 
 /// Counters exported through swift-metrics (a Prometheus endpoint in BioAuthHTTP).
 struct ServiceMetrics: Sendable {
-    let challenges, logins, failures, enrolments, stepUps, lockouts, rateLimited: Counter
+    let challenges, logins, failures, enrolments, stepUps, lockouts, rateLimited, passwordRequestsShed: Counter
 
     init(factory: (any MetricsFactory)?) {
         func counter(_ label: String) -> Counter {
@@ -174,5 +175,6 @@ struct ServiceMetrics: Sendable {
         stepUps = counter("bioauth_step_up_approvals_total")
         lockouts = counter("bioauth_lockouts_total")
         rateLimited = counter("bioauth_rate_limited_total")
+        passwordRequestsShed = counter("bioauth_password_requests_shed_total")
     }
 }

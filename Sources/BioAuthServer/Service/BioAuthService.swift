@@ -21,9 +21,19 @@ public final class BioAuthService: Sendable {
     public let recoveryChannel: (any RecoveryChannel)?
     let context: FlowContext
 
-    public init(
+    public convenience init(
         store: any BioAuthStore, configuration: ServerConfiguration = ServerConfiguration(), clock: any WallClock = SystemWallClock(),
         logger: Logger = Logger(label: "BioAuthServer"), metricsFactory: (any MetricsFactory)? = nil, recoveryChannel: (any RecoveryChannel)? = nil
+    ) {
+        self.init(
+            store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: metricsFactory, recoveryChannel: recoveryChannel,
+            passwordHashes: PasswordHashPool(policy: configuration.passwordHashing))
+    }
+
+    /// A service whose password hashing runs in `passwordHashes` (tests hold its threads).
+    package init(
+        store: any BioAuthStore, configuration: ServerConfiguration, clock: any WallClock, logger: Logger, metricsFactory: (any MetricsFactory)?,
+        recoveryChannel: (any RecoveryChannel)?, passwordHashes: PasswordHashPool
     ) {
         self.store = store
         self.configuration = configuration
@@ -33,7 +43,8 @@ public final class BioAuthService: Sendable {
         context = FlowContext(
             store: store, configuration: configuration, clock: clock, recoveryChannel: recoveryChannel, logger: logger, windows: windows,
             requests: RequestLimiter(windows: windows), metrics: ServiceMetrics(factory: metricsFactory),
-            accessTokens: AccessTokenIssuer(store: store, policy: configuration.tokens, relyingPartyID: configuration.relyingPartyID, clock: clock))
+            accessTokens: AccessTokenIssuer(store: store, policy: configuration.tokens, relyingPartyID: configuration.relyingPartyID, clock: clock),
+            passwordHashes: passwordHashes)
     }
 
     private var account: Account { Account(context: context) }

@@ -20,6 +20,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var passwordRounds: Int
     /// OWASP's Password Storage Cheat Sheet figure for PBKDF2-HMAC-SHA256 (2023).
     public static let recommendedPasswordRounds = 600_000
+    /// Threads that hash passwords and how many password requests may wait for them; beyond that
+    /// a password request answers 503 with `Retry-After` (``PasswordHashingPolicy``).
+    public var passwordHashing = PasswordHashingPolicy()
     public var rateLimits: RateLimitPolicy
     /// Consecutive password attempts per user across windows and addresses: exponential back-off
     /// for addresses the user never signed in from; never a refusal for good.

@@ -1,0 +1,132 @@
+import BioAuthCore
+import BioAuthServer
+import BioAuthTesting
+import Foundation
+import HTTPTypes
+import Synchronization
+import Testing
+
+/// Issue 20 item 7: password hashing runs on threads of its own with a bounded queue, so a flood
+/// of password guesses cannot starve device logins, and a request that finds the queue full is
+/// turned away (503, Retry-After) before anything is counted.
+struct PasswordFloodTests {
+    /// A stand-in for PBKDF2 that holds every "flood" password until released, and records the
+    /// threads it ran on.
+    final class HeldHashing: Sendable {
+        let entered = Atomic<Int>(0)
+        let release = DispatchSemaphore(value: 0)
+        let threadNames = Mutex<Set<String>>([])
+        let schedulingPolicies = Mutex<Set<Int32>>([])
+
+        func derive(_ password: String, salt: Data, rounds: Int) throws -> Data {
+            #if os(Linux)
+                let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "unreadable"
+                threadNames.withLock { _ = $0.insert(name.trimmingCharacters(in: .newlines)) }
+                var policy: Int32 = -1
+                var parameters = sched_param()
+                _ = pthread_getschedparam(pthread_self(), &policy, &parameters)
+                schedulingPolicies.withLock { _ = $0.insert(policy) }
+            #else
+                threadNames.withLock { _ = $0.insert(Thread.current.name ?? "unnamed") }
+            #endif
+            if password.hasPrefix("flood") {
+                entered.add(1, ordering: .sequentiallyConsistent)
+                release.wait()
+            }
+            return try SlowHash.derive(password, salt: salt, rounds: rounds)
+        }
+
+        /// Waits until `count` flood passwords are being hashed.
+        func waitUntilHolding(_ count: Int) async throws {
+            for _ in 0..<2_000 where entered.load(ordering: .sequentiallyConsistent) < count { try await Task.sleep(for: .milliseconds(5)) }
+            try #require(entered.load(ordering: .sequentiallyConsistent) == count, "the flood never reached the hashing threads")
+        }
+    }
+
+    @Test func aPasswordFloodCannotStarveDeviceLoginsAndIsShedBeforeItIsCounted() async throws {
+        // More hashing threads than cores, every one held: were hashing on the cooperative pool,
+        // nothing else could run at all.
+        let threads = ProcessInfo.processInfo.activeProcessorCount + 1
+        let held = HeldHashing()
+        let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: threads, queueLimit: 0), derive: held.derive)
+        // One wrong password per user and address: a shed attempt that was counted would lock the owner's address.
+        let harness = ServerHarness(passwordHashes: pool) { $0.rateLimits.passwordFailuresPerClient = 1 }
+        try await harness.test { api in
+            let session = try await api.primarySession()
+            let phone = SoftwareDevice()
+            let deviceID = try await api.enrol(phone, token: session)
+
+            let flood = Task {
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for n in 0..<threads {
+                        group.addTask { try await api.post("/v1/login/password", ["username": "mallory\(n)", "password": "flood guess \(n)"], client: "198.51.100.\(n + 1)").status }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            try await held.waitUntilHolding(threads)
+
+            #expect(try await api.login("alice", deviceID, phone).status == 200, "a device login runs while every hashing thread is busy")
+            // The owner's own password attempt finds no place: 503 with a real wait, and nothing counted.
+            let shed = try await api.post("/v1/login/password", ["username": "alice", "password": "not the password"])
+            #expect(shed.status == 503 && shed.json["error"] as? String == "unavailable", "\(shed.text)")
+            #expect(Int(shed.headers[HTTPField.Name("Retry-After")!] ?? "") ?? 0 >= 1)
+            #expect(try await api.call(.get, "/metrics").text.contains("bioauth_password_requests_shed_total 1"))
+
+            for _ in 0..<threads { held.release.signal() }
+            #expect(try await flood.value == Array(repeating: 401, count: threads), "the held guesses finish and fail as usual")
+            #expect(held.threadNames.withLock { $0 } == [PasswordHashPool.threadName], "every hash ran on the pool's own threads")
+            #if os(Linux)
+                #expect(held.schedulingPolicies.withLock { $0 } == [5], "SCHED_IDLE: a device login preempts a hash at once")
+            #endif
+            #expect(!(try await harness.auditedReasons().contains("bad_password")), "the shed attempt was never counted as a wrong password")
+            let owner = try await api.post("/v1/login/password", ["username": "alice", "password": API.password])
+            #expect(owner.status == 200, "the shed attempt did not use up the owner's one attempt: \(owner.text)")
+        }
+    }
+
+    @Test func aPlaceIsHeldUntilItsRequestEnds() {
+        let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: 1, queueLimit: 1))
+        do {
+            let first = pool.reserve()
+            let second = pool.reserve()
+            let bothGranted = !first.isNone && !second.isNone
+            let thirdRefused = pool.reserve().isNone
+            #expect(bothGranted)
+            #expect(thirdRefused, "one thread and one waiting place: a third request is refused")
+            #expect(pool.retryAfter >= 1)
+        }
+        let grantedAgain = !pool.reserve().isNone
+        #expect(grantedAgain, "the places came back when their requests ended")
+    }
+
+    @Test func hashingThreadsStartWithWorkAndEndWhenIdle() async throws {
+        let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: 2), idleExit: 3)
+        #expect(pool.runningThreads == 0)
+        guard let place = pool.reserve() else {
+            Issue.record("an idle pool refused a request")
+            return
+        }
+        let hash = try await place.derive("password", salt: Data(repeating: 1, count: 16), rounds: 1_000)
+        #expect(hash == (try SlowHash.derive("password", salt: Data(repeating: 1, count: 16), rounds: 1_000)))
+        #expect(pool.runningThreads == 1, "one request starts one thread")
+        for _ in 0..<1_500 where pool.runningThreads > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(pool.runningThreads == 0)
+    }
+
+    @Test func theDefaultLeavesCoresForDeviceLogins() {
+        let policy = PasswordHashingPolicy()
+        #expect(policy.threads == max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
+        #expect(policy.queueLimit == 8 * policy.threads)
+    }
+}
+
+extension Optional where Wrapped: ~Copyable {
+    /// Whether this is nil, for values that cannot be compared with `==`.
+    fileprivate var isNone: Bool {
+        switch self {
+        case .none: true
+        case .some: false
+        }
+    }
+}
