@@ -74,7 +74,7 @@ public actor AppLock {
 
     public init(
         platform: DevicePlatform, service: ServiceName = "bioauth.app-lock", passcodePolicy: AppPasscodePolicy = AppPasscodePolicy(),
-        clock: any WallClock = SystemWallClock(), uptime: any WallClock = SystemUptimeClock(), logger: Logger = Logger(label: "BioAuth.AppLock")
+        clock: any WallClock = SystemWallClock(), uptime: any WallClock = SystemUptimeClock(), logger: Logger = Logger(label: "BioAuth.AppLock") { _ in SwiftLogNoOpLogHandler() }
     ) {
         self.platform = platform
         let records = PlainRecords(keychain: platform.keychain, service: service.rawValue)

@@ -92,7 +92,7 @@ public actor AppPasscode {
     public init(
         platform: DevicePlatform, service: ServiceName, policy: AppPasscodePolicy = AppPasscodePolicy(),
         clock: any WallClock = SystemWallClock(), uptime: any WallClock = SystemUptimeClock(),
-        logger: Logger = Logger(label: "BioAuth.AppPasscode"), onWipe: @escaping @Sendable () -> Void = {}
+        logger: Logger = Logger(label: "BioAuth.AppPasscode") { _ in SwiftLogNoOpLogHandler() }, onWipe: @escaping @Sendable () -> Void = {}
     ) {
         self.init(platform: platform, service: service.rawValue, policy: policy, clock: clock, uptime: uptime, logger: logger, onWipe: onWipe)
     }
@@ -100,7 +100,7 @@ public actor AppPasscode {
     package init(
         platform: DevicePlatform, service: String, policy: AppPasscodePolicy = AppPasscodePolicy(),
         clock: any WallClock = SystemWallClock(), uptime: any WallClock = SystemUptimeClock(),
-        logger: Logger = Logger(label: "BioAuth.AppPasscode"), onWipe: @escaping @Sendable () -> Void = {}
+        logger: Logger = Logger(label: "BioAuth.AppPasscode") { _ in SwiftLogNoOpLogHandler() }, onWipe: @escaping @Sendable () -> Void = {}
     ) {
         records = PlainRecords(keychain: platform.keychain, service: service, accessibility: .whenPasscodeSetThisDeviceOnly)
         enclave = platform.enclave

@@ -34,15 +34,17 @@ public struct BioAuthServerApp: Sendable {
     public let service: BioAuthService
     public let routes: BioAuthRoutes
     let store: any BioAuthStore
+    /// The logger given to ``build(_:store:clock:logger:recoveryChannel:eventSink:delivery:)``, at the configured level.
+    public let logger: Logger
     /// Drains the event outbox into the sink given to ``build(_:store:clock:logger:recoveryChannel:eventSink:)``; nil without one.
     public let delivery: OutboxDelivery?
 
     /// Wires the service, metrics and routes over `store`. The app owns the store: ``shutdown()`` closes it.
     public static func build(
-        _ configuration: ServerAppConfiguration, store: any BioAuthStore, clock: any WallClock = SystemWallClock(), logger: Logger? = nil,
+        _ configuration: ServerAppConfiguration, store: any BioAuthStore, clock: any WallClock = SystemWallClock(), logger: Logger = .discarding("bioauth-server"),
         recoveryChannel: (any RecoveryChannel)? = nil, eventSink: (any EventSink)? = nil, delivery policy: DeliveryPolicy = DeliveryPolicy()
     ) -> BioAuthServerApp {
-        var logger = logger ?? Logger(label: "bioauth-server")
+        var logger = logger
         logger.logLevel = configuration.logLevel
         let registry = PrometheusCollectorRegistry()
         let service = BioAuthService(
@@ -50,14 +52,14 @@ public struct BioAuthServerApp: Sendable {
             recoveryChannel: recoveryChannel)
         let routes = BioAuthRoutes(service: service, registry: registry, options: configuration.http, logger: logger)
         let delivery = eventSink.map { OutboxDelivery(store: store, sink: $0, policy: policy, clock: clock, logger: logger) }
-        return BioAuthServerApp(service: service, routes: routes, store: store, delivery: delivery)
+        return BioAuthServerApp(service: service, routes: routes, store: store, logger: logger, delivery: delivery)
     }
 
     /// The Hummingbird application; `onRunning` receives the bound port (useful with port 0).
     public func application(
         _ configuration: ServerAppConfiguration, logger: Logger? = nil, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        var logger = logger ?? Logger(label: "bioauth-server")
+        var logger = logger ?? self.logger
         logger.logLevel = configuration.logLevel
         return Application(
             router: routes.makeRouter(),
@@ -73,7 +75,7 @@ public struct BioAuthServerApp: Sendable {
     /// to its own `ServiceGroup` (or its Hummingbird `Application`'s `services`); it stops on
     /// graceful shutdown.
     public func backgroundService(logger: Logger? = nil) -> some Service {
-        BackgroundWork(sweeper: Sweeper(service: service, logger: logger ?? Logger(label: "bioauth-server")), delivery: delivery.map(EventDeliverer.init))
+        BackgroundWork(sweeper: Sweeper(service: service, logger: logger ?? self.logger), delivery: delivery.map(EventDeliverer.init))
     }
 
     /// Closes the store.

@@ -36,7 +36,7 @@ public struct BioAuthRoutes: Sendable {
     public let options: HTTPOptions
     let logger: Logger
 
-    public init(service: BioAuthService, registry: PrometheusCollectorRegistry, options: HTTPOptions = HTTPOptions(), logger: Logger = Logger(label: "BioAuthHTTP")) {
+    public init(service: BioAuthService, registry: PrometheusCollectorRegistry, options: HTTPOptions = HTTPOptions(), logger: Logger = .discarding("BioAuthHTTP")) {
         self.service = service
         self.registry = registry
         self.options = options

@@ -42,7 +42,7 @@ public final class PostgresStore: BioAuthStore {
 
     /// Connects, starts the pool and applies pending migrations (safe when several instances
     /// start at once).
-    public static func open(_ location: Location, options: Options = Options(), logger: Logger = Logger(label: "BioAuthPostgres")) async throws -> PostgresStore {
+    public static func open(_ location: Location, options: Options = Options(), logger: Logger = .discarding("BioAuthPostgres")) async throws -> PostgresStore {
         let tls: PostgresClient.Configuration.TLS =
             switch location.sslMode ?? options.tls {
             case .disable: .disable

@@ -41,13 +41,13 @@ public final class SQLiteStore: BioAuthStore {
 
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
     /// - Throws: ``StoreError`` `unavailable` if the file cannot be opened.
-    public static func open(path: String, logger: Logger = Logger(label: "BioAuthSQLite")) async throws -> SQLiteStore {
+    public static func open(path: String, logger: Logger = .discarding("BioAuthSQLite")) async throws -> SQLiteStore {
         try prepared(path: path, logger: logger)
     }
 
     /// A private database in memory, gone when the store closes: the same SQL, rules and
     /// conformance as a file, without durability. For tests, demos and `bioauth-server --database :memory:`.
-    public static func inMemory(logger: Logger = Logger(label: "BioAuthSQLite")) throws -> SQLiteStore {
+    public static func inMemory(logger: Logger = .discarding("BioAuthSQLite")) throws -> SQLiteStore {
         try prepared(path: ":memory:", logger: logger)
     }
 

@@ -93,7 +93,8 @@ struct Serve: AsyncParsableCommand {
     @Option(
         name: .customLong("password-hash-queue"),
         help: "Password requests that may wait for a hashing thread; more answer 503 with Retry-After (env BIOAUTH_PASSWORD_HASH_QUEUE; default 8 per thread).")
-    var passwordHashQueue: Int? = env("BIOAUTH_PASSWORD_HASH_QUEUE").flatMap(Int.init)
+    var passwordHashQueueOption: Int?
+    var passwordHashQueue: Int? { passwordHashQueueOption ?? env("BIOAUTH_PASSWORD_HASH_QUEUE").flatMap(Int.init) }
     @Option(name: .customLong("requests-per-client"), help: "Requests per client address per 5-minute window, counted by this instance (env BIOAUTH_REQUESTS_PER_CLIENT).")
     var requestsPerClient: Int = env("BIOAUTH_REQUESTS_PER_CLIENT").flatMap(Int.init) ?? RateLimitPolicy().requestsPerClient
     @Option(

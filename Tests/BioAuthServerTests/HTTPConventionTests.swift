@@ -1,11 +1,26 @@
 import BioAuthCore
 import BioAuthHTTP
 import Foundation
+import BioAuthSQLite
 import HTTPTypes
+import InMemoryLogging
+import Logging
 import Testing
 
 /// HTTP conventions a client written from the documents relies on, and the cross-site defence.
 struct HTTPConventionTests {
+    /// Issue 19 item 5: a library logs through the logger its caller gives it; without one it logs
+    /// nothing, rather than through a global logger of its own making.
+    @Test func theServerLogsOnlyThroughTheLoggerItIsGiven() async throws {
+        let silent = BioAuthServerApp.build(ServerAppConfiguration(), store: try SQLiteStore.inMemory())
+        #expect(silent.logger.handler is SwiftLogNoOpLogHandler)
+        try await silent.shutdown()
+        let handler = InMemoryLogHandler()
+        let given = BioAuthServerApp.build(ServerAppConfiguration(logLevel: .debug), store: try SQLiteStore.inMemory(), logger: Logger(label: "app") { _ in handler })
+        #expect(given.logger.label == "app" && given.logger.handler is InMemoryLogHandler && given.logger.logLevel == .debug)
+        try await given.shutdown()
+    }
+
     let harness = ServerHarness()
     let challengeBody = #"{"userId":"alice","deviceId":"3f2c1a9e-7b41-4c1e-9a53-0f6d2b8e4c10"}"#
 

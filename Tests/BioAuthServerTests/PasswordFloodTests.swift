@@ -22,10 +22,7 @@ struct PasswordFloodTests {
             #if os(Linux)
                 let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "unreadable"
                 threadNames.withLock { _ = $0.insert(name.trimmingCharacters(in: .newlines)) }
-                var policy: Int32 = -1
-                var parameters = sched_param()
-                _ = pthread_getschedparam(pthread_self(), &policy, &parameters)
-                schedulingPolicies.withLock { _ = $0.insert(policy) }
+                schedulingPolicies.withLock { _ = $0.insert(PasswordFloodTests.schedulingPolicy()) }
             #else
                 threadNames.withLock { _ = $0.insert(Thread.current.name ?? "unnamed") }
             #endif
@@ -77,7 +74,7 @@ struct PasswordFloodTests {
             #expect(try await flood.value == Array(repeating: 401, count: threads), "the held guesses finish and fail as usual")
             #expect(held.threadNames.withLock { $0 } == [PasswordHashPool.threadName], "every hash ran on the pool's own threads")
             #if os(Linux)
-                #expect(held.schedulingPolicies.withLock { $0 } == [5], "SCHED_IDLE: a device login preempts a hash at once")
+                #expect(held.schedulingPolicies.withLock { $0 } == [5], "SCHED_IDLE: a waking request thread preempts a hash at once")
             #endif
             #expect(!(try await harness.auditedReasons().contains("bad_password")), "the shed attempt was never counted as a wrong password")
             let owner = try await api.post("/v1/login/password", ["username": "alice", "password": API.password])
@@ -113,6 +110,33 @@ struct PasswordFloodTests {
         for _ in 0..<1_500 where pool.runningThreads > 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(pool.runningThreads == 0)
     }
+
+    #if os(Linux)
+        /// The calling thread's scheduling policy (5 is `SCHED_IDLE`, 0 `SCHED_OTHER`).
+        static func schedulingPolicy() -> Int32 {
+            var policy: Int32 = -1
+            var parameters = sched_param()
+            _ = pthread_getschedparam(pthread_self(), &policy, &parameters)
+            return policy
+        }
+
+        /// A hash still running after `promoteAfter` (the machine busy with other work) gets normal
+        /// priority, so a busy machine still finishes it instead of starving it.
+        @Test func aHashThatWaitsTooLongIsPromotedToNormalPriority() async throws {
+            let policies = Mutex<[Int32]>([])
+            let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: 1), promoteAfter: 0.05) { _, _, _ in
+                policies.withLock { $0.append(Self.schedulingPolicy()) }
+                Thread.sleep(forTimeInterval: 0.5)
+                policies.withLock { $0.append(Self.schedulingPolicy()) }
+                return Data()
+            }
+            for _ in 0..<2 {
+                guard let place = pool.reserve() else { throw CancellationError() }
+                _ = try await place.derive("password", salt: Data(), rounds: 1)
+            }
+            #expect(policies.withLock { $0 } == [5, 0, 5, 0], "each hash starts idle and is promoted once it has run too long")
+        }
+    #endif
 
     @Test func theDefaultLeavesCoresForDeviceLogins() {
         let policy = PasswordHashingPolicy()

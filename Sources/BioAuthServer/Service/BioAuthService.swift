@@ -23,7 +23,7 @@ public final class BioAuthService: Sendable {
 
     public convenience init(
         store: any BioAuthStore, configuration: ServerConfiguration = ServerConfiguration(), clock: any WallClock = SystemWallClock(),
-        logger: Logger = Logger(label: "BioAuthServer"), metricsFactory: (any MetricsFactory)? = nil, recoveryChannel: (any RecoveryChannel)? = nil
+        logger: Logger = .discarding("BioAuthServer"), metricsFactory: (any MetricsFactory)? = nil, recoveryChannel: (any RecoveryChannel)? = nil
     ) {
         self.init(
             store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: metricsFactory, recoveryChannel: recoveryChannel,

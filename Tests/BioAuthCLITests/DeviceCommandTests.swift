@@ -1,0 +1,71 @@
+import BioAuthCLI
+import BioAuthCore
+import BioAuthServerTesting
+import BioAuthTesting
+import Crypto
+import Foundation
+import Testing
+
+/// `bioauth device …` end to end against a spawned `bioauth-server`: the pen-test story replayed.
+struct DeviceCommandTests {
+    @Test(.timeLimit(.minutes(3)))
+    func penTestStoryAgainstARealServer() async throws {
+        let inbox = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-inbox-\(UUID().uuidString)").path
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-cli-\(UUID().uuidString).sqlite").path
+        let apiKey = try ServerProcess.createApiKey(database: database, scopes: ["approvals"])
+        let server = try ServerProcess(database: database, extra: ["--recovery-code-directory", inbox])
+        defer { server.stop() }
+        defer { try? FileManager.default.removeItem(atPath: inbox) }
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-device-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let url = "http://127.0.0.1:\(server.port)"
+        func device(_ arguments: String..., input: [String] = []) async -> CommandRunner.Result {
+            await CommandRunner.run(["device"] + arguments + ["--state", state], input: input)
+        }
+
+        let missing = await device("status")
+        #expect(missing.exitCode == 1 && missing.output.contains("bioauth device create"))
+        #expect(await device("create", "--biometry", "face-id", input: ["123456"]).exitCode == 0)
+        let permissions = try FileManager.default.attributesOfItem(atPath: state)[.posixPermissions] as? Int
+        #expect(permissions == 0o600)
+        let noPassword = await device("register", "--server", url, "--user", "alice", "--sign-up")
+        #expect(noPassword.exitCode == 1 && noPassword.output.contains("standard input"))
+        let registered = await device("register", "--server", url, "--user", "alice", "--sign-up", input: ["alice's password"])
+        #expect(registered.exitCode == 0, "\(registered.output)")
+        let login = await device("login")
+        #expect(login.exitCode == 0 && login.output.contains("signed in as alice"), "\(login.output)")
+        #expect(await device("step-up", "--operation", "transfer 5.00 EUR to bob").output.contains("pass --api-key to redeem it"))
+        let redeemed = await device("step-up", "--operation", "transfer 100.00 EUR to bob", "--api-key", apiKey)
+        #expect(redeemed.output.contains("the app's backend redeemed the one-time approval for device"), "\(redeemed.output)")
+        let wrongKey = await device("step-up", "--operation", "transfer 1.00 EUR to bob", "--api-key", "bioauth_sk_" + String(repeating: "A", count: 43))
+        #expect(wrongKey.exitCode == 1, "\(wrongKey.output)")
+
+        // The jailbreak hook and a stranger's face get nothing.
+        let hooked = await device("login", "--jailbreak-hook", "--person", "stranger")
+        #expect(hooked.exitCode == 1 && hooked.output.contains("notRecognised"), "\(hooked.output)")
+
+        // Lockout: the device passcode clears it.
+        #expect(await device("lock-out").exitCode == 0)
+        let locked = await device("login")
+        #expect(locked.exitCode == 1 && locked.output.contains("bioauth device unlock"))
+        #expect(await device("unlock", input: ["123456"]).exitCode == 0)
+        #expect(await device("login").exitCode == 0)
+
+        // Someone who knows the passcode enrols a face: the key is dead (still found), re-enrolment fixes it.
+        #expect(await device("enroll").exitCode == 0)
+        let invalidated = await device("login")
+        #expect(invalidated.exitCode == 1 && invalidated.output.contains("--reenrol"), "\(invalidated.output)")
+        #expect(await device("status").output.contains("device key: invalidated"))
+        let passwordOnly = await device("register", "--server", url, "--user", "alice", "--reenrol", input: ["alice's password"])
+        #expect(passwordOnly.exitCode == 1 && passwordOnly.output.contains("approvalRequired"), "\(passwordOnly.output)")
+        let reenrolled = await device("register", "--server", url, "--user", "alice", "--reenrol", "--recovery-inbox", inbox, input: ["alice's password"])
+        #expect(reenrolled.exitCode == 0 && reenrolled.output.contains("re-enrolled"), "\(reenrolled.output)")
+        #expect(await device("login").exitCode == 0)
+
+        // Removing the passcode deletes the key.
+        #expect(await device("remove-passcode").exitCode == 0)
+        let gone = await device("login")
+        #expect(gone.exitCode == 1)
+        #expect(await device("status").output.contains("passcode:   not set"))
+    }
+}
