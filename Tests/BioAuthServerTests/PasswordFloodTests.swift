@@ -91,10 +91,28 @@ struct PasswordFloodTests {
             let thirdRefused = pool.reserve().isNone
             #expect(bothGranted)
             #expect(thirdRefused, "one thread and one waiting place: a third request is refused")
-            #expect(pool.retryAfter >= 1)
         }
         let grantedAgain = !pool.reserve().isNone
         #expect(grantedAgain, "the places came back when their requests ended")
+    }
+
+    /// `Retry-After` is the time the requests holding places need at the hash time measured so far.
+    @Test func retryAfterIsTheTimeTheWaitingRequestsNeed() async throws {
+        let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: 1, queueLimit: 3)) { _, _, _ in
+            Thread.sleep(forTimeInterval: 1.2)
+            return Data()
+        }
+        do {
+            guard let place = pool.reserve() else { throw CancellationError() }
+            #expect(pool.retryAfter == 1, "nothing measured yet: one place, the shortest wait")
+            _ = try await place.derive("password", salt: Data(), rounds: 1)
+        }
+        let first = pool.reserve()
+        let second = pool.reserve()
+        let third = pool.reserve()
+        let held = !first.isNone && !second.isNone && !third.isNone
+        #expect(held)
+        #expect((4...6).contains(pool.retryAfter), "three waiting hashes of about 1.2 s on one thread: \(pool.retryAfter) s")
     }
 
     @Test func hashingThreadsStartWithWorkAndEndWhenIdle() async throws {

@@ -169,7 +169,9 @@ package final class PasswordHashPool: @unchecked Sendable {
     /// 2.2× but starved hashes under a parallel build, this 2.6×. Elsewhere: the utility quality
     /// of service, which does not starve.
     private final class Worker: Sendable {
-        private let hashes = Atomic<UInt64>(0)
+        /// Moves at every start and every end of a hash: a promotion due for one hash finds it moved
+        /// if that hash has ended.
+        private let generation = Atomic<UInt64>(0)
         #if os(Linux)
             private let thread = pthread_self()
         #endif
@@ -188,13 +190,13 @@ package final class PasswordHashPool: @unchecked Sendable {
 
         func run(_ job: () -> Void, promotedAfter delay: TimeInterval) {
             #if os(Linux)
-                let hash = hashes.add(1, ordering: .sequentiallyConsistent).newValue
+                let started = generation.add(1, ordering: .sequentiallyConsistent).newValue
                 schedule(idle: true)
                 DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
-                    if hashes.load(ordering: .sequentiallyConsistent) == hash { schedule(idle: false) }
+                    if generation.load(ordering: .sequentiallyConsistent) == started { schedule(idle: false) }
                 }
                 job()
-                _ = hashes.add(1, ordering: .sequentiallyConsistent)
+                _ = generation.add(1, ordering: .sequentiallyConsistent)
             #else
                 job()
             #endif
