@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "BioAuthClient", targets: ["BioAuthClient"]),
         .library(name: "BioAuthApple", targets: ["BioAuthApple"]),
         .library(name: "BioAuthEmulator", targets: ["BioAuthEmulator"]),
+        .library(name: "BioAuthAttestation", targets: ["BioAuthAttestation"]),
         .library(name: "BioAuthServer", targets: ["BioAuthServer"]),
         .library(name: "BioAuthSQLite", targets: ["BioAuthSQLite"]),
         .library(name: "BioAuthPostgres", targets: ["BioAuthPostgres"]),
@@ -34,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.25.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.15.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.3.0"),
     ],
     targets: [
         .target(
@@ -57,6 +60,16 @@ let package = Package(
         .target(
             name: "BioAuthEmulator",
             dependencies: ["BioAuth", "BioAuthCore", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(
+            // App Attest and Android Key Attestation, verified; swift-certificates is already here through jwt-kit.
+            name: "BioAuthAttestation",
+            dependencies: [
+                "BioAuthCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
         ),
         .target(
             name: "BioAuthServer",
@@ -141,6 +154,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "bioauth", dependencies: ["BioAuthCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .testTarget(name: "BioAuthAttestationTests", dependencies: ["BioAuthAttestation", "BioAuthCore", "BioAuthTesting", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates")]),
         .testTarget(name: "BioAuthCoreTests", dependencies: ["BioAuthCore", "BioAuthTesting", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(
             name: "BioAuthTests",

@@ -1,0 +1,112 @@
+import BioAuthCore
+import Crypto
+import Foundation
+import X509
+
+/// What an Android key must be for a deployment to accept it
+/// (developer.android.com/privacy-and-security/security-key-attestation).
+///
+/// The defaults are the strict choice; each weaker setting is named and documented in `docs/ThreatModel.md`.
+public struct AndroidKeyRequirements: Sendable, Hashable {
+    /// Package names of the deployment's apps; one of the key's packages must be among them.
+    public var packageNames: Set<String>
+    /// SHA-256 digests of the apps' signing certificates; one of the key's must be among them.
+    public var signingCertificateDigests: Set<Data>
+    /// The lowest security level for both the attestation and KeyMint. Never `.software`.
+    public var minimumSecurityLevel: KeyDescription.SecurityLevel = .trustedEnvironment
+    /// The key must need a biometric match (`userAuthType` biometric only) on every use (no `authTimeout`).
+    public var biometricOnEveryUse = true
+    /// Refuse keys that stay usable while the device is on the wearer's body.
+    public var refuseAllowWhileOnBody = true
+    /// Require `unlockedDeviceRequired` (off by default: Android 9+ only, and the biometric prompt already needs a present user).
+    public var requireUnlockedDevice = false
+    /// Require a verified boot state of VERIFIED and a locked bootloader.
+    public var requireVerifiedBoot = true
+    /// Oldest OS patch level accepted, as YYYYMM; nil accepts any.
+    public var minimumOSPatchLevel: Int?
+
+    public init(packageNames: Set<String>, signingCertificateDigests: Set<Data>) {
+        self.packageNames = packageNames
+        self.signingCertificateDigests = signingCertificateDigests
+    }
+}
+
+/// A key Android Key Attestation proved, with the facts the chain carried.
+public struct AndroidAttestedKey: Sendable, Hashable, CustomStringConvertible {
+    public let publicKey: DevicePublicKey
+    public let securityLevel: KeyDescription.SecurityLevel
+    public let packageName: String
+    public let keyDescription: KeyDescription
+
+    public var description: String { "AndroidAttestedKey(\(packageName), \(securityLevel), key \(publicKey.fingerprint))" }
+}
+
+/// Checks an Android Key Attestation certificate chain (leaf first) against Google's hardware
+/// attestation roots and a deployment's ``AndroidKeyRequirements``.
+public struct AndroidKeyAttestationVerifier: Sendable {
+    public var requirements: AndroidKeyRequirements
+    public var roots: [Certificate]
+
+    public init(requirements: AndroidKeyRequirements, roots: [Certificate] = TrustAnchors.googleHardwareAttestationRoots) {
+        self.requirements = requirements
+        self.roots = roots
+    }
+
+    /// Parses and chain-checks without applying the requirements: what `bioauth attestation check` prints.
+    public static func decode(chain ders: [Data], roots: [Certificate] = TrustAnchors.googleHardwareAttestationRoots, at time: Date) async throws(AttestationError) -> (
+        leaf: Certificate, description: KeyDescription
+    ) {
+        let chain = try CertificateChain.parse(ders)
+        // Only the leaf describes the key: an intermediate carrying the extension is a forged chain.
+        for certificate in chain.dropFirst() where try CertificateChain.extensionValue(KeyDescription.oid, in: certificate) != nil {
+            throw AttestationError(.malformed, "a certificate other than the leaf carries a key description")
+        }
+        guard let value = try CertificateChain.extensionValue(KeyDescription.oid, in: chain[0]) else {
+            throw AttestationError(.malformed, "the leaf carries no key description")
+        }
+        // The chain first: bytes no trusted root vouches for are not worth decoding.
+        let leaf = try await CertificateChain.verify(chain, roots: roots, at: time)
+        return (leaf, try KeyDescription(derEncoded: value))
+    }
+
+    /// Verifies `chain` for a key that must be `publicKey` and was made with `challenge`.
+    public func verify(chain ders: [Data], challenge: Data, publicKey: DevicePublicKey, at time: Date) async throws(AttestationError) -> AndroidAttestedKey {
+        let (leaf, key) = try await Self.decode(chain: ders, roots: roots, at: time)
+        guard let p256 = P256.Signing.PublicKey(leaf.publicKey), DevicePublicKey(p256) == publicKey else {
+            throw AttestationError(.publicKey, "the attested key is not the key being enrolled")
+        }
+        guard key.attestationChallenge == challenge else { throw AttestationError(.challenge, "the attestation challenge is not the one this server issued") }
+        let level = min(key.attestationSecurityLevel, key.keyMintSecurityLevel)
+        guard level >= max(requirements.minimumSecurityLevel, .trustedEnvironment) else {
+            throw AttestationError(.securityLevel, "the key or its attestation is not in the TEE or StrongBox")
+        }
+        // What the secure hardware enforces counts; what Android's software enforces does not.
+        let enforced = key.hardwareEnforced
+        guard let application = key.softwareEnforced.applicationID ?? enforced.applicationID,
+            let package = application.packages.first(where: { requirements.packageNames.contains($0.name) })
+        else { throw AttestationError(.appIdentifier, "the key belongs to an app this server does not accept") }
+        guard application.signatureDigests.contains(where: requirements.signingCertificateDigests.contains) else {
+            throw AttestationError(.signingCertificate, "the app is not signed with a certificate this server accepts")
+        }
+        if requirements.biometricOnEveryUse {
+            guard !enforced.noAuthRequired, enforced.userAuthType == 2, enforced.authTimeout == nil else {
+                throw AttestationError(.userAuthentication, "the key is not usable only after a biometric match on every use")
+            }
+        }
+        if requirements.refuseAllowWhileOnBody, enforced.allowWhileOnBody {
+            throw AttestationError(.keyAuthorization, "the key stays usable while the device is on the body")
+        }
+        if requirements.requireUnlockedDevice, !enforced.unlockedDeviceRequired {
+            throw AttestationError(.keyAuthorization, "the key does not require an unlocked device")
+        }
+        if requirements.requireVerifiedBoot {
+            guard let root = enforced.rootOfTrust, root.verifiedBootState == .verified, root.deviceLocked else {
+                throw AttestationError(.verifiedBoot, "the device did not boot a verified system with a locked bootloader")
+            }
+        }
+        if let minimum = requirements.minimumOSPatchLevel {
+            guard let level = enforced.osPatchLevel, level >= minimum else { throw AttestationError(.patchLevel, "the OS patch level is older than this server accepts") }
+        }
+        return AndroidAttestedKey(publicKey: publicKey, securityLevel: level, packageName: package.name, keyDescription: key)
+    }
+}
