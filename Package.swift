@@ -154,7 +154,13 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "bioauth", dependencies: ["BioAuthCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
-        .testTarget(name: "BioAuthAttestationTests", dependencies: ["BioAuthAttestation", "BioAuthCore", "BioAuthTesting", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates")]),
+        .testTarget(
+            name: "BioAuthAttestationTests",
+            dependencies: [
+                "BioAuthAttestation", "BioAuthCore", "BioAuthTesting", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
         .testTarget(name: "BioAuthCoreTests", dependencies: ["BioAuthCore", "BioAuthTesting", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(
             name: "BioAuthTests",

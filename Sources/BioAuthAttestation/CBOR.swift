@@ -83,6 +83,37 @@ public enum CBOR: Sendable, Hashable {
         return (item, reader.offset)
     }
 
+    /// The encoding this decoder reads back: definite lengths, shortest heads, map entries in their order.
+    public var encoded: Data {
+        var out = Data()
+        func head(_ major: UInt8, _ value: UInt64) {
+            let type = major << 5
+            switch value {
+            case 0..<24: out.append(type | UInt8(value))
+            case 24...0xFF: out.append(contentsOf: [type | 24, UInt8(value)])
+            case 0x100...0xFFFF: out.append(type | 25); out.append(contentsOf: (0..<2).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) })
+            case 0x1_0000...0xFFFF_FFFF: out.append(type | 26); out.append(contentsOf: (0..<4).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) })
+            default: out.append(type | 27); out.append(contentsOf: (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) })
+            }
+        }
+        func write(_ item: CBOR) {
+            switch item {
+            case .unsigned(let n): head(0, n)
+            case .negative(let n): head(1, n)
+            case .bytes(let data): head(2, UInt64(data.count)); out.append(data)
+            case .text(let text): head(3, UInt64(text.utf8.count)); out.append(contentsOf: text.utf8)
+            case .array(let items): head(4, UInt64(items.count)); items.forEach(write)
+            case .map(let entries):
+                head(5, UInt64(entries.count))
+                for entry in entries { write(entry.key); write(entry.value) }
+            case .bool(let value): out.append(value ? 0xF5 : 0xF4)
+            case .null: out.append(0xF6)
+            }
+        }
+        write(self)
+        return out
+    }
+
     /// The deepest nesting of arrays and maps accepted.
     public static let maximumDepth = 16
 

@@ -35,6 +35,10 @@ enum CertificateChain {
     /// Verifies that `chain[0]` (the leaf) chains to one of `roots` at `time`; returns the leaf.
     static func verify(_ chain: [Certificate], roots: [Certificate], at time: Date) async throws(AttestationError) -> Certificate {
         guard let leaf = chain.first else { throw AttestationError(.malformed, "the certificate chain is empty") }
+        // The first certificate is the key's own: a CA certificate there is a chain in the wrong order.
+        if case .isCertificateAuthority = try? leaf.extensions.basicConstraints {
+            throw AttestationError(.certificateChain, "the first certificate of the chain is a CA certificate, not the key's")
+        }
         let rootKeys = Set(roots.map(\.publicKey))
         let intermediates = chain.dropFirst().filter { !rootKeys.contains($0.publicKey) }
         var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
