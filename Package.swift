@@ -145,7 +145,7 @@ let package = Package(
         .target(
             name: "BioAuthCLI",
             dependencies: [
-                "BioAuth", "BioAuthClient", "BioAuthCore", "BioAuthEmulator", "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite", "BioAuthTestServer",
+                "BioAuth", "BioAuthAttestation", "BioAuthClient", "BioAuthCore", "BioAuthEmulator", "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite", "BioAuthTestServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -97,16 +97,18 @@ package struct AndroidExpectation: Decodable, Sendable {
 package enum AttestationChecker {
     /// `appIDs` are the apps App Attest cases may be for (a case that names its app adds it); `time`
     /// overrides the case's own.
-    package static func check(_ item: AttestationCase, appIDs: Set<AppAttest.AppID>, at time: Date? = nil) async -> AttestationVerdict {
+    package static func check(
+        _ item: AttestationCase, appIDs: Set<AppAttest.AppID>, environments: Set<AppAttest.Environment> = Set(AppAttest.Environment.allCases), at time: Date? = nil
+    ) async -> AttestationVerdict {
         let when = time ?? item.time ?? Date()
         do {
             switch item.evidence {
             case .appAttestation(let object, let keyID, let clientDataHash, let appID):
-                let verifier = AppAttestVerifier(appIDs: appIDs.union(appID.map { [$0] } ?? []), environments: Set(AppAttest.Environment.allCases))
+                let verifier = AppAttestVerifier(appIDs: appIDs.union(appID.map { [$0] } ?? []), environments: environments)
                 let key = try await verifier.verifyAttestation(object, keyID: keyID, clientDataHash: clientDataHash, at: when)
                 return AttestationVerdict(passed: true, facts: facts(key) + [("receipt", "\(key.receipt.count) bytes")], error: nil)
             case .appAssertion(let object, let clientData, let publicKey, let appID, let environment, let counter):
-                let verifier = AppAttestVerifier(appIDs: appIDs.union([appID]), environments: Set(AppAttest.Environment.allCases))
+                let verifier = AppAttestVerifier(appIDs: appIDs.union([appID]), environments: environments)
                 let keyID = Data(SHA256.hash(data: publicKey.x963Representation))
                 let before = AppAttestKey(keyID: keyID, publicKey: publicKey, appID: appID, environment: environment, counter: counter - 1, receipt: Data())
                 let after = try verifier.verifyAssertion(object, clientData: clientData, key: before)

@@ -5,9 +5,9 @@ import Foundation
 public struct BioAuthCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "bioauth",
-        abstract: "Secure Face ID / Touch ID sign-in: demo, emulated device, key tools.",
+        abstract: "Secure Face ID / Touch ID sign-in: demo, emulated device, key and attestation tools.",
         version: "0.1.0",
-        subcommands: [DemoCommand.self, DeviceCommand.self, KeyCommand.self])
+        subcommands: [DemoCommand.self, DeviceCommand.self, KeyCommand.self, AttestationCommand.self])
 
     public init() {}
 }

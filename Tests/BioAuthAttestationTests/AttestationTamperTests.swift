@@ -188,6 +188,25 @@ struct AttestationTamperTests {
         }
     }
 
+    /// The `invalid/` chains are refused at their chain already; their key descriptions are refused on their own too
+    /// (tags out of order; a root of trust whose deviceLocked is not a DER BOOLEAN).
+    @Test func theInvalidKeyDescriptionsAreRefusedByTheDecoder() throws {
+        let folder = try #require(TestVectors.directory).appendingPathComponent("attestation/android-key/testdata/invalid")
+        for name in ["tags_not_in_ascending_order.pem", "malformed_rot_device_locked.pem"] {
+            let ders = AttestationFiles.pemBlocks(try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))
+            let leaf = try Certificate(derEncoded: [UInt8](try #require(ders.first)))
+            let value = try #require(leaf.extensions.first { $0.oid == KeyDescription.oid }?.value)
+            #expect(throws: AttestationError(.malformed, "the key attestation extension does not follow the KeyDescription schema"), "\(name)") {
+                try KeyDescription(derEncoded: value)
+            }
+        }
+        // A valid chain's description decodes (so the refusal above is about the bytes, not the decoder).
+        let valid = AttestationFiles.pemBlocks(
+            try String(contentsOf: folder.deletingLastPathComponent().appendingPathComponent("tegu/sdk36/TEE_EC_2026_ROOT.pem"), encoding: .utf8))
+        let leaf = try Certificate(derEncoded: [UInt8](try #require(valid.first)))
+        #expect(throws: Never.self) { try KeyDescription(derEncoded: try #require(leaf.extensions.first { $0.oid == KeyDescription.oid }?.value)) }
+    }
+
     @Test func theEmbeddedRootsAreThePublishedOnes() throws {
         let folder = try #require(TestVectors.directory).appendingPathComponent("attestation/trust-anchors")
         func pem(_ name: String) throws -> Certificate { try Certificate(pemEncoded: try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)) }

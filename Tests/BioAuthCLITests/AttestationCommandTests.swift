@@ -1,0 +1,48 @@
+import BioAuthCLI
+import BioAuthTesting
+import Crypto
+import Foundation
+import Testing
+
+@Suite(.enabled(if: TestVectors.available, "shared/vectors not found; set BIOAUTH_VECTORS"))
+struct AttestationCommandTests {
+    var folder: URL { get throws { try #require(TestVectors.directory).appendingPathComponent("attestation") } }
+
+    @Test func checksEveryVectorAndPrintsWhatEachProves() async throws {
+        let result = await CommandRunner.run(["attestation", "check", try folder.path])
+        #expect(result.exitCode == 0, "\(result.output)")
+        #expect(result.output.contains(" 0 not as expected"))
+        #expect(result.output.contains("environment: development") && result.output.contains("verified boot: VERIFIED, locked true"))
+        #expect(result.output.contains("tags_not_in_ascending_order.pem (must be refused): refused ("))
+        #expect(!result.output.contains("FAIL"))
+    }
+
+    @Test func exitsOneWhenAPositiveCaseFails() async throws {
+        // In 2100 every chain has expired.
+        let result = await CommandRunner.run(["attestation", "check", try folder.appendingPathComponent("apple-app-attest").path, "--at", "2100-01-01T00:00:00Z"])
+        #expect(result.exitCode == 1)
+        #expect(result.output.contains("FAIL") && result.output.contains("refused (certificateChain)"))
+    }
+
+    /// The user-facing use: one attestation given on the command line, as a server receives it.
+    @Test func verifiesOneAttestationGivenOnTheCommandLine() async throws {
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: try folder.appendingPathComponent("apple-app-attest/node-app-attest-attestation-development.json"))) as? [String: String]
+        let challengeText = try #require(json?["challenge"])
+        let challenge = try #require(Data(base64Encoded: challengeText))
+        let object = try #require(json?["attestation"])
+        let keyID = try #require(json?["keyId"])
+        let arguments = [
+            "attestation", "verify", "--attestation", object, "--key-id", keyID,
+            "--client-data-hash", Data(SHA256.hash(data: challenge)).base64EncodedString(), "--app-id", "V8H6LQ9448.io.uebelacker.AppAttestExample",
+            "--at", "2024-02-04T00:00:00Z",
+        ]
+        let development = await CommandRunner.run(arguments + ["--development"])
+        #expect(development.exitCode == 0, "\(development.output)")
+        #expect(development.output.contains("app: V8H6LQ9448.io.uebelacker.AppAttestExample"))
+        let productionOnly = await CommandRunner.run(arguments)
+        #expect(productionOnly.exitCode == 1)
+        #expect(productionOnly.output.contains("refused (environment)"))
+        let otherApp = await CommandRunner.run(arguments.dropLast(4) + ["--app-id", "ABCDE12345.com.example", "--at", "2024-02-04T00:00:00Z", "--development"])
+        #expect(otherApp.exitCode == 1 && otherApp.output.contains("refused (appIdentifier)"))
+    }
+}
