@@ -42,7 +42,7 @@ struct DemoTests {
     @Test func helpListsTheCommands() async {
         let result = await CommandRunner.run(["--help"])
         #expect(result.output.contains("USAGE: bioauth <subcommand>"))
-        for command in ["demo", "device", "key"] { #expect(result.output.contains(command)) }
+        for command in ["demo", "device", "key", "attestation"] { #expect(result.output.contains(command)) }
         let device = await CommandRunner.run(["device", "--help"])
         for command in ["create", "register", "login", "step-up", "enroll", "remove-passcode", "lock-out", "status"] {
             #expect(device.output.contains(command), "device --help lacks \(command)")
