@@ -59,7 +59,10 @@ let package = Package(
         .target(name: "BioAuthApple", dependencies: ["BioAuth", "BioAuthCore"]),
         .target(
             name: "BioAuthEmulator",
-            dependencies: ["BioAuth", "BioAuthCore", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "BioAuth", "BioAuthCore", "BioAuthAttestation", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
         ),
         .target(
             // App Attest and Android Key Attestation, verified; swift-certificates is already here through jwt-kit.
@@ -165,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "BioAuthTests",
             dependencies: [
-                "BioAuth", "BioAuthApple", "BioAuthClient", "BioAuthEmulator", "BioAuthTesting", "BioAuthCore",
+                "BioAuth", "BioAuthApple", "BioAuthAttestation", "BioAuthClient", "BioAuthEmulator", "BioAuthTesting", "BioAuthCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
