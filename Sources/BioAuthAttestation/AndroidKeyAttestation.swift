@@ -58,10 +58,10 @@ public struct AndroidKeyAttestationVerifier: Sendable {
     ) {
         let chain = try CertificateChain.parse(ders)
         // Only the leaf describes the key: an intermediate carrying the extension is a forged chain.
-        for certificate in chain.dropFirst() where try CertificateChain.extensionValue(KeyDescription.oid, in: certificate) != nil {
+        for certificate in chain.dropFirst() where certificate.extensions[oid: KeyDescription.oid] != nil {
             throw AttestationError(.malformed, "a certificate other than the leaf carries a key description")
         }
-        guard let value = try CertificateChain.extensionValue(KeyDescription.oid, in: chain[0]) else {
+        guard let value = chain[0].extensions[oid: KeyDescription.oid]?.value else {
             throw AttestationError(.malformed, "the leaf carries no key description")
         }
         // The chain first: bytes no trusted root vouches for are not worth decoding.
@@ -88,10 +88,8 @@ public struct AndroidKeyAttestationVerifier: Sendable {
         guard application.signatureDigests.contains(where: requirements.signingCertificateDigests.contains) else {
             throw AttestationError(.signingCertificate, "the app is not signed with a certificate this server accepts")
         }
-        if requirements.biometricOnEveryUse {
-            guard !enforced.noAuthRequired, enforced.userAuthType == 2, enforced.authTimeout == nil else {
-                throw AttestationError(.userAuthentication, "the key is not usable only after a biometric match on every use")
-            }
+        if requirements.biometricOnEveryUse, !enforced.requiresBiometricOnEveryUse {
+            throw AttestationError(.userAuthentication, "the key is not usable only after a biometric match on every use")
         }
         if requirements.refuseAllowWhileOnBody, enforced.allowWhileOnBody {
             throw AttestationError(.keyAuthorization, "the key stays usable while the device is on the body")

@@ -101,10 +101,10 @@ public struct AppAttestVerifier: Sendable {
             ders.append(der)
         }
         let receipt = statement["receipt"]?.bytesValue ?? Data()
+        guard clientDataHash.count == 32 else { throw AttestationError(.malformed, "the client data hash is not 32 bytes") }
         // 1. The chain leads to the App Attestation root.
         let leaf = try await CertificateChain.verify(try CertificateChain.parse(ders), roots: roots, at: time)
         // 2–4. The leaf's nonce is SHA-256(authenticatorData ‖ clientDataHash).
-        guard clientDataHash.count == 32 else { throw AttestationError(.malformed, "the client data hash is not 32 bytes") }
         let nonce = Data(SHA256.hash(data: authenticatorData + clientDataHash))
         guard try Self.nonce(in: leaf) == nonce else { throw AttestationError(.nonce, "the certificate's nonce is not SHA-256(authenticatorData ‖ clientDataHash)") }
         // 5. The key id is SHA-256 of the leaf's public key.
@@ -152,7 +152,8 @@ public struct AppAttestVerifier: Sendable {
     }
 
     static func nonce(in leaf: Certificate) throws(AttestationError) -> Data {
-        guard let value = try CertificateChain.extensionValue(AppAttest.nonceExtension, in: leaf) else {
+        // swift-certificates refuses a certificate that names an extension twice.
+        guard let value = leaf.extensions[oid: AppAttest.nonceExtension]?.value else {
             throw AttestationError(.nonce, "the certificate carries no nonce")
         }
         do {

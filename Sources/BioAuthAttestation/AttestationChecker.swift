@@ -101,7 +101,7 @@ package enum AttestationChecker {
         _ item: AttestationCase, appIDs: Set<AppAttest.AppID>, environments: Set<AppAttest.Environment> = Set(AppAttest.Environment.allCases), at time: Date? = nil
     ) async -> AttestationVerdict {
         let when = time ?? item.time ?? Date()
-        do {
+        do throws(AttestationError) {
             switch item.evidence {
             case .appAttestation(let object, let keyID, let clientDataHash, let appID):
                 let verifier = AppAttestVerifier(appIDs: appIDs.union(appID.map { [$0] } ?? []), environments: environments)
@@ -134,10 +134,8 @@ package enum AttestationChecker {
                 }
                 return AttestationVerdict(passed: true, facts: facts, error: nil)
             }
-        } catch let error as AttestationError {
-            return AttestationVerdict(passed: false, facts: [], error: error)
         } catch {
-            return AttestationVerdict(passed: false, facts: [], error: AttestationError(.malformed, "unreadable"))
+            return AttestationVerdict(passed: false, facts: [], error: error)
         }
     }
 

@@ -88,13 +88,11 @@ public enum CBOR: Sendable, Hashable {
         var out = Data()
         func head(_ major: UInt8, _ value: UInt64) {
             let type = major << 5
-            switch value {
-            case 0..<24: out.append(type | UInt8(value))
-            case 24...0xFF: out.append(contentsOf: [type | 24, UInt8(value)])
-            case 0x100...0xFFFF: out.append(type | 25); out.append(contentsOf: (0..<2).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) })
-            case 0x1_0000...0xFFFF_FFFF: out.append(type | 26); out.append(contentsOf: (0..<4).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) })
-            default: out.append(type | 27); out.append(contentsOf: (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) })
-            }
+            guard value >= 24 else { return out.append(type | UInt8(value)) }
+            // The shortest of 1, 2, 4 or 8 bytes (additional information 24…27).
+            let (info, count): (UInt8, Int) = value <= 0xFF ? (24, 1) : value <= 0xFFFF ? (25, 2) : value <= 0xFFFF_FFFF ? (26, 4) : (27, 8)
+            out.append(type | info)
+            out.append(contentsOf: (0..<count).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) })
         }
         func write(_ item: CBOR) {
             switch item {

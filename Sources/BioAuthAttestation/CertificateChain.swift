@@ -50,11 +50,4 @@ enum CertificateChain {
         }
         return leaf
     }
-
-    /// The content of a non-critical extension of `certificate`, if present exactly once.
-    static func extensionValue(_ oid: ASN1ObjectIdentifier, in certificate: Certificate) throws(AttestationError) -> ArraySlice<UInt8>? {
-        let matches = certificate.extensions.filter { $0.oid == oid }
-        guard matches.count <= 1 else { throw AttestationError(.malformed, "an attestation extension appears twice") }
-        return matches.first?.value
-    }
 }

@@ -52,8 +52,6 @@ public struct KeyDescription: Sendable, Hashable {
                     keyMintSecurityLevel: keyMintLevel, attestationChallenge: Data(challenge.bytes), uniqueID: Data(unique.bytes),
                     softwareEnforced: try AuthorizationList(node: software), hardwareEnforced: try AuthorizationList(node: hardware))
             }
-        } catch let error as AttestationError {
-            throw error
         } catch {
             throw AttestationError(.malformed, "the key attestation extension does not follow the KeyDescription schema")
         }
@@ -148,6 +146,10 @@ public struct AuthorizationList: Sendable, Hashable {
     public var vendorPatchLevel: Int?
     /// YYYYMMDD.
     public var bootPatchLevel: Int?
+
+    /// Whether the list makes the key usable only after a biometric match (`userAuthType` biometric
+    /// only), on every use (no `authTimeout`).
+    public var requiresBiometricOnEveryUse: Bool { !noAuthRequired && userAuthType == 2 && authTimeout == nil }
 
     init(node: ASN1Node) throws {
         self = try DER.sequence(node, identifier: .sequence) { nodes in

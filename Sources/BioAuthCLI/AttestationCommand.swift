@@ -14,9 +14,7 @@ public struct AttestationCommand: AsyncParsableCommand {
 
 /// Parses an ISO 8601 time given on the command line.
 func parseInstant(_ text: String) throws -> Date {
-    let withFraction = ISO8601DateFormatter()
-    withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    guard let date = ISO8601DateFormatter().date(from: text) ?? withFraction.date(from: text) else {
+    guard let date = AttestationFiles.parseTime(text) else {
         throw CLIError("not an ISO 8601 time: \(text)", hint: "for example 2026-11-25T12:00:00Z")
     }
     return date

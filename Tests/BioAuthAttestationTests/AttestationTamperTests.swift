@@ -176,16 +176,27 @@ struct AttestationTamperTests {
         }
     }
 
-    /// A key with user authentication by PIN or either (real `_USERAUTH` chains) is not biometric-only, and a
-    /// device with an unlocked bootloader is refused.
-    @Test func realKeysThatAreNotBiometricOnlyAreRefused() async throws {
-        for item in try Self.cases() where item.name.contains("USERAUTH") || item.name.hasPrefix("akita/sdk34/TEE_EC") {
+    /// Real keys that need a PIN or either factor (`_USERAUTH`, with an auth timeout) or no authentication
+    /// are not biometric-only on every use; a device with an unlocked bootloader (Pixel 8a) is refused.
+    @Test func realKeysThatAreNotBiometricOnlyOrOnAnUnlockedDeviceAreRefused() async throws {
+        var checked = 0
+        for item in try Self.cases() where item.shouldPass {
             guard case .androidChain(let ders, _) = item.evidence, let time = item.time else { continue }
-            let (_, description) = try await AndroidKeyAttestationVerifier.decode(chain: ders, at: time)
-            let enforced = description.hardwareEnforced
-            #expect(enforced.noAuthRequired || enforced.userAuthType != 2 || enforced.authTimeout != nil)
-            if item.name.hasPrefix("akita/sdk34/TEE_EC") { #expect(enforced.rootOfTrust?.deviceLocked == false) }
+            let (leaf, description) = try await AndroidKeyAttestationVerifier.decode(chain: ders, at: time)
+            #expect(!description.hardwareEnforced.requiresBiometricOnEveryUse, "\(item.name)")
+            checked += 1
+            guard item.name.hasPrefix("akita/sdk34/TEE_EC"), let p256 = P256.Signing.PublicKey(leaf.publicKey) else { continue }
+            let application = try #require(description.softwareEnforced.applicationID)
+            var requirements = AndroidKeyRequirements(packageNames: Set(application.packages.map(\.name)), signingCertificateDigests: Set(application.signatureDigests))
+            let verifier = AndroidKeyAttestationVerifier(requirements: requirements)
+            let challenge = description.attestationChallenge
+            #expect(await refusal { _ = try await verifier.verify(chain: ders, challenge: challenge, publicKey: DevicePublicKey(p256), at: time) } == .userAuthentication)
+            requirements.biometricOnEveryUse = false
+            let lenient = AndroidKeyAttestationVerifier(requirements: requirements)
+            #expect(await refusal { _ = try await lenient.verify(chain: ders, challenge: challenge, publicKey: DevicePublicKey(p256), at: time) } == .verifiedBoot)
+            checked += 1
         }
+        #expect(checked == 13)  // 12 chains, one of them also through the verifier
     }
 
     /// The `invalid/` chains are refused at their chain already; their key descriptions are refused on their own too

@@ -209,7 +209,8 @@ package enum AttestationFiles {
         return !TrustAnchors.googleHardwareAttestationRoots.contains { $0.publicKey == top.publicKey }
     }
 
-    static func parseTime(_ text: String) -> Date? {
+    /// An ISO 8601 time with or without fractional seconds.
+    package static func parseTime(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.date(from: text) ?? ISO8601DateFormatter().date(from: text)
