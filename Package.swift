@@ -78,6 +78,7 @@ let package = Package(
             name: "BioAuthServer",
             dependencies: [
                 "BioAuthCore",
+                "BioAuthAttestation",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -130,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "BioAuthServerApp",
             dependencies: [
-                "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres",
+                "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres", "BioAuthAttestation",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -178,6 +179,7 @@ let package = Package(
             name: "BioAuthServerTests",
             dependencies: [
                 "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres", "BioAuthHTTP", "BioAuthTesting", "BioAuthServerTesting", "BioAuthCore", "BioAuthEmulator", "BioAuth", "BioAuthClient", "BioAuthCLI",
+                "BioAuthAttestation",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),

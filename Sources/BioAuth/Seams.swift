@@ -183,10 +183,42 @@ public struct DevicePlatform: Sendable {
     package var contexts: any AuthenticationContextFactory
     package var keychain: any KeychainService
     package var enclave: any EnclaveKeyStore
+    /// App Attest; nil where the platform has none to offer (an emulated device without it).
+    package var appAttest: (any AppAttestService)?
 
-    package init(contexts: any AuthenticationContextFactory, keychain: any KeychainService, enclave: any EnclaveKeyStore) {
+    package init(
+        contexts: any AuthenticationContextFactory, keychain: any KeychainService, enclave: any EnclaveKeyStore, appAttest: (any AppAttestService)? = nil
+    ) {
         self.contexts = contexts
         self.keychain = keychain
         self.enclave = enclave
+        self.appAttest = appAttest
     }
+}
+
+/// What `DCAppAttestService` reports (`DCError.Code`, DeviceCheck `DCError.h`).
+package enum AppAttestFailure: Error, Sendable, Hashable {
+    /// `DCErrorFeatureUnsupported`: the Simulator, a Mac without App Attest, an old OS.
+    case featureUnsupported
+    /// `DCErrorInvalidKey`: an unknown key id, or a key attested before.
+    case invalidKey
+    /// `DCErrorInvalidInput`.
+    case invalidInput
+    /// `DCErrorServerUnavailable`: Apple's attestation service could not be reached; retry later.
+    case serverUnavailable
+    /// `DCErrorUnknownSystemFailure`, or a code this package does not know.
+    case unknownSystemFailure
+}
+
+/// `DCAppAttestService.shared` (DeviceCheck, iOS 14+): a key in the Secure Enclave that Apple
+/// attests belongs to this genuine app on a genuine device.
+package protocol AppAttestService: Sendable {
+    /// `isSupported`.
+    var isSupported: Bool { get }
+    /// `generateKey(completionHandler:)`: the new key's id (Apple hands it out base64-encoded; here the 32 bytes).
+    func generateKey() async throws(AppAttestFailure) -> Data
+    /// `attestKey(_:clientDataHash:completionHandler:)`: the attestation object (CBOR).
+    func attestKey(_ keyID: Data, clientDataHash: Data) async throws(AppAttestFailure) -> Data
+    /// `generateAssertion(_:clientDataHash:completionHandler:)`: the assertion object (CBOR).
+    func generateAssertion(_ keyID: Data, clientDataHash: Data) async throws(AppAttestFailure) -> Data
 }

@@ -116,9 +116,14 @@
     }
 
     extension DevicePlatform {
-        /// The live platform: LocalAuthentication, the data-protection keychain and the Secure Enclave.
+        /// The live platform: LocalAuthentication, the data-protection keychain, the Secure Enclave
+        /// and, on iOS, App Attest.
         public static var system: DevicePlatform {
-            DevicePlatform(contexts: SystemContextFactory(), keychain: SystemKeychain(), enclave: SystemSecureEnclave())
+            #if canImport(DeviceCheck) && os(iOS)
+                DevicePlatform(contexts: SystemContextFactory(), keychain: SystemKeychain(), enclave: SystemSecureEnclave(), appAttest: SystemAppAttest())
+            #else
+                DevicePlatform(contexts: SystemContextFactory(), keychain: SystemKeychain(), enclave: SystemSecureEnclave())
+            #endif
         }
     }
 #endif

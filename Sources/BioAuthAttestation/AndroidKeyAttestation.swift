@@ -43,7 +43,7 @@ public struct AndroidAttestedKey: Sendable, Hashable, CustomStringConvertible {
 
 /// Checks an Android Key Attestation certificate chain (leaf first) against Google's hardware
 /// attestation roots and a deployment's ``AndroidKeyRequirements``.
-public struct AndroidKeyAttestationVerifier: Sendable {
+public struct AndroidKeyAttestationVerifier: Sendable, Hashable {
     public var requirements: AndroidKeyRequirements
     public var roots: [Certificate]
 

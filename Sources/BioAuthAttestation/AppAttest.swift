@@ -75,7 +75,7 @@ public struct AppAttestKey: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Checks App Attest attestations and assertions for a deployment's apps and environments.
-public struct AppAttestVerifier: Sendable {
+public struct AppAttestVerifier: Sendable, Hashable {
     public var appIDs: Set<AppAttest.AppID>
     public var environments: Set<AppAttest.Environment>
     public var roots: [Certificate]

@@ -82,6 +82,14 @@ public enum TrustAnchors {
             """),
     ]
 
+    /// Every certificate of a PEM text (a deployment's own roots, e.g. an emulator's test CA);
+    /// throws ``AttestationError/Check/malformed`` if there is none or one does not parse.
+    public static func certificates(pem: String) throws(AttestationError) -> [Certificate] {
+        let ders = AttestationFiles.pemBlocks(pem)
+        guard !ders.isEmpty else { throw AttestationError(.malformed, "no PEM certificate") }
+        return try CertificateChain.parse(ders)
+    }
+
     private static func certificate(_ pem: String) -> Certificate {
         // The literals above are fixed, valid certificates; a test parses each.
         try! Certificate(pemEncoded: pem)

@@ -203,7 +203,7 @@ public struct Demo: Sendable {
             try await mallory.signUp(username: "mallory", password: "mallory's own password")
             let token = try await mallory.signIn(username: "mallory", password: "mallory's own password").token
             let challenge = try await api.registrationChallenge(Wire.RegistrationChallengeRequest(name: "Stolen", publicKey: Base64URL.encode(publicKey.spkiRepresentation)), token: token)
-            let attempt = await outcome { _ = try await api.finishRegistration(Wire.SignedChallenge(challengeId: challenge.challengeId, signature: try forged()), token: token) }
+            let attempt = await outcome { _ = try await api.finishRegistration(Wire.RegistrationFinish(challengeId: challenge.challengeId, signature: try forged()), token: token) }
             let loginChallenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: Self.user, deviceId: deviceID))
             let login = await outcome { _ = try await api.finishLogin(Wire.SignedChallenge(challengeId: loginChallenge.challengeId, signature: try forged())) }
             return (

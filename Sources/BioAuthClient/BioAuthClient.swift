@@ -152,14 +152,34 @@ public actor BioAuthClient {
         let challenge = try await api.registrationChallenge(request, token: primary.token)
         let expectation = ChallengeExpectation(
             purpose: .registration, relyingPartyID: configuration.relyingPartyID, userID: primary.userID, deviceID: deviceID ?? pending?.deviceID)
-        let signature = try await sign(challenge, expecting: expectation, prompt: configuration.enrolmentPrompt, reusing: false)
-        let device = try await api.finishRegistration(signature, token: primary.token)
+        let signed = try await sign(challenge, expecting: expectation, prompt: configuration.enrolmentPrompt, reusing: false)
+        var finish = Wire.RegistrationFinish(challengeId: signed.challengeId, signature: signed.signature)
+        if let attested = await attest(key, challenge: challenge, expecting: expectation) {
+            finish.appAttestKeyId = Base64URL.encode(attested.keyID)
+            finish.appAttestation = Base64URL.encode(attested.object)
+        }
+        let device = try await api.finishRegistration(finish, token: primary.token)
         guard device.publicKey == Base64URL.encode(key.spkiRepresentation), device.id == challenge.deviceId else {
             throw ClientError(.protocolViolation)
         }
         let registration = Registration(userID: primary.userID, deviceID: device.id, deviceName: device.name)
         try remember(registration, key: key)
         return registration
+    }
+
+    /// App Attest for the key being enrolled: a new app key, attested over
+    /// ``AttestationBinding/registrationHash(_:publicKey:)`` — this challenge and this key. Nil
+    /// where App Attest is unsupported or fails: the server's ``ClientError/Code/attestationRejected``
+    /// then says whether it needed one. The client decides nothing here; the server's policy does.
+    func attest(_ key: DevicePublicKey, challenge: ChallengeEnvelope, expecting expectation: ChallengeExpectation) async -> (keyID: Data, object: Data)? {
+        guard let service = platform.appAttest, service.isSupported,
+            let message = try? expectation.check(
+                challenge, now: configuration.clock.now(), maximumLifetime: configuration.maximumChallengeLifetime, clockSkew: configuration.clockSkew)
+        else { return nil }
+        do {
+            let keyID = try await service.generateKey()
+            return (keyID, try await service.attestKey(keyID, clientDataHash: AttestationBinding.registrationHash(message, publicKey: key.spkiRepresentation)))
+        } catch { return nil }
     }
 
     // MARK: - Login and approval

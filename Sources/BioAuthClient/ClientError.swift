@@ -61,6 +61,10 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible, C
         /// The enrolment request has ended — five wrong recovery codes, or the owner cancelled it
         /// from an enrolled device (``PendingEnrolment/ending``). Make a new request.
         public static let requestEnded = Code("requestEnded")
+        /// The server requires an attestation this app could not give (App Attest unsupported here
+        /// — the Simulator, some Macs — or it failed), or the attestation failed a check
+        /// (``ClientError/field`` names the attestation field). Nothing was enrolled.
+        public static let attestationRejected = Code("attestationRejected")
         /// A keychain or Secure Enclave failure on this device (``ClientError/device`` has it).
         public static let deviceFailure = Code("deviceFailure")
 
@@ -69,7 +73,7 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible, C
             .notEnrolled, .alreadyEnrolled, .reenrolmentRequired, .passcodeRequired, .biometryUnavailable, .notRecognised, .cancelled,
             .authenticationFailed, .sessionExpired, .rateLimited, .serverUnreachable, .serverUnavailable, .serverError,
             .challengeMismatch, .protocolViolation, .credentialsUnavailable, .invalidRequest, .forbidden, .notFound, .conflict,
-            .deviceFailure, .approvalRequired, .requestEnded,
+            .deviceFailure, .approvalRequired, .requestEnded, .attestationRejected,
         ]
     }
 

@@ -30,7 +30,7 @@ public struct ServerAPI: Sendable {
         try await call(.post, "/v1/devices/registration/challenge", body, token: token)
     }
 
-    public func finishRegistration(_ body: Wire.SignedChallenge, token: BearerToken) async throws(ClientError) -> Wire.Device {
+    public func finishRegistration(_ body: Wire.RegistrationFinish, token: BearerToken) async throws(ClientError) -> Wire.Device {
         try await call(.post, "/v1/devices/registration/finish", body, token: token)
     }
 
@@ -128,6 +128,7 @@ public struct ServerAPI: Sendable {
         case 400, 413, 415: return ClientError(.invalidRequest, field: body?.field)
         case 401: return ClientError(.authenticationFailed)
         case 403 where body?.error == "approval_required": return ClientError(.approvalRequired, field: body?.field)
+        case 403 where body?.error == "attestation_rejected": return ClientError(.attestationRejected, field: body?.field)
         case 403: return ClientError(.forbidden)
         case 404: return ClientError(.notFound, field: body?.field)
         case 409: return ClientError(.conflict, field: body?.field)

@@ -130,6 +130,32 @@ extension Wire {
         public var visibleFields: KeyValuePairs<String, Any> { ["challengeId": challengeId] }
     }
 
+    /// `POST /v1/devices/registration/finish`: the new key's signature over the challenge's
+    /// message and, when the device has one, the key's attestation — App Attest (both `appAttest`
+    /// fields) or Android Key Attestation, never both.
+    public struct RegistrationFinish: WireRequest, Hashable, WireRedacted {
+        public var challengeId: String
+        public var signature: String
+        /// App Attest: the app key's id (32 bytes, base64url), as `DCAppAttestService.generateKey` returned it.
+        public var appAttestKeyId: String?
+        /// App Attest: the attestation object `attestKey(_:clientDataHash:)` returned for
+        /// ``AttestationBinding/registrationHash(_:publicKey:)`` (CBOR, base64url).
+        public var appAttestation: String?
+        /// Android: the enrolled key's attestation certificate chain, leaf first (DER, base64url each).
+        public var androidKeyAttestation: [String]?
+        public init(challengeId: String, signature: String, appAttestKeyId: String? = nil, appAttestation: String? = nil, androidKeyAttestation: [String]? = nil) {
+            self.challengeId = challengeId
+            self.signature = signature
+            self.appAttestKeyId = appAttestKeyId
+            self.appAttestation = appAttestation
+            self.androidKeyAttestation = androidKeyAttestation
+        }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case challengeId, signature, appAttestKeyId, appAttestation, androidKeyAttestation }
+        public var visibleFields: KeyValuePairs<String, Any> {
+            ["challengeId": challengeId, "appAttestation": appAttestation != nil, "androidKeyAttestation": androidKeyAttestation?.count ?? 0]
+        }
+    }
+
     /// `POST /v1/backend/approvals/redeem`: what the app's backend sends before acting — the
     /// approval and operation the app passed on, and the user the backend's own session names.
     public struct Redemption: WireRequest, Hashable, WireRedacted {

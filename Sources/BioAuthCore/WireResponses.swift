@@ -59,10 +59,16 @@ extension Wire {
         public var deviceId: String?
         public var sid: String?
         public var amr: [String]?
+        /// `urn:bioauth:acr:attested-key` or `urn:bioauth:acr:unattested-key`.
+        public var acr: String?
+        /// What the device key's attestation proved; absent for an unattested key.
+        public var att: AttestationClaim?
         public init(
             active: Bool, tokenType: String? = nil, iss: String? = nil, aud: [String]? = nil, sub: String? = nil, exp: Int64? = nil, iat: Int64? = nil,
-            jti: String? = nil, deviceId: String? = nil, sid: String? = nil, amr: [String]? = nil
+            jti: String? = nil, deviceId: String? = nil, sid: String? = nil, amr: [String]? = nil, acr: String? = nil, att: AttestationClaim? = nil
         ) {
+            self.acr = acr
+            self.att = att
             self.active = active
             self.tokenType = tokenType
             self.iss = iss
@@ -76,10 +82,56 @@ extension Wire {
             self.amr = amr
         }
         enum CodingKeys: String, CodingKey {
-            case active, iss, aud, sub, exp, iat, jti, sid, amr
+            case active, iss, aud, sub, exp, iat, jti, sid, amr, acr, att
             case tokenType = "token_type"
             case deviceId = "device_id"
         }
+    }
+
+    /// An access token's `att` claim (and introspection's): what the device key's attestation
+    /// proved at enrolment. Short names, as JWT claims go.
+    public struct AttestationClaim: Codable, Sendable, Hashable {
+        /// `apple-appattest` or `android-key`.
+        public var fmt: String
+        /// `secureEnclave`, `trustedEnvironment` or `strongBox`.
+        public var lvl: String
+        /// `TEAMID.bundle` or the Android package name.
+        public var app: String
+        /// App Attest only: `development` or `production`.
+        public var env: String?
+        public init(fmt: String, lvl: String, app: String, env: String? = nil) {
+            self.fmt = fmt
+            self.lvl = lvl
+            self.app = app
+            self.env = env
+        }
+    }
+
+    /// What a device's attestation proved, in the device list (`GET /v1/devices`).
+    public struct DeviceAttestation: Codable, Sendable, Hashable {
+        /// `apple-appattest` or `android-key`.
+        public var format: String
+        /// `secureEnclave`, `trustedEnvironment` or `strongBox`.
+        public var securityLevel: String
+        /// `TEAMID.bundle` or the Android package name.
+        public var appId: String
+        /// App Attest only: `development` or `production`.
+        public var environment: String?
+        public var verifiedAt: Int64
+        public init(format: String, securityLevel: String, appId: String, environment: String? = nil, verifiedAt: Int64) {
+            self.format = format
+            self.securityLevel = securityLevel
+            self.appId = appId
+            self.environment = environment
+            self.verifiedAt = verifiedAt
+        }
+    }
+
+    /// `GET /v1/devices/attestation-challenge`: what an Android device passes to
+    /// `setAttestationChallenge` before it makes the key it enrols in this session.
+    public struct AttestationChallenge: Codable, Sendable, Hashable {
+        public var challenge: String
+        public init(challenge: String) { self.challenge = challenge }
     }
 
     /// A webhook's body (`docs/Protocol.md` §4, events): what happened, to whom, when. `type` is
@@ -140,10 +192,13 @@ extension Wire {
         public var keyReplacedAt: Int64?
         /// How: `approval` (another device), `recovery` (a recovery code), `primaryLogin` or `grant`.
         public var keyReplacedBy: String?
+        /// What the current key's attestation proved; absent if it enrolled unattested.
+        public var attestation: DeviceAttestation?
         public init(
             id: String, name: String, publicKey: String, createdAt: Int64, lastUsedAt: Int64?, revokedAt: Int64?, keyReplacedAt: Int64? = nil,
-            keyReplacedBy: String? = nil
+            keyReplacedBy: String? = nil, attestation: DeviceAttestation? = nil
         ) {
+            self.attestation = attestation
             self.id = id
             self.name = name
             self.publicKey = publicKey

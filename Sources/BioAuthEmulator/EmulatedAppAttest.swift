@@ -1,3 +1,4 @@
+import BioAuth
 import BioAuthAttestation
 import BioAuthCore
 import Crypto
@@ -34,6 +35,8 @@ public final class EmulatedAppAttest: Sendable {
     public let isSupported: Bool
     public let appID: AppAttest.AppID
     public let environment: AppAttest.Environment
+    /// When attestations are made: give it the test server's clock.
+    public let clock: any WallClock
 
     private struct Key {
         let privateKey: P256.Signing.PrivateKey
@@ -42,7 +45,8 @@ public final class EmulatedAppAttest: Sendable {
     }
     private let keys = Mutex<[Data: Key]>([:])
 
-    public init(appID: AppAttest.AppID, environment: AppAttest.Environment = .development, isSupported: Bool = true) {
+    public init(appID: AppAttest.AppID, environment: AppAttest.Environment = .development, isSupported: Bool = true, clock: any WallClock = SystemWallClock()) {
+        self.clock = clock
         self.appID = appID
         self.environment = environment
         self.isSupported = isSupported
@@ -58,7 +62,7 @@ public final class EmulatedAppAttest: Sendable {
     }
 
     /// `attestKey(_:clientDataHash:)`: the attestation object for a key, once per key.
-    public func attestKey(_ keyID: Data, clientDataHash: Data, at time: Date = Date()) throws(Failure) -> Data {
+    public func attestKey(_ keyID: Data, clientDataHash: Data, at time: Date? = nil) throws(Failure) -> Data {
         guard isSupported else { throw .featureUnsupported }
         guard clientDataHash.count == 32 else { throw .invalidInput }
         let key: P256.Signing.PrivateKey? = keys.withLock { keys in
@@ -68,7 +72,7 @@ public final class EmulatedAppAttest: Sendable {
             return key.privateKey
         }
         guard let key else { throw .invalidKey }
-        return Self.attestation(for: key.publicKey, appID: appID, environment: environment, clientDataHash: clientDataHash, authority: Self.authority, at: time)
+        return Self.attestation(for: key.publicKey, appID: appID, environment: environment, clientDataHash: clientDataHash, authority: Self.authority, at: time ?? clock.now())
     }
 
     /// `generateAssertion(_:clientDataHash:)`: signs SHA-256(authenticatorData ‖ clientDataHash) with the
@@ -179,4 +183,32 @@ public final class EmulatedAppAttest: Sendable {
     }
 
     static func bigEndian(_ value: UInt32) -> Data { Data((0..<4).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }) }
+}
+
+/// The emulated service behind the ``DevicePlatform`` seam, as `BioAuthApple` puts `DCAppAttestService` there.
+struct EmulatedAppAttestService: AppAttestService {
+    let service: EmulatedAppAttest
+
+    var isSupported: Bool { service.isSupported }
+
+    func generateKey() async throws(AppAttestFailure) -> Data {
+        do { return try service.generateKey() } catch { throw Self.failure(error) }
+    }
+
+    func attestKey(_ keyID: Data, clientDataHash: Data) async throws(AppAttestFailure) -> Data {
+        do { return try service.attestKey(keyID, clientDataHash: clientDataHash) } catch { throw Self.failure(error) }
+    }
+
+    func generateAssertion(_ keyID: Data, clientDataHash: Data) async throws(AppAttestFailure) -> Data {
+        do { return try service.generateAssertion(keyID, clientDataHash: clientDataHash) } catch { throw Self.failure(error) }
+    }
+
+    static func failure(_ error: EmulatedAppAttest.Failure) -> AppAttestFailure {
+        switch error {
+        case .featureUnsupported: .featureUnsupported
+        case .invalidKey: .invalidKey
+        case .invalidInput: .invalidInput
+        default: .unknownSystemFailure
+        }
+    }
 }

@@ -43,6 +43,8 @@ public final class EmulatedDevice: Sendable {
         /// `kSecAttrAccessControl` from token items and leaves enforcement to the token — so only
         /// the key operation (sign, decrypt) fails. `.fails` reports ``invalidatedRead`` on lookup too.
         public var invalidatedKeyLookup: InvalidatedKeyLookup
+        /// The app's `DCAppAttestService`; nil: none (as in the Simulator), so enrolment is unattested.
+        public var appAttest: EmulatedAppAttest?
         public var clock: any WallClock
 
         public init(
@@ -50,8 +52,9 @@ public final class EmulatedDevice: Sendable {
             perPromptFailureLimit: Int = 3, invalidatedRead: InvalidatedRead = .itemNotFound,
             biometricItemsNeedEnrollment: Bool = false, maximumReuseDuration: TimeInterval = 300,
             domainStateAPI: DomainStateAPI = .domainState, invalidatedKeyLookup: InvalidatedKeyLookup = .succeeds,
-            clock: any WallClock = SystemWallClock()
+            appAttest: EmulatedAppAttest? = nil, clock: any WallClock = SystemWallClock()
         ) {
+            self.appAttest = appAttest
             self.domainStateAPI = domainStateAPI
             self.invalidatedKeyLookup = invalidatedKeyLookup
             self.biometry = biometry
@@ -160,7 +163,9 @@ public final class EmulatedDevice: Sendable {
 
     /// The three seams, for the client API.
     public var platform: DevicePlatform {
-        DevicePlatform(contexts: EmulatedContextFactory(device: self), keychain: EmulatedKeychain(device: self), enclave: EmulatedSecureEnclave(device: self))
+        DevicePlatform(
+            contexts: EmulatedContextFactory(device: self), keychain: EmulatedKeychain(device: self), enclave: EmulatedSecureEnclave(device: self),
+            appAttest: configuration.appAttest.map(EmulatedAppAttestService.init))
     }
 
     /// A fresh context, as `LAContext()`.

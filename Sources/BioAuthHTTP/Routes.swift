@@ -99,6 +99,10 @@ public struct BioAuthRoutes: Sendable {
             let body = try await decode(Wire.SignedChallenge.self, request)
             return try json(Wire.Session(try await service.finishLogin(challengeID: body.challengeId, signature: body.signature, request: info(request, context))))
         }
+        authenticated.get("devices/attestation-challenge") { request, context in
+            let (session, _) = try context.authenticated(info(request, context))
+            return try json(Wire.AttestationChallenge(challenge: Base64URL.encode(try service.androidAttestationChallenge(session: session))))
+        }
         authenticated.post("devices/registration/challenge") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.RegistrationChallengeRequest.self, request)
@@ -148,8 +152,11 @@ public struct BioAuthRoutes: Sendable {
         }
         authenticated.post("devices/registration/finish") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
-            let body = try await decode(Wire.SignedChallenge.self, request)
-            let device = try await service.finishRegistration(session: session, challengeID: body.challengeId, signature: body.signature, request: info)
+            let body = try await decode(Wire.RegistrationFinish.self, request)
+            let attestation = try PresentedAttestation(
+                appAttestKeyID: body.appAttestKeyId, appAttestation: body.appAttestation, androidKeyAttestation: body.androidKeyAttestation)
+            let device = try await service.finishRegistration(
+                session: session, challengeID: body.challengeId, signature: body.signature, attestation: attestation, request: info)
             return try json(Wire.Device(device), status: .created)
         }
         authenticated.post("step-up/challenge") { request, context in
@@ -331,7 +338,8 @@ struct ErrorMapping<Context: BioAuthRequestContext>: RouterMiddleware {
     static func response(_ error: ServerError) -> Response {
         let body: Wire.ErrorBody =
             switch error.code {
-            case .invalidRequest: Wire.ErrorBody(error: error.code.description, field: error.field, reason: error.detail)
+            // What was wrong — the field's format, the attestation's failed check — never a secret.
+            case .invalidRequest, .attestationRejected: Wire.ErrorBody(error: error.code.description, field: error.field, reason: error.detail)
             case .authenticationFailed: Wire.ErrorBody(error: error.code.description)  // uniform: no reason, no field
             default: Wire.ErrorBody(error: error.code.description, field: error.field)
             }
@@ -356,7 +364,7 @@ extension ServerError.Code {
         switch self {
         case .invalidRequest: .badRequest
         case .authenticationFailed: .unauthorized
-        case .forbidden, .approvalRequired: .forbidden
+        case .forbidden, .approvalRequired, .attestationRejected: .forbidden
         case .notFound: .notFound
         case .conflict: .conflict
         case .gone: .gone

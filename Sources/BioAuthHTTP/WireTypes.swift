@@ -27,7 +27,8 @@ extension Wire.Introspection {
         }
         self.init(
             active: true, tokenType: "Bearer", iss: token.issuer, aud: token.audience, sub: token.subject, exp: token.expiresAt.seconds,
-            iat: token.issuedAt.seconds, jti: token.tokenID, deviceId: token.deviceID.rawValue, sid: token.sessionID.rawValue, amr: token.methods)
+            iat: token.issuedAt.seconds, jti: token.tokenID, deviceId: token.deviceID.rawValue, sid: token.sessionID.rawValue, amr: token.methods,
+            acr: token.authenticationClass, att: token.attestation)
     }
 }
 
@@ -42,7 +43,11 @@ extension Wire.Device {
         self.init(
             id: device.id.rawValue, name: device.name, publicKey: Base64URL.encode(device.publicKey), createdAt: device.createdAt.seconds,
             lastUsedAt: device.lastUsedAt?.seconds, revokedAt: device.revokedAt?.seconds, keyReplacedAt: device.keyReplacedAt?.seconds,
-            keyReplacedBy: device.keyReplacement?.rawValue)
+            keyReplacedBy: device.keyReplacement?.rawValue,
+            attestation: device.attestation.map {
+                Wire.DeviceAttestation(
+                    format: $0.format.rawValue, securityLevel: $0.securityLevel.rawValue, appId: $0.appID, environment: $0.environment, verifiedAt: $0.verifiedAt.seconds)
+            })
     }
 }
 

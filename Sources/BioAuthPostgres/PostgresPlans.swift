@@ -102,12 +102,17 @@ extension PostgresStore {
         case .insertDevice(let d):
             try await c.query(
                 """
-                INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at, key_replaced_at, key_replaced_by)
-                VALUES (\(d.id), \(d.userID), \(d.name), \(d.publicKey), \(d.createdAt), \(d.lastUsedAt), \(d.revokedAt), \(d.keyReplacedAt), \(d.keyReplacement?.rawValue))
+                INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at, key_replaced_at, key_replaced_by, attestation)
+                VALUES (\(d.id), \(d.userID), \(d.name), \(d.publicKey), \(d.createdAt), \(d.lastUsedAt), \(d.revokedAt), \(d.keyReplacedAt), \(d.keyReplacement?.rawValue),
+                        \(d.attestation?.stored))
                 """, logger: logger)
-        case .replaceDeviceKey(let id, let key, let at, let how):
+        case .replaceDeviceKey(let id, let key, let attestation, let at, let how):
+            let attested = attestation?.stored
             try await c.query(
-                "UPDATE devices SET public_key = \(key), last_used_at = \(at), key_replaced_at = \(at), key_replaced_by = \(how.rawValue) WHERE id = \(id)", logger: logger)
+                """
+                UPDATE devices SET public_key = \(key), attestation = \(attested), last_used_at = \(at), key_replaced_at = \(at), key_replaced_by = \(how.rawValue)
+                WHERE id = \(id)
+                """, logger: logger)
         case .insertApproval(let a):
             try await c.query(
                 """

@@ -168,7 +168,7 @@ public final class PostgresStore: BioAuthStore {
                 WITH taken AS (DELETE FROM challenges WHERE id = \(id) RETURNING *)
                 SELECT taken.*, d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.public_key AS d_public_key, d.created_at AS d_created_at,
                        d.last_used_at AS d_last_used_at, d.revoked_at AS d_revoked_at, d.key_replaced_at AS d_key_replaced_at,
-                       d.key_replaced_by AS d_key_replaced_by
+                       d.key_replaced_by AS d_key_replaced_by, d.attestation AS d_attestation
                 FROM taken LEFT JOIN devices d ON d.id = taken.device_id
                 """, logger: self.logger
             ).collect().first {
@@ -219,6 +219,10 @@ public final class PostgresStore: BioAuthStore {
                 "WITH gone AS (DELETE FROM sessions WHERE expires_at < \(sessionsBefore) OR revoked_at < \(sessionsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
             return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests, sessions: sessions)
         }
+    }
+
+    public func challenge(id: Data) async throws -> ChallengeRecord? {
+        try await rows("SELECT * FROM challenges WHERE id = \(id)").first.map { try ChallengeRecord(row: PostgresStoredRow($0)) }
     }
 
     public func deleteChallenges(expiredBefore date: Date) async throws -> Int {

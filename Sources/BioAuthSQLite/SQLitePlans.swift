@@ -77,15 +77,15 @@ extension SQLiteHandle {
             for mutation in consequences.plan.mutations { try run(mutation, into: &outcome) }
         case .insertDevice(let d):
             try query(
-                "INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at, key_replaced_at, key_replaced_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at, key_replaced_at, key_replaced_by, attestation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     .text(d.id), .text(d.userID), .text(d.name), .blob(d.publicKey), .date(d.createdAt), .optionalDate(d.lastUsedAt), .optionalDate(d.revokedAt),
-                    .optionalDate(d.keyReplacedAt), .optionalText(d.keyReplacement?.rawValue),
+                    .optionalDate(d.keyReplacedAt), .optionalText(d.keyReplacement?.rawValue), .optionalText(d.attestation?.stored),
                 ])
-        case .replaceDeviceKey(let id, let key, let at, let how):
+        case .replaceDeviceKey(let id, let key, let attestation, let at, let how):
             try query(
-                "UPDATE devices SET public_key = ?, last_used_at = ?, key_replaced_at = ?, key_replaced_by = ? WHERE id = ?",
-                [.blob(key), .date(at), .date(at), .text(how.rawValue), .text(id)])
+                "UPDATE devices SET public_key = ?, attestation = ?, last_used_at = ?, key_replaced_at = ?, key_replaced_by = ? WHERE id = ?",
+                [.blob(key), .optionalText(attestation?.stored), .date(at), .date(at), .text(how.rawValue), .text(id)])
         case .insertApproval(let a):
             try query(
                 "INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

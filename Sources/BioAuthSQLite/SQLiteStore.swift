@@ -193,6 +193,10 @@ public final class SQLiteStore: BioAuthStore {
         }
     }
 
+    public func challenge(id: Data) async throws -> ChallengeRecord? {
+        try await writer.read { db in try db.query("SELECT * FROM challenges WHERE id = ?", [.blob(id)]).first.map { try ChallengeRecord(row: $0) } }
+    }
+
     public func deleteChallenges(expiredBefore date: Date) async throws -> Int {
         try await writer.write { db in try db.query("DELETE FROM challenges WHERE expires_at < ? RETURNING id", [.date(date)]).count }
     }

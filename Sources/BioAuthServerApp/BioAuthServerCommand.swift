@@ -64,6 +64,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port (env BIOAUTH_PORT; 0 picks a free one).")
     var port: Int = env("BIOAUTH_PORT").flatMap(Int.init) ?? 8080
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var attestation: AttestationOptions
     @Option(name: .customLong("relying-party"), help: "Relying-party id bound into signatures (env BIOAUTH_RELYING_PARTY).")
     var relyingParty: String = env("BIOAUTH_RELYING_PARTY") ?? "localhost"
     @Option(name: .customLong("challenge-ttl"), help: "Challenge lifetime in seconds (env BIOAUTH_CHALLENGE_TTL).")
@@ -143,6 +144,7 @@ struct Serve: AsyncParsableCommand {
             rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient))
         serverConfiguration.passwordHashing = PasswordHashingPolicy(threads: passwordHashThreads, queueLimit: passwordHashQueue)
         serverConfiguration.passwordLogin = !(noPasswordLogin || env("BIOAUTH_NO_PASSWORD_LOGIN") == "1")
+        serverConfiguration.attestation = try attestation.policy()
         let configuration = ServerAppConfiguration(
             host: host, port: port, server: serverConfiguration,
             http: HTTPOptions(
@@ -150,6 +152,11 @@ struct Serve: AsyncParsableCommand {
             logLevel: Logger.Level(rawValue: logLevel) ?? .info)
         var logger = Logger(label: "bioauth-server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        if serverConfiguration.attestation.acceptsUnattested {
+            logger.warning(
+                "enrolment accepts devices without attestation: a software key from any client can enrol (its tokens say amr pop, acr unattested-key); name your apps with --apple-app-id / --android-package"
+            )
+        }
         let store = try await database.open(logLevel: Logger.Level(rawValue: logLevel) ?? .info, logger: logger)
         let described = database.described
         let server = BioAuthServerApp.build(

@@ -70,7 +70,7 @@ struct WritePlanTests {
         #expect(rekey.guards == [.approvedEnrolmentRequest(id: "r1"), .activeDevice(id: "d1", userID: "alice")])
         #expect(
             Array(rekey.mutations.prefix(4)) == [
-                .deleteEnrolmentRequest(id: "r1"), .replaceDeviceKey(id: "d1", publicKey: Data([7]), at: at, how: .approval),
+                .deleteEnrolmentRequest(id: "r1"), .replaceDeviceKey(id: "d1", publicKey: Data([7]), attestation: nil, at: at, how: .approval),
                 .withdrawApprovals(.ofDevice(id: "d1", userID: "alice")), .revokeSessions(.openedBy(deviceID: "d1", userID: "alice"), at: at),
             ])
         let first = WritePlan.enrolment(device, replacing: nil, approvedRequest: nil, audit: event(.deviceEnrolled))

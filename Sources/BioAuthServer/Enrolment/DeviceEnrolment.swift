@@ -65,12 +65,17 @@ struct DeviceEnrolment: Flow {
         return (name, spki, deviceID, needsProof)
     }
 
-    func finishRegistration(session: SessionRecord, challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> DeviceRecord {
+    func finishRegistration(
+        session: SessionRecord, challengeID: String, signature: String, attestation: PresentedAttestation?, request: RequestInfo
+    ) async throws(ServerError) -> DeviceRecord {
+        let id = try Validate.base64URL(challengeID, field: "challengeId", count: 16...16)
+        // Verified before the challenge is consumed: the chain's signatures never hold the writer.
+        let proven = try await EnrolmentAttestation(context: context).verify(attestation, challengeID: id, session: session, request: request)
         let (enrolment, outcome) = try await Challenges(context: context).finish(
             challengeID, signature, purpose: .registration, session: session, request
         ) { challenge, taken, now -> (verdict: (device: DeviceRecord, audit: AuditEvent), plan: WritePlan)? in
             guard case .registration(let key, let name, let replacing) = challenge.binding else { return nil }
-            let device = DeviceRecord(id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now)
+            let device = DeviceRecord(id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now, attestation: proven)
             let kind: AuditKind = replacing ? .deviceReenrolled : .deviceEnrolled
             // How a new key was allowed: the approved request's way, else the session alone.
             let how: KeyReplacement? =
@@ -85,6 +90,7 @@ struct DeviceEnrolment: Flow {
             var stored = device
             if let how, var row = taken.device {
                 row.publicKey = key
+                row.attestation = proven
                 row.lastUsedAt = now
                 row.keyReplacedAt = now
                 row.keyReplacement = how

@@ -63,7 +63,7 @@ extension WritePlan {
         }
         if let replacing {
             plan.require(.activeDevice(id: device.id, userID: device.userID))
-            plan.add(.replaceDeviceKey(id: device.id, publicKey: device.publicKey, at: device.createdAt, how: replacing))
+            plan.add(.replaceDeviceKey(id: device.id, publicKey: device.publicKey, attestation: device.attestation, at: device.createdAt, how: replacing))
             plan.merge(.replacedKey(deviceID: device.id, userID: device.userID, at: device.createdAt))
         } else {
             plan.add(.insertDevice(device))

@@ -19,18 +19,18 @@ struct DeviceLogin: Flow {
     func finish(challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
         let token = SecretBytes.random(count: 32)
         let refresh = SecretBytes.random(count: 32)
-        let (login, _) = try await Challenges(context: context).finish(challengeID, signature, purpose: .login, session: nil, request) { challenge, _, now in
+        let (login, _) = try await Challenges(context: context).finish(challengeID, signature, purpose: .login, session: nil, request) { challenge, taken, now in
             var session = self.sessionRecord(token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now)
             session.refreshTokenHash = TokenHash(of: refresh)
             let audit = self.event(.loginSucceeded, user: challenge.userID, device: challenge.deviceID, request: request)
             // Clears no password counter (it says nothing about the password), but the address
             // becomes known: the owner's way back to a password login no stranger can slow down.
-            return ((session, audit), .login(session, from: request.clientAddress, audit: audit))
+            return ((session, audit, taken.device?.attestation), .login(session, from: request.clientAddress, audit: audit))
         }
-        let (session, audit) = login
+        let (session, audit, attestation) = login
         metrics.logins.increment()
         log(audit)
-        let access = try await run(request) { try await self.context.accessTokens.issue(for: session, deviceID: session.deviceID ?? "", audit: audit) }
+        let access = try await run(request) { try await self.context.accessTokens.issue(for: session, deviceID: session.deviceID ?? "", attestation: attestation, audit: audit) }
         return SessionGrant(
             token: Base64URL.encode(token.data), session: session,
             tokens: TokenGrant(accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(refresh.data)))

@@ -125,9 +125,18 @@ public final class BioAuthService: Sendable {
             session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, enrolmentRequestID: enrolmentRequestID, request: request)
     }
 
-    /// Finishes enrolment: the new key's signature over the registration challenge.
-    public func finishRegistration(session: SessionRecord, challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> DeviceRecord {
-        try await enrolment.finishRegistration(session: session, challengeID: challengeID, signature: signature, request: request)
+    /// Finishes enrolment: the new key's signature over the registration challenge, with the
+    /// key's attestation when the device has one (``AttestationPolicy``).
+    public func finishRegistration(
+        session: SessionRecord, challengeID: String, signature: String, attestation: PresentedAttestation? = nil, request: RequestInfo
+    ) async throws(ServerError) -> DeviceRecord {
+        try await enrolment.finishRegistration(session: session, challengeID: challengeID, signature: signature, attestation: attestation, request: request)
+    }
+
+    /// The challenge an Android device puts in its key's attestation
+    /// (`setAttestationChallenge`) before enrolling it in this session.
+    public func androidAttestationChallenge(session: SessionRecord) throws(ServerError) -> Data {
+        try EnrolmentAttestation(context: enrolment.context).androidChallenge(for: session)
     }
 
     /// Most unexpired enrolment requests a user may have: someone with the password cannot flood

@@ -31,6 +31,10 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var retention = RetentionPolicy()
     /// Who may enrol a device and what a new device may do at first (``EnrolmentPolicy``).
     public var enrolment = EnrolmentPolicy()
+    /// Which App Attest and Android Key Attestation enrolment asks for (``AttestationPolicy``).
+    /// Off until the deployment names its apps: then devices enrol unattested and their tokens
+    /// claim no hardware key.
+    public var attestation = AttestationPolicy()
     /// Access tokens (JWTs) and refresh tokens of device sessions (``TokenPolicy``).
     public var tokens = TokenPolicy()
     /// Whether the built-in username-and-password login (`POST /v1/login/password`, and sign-up

@@ -1,3 +1,4 @@
+import BioAuthAttestation
 import BioAuthCore
 import Foundation
 
@@ -40,6 +41,10 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let unknownRefreshToken = FailureReason("unknownRefreshToken")
     /// A refresh token used a second time: its session is revoked.
     public static let refreshTokenReused = FailureReason("refreshTokenReused")
+    /// An enrolment without attestation where the ``AttestationPolicy`` requires one.
+    public static let attestationMissing = FailureReason("attestationMissing")
+    /// An enrolment whose attestation failed `check`: `attestation.<check>`.
+    public static func attestation(_ check: AttestationError.Check) -> FailureReason { FailureReason("attestation." + check.description) }
 
     /// What a user may see of a reason in their own audit log (`GET /v1/audit`): the class of
     /// failure, not which check failed. "unknownDevice" versus "wrongUser" versus "revokedDevice"
@@ -55,6 +60,9 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
             revokedDeviceSession.description, unknownRefreshToken.description, refreshTokenReused.description:
             "sessionRejected"
         case approvalRejected.description, recoveryCodeRejected.description: "approvalRejected"
+        case attestationMissing.description,
+            _ where reason.hasPrefix("attestation."):
+            "attestationRejected"
         case lockedOut.description, tooManyChallenges.description, FailureSubject.password("", client: "").kind, FailureSubject.passwordRun("").kind,
             FailureSubject.client("").kind:
             lockedOut.description
@@ -84,6 +92,9 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The thing named has ended for good, e.g. an enrolment request after its wrong codes or
         /// its cancellation (410).
         public static let gone = Code("gone")
+        /// The enrolment's attestation is missing where the deployment requires one (`detail`
+        /// `missing`), or failed the check `detail` names (``AttestationError/Check``) (403).
+        public static let attestationRejected = Code("attestation_rejected")
         /// A known path with another method (405; the response lists the allowed ones).
         public static let methodNotAllowed = Code("method_not_allowed")
         /// A request body over the size limit (413).

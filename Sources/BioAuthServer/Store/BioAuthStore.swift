@@ -39,6 +39,9 @@ public protocol BioAuthStore: Sendable {
     func consumeChallenge<Verdict: Sendable>(
         id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
     ) async throws -> (verdict: Verdict, outcome: PlanOutcome)
+    /// The challenge, unconsumed: what a registration's attestation is verified against before
+    /// ``consumeChallenge(id:lockout:decide:)`` takes it. Nil if unknown or already taken.
+    func challenge(id: Data) async throws -> ChallengeRecord?
     /// Deletes challenges that expired before `date`; returns how many.
     func deleteChallenges(expiredBefore date: Date) async throws -> Int
     /// Deletes window counters whose window started before `windowsBefore`, password runs whose

@@ -37,11 +37,14 @@ public struct DeviceRecord: Sendable, Hashable {
     public var keyReplacedAt: Date?
     /// How it was last replaced; nil if never.
     public var keyReplacement: KeyReplacement?
+    /// What the current key's attestation proved; nil if it enrolled unattested.
+    public var attestation: DeviceAttestation?
 
     public init(
         id: DeviceID, userID: UserID, name: String, publicKey: Data, createdAt: Date, lastUsedAt: Date? = nil, revokedAt: Date? = nil,
-        keyReplacedAt: Date? = nil, keyReplacement: KeyReplacement? = nil
+        keyReplacedAt: Date? = nil, keyReplacement: KeyReplacement? = nil, attestation: DeviceAttestation? = nil
     ) {
+        self.attestation = attestation
         self.id = id
         self.userID = userID
         self.name = name

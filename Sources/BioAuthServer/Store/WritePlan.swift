@@ -74,9 +74,9 @@ public struct WritePlan: Sendable, Hashable {
         case claimForBackend(userID: UserID, at: Date)
         /// Inserts a device; an existing id throws ``StoreError`` `duplicate` and nothing is written.
         case insertDevice(DeviceRecord)
-        /// Gives the device a new public key, marks it used at `at` and records when and how the
-        /// key was replaced.
-        case replaceDeviceKey(id: DeviceID, publicKey: Data, at: Date, how: KeyReplacement)
+        /// Gives the device a new public key with what its attestation proved (nil: none), marks
+        /// it used at `at` and records when and how the key was replaced.
+        case replaceDeviceKey(id: DeviceID, publicKey: Data, attestation: DeviceAttestation?, at: Date, how: KeyReplacement)
         case renameDevice(id: DeviceID, name: String)
         /// Inserts a one-time step-up approval.
         case insertApproval(ApprovalRecord)

@@ -50,14 +50,28 @@ struct AccessTokenClaims: JWTPayload {
     var deviceID: DeviceID
     /// The BioAuth session the token belongs to (revoking it ends the token at introspection).
     var sessionID: SessionID
-    /// RFC 8176 methods: `hwk` (a hardware-bound key signed), `user` (the platform checked the
-    /// user — biometry or the device passcode, as the key's access control demands).
+    /// RFC 8176 methods: `hwk` (a key attestation proved hardware-bound signed) or `pop` (a key
+    /// of unproven kind signed), and `user` (the platform checked the user — biometry or the
+    /// device passcode, as the key's access control demands).
     var amr: [String]
+    /// ``AttestationClass``: what enrolment proved about the key.
+    var acr: String
+    /// The attestation's facts; absent for an unattested key.
+    var att: Wire.AttestationClaim?
 
     enum CodingKeys: String, CodingKey {
-        case iss, aud, sub, exp, iat, jti, amr
+        case iss, aud, sub, exp, iat, jti, amr, acr, att
         case deviceID = "device_id"
         case sessionID = "sid"
+    }
+
+    /// What a token says of a device key: only what its enrolment proved.
+    static func methods(_ attestation: DeviceAttestation?) -> (amr: [String], acr: String, att: Wire.AttestationClaim?) {
+        guard let attestation else { return (["pop", "user"], AttestationClass.unattested, nil) }
+        return (
+            ["hwk", "user"], AttestationClass.attested,
+            Wire.AttestationClaim(fmt: attestation.format.rawValue, lvl: attestation.securityLevel.rawValue, app: attestation.appID, env: attestation.environment)
+        )
     }
 
     func verify(using algorithm: some JWTAlgorithm) async throws {}
@@ -65,8 +79,16 @@ struct AccessTokenClaims: JWTPayload {
     var verified: VerifiedAccessToken {
         VerifiedAccessToken(
             issuer: iss.value, audience: aud.value, subject: sub.value, expiresAt: exp.value, issuedAt: iat.value, tokenID: jti.value, deviceID: deviceID,
-            sessionID: sessionID, methods: amr)
+            sessionID: sessionID, methods: amr, authenticationClass: acr, attestation: att)
     }
+}
+
+/// The `acr` of an access token (`docs/Protocol.md`).
+public enum AttestationClass {
+    /// The device key's enrolment carried an attestation that verified.
+    public static let attested = "urn:bioauth:acr:attested-key"
+    /// It did not: the key may be in software, made by any client.
+    public static let unattested = "urn:bioauth:acr:unattested-key"
 }
 
 /// An access token that verified (``BioAuthService/introspect(token:request:)``): its claims.
@@ -83,6 +105,10 @@ public struct VerifiedAccessToken: Sendable, Hashable {
     public var sessionID: SessionID
     /// `amr` (RFC 8176).
     public var methods: [String]
+    /// `acr`: ``AttestationClass``.
+    public var authenticationClass: String
+    /// `att`; nil for an unattested key.
+    public var attestation: Wire.AttestationClaim?
 }
 
 /// What a device login hands out besides its session: the access token and the refresh token.
@@ -132,16 +158,17 @@ actor AccessTokenIssuer {
         self.clock = clock
     }
 
-    /// A signed access token for a device session.
-    func issue(for session: SessionRecord, deviceID: DeviceID, audit: AuditEvent) async throws -> (token: String, expiresAt: Date) {
+    /// A signed access token for a device session whose key's enrolment proved `attestation`.
+    func issue(for session: SessionRecord, deviceID: DeviceID, attestation: DeviceAttestation?, audit: AuditEvent) async throws -> (token: String, expiresAt: Date) {
         let (keys, collection) = try await current(audit: audit)
         let now = clock.now()
         let signer = Self.signingKey(of: keys, at: now, prePublication: policy.prePublication)
         let expiresAt = now.addingTimeInterval(policy.accessTokenTTL)
+        let methods = AccessTokenClaims.methods(attestation)
         let claims = AccessTokenClaims(
             iss: IssuerClaim(value: issuer), aud: AudienceClaim(value: [audience]), sub: SubjectClaim(value: session.userID.rawValue),
             exp: ExpirationClaim(value: expiresAt), iat: IssuedAtClaim(value: now), jti: IDClaim(value: Base64URL.encode(SecretBytes.random(count: 16).data)),
-            deviceID: deviceID, sessionID: session.id, amr: ["hwk", "user"])
+            deviceID: deviceID, sessionID: session.id, amr: methods.amr, acr: methods.acr, att: methods.att)
         var header = JWTHeader()
         header.typ = "at+jwt"
         return (try await collection.sign(claims, kid: JWKIdentifier(string: signer.id), header: header), expiresAt)

@@ -1,0 +1,122 @@
+import BioAuthAttestation
+import BioAuthCore
+import Crypto
+import Foundation
+import Logging
+import Metrics
+
+/// An attestation as a registration finish carries it, decoded but not verified.
+public enum PresentedAttestation: Sendable, Hashable {
+    /// App Attest: the key id and the attestation object `DCAppAttestService.attestKey` returned
+    /// for ``AttestationBinding/registrationHash(_:publicKey:)``.
+    case appAttest(keyID: Data, object: Data)
+    /// Android Key Attestation: the enrolled key's certificate chain, leaf first (DER), made with
+    /// the session's attestation challenge (``EnrolmentAttestation/androidChallenge(for:)``).
+    case androidKey(chain: [Data])
+
+    /// The attestation fields of a registration finish, checked for shape: both App Attest fields
+    /// or neither, an Android chain of 1–8 certificates, never both kinds. Nil when none is given.
+    public init?(appAttestKeyID: String?, appAttestation: String?, androidKeyAttestation: [String]?) throws(ServerError) {
+        switch (appAttestKeyID, appAttestation, androidKeyAttestation) {
+        case (nil, nil, nil): return nil
+        case (let keyID?, let object?, nil):
+            self = .appAttest(
+                keyID: try Validate.base64URL(keyID, field: "appAttestKeyId", count: 32...32),
+                object: try Validate.base64URL(object, field: "appAttestation", count: 1...Self.maximumSize))
+        case (nil, nil, let chain?):
+            guard (1...8).contains(chain.count) else {
+                throw ServerError(.invalidRequest, field: "androidKeyAttestation", detail: "1 to 8 certificates, leaf first")
+            }
+            var ders: [Data] = []
+            for certificate in chain { ders.append(try Validate.base64URL(certificate, field: "androidKeyAttestation", count: 1...Self.maximumSize)) }
+            self = .androidKey(chain: ders)
+        case (_, _, .some):
+            throw ServerError(.invalidRequest, field: "androidKeyAttestation", detail: "an App Attest attestation or an Android chain, not both")
+        case (nil, .some, nil): throw ServerError(.invalidRequest, field: "appAttestKeyId", detail: "required with appAttestation")
+        case (.some, nil, nil): throw ServerError(.invalidRequest, field: "appAttestation", detail: "required with appAttestKeyId")
+        }
+    }
+
+    /// The largest attestation object or certificate taken, in bytes (real ones are under 6 KiB).
+    static let maximumSize = 12 * 1024
+}
+
+/// Verifying an enrolment's attestation under the ``AttestationPolicy``: before the registration
+/// challenge is consumed, so the chain's P-384 and RSA verifications never hold the database writer.
+struct EnrolmentAttestation: Flow {
+    let context: FlowContext
+
+    /// The Android attestation challenge of an enrolling session: SHA-256 of a fixed tag and the
+    /// session's token hash. Stateless and secret to the session's holder; a chain made for one
+    /// session proves nothing in another.
+    static func androidChallenge(for session: SessionRecord) -> Data {
+        Data(SHA256.hash(data: Data("BioAuth/v1 android-attestation".utf8) + session.tokenHash.digest))
+    }
+
+    func androidChallenge(for session: SessionRecord) throws(ServerError) -> Data {
+        guard session.kind == .primary || session.kind == .enrolmentGrant else {
+            throw ServerError(.forbidden, detail: "enrolment requires a primary login or an enrolment grant")
+        }
+        return Self.androidChallenge(for: session)
+    }
+
+    /// What `presented` proves about the key the registration challenge `challengeID` enrols,
+    /// or nil for an enrolment the policy lets go unattested. A challenge that is not this
+    /// session's unexpired registration gets nil: finishing it fails as it would without one.
+    /// Refusals are audited and counted against the sending address.
+    func verify(_ presented: PresentedAttestation?, challengeID: Data, session: SessionRecord, request: RequestInfo) async throws(ServerError) -> DeviceAttestation? {
+        let policy = configuration.attestation
+        let now = clock.now()
+        let proven: DeviceAttestation?
+        switch presented {
+        case nil: proven = nil
+        case .appAttest(let keyID, let object):
+            guard let verifier = policy.apple.verifier else { proven = nil; break }
+            guard let (challenge, key) = try await registration(challengeID, session: session, at: now, request: request) else { return nil }
+            let message: SignedMessage
+            do { message = try challenge.message() } catch { throw ServerError(error) }
+            do {
+                let clientDataHash = AttestationBinding.registrationHash(message, publicKey: key)
+                proven = DeviceAttestation(try await verifier.verifyAttestation(object, keyID: keyID, clientDataHash: clientDataHash, at: now), at: now)
+            } catch { throw await refuse(error, field: "appAttestation", challenge: challenge, request: request) }
+        case .androidKey(let chain):
+            guard let verifier = policy.android.verifier else { proven = nil; break }
+            guard let (challenge, key) = try await registration(challengeID, session: session, at: now, request: request) else { return nil }
+            let publicKey: DevicePublicKey
+            do { publicKey = try DevicePublicKey(spki: key) } catch { throw ServerError(error) }
+            do {
+                proven = DeviceAttestation(try await verifier.verify(chain: chain, challenge: Self.androidChallenge(for: session), publicKey: publicKey, at: now), at: now)
+            } catch { throw await refuse(error, field: "androidKeyAttestation", challenge: challenge, request: request) }
+        }
+        if proven == nil, !policy.acceptsUnattested {
+            let challenge = try await registration(challengeID, session: session, at: now, request: request)
+            guard let challenge else { return nil }
+            throw await refuse(nil, field: "attestation", challenge: challenge.challenge, request: request)
+        }
+        return proven
+    }
+
+    /// The challenge if it is `session`'s unexpired registration, with the key it enrols.
+    private func registration(_ id: Data, session: SessionRecord, at now: Date, request: RequestInfo) async throws(ServerError) -> (
+        challenge: ChallengeRecord, key: Data
+    )? {
+        guard let challenge = try await run(request, { try await self.store.challenge(id: id) }), challenge.sessionID == session.id, challenge.expiresAt > now,
+            case .registration(let key, _, _) = challenge.binding
+        else { return nil }
+        return (challenge, key)
+    }
+
+    /// Audits and counts a refused attestation (`error` nil: a missing one); returns the 403 to throw.
+    private func refuse(_ error: AttestationError?, field: String, challenge: ChallengeRecord, request: RequestInfo) async -> ServerError {
+        let reason = error.map { FailureReason.attestation($0.check) } ?? .attestationMissing
+        let now = clock.now()
+        let audit = event(.deviceEnrollmentFailed, user: challenge.userID, device: challenge.deviceID, reason: reason.description, request: request)
+        let failure = FailureRecord(reason, lockout: windows.lockout(client: request.clientAddress, at: now), audit: audit)
+        do { _ = try await store.apply(.failure(failure)) } catch {
+            logger.error("audit append failed", metadata: metadata(audit).merging(["error": "\(String(describing: type(of: error)))"]) { $1 })
+        }
+        metrics.failures.increment()
+        logger.notice("attestation refused", metadata: metadata(audit).merging(["why": "\(error?.reason ?? "none sent")"]) { $1 })
+        return ServerError(.attestationRejected, field: field, detail: error?.check.description ?? "missing")
+    }
+}

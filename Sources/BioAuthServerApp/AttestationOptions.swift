@@ -1,0 +1,109 @@
+import ArgumentParser
+import BioAuthAttestation
+import BioAuthServer
+import Foundation
+
+/// The server's ``AttestationPolicy`` from the command line: naming an app turns its platform's
+/// attestation on, `required` unless told otherwise.
+struct AttestationOptions: ParsableArguments {
+    @Option(
+        name: .customLong("apple-app-id"),
+        help: "An iOS app allowed to enrol, TEAMID.bundle.id; repeat for several (env BIOAUTH_APPLE_APP_IDS, comma-separated). Turns App Attest on.")
+    var appleAppIDOptions: [String] = []
+    var appleAppIDs: [String] { appleAppIDOptions.isEmpty ? list("BIOAUTH_APPLE_APP_IDS") : appleAppIDOptions }
+
+    @Option(
+        name: .customLong("apple-attestation"),
+        help:
+            "required (default with --apple-app-id), preferred (verify when sent: the Simulator and macOS have no App Attest) or off (env BIOAUTH_APPLE_ATTESTATION)."
+    )
+    var appleRuleOption: String?
+    var appleRule: String? { appleRuleOption ?? env("BIOAUTH_APPLE_ATTESTATION") }
+
+    @Flag(name: .customLong("app-attest-development"), help: "Also accept App Attest keys of development builds (env BIOAUTH_APP_ATTEST_DEVELOPMENT=1).")
+    var appAttestDevelopmentFlag = false
+    var appAttestDevelopment: Bool { appAttestDevelopmentFlag || env("BIOAUTH_APP_ATTEST_DEVELOPMENT") == "1" }
+
+    @Option(
+        name: .customLong("insecure-app-attest-root"),
+        help: "Trust this PEM root instead of Apple's App Attestation Root (test suites only: an emulator's CA; anyone holding its key attests anything).")
+    var appAttestRootFile: String?
+
+    @Option(
+        name: .customLong("android-package"),
+        help: "An Android package allowed to enrol; repeat for several (env BIOAUTH_ANDROID_PACKAGES, comma-separated). Turns Android Key Attestation on.")
+    var androidPackageOptions: [String] = []
+    var androidPackages: [String] { androidPackageOptions.isEmpty ? list("BIOAUTH_ANDROID_PACKAGES") : androidPackageOptions }
+
+    @Option(
+        name: .customLong("android-signing-digest"),
+        help: "SHA-256 of a signing certificate the Android app may carry, hex; repeat for several (env BIOAUTH_ANDROID_SIGNING_DIGESTS, comma-separated).")
+    var androidDigestOptions: [String] = []
+    var androidDigests: [String] { androidDigestOptions.isEmpty ? list("BIOAUTH_ANDROID_SIGNING_DIGESTS") : androidDigestOptions }
+
+    @Option(
+        name: .customLong("android-attestation"), help: "required (default with --android-package), preferred or off (env BIOAUTH_ANDROID_ATTESTATION).")
+    var androidRuleOption: String?
+    var androidRule: String? { androidRuleOption ?? env("BIOAUTH_ANDROID_ATTESTATION") }
+
+    func validate() throws { _ = try policy() }
+
+    /// The policy these options describe.
+    func policy() throws -> AttestationPolicy {
+        var policy = AttestationPolicy()
+        var appIDs: Set<AppAttest.AppID> = []
+        for id in appleAppIDs {
+            do { appIDs.insert(try AppAttest.AppID(id)) } catch { throw ValidationError("--apple-app-id: \(id) is not TEAMID.bundle.id") }
+        }
+        if !appIDs.isEmpty {
+            var roots = [TrustAnchors.appleAppAttestationRoot]
+            if let appAttestRootFile {
+                guard let text = try? String(contentsOfFile: appAttestRootFile, encoding: .utf8), let parsed = try? TrustAnchors.certificates(pem: text) else {
+                    throw ValidationError("--insecure-app-attest-root: no PEM certificate in \(appAttestRootFile)")
+                }
+                roots = parsed
+            }
+            let verifier = AppAttestVerifier(appIDs: appIDs, environments: appAttestDevelopment ? [.production, .development] : [.production], roots: roots)
+            policy.apple = try Self.rule(appleRule, verifier, option: "--apple-attestation")
+        } else if appleRule.map({ $0 != "off" }) ?? false {
+            throw ValidationError("--apple-attestation needs --apple-app-id")
+        }
+        if !androidPackages.isEmpty {
+            var digests: Set<Data> = []
+            for hex in androidDigests {
+                guard let digest = Self.hex(hex), digest.count == 32 else { throw ValidationError("--android-signing-digest: \(hex) is not 32 bytes of hex") }
+                digests.insert(digest)
+            }
+            guard !digests.isEmpty else { throw ValidationError("--android-package needs --android-signing-digest: a package name alone is no proof of the app") }
+            let verifier = AndroidKeyAttestationVerifier(requirements: AndroidKeyRequirements(packageNames: Set(androidPackages), signingCertificateDigests: digests))
+            policy.android = try Self.rule(androidRule, verifier, option: "--android-attestation")
+        } else if androidRule.map({ $0 != "off" }) ?? false {
+            throw ValidationError("--android-attestation needs --android-package")
+        }
+        return policy
+    }
+
+    private static func rule<Verifier>(_ name: String?, _ verifier: Verifier, option: String) throws -> AttestationPolicy.Rule<Verifier> {
+        switch name ?? "required" {
+        case "required": .required(verifier)
+        case "preferred": .preferred(verifier)
+        case "off": .off
+        default: throw ValidationError("\(option): required, preferred or off")
+        }
+    }
+
+    private static func hex(_ text: String) -> Data? {
+        let digits = Array(text.replacingOccurrences(of: ":", with: "").lowercased().utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes = Data()
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        return bytes
+    }
+
+    private func list(_ variable: String) -> [String] {
+        (env(variable) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+}
