@@ -194,7 +194,7 @@ let package = Package(
         .testTarget(
             name: "BioAuthClientTests",
             dependencies: [
-                "BioAuthClient", "BioAuth", "BioAuthCore", "BioAuthEmulator", "BioAuthTesting", "BioAuthTestServer",
+                "BioAuthClient", "BioAuth", "BioAuthCore", "BioAuthEmulator", "BioAuthTesting", "BioAuthTestServer", "BioAuthServer", "BioAuthAttestation",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

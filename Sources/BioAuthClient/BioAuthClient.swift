@@ -389,6 +389,9 @@ public struct RegisteredDevice: Sendable, Hashable {
     /// takes over a device that keeps its familiar name.
     public let keyReplacedAt: Date?
     public let keyReplacedBy: String?
+    /// What the key's attestation proved at enrolment (format, security level, app); nil: it
+    /// enrolled unattested.
+    public let attestation: Wire.DeviceAttestation?
     /// Whether this is the phone the client runs on.
     public let isThisDevice: Bool
 
@@ -405,6 +408,7 @@ public struct RegisteredDevice: Sendable, Hashable {
         revokedAt = device.revokedAt.map(Date.init(seconds:))
         keyReplacedAt = device.keyReplacedAt.map(Date.init(seconds:))
         keyReplacedBy = device.keyReplacedBy
+        attestation = device.attestation
         isThisDevice = device.id == thisDevice
     }
 }

@@ -3,6 +3,7 @@ import BioAuthTestServer
 import BioAuthClient
 import BioAuthCore
 import BioAuthEmulator
+import BioAuthServer
 import BioAuthTesting
 import Crypto
 import Foundation
@@ -21,9 +22,10 @@ struct Phone {
 
     static func start(
         policy: BiometricPolicy = .always, relyingParty: String = "localhost", device configure: (inout EmulatedDevice.Configuration) -> Void = { _ in },
-        tamper: (@Sendable (TransportRequest, TransportResponse) -> TransportResponse)? = nil
+        tamper: (@Sendable (TransportRequest, TransportResponse) -> TransportResponse)? = nil,
+        server configureServer: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> Phone {
-        let server = try await InProcessServer.start()
+        let server = try await InProcessServer.start(server: configureServer)
         let clock = ManualClock(start: server.clock.now())
         var configuration = EmulatedDevice.Configuration(biometry: .faceID, clock: clock)
         configure(&configuration)
@@ -41,9 +43,10 @@ struct Phone {
     /// Runs `body` with a phone and server, and stops the server when it ends, however it ends.
     static func with(
         policy: BiometricPolicy = .always, relyingParty: String = "localhost", device configure: (inout EmulatedDevice.Configuration) -> Void = { _ in },
-        tamper: (@Sendable (TransportRequest, TransportResponse) -> TransportResponse)? = nil, _ body: (Phone) async throws -> Void
+        tamper: (@Sendable (TransportRequest, TransportResponse) -> TransportResponse)? = nil,
+        server configureServer: (inout ServerConfiguration) -> Void = { _ in }, _ body: (Phone) async throws -> Void
     ) async throws {
-        let phone = try await start(policy: policy, relyingParty: relyingParty, device: configure, tamper: tamper)
+        let phone = try await start(policy: policy, relyingParty: relyingParty, device: configure, tamper: tamper, server: configureServer)
         do { try await body(phone) } catch {
             await phone.stop()
             throw error
