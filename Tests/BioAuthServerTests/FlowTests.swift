@@ -192,7 +192,7 @@ struct OpenAPIDocumentTests {
         let operations = OpenAPIDocument.operations.map { operation in
             (HTTPRequest.Method(operation.method.uppercased())!, operation.path.replacingOccurrences(of: "{id}", with: UUID().uuidString.lowercased()))
         }
-        #expect(operations.count == 31)
+        #expect(operations.count == 32)
         let documented = operations
         try await ServerHarness().test { api in
             for (method, path) in documented {

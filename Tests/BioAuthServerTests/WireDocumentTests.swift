@@ -62,7 +62,7 @@ struct WireDocumentTests {
         ("/v1/users", Wire.Credentials.fieldNames), ("/v1/login/password", Wire.Credentials.fieldNames),
         ("/v1/login/challenge", Wire.LoginChallengeRequest.fieldNames),
         ("/v1/devices/registration/challenge", Wire.RegistrationChallengeRequest.fieldNames),
-        ("/v1/devices/registration/finish", Wire.SignedChallenge.fieldNames), ("/v1/login/finish", Wire.SignedChallenge.fieldNames),
+        ("/v1/devices/registration/finish", Wire.RegistrationFinish.fieldNames), ("/v1/login/finish", Wire.SignedChallenge.fieldNames),
         ("/v1/step-up/challenge", Wire.StepUpChallengeRequest.fieldNames), ("/v1/step-up/finish", Wire.SignedChallenge.fieldNames),
         ("/v1/token/refresh", Wire.RefreshRequest.fieldNames), ("/v1/introspect", Wire.IntrospectionRequest.fieldNames),
         ("/v1/backend/approvals/redeem", Wire.Redemption.fieldNames), ("/v1/backend/enrolment-grants", Wire.EnrolmentGrantRequest.fieldNames), ("/v1/devices/{id}", Wire.DeviceRename.fieldNames),
@@ -93,11 +93,21 @@ struct WireDocumentTests {
                 "Introspection",
                 try Self.keys(
                     Wire.Introspection(
-                        active: true, tokenType: "Bearer", iss: "i", aud: ["a"], sub: "s", exp: 1, iat: 2, jti: "j", deviceId: "d", sid: "s", amr: ["hwk"]))
+                        active: true, tokenType: "Bearer", iss: "i", aud: ["a"], sub: "s", exp: 1, iat: 2, jti: "j", deviceId: "d", sid: "s", amr: ["hwk"], acr: "a",
+                        att: Wire.AttestationClaim(fmt: "f", lvl: "l", app: "a", env: "e")))
             ),
             ("JWKS", try Self.keys(Wire.JWKS(keys: []))),
             ("Event", try Self.keys(Wire.Event(id: "1", type: "device.enrolled", occurredAt: 1, userId: "u", deviceId: "d", reason: "r"))),
-            ("Device", try Self.keys(Wire.Device(id: "i", name: "n", publicKey: "k", createdAt: 1, lastUsedAt: 2, revokedAt: 3, keyReplacedAt: 4, keyReplacedBy: "recovery"))),
+            (
+                "Device",
+                try Self.keys(
+                    Wire.Device(
+                        id: "i", name: "n", publicKey: "k", createdAt: 1, lastUsedAt: 2, revokedAt: 3, keyReplacedAt: 4, keyReplacedBy: "recovery",
+                        attestation: Wire.DeviceAttestation(format: "f", securityLevel: "s", appId: "a", environment: "e", verifiedAt: 5)))
+            ),
+            ("DeviceAttestation", try Self.keys(Wire.DeviceAttestation(format: "f", securityLevel: "s", appId: "a", environment: "e", verifiedAt: 5))),
+            ("AttestationClaim", try Self.keys(Wire.AttestationClaim(fmt: "f", lvl: "l", app: "a", env: "e"))),
+            ("AttestationChallenge", try Self.keys(Wire.AttestationChallenge(challenge: "c"))),
             ("SessionInfo", try Self.keys(Wire.SessionInfo(id: "i", kind: "device", deviceId: "d", createdAt: 1, expiresAt: 2, current: true))),
             ("Approval", try Self.keys(Wire.Approval(approval: "a", expiresAt: 1))),
             ("Redeemed", try Self.keys(Wire.RedeemedApproval(userId: "u", deviceId: "d"))),
