@@ -1,7 +1,9 @@
 import BioAuth
+import BioAuthAttestation
 import BioAuthClient
 import BioAuthCore
 import BioAuthEmulator
+import BioAuthServer
 import BioAuthTestServer
 import Crypto
 import Foundation
@@ -29,14 +31,22 @@ public struct Demo: Sendable {
     static let appPasscode = "246810"
     static let devicePasscode = "123456"
     static let operation = "transfer 100.00 EUR to bob"
+    /// The demo app's App Attest identity; the server requires App Attest for it.
+    static let app = try! AppAttest.AppID("DEMOTEAM01.dev.bioauth.demo")
+
+    /// The demo server: App Attest required for the demo app, trusting the emulator's test root.
+    static func requireAppAttest(_ configuration: inout ServerConfiguration) {
+        configuration.attestation.apple = .required(AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
+    }
 
     /// Runs the demo; returns whether every step behaved as expected.
     public func run() async throws -> Bool {
-        try await InProcessServer.with { server in try await run(on: server) }
+        try await InProcessServer.with(server: Self.requireAppAttest) { server in try await run(on: server) }
     }
 
     func run(on server: InProcessServer) async throws -> Bool {
-        let device = EmulatedDevice(configuration: .init(biometry: .faceID), passcode: Self.devicePasscode)
+        let device = EmulatedDevice(
+            configuration: .init(biometry: .faceID, appAttest: EmulatedAppAttest(appID: Self.app, clock: server.clock)), passcode: Self.devicePasscode)
         let wire = Wiretap(URLSessionTransport(baseURL: URL(string: server.url)!))
         let client = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: device.platform, transport: wire)
         let api = client.api
@@ -75,7 +85,7 @@ public struct Demo: Sendable {
             let prompts = device.promptCount - before
             return (
                 prompts == 1 && !deviceID.isEmpty,
-                "a P-256 key is created in the (emulated) Secure Enclave with .privateKeyUsage + .biometryCurrentSet; it signs the registration challenge (proof of possession, \(prompts) Face ID prompt); the server keeps only the public key \(key.fingerprint)"
+                "a P-256 key is created in the (emulated) Secure Enclave with .privateKeyUsage + .biometryCurrentSet; it signs the registration challenge (proof of possession, \(prompts) Face ID prompt), and App Attest vouches that the genuine app made it; the server keeps only the public key \(key.fingerprint) and what the attestation proved"
             )
         }
         await record("story", "App lock") {
@@ -178,7 +188,7 @@ public struct Demo: Sendable {
             )
         }
         await record("attack", "Phished password (the attacker enrols their own phone)") {
-            let phone = EmulatedDevice(configuration: .init(biometry: .faceID))
+            let phone = EmulatedDevice(configuration: .init(biometry: .faceID, appAttest: EmulatedAppAttest(appID: Self.app, clock: server.clock)))
             let attacker = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: phone.platform, transport: wire)
             let phished = try await attacker.signIn(username: Self.user, password: Self.password)
             let enrol = await outcome { try await attacker.enrol(phished, deviceName: "Alice's iPhone") }
@@ -203,12 +213,36 @@ public struct Demo: Sendable {
             try await mallory.signUp(username: "mallory", password: "mallory's own password")
             let token = try await mallory.signIn(username: "mallory", password: "mallory's own password").token
             let challenge = try await api.registrationChallenge(Wire.RegistrationChallengeRequest(name: "Stolen", publicKey: Base64URL.encode(publicKey.spkiRepresentation)), token: token)
-            let attempt = await outcome { _ = try await api.finishRegistration(Wire.RegistrationFinish(challengeId: challenge.challengeId, signature: try forged()), token: token) }
+            // Mallory runs the genuine app on a real phone: the attestation passes, the signature cannot.
+            let genuine = EmulatedAppAttest(appID: Self.app, clock: server.clock)
+            let keyID = try genuine.generateKey()
+            let attestation = try genuine.attestKey(
+                keyID, clientDataHash: AttestationBinding.registrationHash(try challenge.message(), publicKey: publicKey.spkiRepresentation))
+            let finish = Wire.RegistrationFinish(
+                challengeId: challenge.challengeId, signature: try forged(), appAttestKeyId: Base64URL.encode(keyID), appAttestation: Base64URL.encode(attestation))
+            let attempt = await outcome { _ = try await api.finishRegistration(finish, token: token) }
             let loginChallenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: Self.user, deviceId: deviceID))
             let login = await outcome { _ = try await api.finishLogin(Wire.SignedChallenge(challengeId: loginChallenge.challengeId, signature: try forged())) }
             return (
                 attempt == "authenticationFailed" && login == "authenticationFailed",
                 "a public key is public: registering alice's key under mallory's account needs a signature by it (\(attempt ?? "-")); logging in as alice's device needs one too (\(login ?? "-"))"
+            )
+        }
+        await record("attack", "Re-signed app (a software key, or a copy of the app signed by another team)") {
+            let mallory = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: EmulatedDevice(configuration: .init(biometry: .faceID)).platform, transport: wire)
+            try await mallory.signUp(username: "mallory2", password: "mallory's other password")
+            let session = try await mallory.signIn(username: "mallory2", password: "mallory's other password")
+            let script = await outcome { try await mallory.enrol(session, deviceName: "Script") }
+            let resignedApp = try AppAttest.AppID("EVILTEAM01.dev.bioauth.demo")
+            let resigned = BioAuthClient(
+                configuration: .init(relyingPartyID: "localhost", keyTag: "dev.bioauth.resigned"),
+                platform: EmulatedDevice(configuration: .init(biometry: .faceID, appAttest: EmulatedAppAttest(appID: resignedApp, clock: server.clock))).platform,
+                transport: wire)
+            let copy = await outcome { try await resigned.enrol(session, deviceName: "Copy") }
+            let enrolled = try await mallory.api.devices(token: session.token)
+            return (
+                script == "attestationRejected" && copy == "attestationRejected" && enrolled.isEmpty,
+                "the server requires App Attest for \(Self.app): a key without an attestation (\(script ?? "accepted")) and a key attested by a copy of the app re-signed as \(resignedApp.teamID) (\(copy ?? "accepted")) are both refused at enrolment, audited, and nothing is stored — so no token ever claims a hardware key it cannot prove"
             )
         }
         await record("attack", "Expired challenge") {
