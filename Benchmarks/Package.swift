@@ -24,6 +24,8 @@ let package = Package(
                 .product(name: "BioAuthServer", package: "BioAuth"),
                 .product(name: "BioAuthSQLite", package: "BioAuth"),
                 .product(name: "BioAuthPostgres", package: "BioAuth"),
+                .product(name: "BioAuthAttestation", package: "BioAuth"),
+                .product(name: "BioAuthEmulator", package: "BioAuth"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -52,7 +52,11 @@ line("verify (SPKI parse + DER parse + ECDSA verify), \(iterations) iterations, 
 line(String(format: "  swift-crypto directly:         %8.0f /s", raw))
 line(String(format: "  BioAuthCore strict path:       %8.0f /s   (%.2f× swift-crypto)", ours, ours / raw))
 
-// MARK: 2. Login verification through the service (no HTTP), by store and registry size
+// MARK: 2. Enrolment through the service, without and with App Attest
+
+try await enrolmentFigures(rawVerifiesPerSecond: raw)
+
+// MARK: 3. Login verification through the service (no HTTP), by store and registry size
 
 /// Seeds devices through the store's own enrolment transaction.
 func seedThroughStore(_ store: any BioAuthStore, devices: Int, spki: Data) async throws -> [(user: UserID, device: DeviceID)] {
