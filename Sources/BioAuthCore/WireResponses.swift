@@ -127,7 +127,7 @@ extension Wire {
         }
     }
 
-    /// `GET /v1/devices/attestation-challenge`: what an Android device passes to
+    /// `GET /v1/devices/registration/attestation-challenge`: what an Android device passes to
     /// `setAttestationChallenge` before it makes the key it enrols in this session.
     public struct AttestationChallenge: Codable, Sendable, Hashable {
         public var challenge: String

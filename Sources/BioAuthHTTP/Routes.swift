@@ -99,7 +99,7 @@ public struct BioAuthRoutes: Sendable {
             let body = try await decode(Wire.SignedChallenge.self, request)
             return try json(Wire.Session(try await service.finishLogin(challengeID: body.challengeId, signature: body.signature, request: info(request, context))))
         }
-        authenticated.get("devices/attestation-challenge") { request, context in
+        authenticated.get("devices/registration/attestation-challenge") { request, context in
             let (session, _) = try context.authenticated(info(request, context))
             return try json(Wire.AttestationChallenge(challenge: Base64URL.encode(try service.androidAttestationChallenge(session: session))))
         }
@@ -152,7 +152,8 @@ public struct BioAuthRoutes: Sendable {
         }
         authenticated.post("devices/registration/finish") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
-            let body = try await decode(Wire.RegistrationFinish.self, request)
+            // An attestation is several KiB: this body may be larger than the others.
+            let body = try await decode(Wire.RegistrationFinish.self, request, maxBodySize: PresentedAttestation.maximumBodySize)
             let attestation = try PresentedAttestation(
                 appAttestKeyID: body.appAttestKeyId, appAttestation: body.appAttestation, androidKeyAttestation: body.androidKeyAttestation)
             let device = try await service.finishRegistration(
@@ -267,12 +268,13 @@ public struct BioAuthRoutes: Sendable {
 
     /// Decodes a JSON body. Anything but `application/json` is refused with 415, so a web page cannot
     /// drive these endpoints with CORS-simple `text/plain` or form posts from visitors' browsers.
-    func decode<T: WireRequest>(_ type: T.Type, _ request: Request) async throws -> T {
+    func decode<T: WireRequest>(_ type: T.Type, _ request: Request, maxBodySize: Int? = nil) async throws -> T {
+        let maxBodySize = maxBodySize ?? options.maxBodySize
         let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard mediaType == "application/json" else { throw ServerError(.unsupportedMediaType, field: "Content-Type") }
         let buffer: ByteBuffer
-        do { buffer = try await request.body.collect(upTo: options.maxBodySize) } catch {
-            throw ServerError(.payloadTooLarge, field: "body", detail: "at most \(options.maxBodySize) bytes")
+        do { buffer = try await request.body.collect(upTo: maxBodySize) } catch {
+            throw ServerError(.payloadTooLarge, field: "body", detail: "at most \(maxBodySize) bytes")
         }
         return try StrictJSON.decode(T.self, from: Data(buffer.readableBytesView))
     }

@@ -152,11 +152,11 @@ struct AttestationEnrolmentTests {
         }
         try await harness.test { api in
             let token = try await api.primarySession()
-            let challenge = try await api.call(.get, "/v1/devices/attestation-challenge", token: token)
+            let challenge = try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)
             #expect(challenge.status == 200 && Base64URL.decode(challenge["challenge"])?.count == 32)
             // Another session gets another challenge; the same session the same one.
-            #expect(try await api.call(.get, "/v1/devices/attestation-challenge", token: token)["challenge"] == challenge["challenge"])
-            #expect(try await api.call(.get, "/v1/devices/attestation-challenge", token: try await api.primarySession())["challenge"] != challenge["challenge"])
+            #expect(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"] == challenge["challenge"])
+            #expect(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: try await api.primarySession())["challenge"] != challenge["challenge"])
             // A real Pixel's chain is for its own key, not the one being enrolled.
             let pem = String(decoding: try TestVectors.load("attestation/android-key/testdata/marlin/sdk29/TEE_EC_NONE.pem"), as: UTF8.self)
             let chain = pem.components(separatedBy: "-----END CERTIFICATE-----").compactMap { block -> String? in

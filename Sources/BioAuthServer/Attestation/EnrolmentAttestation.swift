@@ -22,13 +22,15 @@ public enum PresentedAttestation: Sendable, Hashable {
         case (let keyID?, let object?, nil):
             self = .appAttest(
                 keyID: try Validate.base64URL(keyID, field: "appAttestKeyId", count: 32...32),
-                object: try Validate.base64URL(object, field: "appAttestation", count: 1...Self.maximumSize))
+                object: try Validate.base64URL(object, field: "appAttestation", count: 1...Self.maximumObjectSize))
         case (nil, nil, let chain?):
             guard (1...8).contains(chain.count) else {
                 throw ServerError(.invalidRequest, field: "androidKeyAttestation", detail: "1 to 8 certificates, leaf first")
             }
             var ders: [Data] = []
-            for certificate in chain { ders.append(try Validate.base64URL(certificate, field: "androidKeyAttestation", count: 1...Self.maximumSize)) }
+            for certificate in chain {
+                ders.append(try Validate.base64URL(certificate, field: "androidKeyAttestation", count: 1...Self.maximumCertificateSize))
+            }
             self = .androidKey(chain: ders)
         case (_, _, .some):
             throw ServerError(.invalidRequest, field: "androidKeyAttestation", detail: "an App Attest attestation or an Android chain, not both")
@@ -37,8 +39,12 @@ public enum PresentedAttestation: Sendable, Hashable {
         }
     }
 
-    /// The largest attestation object or certificate taken, in bytes (real ones are under 6 KiB).
-    static let maximumSize = 12 * 1024
+    /// The largest App Attest object taken, in bytes (real ones are under 6 KiB).
+    public static let maximumObjectSize = 12 * 1024
+    /// The largest Android certificate taken, in bytes (real ones are under 1.5 KiB).
+    public static let maximumCertificateSize = 3 * 1024
+    /// The largest registration-finish body: eight largest certificates fit, base64url, with room.
+    public static let maximumBodySize = 48 * 1024
 }
 
 /// Verifying an enrolment's attestation under the ``AttestationPolicy``: before the registration
