@@ -144,9 +144,12 @@ struct PasswordFloodTests {
         /// priority, so a busy machine still finishes it instead of starving it.
         @Test func aHashThatWaitsTooLongIsPromotedToNormalPriority() async throws {
             let policies = Mutex<[Int32]>([])
-            let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: 1), promoteAfter: 0.05) { _, _, _ in
+            // A SCHED_IDLE thread on a loaded CI machine can wait tens of milliseconds before its
+            // first instruction, and is then rightly promoted before it reads its policy: margins
+            // of 0.3 s to the promotion and 1 s of hashing keep the readings about the rule.
+            let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: 1), promoteAfter: 0.3) { _, _, _ in
                 policies.withLock { $0.append(Self.schedulingPolicy()) }
-                Thread.sleep(forTimeInterval: 0.5)
+                Thread.sleep(forTimeInterval: 1)
                 policies.withLock { $0.append(Self.schedulingPolicy()) }
                 return Data()
             }
