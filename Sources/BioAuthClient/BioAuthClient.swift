@@ -153,8 +153,8 @@ public actor BioAuthClient {
         let expectation = ChallengeExpectation(
             purpose: .registration, relyingPartyID: configuration.relyingPartyID, userID: primary.userID, deviceID: deviceID ?? pending?.deviceID)
         let signed = try await sign(challenge, expecting: expectation, prompt: configuration.enrolmentPrompt, reusing: false)
-        var finish = Wire.RegistrationFinish(challengeId: signed.challengeId, signature: signed.signature)
-        if let attested = await attest(key, challenge: challenge, expecting: expectation) {
+        var finish = Wire.RegistrationFinish(challengeId: signed.body.challengeId, signature: signed.body.signature)
+        if let attested = await attest(key, message: signed.message) {
             finish.appAttestKeyId = Base64URL.encode(attested.keyID)
             finish.appAttestation = Base64URL.encode(attested.object)
         }
@@ -168,14 +168,12 @@ public actor BioAuthClient {
     }
 
     /// App Attest for the key being enrolled: a new app key, attested over
-    /// ``AttestationBinding/registrationHash(_:publicKey:)`` — this challenge and this key. Nil
-    /// where App Attest is unsupported or fails: the server's ``ClientError/Code/attestationRejected``
-    /// then says whether it needed one. The client decides nothing here; the server's policy does.
-    func attest(_ key: DevicePublicKey, challenge: ChallengeEnvelope, expecting expectation: ChallengeExpectation) async -> (keyID: Data, object: Data)? {
-        guard let service = platform.appAttest, service.isSupported,
-            let message = try? expectation.check(
-                challenge, now: configuration.clock.now(), maximumLifetime: configuration.maximumChallengeLifetime, clockSkew: configuration.clockSkew)
-        else { return nil }
+    /// ``AttestationBinding/registrationHash(_:publicKey:)`` of the checked registration `message`
+    /// — this challenge and this key. Nil where App Attest is unsupported or fails: the server's
+    /// ``ClientError/Code/attestationRejected`` then says whether it needed one. The client
+    /// decides nothing here; the server's policy does.
+    func attest(_ key: DevicePublicKey, message: SignedMessage) async -> (keyID: Data, object: Data)? {
+        guard let service = platform.appAttest, service.isSupported else { return nil }
         do {
             let keyID = try await service.generateKey()
             return (keyID, try await service.attestKey(keyID, clientDataHash: AttestationBinding.registrationHash(message, publicKey: key.spkiRepresentation)))
@@ -198,7 +196,7 @@ public actor BioAuthClient {
         let registration = try enrolled()
         let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: registration.userID, deviceId: registration.deviceID))
         let expectation = ChallengeExpectation(purpose: .login, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID)
-        let signature = try await sign(challenge, expecting: expectation, prompt: configuration.loginPrompt, reusing: true)
+        let signature = try await sign(challenge, expecting: expectation, prompt: configuration.loginPrompt, reusing: true).body
         let session = try await api.finishLogin(signature)
         guard session.userId == registration.userID, session.deviceId == registration.deviceID, let deviceSession = DeviceSession(session) else {
             throw ClientError(.protocolViolation)
@@ -221,7 +219,7 @@ public actor BioAuthClient {
         }
         let expectation = ChallengeExpectation(
             purpose: .stepUp, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID, operation: operation)
-        let signature = try await sign(challenge, expecting: expectation, prompt: Prompt(reason: reason ?? operation), reusing: true)
+        let signature = try await sign(challenge, expecting: expectation, prompt: Prompt(reason: reason ?? operation), reusing: true).body
         let approval = try await authorized { () async throws(ClientError) in try await api.finishStepUp(signature, token: session) }
         return Approval(operation: operation, token: BearerToken(approval.approval), expiresAt: Date(seconds: approval.expiresAt))
     }
@@ -330,7 +328,10 @@ public actor BioAuthClient {
     }
 
     /// Checks the challenge, then signs its message: one prompt, or none inside a policy's window.
-    func sign(_ challenge: ChallengeEnvelope, expecting expectation: ChallengeExpectation, prompt: Prompt, reusing: Bool) async throws(ClientError) -> Wire.SignedChallenge {
+    /// Returns the body to send and the message it signed.
+    func sign(_ challenge: ChallengeEnvelope, expecting expectation: ChallengeExpectation, prompt: Prompt, reusing: Bool) async throws(ClientError) -> (
+        body: Wire.SignedChallenge, message: SignedMessage
+    ) {
         let message = try expectation.check(
             challenge, now: configuration.clock.now(), maximumLifetime: configuration.maximumChallengeLifetime, clockSkew: configuration.clockSkew)
         let signature: P256.Signing.ECDSASignature
@@ -338,7 +339,7 @@ public actor BioAuthClient {
             if error.code == .keyUnavailable { keyFailedAfterMatch() }
             throw ClientError(device: error)
         }
-        return Wire.SignedChallenge(challengeId: challenge.challengeId, signature: Base64URL.encode(signature.derRepresentation))
+        return (Wire.SignedChallenge(challengeId: challenge.challengeId, signature: Base64URL.encode(signature.derRepresentation)), message)
     }
 
     func signMessage(_ message: SignedMessage, prompt: Prompt, reusing: Bool) async throws(BioAuthError) -> P256.Signing.ECDSASignature {
@@ -374,45 +375,4 @@ public actor BioAuthClient {
             return nil
         }
     }
-}
-
-/// A device of the user, as the server lists it.
-public struct RegisteredDevice: Sendable, Hashable {
-    public let id: String
-    public let name: String
-    public let publicKey: P256.Signing.PublicKey
-    public let createdAt: Date
-    public let lastUsedAt: Date?
-    public let revokedAt: Date?
-    /// When the key was last replaced (a re-enrolment), and how: `approval`, `recovery`,
-    /// `primaryLogin` or `grant`. Show both: a key replaced by someone else is how an attacker
-    /// takes over a device that keeps its familiar name.
-    public let keyReplacedAt: Date?
-    public let keyReplacedBy: String?
-    /// What the key's attestation proved at enrolment (format, security level, app); nil: it
-    /// enrolled unattested.
-    public let attestation: Wire.DeviceAttestation?
-    /// Whether this is the phone the client runs on.
-    public let isThisDevice: Bool
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.id == rhs.id && lhs.publicKey.x963Representation == rhs.publicKey.x963Representation && lhs.revokedAt == rhs.revokedAt }
-    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
-
-    init(_ device: Wire.Device, thisDevice: String?) throws(ClientError) {
-        guard let spki = Base64URL.decode(device.publicKey), let key = try? DevicePublicKey(spki: spki) else { throw ClientError(.protocolViolation) }
-        id = device.id
-        name = device.name
-        publicKey = key.signingKey
-        createdAt = Date(seconds: device.createdAt)
-        lastUsedAt = device.lastUsedAt.map(Date.init(seconds:))
-        revokedAt = device.revokedAt.map(Date.init(seconds:))
-        keyReplacedAt = device.keyReplacedAt.map(Date.init(seconds:))
-        keyReplacedBy = device.keyReplacedBy
-        attestation = device.attestation
-        isThisDevice = device.id == thisDevice
-    }
-}
-
-extension Date {
-    init(seconds: Int64) { self.init(timeIntervalSince1970: TimeInterval(seconds)) }
 }
