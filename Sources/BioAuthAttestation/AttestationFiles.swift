@@ -178,7 +178,8 @@ package enum AttestationFiles {
         Data(json.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }.joined(separator: "\n").utf8)
     }
 
-    static func pemBlocks(_ text: String) -> [Data] {
+    /// The DER of every PEM block in `text`.
+    package static func pemBlocks(_ text: String) -> [Data] {
         var ders: [Data] = []
         var body: String?
         for line in text.split(whereSeparator: \.isNewline) {

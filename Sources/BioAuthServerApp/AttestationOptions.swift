@@ -1,5 +1,6 @@
 import ArgumentParser
 import BioAuthAttestation
+import BioAuthCore
 import BioAuthServer
 import Foundation
 
@@ -71,7 +72,9 @@ struct AttestationOptions: ParsableArguments {
         if !androidPackages.isEmpty {
             var digests: Set<Data> = []
             for hex in androidDigests {
-                guard let digest = Self.hex(hex), digest.count == 32 else { throw ValidationError("--android-signing-digest: \(hex) is not 32 bytes of hex") }
+                guard let digest = Data(hexString: hex.replacingOccurrences(of: ":", with: "")), digest.count == 32 else {
+                    throw ValidationError("--android-signing-digest: \(hex) is not 32 bytes of hex")
+                }
                 digests.insert(digest)
             }
             guard !digests.isEmpty else { throw ValidationError("--android-package needs --android-signing-digest: a package name alone is no proof of the app") }
@@ -90,17 +93,6 @@ struct AttestationOptions: ParsableArguments {
         case "off": .off
         default: throw ValidationError("\(option): required, preferred or off")
         }
-    }
-
-    private static func hex(_ text: String) -> Data? {
-        let digits = Array(text.replacingOccurrences(of: ":", with: "").lowercased().utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes = Data()
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        return bytes
     }
 
     private func list(_ variable: String) -> [String] {

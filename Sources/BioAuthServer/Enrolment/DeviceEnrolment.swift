@@ -36,9 +36,7 @@ struct DeviceEnrolment: Flow {
         session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, request: RequestInfo
     ) async throws(ServerError) -> (name: String, publicKey: Data, deviceID: DeviceID, needsProof: Bool) {
         // Admitted by authenticate(token:request:), like every call that takes a session.
-        guard session.kind == .primary || session.kind == .enrolmentGrant else {
-            throw ServerError(.forbidden, detail: "enrolment requires a primary login or an enrolment grant")
-        }
+        try requireEnrolmentSession(session)
         var name = try Validate.deviceName(name)
         let spki = try Validate.base64URL(publicKey, field: "publicKey", count: 1...512)
         do { _ = try DevicePublicKey(spki: spki, field: "publicKey") } catch { throw ServerError(error) }

@@ -34,6 +34,13 @@ extension Flow {
     var windows: RateWindows { context.windows }
     var metrics: ServiceMetrics { context.metrics }
 
+    /// Enrolment (and its attestation challenge) needs a primary login or an enrolment grant.
+    func requireEnrolmentSession(_ session: SessionRecord) throws(ServerError) {
+        guard session.kind == .primary || session.kind == .enrolmentGrant else {
+            throw ServerError(.forbidden, detail: "enrolment requires a primary login or an enrolment grant")
+        }
+    }
+
     /// Everything but enrolment needs a real session: an enrolment grant may do nothing else.
     func requireAccountSession(_ session: SessionRecord) throws(ServerError) {
         if session.kind == .enrolmentGrant { throw ServerError(.forbidden, detail: "an enrolment grant may only enrol a device") }
