@@ -108,6 +108,27 @@ struct AttestationEnrolmentTests {
         }
     }
 
+    @Test func aRefusedAttestationConsumesItsChallengeAndCountsAgainstTheAddress() async throws {
+        let harness = ServerHarness { configuration in
+            configuration.attestation.apple = .required(AppAttestVerifier(appIDs: [Self.app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
+            configuration.rateLimits.failuresPerClient = 2
+        }
+        let genuine = EmulatedAppAttest(appID: Self.app, clock: harness.clock)
+        try await harness.test { api in
+            let phone = SoftwareDevice()
+            let token = try await api.primarySession()
+            let challenge = try await api.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": phone.spki], token: token)
+            let signed: [String: any Sendable] = ["challengeId": challenge["challengeId"], "signature": try phone.sign(challenge)]
+            #expect(try await api.post("/v1/devices/registration/finish", signed, token: token).status == 403)
+            // The challenge went with the refusal: a genuine attestation cannot reuse it.
+            let retry = signed.merging(try Self.appAttestation(genuine, for: phone)(try phone.message(challenge))) { $1 }
+            #expect(try await api.post("/v1/devices/registration/finish", retry, token: token).isUniformFailure)
+            // Two failures from this address: it gets no new challenge to send attestations with.
+            let next = try await api.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": phone.spki], token: token)
+            #expect(next.status == 429, "\(next.text)")
+        }
+    }
+
     @Test func preferredAcceptsAnUnattestedKeyButNotABadAttestation() async throws {
         let harness = Self.harness { .preferred($0) }
         let resigned = EmulatedAppAttest(appID: try AppAttest.AppID("ATTACKER01.dev.bioauth.tests"), clock: harness.clock)
@@ -159,10 +180,7 @@ struct AttestationEnrolmentTests {
             #expect(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: try await api.primarySession())["challenge"] != challenge["challenge"])
             // A real Pixel's chain is for its own key, not the one being enrolled.
             let pem = String(decoding: try TestVectors.load("attestation/android-key/testdata/marlin/sdk29/TEE_EC_NONE.pem"), as: UTF8.self)
-            let chain = pem.components(separatedBy: "-----END CERTIFICATE-----").compactMap { block -> String? in
-                let body = block.components(separatedBy: "-----BEGIN CERTIFICATE-----").last?.split(whereSeparator: \.isNewline).joined() ?? ""
-                return Data(base64Encoded: body).flatMap { $0.isEmpty ? nil : Base64URL.encode($0) }
-            }
+            let chain = AttestationFiles.pemBlocks(pem).map(Base64URL.encode)
             #expect(chain.count >= 3)
             let phone = SoftwareDevice()
             let reply = try await Self.enrol(api, phone, token: token) { _ in ["androidKeyAttestation": chain] }

@@ -3,7 +3,6 @@ import BioAuthCore
 import Crypto
 import Foundation
 import Logging
-import Metrics
 
 /// An attestation as a registration finish carries it, decoded but not verified.
 public enum PresentedAttestation: Sendable, Hashable {
@@ -60,9 +59,7 @@ struct EnrolmentAttestation: Flow {
     }
 
     func androidChallenge(for session: SessionRecord) throws(ServerError) -> Data {
-        guard session.kind == .primary || session.kind == .enrolmentGrant else {
-            throw ServerError(.forbidden, detail: "enrolment requires a primary login or an enrolment grant")
-        }
+        try requireEnrolmentSession(session)
         return Self.androidChallenge(for: session)
     }
 
@@ -72,57 +69,49 @@ struct EnrolmentAttestation: Flow {
     /// Refusals are audited and counted against the sending address.
     func verify(_ presented: PresentedAttestation?, challengeID: Data, session: SessionRecord, request: RequestInfo) async throws(ServerError) -> DeviceAttestation? {
         let policy = configuration.attestation
+        // An attestation of a platform whose rule is off is ignored, as if none were sent.
+        let verifiable: Bool =
+            switch presented {
+            case .appAttest?: policy.apple.verifier != nil
+            case .androidKey?: policy.android.verifier != nil
+            case nil: false
+            }
+        if !verifiable, policy.acceptsUnattested { return nil }
         let now = clock.now()
-        let proven: DeviceAttestation?
-        switch presented {
-        case nil: proven = nil
-        case .appAttest(let keyID, let object):
-            guard let verifier = policy.apple.verifier else { proven = nil; break }
-            guard let (challenge, key) = try await registration(challengeID, session: session, at: now, request: request) else { return nil }
-            let message: SignedMessage
-            do { message = try challenge.message() } catch { throw ServerError(error) }
-            do {
-                let clientDataHash = AttestationBinding.registrationHash(message, publicKey: key)
-                proven = DeviceAttestation(try await verifier.verifyAttestation(object, keyID: keyID, clientDataHash: clientDataHash, at: now), at: now)
-            } catch { throw await refuse(error, field: "appAttestation", challenge: challenge, request: request) }
-        case .androidKey(let chain):
-            guard let verifier = policy.android.verifier else { proven = nil; break }
-            guard let (challenge, key) = try await registration(challengeID, session: session, at: now, request: request) else { return nil }
-            let publicKey: DevicePublicKey
-            do { publicKey = try DevicePublicKey(spki: key) } catch { throw ServerError(error) }
-            do {
-                proven = DeviceAttestation(try await verifier.verify(chain: chain, challenge: Self.androidChallenge(for: session), publicKey: publicKey, at: now), at: now)
-            } catch { throw await refuse(error, field: "androidKeyAttestation", challenge: challenge, request: request) }
-        }
-        if proven == nil, !policy.acceptsUnattested {
-            let challenge = try await registration(challengeID, session: session, at: now, request: request)
-            guard let challenge else { return nil }
-            throw await refuse(nil, field: "attestation", challenge: challenge.challenge, request: request)
-        }
-        return proven
-    }
-
-    /// The challenge if it is `session`'s unexpired registration, with the key it enrols.
-    private func registration(_ id: Data, session: SessionRecord, at now: Date, request: RequestInfo) async throws(ServerError) -> (
-        challenge: ChallengeRecord, key: Data
-    )? {
-        guard let challenge = try await run(request, { try await self.store.challenge(id: id) }), challenge.sessionID == session.id, challenge.expiresAt > now,
-            case .registration(let key, _, _) = challenge.binding
+        guard let challenge = try await run(request, { try await self.store.challenge(id: challengeID) }), challenge.sessionID == session.id,
+            challenge.expiresAt > now, case .registration(let spki, _, _) = challenge.binding
         else { return nil }
-        return (challenge, key)
+        let message: SignedMessage, key: DevicePublicKey
+        do {
+            message = try challenge.message()
+            key = try DevicePublicKey(spki: spki)
+        } catch { throw ServerError(error) }
+        switch (presented, policy.apple.verifier, policy.android.verifier) {
+        case (.appAttest(let keyID, let object)?, let verifier?, _):
+            let clientDataHash = AttestationBinding.registrationHash(message, publicKey: spki)
+            do { return DeviceAttestation(try await verifier.verifyAttestation(object, keyID: keyID, clientDataHash: clientDataHash, at: now), at: now) } catch {
+                throw try await refuse(error, field: "appAttestation", challenge: challenge, request: request)
+            }
+        case (.androidKey(let chain)?, _, let verifier?):
+            do {
+                return DeviceAttestation(try await verifier.verify(chain: chain, challenge: Self.androidChallenge(for: session), publicKey: key, at: now), at: now)
+            } catch { throw try await refuse(error, field: "androidKeyAttestation", challenge: challenge, request: request) }
+        default: throw try await refuse(nil, field: "attestation", challenge: challenge, request: request)
+        }
     }
 
-    /// Audits and counts a refused attestation (`error` nil: a missing one); returns the 403 to throw.
-    private func refuse(_ error: AttestationError?, field: String, challenge: ChallengeRecord, request: RequestInfo) async -> ServerError {
+    /// A refused attestation (`error` nil: a missing one) is a failed finish like a bad signature:
+    /// the challenge is consumed and the failure counted against the sending address in one
+    /// transaction, so a locked-out address gets no new challenge to send attestations with.
+    /// Returns the 403 to throw.
+    private func refuse(_ error: AttestationError?, field: String, challenge: ChallengeRecord, request: RequestInfo) async throws(ServerError) -> ServerError {
         let reason = error.map { FailureReason.attestation($0.check) } ?? .attestationMissing
-        let now = clock.now()
         let audit = event(.deviceEnrollmentFailed, user: challenge.userID, device: challenge.deviceID, reason: reason.description, request: request)
-        let failure = FailureRecord(reason, lockout: windows.lockout(client: request.clientAddress, at: now), audit: audit)
-        do { _ = try await store.apply(.failure(failure)) } catch {
-            logger.error("audit append failed", metadata: metadata(audit).merging(["error": "\(String(describing: type(of: error)))"]) { $1 })
-        }
-        metrics.failures.increment()
-        logger.notice("attestation refused", metadata: metadata(audit).merging(["why": "\(error?.reason ?? "none sent")"]) { $1 })
+        let lockout = windows.lockout(client: request.clientAddress, at: clock.now())
+        let failure = FailureRecord(reason, lockout: lockout, audit: audit)
+        let (_, outcome) = try await run(request) { try await self.store.consumeChallenge(id: challenge.id, lockout: lockout) { _ in ((), .failure(failure)) } }
+        _ = failed(failure, locked: outcome.lockedSubjects, request)
+        if let error { logger.debug("attestation refused", metadata: metadata(audit).merging(["why": "\(error.reason)"]) { $1 }) }
         return ServerError(.attestationRejected, field: field, detail: error?.check.description ?? "missing")
     }
 }
