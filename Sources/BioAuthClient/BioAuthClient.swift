@@ -154,7 +154,8 @@ public actor BioAuthClient {
             purpose: .registration, relyingPartyID: configuration.relyingPartyID, userID: primary.userID, deviceID: deviceID ?? pending?.deviceID)
         let signed = try await sign(challenge, expecting: expectation, prompt: configuration.enrolmentPrompt, reusing: false)
         var finish = Wire.RegistrationFinish(challengeId: signed.body.challengeId, signature: signed.body.signature)
-        if let attested = await attest(key, message: signed.message) {
+        let attested = await attest(key, message: signed.message)
+        if let attested {
             finish.appAttestKeyId = Base64URL.encode(attested.keyID)
             finish.appAttestation = Base64URL.encode(attested.object)
         }
@@ -162,7 +163,9 @@ public actor BioAuthClient {
         guard device.publicKey == Base64URL.encode(key.spkiRepresentation), device.id == challenge.deviceId else {
             throw ClientError(.protocolViolation)
         }
-        let registration = Registration(userID: primary.userID, deviceID: device.id, deviceName: device.name)
+        // Assertions follow only where the server kept the attested key (its policy may ignore App Attest).
+        let recorded = device.attestation?.format == Wire.DeviceAttestation.appleAppAttest ? attested?.keyID : nil
+        let registration = Registration(userID: primary.userID, deviceID: device.id, deviceName: device.name, appAttestKeyID: recorded)
         try remember(registration, key: key)
         return registration
     }
@@ -178,6 +181,21 @@ public actor BioAuthClient {
             let keyID = try await service.generateKey()
             return (keyID, try await service.attestKey(keyID, clientDataHash: AttestationBinding.registrationHash(message, publicKey: key.spkiRepresentation)))
         } catch { return nil }
+    }
+
+    /// A signed login or step-up with the App Attest assertion over
+    /// ``AttestationBinding/assertionHash(_:signature:)`` — this message and this signature — when
+    /// the server recorded an attested key for the device. Without one (App Attest failed, e.g. the
+    /// key is gone after a reinstall) the body goes as it is: the server's policy decides.
+    func asserting(_ signed: (body: Wire.SignedChallenge, message: SignedMessage), _ registration: Registration) async -> Wire.SignedChallenge {
+        var body = signed.body
+        guard let keyID = registration.appAttestKeyID, let service = platform.appAttest, service.isSupported,
+            let signature = Base64URL.decode(body.signature)
+        else { return body }
+        if let assertion = try? await service.generateAssertion(keyID, clientDataHash: AttestationBinding.assertionHash(signed.message, signature: signature)) {
+            body.appAttestAssertion = Base64URL.encode(assertion)
+        }
+        return body
     }
 
     // MARK: - Login and approval
@@ -196,8 +214,8 @@ public actor BioAuthClient {
         let registration = try enrolled()
         let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: registration.userID, deviceId: registration.deviceID))
         let expectation = ChallengeExpectation(purpose: .login, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID)
-        let signature = try await sign(challenge, expecting: expectation, prompt: configuration.loginPrompt, reusing: true).body
-        let session = try await api.finishLogin(signature)
+        let signed = try await sign(challenge, expecting: expectation, prompt: configuration.loginPrompt, reusing: true)
+        let session = try await api.finishLogin(await asserting(signed, registration))
         guard session.userId == registration.userID, session.deviceId == registration.deviceID, let deviceSession = DeviceSession(session) else {
             throw ClientError(.protocolViolation)
         }
@@ -219,8 +237,9 @@ public actor BioAuthClient {
         }
         let expectation = ChallengeExpectation(
             purpose: .stepUp, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID, operation: operation)
-        let signature = try await sign(challenge, expecting: expectation, prompt: Prompt(reason: reason ?? operation), reusing: true).body
-        let approval = try await authorized { () async throws(ClientError) in try await api.finishStepUp(signature, token: session) }
+        let signed = try await sign(challenge, expecting: expectation, prompt: Prompt(reason: reason ?? operation), reusing: true)
+        let body = await asserting(signed, registration)
+        let approval = try await authorized { () async throws(ClientError) in try await api.finishStepUp(body, token: session) }
         return Approval(operation: operation, token: BearerToken(approval.approval), expiresAt: Date(seconds: approval.expiresAt))
     }
 

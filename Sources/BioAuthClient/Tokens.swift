@@ -77,4 +77,14 @@ public struct Registration: Sendable, Hashable, Codable {
     public let userID: String
     public let deviceID: String
     public let deviceName: String
+    /// The App Attest key the server recorded for this device at enrolment, whose assertions go
+    /// with each login and step-up; nil when the server recorded none.
+    let appAttestKeyID: Data?
+
+    init(userID: String, deviceID: String, deviceName: String, appAttestKeyID: Data? = nil) {
+        self.userID = userID
+        self.deviceID = deviceID
+        self.deviceName = deviceName
+        self.appAttestKeyID = appAttestKeyID
+    }
 }

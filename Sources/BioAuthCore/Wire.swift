@@ -118,16 +118,21 @@ extension Wire {
         public enum CodingKeys: String, CodingKey, CaseIterable { case deviceId, operation }
     }
 
-    /// `POST /v1/{login,devices/registration,step-up}/finish`: the device's DER signature over the challenge's message.
+    /// `POST /v1/{login,step-up}/finish`: the device's DER signature over the challenge's message
+    /// and, from a device that App Attest proved at enrolment, the app key's assertion.
     public struct SignedChallenge: WireRequest, Hashable, WireRedacted {
         public var challengeId: String
         public var signature: String
-        public init(challengeId: String, signature: String) {
+        /// App Attest: the assertion `generateAssertion(_:clientDataHash:)` returned for
+        /// ``AttestationBinding/assertionHash(_:signature:)`` (CBOR, base64url).
+        public var appAttestAssertion: String?
+        public init(challengeId: String, signature: String, appAttestAssertion: String? = nil) {
             self.challengeId = challengeId
             self.signature = signature
+            self.appAttestAssertion = appAttestAssertion
         }
-        public enum CodingKeys: String, CodingKey, CaseIterable { case challengeId, signature }
-        public var visibleFields: KeyValuePairs<String, Any> { ["challengeId": challengeId] }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case challengeId, signature, appAttestAssertion }
+        public var visibleFields: KeyValuePairs<String, Any> { ["challengeId": challengeId, "appAttestAssertion": appAttestAssertion != nil] }
     }
 
     /// `POST /v1/devices/registration/finish`: the new key's signature over the challenge's

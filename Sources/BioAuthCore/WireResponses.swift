@@ -118,6 +118,8 @@ extension Wire {
         /// App Attest only: `development` or `production`.
         public var environment: String?
         public var verifiedAt: Int64
+        /// The ``format`` of an App Attest attestation: the device's logins and step-ups may carry assertions.
+        public static let appleAppAttest = "apple-appattest"
         public init(format: String, securityLevel: String, appId: String, environment: String? = nil, verifiedAt: Int64) {
             self.format = format
             self.securityLevel = securityLevel

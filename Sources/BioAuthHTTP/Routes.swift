@@ -97,7 +97,10 @@ public struct BioAuthRoutes: Sendable {
         }
         v1.post("login/finish") { request, context in
             let body = try await decode(Wire.SignedChallenge.self, request)
-            return try json(Wire.Session(try await service.finishLogin(challengeID: body.challengeId, signature: body.signature, request: info(request, context))))
+            return try json(
+                Wire.Session(
+                    try await service.finishLogin(
+                        challengeID: body.challengeId, signature: body.signature, appAttestAssertion: body.appAttestAssertion, request: info(request, context))))
         }
         authenticated.get("devices/registration/attestation-challenge") { request, context in
             let (session, _) = try context.authenticated(info(request, context))
@@ -168,7 +171,8 @@ public struct BioAuthRoutes: Sendable {
         authenticated.post("step-up/finish") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.SignedChallenge.self, request)
-            let grant = try await service.finishStepUp(session: session, challengeID: body.challengeId, signature: body.signature, request: info)
+            let grant = try await service.finishStepUp(
+                session: session, challengeID: body.challengeId, signature: body.signature, appAttestAssertion: body.appAttestAssertion, request: info)
             return try json(Wire.Approval(approval: grant.approval, expiresAt: grant.record.expiresAt.seconds))
         }
         v1.post("token/refresh") { request, context in

@@ -35,6 +35,10 @@ extension PostgresStore {
         case .noPasswordAccount(let user):
             try await lock("user-id", user)
             return try await !exists("SELECT 1 FROM users WHERE id = \(user)")
+        case .appAttestCounter(let id, _, _):
+            let row = try await c.query("SELECT attestation FROM devices WHERE id = \(id) FOR UPDATE", logger: logger).collect().first
+            let stored = try row.map { try PostgresStoredRow($0.makeRandomAccess()).optionalString("attestation") } ?? nil
+            return try condition.isSatisfied(byAttestation: DeviceAttestation(stored: stored))
         }
     }
 
@@ -150,6 +154,8 @@ extension PostgresStore {
                 "INSERT INTO signing_keys (id, private_key, created_at) VALUES (\(k.id), \(k.privateKey), \(k.createdAt))", logger: logger)
         case .renameDevice(let id, let name):
             try await c.query("UPDATE devices SET name = \(name) WHERE id = \(id)", logger: logger)
+        case .storeAttestation(let id, let attestation):
+            try await c.query("UPDATE devices SET attestation = \(attestation.stored) WHERE id = \(id)", logger: logger)
         case .insertEnrolmentRequest(let r):
             try await c.query(
                 """

@@ -119,6 +119,8 @@ extension SQLiteHandle {
             try query("INSERT INTO signing_keys (id, private_key, created_at) VALUES (?, ?, ?)", [.text(k.id), .blob(k.privateKey), .date(k.createdAt)])
         case .renameDevice(let id, let name):
             try query("UPDATE devices SET name = ? WHERE id = ?", [.text(name), .text(id)])
+        case .storeAttestation(let id, let attestation):
+            try query("UPDATE devices SET attestation = ? WHERE id = ?", [.text(attestation.stored), .text(id)])
         case .insertEnrolmentRequest(let r):
             try query(
                 """
@@ -176,6 +178,9 @@ extension SQLiteHandle {
         case .userIDFree(let user):
             return try !exists("SELECT 1 FROM backend_users WHERE id = ?", [.text(user)]) && !exists("SELECT 1 FROM devices WHERE user_id = ?", [.text(user)])
         case .noPasswordAccount(let user): return try !exists("SELECT 1 FROM users WHERE id = ?", [.text(user)])
+        case .appAttestCounter(let id, _, _):
+            let stored = try query("SELECT attestation FROM devices WHERE id = ?", [.text(id)]).first?.optionalString("attestation")
+            return try condition.isSatisfied(byAttestation: DeviceAttestation(stored: stored))
         }
     }
 

@@ -31,6 +31,14 @@ struct AttestationOptions: ParsableArguments {
     var appAttestRootFile: String?
 
     @Option(
+        name: .customLong("app-attest-assertions"),
+        help:
+            "when-sent (default: an assertion sent with a login or step-up is verified) or required (every login and step-up of an App Attest device carries one) (env BIOAUTH_APP_ATTEST_ASSERTIONS)."
+    )
+    var assertionsOption: String?
+    var assertions: String? { assertionsOption ?? env("BIOAUTH_APP_ATTEST_ASSERTIONS") }
+
+    @Option(
         name: .customLong("android-package"),
         help: "An Android package allowed to enrol; repeat for several (env BIOAUTH_ANDROID_PACKAGES, comma-separated). Turns Android Key Attestation on.")
     var androidPackageOptions: [String] = []
@@ -68,6 +76,13 @@ struct AttestationOptions: ParsableArguments {
             policy.apple = try Self.rule(appleRule, verifier, option: "--apple-attestation")
         } else if appleRule.map({ $0 != "off" }) ?? false {
             throw ValidationError("--apple-attestation needs --apple-app-id")
+        }
+        switch assertions ?? "when-sent" {
+        case "when-sent": policy.assertions = .verifiedWhenSent
+        case "required":
+            guard policy.apple.verifier != nil else { throw ValidationError("--app-attest-assertions required needs --apple-app-id") }
+            policy.assertions = .required
+        default: throw ValidationError("--app-attest-assertions: when-sent or required")
         }
         if !androidPackages.isEmpty {
             var digests: Set<Data> = []

@@ -32,6 +32,37 @@ extension StoreConformance {
         try require(kinds.filter { $0 == "device.revoked" }.count == 1 && kinds.filter { $0 == "device.renamed" }.count == 1, "devices: one audit per write", "\(kinds)")
     }
 
+    /// An App Attest assertion's counter is stored only above the stored one, for the same key:
+    /// a replay, an out-of-order assertion or one of a replaced key is refused with nothing
+    /// written, and of concurrent assertions with one counter exactly one is stored.
+    public func appAttestCounters(_ store: any BioAuthStore) async throws {
+        let key = StoredAppAttestKey(keyID: Data(repeating: 1, count: 32), publicKey: Data([4]), counter: 0, receipt: Data([9]))
+        let attested = DeviceAttestation(format: .appleAppAttest, securityLevel: .secureEnclave, appID: "TEAM.app", environment: "production", verifiedAt: t0, appAttestKey: key)
+        try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0, attestation: attested))
+        try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "Pad", publicKey: Data([5]), createdAt: t0))
+        func advance(_ device: DeviceID, keyID: Data = key.keyID, to counter: UInt32) async throws -> Bool {
+            var advanced = attested
+            advanced.appAttestKey = StoredAppAttestKey(keyID: keyID, publicKey: key.publicKey, counter: counter, receipt: key.receipt)
+            var plan = WritePlan.events([event("login.succeeded", device: device)])
+            plan.assertion(advanced, device: device)
+            return try await store.apply(plan).wasApplied
+        }
+        try require(try await advance("d1", to: 2), "app attest: an assertion above the stored counter")
+        try require(try await store.device(id: "d1")?.attestation?.appAttestKey?.counter == 2, "app attest: the counter is stored")
+        try require(!(try await advance("d1", to: 2)), "app attest: a replayed counter")
+        try require(!(try await advance("d1", to: 1)), "app attest: an earlier counter")
+        try require(!(try await advance("d1", keyID: Data(repeating: 2, count: 32), to: 9)), "app attest: another key's assertion")
+        try require(!(try await advance("d2", to: 9)), "app attest: a device without an attested key")
+        try require(!(try await advance("gone", to: 9)), "app attest: an unknown device")
+        let stored = try await store.device(id: "d1")?.attestation
+        try require(stored?.appAttestKey?.counter == 2 && stored?.appID == "TEAM.app", "app attest: refusals write nothing")
+        let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<20 { group.addTask { try await advance("d1", to: 3) } }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        try require(winners == 1, "app attest: concurrent assertions with one counter", "\(winners) were stored")
+    }
+
     public func sessions(_ store: any BioAuthStore) async throws {
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
         for (id, device) in [("s1", nil), ("s22", "d1"), ("s333", "gone")] as [(SessionID, DeviceID?)] {

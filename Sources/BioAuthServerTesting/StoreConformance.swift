@@ -25,6 +25,7 @@ public struct StoreConformance: Sendable {
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
         case users, challenges, challengeRace, failures, passwordAttempts, verdicts, devices, sessions, approvals, approvalWithdrawal, audit, retention
         case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap, recoveryCodeLimits, cancelledRequests, firstDevice, userIDNamespaces
+        case appAttestCounters
 
         public var description: String { rawValue }
     }
@@ -56,6 +57,7 @@ public struct StoreConformance: Sendable {
             case .cancelledRequests: try await cancelledRequests(store)
             case .firstDevice: try await firstDevice(store)
             case .userIDNamespaces: try await userIDNamespaces(store)
+            case .appAttestCounters: try await appAttestCounters(store)
             }
             try await store.close()
         } catch {

@@ -41,3 +41,20 @@ struct ClientAttestationTests {
         }
     }
 }
+
+extension ClientAttestationTests {
+    @Test func aPhoneAssertsEachLoginAndApprovalWhereTheServerRequiresIt() async throws {
+        let server: @Sendable (inout ServerConfiguration) -> Void = {
+            Self.requiringAppAttest(&$0)
+            $0.attestation.assertions = .required
+        }
+        try await Phone.with(device: { $0.appAttest = EmulatedAppAttest(appID: Self.app, clock: $0.clock) }, server: server) { phone in
+            // The server refuses each of these without a valid assertion (AssertionLoginTests):
+            // the client sends one, over this signature, every time.
+            try await phone.enrolAlice()
+            _ = try await phone.client.logIn()
+            _ = try await phone.client.approve(operation: "Pay 10 EUR to Bob")
+            _ = try await phone.client.logIn()
+        }
+    }
+}

@@ -34,12 +34,27 @@ public struct AttestationPolicy: Sendable, Hashable {
         }
     }
 
+    /// Whether a device that App Attest proved at enrolment must send an assertion with each
+    /// login and step-up (`docs/Attestation.md`, "Assertions").
+    public enum Assertions: Sendable, Hashable {
+        /// An assertion sent is verified — one that fails refuses the login or step-up — and one
+        /// not sent is not asked for.
+        case verifiedWhenSent
+        /// Every login and step-up of such a device carries a valid assertion: the genuine app, not
+        /// just the device key, is behind each one. An app reinstalled over its keychain has lost
+        /// its App Attest key, so that device must enrol again.
+        case required
+    }
+
     public var apple: Rule<AppAttestVerifier>
     public var android: Rule<AndroidKeyAttestationVerifier>
+    /// Assertions at login and step-up; they are verified only while ``apple`` is not off.
+    public var assertions: Assertions
 
-    public init(apple: Rule<AppAttestVerifier> = .off, android: Rule<AndroidKeyAttestationVerifier> = .off) {
+    public init(apple: Rule<AppAttestVerifier> = .off, android: Rule<AndroidKeyAttestationVerifier> = .off, assertions: Assertions = .verifiedWhenSent) {
         self.apple = apple
         self.android = android
+        self.assertions = assertions
     }
 
     /// Whether an enrolment without attestation is accepted: only while no platform requires one.

@@ -57,6 +57,22 @@ public struct DeviceAttestation: Sendable, Hashable, Codable {
         self.init(format: .androidKey, securityLevel: key.securityLevel == .strongBox ? .strongBox : .trustedEnvironment, appID: key.packageName, verifiedAt: time)
     }
 
+    /// The App Attest key this attestation proved, to verify the device's assertions with; nil
+    /// for another format, and for a stored key that no longer parses.
+    package var attestedAppKey: AppAttestKey? {
+        guard let stored = appAttestKey, let environment = environment.flatMap(AppAttest.Environment.init(rawValue:)),
+            let app = try? AppAttest.AppID(appID), let key = try? DevicePublicKey(x963Representation: stored.publicKey)
+        else { return nil }
+        return AppAttestKey(keyID: stored.keyID, publicKey: key, appID: app, environment: environment, counter: stored.counter, receipt: stored.receipt)
+    }
+
+    /// This attestation with its App Attest key's counter at `key`'s: what an accepted assertion stores.
+    package func advanced(to key: AppAttestKey) -> DeviceAttestation {
+        var advanced = self
+        advanced.appAttestKey?.counter = key.counter
+        return advanced
+    }
+
     /// The stored column: JSON, binary values base64.
     package var stored: String {
         let encoder = JSONEncoder()
@@ -88,10 +104,14 @@ public struct StoredAppAttestKey: Sendable, Hashable, Codable {
     /// Apple's receipt, for the fraud-risk metric (`DCAppAttestService` documentation).
     public var receipt: Data
 
+    public init(keyID: Data, publicKey: Data, counter: UInt32, receipt: Data) {
+        self.keyID = keyID
+        self.publicKey = publicKey
+        self.counter = counter
+        self.receipt = receipt
+    }
+
     public init(_ key: AppAttestKey) {
-        keyID = key.keyID
-        publicKey = key.publicKey.x963Representation
-        counter = key.counter
-        receipt = key.receipt
+        self.init(keyID: key.keyID, publicKey: key.publicKey.x963Representation, counter: key.counter, receipt: key.receipt)
     }
 }

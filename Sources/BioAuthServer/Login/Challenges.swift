@@ -1,3 +1,4 @@
+import BioAuthAttestation
 import BioAuthCore
 import Foundation
 import Logging
@@ -34,23 +35,34 @@ struct Challenges: Flow {
     /// builds from the verified challenge and the rows read with it (``TakenChallenge``); returns what `success`
     /// decided with the outcome of its plan. `success` returns nil
     /// when the challenge's binding does not fit.
+    ///
+    /// A login or step-up's App Attest assertion (base64url; nil: none sent) is checked after the
+    /// signature (``AppAttestAssertion``): a refusal is a failure like a bad signature, answered
+    /// 403 `attestation_rejected`; an accepted one stores its counter in `success`'s plan.
     func finish<Success: Sendable>(
-        _ challengeID: String, _ signature: String, purpose: SignedMessage.Purpose, session: SessionRecord?, _ request: RequestInfo,
+        _ challengeID: String, _ signature: String, assertion: String? = nil, purpose: SignedMessage.Purpose, session: SessionRecord?, _ request: RequestInfo,
         success: @escaping @Sendable (ChallengeRecord, TakenChallenge, Date) -> (verdict: Success, plan: WritePlan)?
     ) async throws(ServerError) -> (verdict: Success, outcome: PlanOutcome) {
         let id = try Validate.base64URL(challengeID, field: "challengeId", count: 16...16)
         let signatureBytes = try Validate.base64URL(signature, field: "signature", count: 1...256)
+        let assertionBytes = try assertion.map { (text) throws(ServerError) in
+            try Validate.base64URL(text, field: "appAttestAssertion", count: 1...Self.maximumAssertionSize)
+        }
+        let assertions = AppAttestAssertion(policy: configuration.attestation)
         if session == nil { try admit(request) }  // authenticated calls were admitted by authenticate(token:request:)
         let now = clock.now()
         let lockout = windows.lockout(client: request.clientAddress, at: now)
         let verifier = ChallengeVerifier(relyingPartyID: configuration.relyingPartyID)
         let (verdict, outcome) = try await run(request) {
             try await self.store.consumeChallenge(id: id, lockout: lockout) { taken -> (verdict: Finished<Success>, plan: WritePlan) in
-                func failure(_ reason: FailureReason) -> (verdict: Finished<Success>, plan: WritePlan) {
+                func record(_ reason: FailureReason) -> FailureRecord {
                     let user = taken?.challenge.userID, device = taken?.challenge.deviceID
                     let audit = self.event(purpose.auditFailure, user: user, device: device, reason: reason.description, request: request)
                     // A signature failure counts against the sending address only (FailureSubject).
-                    let failure = FailureRecord(reason, lockout: lockout, audit: audit)
+                    return FailureRecord(reason, lockout: lockout, audit: audit)
+                }
+                func failure(_ reason: FailureReason) -> (verdict: Finished<Success>, plan: WritePlan) {
+                    let failure = record(reason)
                     return (.failed(failure), .failure(failure))
                 }
                 if let taken, taken.lockedOut {
@@ -61,20 +73,42 @@ struct Challenges: Flow {
                 switch verifier.verify(challenge: taken?.challenge, device: taken?.device, signature: signatureBytes, purpose: purpose, session: session, now: now) {
                 case .rejected(let reason): return failure(reason)
                 case .verified(let challenge):
-                    guard let taken, let success = success(challenge, taken, now) else { return failure(.wrongPurpose) }
+                    guard let taken, var success = success(challenge, taken, now) else { return failure(.wrongPurpose) }
+                    guard purpose != .registration, let device = taken.device, let message = try? challenge.message() else {
+                        return (.succeeded(success.verdict), success.plan)
+                    }
+                    switch assertions.check(assertionBytes, device: device, message: message, signature: signatureBytes) {
+                    case .notApplicable: break
+                    case .accepted(let attestation, _): success.plan.assertion(attestation, device: device.id)
+                    case .rejected(let reason, let check):
+                        let failure = record(reason)
+                        return (.assertionRejected(failure, check: check), .failure(failure))
+                    }
                     return (.succeeded(success.verdict), success.plan)
                 }
             }
         }
         switch verdict {
         case .failed(let failure): throw failed(failure, locked: outcome.lockedSubjects, request)
+        case .assertionRejected(let failure, let check):
+            _ = failed(failure, locked: outcome.lockedSubjects, request)
+            throw ServerError(.attestationRejected, field: "appAttestAssertion", detail: check)
         case .refused(let event):
             metrics.rateLimited.increment()
             log(event)
             throw ServerError(.rateLimited, retryAfter: windows.retryAfter(now))
-        case .succeeded(let success): return (success, outcome)
+        case .succeeded(let success):
+            if case .appAttestCounter(let device, _, _)? = outcome.refusal {
+                // A concurrent request advanced the counter as far, or re-keyed the device: this assertion came second.
+                await audit(purpose.auditFailure, device: device, reason: FailureReason.assertion(.counter).description, request: request)
+                throw ServerError(.attestationRejected, field: "appAttestAssertion", detail: AttestationError.Check.counter.description)
+            }
+            return (success, outcome)
         }
     }
+
+    /// The largest App Attest assertion taken, in bytes (real ones are about 200).
+    static let maximumAssertionSize = 1024
 }
 
 /// What ``Challenges/finish(_:_:purpose:session:_:success:)`` decided inside the transaction.
@@ -82,6 +116,8 @@ private enum Finished<Success: Sendable>: Sendable {
     /// A failure limit is reached: the attempt is refused unverified.
     case refused(AuditEvent)
     case failed(FailureRecord)
+    /// The signature verified but the App Attest assertion did not (the check's name).
+    case assertionRejected(FailureRecord, check: String)
     case succeeded(Success)
 }
 

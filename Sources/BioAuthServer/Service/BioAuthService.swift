@@ -197,9 +197,10 @@ public final class BioAuthService: Sendable {
         try await login.begin(userID: userID, deviceID: deviceID, request: request)
     }
 
-    /// Verifies the device's signature over its login challenge and opens a session.
-    public func finishLogin(challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
-        try await login.finish(challengeID: challengeID, signature: signature, request: request)
+    /// Verifies the device's signature over its login challenge — and the App Attest assertion
+    /// (base64url) that ``AttestationPolicy/assertions`` asks of its device — and opens a session.
+    public func finishLogin(challengeID: String, signature: String, appAttestAssertion: String? = nil, request: RequestInfo) async throws(ServerError) -> SessionGrant {
+        try await login.finish(challengeID: challengeID, signature: signature, assertion: appAttestAssertion, request: request)
     }
 
     /// A new access token for a device session's refresh token, which is replaced: each refresh
@@ -229,8 +230,10 @@ public final class BioAuthService: Sendable {
     }
 
     /// Verifies the step-up signature and returns a one-time approval for that operation.
-    public func finishStepUp(session: SessionRecord, challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> ApprovalGrant {
-        try await stepUp.finish(session: session, challengeID: challengeID, signature: signature, request: request)
+    public func finishStepUp(
+        session: SessionRecord, challengeID: String, signature: String, appAttestAssertion: String? = nil, request: RequestInfo
+    ) async throws(ServerError) -> ApprovalGrant {
+        try await stepUp.finish(session: session, challengeID: challengeID, signature: signature, assertion: appAttestAssertion, request: request)
     }
 
     /// Redeems a step-up approval for the app's backend (an API key with the `approvals` scope):

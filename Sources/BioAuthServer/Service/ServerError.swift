@@ -45,6 +45,11 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let attestationMissing = FailureReason("attestationMissing")
     /// An enrolment whose attestation failed `check`: `attestation.<check>`.
     public static func attestation(_ check: AttestationError.Check) -> FailureReason { FailureReason("attestation." + check.description) }
+    /// A login or step-up without an App Attest assertion from a device App Attest proved, where
+    /// the ``AttestationPolicy/Assertions-swift.enum/required`` rule asks for one.
+    public static let assertionMissing = FailureReason("assertionMissing")
+    /// A login or step-up whose App Attest assertion failed `check`: `assertion.<check>`.
+    public static func assertion(_ check: AttestationError.Check) -> FailureReason { FailureReason("assertion." + check.description) }
 
     /// What a user may see of a reason in their own audit log (`GET /v1/audit`): the class of
     /// failure, not which check failed. "unknownDevice" versus "wrongUser" versus "revokedDevice"
@@ -60,8 +65,8 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
             revokedDeviceSession.description, unknownRefreshToken.description, refreshTokenReused.description:
             "sessionRejected"
         case approvalRejected.description, recoveryCodeRejected.description: "approvalRejected"
-        case attestationMissing.description,
-            _ where reason.hasPrefix("attestation."):
+        case attestationMissing.description, assertionMissing.description,
+            _ where reason.hasPrefix("attestation.") || reason.hasPrefix("assertion."):
             "attestationRejected"
         case lockedOut.description, tooManyChallenges.description, FailureSubject.password("", client: "").kind, FailureSubject.passwordRun("").kind,
             FailureSubject.client("").kind:

@@ -21,10 +21,10 @@ struct StepUp: Flow {
             .stepUp(operationHash: Data(SHA256.hash(data: details))), user: session.userID, device: deviceID, session: session.id, request)
     }
 
-    func finish(session: SessionRecord, challengeID: String, signature: String, request: RequestInfo) async throws(ServerError) -> ApprovalGrant {
+    func finish(session: SessionRecord, challengeID: String, signature: String, assertion: String? = nil, request: RequestInfo) async throws(ServerError) -> ApprovalGrant {
         try requireAccountSession(session)
         let token = SecretBytes.random(count: 32)
-        let (approval, _) = try await Challenges(context: context).finish(challengeID, signature, purpose: .stepUp, session: session, request) {
+        let (approval, _) = try await Challenges(context: context).finish(challengeID, signature, assertion: assertion, purpose: .stepUp, session: session, request) {
             challenge, _, now -> (verdict: (record: ApprovalRecord, audit: AuditEvent), plan: WritePlan)? in
             guard case .stepUp(let operationHash) = challenge.binding else { return nil }
             let record = ApprovalRecord(

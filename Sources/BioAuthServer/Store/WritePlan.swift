@@ -30,6 +30,10 @@ public struct WritePlan: Sendable, Hashable {
         case userIDFree(userID: UserID)
         /// No password account has this id (under the same per-id lock).
         case noPasswordAccount(userID: UserID)
+        /// The device's attestation still holds the App Attest key `keyID`, with a stored counter
+        /// below `below` (the row locked until the transaction ends): an assertion's counter is
+        /// accepted once, in order (``isSatisfied(byAttestation:)``).
+        case appAttestCounter(deviceID: DeviceID, keyID: Data, below: UInt32)
     }
 
     /// Which live sessions a revocation ends.
@@ -78,6 +82,8 @@ public struct WritePlan: Sendable, Hashable {
         /// it used at `at` and records when and how the key was replaced.
         case replaceDeviceKey(id: DeviceID, publicKey: Data, attestation: DeviceAttestation?, at: Date, how: KeyReplacement)
         case renameDevice(id: DeviceID, name: String)
+        /// Replaces what the device's attestation records (an App Attest key's advanced counter).
+        case storeAttestation(deviceID: DeviceID, DeviceAttestation)
         /// Inserts a one-time step-up approval.
         case insertApproval(ApprovalRecord)
         /// Marks the approval consumed at `at`.
@@ -131,6 +137,16 @@ public struct WritePlan: Sendable, Hashable {
     public mutating func audit(_ event: AuditEvent) {
         mutations.append(.appendAudit(event))
         if AuditKind.deliveredEvents.contains(event.kind) { mutations.append(.enqueueEvent(event.delivered)) }
+    }
+}
+
+extension WritePlan.Guard {
+    /// For ``appAttestCounter(deviceID:keyID:below:)``: whether the device's stored attestation
+    /// (nil: none, or no such device) satisfies it. The rule is here; a store reads the row, locked,
+    /// and asks. Every other guard answers false.
+    public func isSatisfied(byAttestation attestation: DeviceAttestation?) -> Bool {
+        guard case .appAttestCounter(_, let keyID, let below) = self, let key = attestation?.appAttestKey else { return false }
+        return key.keyID == keyID && key.counter < below
     }
 }
 

@@ -1,0 +1,52 @@
+import BioAuthAttestation
+import BioAuthCore
+import Foundation
+
+/// Decides what the App Attest assertion of a login or step-up proves, under the
+/// ``AttestationPolicy``. Pure: the device row, the verified challenge's message and signature
+/// are passed in (`AppAttestAssertionTests`).
+///
+/// Only a device whose enrolment App Attest proved has a key to verify against; for any other, an
+/// assertion is ignored. The assertion's client data is ``AttestationBinding/assertion(_:signature:)``:
+/// this challenge's message and the device key's signature over it.
+package struct AppAttestAssertion: Sendable {
+    /// What the check decides.
+    package enum Verdict: Sendable, Hashable {
+        /// Nothing to check: no attested app key, or an assertion neither sent nor required.
+        case notApplicable
+        /// A valid assertion: the device's attestation with the counter it advanced to, stored
+        /// with what the assertion authorises (``WritePlan/assertion(_:device:)``).
+        case accepted(DeviceAttestation, key: AppAttestKey)
+        /// Missing where required, or failing a check.
+        case rejected(FailureReason, check: String)
+    }
+
+    package var policy: AttestationPolicy
+
+    package init(policy: AttestationPolicy) { self.policy = policy }
+
+    package func check(_ assertion: Data?, device: DeviceRecord, message: SignedMessage, signature: Data) -> Verdict {
+        guard let verifier = policy.apple.verifier, let attestation = device.attestation, attestation.format == .appleAppAttest else { return .notApplicable }
+        guard let assertion else {
+            return policy.assertions == .required ? .rejected(.assertionMissing, check: "missing") : .notApplicable
+        }
+        guard let key = attestation.attestedAppKey else { return .rejected(.assertion(.malformed), check: AttestationError.Check.malformed.description) }
+        do {
+            let advanced = try verifier.verifyAssertion(assertion, clientData: AttestationBinding.assertion(message, signature: signature), key: key)
+            return .accepted(attestation.advanced(to: advanced), key: advanced)
+        } catch {
+            return .rejected(.assertion(error.check), check: error.check.description)
+        }
+    }
+}
+
+extension WritePlan {
+    /// Adds an accepted assertion to the plan of what it authorises: the device's attestation is
+    /// stored with the new counter, guarded so that a concurrent request with the same or a later
+    /// counter, or a re-key in between, refuses this plan (``Guard/appAttestCounter(deviceID:keyID:below:)``).
+    package mutating func assertion(_ attestation: DeviceAttestation, device: DeviceID) {
+        guard let key = attestation.appAttestKey else { return }
+        guards.insert(.appAttestCounter(deviceID: device, keyID: key.keyID, below: key.counter), at: 0)
+        add(.storeAttestation(deviceID: device, attestation))
+    }
+}

@@ -1,0 +1,192 @@
+import BioAuthAttestation
+import BioAuthCore
+import BioAuthEmulator
+import BioAuthServer
+import Crypto
+import Foundation
+import Testing
+
+/// The assertion check alone: every verdict, with an emulated App Attest key and no store.
+struct AppAttestAssertionTests {
+    static let app = AttestationEnrolmentTests.app
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+    let service = EmulatedAppAttest(appID: Self.app, clock: ManualClock(start: Self.now))
+    let verifier = AppAttestVerifier(appIDs: [Self.app], environments: [.development], roots: [EmulatedAppAttest.testRoot])
+    let message = try! ChallengeRecord(
+        id: Data(repeating: 7, count: 16), binding: .login, relyingPartyID: "example.com", userID: "alice", deviceID: "device-1",
+        nonce: Data(repeating: 9, count: 32), createdAt: Self.now, expiresAt: Self.now.addingTimeInterval(60)
+    ).message()
+    let signature = Data([0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01])
+
+    /// A device whose enrolment App Attest proved, and the app key's id.
+    func attestedDevice() async throws -> (DeviceRecord, keyID: Data) {
+        let keyID = try service.generateKey()
+        let hash = Data(repeating: 3, count: 32)
+        let key = try await verifier.verifyAttestation(try service.attestKey(keyID, clientDataHash: hash), keyID: keyID, clientDataHash: hash, at: Self.now)
+        let device = DeviceRecord(
+            id: "device-1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: Self.now, attestation: DeviceAttestation(key, at: Self.now))
+        return (device, keyID)
+    }
+
+    func assertion(_ keyID: Data, message: SignedMessage? = nil, signature: Data? = nil) throws -> Data {
+        try service.generateAssertion(keyID, clientDataHash: AttestationBinding.assertionHash(message ?? self.message, signature: signature ?? self.signature))
+    }
+
+    func check(_ assertion: Data?, _ device: DeviceRecord, _ assertions: AttestationPolicy.Assertions = .verifiedWhenSent) -> AppAttestAssertion.Verdict {
+        AppAttestAssertion(policy: AttestationPolicy(apple: .required(verifier), assertions: assertions))
+            .check(assertion, device: device, message: message, signature: signature)
+    }
+
+    @Test func aValidAssertionAdvancesTheStoredCounter() async throws {
+        let (device, keyID) = try await attestedDevice()
+        guard case .accepted(let advanced, let key) = check(try assertion(keyID), device) else { Issue.record("not accepted"); return }
+        #expect(key.counter == 1 && advanced.appAttestKey?.counter == 1 && advanced.appAttestKey?.keyID == keyID)
+        #expect(advanced.appID == device.attestation?.appID && advanced.verifiedAt == device.attestation?.verifiedAt)
+    }
+
+    @Test func aReplayedOrStaleAssertionIsRefusedByItsCounter() async throws {
+        var (device, keyID) = try await attestedDevice()
+        let first = try assertion(keyID), second = try assertion(keyID)
+        guard case .accepted(let advanced, _) = check(second, device) else { Issue.record("not accepted"); return }
+        device.attestation = advanced
+        #expect(check(second, device) == .rejected(.assertion(.counter), check: "counter"))
+        #expect(check(first, device) == .rejected(.assertion(.counter), check: "counter"))
+    }
+
+    @Test func anAssertionOverAnotherSignatureOrMessageIsRefused() async throws {
+        let (device, keyID) = try await attestedDevice()
+        let otherSignature = try assertion(keyID, signature: Data([0x30, 0x06, 0x02, 0x01, 0x02, 0x02, 0x01, 0x01]))
+        #expect(check(otherSignature, device) == .rejected(.assertion(.signature), check: "signature"))
+        let otherMessage = try ChallengeRecord(
+            id: Data(repeating: 8, count: 16), binding: .login, relyingPartyID: "example.com", userID: "alice", deviceID: "device-1",
+            nonce: Data(repeating: 1, count: 32), createdAt: Self.now, expiresAt: Self.now.addingTimeInterval(60)
+        ).message()
+        #expect(check(try assertion(keyID, message: otherMessage), device) == .rejected(.assertion(.signature), check: "signature"))
+        #expect(check(Data([0xA0]), device) == .rejected(.assertion(.malformed), check: "malformed"))
+    }
+
+    @Test func anAppTheDeploymentNoLongerAcceptsIsRefused() async throws {
+        let (device, keyID) = try await attestedDevice()
+        let other = AppAttestVerifier(appIDs: [try AppAttest.AppID("TEAM123456.dev.bioauth.other")], environments: [.development], roots: [EmulatedAppAttest.testRoot])
+        let verdict = AppAttestAssertion(policy: AttestationPolicy(apple: .required(other))).check(try assertion(keyID), device: device, message: message, signature: signature)
+        #expect(verdict == .rejected(.assertion(.appIdentifier), check: "appIdentifier"))
+    }
+
+    @Test func aMissingAssertionIsRefusedOnlyWhereRequired() async throws {
+        let (device, _) = try await attestedDevice()
+        #expect(check(nil, device, .required) == .rejected(.assertionMissing, check: "missing"))
+        #expect(check(nil, device, .verifiedWhenSent) == .notApplicable)
+    }
+
+    @Test func aDeviceWithoutAnAttestedAppKeyOrAPolicyWithAppleOffChecksNothing() async throws {
+        let (device, keyID) = try await attestedDevice()
+        var unattested = device
+        unattested.attestation = nil
+        #expect(check(try assertion(keyID), unattested, .required) == .notApplicable)
+        #expect(check(nil, unattested, .required) == .notApplicable)
+        let off = AppAttestAssertion(policy: AttestationPolicy(apple: .off, assertions: .required))
+        #expect(off.check(nil, device: device, message: message, signature: signature) == .notApplicable)
+    }
+}
+
+/// Assertions over HTTP: a deployment that requires them refuses a login or step-up without one,
+/// stores each counter with the session or approval it authorises, and refuses a stale one.
+struct AssertionLoginTests {
+    static let app = AttestationEnrolmentTests.app
+
+    static func harness(_ assertions: AttestationPolicy.Assertions) -> ServerHarness {
+        ServerHarness { configuration in
+            configuration.attestation = AttestationPolicy(
+                apple: .preferred(AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot])), assertions: assertions)
+        }
+    }
+
+    /// `phone` enrolled by alice, attested by `service` when given; its device id and App Attest key id.
+    static func enrol(_ api: API, _ harness: ServerHarness, _ phone: SoftwareDevice, service: EmulatedAppAttest?) async throws -> (deviceID: String, keyID: Data?) {
+        let token = try await api.primarySession()
+        let finish = try await AttestationEnrolmentTests.enrol(api, phone, token: token) { message in
+            guard let service else { return [:] }
+            return try AttestationEnrolmentTests.appAttestation(service, for: phone)(message)
+        }
+        #expect(finish.status == 201, "\(finish.text)")
+        let keyID = try await harness.service.store.device(id: DeviceID(finish["id"]))?.attestation?.appAttestKey?.keyID
+        return (finish["id"], keyID)
+    }
+
+    /// The finish body for `challenge`, signed by `phone`, with `service`'s assertion over it when given.
+    static func signed(_ challenge: Reply, _ phone: SoftwareDevice, service: EmulatedAppAttest? = nil, keyID: Data? = nil) throws -> [String: any Sendable] {
+        let signature = try phone.signatureBytes(challenge)
+        var body: [String: any Sendable] = ["challengeId": challenge["challengeId"], "signature": Base64URL.encode(signature)]
+        if let service, let keyID {
+            let assertion = try service.generateAssertion(keyID, clientDataHash: AttestationBinding.assertionHash(try phone.message(challenge), signature: signature))
+            body["appAttestAssertion"] = Base64URL.encode(assertion)
+        }
+        return body
+    }
+
+    @Test func requiredAssertionsGuardEveryLoginAndStepUpAndStoreTheirCounters() async throws {
+        let harness = Self.harness(.required)
+        let service = EmulatedAppAttest(appID: Self.app, clock: harness.clock)
+        try await harness.test { api in
+            let phone = SoftwareDevice()
+            let (deviceID, keyID) = try await Self.enrol(api, harness, phone, service: service)
+            let attestedKey = try #require(keyID)
+            func refusal(_ reply: Reply) -> String? {
+                #expect(reply.status == 403 && reply.json["error"] as? String == "attestation_rejected" && reply.json["field"] as? String == "appAttestAssertion", "\(reply.text)")
+                return reply.json["reason"] as? String
+            }
+            // The device key alone no longer logs in: a hooked app, or a script holding the key, has no assertion.
+            let bare = try await api.loginChallenge("alice", deviceID)
+            #expect(refusal(try await api.post("/v1/login/finish", try Self.signed(bare, phone))) == "missing")
+
+            let first = try await api.loginChallenge("alice", deviceID), second = try await api.loginChallenge("alice", deviceID)
+            let earlier = try Self.signed(first, phone, service: service, keyID: attestedKey)
+            let later = try Self.signed(second, phone, service: service, keyID: attestedKey)
+            let login = try await api.post("/v1/login/finish", later)
+            #expect(login.status == 200, "\(login.text)")
+            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation?.appAttestKey?.counter == 2)
+            // The earlier assertion, held back and sent after: its counter is not above the stored one.
+            #expect(refusal(try await api.post("/v1/login/finish", earlier)) == "counter")
+
+            let operation = Base64URL.encode(Data("pay 10 EUR".utf8))
+            func stepUp(asserted: Bool) async throws -> Reply {
+                let challenge = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": operation], token: login["token"])
+                #expect(challenge.status == 200, "\(challenge.text)")
+                return try await api.post("/v1/step-up/finish", try Self.signed(challenge, phone, service: asserted ? service : nil, keyID: attestedKey), token: login["token"])
+            }
+            #expect(refusal(try await stepUp(asserted: false)) == "missing")
+            let approved = try await stepUp(asserted: true)
+            #expect(approved.status == 200, "\(approved.text)")
+            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation?.appAttestKey?.counter == 3)
+
+            let reasons = try await harness.service.store.auditEvents(userID: "alice", limit: 50).compactMap(\.reason)
+            #expect(reasons.filter { $0 == "assertionMissing" }.count == 2 && reasons.contains("assertion.counter"), "\(reasons)")
+        }
+    }
+
+    @Test func withoutTheRequirementAnAssertionSentIsStillVerified() async throws {
+        let harness = Self.harness(.verifiedWhenSent)
+        let service = EmulatedAppAttest(appID: Self.app, clock: harness.clock)
+        try await harness.test { api in
+            let phone = SoftwareDevice()
+            let (deviceID, keyID) = try await Self.enrol(api, harness, phone, service: service)
+            #expect(try await api.login("alice", deviceID, phone).status == 200, "none sent, none asked for")
+            var tampered = try Self.signed(try await api.loginChallenge("alice", deviceID), phone, service: service, keyID: try #require(keyID))
+            var bytes = try #require(Base64URL.decode(tampered["appAttestAssertion"] as? String ?? ""))
+            bytes[bytes.count - 1] ^= 1
+            tampered["appAttestAssertion"] = Base64URL.encode(bytes)
+            let refused = try await api.post("/v1/login/finish", tampered)
+            #expect(refused.status == 403 && refused.json["field"] as? String == "appAttestAssertion", "\(refused.text)")
+            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation?.appAttestKey?.counter == 0, "a refusal stores no counter")
+
+            // An unattested device has no key to verify against: its assertion is ignored.
+            let other = SoftwareDevice()
+            let token = try await api.primarySession("bob")
+            let finish = try await AttestationEnrolmentTests.enrol(api, other, token: token) { _ in [:] }
+            let challenge = try await api.loginChallenge("bob", finish["id"])
+            var body = try Self.signed(challenge, other)
+            body["appAttestAssertion"] = Base64URL.encode(Data([0xA0]))
+            #expect(try await api.post("/v1/login/finish", body).status == 200)
+        }
+    }
+}
