@@ -99,52 +99,15 @@ public final class EmulatedAppAttest: Sendable {
     /// What an attacker with a software key can send: a well-formed attestation for `publicKey`, under a
     /// root of the attacker's own (only Apple's root, or in tests ``testRoot``, is trusted).
     public static func forgedAttestation(for publicKey: P256.Signing.PublicKey, appID: AppAttest.AppID, environment: AppAttest.Environment, clientDataHash: Data, at time: Date = Date()) -> Data {
-        attestation(for: publicKey, appID: appID, environment: environment, clientDataHash: clientDataHash, authority: Authority.make(), at: time)
+        attestation(for: publicKey, appID: appID, environment: environment, clientDataHash: clientDataHash, authority: TestAuthority(name: "Attacker App Attestation"), at: time)
     }
 
     // MARK: The test authority
 
-    struct Authority: Sendable {
-        let root: Certificate
-        let intermediate: Certificate
-        let intermediateKey: P384.Signing.PrivateKey
-
-        static func make() -> Authority {
-            let rootKey = P384.Signing.PrivateKey()
-            let intermediateKey = P384.Signing.PrivateKey()
-            let start = Date(timeIntervalSince1970: 1_577_836_800)  // 2020-01-01
-            let end = Date(timeIntervalSince1970: 4_102_444_800)  // 2100-01-01
-            do {
-                let rootName = try DistinguishedName {
-                    CommonName("BioAuth Emulated App Attestation Root CA")
-                    OrganizationName("BioAuth tests")
-                }
-                let intermediateName = try DistinguishedName {
-                    CommonName("BioAuth Emulated App Attestation CA 1")
-                    OrganizationName("BioAuth tests")
-                }
-                let caExtensions = try Certificate.Extensions {
-                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
-                    Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                }
-                let root = try Certificate(
-                    version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: start, notValidAfter: end,
-                    issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA384, extensions: caExtensions, issuerPrivateKey: .init(rootKey))
-                let intermediate = try Certificate(
-                    version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey), notValidBefore: start, notValidAfter: end,
-                    issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA384, extensions: caExtensions, issuerPrivateKey: .init(rootKey))
-                return Authority(root: root, intermediate: intermediate, intermediateKey: intermediateKey)
-            } catch {
-                // Fixed names and fresh keys: building these certificates cannot fail.
-                fatalError("the emulated App Attest authority could not be built: \(error)")
-            }
-        }
-    }
-
-    static let authority = Authority.make()
+    static let authority = TestAuthority(name: "BioAuth Emulated App Attestation")
 
     static func attestation(
-        for publicKey: P256.Signing.PublicKey, appID: AppAttest.AppID, environment: AppAttest.Environment, clientDataHash: Data, authority: Authority, at time: Date
+        for publicKey: P256.Signing.PublicKey, appID: AppAttest.AppID, environment: AppAttest.Environment, clientDataHash: Data, authority: TestAuthority, at time: Date
     ) -> Data {
         let keyID = Data(SHA256.hash(data: publicKey.x963Representation))
         // authenticatorData: rpIdHash, flags (attested credential data), counter 0, aaguid, credential id, COSE key.
@@ -159,21 +122,11 @@ public final class EmulatedAppAttest: Sendable {
             try serializer.appendConstructedNode(identifier: .sequence) { sequence in
                 try sequence.serialize(ASN1OctetString(contentBytes: ArraySlice(nonce)), explicitlyTaggedWithTagNumber: 1, tagClass: .contextSpecific)
             }
-            let leaf = try Certificate(
-                version: .v3, serialNumber: .init(), publicKey: .init(publicKey), notValidBefore: time.addingTimeInterval(-60), notValidAfter: time.addingTimeInterval(3 * 86_400),
-                issuer: authority.intermediate.subject, subject: try DistinguishedName { CommonName(keyID.map { String(format: "%02x", $0) }.joined()) },
-                signatureAlgorithm: .ecdsaWithSHA256,
-                extensions: try Certificate.Extensions {
-                    Critical(BasicConstraints.notCertificateAuthority)
-                    Certificate.Extension(oid: [1, 2, 840, 113635, 100, 8, 2], critical: false, value: ArraySlice(serializer.serializedBytes))
-                },
-                issuerPrivateKey: .init(authority.intermediateKey))
-            var leafDER = DER.Serializer()
-            try leafDER.serialize(leaf)
-            var intermediateDER = DER.Serializer()
-            try intermediateDER.serialize(authority.intermediate)
+            let leaf = try authority.leaf(
+                for: publicKey, subject: keyID.map { String(format: "%02x", $0) }.joined(), at: time,
+                extension: Certificate.Extension(oid: [1, 2, 840, 113635, 100, 8, 2], critical: false, value: ArraySlice(serializer.serializedBytes)))
             let statement = CBOR.map([
-                (.text("x5c"), .array([.bytes(Data(leafDER.serializedBytes)), .bytes(Data(intermediateDER.serializedBytes))])),
+                (.text("x5c"), .array([.bytes(try TestAuthority.der(leaf)), .bytes(try TestAuthority.der(authority.intermediate))])),
                 (.text("receipt"), .bytes(Data("emulated receipt".utf8))),
             ])
             return CBOR.map([(.text("fmt"), .text("apple-appattest")), (.text("attStmt"), statement), (.text("authData"), .bytes(authenticatorData))]).encoded

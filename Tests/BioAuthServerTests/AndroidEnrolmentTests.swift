@@ -1,0 +1,96 @@
+import BioAuthAttestation
+import BioAuthCore
+import BioAuthEmulator
+import BioAuthServer
+import Crypto
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Android Key Attestation end to end: the chain an Android app makes with the session's
+/// attestation challenge (emulated under a test root the server is told to trust) enrols the key
+/// attested, and each property a careless or hostile app would get wrong is refused by name.
+struct AndroidEnrolmentTests {
+    static let package = "dev.bioauth.android"
+    static let digest = Data(repeating: 0x5A, count: 32)
+
+    static func harness() -> ServerHarness {
+        ServerHarness { configuration in
+            configuration.attestation.android = .required(
+                AndroidKeyAttestationVerifier(
+                    requirements: AndroidKeyRequirements(packageNames: [package], signingCertificateDigests: [digest]), roots: [EmulatedKeyAttestation.testRoot]))
+        }
+    }
+
+    /// The `androidKeyAttestation` field for `phone`'s key, made with `challenge` at the harness's time.
+    static func chain(
+        _ phone: SoftwareDevice, challenge: Data, at time: Date, forged: Bool = false, _ change: (inout EmulatedKeyAttestation.KeyProperties) -> Void = { _ in }
+    ) -> [String: any Sendable] {
+        var properties = EmulatedKeyAttestation.KeyProperties(packageName: package, signingCertificateDigest: digest)
+        change(&properties)
+        let chain =
+            forged
+            ? EmulatedKeyAttestation.forgedChain(for: phone.key.publicKey, challenge: challenge, properties: properties, at: time)
+            : EmulatedKeyAttestation.chain(for: phone.key.publicKey, challenge: challenge, properties: properties, at: time)
+        return ["androidKeyAttestation": chain.map(Base64URL.encode)]
+    }
+
+    @Test func aChainMadeWithTheSessionsChallengeEnrolsTheKeyAttested() async throws {
+        let harness = Self.harness()
+        try await harness.test { api in
+            let token = try await api.primarySession()
+            let challenge = try #require(Base64URL.decode(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
+            let phone = SoftwareDevice()
+            let finish = try await AttestationEnrolmentTests.enrol(api, phone, token: token) { _ in
+                Self.chain(phone, challenge: challenge, at: harness.clock.now()) { $0.securityLevel = .strongBox }
+            }
+            #expect(finish.status == 201, "\(finish.text)")
+            let attestation = try #require(finish.json["attestation"] as? [String: any Sendable])
+            #expect(attestation["format"] as? String == "android-key" && attestation["securityLevel"] as? String == "strongBox")
+            #expect(attestation["appId"] as? String == Self.package && attestation["environment"] == nil)
+
+            let login = try await api.login("alice", finish["id"], phone)
+            let claims = try #require(CompactJWS(login["accessToken"])).claims
+            #expect(claims["amr"] as? [String] == ["hwk", "user"] && claims["acr"] as? String == AttestationClass.attested)
+            let att = try #require(claims["att"] as? [String: Any])
+            #expect(att["fmt"] as? String == "android-key" && att["lvl"] as? String == "strongBox" && att["app"] as? String == Self.package)
+        }
+    }
+
+    @Test func everyPropertyAnAppCanGetWrongIsRefusedByName() async throws {
+        let harness = Self.harness()
+        try await harness.test { api in
+            let token = try await api.primarySession()
+            let challenge = try #require(Base64URL.decode(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
+            let otherSession = try #require(
+                Base64URL.decode(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: try await api.primarySession())["challenge"]))
+            let phone = SoftwareDevice()
+            let now = harness.clock.now()
+            func reason(_ fields: [String: any Sendable]) async throws -> String? {
+                let reply = try await AttestationEnrolmentTests.enrol(api, phone, token: token) { _ in fields }
+                #expect(reply.status == 403 && reply.json["field"] as? String == "androidKeyAttestation", "\(reply.text)")
+                return reply.json["reason"] as? String
+            }
+            let cases: [(String, [String: any Sendable])] = [
+                ("securityLevel", Self.chain(phone, challenge: challenge, at: now) { $0.securityLevel = .software }),
+                ("challenge", Self.chain(phone, challenge: otherSession, at: now)),
+                ("publicKey", Self.chain(SoftwareDevice(), challenge: challenge, at: now)),
+                ("appIdentifier", Self.chain(phone, challenge: challenge, at: now) { $0.packageName = "com.attacker.app" }),
+                ("signingCertificate", Self.chain(phone, challenge: challenge, at: now) { $0.signingCertificateDigest = Data(repeating: 1, count: 32) }),
+                ("userAuthentication", Self.chain(phone, challenge: challenge, at: now) { $0.authTimeout = 300 }),
+                ("userAuthentication", Self.chain(phone, challenge: challenge, at: now) { $0.userAuthType = nil }),
+                ("keyAuthorization", Self.chain(phone, challenge: challenge, at: now) { $0.allowWhileOnBody = true }),
+                ("verifiedBoot", Self.chain(phone, challenge: challenge, at: now) { $0.verifiedBoot = false }),
+                ("certificateChain", Self.chain(phone, challenge: challenge, at: now, forged: true)),
+                ("certificateChain", Self.chain(phone, challenge: challenge, at: now.addingTimeInterval(-10 * 86_400))),
+            ]
+            for (expected, fields) in cases {
+                #expect(try await reason(fields) == expected)
+            }
+            #expect(try await harness.service.store.devices(userID: "alice").isEmpty, "nothing refused is stored")
+            // The same phone, with a chain made as Clients.md shows, enrols.
+            let good = try await AttestationEnrolmentTests.enrol(api, phone, token: token) { _ in Self.chain(phone, challenge: challenge, at: now) }
+            #expect(good.status == 201, "\(good.text)")
+        }
+    }
+}
