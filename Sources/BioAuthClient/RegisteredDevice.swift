@@ -18,6 +18,9 @@ public struct RegisteredDevice: Sendable, Hashable {
     /// What the key's attestation proved at enrolment (format, security level, app); nil: it
     /// enrolled unattested.
     public let attestation: Wire.DeviceAttestation?
+    /// What allowed the device's enrolment, in ``keyReplacedBy``'s terms; nil where the server
+    /// did not record it.
+    public let enrolledBy: String?
     /// Whether this is the phone the client runs on.
     public let isThisDevice: Bool
 
@@ -35,6 +38,7 @@ public struct RegisteredDevice: Sendable, Hashable {
         keyReplacedAt = device.keyReplacedAt.map(Date.init(seconds:))
         keyReplacedBy = device.keyReplacedBy
         attestation = device.attestation
+        enrolledBy = device.enrolledBy
         isThisDevice = device.id == thisDevice
     }
 }

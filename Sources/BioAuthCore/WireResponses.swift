@@ -63,12 +63,16 @@ extension Wire {
         public var acr: String?
         /// What the device key's attestation proved; absent for an unattested key.
         public var att: AttestationClaim?
+        /// What allowed the device's current key: `approval`, `recovery`, `primaryLogin` or `grant`.
+        public var enr: String?
         public init(
             active: Bool, tokenType: String? = nil, iss: String? = nil, aud: [String]? = nil, sub: String? = nil, exp: Int64? = nil, iat: Int64? = nil,
-            jti: String? = nil, deviceId: String? = nil, sid: String? = nil, amr: [String]? = nil, acr: String? = nil, att: AttestationClaim? = nil
+            jti: String? = nil, deviceId: String? = nil, sid: String? = nil, amr: [String]? = nil, acr: String? = nil, att: AttestationClaim? = nil,
+            enr: String? = nil
         ) {
             self.acr = acr
             self.att = att
+            self.enr = enr
             self.active = active
             self.tokenType = tokenType
             self.iss = iss
@@ -82,7 +86,7 @@ extension Wire {
             self.amr = amr
         }
         enum CodingKeys: String, CodingKey {
-            case active, iss, aud, sub, exp, iat, jti, sid, amr, acr, att
+            case active, iss, aud, sub, exp, iat, jti, sid, amr, acr, att, enr
             case tokenType = "token_type"
             case deviceId = "device_id"
         }
@@ -196,11 +200,15 @@ extension Wire {
         public var keyReplacedBy: String?
         /// What the current key's attestation proved; absent if it enrolled unattested.
         public var attestation: DeviceAttestation?
+        /// What allowed the device's enrolment, in ``keyReplacedBy``'s terms; absent for a device
+        /// enrolled before the server recorded it.
+        public var enrolledBy: String?
         public init(
             id: String, name: String, publicKey: String, createdAt: Int64, lastUsedAt: Int64?, revokedAt: Int64?, keyReplacedAt: Int64? = nil,
-            keyReplacedBy: String? = nil, attestation: DeviceAttestation? = nil
+            keyReplacedBy: String? = nil, attestation: DeviceAttestation? = nil, enrolledBy: String? = nil
         ) {
             self.attestation = attestation
+            self.enrolledBy = enrolledBy
             self.id = id
             self.name = name
             self.publicKey = publicKey

@@ -28,7 +28,7 @@ extension Wire.Introspection {
         self.init(
             active: true, tokenType: "Bearer", iss: token.issuer, aud: token.audience, sub: token.subject, exp: token.expiresAt.seconds,
             iat: token.issuedAt.seconds, jti: token.tokenID, deviceId: token.deviceID.rawValue, sid: token.sessionID.rawValue, amr: token.methods,
-            acr: token.authenticationClass, att: token.attestation)
+            acr: token.authenticationClass, att: token.attestation, enr: token.enrolment)
     }
 }
 
@@ -47,7 +47,7 @@ extension Wire.Device {
             attestation: device.attestation.map {
                 Wire.DeviceAttestation(
                     format: $0.format.rawValue, securityLevel: $0.securityLevel.rawValue, appId: $0.appID, environment: $0.environment, verifiedAt: $0.verifiedAt.seconds)
-            })
+            }, enrolledBy: device.enrolledBy?.rawValue)
     }
 }
 

@@ -107,6 +107,7 @@ extension PostgresStore {
         (15, "Enrolment requests keep the hash of the text an approval signs, binding code included", ["ALTER TABLE enrolment_requests ADD COLUMN approval_hash BYTEA"]),
         (16, "User ids the app's backend vouched for", ["CREATE TABLE backend_users (id TEXT PRIMARY KEY, claimed_at TIMESTAMPTZ NOT NULL)"]),
         (17, "Devices keep what their key's attestation proved", ["ALTER TABLE devices ADD COLUMN attestation TEXT"]),
+        (18, "Devices remember how their enrolment was allowed", ["ALTER TABLE devices ADD COLUMN enrolled_by TEXT"]),
     ]
 
     /// Applies the migrations this database lacks, under the migration lock (instances that start

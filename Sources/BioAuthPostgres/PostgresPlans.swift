@@ -106,9 +106,9 @@ extension PostgresStore {
         case .insertDevice(let d):
             try await c.query(
                 """
-                INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at, key_replaced_at, key_replaced_by, attestation)
+                INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at, key_replaced_at, key_replaced_by, attestation, enrolled_by)
                 VALUES (\(d.id), \(d.userID), \(d.name), \(d.publicKey), \(d.createdAt), \(d.lastUsedAt), \(d.revokedAt), \(d.keyReplacedAt), \(d.keyReplacement?.rawValue),
-                        \(d.attestation?.stored))
+                        \(d.attestation?.stored), \(d.enrolledBy?.rawValue))
                 """, logger: logger)
         case .replaceDeviceKey(let id, let key, let attestation, let at, let how):
             let attested = attestation?.stored

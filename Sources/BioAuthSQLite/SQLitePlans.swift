@@ -77,10 +77,11 @@ extension SQLiteHandle {
             for mutation in consequences.plan.mutations { try run(mutation, into: &outcome) }
         case .insertDevice(let d):
             try query(
-                "INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at, key_replaced_at, key_replaced_by, attestation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at, key_replaced_at, key_replaced_by, attestation, enrolled_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     .text(d.id), .text(d.userID), .text(d.name), .blob(d.publicKey), .date(d.createdAt), .optionalDate(d.lastUsedAt), .optionalDate(d.revokedAt),
                     .optionalDate(d.keyReplacedAt), .optionalText(d.keyReplacement?.rawValue), .optionalText(d.attestation?.stored),
+                    .optionalText(d.enrolledBy?.rawValue),
                 ])
         case .replaceDeviceKey(let id, let key, let attestation, let at, let how):
             try query(

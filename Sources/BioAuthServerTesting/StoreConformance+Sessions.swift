@@ -8,7 +8,7 @@ import Synchronization
 /// Devices, sessions, step-up approvals, refresh tokens, and what revoking withdraws.
 extension StoreConformance {
     public func devices(_ store: any BioAuthStore) async throws {
-        let device = DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4, 5]), createdAt: t0)
+        let device = DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4, 5]), createdAt: t0, enrolledBy: .approval)
         try await enrol(store, device)
         try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "Pad", publicKey: Data([6]), createdAt: t0.addingTimeInterval(1)))
         try await enrol(store, DeviceRecord(id: "d3", userID: "bob", name: "Other", publicKey: Data([7]), createdAt: t0))

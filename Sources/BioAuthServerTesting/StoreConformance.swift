@@ -118,7 +118,7 @@ public struct StoreConformance: Sendable {
     }
 
     /// Applies an enrolment's plan through the challenge and returns the device as stored (nil if the plan was refused).
-    func enrolled(_ store: any BioAuthStore, _ challenge: ChallengeRecord, _ device: DeviceRecord, replacing: KeyReplacement?) async throws -> DeviceRecord? {
+    func enrolled(_ store: any BioAuthStore, _ challenge: ChallengeRecord, _ device: DeviceRecord, replacing: EnrolmentProof?) async throws -> DeviceRecord? {
         let outcome = try await finish(store, challenge.id) { _ in
             .enrolment(
                 device, replacing: replacing, approvedRequest: challenge.enrolmentRequestID, audit: self.event("device.enrolled", user: device.userID, device: device.id))
@@ -128,7 +128,7 @@ public struct StoreConformance: Sendable {
 
     /// Enrols a device through a registration challenge, as the service does.
     @discardableResult
-    func enrol(_ store: any BioAuthStore, _ device: DeviceRecord, replacing: KeyReplacement? = nil) async throws -> DeviceRecord? {
+    func enrol(_ store: any BioAuthStore, _ device: DeviceRecord, replacing: EnrolmentProof? = nil) async throws -> DeviceRecord? {
         let registration = challenge(
             .registration(publicKey: device.publicKey, deviceName: device.name, replacing: replacing != nil), user: device.userID, device: device.id)
         try require(try await issue(store, registration), "enrol: challenge issued")

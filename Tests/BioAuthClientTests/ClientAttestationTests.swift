@@ -25,6 +25,7 @@ struct ClientAttestationTests {
             let device = try #require(try await phone.client.devices().first)
             #expect(device.attestation?.format == "apple-appattest" && device.attestation?.appId == Self.app.description)
             #expect(device.attestation?.securityLevel == "secureEnclave" && device.attestation?.environment == "development")
+            #expect(device.enrolledBy == "primaryLogin")
         }
     }
 

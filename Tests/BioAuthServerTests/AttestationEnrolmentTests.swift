@@ -56,13 +56,14 @@ struct AttestationEnrolmentTests {
             let login = try await api.login("alice", finish["id"], phone)
             let claims = try #require(CompactJWS(login["accessToken"])).claims
             #expect(claims["amr"] as? [String] == ["hwk", "user"] && claims["acr"] as? String == AttestationClass.attested)
+            #expect(claims["enr"] as? String == "primaryLogin", "a first device, allowed by the primary login")
             let att = try #require(claims["att"] as? [String: Any])
             #expect(att["fmt"] as? String == "apple-appattest" && att["lvl"] as? String == "secureEnclave" && att["app"] as? String == Self.app.description)
             // A refreshed token says the same; introspection too.
             let refreshed = try await api.post("/v1/token/refresh", ["refreshToken": login["refreshToken"]])
             #expect(try #require(CompactJWS(refreshed["accessToken"])).claims["amr"] as? [String] == ["hwk", "user"])
             let introspected = try await api.post("/v1/introspect", ["token": refreshed["accessToken"]], token: api.apiKey)
-            #expect(introspected.json["acr"] as? String == AttestationClass.attested)
+            #expect(introspected.json["acr"] as? String == AttestationClass.attested && introspected.json["enr"] as? String == "primaryLogin")
 
             let devices = try await api.call(.get, "/v1/devices", token: login["token"])
             #expect((devices.objects.first?["attestation"] as? [String: any Sendable])?["format"] as? String == "apple-appattest")

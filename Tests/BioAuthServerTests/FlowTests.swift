@@ -96,6 +96,12 @@ struct FlowTests {
             let listed = try await api.call(.get, "/v1/devices", token: fresh)
             let devices = try JSONDecoder().decode([Wire.Device].self, from: Data(listed.text.utf8))
             #expect(devices.first { $0.id == phoneID } == answered, "the answer is the stored row")
+            // Each device says what allowed it: the phone was the first (its primary login), the pad
+            // came with the phone's approval; the phone's new key with the pad's.
+            #expect(answered.enrolledBy == "primaryLogin" && answered.keyReplacedBy == "approval")
+            #expect(devices.first { $0.id == padID }?.enrolledBy == "approval")
+            let padLogin = try await api.login("alice", padID, pad)
+            #expect(try #require(CompactJWS(padLogin["accessToken"])).claims["enr"] as? String == "approval")
         }
     }
 

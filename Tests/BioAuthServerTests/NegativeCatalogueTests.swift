@@ -624,9 +624,13 @@ struct NegativeCatalogueTests {
             let listed = try await api.call(.get, "/v1/devices", token: session)
             let device = try #require(listed.objects.first)
             #expect(device["keyReplacedBy"] as? String == "recovery" && device["keyReplacedAt"] as? Int == Int(harness.clock.now().timeIntervalSince1970) - 1)
+            #expect(device["enrolledBy"] as? String == "primaryLogin", "the first enrolment is still listed as it was allowed")
             #expect(device["name"] as? String == "Alice's iPhone" && device["createdAt"] as? Int != device["keyReplacedAt"] as? Int)
             harness.clock.advance(by: 86_400)
-            let tomorrow = try await api.login("alice", firstID, stolenKey)["token"]
+            let tomorrowLogin = try await api.login("alice", firstID, stolenKey)
+            // Services that rely on the token see how the key got there: a recovery code, not the first enrolment.
+            #expect(try #require(CompactJWS(tomorrowLogin["accessToken"])).claims["enr"] as? String == "recovery")
+            let tomorrow = tomorrowLogin["token"]
             #expect(try await api.post("/v1/step-up/challenge", ["deviceId": firstID, "operation": payment], token: tomorrow).status == 200, "a day later")
         }
     }

@@ -94,7 +94,7 @@ struct WireDocumentTests {
                 try Self.keys(
                     Wire.Introspection(
                         active: true, tokenType: "Bearer", iss: "i", aud: ["a"], sub: "s", exp: 1, iat: 2, jti: "j", deviceId: "d", sid: "s", amr: ["hwk"], acr: "a",
-                        att: Wire.AttestationClaim(fmt: "f", lvl: "l", app: "a", env: "e")))
+                        att: Wire.AttestationClaim(fmt: "f", lvl: "l", app: "a", env: "e"), enr: "approval"))
             ),
             ("JWKS", try Self.keys(Wire.JWKS(keys: []))),
             ("Event", try Self.keys(Wire.Event(id: "1", type: "device.enrolled", occurredAt: 1, userId: "u", deviceId: "d", reason: "r"))),
@@ -103,7 +103,7 @@ struct WireDocumentTests {
                 try Self.keys(
                     Wire.Device(
                         id: "i", name: "n", publicKey: "k", createdAt: 1, lastUsedAt: 2, revokedAt: 3, keyReplacedAt: 4, keyReplacedBy: "recovery",
-                        attestation: Wire.DeviceAttestation(format: "f", securityLevel: "s", appId: "a", environment: "e", verifiedAt: 5)))
+                        attestation: Wire.DeviceAttestation(format: "f", securityLevel: "s", appId: "a", environment: "e", verifiedAt: 5), enrolledBy: "approval"))
             ),
             ("DeviceAttestation", try Self.keys(Wire.DeviceAttestation(format: "f", securityLevel: "s", appId: "a", environment: "e", verifiedAt: 5))),
             ("AttestationClaim", try Self.keys(Wire.AttestationClaim(fmt: "f", lvl: "l", app: "a", env: "e"))),

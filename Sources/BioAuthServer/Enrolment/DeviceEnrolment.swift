@@ -73,15 +73,15 @@ struct DeviceEnrolment: Flow {
             challengeID, signature, purpose: .registration, session: session, request
         ) { challenge, taken, now -> (verdict: (device: DeviceRecord, audit: AuditEvent), plan: WritePlan)? in
             guard case .registration(let key, let name, let replacing) = challenge.binding else { return nil }
-            let device = DeviceRecord(id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now, attestation: proven)
+            // How the key was allowed: the approved request's way, else the session alone.
+            let proof: EnrolmentProof =
+                challenge.enrolmentRequestID != nil
+                ? (taken.enrolmentRequest?.approvedByDevice != nil ? .approval : .recovery)
+                : session.kind == .enrolmentGrant ? .grant : .primaryLogin
+            let device = DeviceRecord(
+                id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now, attestation: proven, enrolledBy: proof)
             let kind: AuditKind = replacing ? .deviceReenrolled : .deviceEnrolled
-            // How a new key was allowed: the approved request's way, else the session alone.
-            let how: KeyReplacement? =
-                !replacing
-                ? nil
-                : challenge.enrolmentRequestID != nil
-                    ? (taken.enrolmentRequest?.approvedByDevice != nil ? .approval : .recovery)
-                    : session.kind == .enrolmentGrant ? .grant : .primaryLogin
+            let how: EnrolmentProof? = replacing ? proof : nil
             let audit = self.event(kind, user: challenge.userID, device: challenge.deviceID, reason: how?.rawValue, request: request)
             // A re-enrolment keeps the device's row (name, history) with the new key: what the plan
             // writes when its active-device guard holds.

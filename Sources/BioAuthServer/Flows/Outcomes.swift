@@ -53,7 +53,7 @@ extension WritePlan {
     /// is refused if the user has, or ever had, a device when it finishes: the rule is decided in
     /// the finishing transaction, not when the challenge was issued.
     public static func enrolment(
-        _ device: DeviceRecord, replacing: KeyReplacement?, approvedRequest: EnrolmentRequestID?, asFirstDevice: Bool = false, audit: AuditEvent
+        _ device: DeviceRecord, replacing: EnrolmentProof?, approvedRequest: EnrolmentRequestID?, asFirstDevice: Bool = false, audit: AuditEvent
     ) -> WritePlan {
         var plan = WritePlan()
         if asFirstDevice { plan.require(.noDeviceEver(userID: device.userID)) }

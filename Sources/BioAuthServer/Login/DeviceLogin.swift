@@ -25,12 +25,12 @@ struct DeviceLogin: Flow {
             let audit = self.event(.loginSucceeded, user: challenge.userID, device: challenge.deviceID, request: request)
             // Clears no password counter (it says nothing about the password), but the address
             // becomes known: the owner's way back to a password login no stranger can slow down.
-            return ((session, audit, taken.device?.attestation), .login(session, from: request.clientAddress, audit: audit))
+            return ((session, audit, taken.device), .login(session, from: request.clientAddress, audit: audit))
         }
-        let (session, audit, attestation) = login
+        let (session, audit, device) = login
         metrics.logins.increment()
         log(audit)
-        let access = try await run(request) { try await self.context.accessTokens.issue(for: session, deviceID: session.deviceID ?? "", attestation: attestation, audit: audit) }
+        let access = try await run(request) { try await self.context.accessTokens.issue(for: session, device: device, audit: audit) }
         return SessionGrant(
             token: Base64URL.encode(token.data), session: session,
             tokens: TokenGrant(accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(refresh.data)))

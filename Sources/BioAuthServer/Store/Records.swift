@@ -36,15 +36,18 @@ public struct DeviceRecord: Sendable, Hashable {
     /// When the key was last replaced (a re-enrolment after an enrollment change); nil if never.
     public var keyReplacedAt: Date?
     /// How it was last replaced; nil if never.
-    public var keyReplacement: KeyReplacement?
+    public var keyReplacement: EnrolmentProof?
     /// What the current key's attestation proved; nil if it enrolled unattested.
     public var attestation: DeviceAttestation?
+    /// How the device's enrolment was allowed; nil for a device enrolled before BioAuth recorded it.
+    public var enrolledBy: EnrolmentProof?
 
     public init(
         id: DeviceID, userID: UserID, name: String, publicKey: Data, createdAt: Date, lastUsedAt: Date? = nil, revokedAt: Date? = nil,
-        keyReplacedAt: Date? = nil, keyReplacement: KeyReplacement? = nil, attestation: DeviceAttestation? = nil
+        keyReplacedAt: Date? = nil, keyReplacement: EnrolmentProof? = nil, attestation: DeviceAttestation? = nil, enrolledBy: EnrolmentProof? = nil
     ) {
         self.attestation = attestation
+        self.enrolledBy = enrolledBy
         self.id = id
         self.userID = userID
         self.name = name
@@ -61,19 +64,28 @@ public struct DeviceRecord: Sendable, Hashable {
     /// When the current key arrived: the device's creation or its latest key replacement. A
     /// device's cool-down runs from here (``EnrolmentPolicy/coolDown``).
     public var keySince: Date { max(createdAt, keyReplacedAt ?? createdAt) }
+
+    /// How the current key was allowed: its replacement's proof, else the enrolment's (nil: not recorded).
+    public var keyProof: EnrolmentProof? { keyReplacement ?? enrolledBy }
 }
 
-/// How a device's key was replaced.
-public enum KeyReplacement: String, Sendable, Hashable, CaseIterable {
+/// What allowed a device's enrolment or a key replacement: the enrolment path, in the device list
+/// and in access tokens (`enr`).
+public enum EnrolmentProof: String, Sendable, Hashable, CaseIterable {
     /// Another device of the user approved the request.
     case approval
     /// A recovery code approved the request.
     case recovery
-    /// A primary login alone (``EnrolmentPolicy/Proof/primaryLoginOnly``).
+    /// A primary login alone: a user's first device, or any with
+    /// ``EnrolmentPolicy/Proof/primaryLoginOnly``.
     case primaryLogin
-    /// An enrolment grant from the backend alone (``EnrolmentPolicy/Proof/primaryLoginOnly``).
+    /// An enrolment grant from the backend alone: a user's first device, or any with
+    /// ``EnrolmentPolicy/Proof/primaryLoginOnly``.
     case grant
 }
+
+@available(*, deprecated, renamed: "EnrolmentProof")
+public typealias KeyReplacement = EnrolmentProof
 
 /// An issued challenge: everything the signed message is rebuilt from, plus what its purpose binds.
 ///

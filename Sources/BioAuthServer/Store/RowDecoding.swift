@@ -87,8 +87,9 @@ extension DeviceRecord {
             id: try r.id(prefix + "id"), userID: try r.id(prefix + "user_id"), name: try r.string(prefix + "name"), publicKey: try r.data(prefix + "public_key"),
             createdAt: try r.date(prefix + "created_at"), lastUsedAt: try r.optionalDate(prefix + "last_used_at"),
             revokedAt: try r.optionalDate(prefix + "revoked_at"), keyReplacedAt: try r.optionalDate(prefix + "key_replaced_at"),
-            keyReplacement: try KeyReplacement(stored: try r.optionalString(prefix + "key_replaced_by")),
-            attestation: try DeviceAttestation(stored: try r.optionalString(prefix + "attestation")))
+            keyReplacement: try EnrolmentProof(stored: try r.optionalString(prefix + "key_replaced_by")),
+            attestation: try DeviceAttestation(stored: try r.optionalString(prefix + "attestation")),
+            enrolledBy: try EnrolmentProof(stored: try r.optionalString(prefix + "enrolled_by"), column: "enrolled_by"))
     }
 }
 

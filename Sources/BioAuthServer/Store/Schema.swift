@@ -23,6 +23,7 @@ package enum Schema {
         "Enrolment requests keep the hash of the text an approval signs, binding code included",
         "User ids the app's backend vouched for",
         "Devices keep what their key's attestation proved",
+        "Devices remember how their enrolment was allowed",
     ]
 
     package enum ColumnType: Sendable, Hashable {
@@ -89,6 +90,7 @@ package enum Schema {
                 .init("id", .text), .init("user_id", .text), .init("name", .text), .init("public_key", .bytes), .init("created_at", .date),
                 .init("last_used_at", .date, nullable: true), .init("revoked_at", .date, nullable: true), .init("key_replaced_at", .date, nullable: true),
                 .init("key_replaced_by", .text, nullable: true), .init("attestation", .text, nullable: true),
+                .init("enrolled_by", .text, nullable: true),
             ]),
         Table(
             "enrolment_requests",

@@ -80,11 +80,11 @@ extension EnrolmentRequestEnding {
     }
 }
 
-extension KeyReplacement {
-    /// Decodes the `key_replaced_by` column; nil for a key never replaced.
-    package init?(stored: String?) throws(StoreError) {
+extension EnrolmentProof {
+    /// Decodes the `key_replaced_by` or `enrolled_by` column; nil for none.
+    package init?(stored: String?, column: String = "key_replaced_by") throws(StoreError) {
         guard let stored else { return nil }
-        guard let replacement = KeyReplacement(rawValue: stored) else { throw StoreError(.corruptRow, detail: "devices.key_replaced_by") }
+        guard let replacement = EnrolmentProof(rawValue: stored) else { throw StoreError(.corruptRow, detail: "devices." + column) }
         self = replacement
     }
 }

@@ -80,7 +80,7 @@ public struct WritePlan: Sendable, Hashable {
         case insertDevice(DeviceRecord)
         /// Gives the device a new public key with what its attestation proved (nil: none), marks
         /// it used at `at` and records when and how the key was replaced.
-        case replaceDeviceKey(id: DeviceID, publicKey: Data, attestation: DeviceAttestation?, at: Date, how: KeyReplacement)
+        case replaceDeviceKey(id: DeviceID, publicKey: Data, attestation: DeviceAttestation?, at: Date, how: EnrolmentProof)
         case renameDevice(id: DeviceID, name: String)
         /// Replaces what the device's attestation records (an App Attest key's advanced counter).
         case storeAttestation(deviceID: DeviceID, DeviceAttestation)

@@ -58,9 +58,11 @@ struct AccessTokenClaims: JWTPayload {
     var acr: String
     /// The attestation's facts; absent for an unattested key.
     var att: Wire.AttestationClaim?
+    /// ``EnrolmentProof``: what allowed the device's current key; absent where not recorded.
+    var enr: String?
 
     enum CodingKeys: String, CodingKey {
-        case iss, aud, sub, exp, iat, jti, amr, acr, att
+        case iss, aud, sub, exp, iat, jti, amr, acr, att, enr
         case deviceID = "device_id"
         case sessionID = "sid"
     }
@@ -79,7 +81,7 @@ struct AccessTokenClaims: JWTPayload {
     var verified: VerifiedAccessToken {
         VerifiedAccessToken(
             issuer: iss.value, audience: aud.value, subject: sub.value, expiresAt: exp.value, issuedAt: iat.value, tokenID: jti.value, deviceID: deviceID,
-            sessionID: sessionID, methods: amr, authenticationClass: acr, attestation: att)
+            sessionID: sessionID, methods: amr, authenticationClass: acr, attestation: att, enrolment: enr)
     }
 }
 
@@ -109,6 +111,8 @@ public struct VerifiedAccessToken: Sendable, Hashable {
     public var authenticationClass: String
     /// `att`; nil for an unattested key.
     public var attestation: Wire.AttestationClaim?
+    /// `enr`: ``EnrolmentProof`` of the device's current key; nil where not recorded.
+    public var enrolment: String?
 }
 
 /// What a device login hands out besides its session: the access token and the refresh token.
@@ -158,8 +162,11 @@ actor AccessTokenIssuer {
         self.clock = clock
     }
 
-    /// A signed access token for a device session whose key's enrolment proved `attestation`.
-    func issue(for session: SessionRecord, deviceID: DeviceID, attestation: DeviceAttestation?, audit: AuditEvent) async throws -> (token: String, expiresAt: Date) {
+    /// A signed access token for a device session, saying what `device`'s current key proved and
+    /// how it was allowed (nil: the device is gone; the token claims nothing of it).
+    func issue(for session: SessionRecord, device: DeviceRecord?, audit: AuditEvent) async throws -> (token: String, expiresAt: Date) {
+        let deviceID = session.deviceID ?? device?.id ?? ""
+        let attestation = device?.attestation
         let (keys, collection) = try await current(audit: audit)
         let now = clock.now()
         let signer = Self.signingKey(of: keys, at: now, prePublication: policy.prePublication)
@@ -168,7 +175,7 @@ actor AccessTokenIssuer {
         let claims = AccessTokenClaims(
             iss: IssuerClaim(value: issuer), aud: AudienceClaim(value: [audience]), sub: SubjectClaim(value: session.userID.rawValue),
             exp: ExpirationClaim(value: expiresAt), iat: IssuedAtClaim(value: now), jti: IDClaim(value: Base64URL.encode(SecretBytes.random(count: 16).data)),
-            deviceID: deviceID, sessionID: session.id, amr: methods.amr, acr: methods.acr, att: methods.att)
+            deviceID: deviceID, sessionID: session.id, amr: methods.amr, acr: methods.acr, att: methods.att, enr: device?.keyProof?.rawValue)
         var header = JWTHeader()
         header.typ = "at+jwt"
         return (try await collection.sign(claims, kid: JWKIdentifier(string: signer.id), header: header), expiresAt)

@@ -36,10 +36,8 @@ struct Tokens: Flow {
         log(rotated.about(user: state.session.userID, device: state.session.deviceID))
         // The token says what the device's current key proved, read afresh.
         let deviceID = state.session.deviceID ?? ""
-        let attestation = try await run(request) { try await self.store.device(id: deviceID) }?.attestation
-        let access = try await run(request) {
-            try await self.context.accessTokens.issue(for: state.session, deviceID: deviceID, attestation: attestation, audit: rotated)
-        }
+        let device = try await run(request) { try await self.store.device(id: deviceID) }
+        let access = try await run(request) { try await self.context.accessTokens.issue(for: state.session, device: device, audit: rotated) }
         return TokenGrant(accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(successor.data))
     }
 
