@@ -55,28 +55,10 @@ struct DeviceFile: Codable {
     }
 }
 
-/// Writes `data` to `path` atomically, readable by the owner only from the first byte: a temporary
-/// file created with mode 0600 (`O_CREAT | O_EXCL`), written, synced and renamed over `path`. The
-/// state holds the emulated enclave's private keys: it must never exist world-readable, not even
-/// between a write and a chmod.
+/// Writes the state file, readable by the owner only from the first byte: it holds the emulated
+/// enclave's private keys.
 func writePrivately(_ data: Data, to path: String) throws {
-    let temporary = path + ".tmp-\(UUID().uuidString)"
-    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-    guard descriptor >= 0 else { throw CLIError("cannot write \(path)") }
-    var written = 0
-    let ok = data.withUnsafeBytes { bytes -> Bool in
-        while written < bytes.count {
-            let result = write(descriptor, bytes.baseAddress! + written, bytes.count - written)
-            if result <= 0 { return false }
-            written += result
-        }
-        return fsync(descriptor) == 0
-    }
-    close(descriptor)
-    guard ok, rename(temporary, path) == 0 else {
-        unlink(temporary)
-        throw CLIError("cannot write \(path)")
-    }
+    do { try PrivateFile.write(data, to: path) } catch { throw CLIError(error.description) }
 }
 
 extension DeviceFile.Client {

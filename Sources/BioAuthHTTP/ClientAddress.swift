@@ -16,9 +16,20 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// 4 or 16 bytes.
     let bytes: [UInt8]
 
+    /// Parses an address as proxies write it in `X-Forwarded-For`: `203.0.113.7`, `203.0.113.7:443`,
+    /// `2001:db8::1`, `[2001:db8::1]` or `[2001:db8::1]:443` (a port, 0–65535, is dropped).
     init?(_ text: some StringProtocol) {
         var text = String(text).trimmingCharacters(in: .whitespaces)
-        if text.hasPrefix("["), let end = text.firstIndex(of: "]") { text = String(text[text.index(after: text.startIndex)..<end]) }  // [v6]:port
+        func isPort(_ port: Substring) -> Bool { (1...5).contains(port.count) && port.allSatisfy(\.isASCII) && UInt16(port) != nil }
+        if text.hasPrefix("[") {  // [v6] or [v6]:port
+            guard let end = text.firstIndex(of: "]") else { return nil }
+            let rest = text[text.index(after: end)...]
+            guard rest.isEmpty || (rest.first == ":" && isPort(rest.dropFirst())) else { return nil }
+            text = String(text[text.index(after: text.startIndex)..<end])
+        } else if text.count(where: { $0 == ":" }) == 1, let colon = text.firstIndex(of: ":") {  // v4:port (IPv6 has two colons or more)
+            guard isPort(text[text.index(after: colon)...]) else { return nil }
+            text = String(text[..<colon])
+        }
         if let zone = text.firstIndex(of: "%") { text = String(text[..<zone]) }
         var v4 = in_addr()
         var v6 = in6_addr()

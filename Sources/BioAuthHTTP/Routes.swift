@@ -49,6 +49,12 @@ public struct BioAuthRoutes: Sendable {
         router.add(middleware: ErrorMapping(logger: logger))
 
         router.get("/health") { _, _ in try json(["status": "ok"]) }
+        // Kubernetes-style probes: live while the process serves HTTP; ready while the store answers.
+        router.get("/health/live") { _, _ in try json(["status": "ok"]) }
+        router.get("/health/ready") { _, _ in
+            guard await service.isReady() else { return try json(["status": "unavailable"], status: .serviceUnavailable) }
+            return try json(["status": "ready"])
+        }
         router.get("/metrics") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
         }

@@ -57,6 +57,7 @@ struct AccessTokenTests {
 
     @Test func aDeviceLoginIssuesAnES256AccessTokenThatTheJWKSVerifies() async throws {
         let harness = ServerHarness()
+        harness.clock.advance(by: 0.25)  // mid-second: the token's times are still whole seconds
         try await harness.test { api in
             let (login, deviceID, _) = try await Self.login(api)
             let jwks = try await api.call(.get, "/.well-known/jwks.json")
@@ -74,6 +75,11 @@ struct AccessTokenTests {
             #expect(claims["amr"] as? [String] == ["pop", "user"] && claims["acr"] as? String == "urn:bioauth:acr:unattested-key" && claims["att"] == nil)
             let issued = try #require(claims["iat"] as? Double), expires = try #require(claims["exp"] as? Double)
             #expect(expires - issued == 300 && Int64(expires) == login.json["accessTokenExpiresAt"] as? Int64)
+            // NumericDate as whole seconds (RFC 7519 allows fractions, but several JWT libraries refuse them).
+            let payload = String(decoding: try #require(Base64URL.decode(String(login["accessToken"].split(separator: ".")[1]))), as: UTF8.self)
+            for claim in ["iat", "exp"] {
+                #expect(payload.contains(try Regex("\"\(claim)\":[0-9]+[,}]")), "\(claim) in \(payload)")
+            }
             #expect(login["refreshToken"].count == 43)
 
             // A changed claim or another key's signature does not verify.

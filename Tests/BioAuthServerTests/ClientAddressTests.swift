@@ -21,7 +21,16 @@ struct ClientAddressTests {
     @Test func garbageInTheChainStopsAtTheLastHopWeCanVouchFor() {
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "fail:client:x, 198.51.100.7") == "198.51.100.7")
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "198.51.100.7, not-an-address") == "10.0.0.5")
-        #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "1.2.3.4:80") == "10.0.0.5", "a port is not an address")
+        #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "1.2.3.4:abc") == "10.0.0.5", "a port must be a port")
+        #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "1.2.3.4:65536") == "10.0.0.5")
+        #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "[2001:db8:1::1]x") == "10.0.0.5")
+    }
+
+    /// Proxies that write the client's port (`ip:port`, `[v6]:port`) do not collapse every client onto the proxy.
+    @Test func aForwardedAddressWithAPortIsTheAddress() {
+        #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "1.2.3.4:80") == "1.2.3.4")
+        #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "198.51.100.7:54321, 10.0.0.9:443") == "198.51.100.7")
+        #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "[2001:db8:1:2::1]:443") == "2001:db8:1::/48")
     }
 
     @Test func ipv6ClientsAreCountedPerSlash48() {

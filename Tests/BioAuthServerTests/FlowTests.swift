@@ -194,11 +194,24 @@ struct RequestIDTests {
 
 /// The OpenAPI document and the router agree: every documented operation is served.
 struct OpenAPIDocumentTests {
+    /// The probes: live while the process serves, ready while the store answers.
+    @Test func healthProbesSayWhetherTheStoreAnswers() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            #expect(try await api.call(.get, "/health/live").json["status"] as? String == "ok")
+            #expect(try await api.call(.get, "/health/ready").json["status"] as? String == "ready")
+            try await #require(harness.service.store as? SQLiteStore).close()
+            let down = try await api.call(.get, "/health/ready")
+            #expect(down.status == 503 && down.json["status"] as? String == "unavailable")
+            #expect(try await api.call(.get, "/health/live").status == 200)
+        }
+    }
+
     @Test func everyDocumentedOperationIsRouted() async throws {
         let operations = OpenAPIDocument.operations.map { operation in
             (HTTPRequest.Method(operation.method.uppercased())!, operation.path.replacingOccurrences(of: "{id}", with: UUID().uuidString.lowercased()))
         }
-        #expect(operations.count == 32)
+        #expect(operations.count == 34)
         let documented = operations
         try await ServerHarness().test { api in
             for (method, path) in documented {

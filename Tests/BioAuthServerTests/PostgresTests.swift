@@ -180,6 +180,9 @@ struct PostgresTests {
                 statuses.append(reply.status)
                 sawUnavailable = reply.status == 503 && reply.retryAfter != nil
             }
+            // The readiness probe says so at once, so a balancer takes the instance out; liveness does not.
+            #expect(try await http.get("/health/ready").status == 503)
+            #expect(try await http.get("/health/live").status == 200)
             try PostgresTestServer.control("start")
             #expect(sawUnavailable, "statuses while the database was down: \(statuses)")
             #expect(!statuses.contains { $0 == 500 }, "\(statuses)")
@@ -192,6 +195,7 @@ struct PostgresTests {
                 if !recovered { try await Task.sleep(for: .milliseconds(200)) }
             }
             #expect(recovered, "the server did not recover: \(statuses.suffix(5))")
+            #expect(try await http.get("/health/ready").status == 200)
             #expect(!statuses.contains { $0 == 500 }, "\(statuses)")
             #expect(try await cluster.login(device, on: 0).count == 43)
         }

@@ -26,11 +26,18 @@ package struct AppAttestAssertion: Sendable {
     package init(policy: AttestationPolicy) { self.policy = policy }
 
     package func check(_ assertion: Data?, device: DeviceRecord, message: SignedMessage, signature: Data) -> Verdict {
+        check(assertion, device: device, message: { message }, signature: signature)
+    }
+
+    /// The same, building the message only when an assertion is to be verified (most logins have none).
+    package func check(_ assertion: Data?, device: DeviceRecord, message: () -> SignedMessage?, signature: Data) -> Verdict {
         guard let verifier = policy.apple.verifier, let attestation = device.attestation, attestation.format == .appleAppAttest else { return .notApplicable }
         guard let assertion else {
             return policy.assertions == .required ? .rejected(.assertionMissing, check: "missing") : .notApplicable
         }
-        guard let key = attestation.attestedAppKey else { return .rejected(.assertion(.malformed), check: AttestationError.Check.malformed.description) }
+        guard let key = attestation.attestedAppKey, let message = message() else {
+            return .rejected(.assertion(.malformed), check: AttestationError.Check.malformed.description)
+        }
         do {
             let advanced = try verifier.verifyAssertion(assertion, clientData: AttestationBinding.assertion(message, signature: signature), key: key)
             return .accepted(attestation.advanced(to: advanced), key: advanced)

@@ -264,7 +264,7 @@ public struct RecoveryMessage: Sendable, CustomStringConvertible, CustomDebugStr
 }
 
 /// The demo's recovery channel: writes each code to `‹directory›/recovery-‹request id›.txt`
-/// (mode 0600), as an e-mail would arrive, where `bioauth` reads it.
+/// (mode 0600, in a directory of mode 0700), as an e-mail would arrive, where `bioauth` reads it.
 public struct DirectoryRecoveryChannel: RecoveryChannel {
     public let directory: URL
 
@@ -273,10 +273,9 @@ public struct DirectoryRecoveryChannel: RecoveryChannel {
     public func deliver(_ message: RecoveryMessage) async throws {
         let file = Self.file(for: message.requestID, in: directory)
         let text = "To: \(message.userID)\n\(message.text)\n"
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        guard FileManager.default.createFile(atPath: file.path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw CocoaError(.fileWriteUnknown)
-        }
+        // The inbox holds live recovery codes: a 0700 directory of 0600 files, from their first byte.
+        try PrivateFile.makeDirectory(directory)
+        try PrivateFile.write(Data(text.utf8), to: file.path)
     }
 
     /// The code delivered for a request (the word of its file shaped `XXXX-XXXX-XXXX`), nil if none was.

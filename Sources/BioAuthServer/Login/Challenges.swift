@@ -74,10 +74,8 @@ struct Challenges: Flow {
                 case .rejected(let reason): return failure(reason)
                 case .verified(let challenge):
                     guard let taken, var success = success(challenge, taken, now) else { return failure(.wrongPurpose) }
-                    guard purpose != .registration, let device = taken.device, let message = try? challenge.message() else {
-                        return (.succeeded(success.verdict), success.plan)
-                    }
-                    switch assertions.check(assertionBytes, device: device, message: message, signature: signatureBytes) {
+                    guard purpose != .registration, let device = taken.device else { return (.succeeded(success.verdict), success.plan) }
+                    switch assertions.check(assertionBytes, device: device, message: { try? challenge.message() }, signature: signatureBytes) {
                     case .notApplicable: break
                     case .accepted(let attestation, _): success.plan.assertion(attestation, device: device.id)
                     case .rejected(let reason, let check):

@@ -6,6 +6,26 @@ import Logging
 struct Maintenance: Flow {
     let context: FlowContext
 
+    /// Whether the store answers a read within `limit`: a lost database is "not ready" at once,
+    /// not after the driver's own timeouts.
+    func isReady(within limit: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                do {
+                    _ = try await self.store.device(id: DeviceID("readiness-probe"))
+                    return true
+                } catch { return false }
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
     func sweepExpiredChallenges() async throws -> Int {
         try await store.deleteChallenges(expiredBefore: clock.now())
     }

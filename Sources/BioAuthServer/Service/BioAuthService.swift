@@ -296,6 +296,10 @@ public final class BioAuthService: Sendable {
 
     // MARK: - Maintenance
 
+    /// Whether this instance can serve: its store answers a read within `limit` (the readiness
+    /// probe, `GET /health/ready`).
+    public func isReady(within limit: Duration = .seconds(2)) async -> Bool { await maintenance.isReady(within: limit) }
+
     /// Deletes expired challenges; returns how many. Safe to run on every instance at once.
     @discardableResult
     public func sweepExpiredChallenges() async throws -> Int { try await maintenance.sweepExpiredChallenges() }

@@ -168,9 +168,10 @@ actor AccessTokenIssuer {
         let deviceID = session.deviceID ?? device?.id ?? ""
         let attestation = device?.attestation
         let (keys, collection) = try await current(audit: audit)
-        let now = clock.now()
+        // Whole seconds: `iat` and `exp` are integers on the wire, as the protocol says and JWT libraries expect.
+        let now = Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
         let signer = Self.signingKey(of: keys, at: now, prePublication: policy.prePublication)
-        let expiresAt = now.addingTimeInterval(policy.accessTokenTTL)
+        let expiresAt = now.addingTimeInterval(policy.accessTokenTTL.rounded(.down))
         let methods = AccessTokenClaims.methods(attestation)
         let claims = AccessTokenClaims(
             iss: IssuerClaim(value: issuer), aud: AudienceClaim(value: [audience]), sub: SubjectClaim(value: session.userID.rawValue),
