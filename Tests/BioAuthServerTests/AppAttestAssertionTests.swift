@@ -171,7 +171,8 @@ struct AssertionLoginTests {
             let phone = SoftwareDevice()
             let (deviceID, keyID) = try await Self.enrol(api, harness, phone, service: service)
             #expect(try await api.login("alice", deviceID, phone).status == 200, "none sent, none asked for")
-            var tampered = try Self.signed(try await api.loginChallenge("alice", deviceID), phone, service: service, keyID: try #require(keyID))
+            let attestedKey = try #require(keyID)
+            var tampered = try Self.signed(try await api.loginChallenge("alice", deviceID), phone, service: service, keyID: attestedKey)
             var bytes = try #require(Base64URL.decode(tampered["appAttestAssertion"] as? String ?? ""))
             bytes[bytes.count - 1] ^= 1
             tampered["appAttestAssertion"] = Base64URL.encode(bytes)
