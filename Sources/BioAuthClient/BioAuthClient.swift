@@ -187,12 +187,10 @@ public actor BioAuthClient {
     /// ``AttestationBinding/assertionHash(_:signature:)`` — this message and this signature — when
     /// the server recorded an attested key for the device. Without one (App Attest failed, e.g. the
     /// key is gone after a reinstall) the body goes as it is: the server's policy decides.
-    func asserting(_ signed: (body: Wire.SignedChallenge, message: SignedMessage), _ registration: Registration) async -> Wire.SignedChallenge {
+    func asserting(_ signed: SignedProof, _ registration: Registration) async -> Wire.SignedChallenge {
         var body = signed.body
-        guard let keyID = registration.appAttestKeyID, let service = platform.appAttest, service.isSupported,
-            let signature = Base64URL.decode(body.signature)
-        else { return body }
-        if let assertion = try? await service.generateAssertion(keyID, clientDataHash: AttestationBinding.assertionHash(signed.message, signature: signature)) {
+        guard let keyID = registration.appAttestKeyID, let service = platform.appAttest, service.isSupported else { return body }
+        if let assertion = try? await service.generateAssertion(keyID, clientDataHash: AttestationBinding.assertionHash(signed.message, signature: signed.der)) {
             body.appAttestAssertion = Base64URL.encode(assertion)
         }
         return body
@@ -346,11 +344,11 @@ public actor BioAuthClient {
         }
     }
 
+    /// A checked challenge, signed: the body to send, the message signed and the DER signature.
+    typealias SignedProof = (body: Wire.SignedChallenge, message: SignedMessage, der: Data)
+
     /// Checks the challenge, then signs its message: one prompt, or none inside a policy's window.
-    /// Returns the body to send and the message it signed.
-    func sign(_ challenge: ChallengeEnvelope, expecting expectation: ChallengeExpectation, prompt: Prompt, reusing: Bool) async throws(ClientError) -> (
-        body: Wire.SignedChallenge, message: SignedMessage
-    ) {
+    func sign(_ challenge: ChallengeEnvelope, expecting expectation: ChallengeExpectation, prompt: Prompt, reusing: Bool) async throws(ClientError) -> SignedProof {
         let message = try expectation.check(
             challenge, now: configuration.clock.now(), maximumLifetime: configuration.maximumChallengeLifetime, clockSkew: configuration.clockSkew)
         let signature: P256.Signing.ECDSASignature
@@ -358,7 +356,8 @@ public actor BioAuthClient {
             if error.code == .keyUnavailable { keyFailedAfterMatch() }
             throw ClientError(device: error)
         }
-        return (Wire.SignedChallenge(challengeId: challenge.challengeId, signature: Base64URL.encode(signature.derRepresentation)), message)
+        let der = signature.derRepresentation
+        return (Wire.SignedChallenge(challengeId: challenge.challengeId, signature: Base64URL.encode(der)), message, der)
     }
 
     func signMessage(_ message: SignedMessage, prompt: Prompt, reusing: Bool) async throws(BioAuthError) -> P256.Signing.ECDSASignature {

@@ -20,7 +20,7 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// `2001:db8::1`, `[2001:db8::1]` or `[2001:db8::1]:443` (a port, 0–65535, is dropped).
     init?(_ text: some StringProtocol) {
         var text = String(text).trimmingCharacters(in: .whitespaces)
-        func isPort(_ port: Substring) -> Bool { (1...5).contains(port.count) && port.allSatisfy(\.isASCII) && UInt16(port) != nil }
+        func isPort(_ port: Substring) -> Bool { (1...5).contains(port.count) && port.allSatisfy { $0.isASCII && $0.isNumber } && UInt16(port) != nil }
         if text.hasPrefix("[") {  // [v6] or [v6]:port
             guard let end = text.firstIndex(of: "]") else { return nil }
             let rest = text[text.index(after: end)...]

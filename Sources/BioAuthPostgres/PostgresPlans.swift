@@ -37,7 +37,7 @@ extension PostgresStore {
             return try await !exists("SELECT 1 FROM users WHERE id = \(user)")
         case .appAttestCounter(let id, _, _):
             let row = try await c.query("SELECT attestation FROM devices WHERE id = \(id) FOR UPDATE", logger: logger).collect().first
-            let stored = try row.map { try PostgresStoredRow($0.makeRandomAccess()).optionalString("attestation") } ?? nil
+            let stored = try row.flatMap { try PostgresStoredRow($0.makeRandomAccess()).optionalString("attestation") }
             return try condition.isSatisfied(byAttestation: DeviceAttestation(stored: stored))
         }
     }

@@ -23,6 +23,7 @@ struct ClientAddressTests {
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "198.51.100.7, not-an-address") == "10.0.0.5")
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "1.2.3.4:abc") == "10.0.0.5", "a port must be a port")
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "1.2.3.4:65536") == "10.0.0.5")
+        #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "1.2.3.4:+80") == "10.0.0.5", "digits only")
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "[2001:db8:1::1]x") == "10.0.0.5")
     }
 

@@ -16,33 +16,27 @@ package struct AppAttestAssertion: Sendable {
         case notApplicable
         /// A valid assertion: the device's attestation with the counter it advanced to, stored
         /// with what the assertion authorises (``WritePlan/assertion(_:device:)``).
-        case accepted(DeviceAttestation, key: AppAttestKey)
-        /// Missing where required, or failing a check.
-        case rejected(FailureReason, check: String)
+        case accepted(DeviceAttestation)
+        /// Failing this check; nil: missing where required.
+        case rejected(AttestationError.Check?)
     }
 
     package var policy: AttestationPolicy
 
     package init(policy: AttestationPolicy) { self.policy = policy }
 
-    package func check(_ assertion: Data?, device: DeviceRecord, message: SignedMessage, signature: Data) -> Verdict {
-        check(assertion, device: device, message: { message }, signature: signature)
-    }
-
-    /// The same, building the message only when an assertion is to be verified (most logins have none).
+    /// `message` is the verified challenge's, built only when an assertion is to be verified (most logins have none).
     package func check(_ assertion: Data?, device: DeviceRecord, message: () -> SignedMessage?, signature: Data) -> Verdict {
         guard let verifier = policy.apple.verifier, let attestation = device.attestation, attestation.format == .appleAppAttest else { return .notApplicable }
         guard let assertion else {
-            return policy.assertions == .required ? .rejected(.assertionMissing, check: "missing") : .notApplicable
+            return policy.assertions == .required ? .rejected(nil) : .notApplicable
         }
-        guard let key = attestation.attestedAppKey, let message = message() else {
-            return .rejected(.assertion(.malformed), check: AttestationError.Check.malformed.description)
-        }
+        guard let key = attestation.attestedAppKey, let message = message() else { return .rejected(.malformed) }
         do {
             let advanced = try verifier.verifyAssertion(assertion, clientData: AttestationBinding.assertion(message, signature: signature), key: key)
-            return .accepted(attestation.advanced(to: advanced), key: advanced)
+            return .accepted(attestation.advanced(to: advanced))
         } catch {
-            return .rejected(.assertion(error.check), check: error.check.description)
+            return .rejected(error.check)
         }
     }
 }

@@ -112,6 +112,6 @@ struct EnrolmentAttestation: Flow {
         let (_, outcome) = try await run(request) { try await self.store.consumeChallenge(id: challenge.id, lockout: lockout) { _ in ((), .failure(failure)) } }
         _ = failed(failure, locked: outcome.lockedSubjects, request)
         if let error { logger.debug("attestation refused", metadata: metadata(audit).merging(["why": "\(error.reason)"]) { $1 }) }
-        return ServerError(.attestationRejected, field: field, detail: error?.check.description ?? "missing")
+        return ServerError(.attestationRejected, field: field, detail: (error?.check).refusalDetail)
     }
 }

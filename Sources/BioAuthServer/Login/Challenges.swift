@@ -77,9 +77,9 @@ struct Challenges: Flow {
                     guard purpose != .registration, let device = taken.device else { return (.succeeded(success.verdict), success.plan) }
                     switch assertions.check(assertionBytes, device: device, message: { try? challenge.message() }, signature: signatureBytes) {
                     case .notApplicable: break
-                    case .accepted(let attestation, _): success.plan.assertion(attestation, device: device.id)
-                    case .rejected(let reason, let check):
-                        let failure = record(reason)
+                    case .accepted(let attestation): success.plan.assertion(attestation, device: device.id)
+                    case .rejected(let check):
+                        let failure = record(check.map(FailureReason.assertion) ?? .assertionMissing)
                         return (.assertionRejected(failure, check: check), .failure(failure))
                     }
                     return (.succeeded(success.verdict), success.plan)
@@ -90,7 +90,7 @@ struct Challenges: Flow {
         case .failed(let failure): throw failed(failure, locked: outcome.lockedSubjects, request)
         case .assertionRejected(let failure, let check):
             _ = failed(failure, locked: outcome.lockedSubjects, request)
-            throw ServerError(.attestationRejected, field: "appAttestAssertion", detail: check)
+            throw ServerError(.attestationRejected, field: "appAttestAssertion", detail: check.refusalDetail)
         case .refused(let event):
             metrics.rateLimited.increment()
             log(event)
@@ -114,8 +114,8 @@ private enum Finished<Success: Sendable>: Sendable {
     /// A failure limit is reached: the attempt is refused unverified.
     case refused(AuditEvent)
     case failed(FailureRecord)
-    /// The signature verified but the App Attest assertion did not (the check's name).
-    case assertionRejected(FailureRecord, check: String)
+    /// The signature verified but the App Attest assertion did not (the failed check; nil: missing).
+    case assertionRejected(FailureRecord, check: AttestationError.Check?)
     case succeeded(Success)
 }
 

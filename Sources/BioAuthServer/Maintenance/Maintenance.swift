@@ -6,8 +6,8 @@ import Logging
 struct Maintenance: Flow {
     let context: FlowContext
 
-    /// Whether the store answers a read within `limit`: a lost database is "not ready" at once,
-    /// not after the driver's own timeouts.
+    /// Whether the store answers a read within `limit`. The read is cancelled then; a driver that
+    /// ignores cancellation holds the answer until the store gives up (PostgreSQL: its `operationTimeout`, 5 s by default).
     func isReady(within limit: Duration) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {

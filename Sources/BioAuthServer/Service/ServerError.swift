@@ -148,3 +148,8 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
         return text
     }
 }
+
+extension Optional where Wrapped == AttestationError.Check {
+    /// The `reason` of a 403 `attestation_rejected`: the failed check's name, or `missing`.
+    var refusalDetail: String { self?.description ?? "missing" }
+}
