@@ -326,6 +326,16 @@ extension Wire {
         public init(revoked: Int) { self.revoked = revoked }
     }
 
+    /// What revoking every device of a user took away (`DELETE /v1/backend/users/{userId}/devices`).
+    public struct RevokedDevices: Codable, Sendable, Hashable {
+        public var devices: Int
+        public var sessions: Int
+        public init(devices: Int, sessions: Int) {
+            self.devices = devices
+            self.sessions = sessions
+        }
+    }
+
     /// Every error response. `error` is a code of `docs/Protocol.md` §5; `field` and `reason`
     /// name what was wrong with a 400. A 401 carries nothing else, whatever failed.
     public struct ErrorBody: Codable, Sendable, Hashable {

@@ -204,6 +204,7 @@ public struct BioAuthRoutes: Sendable {
             let record = try await service.redeemApproval(approval: body.approval, operation: body.operation, userID: UserID(body.userId), request: info)
             return try json(Wire.RedeemedApproval(userId: record.userID.rawValue, deviceId: record.deviceID.rawValue))
         }
+        addUserAdministration(backend(.users).group("backend/users/:userId"), recovery: backend(.recovery).group("backend/users/:userId"))
         authenticated.get("devices") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             return try json(try await service.devices(of: session, request: info).map(Wire.Device.init))
@@ -221,11 +222,7 @@ public struct BioAuthRoutes: Sendable {
         }
         authenticated.get("sessions") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
-            return try json(
-                try await service.sessions(of: session, request: info).map {
-                    Wire.SessionInfo(
-                        id: $0.id.rawValue, kind: $0.kind.rawValue, deviceId: $0.deviceID?.rawValue, createdAt: $0.createdAt.seconds, expiresAt: $0.expiresAt.seconds, current: $0.id == session.id)
-                })
+            return try json(try await service.sessions(of: session, request: info).map { Wire.SessionInfo($0, current: $0.id == session.id) })
         }
         authenticated.delete("sessions/:id") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
@@ -250,6 +247,43 @@ public struct BioAuthRoutes: Sendable {
         }
     }
 
+    /// The backend API for one user (`/v1/backend/users/{userId}/…`): `users` for the scope
+    /// `users`, `recovery` for the scope `recovery`.
+    private func addUserAdministration<Context: BioAuthRequestContext>(_ users: RouterGroup<Context>, recovery: RouterGroup<Context>) {
+        users.get("devices") { request, context in
+            try json(try await service.users.devices(of: pathID(context, "userId"), request: info(request, context)).map(Wire.Device.init))
+        }
+        users.delete("devices") { request, context in
+            let revoked = try await service.users.revokeAllDevices(of: pathID(context, "userId"), request: info(request, context))
+            return try json(Wire.RevokedDevices(devices: revoked.devices, sessions: revoked.sessions))
+        }
+        users.delete("devices/:id") { request, context in
+            try await service.users.revokeDevice(id: pathID(context), of: pathID(context, "userId"), request: info(request, context))
+            return Response(status: .noContent)
+        }
+        users.get("sessions") { request, context in
+            try json(try await service.users.sessions(of: pathID(context, "userId"), request: info(request, context)).map { Wire.SessionInfo($0, current: false) })
+        }
+        users.delete("sessions") { request, context in
+            try json(Wire.RevokedSessions(revoked: try await service.users.revokeAllSessions(of: pathID(context, "userId"), request: info(request, context))))
+        }
+        users.delete("sessions/:id") { request, context in
+            try await service.users.revokeSession(id: pathID(context), of: pathID(context, "userId"), request: info(request, context))
+            return Response(status: .noContent)
+        }
+        users.get("enrolment-requests") { request, context in
+            try json(try await service.users.pendingEnrolmentRequests(of: pathID(context, "userId"), request: info(request, context)).map(Wire.EnrolmentRequest.init))
+        }
+        users.delete("enrolment-requests/:id") { request, context in
+            try await service.users.cancelEnrolmentRequest(id: pathID(context), of: pathID(context, "userId"), request: info(request, context))
+            return Response(status: .noContent)
+        }
+        recovery.post("enrolment-requests/:id/approve") { request, context in
+            try await service.users.approveEnrolmentRequest(id: pathID(context), of: pathID(context, "userId"), request: info(request, context))
+            return Response(status: .noContent)
+        }
+    }
+
     // MARK: Helpers
 
     func info(_ request: Request, _ context: some BioAuthRequestContext) -> RequestInfo {
@@ -257,7 +291,7 @@ public struct BioAuthRoutes: Sendable {
         let forwarded = request.headers[values: .init("X-Forwarded-For")!]
         let address = ClientAddressResolver(trustedProxies: options.trustedProxies)
             .client(peer: context.remoteAddress?.ipAddress, forwardedFor: forwarded.isEmpty ? nil : forwarded.joined(separator: ","))
-        return RequestInfo(clientAddress: address, requestID: context.bioAuth.requestID)
+        return RequestInfo(clientAddress: address, requestID: context.bioAuth.requestID, apiKeyID: context.bioAuth.apiKey?.id)
     }
 
     /// The session a request's bearer token names (401 otherwise, audited with its reason).
@@ -392,6 +426,7 @@ extension ServerError.Code {
 
 /// The `{id}` of a route's path, as the id type the route expects; an absent one is empty, which
 /// no validation accepts.
-private func pathID<Record>(_ context: some RequestContext) -> RecordID<Record> {
-    RecordID(context.parameters.get("id") ?? "")
+/// The path parameter `name` as an id ("" when absent, which validation refuses).
+private func pathID<Record>(_ context: some RequestContext, _ name: String = "id") -> RecordID<Record> {
+    RecordID(context.parameters.get(name) ?? "")
 }

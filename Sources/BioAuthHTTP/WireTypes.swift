@@ -63,3 +63,11 @@ extension Wire.EnrolmentRequest {
             expiresAt: record.expiresAt.seconds, endedBy: record.ending?.rawValue)
     }
 }
+
+extension Wire.SessionInfo {
+    init(_ session: SessionRecord, current: Bool) {
+        self.init(
+            id: session.id.rawValue, kind: session.kind.rawValue, deviceId: session.deviceID?.rawValue, createdAt: session.createdAt.seconds,
+            expiresAt: session.expiresAt.seconds, current: current)
+    }
+}

@@ -108,6 +108,7 @@ extension PostgresStore {
         (16, "User ids the app's backend vouched for", ["CREATE TABLE backend_users (id TEXT PRIMARY KEY, claimed_at TIMESTAMPTZ NOT NULL)"]),
         (17, "Devices keep what their key's attestation proved", ["ALTER TABLE devices ADD COLUMN attestation TEXT"]),
         (18, "Devices remember how their enrolment was allowed", ["ALTER TABLE devices ADD COLUMN enrolled_by TEXT"]),
+        (19, "Audit rows name the API key that acted", ["ALTER TABLE audit ADD COLUMN api_key_id TEXT"]),
     ]
 
     /// Applies the migrations this database lacks, under the migration lock (instances that start

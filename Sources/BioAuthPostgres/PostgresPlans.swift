@@ -169,6 +169,9 @@ extension PostgresStore {
             try await c.query("UPDATE api_keys SET revoked_at = \(at) WHERE id = \(id) AND revoked_at IS NULL", logger: logger)
         case .revokeDevice(let id, let at):
             try await c.query("UPDATE devices SET revoked_at = \(at) WHERE id = \(id) AND revoked_at IS NULL", logger: logger)
+        case .revokeDevices(let user, let at):
+            outcome.revokedDevices += try await c.query("UPDATE devices SET revoked_at = \(at) WHERE user_id = \(user) AND revoked_at IS NULL RETURNING id", logger: logger)
+                .collect().count
         case .revokeSessions(let sessions, let at):
             let query: PostgresQuery =
                 switch sessions {
@@ -207,6 +210,7 @@ extension PostgresStore {
                   SELECT seq FROM audit WHERE client IS NOT DISTINCT FROM \(e.clientAddress) AND kind = \(e.kind)
                     AND at >= \(e.at.addingTimeInterval(-AuditEvent.aggregationWindow)) AND user_id IS NOT DISTINCT FROM \(e.userID)
                     AND device_id IS NOT DISTINCT FROM \(e.deviceID) AND reason IS NOT DISTINCT FROM \(e.reason)
+                    AND api_key_id IS NOT DISTINCT FROM \(e.apiKeyID)
                   ORDER BY seq DESC LIMIT 1) RETURNING seq
                 """, logger: logger
             ).collect()
@@ -214,8 +218,8 @@ extension PostgresStore {
         }
         try await c.query(
             """
-            INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id)
-            VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID))
+            INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id, api_key_id)
+            VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID), \(e.apiKeyID))
             """, logger: logger)
     }
 }

@@ -109,5 +109,6 @@ extension SQLiteStore {
         ("User ids the app's backend vouched for", ["CREATE TABLE backend_users (id TEXT PRIMARY KEY, claimed_at REAL NOT NULL)"]),
         ("Devices keep what their key's attestation proved", ["ALTER TABLE devices ADD COLUMN attestation TEXT"]),
         ("Devices remember how their enrolment was allowed", ["ALTER TABLE devices ADD COLUMN enrolled_by TEXT"]),
+        ("Audit rows name the API key that acted", ["ALTER TABLE audit ADD COLUMN api_key_id TEXT"]),
     ]
 }

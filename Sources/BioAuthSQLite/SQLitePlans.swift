@@ -139,6 +139,8 @@ extension SQLiteHandle {
             try query("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(at), .text(id)])
         case .revokeDevice(let id, let at):
             try query("UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(at), .text(id)])
+        case .revokeDevices(let user, let at):
+            outcome.revokedDevices += try query("UPDATE devices SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(user)]).count
         case .revokeSessions(let sessions, let at):
             let (condition, binds): (String, [SQLValue]) =
                 switch sessions {
@@ -190,20 +192,20 @@ extension SQLiteHandle {
             let merged = try query(
                 """
                 UPDATE audit SET count = count + 1, at = ? WHERE seq = (
-                  SELECT seq FROM audit WHERE client IS ? AND kind = ? AND at >= ? AND user_id IS ? AND device_id IS ? AND reason IS ?
+                  SELECT seq FROM audit WHERE client IS ? AND kind = ? AND at >= ? AND user_id IS ? AND device_id IS ? AND reason IS ? AND api_key_id IS ?
                   ORDER BY seq DESC LIMIT 1) RETURNING seq
                 """,
                 [
                     .date(e.at), .optionalText(e.clientAddress), .text(e.kind), .date(e.at.addingTimeInterval(-AuditEvent.aggregationWindow)),
-                    .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason),
+                    .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .optionalText(e.apiKeyID),
                 ])
             if !merged.isEmpty { return }
         }
         try query(
-            "INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id, api_key_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 .date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .optionalText(e.clientAddress),
-                .optionalText(e.requestID),
+                .optionalText(e.requestID), .optionalText(e.apiKeyID),
             ])
     }
 }

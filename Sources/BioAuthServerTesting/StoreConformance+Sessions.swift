@@ -30,6 +30,20 @@ extension StoreConformance {
         try require(state?.deviceActive == false && state?.session.revokedAt == t0.addingTimeInterval(9), "devices: revoking revokes its sessions")
         let kinds = try await store.auditEvents(userID: "alice", limit: 10).map(\.kind.description)
         try require(kinds.filter { $0 == "device.revoked" }.count == 1 && kinds.filter { $0 == "device.renamed" }.count == 1, "devices: one audit per write", "\(kinds)")
+
+        // Every device of a user at once (the backend's "I lost my phone"): the active ones are
+        // counted, their sessions and the user's primary sessions end, another user keeps hers.
+        _ = try await store.apply(.login(session("s2", device: "d2"), audit: event("login.succeeded")))
+        _ = try await store.apply(.login(session("s4", device: nil), audit: event("login.succeeded")))
+        _ = try await store.apply(.login(session("s5", device: "d3", user: "bob"), audit: event("login.succeeded")))
+        let all = try await store.apply(.revokeDevices(userID: "alice", at: t0.addingTimeInterval(20), audit: event("device.revoked")))
+        try require(all.wasApplied && all.revokedDevices == 1 && all.revokedSessions == 2, "devices: revoke all of a user", "\(all)")
+        try require(try await store.devices(userID: "alice").allSatisfy { $0.revokedAt != nil }, "devices: all revoked")
+        try require(try await store.device(id: "d1")?.revokedAt == t0.addingTimeInterval(9), "devices: revoking all keeps an earlier revocation's time")
+        try require(try await store.sessions(userID: "alice").allSatisfy { $0.revokedAt != nil }, "devices: revoking all ends every session")
+        let bobs = try await store.sessions(userID: "bob")
+        try require(try await store.device(id: "d3")?.revokedAt == nil && bobs.allSatisfy { $0.revokedAt == nil }, "devices: another user's are kept")
+        try require(try await store.apply(.revokeDevices(userID: "alice", at: t0, audit: event("device.revoked"))).revokedDevices == 0, "devices: revoke all again")
     }
 
     /// An App Attest assertion's counter is stored only above the stored one, for the same key:

@@ -89,7 +89,9 @@ struct BackendAPITests {
             #expect(try await api.call(.get, "/v1/devices", token: api.apiKey).isUniformFailure)
 
             let audit = try await harness.service.store.auditEvents(userID: nil, limit: 100)
-            #expect(audit.filter { $0.kind == AuditKind.apiKeyRejected }.reduce(0) { $0 + $1.count } == refused.count + 1)
+            // The refused keys, the session token, and the key without the scope (audited with its id).
+            #expect(audit.filter { $0.kind == AuditKind.apiKeyRejected }.reduce(0) { $0 + $1.count } == refused.count + 2)
+            #expect(audit.contains { $0.kind == AuditKind.apiKeyRejected && $0.reason == "apiKeyScope" && $0.apiKeyID == grantsOnly.record.id })
             #expect(audit.contains { $0.kind == AuditKind.apiKeyRevoked && $0.reason == revoked.record.id.rawValue })
             let everything = audit.map { "\($0)" }.joined() + harness.logs.entries.map { "\($0.message) \($0.metadata)" }.joined()
             for secret in [api.apiKey, grantsOnly.secret.value, revoked.secret.value] { #expect(!everything.contains(secret)) }

@@ -13,8 +13,14 @@ public struct ApiKeyScope: Sendable, Hashable, Comparable, CustomStringConvertib
     public static let approvals = ApiKeyScope("approvals")
     /// `POST /v1/introspect`: ask whether an access token is active.
     public static let introspect = ApiKeyScope("introspect")
+    /// `/v1/backend/users/{userId}/…`: list a user's devices, sessions and pending enrolment
+    /// requests; revoke a device, a session or all of them; cancel a pending request.
+    public static let users = ApiKeyScope("users")
+    /// `POST /v1/backend/users/{userId}/enrolment-requests/{id}/approve`: vouch for a new
+    /// device or a new key after the backend's own account recovery.
+    public static let recovery = ApiKeyScope("recovery")
     /// Every scope, in the order the CLI lists them.
-    public static let all: [ApiKeyScope] = [.enrolmentGrants, .approvals, .introspect]
+    public static let all: [ApiKeyScope] = [.enrolmentGrants, .approvals, .introspect, .users, .recovery]
 
     /// The scope with this name; nil for an unknown one.
     public init?(name: String) {

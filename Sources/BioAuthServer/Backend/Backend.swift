@@ -50,7 +50,12 @@ struct Backend: Flow {
             await audit(.apiKeyRejected, reason: FailureReason.unknownApiKey.description, request: request)
             throw ServerError.authenticationFailed(.unknownApiKey)
         }
-        guard record.scopes.contains(scope) else { throw ServerError(.forbidden, detail: "this API key lacks the scope \(scope)") }
+        guard record.scopes.contains(scope) else {
+            var request = request
+            request.apiKeyID = record.id
+            await audit(.apiKeyRejected, reason: FailureReason.apiKeyScope.description, request: request)
+            throw ServerError(.forbidden, detail: "this API key lacks the scope \(scope)")
+        }
         return record
     }
 }

@@ -15,6 +15,19 @@ extension WritePlan {
         return plan
     }
 
+    /// Revokes every active device of the user, every session (device or primary) and every
+    /// approval not yet redeemed: "I lost my phone" when the backend cannot tell which device,
+    /// or an account taken over. The user enrols again from a primary login (or grant) and a
+    /// recovery, as after losing every device.
+    public static func revokeDevices(userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
+        var plan = WritePlan()
+        plan.add(.revokeDevices(userID: userID, at: at))
+        plan.add(.withdrawApprovals(.allOf(userID: userID)))
+        plan.add(.revokeSessions(.allOf(userID: userID), at: at))
+        plan.audit(audit)
+        return plan
+    }
+
     /// What a device whose key was replaced (re-enrolment after an enrollment change) loses: the
     /// sessions the old key opened and the approvals it signed or they obtained.
     public static func replacedKey(deviceID: DeviceID, userID: UserID, at: Date) -> WritePlan {

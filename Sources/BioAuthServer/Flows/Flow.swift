@@ -119,7 +119,9 @@ extension Flow {
     }
 
     func event(_ kind: AuditKind, user: UserID? = nil, device: DeviceID? = nil, reason: String? = nil, request: RequestInfo) -> AuditEvent {
-        AuditEvent(at: clock.now(), kind: kind, userID: user, deviceID: device, reason: reason, clientAddress: request.clientAddress, requestID: request.requestID)
+        AuditEvent(
+            at: clock.now(), kind: kind, userID: user, deviceID: device, reason: reason, clientAddress: request.clientAddress, requestID: request.requestID,
+            apiKeyID: request.apiKeyID)
     }
 
     /// Appends one audit event on its own (refusals and rejections; flows pass theirs to the store).
@@ -149,6 +151,7 @@ extension Flow {
         if let user = event.userID { metadata["user"] = "\(pseudonym(user))" }
         if let device = event.deviceID { metadata["device"] = "\(device)" }
         if let reason = event.reason { metadata["reason"] = "\(reason)" }
+        if let apiKey = event.apiKeyID { metadata["api_key"] = "\(apiKey)" }
         return metadata
     }
 

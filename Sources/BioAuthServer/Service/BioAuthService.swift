@@ -277,6 +277,10 @@ public final class BioAuthService: Sendable {
         try await backend.authenticate(apiKey: presented, scope: scope, request: request)
     }
 
+    /// The backend API for users whose login the backend owns: their devices, sessions and
+    /// enrolment requests (``UserAdministration``).
+    public var users: UserAdministration { UserAdministration(context: context) }
+
     // MARK: - Devices
 
     /// The user's devices in creation order, revoked ones too.

@@ -94,9 +94,13 @@ public struct RateLimitPolicy: Sendable, Hashable {
 public struct RequestInfo: Sendable, Hashable {
     public var clientAddress: String
     public var requestID: String
+    /// The API key a backend request presented, once it is verified: every audit row the request
+    /// writes names it.
+    public var apiKeyID: ApiKeyID?
 
-    public init(clientAddress: String = "unknown", requestID: String = UUID().uuidString.lowercased()) {
+    public init(clientAddress: String = "unknown", requestID: String = UUID().uuidString.lowercased(), apiKeyID: ApiKeyID? = nil) {
         self.clientAddress = clientAddress
         self.requestID = requestID
+        self.apiKeyID = apiKeyID
     }
 }

@@ -30,6 +30,8 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let recoveryCodeRejected = FailureReason("recoveryCodeRejected")
     /// No API key, or one that is malformed, unknown or revoked.
     public static let unknownApiKey = FailureReason("unknownApiKey")
+    /// A valid API key without the scope the route needs.
+    public static let apiKeyScope = FailureReason("apiKeyScope")
     /// Refused while a failure limit of the address or the user is reached.
     public static let lockedOut = FailureReason("lockedOut")
     /// No longer given (there is no per-device challenge quota); audit rows written before still

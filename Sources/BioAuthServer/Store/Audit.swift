@@ -37,6 +37,9 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     public static let apiKeyCreated = AuditKind("apikey.created")
     public static let apiKeyRevoked = AuditKind("apikey.revoked")
     public static let apiKeyRejected = AuditKind("apikey.rejected")
+    /// A backend API request refused after its key was verified (unknown user's device, bad
+    /// input, an ended request): the reason is the error code and field, the row names the key.
+    public static let backendRequestRefused = AuditKind("backend.refused")
     public static let primaryLoginSucceeded = AuditKind("primary.login.succeeded")
     public static let primaryLoginFailed = AuditKind("primary.login.failed")
     public static let tokenRefreshed = AuditKind("token.refreshed")
@@ -47,7 +50,7 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     /// The kinds that record a failure or refusal: merged when repeated (``AuditEvent/aggregates``).
     public static let failures: Set<AuditKind> = [
         passwordLoginFailed, loginFailed, deviceEnrollmentFailed, stepUpFailed, approvalRejected, sessionRejected, rateLimited, challengeRefused, lockout,
-        recoveryCodeRejected, apiKeyRejected, refreshRejected, primaryLoginFailed,
+        recoveryCodeRejected, apiKeyRejected, refreshRejected, primaryLoginFailed, backendRequestRefused,
     ]
 
     /// A kind read from storage. A name this version does not know (written by a newer one) is
@@ -63,10 +66,15 @@ public struct AuditReason: Sendable, Hashable, CustomStringConvertible {
 
     /// Every session of the user was revoked at once.
     public static let allSessions = AuditReason("all")
+    /// Every device of the user was revoked at once (with every session).
+    public static let allDevices = AuditReason("allDevices")
     /// An enrolment request was approved by another device of the user.
     public static let approvedByDevice = AuditReason("approval")
     /// An enrolment request was approved with a recovery code.
     public static let recoveryCode = AuditReason("recovery")
+    /// An enrolment request was approved by the app's backend after its own account recovery
+    /// (the row names the API key).
+    public static let approvedByBackend = AuditReason("backend")
     /// An enrolment grant ended with the enrolment it allowed.
     public static let enrolmentGrantUsed = AuditReason("enrolmentGrantUsed")
     /// A refresh token presented again within the retry grace: the same successor was returned.
@@ -84,12 +92,15 @@ public struct AuditEvent: Sendable, Hashable {
     public var requestID: String?
     /// How many identical failures this row stands for (see ``aggregates``); `at` is the latest.
     public var count: Int
+    /// The API key of the backend request that caused it; nil for the users' own requests.
+    public var apiKeyID: ApiKeyID?
 
     public init(
         at: Date, kind: AuditKind, userID: UserID? = nil, deviceID: DeviceID? = nil, reason: String? = nil, clientAddress: String? = nil,
-        requestID: String? = nil, count: Int = 1
+        requestID: String? = nil, count: Int = 1, apiKeyID: ApiKeyID? = nil
     ) {
         self.count = count
+        self.apiKeyID = apiKeyID
         self.at = at
         self.kind = kind
         self.userID = userID
@@ -108,9 +119,11 @@ extension AuditEvent {
         AuditKind.failures.contains(kind)
     }
 
-    /// Whether `other` is the same failure again (its time, request id and count aside).
+    /// Whether `other` is the same failure again (its time, request id and count aside), from the
+    /// same API key if any.
     public func repeats(_ other: AuditEvent) -> Bool {
         kind == other.kind && userID == other.userID && deviceID == other.deviceID && reason == other.reason && clientAddress == other.clientAddress
+            && apiKeyID == other.apiKeyID
     }
 
     /// How far back an identical failure is merged into.

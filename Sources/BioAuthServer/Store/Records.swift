@@ -74,7 +74,9 @@ public struct DeviceRecord: Sendable, Hashable {
 public enum EnrolmentProof: String, Sendable, Hashable, CaseIterable {
     /// Another device of the user approved the request.
     case approval
-    /// A recovery code approved the request.
+    /// A recovery code approved the request, or the app's backend did after its own account
+    /// recovery (``UserAdministration/approveEnrolmentRequest(id:of:request:)``; the audit row
+    /// says which).
     case recovery
     /// A primary login alone: a user's first device, or any with
     /// ``EnrolmentPolicy/Proof/primaryLoginOnly``.

@@ -24,6 +24,7 @@ package enum Schema {
         "User ids the app's backend vouched for",
         "Devices keep what their key's attestation proved",
         "Devices remember how their enrolment was allowed",
+        "Audit rows name the API key that acted",
     ]
 
     package enum ColumnType: Sendable, Hashable {
@@ -73,6 +74,7 @@ package enum Schema {
             [
                 .init("seq", .serial), .init("at", .date), .init("kind", .text), .init("user_id", .text, nullable: true), .init("device_id", .text, nullable: true),
                 .init("reason", .text, nullable: true), .init("client", .text, nullable: true), .init("request_id", .text, nullable: true), .init("count", .integer),
+                .init("api_key_id", .text, nullable: true),
             ]),
         Table("backend_users", [.init("id", .text), .init("claimed_at", .date)]),
         Table(

@@ -109,6 +109,8 @@ public struct WritePlan: Sendable, Hashable {
         case insertSigningKey(SigningKeyRecord)
         case revokeApiKey(id: ApiKeyID, at: Date)
         case revokeDevice(id: DeviceID, at: Date)
+        /// Sets `revokedAt` on every active device of the user; their number is the outcome's.
+        case revokeDevices(userID: UserID, at: Date)
         /// Sets `revokedAt` on the selected sessions not yet revoked; their number is the outcome's.
         case revokeSessions(Sessions, at: Date)
         case withdrawApprovals(Approvals)
@@ -156,6 +158,8 @@ public struct PlanOutcome: Sendable, Hashable {
     public var refusal: WritePlan.Guard?
     /// How many sessions the revocations ended.
     public var revokedSessions: Int
+    /// How many devices ``WritePlan/Mutation/revokeDevices(userID:at:)`` revoked.
+    public var revokedDevices: Int = 0
     /// The subjects whose failure counters reached their limit with this plan's ``WritePlan/Mutation/countFailure(_:)``.
     public var lockedSubjects: [FailureSubject]
 
