@@ -238,7 +238,7 @@ public actor AppLock {
                 ? .lockedBiometryAvailable(kind) : .lockedPasscodeRequired(.biometricSecretInvalidated)
         case .lockedOut: return .lockedPasscodeRequired(.biometryLockedOut)
         case .noPasscode: return .lockedPasscodeRequired(.devicePasscodeRemoved)
-        case .notEnrolled, .deniedForApp, .unavailable: return .lockedPasscodeRequired(.biometryNotUsable)
+        case .notEnrolled, .deniedForApp, .unavailable, .accessoryNotConnected: return .lockedPasscodeRequired(.biometryNotUsable)
         }
     }
 
@@ -277,7 +277,7 @@ extension BiometricStatus {
         case .available: .invalidParameters
         case .notEnrolled: .biometryNotEnrolled
         case .lockedOut: .biometryLockedOut
-        case .deniedForApp, .unavailable: .biometryNotAvailable
+        case .deniedForApp, .unavailable, .accessoryNotConnected: .biometryNotAvailable
         case .noPasscode: .passcodeNotSet
         }
     }

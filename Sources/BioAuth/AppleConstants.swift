@@ -3,22 +3,19 @@ import Foundation
 // Mirrors of Apple's constants with their exact raw values. BioAuthApple converts them to the
 // SDK types; the emulator uses them directly. Sources are cited per declaration.
 
-/// `LAPolicy` (`LAPublicDefines.h`).
-package struct AuthenticationPolicy: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    package let rawValue: Int
-    package init(rawValue: Int) { self.rawValue = rawValue }
-
+/// `LAPolicy` (`LAPublicDefines.h`): the two policies this package evaluates. An enum, so the
+/// Apple layer's conversion is exhaustive and has no value it must refuse.
+package enum AuthenticationPolicy: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// `.deviceOwnerAuthenticationWithBiometrics` = 1: biometry only; fallback ends the call with userFallback.
-    package static let deviceOwnerAuthenticationWithBiometrics = Self(rawValue: 1)
+    case deviceOwnerAuthenticationWithBiometrics = 1
     /// `.deviceOwnerAuthentication` = 2: biometry, then the device passcode.
-    package static let deviceOwnerAuthentication = Self(rawValue: 2)
+    case deviceOwnerAuthentication = 2
 
     package var isBiometricOnly: Bool { self == .deviceOwnerAuthenticationWithBiometrics }
     package var description: String {
-        switch rawValue {
-        case 1: "deviceOwnerAuthenticationWithBiometrics"
-        case 2: "deviceOwnerAuthentication"
-        default: "LAPolicy(\(rawValue))"
+        switch self {
+        case .deviceOwnerAuthenticationWithBiometrics: "deviceOwnerAuthenticationWithBiometrics"
+        case .deviceOwnerAuthentication: "deviceOwnerAuthentication"
         }
     }
 }
@@ -56,6 +53,16 @@ package struct LAErrorCode: Error, RawRepresentable, Sendable, Hashable, CustomS
     package static let biometryLockout = Self(rawValue: -8)
     package static let appCancel = Self(rawValue: -9)
     package static let invalidContext = Self(rawValue: -10)
+    /// macOS 15 / iOS 18: the policy needs a companion device (an Apple Watch, a Mac) and none is
+    /// nearby (`LAError.h` `LAErrorCompanionNotAvailable`; `watchNotAvailable` before).
+    package static let companionNotAvailable = Self(rawValue: -11)
+    /// macOS 11.2+: the biometry is a removable accessory (a Magic Keyboard with Touch ID) that is
+    /// not paired (`LAError.h` `LAErrorBiometryNotPaired`).
+    package static let biometryNotPaired = Self(rawValue: -12)
+    /// macOS 11.2+: the paired biometric accessory is not connected (`LAError.h` `LAErrorBiometryDisconnected`).
+    package static let biometryDisconnected = Self(rawValue: -13)
+    /// The dimensions of an embedded UI are invalid (`LAError.h` `LAErrorInvalidDimensions`).
+    package static let invalidDimensions = Self(rawValue: -14)
     package static let notInteractive = Self(rawValue: -1004)
     /// Private `kLAErrorParameter`: a malformed request (a bad ACL). -1001 per a reconstruction of
     /// `LAPrivateDefines.h` — UNCONFIRMED; `SecItem.m` maps it to errSecParam by name.
@@ -68,7 +75,8 @@ package struct LAErrorCode: Error, RawRepresentable, Sendable, Hashable, CustomS
         let names: [Int: String] = [
             -1: "authenticationFailed", -2: "userCancel", -3: "userFallback", -4: "systemCancel",
             -5: "passcodeNotSet", -6: "biometryNotAvailable", -7: "biometryNotEnrolled", -8: "biometryLockout",
-            -9: "appCancel", -10: "invalidContext", -1001: "parameter", -1004: "notInteractive", -1009: "aclOperationNotAllowed",
+            -9: "appCancel", -10: "invalidContext", -11: "companionNotAvailable", -12: "biometryNotPaired", -13: "biometryDisconnected",
+            -14: "invalidDimensions", -1001: "parameter", -1004: "notInteractive", -1009: "aclOperationNotAllowed",
         ]
         return "LAError.\(names[rawValue] ?? String(rawValue))"
     }

@@ -90,7 +90,8 @@ public struct BioAuthError: Error, Sendable, Hashable, CustomStringConvertible, 
             case .userFallback: .fallbackRequested
             case .systemCancel: .systemCancelled
             case .passcodeNotSet: .passcodeNotSet
-            case .biometryNotAvailable: .biometryNotAvailable
+            // macOS: a Touch ID keyboard that is not paired or not connected, no companion nearby.
+            case .biometryNotAvailable, .biometryNotPaired, .biometryDisconnected, .companionNotAvailable: .biometryNotAvailable
             case .biometryNotEnrolled: .biometryNotEnrolled
             case .biometryLockout: .biometryLockedOut
             case .appCancel, .invalidContext: .appCancelled

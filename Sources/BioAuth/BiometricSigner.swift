@@ -67,7 +67,8 @@ public struct BiometricSigner: Sendable {
     public func sign(_ message: Data, prompt: Prompt) async throws(BioAuthError) -> P256.Signing.ECDSASignature {
         let context = try await platform.context(for: policy, prompt: prompt)
         defer { context.invalidate() }
-        return try signAfterEvaluation(message, context: context)
+        // The key operation prompts itself for a policy without an evaluation: off the cooperative threads.
+        return try await PromptingCall.run { () throws(BioAuthError) in try self.signAfterEvaluation(message, context: context) }
     }
 
     /// Signs with a context that was just evaluated for ``policy``. A refusal of the key itself
@@ -106,8 +107,10 @@ public struct BiometricSigner: Sendable {
     public func decrypt(_ ciphertext: Data, prompt: Prompt) async throws(BioAuthError) -> SecretBytes {
         let context = try await platform.context(for: policy, prompt: prompt)
         defer { context.invalidate() }
-        do { return try platform.enclave.decrypt(tag: tag.rawValue, ciphertext: ciphertext, context: context) } catch {
-            throw BioAuthError(enclave: error)
+        return try await PromptingCall.run { () throws(BioAuthError) in
+            do throws(EnclaveFailure) { return try self.platform.enclave.decrypt(tag: self.tag.rawValue, ciphertext: ciphertext, context: context) } catch {
+                throw BioAuthError(enclave: error)
+            }
         }
     }
 

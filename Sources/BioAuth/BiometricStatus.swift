@@ -10,13 +10,17 @@ public enum BiometricStatus: Sendable, Hashable, CustomStringConvertible {
     case deniedForApp(BiometryKind)
     /// No device passcode: biometry cannot be used and passcode-class items are gone.
     case noPasscode(BiometryKind)
+    /// macOS: the biometry is an accessory (a Magic Keyboard with Touch ID) that is not paired or
+    /// not connected now (LAError -12, -13).
+    case accessoryNotConnected(BiometryKind)
     /// No biometric hardware.
     case unavailable
 
     /// Reads the status with one pre-flight on a fresh context. No UI.
     ///
     /// Mapping (LAError.h codes; a derived rule, not an Apple spec — expo/expo PR #30565 also reads -8 as enrolled): success → available; -7 → notEnrolled; -8 → lockedOut;
-    /// -5 → noPasscode; -6 with a known type → deniedForApp; -6 with none → unavailable.
+    /// -5 → noPasscode; -6 with a known type → deniedForApp; -6 with none → unavailable;
+    /// -12 and -13 (macOS) → accessoryNotConnected.
     public init(platform: DevicePlatform) { self.init(contexts: platform.contexts) }
 
     package init(contexts: any AuthenticationContextFactory) {
@@ -31,6 +35,7 @@ public enum BiometricStatus: Sendable, Hashable, CustomStringConvertible {
         case .biometryLockout?: self = .lockedOut(kind)
         case .passcodeNotSet?: self = .noPasscode(kind)
         case .biometryNotAvailable?: self = kind == .none ? .unavailable : .deniedForApp(kind)
+        case .biometryNotPaired?, .biometryDisconnected?: self = .accessoryNotConnected(kind)
         default: self = .unavailable
         }
     }
@@ -38,7 +43,7 @@ public enum BiometricStatus: Sendable, Hashable, CustomStringConvertible {
     /// The biometry type, `.none` when there is no hardware.
     public var biometryKind: BiometryKind {
         switch self {
-        case .available(let k), .notEnrolled(let k), .lockedOut(let k), .deniedForApp(let k), .noPasscode(let k): k
+        case .available(let k), .notEnrolled(let k), .lockedOut(let k), .deniedForApp(let k), .noPasscode(let k), .accessoryNotConnected(let k): k
         case .unavailable: .none
         }
     }
@@ -52,6 +57,7 @@ public enum BiometricStatus: Sendable, Hashable, CustomStringConvertible {
         case .lockedOut(let k): "\(k) is locked after too many attempts; the passcode unlocks it"
         case .deniedForApp(let k): "\(k) is turned off for this app in Settings"
         case .noPasscode(let k): "no device passcode is set, so \(k) cannot be used"
+        case .accessoryNotConnected(let k): "the keyboard with \(k) is not paired or not connected"
         case .unavailable: "this device has no biometry"
         }
     }

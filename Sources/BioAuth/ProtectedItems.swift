@@ -70,11 +70,13 @@ public struct ProtectedItemStore: Sendable {
         }
     }
 
-    /// Reads the secret with one prompt on a fresh context.
+    /// Reads the secret with one prompt on a fresh context. A policy without an evaluation
+    /// (`.devicePasscode`) prompts inside the keychain read, which then runs off Swift
+    /// concurrency's threads (``PromptingCall``).
     public func read(_ account: AccountName, prompt: Prompt) async throws(BioAuthError) -> SecretBytes {
         let context = try await platform.context(for: policy, prompt: prompt)
         defer { context.invalidate() }
-        return try read(account, context: context)
+        return try await PromptingCall.run { () throws(BioAuthError) in try self.read(account, context: context) }
     }
 
     /// Reads the secret with a context the caller already authenticated: no second prompt.

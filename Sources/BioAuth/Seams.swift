@@ -130,13 +130,25 @@ package enum EnclaveFailure: Error, Sendable, Hashable {
     case authentication(LAErrorCode)
 
     /// Classifies a SecKey `CFError` by its domain, as Apple does (`SecErrorGetOSStatus`,
-    /// `SecItem.m`): LocalAuthentication errors stay LAErrors (§3.8); CryptoTokenKit errors map
-    /// through ``SecStatus/init(cryptoTokenKitError:)``; `NSOSStatusErrorDomain` codes are
-    /// OSStatus; any other domain is errSecInternal — never a foreign code read as an OSStatus.
+    /// `SecItem.m`): LocalAuthentication errors stay LAErrors (§3.8); `NSOSStatusErrorDomain`
+    /// codes are OSStatus; any other domain is errSecInternal — never a foreign code read as an
+    /// OSStatus. A Secure Enclave key is a CryptoTokenKit token key, so its operations can fail in
+    /// that domain: the authentication outcomes `TKError.h` names keep their meaning —
+    /// canceledByUser is the user's cancel, authenticationFailed a failed authentication,
+    /// authenticationNeeded an operation that needed a prompt it could not show — and every other
+    /// code maps through ``SecStatus/init(cryptoTokenKitError:)`` as `SecItem.m` maps it. Which
+    /// code a device reports for which situation is UNCONFIRMED (the emulator's
+    /// `keyOperationErrors` plays both domains).
     package init(domain: String, code: Int) {
         switch domain {
         case "com.apple.LocalAuthentication": self = .authentication(LAErrorCode(rawValue: code))
-        case CryptoTokenKitError.domain: self = .status(SecStatus(cryptoTokenKitError: code))
+        case CryptoTokenKitError.domain:
+            switch code {
+            case CryptoTokenKitError.canceledByUser: self = .authentication(.userCancel)
+            case CryptoTokenKitError.authenticationFailed: self = .authentication(.authenticationFailed)
+            case CryptoTokenKitError.authenticationNeeded: self = .authentication(.notInteractive)
+            default: self = .status(SecStatus(cryptoTokenKitError: code))
+            }
         case "NSOSStatusErrorDomain": self = .status(Int32(exactly: code).map(SecStatus.init(rawValue:)) ?? .errSecInternal)
         default: self = .status(.errSecInternal)
         }

@@ -26,7 +26,13 @@
                 guard let live = context as? SystemLAContext else { throw .errSecParam }
                 dictionary[kSecUseAuthenticationContext as String] = live.context
             }
-            // SecItem.h: kSecUseAuthenticationUISkip is still supported for CopyMatching.
+        }
+
+        /// A read's query: ``apply(_:to:)``, and ``AuthenticationUI/skip`` as
+        /// `kSecUseAuthenticationUISkip` — SecItem.h: still supported, for `SecItemCopyMatching`
+        /// only (the other values are deprecated since iOS 14), so never on a write.
+        private func applyToRead(_ query: KeychainQuery, to dictionary: inout [String: Any]) throws(SecStatus) {
+            try apply(query, to: &dictionary)
             if query.authenticationUI == .skip { dictionary[kSecUseAuthenticationUI as String] = kSecUseAuthenticationUISkip }
         }
 
@@ -56,7 +62,7 @@
             var dictionary = base(query.service, query.account)
             dictionary[kSecReturnData as String] = true
             dictionary[kSecMatchLimit as String] = kSecMatchLimitOne
-            try apply(query, to: &dictionary)
+            try applyToRead(query, to: &dictionary)
             var result: CFTypeRef?
             try check(SecItemCopyMatching(dictionary as CFDictionary, &result))
             guard let data = result as? Data else { throw .errSecDecode }
@@ -67,7 +73,7 @@
             var dictionary = base(query.service, query.account)
             dictionary[kSecReturnAttributes as String] = true
             dictionary[kSecMatchLimit as String] = kSecMatchLimitAll
-            try apply(query, to: &dictionary)
+            try applyToRead(query, to: &dictionary)
             var result: CFTypeRef?
             try check(SecItemCopyMatching(dictionary as CFDictionary, &result))
             return (result as? [[String: Any]] ?? []).map { attributes in

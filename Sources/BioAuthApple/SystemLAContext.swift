@@ -105,15 +105,17 @@
             #endif
         }
 
-        /// The SDK's policy, or LAErrorCode.parameter for a value it does not know (never a crash).
-        private func sdkPolicy(_ policy: AuthenticationPolicy) throws(LAErrorCode) -> LAPolicy {
-            guard let sdk = LAPolicy(rawValue: policy.rawValue) else { throw .parameter }
-            return sdk
+        /// The SDK's policy (`LAPolicy`, the same raw values: `mirroredConstantsEqualTheSDK`).
+        private func sdkPolicy(_ policy: AuthenticationPolicy) -> LAPolicy {
+            switch policy {
+            case .deviceOwnerAuthenticationWithBiometrics: .deviceOwnerAuthenticationWithBiometrics
+            case .deviceOwnerAuthentication: .deviceOwnerAuthentication
+            }
         }
 
         // LAContext.h: `- (BOOL)canEvaluatePolicy:(LAPolicy)policy error:(NSError **)error`
         package func canEvaluatePolicy(_ policy: AuthenticationPolicy) throws(LAErrorCode) {
-            let sdk = try sdkPolicy(policy)
+            let sdk = sdkPolicy(policy)
             var error: NSError?
             let ok = locked { $0.canEvaluatePolicy(sdk, error: &error) }
             if !ok { throw LAErrorCode(rawValue: error?.code ?? LAErrorCode.authenticationFailed.rawValue) }
@@ -123,7 +125,7 @@
         // A cancelled task invalidates the context, so the sheet goes away with the view that asked;
         // the reply then reports appCancel (-9).
         package func evaluatePolicy(_ policy: AuthenticationPolicy, localizedReason: String) async throws(LAErrorCode) {
-            let sdk = try sdkPolicy(policy)
+            let sdk = sdkPolicy(policy)
             let context = self.context
             let code: Int? = await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in

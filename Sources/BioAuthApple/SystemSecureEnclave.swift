@@ -17,7 +17,7 @@
 
         private func failure(_ error: Unmanaged<CFError>?) -> EnclaveFailure {
             guard let error = error?.takeRetainedValue() else { return .status(.errSecParam) }
-            let nsError = error as Error as NSError
+            let nsError = error as any Error as NSError
             return EnclaveFailure(domain: nsError.domain, code: nsError.code)  // BioAuth classifies the domain
         }
 

@@ -45,6 +45,16 @@ public final class EmulatedDevice: Sendable {
         public var invalidatedKeyLookup: InvalidatedKeyLookup
         /// The app's `DCAppAttestService`; nil: none (as in the Simulator), so enrolment is unattested.
         public var appAttest: EmulatedAppAttest?
+        /// In which error domain a refused Secure Enclave key operation (sign, decrypt) reports the
+        /// authentication outcome. UNCONFIRMED: `SecKey.h` and the field (EllipticCurveKeyPair)
+        /// report the LAError itself (default); an enclave key is a CryptoTokenKit token key, and
+        /// `TKError` codes (canceledByUser, authenticationFailed, authenticationNeeded) are
+        /// reported from token operations too.
+        public var keyOperationErrors: KeyOperationErrors
+        /// macOS: whether the biometry is built in or a Magic Keyboard with Touch ID that is not
+        /// paired or not connected (`LAError.h`: biometryNotPaired -12, biometryDisconnected -13,
+        /// macOS 11.2). Default `.builtIn`.
+        public var biometricAccessory: BiometricAccessory
         public var clock: any WallClock
 
         public init(
@@ -52,8 +62,11 @@ public final class EmulatedDevice: Sendable {
             perPromptFailureLimit: Int = 3, invalidatedRead: InvalidatedRead = .itemNotFound,
             biometricItemsNeedEnrollment: Bool = false, maximumReuseDuration: TimeInterval = 300,
             domainStateAPI: DomainStateAPI = .domainState, invalidatedKeyLookup: InvalidatedKeyLookup = .succeeds,
-            appAttest: EmulatedAppAttest? = nil, clock: any WallClock = SystemWallClock()
+            appAttest: EmulatedAppAttest? = nil, keyOperationErrors: KeyOperationErrors = .localAuthentication,
+            biometricAccessory: BiometricAccessory = .builtIn, clock: any WallClock = SystemWallClock()
         ) {
+            self.keyOperationErrors = keyOperationErrors
+            self.biometricAccessory = biometricAccessory
             self.appAttest = appAttest
             self.domainStateAPI = domainStateAPI
             self.invalidatedKeyLookup = invalidatedKeyLookup
@@ -66,6 +79,25 @@ public final class EmulatedDevice: Sendable {
             self.maximumReuseDuration = maximumReuseDuration
             self.clock = clock
         }
+    }
+
+    /// The error domain of a refused key operation (``Configuration/keyOperationErrors``).
+    public enum KeyOperationErrors: Sendable, Hashable, CaseIterable {
+        /// `com.apple.LocalAuthentication`: the LAError of the prompt.
+        case localAuthentication
+        /// `CryptoTokenKit`: userCancel → canceledByUser (-4), notInteractive → authenticationNeeded
+        /// (-9), any other refusal → authenticationFailed (-5).
+        case cryptoTokenKit
+    }
+
+    /// Where the biometric sensor is (``Configuration/biometricAccessory``).
+    public enum BiometricAccessory: Sendable, Hashable, CaseIterable {
+        /// In the device (every iPhone, iPad and laptop Mac).
+        case builtIn
+        /// A Magic Keyboard with Touch ID, not paired with this Mac: biometryNotPaired (-12).
+        case notPaired
+        /// A paired Magic Keyboard with Touch ID that is not connected now: biometryDisconnected (-13).
+        case disconnected
     }
 
     /// What an invalidated item or key reports when read (the two statuses reported in the field).

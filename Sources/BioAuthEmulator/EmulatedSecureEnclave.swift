@@ -92,7 +92,20 @@ package struct EmulatedSecureEnclave: EnclaveKeyStore {
         switch device.authorize(key.accessControl, context: (context as? EmulatedLAContext)?.id, skipUI: false, source: .secureEnclave, state: &state) {
         case .allowed: return nil
         case .skip: return .status(.errSecItemNotFound)
-        case .denied(let code): return .authentication(code)
+        case .denied(let code):
+            switch device.configuration.keyOperationErrors {
+            case .localAuthentication: return .authentication(code)
+            case .cryptoTokenKit: return EnclaveFailure(domain: CryptoTokenKitError.domain, code: Self.tokenError(for: code))
+            }
+        }
+    }
+
+    /// The `TKError` code a token reports for a refused authentication (``EmulatedDevice/KeyOperationErrors/cryptoTokenKit``).
+    private static func tokenError(for code: LAErrorCode) -> Int {
+        switch code {
+        case .userCancel: CryptoTokenKitError.canceledByUser
+        case .notInteractive: CryptoTokenKitError.authenticationNeeded
+        default: CryptoTokenKitError.authenticationFailed
         }
     }
 }

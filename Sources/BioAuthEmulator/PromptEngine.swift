@@ -18,6 +18,11 @@ extension EmulatedDevice {
     func preflight(_ policy: AuthenticationPolicy, _ state: State) -> LAErrorCode? {
         if policy.isBiometricOnly {
             if configuration.biometry == .none { return .biometryNotAvailable }
+            switch configuration.biometricAccessory {
+            case .builtIn: break
+            case .notPaired: return .biometryNotPaired
+            case .disconnected: return .biometryDisconnected
+            }
             if state.passcode == nil { return .passcodeNotSet }
             if state.deniedForApp { return .biometryNotAvailable }
             if state.enrolled.isEmpty { return .biometryNotEnrolled }
@@ -29,7 +34,8 @@ extension EmulatedDevice {
 
     /// Whether biometry can be offered at a `.deviceOwnerAuthentication` prompt.
     private func biometryUsable(_ state: State) -> Bool {
-        configuration.biometry != .none && !state.deniedForApp && !state.enrolled.isEmpty && !state.lockedOut
+        configuration.biometry != .none && configuration.biometricAccessory == .builtIn && !state.deniedForApp && !state.enrolled.isEmpty
+            && !state.lockedOut
     }
 
     /// Shows a prompt for `policy` on context `id` and plays the script until it ends.

@@ -30,3 +30,11 @@ public enum TestVectors {
     /// Whether vector tests can run here; under CI they must.
     public static var available: Bool { directory != nil || isCI }
 }
+
+/// Whether the suites that need a service of the test machine (PostgreSQL, Python's joserfc) must
+/// run: `BIOAUTH_REQUIRE_SERVICES=1`, which `.ci/run` sets after starting them. Without it they skip
+/// with their reason — on a developer's machine, and on a hosted runner that sets `CI=true` but
+/// has neither.
+public enum TestServices {
+    public static var required: Bool { ProcessInfo.processInfo.environment["BIOAUTH_REQUIRE_SERVICES"] == "1" }
+}

@@ -10,6 +10,13 @@ import Foundation
 import Testing
 #if canImport(Glibc)
     import Glibc
+    /// `SOCK_STREAM` is an enum in Glibc and an `Int32` in Darwin.
+    private let streamSocket = Int32(SOCK_STREAM.rawValue)
+    private func closeDescriptor(_ descriptor: Int32) { _ = Glibc.close(descriptor) }
+#elseif canImport(Darwin)
+    import Darwin
+    private let streamSocket = SOCK_STREAM
+    private func closeDescriptor(_ descriptor: Int32) { _ = Darwin.close(descriptor) }
 #endif
 
 /// A phone (emulated) and `bioauth-server` (in process, SQLite) with `BioAuthClient` between them
@@ -344,7 +351,7 @@ final class SilentListener: Sendable {
     let port: Int
 
     init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, streamSocket, 0)
         self.descriptor = descriptor
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -357,5 +364,5 @@ final class SilentListener: Sendable {
         port = Int(UInt16(bigEndian: address.sin_port))
     }
 
-    func close() { _ = Glibc.close(descriptor) }
+    func close() { closeDescriptor(descriptor) }
 }

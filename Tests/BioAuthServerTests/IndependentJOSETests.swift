@@ -1,12 +1,14 @@
 import BioAuthCore
+import BioAuthTesting
 import Foundation
 import Hummingbird
 import Testing
 
 /// Python's joserfc — another implementation of JOSE — verifies an access token with nothing but
 /// the served JWKS. `.ci/run` installs it in a virtual environment and names its interpreter in
-/// `BIOAUTH_TEST_PYTHON`; locally the suite is skipped without it, under CI it must run.
-@Suite(.enabled(if: IndependentJOSE.python != nil || ProcessInfo.processInfo.environment["CI"] == "true", IndependentJOSE.skipReason))
+/// `BIOAUTH_TEST_PYTHON`; elsewhere the suite is skipped without it, under `.ci/run`
+/// (`BIOAUTH_REQUIRE_SERVICES=1`) it must run.
+@Suite(.enabled(if: IndependentJOSE.python != nil || TestServices.required, IndependentJOSE.skipReason))
 struct IndependentJOSETests {
     @Test func joserfcVerifiesAnAccessTokenWithTheJWKS() async throws {
         let python = try #require(IndependentJOSE.python, "BIOAUTH_TEST_PYTHON is not set: run .ci/run, which installs joserfc")

@@ -1,4 +1,5 @@
 import BioAuthPostgres
+import BioAuthTesting
 import Foundation
 import Logging
 import PostgresNIO
@@ -6,17 +7,17 @@ import Testing
 
 /// The PostgreSQL server `.ci/run` starts (`. .ci/postgres` locally): its URL is in
 /// `BIOAUTH_TEST_POSTGRES_URL`. Without it the PostgreSQL tests are skipped with that reason,
-/// except under `CI=true`, where they run and fail.
+/// except where `.ci/run` demands them (`BIOAUTH_REQUIRE_SERVICES=1`): there they run and fail.
+/// `CI=true` alone does not (a hosted runner without PostgreSQL skips them).
 enum PostgresTestServer {
     static let environment = ProcessInfo.processInfo.environment
     static let url = environment["BIOAUTH_TEST_POSTGRES_URL"]
-    static let isCI = environment["CI"] == "true"
-    /// Run the PostgreSQL tests: a server is configured, or CI demands them.
-    static let enabled = url != nil || isCI
+    /// Run the PostgreSQL tests: a server is configured, or `.ci/run` demands them.
+    static let enabled = url != nil || TestServices.required
     static let skipReason: Comment = "no PostgreSQL: run `. .ci/postgres` first (sets BIOAUTH_TEST_POSTGRES_URL)"
 
     struct NotConfigured: Error, CustomStringConvertible {
-        var description: String { "CI=true but BIOAUTH_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL" }
+        var description: String { "BIOAUTH_REQUIRE_SERVICES=1 but BIOAUTH_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL" }
     }
 
     static func admin() throws -> PostgresStore.Location {

@@ -62,7 +62,8 @@ struct EmulatedLAContextTests {
     }
 
     /// `osstatus_for_ctk_error` and `SecErrorGetOSStatus` (`OSX/sec/Security/SecItem.m`): a SecKey
-    /// error is classified by its domain, never its raw code read as an OSStatus.
+    /// error is classified by its domain, never its raw code read as an OSStatus; `TKError.h`'s
+    /// authentication outcomes of a token key stay authentication outcomes.
     @Test func secKeyErrorsAreMappedByDomain() {
         let ctk: [(Int, SecStatus)] = [
             (CryptoTokenKitError.badParameter, .errSecParam), (CryptoTokenKitError.notImplemented, .errSecUnimplemented),
@@ -70,7 +71,16 @@ struct EmulatedLAContextTests {
             (CryptoTokenKitError.tokenNotFound, .errSecItemNotFound), (CryptoTokenKitError.objectNotFound, .errSecItemNotFound),
             (CryptoTokenKitError.authenticationFailed, .errSecInternal), (CryptoTokenKitError.communicationError, .errSecInternal),
         ]
-        for (code, status) in ctk {
+        for (code, status) in ctk { #expect(SecStatus(cryptoTokenKitError: code) == status, "TKError \(code)") }
+        // A token key's operation keeps the authentication outcomes TKError.h names; the rest map as SecItem.m does.
+        let authentication: [(Int, LAErrorCode)] = [
+            (CryptoTokenKitError.canceledByUser, .userCancel), (CryptoTokenKitError.authenticationFailed, .authenticationFailed),
+            (CryptoTokenKitError.authenticationNeeded, .notInteractive),
+        ]
+        for (code, laError) in authentication {
+            #expect(EnclaveFailure(domain: CryptoTokenKitError.domain, code: code) == .authentication(laError), "TKError \(code)")
+        }
+        for (code, status) in ctk where !authentication.contains(where: { $0.0 == code }) {
             #expect(EnclaveFailure(domain: CryptoTokenKitError.domain, code: code) == .status(status), "TKError \(code)")
         }
         #expect(EnclaveFailure(domain: "com.apple.LocalAuthentication", code: -2) == .authentication(.userCancel))

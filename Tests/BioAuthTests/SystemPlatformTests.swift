@@ -22,6 +22,15 @@
                 (.invalidContext, .invalidContext), (.notInteractive, .notInteractive),
             ]
             for (mirrored, sdk) in laErrors { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
+            // LAError.h: the Touch ID keyboard's codes are macOS only, the companion's iOS 18 / macOS 15.
+            #if os(macOS)
+                let macOnly: [(LAErrorCode, LAError.Code)] = [(.biometryNotPaired, .biometryNotPaired), (.biometryDisconnected, .biometryDisconnected)]
+                for (mirrored, sdk) in macOnly { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
+            #endif
+            #if os(macOS) || os(iOS)
+                let newer: [(LAErrorCode, LAError.Code)] = [(.companionNotAvailable, .companionNotAvailable), (.invalidDimensions, .invalidDimensions)]
+                for (mirrored, sdk) in newer { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
+            #endif
             #expect(LAErrorDomain == "com.apple.LocalAuthentication")
 
             let kinds: [(BiometryKind, LABiometryType)] = [(.none, .none), (.touchID, .touchID), (.faceID, .faceID), (.opticID, .opticID)]

@@ -1,0 +1,10 @@
+// CryptoKit's Secure Enclave namespace as far as `BioAuthApple` uses it, written from
+// https://developer.apple.com/documentation/cryptokit/secureenclave (iOS 13, macOS 10.15, tvOS 13,
+// watchOS 6, visionOS 1).
+@_exported import AppleStubBase
+
+/// https://developer.apple.com/documentation/cryptokit/secureenclave
+public enum SecureEnclave {
+    /// https://developer.apple.com/documentation/cryptokit/secureenclave/isavailable
+    public static var isAvailable: Bool { false }
+}
