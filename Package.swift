@@ -53,7 +53,10 @@ let package = Package(
                 "BioAuthCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The App Store's privacy manifest: the required-reason APIs this library calls
+            // (ProcessInfo.systemUptime, 35F9.1), no tracking, no data collected (PrivacyManifestTests).
+            resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
         .target(name: "BioAuthClient", dependencies: ["BioAuth", "BioAuthCore", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "BioAuthApple", dependencies: ["BioAuth", "BioAuthCore"]),
