@@ -191,7 +191,9 @@ public struct BioAuthRoutes: Sendable {
             v1.group().add(middleware: ApiKeyAuthentication(routes: self, scope: scope))
         }
         backend(.introspect).post("introspect") { request, context in
-            let body = try await decode(Wire.IntrospectionRequest.self, request)
+            // A token of 4096 code points, each escaped as a JSON surrogate pair, is 48 KiB: such a
+            // body gets its 400, not a 413.
+            let body = try await decode(Wire.IntrospectionRequest.self, request, maxBodySize: 64 * 1024)
             return try json(Wire.Introspection(try await service.introspect(token: body.token, request: info(request, context))))
         }
         backend(.enrolmentGrants).post("backend/enrolment-grants") { request, context in
@@ -426,7 +428,8 @@ extension ServerError.Code {
 
 /// The `{id}` of a route's path, as the id type the route expects; an absent one is empty, which
 /// no validation accepts.
-/// The path parameter `name` as an id ("" when absent, which validation refuses).
+/// The path parameter `name` as an id, percent-decoded (a user id's `@` arrives as `%40`); ""
+/// when absent or not decodable, which validation refuses.
 private func pathID<Record>(_ context: some RequestContext, _ name: String = "id") -> RecordID<Record> {
-    RecordID(context.parameters.get(name) ?? "")
+    RecordID(context.parameters.get(name)?.removingPercentEncoding ?? "")
 }

@@ -178,6 +178,13 @@ struct AccessTokenTests {
             for token in ["", "garbage", "a.b.c", header + "." + body + "." + Base64URL.encode(signature), Base64URL.encode(Data(#"{"alg":"none"}"#.utf8)) + "." + body + "."] {
                 #expect(try await introspect(api, token)["active"] as? Bool == false)
             }
+            // The request's schema allows 4096 code points: any string up to that is a token that
+            // is not active, a longer one a 400 — even of four-byte characters, never a 413.
+            #expect(try await introspect(api, String(repeating: "😀", count: 4096))["active"] as? Bool == false)
+            for long in [String(repeating: "a", count: 4097), String(repeating: "😀", count: 4097)] {
+                let refused = try await api.post("/v1/introspect", ["token": long], token: api.apiKey)
+                #expect(refused.status == 400 && refused["field"] == "token", "\(refused.status)")
+            }
         }
     }
 

@@ -130,6 +130,10 @@ struct UserAdministrationTests {
             let session = try await api.primarySession("alice")
             #expect(try await api.call(.get, "/v1/backend/users/alice/devices", token: session).isUniformFailure)
             #expect(try await api.call(.get, "/v1/backend/users/nobody/devices", token: api.apiKey).text == "[]")
+            // A user id with `@` arrives percent-encoded in the path.
+            let grant = try await api.post("/v1/backend/enrolment-grants", ["userId": "dora@example.com"], token: api.apiKey)["token"]
+            _ = try await api.enrol(SoftwareDevice(), token: grant)
+            #expect(try await api.call(.get, "/v1/backend/users/dora%40example.com/devices", token: api.apiKey).objects.count == 1)
 
             let refusals = try await harness.service.store.auditEvents(userID: nil, limit: 100).filter { $0.kind == .backendRequestRefused }
             #expect(refusals.count == 2 && refusals.allSatisfy { $0.apiKeyID != nil }, "\(refusals)")

@@ -42,7 +42,9 @@ struct Tokens: Flow {
     }
 
     func introspect(token: String, request: RequestInfo) async throws(ServerError) -> VerifiedAccessToken? {
-        guard token.utf8.count <= 4096 else { return nil }
+        // As the request's schema says: at most 4096 code points (any other string is a token that
+        // is not active).
+        guard token.unicodeScalars.count <= 4096 else { throw ServerError(WireFormatError(.wrongLength, field: "token")) }
         let audit = event(.tokenRefreshed, request: request)
         guard let claims = try await run(request, { try await self.context.accessTokens.verify(token, audit: audit)?.verified }) else { return nil }
         guard let state = try await run(request, { try await self.store.session(id: claims.sessionID) }), state.deviceActive, state.session.revokedAt == nil,
