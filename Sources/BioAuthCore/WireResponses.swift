@@ -65,11 +65,14 @@ extension Wire {
         public var att: AttestationClaim?
         /// What allowed the device's current key: `approval`, `recovery`, `primaryLogin` or `grant`.
         public var enr: String?
+        /// The client the token was issued to (RFC 9068 `client_id`).
+        public var clientId: String?
         public init(
             active: Bool, tokenType: String? = nil, iss: String? = nil, aud: [String]? = nil, sub: String? = nil, exp: Int64? = nil, iat: Int64? = nil,
             jti: String? = nil, deviceId: String? = nil, sid: String? = nil, amr: [String]? = nil, acr: String? = nil, att: AttestationClaim? = nil,
-            enr: String? = nil
+            enr: String? = nil, clientId: String? = nil
         ) {
+            self.clientId = clientId
             self.acr = acr
             self.att = att
             self.enr = enr
@@ -89,6 +92,7 @@ extension Wire {
             case active, iss, aud, sub, exp, iat, jti, sid, amr, acr, att, enr
             case tokenType = "token_type"
             case deviceId = "device_id"
+            case clientId = "client_id"
         }
     }
 
@@ -157,6 +161,37 @@ extension Wire {
             self.userId = userId
             self.deviceId = deviceId
             self.reason = reason
+        }
+    }
+
+    /// `GET /.well-known/openid-configuration` and `/.well-known/oauth-authorization-server`
+    /// (RFC 8414, OpenID Connect Discovery 1.0 names): where a resource server finds the keys and
+    /// the introspection endpoint for this issuer, and what the tokens claim.
+    public struct ServerMetadata: Codable, Sendable, Hashable {
+        public var issuer: String
+        public var jwksURI: String
+        public var introspectionEndpoint: String
+        public var subjectTypesSupported: [String]
+        public var claimsSupported: [String]
+        public var acrValuesSupported: [String]
+        public init(
+            issuer: String, jwksURI: String, introspectionEndpoint: String, subjectTypesSupported: [String], claimsSupported: [String],
+            acrValuesSupported: [String]
+        ) {
+            self.issuer = issuer
+            self.jwksURI = jwksURI
+            self.introspectionEndpoint = introspectionEndpoint
+            self.subjectTypesSupported = subjectTypesSupported
+            self.claimsSupported = claimsSupported
+            self.acrValuesSupported = acrValuesSupported
+        }
+        enum CodingKeys: String, CodingKey {
+            case issuer
+            case jwksURI = "jwks_uri"
+            case introspectionEndpoint = "introspection_endpoint"
+            case subjectTypesSupported = "subject_types_supported"
+            case claimsSupported = "claims_supported"
+            case acrValuesSupported = "acr_values_supported"
         }
     }
 

@@ -83,6 +83,19 @@ public struct BioAuthRoutes: Sendable {
             return response
         }
 
+        // Discovery for resource servers (RFC 8414; OpenID Connect Discovery's path too), only for
+        // an issuer that is this server's URL: the paths below it are where this API is mounted.
+        for path in ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"] {
+            router.get(RouterPath(path)) { _, _ in
+                guard let metadata = serverMetadata else {
+                    throw ServerError(.notFound, detail: "no issuer URL: start the server with --token-issuer https://…")
+                }
+                var response = try json(metadata)
+                response.headers[.cacheControl] = "public, max-age=300"
+                return response
+            }
+        }
+
         let v1 = router.group("v1")
         // Routes that need a session: the middleware verifies the bearer token and puts the
         // session in the request context, so a handler cannot forget to check it.
@@ -287,6 +300,18 @@ public struct BioAuthRoutes: Sendable {
     }
 
     // MARK: Helpers
+
+    /// The authorization-server metadata of an issuer that is a URL (``TokenPolicy/issuerURL(_:)``); nil otherwise.
+    var serverMetadata: Wire.ServerMetadata? {
+        let configuration = service.configuration
+        let issuer = configuration.tokens.issuer ?? configuration.relyingPartyID
+        guard TokenPolicy.issuerURL(issuer) != nil else { return nil }
+        let base = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        return Wire.ServerMetadata(
+            issuer: issuer, jwksURI: base + "/.well-known/jwks.json", introspectionEndpoint: base + "/v1/introspect", subjectTypesSupported: ["public"],
+            claimsSupported: ["iss", "aud", "sub", "exp", "iat", "jti", "client_id", "device_id", "sid", "amr", "acr", "att", "enr"],
+            acrValuesSupported: [AttestationClass.attested, AttestationClass.unattested])
+    }
 
     func info(_ request: Request, _ context: some BioAuthRequestContext) -> RequestInfo {
         // Every X-Forwarded-For line, in order: a proxy may add its own line instead of appending.

@@ -28,7 +28,7 @@ extension Wire.Introspection {
         self.init(
             active: true, tokenType: "Bearer", iss: token.issuer, aud: token.audience, sub: token.subject, exp: token.expiresAt.seconds,
             iat: token.issuedAt.seconds, jti: token.tokenID, deviceId: token.deviceID.rawValue, sid: token.sessionID.rawValue, amr: token.methods,
-            acr: token.authenticationClass, att: token.attestation, enr: token.enrolment)
+            acr: token.authenticationClass, att: token.attestation, enr: token.enrolment, clientId: token.clientID)
     }
 }
 

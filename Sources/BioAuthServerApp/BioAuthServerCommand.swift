@@ -113,6 +113,19 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("webhook-secret"), help: "The webhooks' HMAC-SHA256 key, at least 32 bytes (env BIOAUTH_WEBHOOK_SECRET; prefer the variable: arguments show in ps).")
     var webhookSecretOption: String?
     var webhookSecret: String? { webhookSecretOption ?? env("BIOAUTH_WEBHOOK_SECRET") }
+    @Option(
+        name: .customLong("token-issuer"),
+        help: "Access tokens' iss: this server's public https URL, which /.well-known/openid-configuration then describes (env BIOAUTH_TOKEN_ISSUER; default the relying-party id).")
+    var tokenIssuerOption: String?
+    var tokenIssuer: String? { tokenIssuerOption ?? env("BIOAUTH_TOKEN_ISSUER") }
+    @Option(name: .customLong("token-audience"), help: "Access tokens' aud: your services' identifier (env BIOAUTH_TOKEN_AUDIENCE; default the relying-party id).")
+    var tokenAudienceOption: String?
+    var tokenAudience: String? { tokenAudienceOption ?? env("BIOAUTH_TOKEN_AUDIENCE") }
+    @Option(name: .customLong("token-client-id"), help: "Access tokens' client_id (RFC 9068): your app (env BIOAUTH_TOKEN_CLIENT_ID; default the relying-party id).")
+    var tokenClientIDOption: String?
+    var tokenClientID: String? { tokenClientIDOption ?? env("BIOAUTH_TOKEN_CLIENT_ID") }
+    @Option(name: .customLong("access-token-ttl"), help: "Access-token lifetime in seconds, 60–3600 (env BIOAUTH_ACCESS_TOKEN_TTL; default 300).")
+    var accessTokenTTL: Int = env("BIOAUTH_ACCESS_TOKEN_TTL").flatMap(Int.init) ?? 300
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (env LOG_LEVEL).")
     var logLevel: String = env("LOG_LEVEL") ?? "info"
 
@@ -128,6 +141,15 @@ struct Serve: AsyncParsableCommand {
         guard requestsPerClient > 0 else { throw ValidationError("--requests-per-client must be positive") }
         guard sessionTTL > 0 else { throw ValidationError("--session-ttl must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
+        guard (60...3_600).contains(accessTokenTTL) else { throw ValidationError("--access-token-ttl must be 60–3600 seconds") }
+        for (flag, value) in [("--token-issuer", tokenIssuer), ("--token-audience", tokenAudience), ("--token-client-id", tokenClientID)] {
+            if let value, value.isEmpty || value.count > 256 || value.contains(where: { $0.isWhitespace }) {
+                throw ValidationError("\(flag) must be 1–256 characters without spaces")
+            }
+        }
+        if let tokenIssuer, tokenIssuer.contains("://"), TokenPolicy.issuerURL(tokenIssuer) == nil {
+            throw ValidationError("--token-issuer: a URL issuer is https (or http on loopback) with a host and no query or fragment (RFC 8414)")
+        }
         if let webhookURL {
             guard let secret = webhookSecret else { throw ValidationError("--webhook-url needs --webhook-secret (or BIOAUTH_WEBHOOK_SECRET)") }
             guard WebhookSink(url: webhookURL, secret: secret) != nil else {
@@ -145,6 +167,7 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.passwordHashing = PasswordHashingPolicy(threads: passwordHashThreads, queueLimit: passwordHashQueue)
         serverConfiguration.passwordLogin = !(noPasswordLogin || env("BIOAUTH_NO_PASSWORD_LOGIN") == "1")
         serverConfiguration.attestation = try attestation.policy()
+        serverConfiguration.tokens = TokenPolicy(issuer: tokenIssuer, audience: tokenAudience, clientID: tokenClientID, accessTokenTTL: TimeInterval(accessTokenTTL))
         let configuration = ServerAppConfiguration(
             host: host, port: port, server: serverConfiguration,
             http: HTTPOptions(

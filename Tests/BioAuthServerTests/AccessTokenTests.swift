@@ -71,6 +71,7 @@ struct AccessTokenTests {
             #expect(claims["aud"] as? String == ServerHarness.relyingParty || (claims["aud"] as? [String]) == [ServerHarness.relyingParty])
             #expect(claims["device_id"] as? String == deviceID && claims["sid"] as? String == login["sessionId"])
             #expect((claims["jti"] as? String)?.isEmpty == false)
+            #expect(claims["client_id"] as? String == ServerHarness.relyingParty, "RFC 9068 client_id")
             // This server asks for no attestation: the token claims no hardware key (RFC 8176 pop).
             #expect(claims["amr"] as? [String] == ["pop", "user"] && claims["acr"] as? String == "urn:bioauth:acr:unattested-key" && claims["att"] == nil)
             let issued = try #require(claims["iat"] as? Double), expires = try #require(claims["exp"] as? Double)
@@ -186,6 +187,68 @@ struct AccessTokenTests {
                 #expect(refused.status == 400 && refused["field"] == "token", "\(refused.status)")
             }
         }
+    }
+
+    /// Introspection accepts a token only with the header this server writes (RFC 9068 §4): the
+    /// same claims re-signed with the server's own key are not active when the header says
+    /// another `alg` or `typ`, names no `kid` or an unknown one, or adds a `crit` extension.
+    @Test func introspectionRefusesHeadersTheServerNeverWrites() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let (login, _, _) = try await Self.login(api)
+            let token = try #require(CompactJWS(login["accessToken"]))
+            let kid = try #require(token.header["kid"] as? String)
+            // The server's own signing key, as a thief of the database would have it.
+            let stored = try #require(try await harness.service.store.signingKeys().first { $0.id == kid })
+            let key = try P256.Signing.PrivateKey(rawRepresentation: stored.privateKey)
+            let claims = String(login["accessToken"].split(separator: ".")[1])
+            func signed(_ header: [String: Any]) throws -> String {
+                let encodedHeader = Base64URL.encode(try JSONSerialization.data(withJSONObject: header, options: .sortedKeys))
+                let signature = try key.signature(for: Data((encodedHeader + "." + claims).utf8)).rawRepresentation
+                return encodedHeader + "." + claims + "." + Base64URL.encode(signature)
+            }
+            let own: [String: Any] = ["alg": "ES256", "typ": "at+jwt", "kid": kid]
+            #expect(try await introspect(api, try signed(own))["active"] as? Bool == true, "the same header re-signed is the server's token")
+            #expect(try await introspect(api, try signed(own.merging(["typ": "application/at+JWT"]) { $1 }))["active"] as? Bool == true)
+            let refused: [(String, [String: Any])] = [
+                ("no kid", own.filter { $0.key != "kid" }), ("unknown kid", own.merging(["kid": "nope"]) { $1 }),
+                ("typ JWT", own.merging(["typ": "JWT"]) { $1 }), ("no typ", own.filter { $0.key != "typ" }),
+                ("alg ES384", own.merging(["alg": "ES384"]) { $1 }), ("crit", own.merging(["crit": ["exp"], "exp": 1]) { $1 }),
+            ]
+            for (name, header) in refused {
+                #expect(try await introspect(api, try signed(header))["active"] as? Bool == false, "\(name)")
+            }
+        }
+    }
+
+    /// With an issuer that is the server's URL, discovery says where the keys and introspection
+    /// are (RFC 8414, at both well-known paths); tokens carry that issuer; without one, 404.
+    @Test func discoveryDescribesAnIssuerURL() async throws {
+        try await ServerHarness().test { api in
+            let missing = try await api.call(.get, "/.well-known/openid-configuration")
+            #expect(missing.status == 404, "the relying-party id is not a URL: nothing to describe")
+        }
+        let harness = ServerHarness {
+            $0.tokens.issuer = "https://auth.example.com"
+            $0.tokens.audience = "https://api.example.com"
+            $0.tokens.clientID = "TEAMID.com.example.shop"
+        }
+        try await harness.test { api in
+            for path in ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"] {
+                let metadata = try await api.call(.get, path)
+                #expect(metadata.status == 200 && metadata.headers[.cacheControl] == "public, max-age=300")
+                #expect(metadata["issuer"] == "https://auth.example.com" && metadata["jwks_uri"] == "https://auth.example.com/.well-known/jwks.json")
+                #expect(metadata["introspection_endpoint"] == "https://auth.example.com/v1/introspect")
+            }
+            let (login, _, _) = try await Self.login(api)
+            let claims = try #require(CompactJWS(login["accessToken"])).claims
+            #expect(claims["iss"] as? String == "https://auth.example.com" && claims["client_id"] as? String == "TEAMID.com.example.shop")
+            #expect(claims["aud"] as? String == "https://api.example.com" || (claims["aud"] as? [String]) == ["https://api.example.com"])
+            let active = try await introspect(api, login["accessToken"])
+            #expect(active["active"] as? Bool == true && active["client_id"] as? String == "TEAMID.com.example.shop")
+        }
+        #expect(TokenPolicy.issuerURL("http://auth.example.com") == nil && TokenPolicy.issuerURL("https://a.example/?x=1") == nil)
+        #expect(TokenPolicy.issuerURL("http://127.0.0.1:8080") != nil && TokenPolicy.issuerURL("bioauth.test") == nil)
     }
 
     /// Keys rotate on schedule: the new key is published before it signs, the old one while its

@@ -214,9 +214,11 @@ struct OpenAPIDocumentTests {
                 operation.path.replacingOccurrences(of: "{id}", with: UUID().uuidString.lowercased()).replacingOccurrences(of: "{userId}", with: "carol")
             )
         }
-        #expect(operations.count == 43)
+        #expect(operations.count == 45)
         let documented = operations
-        try await ServerHarness().test { api in
+        // With an issuer URL, so the discovery documents exist (404 otherwise).
+        let harness = ServerHarness { $0.tokens.issuer = "https://auth.example.com" }
+        try await harness.test { api in
             for (method, path) in documented {
                 let reply = try await api.call(method, path, raw: "{}")
                 #expect(reply.status != 404 && reply.status != 405, "\(method) \(path) → \(reply.status)")

@@ -94,9 +94,15 @@ struct WireDocumentTests {
                 try Self.keys(
                     Wire.Introspection(
                         active: true, tokenType: "Bearer", iss: "i", aud: ["a"], sub: "s", exp: 1, iat: 2, jti: "j", deviceId: "d", sid: "s", amr: ["hwk"], acr: "a",
-                        att: Wire.AttestationClaim(fmt: "f", lvl: "l", app: "a", env: "e"), enr: "approval"))
+                        att: Wire.AttestationClaim(fmt: "f", lvl: "l", app: "a", env: "e"), enr: "approval", clientId: "c"))
             ),
             ("JWKS", try Self.keys(Wire.JWKS(keys: []))),
+            (
+                "ServerMetadata",
+                try Self.keys(
+                    Wire.ServerMetadata(issuer: "i", jwksURI: "j", introspectionEndpoint: "e", subjectTypesSupported: [], claimsSupported: [], acrValuesSupported: []))
+            ),
+            ("RevokedDevices", try Self.keys(Wire.RevokedDevices(devices: 1, sessions: 2))),
             ("Event", try Self.keys(Wire.Event(id: "1", type: "device.enrolled", occurredAt: 1, userId: "u", deviceId: "d", reason: "r"))),
             (
                 "Device",

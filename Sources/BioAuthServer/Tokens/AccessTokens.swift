@@ -10,6 +10,9 @@ public struct TokenPolicy: Sendable, Hashable {
     public var issuer: String?
     /// `aud`; nil: the relying-party id.
     public var audience: String?
+    /// `client_id` (RFC 9068 §2.2): the client the tokens are issued to — the app; nil: the
+    /// relying-party id.
+    public var clientID: String?
     /// How long an access token is valid (5 minutes): revocation reaches a service that only
     /// checks signatures within this time. `POST /v1/introspect` sees it at once.
     public var accessTokenTTL: TimeInterval
@@ -24,15 +27,33 @@ public struct TokenPolicy: Sendable, Hashable {
     public var refreshRetryGrace: TimeInterval
 
     public init(
-        issuer: String? = nil, audience: String? = nil, accessTokenTTL: TimeInterval = 300, signingKeyRotation: TimeInterval = 30 * 86_400,
-        prePublication: TimeInterval = 120, refreshRetryGrace: TimeInterval = 10
+        issuer: String? = nil, audience: String? = nil, clientID: String? = nil, accessTokenTTL: TimeInterval = 300,
+        signingKeyRotation: TimeInterval = 30 * 86_400, prePublication: TimeInterval = 120, refreshRetryGrace: TimeInterval = 10
     ) {
         self.refreshRetryGrace = refreshRetryGrace
+        self.clientID = clientID
         self.issuer = issuer
         self.audience = audience
         self.accessTokenTTL = accessTokenTTL
         self.signingKeyRotation = signingKeyRotation
         self.prePublication = prePublication
+    }
+}
+
+extension TokenPolicy {
+    /// `issuer` as the URL an authorization server's metadata names (RFC 8414 §2): https — or
+    /// http on a loopback host, for tests — with a host and no query or fragment; nil for any
+    /// other issuer (the relying-party id by default), which then has no metadata to publish.
+    public static func issuerURL(_ issuer: String) -> URL? {
+        guard let components = URLComponents(string: issuer), let host = components.host, !host.isEmpty, components.query == nil,
+            components.fragment == nil, components.user == nil
+        else { return nil }
+        switch components.scheme?.lowercased() {
+        case "https": break
+        case "http" where host == "localhost" || host == "127.0.0.1" || host == "[::1]" || host == "::1": break
+        default: return nil
+        }
+        return components.url
     }
 }
 
@@ -46,6 +67,8 @@ struct AccessTokenClaims: JWTPayload {
     var exp: ExpirationClaim
     var iat: IssuedAtClaim
     var jti: IDClaim
+    /// RFC 9068 `client_id`; absent only in a token an earlier version issued.
+    var clientID: String?
     /// The device whose Secure Enclave or Keystore key signed the login.
     var deviceID: DeviceID
     /// The BioAuth session the token belongs to (revoking it ends the token at introspection).
@@ -65,6 +88,7 @@ struct AccessTokenClaims: JWTPayload {
         case iss, aud, sub, exp, iat, jti, amr, acr, att, enr
         case deviceID = "device_id"
         case sessionID = "sid"
+        case clientID = "client_id"
     }
 
     /// What a token says of a device key: only what its enrolment proved.
@@ -81,7 +105,7 @@ struct AccessTokenClaims: JWTPayload {
     var verified: VerifiedAccessToken {
         VerifiedAccessToken(
             issuer: iss.value, audience: aud.value, subject: sub.value, expiresAt: exp.value, issuedAt: iat.value, tokenID: jti.value, deviceID: deviceID,
-            sessionID: sessionID, methods: amr, authenticationClass: acr, attestation: att, enrolment: enr)
+            sessionID: sessionID, methods: amr, authenticationClass: acr, attestation: att, enrolment: enr, clientID: clientID)
     }
 }
 
@@ -113,6 +137,8 @@ public struct VerifiedAccessToken: Sendable, Hashable {
     public var attestation: Wire.AttestationClaim?
     /// `enr`: ``EnrolmentProof`` of the device's current key; nil where not recorded.
     public var enrolment: String?
+    /// `client_id` (RFC 9068).
+    public var clientID: String?
 }
 
 /// What a device login hands out besides its session: the access token and the refresh token.
@@ -150,6 +176,7 @@ actor AccessTokenIssuer {
     let policy: TokenPolicy
     let issuer: String
     let audience: String
+    let clientID: String
     let clock: any WallClock
     private var loaded: (keys: [SigningKeyRecord], collection: JWTKeyCollection, at: Date)?
     static let reload: TimeInterval = 60
@@ -159,6 +186,7 @@ actor AccessTokenIssuer {
         self.policy = policy
         issuer = policy.issuer ?? relyingPartyID
         audience = policy.audience ?? relyingPartyID
+        clientID = policy.clientID ?? relyingPartyID
         self.clock = clock
     }
 
@@ -176,7 +204,7 @@ actor AccessTokenIssuer {
         let claims = AccessTokenClaims(
             iss: IssuerClaim(value: issuer), aud: AudienceClaim(value: [audience]), sub: SubjectClaim(value: session.userID.rawValue),
             exp: ExpirationClaim(value: expiresAt), iat: IssuedAtClaim(value: now), jti: IDClaim(value: Base64URL.encode(SecretBytes.random(count: 16).data)),
-            deviceID: deviceID, sessionID: session.id, amr: methods.amr, acr: methods.acr, att: methods.att, enr: device?.keyProof?.rawValue)
+            clientID: clientID, deviceID: deviceID, sessionID: session.id, amr: methods.amr, acr: methods.acr, att: methods.att, enr: device?.keyProof?.rawValue)
         var header = JWTHeader()
         header.typ = "at+jwt"
         return (try await collection.sign(claims, kid: JWKIdentifier(string: signer.id), header: header), expiresAt)
@@ -184,8 +212,13 @@ actor AccessTokenIssuer {
 
     /// The claims of a token this server issued, if its signature verifies with a published key
     /// and it is unexpired at the server's clock, for this issuer and audience; nil otherwise.
+    /// Its header must say what this server writes (``AccessTokenHeader``): ES256, `at+jwt`, the
+    /// `kid` of a published key, no `crit` — a token without a `kid` is not tried with any key.
     func verify(_ token: String, audit: AuditEvent) async throws -> AccessTokenClaims? {
-        let (_, collection) = try await current(audit: audit)
+        let (keys, collection) = try await current(audit: audit)
+        guard let header = AccessTokenHeader(token), Self.publishable(keys, at: clock.now(), policy: policy).contains(where: { $0.id == header.keyID }) else {
+            return nil
+        }
         guard let claims = try? await collection.verify(token, as: AccessTokenClaims.self) else { return nil }
         let now = clock.now()
         guard claims.iss.value == issuer, claims.aud.value.contains(audience), claims.exp.value > now, claims.iat.value <= now.addingTimeInterval(60) else {
@@ -240,5 +273,24 @@ actor AccessTokenIssuer {
         }
         loaded = (keys, collection, now)
         return (keys, collection)
+    }
+}
+
+/// The protected header of an access token, accepted only as this server writes it (RFC 9068
+/// §4): `alg` ES256 (nothing else is ever tried, `none` least of all), `typ` `at+jwt` (or
+/// `application/at+jwt`, case-insensitive), a `kid`, and no `crit` — this server understands no
+/// extension, so a token that names one is refused (RFC 7515 §4.1.11).
+struct AccessTokenHeader: Equatable {
+    let keyID: String
+
+    init?(_ token: String) {
+        guard let encoded = token.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first,
+            let data = Base64URL.decode(String(encoded)),
+            let header = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            header["alg"] as? String == "ES256", header["crit"] == nil,
+            let type = (header["typ"] as? String)?.lowercased(), type == "at+jwt" || type == "application/at+jwt",
+            let keyID = header["kid"] as? String, !keyID.isEmpty
+        else { return nil }
+        self.keyID = keyID
     }
 }
