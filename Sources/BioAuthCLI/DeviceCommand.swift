@@ -269,28 +269,42 @@ extension DeviceCommand {
     }
 
     struct Register: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Sign in with a password (stdin or --password-file) and enrol this device's key.")
+        static let configuration = CommandConfiguration(
+            abstract: "Sign in with a password (stdin or --password-file), or take the backend's enrolment grant (--grant), and enrol this device's key.")
         @OptionGroup var options: StateOptions
         @Option(help: "The server's base URL.") var server: String = "http://127.0.0.1:8080"
         @Option(help: "The server's relying-party id (its --relying-party).") var relyingParty: String = "localhost"
         @Option(help: "The user name.") var user: String
-        @Option(help: "Read the password from this file instead of stdin.") var passwordFile: String?
+        @Option(help: "Read the password (or with --grant, the grant token) from this file instead of stdin.") var passwordFile: String?
+        @Flag(
+            help:
+                "Standard input (or --password-file) carries an enrolment grant token from the app's backend (POST /v1/backend/enrolment-grants) instead of a password: enrol --user with it, as an app whose backend owns the login does."
+        )
+        var grant = false
         @Option(help: "The device's name on the server.") var name: String = "Emulated iPhone"
         @Flag(help: "Replace the key of the device registered before (after an enrollment change).") var reenrol = false
         @Flag(help: "Create the user first (demo sign-up).") var signUp = false
         @Option(help: "When the server asks for an approval: read the recovery code from this directory (the demo server's --recovery-code-directory), as a user reads their e-mail.")
         var recoveryInbox: String?
 
+        func validate() throws {
+            if grant && signUp { throw ValidationError("--grant and --sign-up exclude each other: the backend's user needs no password account") }
+        }
+
         func run() async throws {
-            let password = try readSecret("password", file: passwordFile)
+            let secret = try readSecret(grant ? "enrolment grant" : "password", file: passwordFile)
             try await withDevice(options) { device, client in
                 if !reenrol { client = .init(server: server, relyingParty: relyingParty) }
                 let app = try client.client(for: device)
                 let registration = try await advised { () async throws(ClientError) in
                     if signUp {
-                        do throws(ClientError) { try await app.signUp(username: user, password: password) } catch  where error.code == .conflict {}
+                        do throws(ClientError) { try await app.signUp(username: user, password: secret) } catch  where error.code == .conflict {}
                     }
-                    let primary = try await app.signIn(username: user, password: password)
+                    // A grant is used where a primary session is; the server knows its expiry.
+                    let primary =
+                        grant
+                        ? PrimarySession(userID: user, token: BearerToken(secret), expiresAt: .distantFuture)
+                        : try await app.signIn(username: user, password: secret)
                     do throws(ClientError) {
                         return reenrol ? try await app.reenrol(primary, deviceName: name) : try await app.enrol(primary, deviceName: name)
                     } catch  where error.code == .approvalRequired {
@@ -326,6 +340,7 @@ extension DeviceCommand {
         @OptionGroup var options: StateOptions
         @OptionGroup var prompt: PromptOptions
         @Flag(help: "Print the session token.") var printToken = false
+        @Flag(help: "Print the access token (a JWT for your other services; verify it with /.well-known/jwks.json).") var printAccessToken = false
 
         func run() async throws {
             try await withDevice(options) { device, client in
@@ -334,6 +349,7 @@ extension DeviceCommand {
                 let session = try await advised { () async throws(ClientError) in try await app.logIn() }
                 Console.line("signed in as \(session.userID) with device \(session.deviceID) (\(device.promptCount) prompt)")
                 if printToken { Console.line(session.token.value) }
+                if printAccessToken { Console.line(try await advised { () async throws(ClientError) in try await app.accessToken() }.token.value) }
             }
         }
     }
@@ -346,12 +362,22 @@ extension DeviceCommand {
         @Option(name: .customLong("api-key"), help: "Also play the app's backend: redeem the approval with this backend API key (env BIOAUTH_API_KEY).")
         var apiKeyOption: String?
         var apiKey: String? { apiKeyOption ?? ProcessInfo.processInfo.environment["BIOAUTH_API_KEY"] }
+        @Flag(
+            help:
+                "Print the one-time approval for your backend to redeem (POST /v1/backend/approvals/redeem with the operation's UTF-8 as base64url and the user id)."
+        )
+        var printApproval = false
 
         func run() async throws {
             try await withDevice(options) { device, client in
                 let app = try client.client(for: device)
                 prompt.apply(device)
                 let approval = try await advised { () async throws(ClientError) in try await app.approve(operation: operation) }
+                if printApproval {
+                    Console.line("approved \"\(operation)\"; the approval (redeem it once, within 300 s):")
+                    Console.line(approval.token.value)
+                    return
+                }
                 guard let apiKey else {
                     Console.line("approved \"\(operation)\"; pass --api-key to redeem it as the app's backend would")
                     return

@@ -164,6 +164,34 @@ extension Wire {
         }
     }
 
+    /// A recovery code for the backend to deliver (`--recovery-webhook-url`): `type` is always
+    /// `recovery.code`; `code` is the secret the user types, `text` a ready message built from
+    /// the other fields only.
+    public struct RecoveryCodeDelivery: Codable, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+        public var type: String
+        public var userId: String
+        public var requestId: String
+        public var code: String
+        public var replacing: Bool
+        public var keyFingerprint: String
+        public var expiresAt: Int64
+        public var text: String
+        public init(userId: String, requestId: String, code: String, replacing: Bool, keyFingerprint: String, expiresAt: Int64, text: String) {
+            type = "recovery.code"
+            self.userId = userId
+            self.requestId = requestId
+            self.code = code
+            self.replacing = replacing
+            self.keyFingerprint = keyFingerprint
+            self.expiresAt = expiresAt
+            self.text = text
+        }
+        /// Without the code or the text that holds it.
+        public var description: String { "RecoveryCodeDelivery(request \(requestId), code: redacted)" }
+        public var debugDescription: String { description }
+        public var customMirror: Mirror { Mirror(self, children: ["requestId": requestId]) }
+    }
+
     /// `GET /.well-known/openid-configuration` and `/.well-known/oauth-authorization-server`
     /// (RFC 8414, OpenID Connect Discovery 1.0 names): where a resource server finds the keys and
     /// the introspection endpoint for this issuer, and what the tokens claim.

@@ -106,6 +106,13 @@ struct Serve: AsyncParsableCommand {
     var recoveryCodeDirectoryOption: String?
     var recoveryCodeDirectory: String? { recoveryCodeDirectoryOption ?? env("BIOAUTH_RECOVERY_CODE_DIRECTORY") }
     @Option(
+        name: .customLong("recovery-webhook-url"),
+        help:
+            "Recovery channel of a backend that sends its own e-mail or SMS: POST each enrolment recovery code to this URL, signed with --webhook-secret (env BIOAUTH_RECOVERY_WEBHOOK_URL). The body holds the code: use https."
+    )
+    var recoveryWebhookURLOption: String?
+    var recoveryWebhookURL: String? { recoveryWebhookURLOption ?? env("BIOAUTH_RECOVERY_WEBHOOK_URL") }
+    @Option(
         name: .customLong("webhook-url"),
         help: "Post each event (device enrolled, key replaced, device revoked, lockout, device login) to this URL, signed; retried until delivered (env BIOAUTH_WEBHOOK_URL).")
     var webhookURLOption: String?
@@ -150,12 +157,24 @@ struct Serve: AsyncParsableCommand {
         if let tokenIssuer, tokenIssuer.contains("://"), TokenPolicy.issuerURL(tokenIssuer) == nil {
             throw ValidationError("--token-issuer: a URL issuer is https (or http on loopback) with a host and no query or fragment (RFC 8414)")
         }
+        if let recoveryWebhookURL {
+            guard recoveryCodeDirectory == nil else { throw ValidationError("--recovery-webhook-url and --recovery-code-directory exclude each other: one recovery channel") }
+            guard let secret = webhookSecret, RecoveryWebhook(url: recoveryWebhookURL, secret: secret) != nil else {
+                throw ValidationError("--recovery-webhook-url must be an http(s) URL, with --webhook-secret (or BIOAUTH_WEBHOOK_SECRET) of at least 32 bytes")
+            }
+        }
         if let webhookURL {
             guard let secret = webhookSecret else { throw ValidationError("--webhook-url needs --webhook-secret (or BIOAUTH_WEBHOOK_SECRET)") }
             guard WebhookSink(url: webhookURL, secret: secret) != nil else {
                 throw ValidationError("--webhook-url must be an http(s) URL and --webhook-secret at least 32 bytes")
             }
         }
+    }
+
+    /// The recovery channel the flags name: the backend's webhook, the demo directory, or none.
+    var recoveryChannel: (any RecoveryChannel)? {
+        if let recoveryWebhookURL, let secret = webhookSecret { return RecoveryWebhook(url: recoveryWebhookURL, secret: secret) }
+        return recoveryCodeDirectory.map { DirectoryRecoveryChannel(directory: URL(fileURLWithPath: $0)) }
     }
 
     func run() async throws {
@@ -184,7 +203,7 @@ struct Serve: AsyncParsableCommand {
         let described = database.described
         let server = BioAuthServerApp.build(
             configuration, store: store, logger: logger,
-            recoveryChannel: recoveryCodeDirectory.map { DirectoryRecoveryChannel(directory: URL(fileURLWithPath: $0)) },
+            recoveryChannel: recoveryChannel,
             eventSink: webhookURL.flatMap { url in webhookSecret.flatMap { WebhookSink(url: url, secret: $0) } })
         let app = server.application(configuration) { [described] port in
             FileHandle.standardOutput.write(Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(described))\n".utf8))

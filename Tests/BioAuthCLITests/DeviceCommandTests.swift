@@ -68,4 +68,47 @@ struct DeviceCommandTests {
         #expect(gone.exitCode == 1)
         #expect(await device("status").output.contains("passcode:   not set"))
     }
+
+    /// What a backend team (Python, its own login) tests without Swift: its backend asks for a
+    /// grant, the emulated phone enrols with it (`register --grant`, the token on stdin), logs in
+    /// and prints the access token for its services, and approves an operation whose approval the
+    /// backend redeems itself (`step-up --print-approval`).
+    @Test(.timeLimit(.minutes(3)))
+    func aBackendThatOwnsTheLoginDrivesThePhoneFromTheShell() async throws {
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-cli-\(UUID().uuidString).sqlite").path
+        let apiKey = try ServerProcess.createApiKey(database: database, scopes: ["enrolment-grants", "approvals"])
+        let server = try ServerProcess(database: database)
+        defer { server.stop() }
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-device-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let url = "http://127.0.0.1:\(server.port)"
+        let backend = ServerClient(baseURL: url)
+        func device(_ arguments: String..., input: [String] = []) async -> CommandRunner.Result {
+            await CommandRunner.run(["device"] + arguments + ["--state", state], input: input)
+        }
+        #expect(await device("create", input: ["123456"]).exitCode == 0)
+        let grant = try await backend.post("/v1/backend/enrolment-grants", ["userId": "u-1842"], token: apiKey)
+        #expect(grant.status == 201, "\(grant)")
+        let both = await device("register", "--server", url, "--user", "u-1842", "--grant", "--sign-up", input: [grant["token"]])
+        #expect(both.exitCode != 0 && both.output.contains("--grant and --sign-up"), "\(both.output)")
+        let registered = await device("register", "--server", url, "--user", "u-1842", "--grant", input: [grant["token"]])
+        #expect(registered.exitCode == 0 && registered.output.contains("enrolled device"), "\(registered.output)")
+        #expect(!registered.output.contains(grant["token"]), "the grant is never printed")
+
+        let login = await device("login", "--print-access-token")
+        let accessToken = try #require(login.output.split(separator: "\n").last.map(String.init))
+        #expect(login.exitCode == 0 && accessToken.split(separator: ".").count == 3, "\(login.output)")
+        let introspected = try await backend.post("/v1/introspect", ["token": accessToken], token: apiKey)
+        #expect(introspected.status == 403, "this key has no introspect scope: the token itself is checked with the JWKS")
+        let claims = try #require(Base64URL.decode(String(accessToken.split(separator: ".")[1])))
+        #expect(String(decoding: claims, as: UTF8.self).contains(#""sub":"u-1842""#))
+
+        let approved = await device("step-up", "--operation", "pay 5.00 EUR", "--print-approval")
+        let approval = try #require(approved.output.split(separator: "\n").last.map(String.init))
+        #expect(approved.exitCode == 0 && approval.count == 43, "\(approved.output)")
+        let operation = Base64URL.encode(Data("pay 5.00 EUR".utf8))
+        let redeemed = try await backend.post("/v1/backend/approvals/redeem", ["approval": approval, "operation": operation, "userId": "u-1842"], token: apiKey)
+        #expect(redeemed.status == 200 && redeemed["userId"] == "u-1842", "\(redeemed)")
+        #expect(try await backend.post("/v1/backend/approvals/redeem", ["approval": approval, "operation": operation, "userId": "u-1842"], token: apiKey).status == 401, "once")
+    }
 }
