@@ -8,17 +8,31 @@ extension PostgresStore {
             case disable
             /// TLS when the server offers it, plain otherwise.
             case prefer
-            /// TLS with certificate verification, or no connection.
+            /// TLS with full verification — the certificate chain to the system's roots and the
+            /// host name (libpq's `verify-full`) — or no connection.
             case require
+
+            /// Also reads libpq's `verify-full`, which is what ``require`` does.
+            public init?(name: String) {
+                self.init(rawValue: name == "verify-full" ? "require" : name)
+            }
+
+            /// The default for `host`: ``require`` unless it is a loopback address or `localhost`
+            /// (``prefer`` there) — `prefer` over a network lets anyone in between strip TLS.
+            public static func automatic(for host: String) -> TLSMode {
+                ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased()) || host.hasPrefix("127.") ? .prefer : .require
+            }
         }
 
-        public var tls: TLSMode
+        /// nil: ``TLSMode/automatic(for:)``, `require` for any host but loopback.
+        public var tls: TLSMode?
         /// Most connections this instance opens.
         public var poolSize: Int
         /// Longest wait for a connection or a statement before a request answers 503.
         public var operationTimeout: Duration
 
-        public init(tls: TLSMode = .prefer, poolSize: Int = 20, operationTimeout: Duration = .seconds(5)) {
+        /// nil: ``TLSMode/automatic(for:)`` of the host.
+        public init(tls: TLSMode? = nil, poolSize: Int = 20, operationTimeout: Duration = .seconds(5)) {
             self.tls = tls
             self.poolSize = poolSize
             self.operationTimeout = operationTimeout
@@ -34,7 +48,7 @@ extension PostgresStore {
         public var database: String?
         public var sslMode: Options.TLSMode?
 
-        /// Parses `postgres://user[:password]@host[:port][/database][?sslmode=disable|prefer|require]`;
+        /// Parses `postgres://user[:password]@host[:port][/database][?sslmode=disable|prefer|require|verify-full]`;
         /// nil for anything else.
         public init?(url text: String) {
             guard let components = URLComponents(string: text), components.scheme == "postgres" || components.scheme == "postgresql",
@@ -47,7 +61,7 @@ extension PostgresStore {
             let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
             database = path.isEmpty ? nil : path
             if let mode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value {
-                guard let parsed = Options.TLSMode(rawValue: mode) else { return nil }
+                guard let parsed = Options.TLSMode(name: mode) else { return nil }
                 sslMode = parsed
             }
         }

@@ -151,7 +151,9 @@ extension PostgresStore {
                 """, logger: logger)
         case .insertSigningKey(let k):
             try await c.query(
-                "INSERT INTO signing_keys (id, private_key, created_at) VALUES (\(k.id), \(k.privateKey), \(k.createdAt))", logger: logger)
+                "INSERT INTO signing_keys (id, private_key, created_at) VALUES (\(k.id), \(k.storedKey), \(k.createdAt))", logger: logger)
+        case .deleteSigningKey(let id):
+            try await c.query("DELETE FROM signing_keys WHERE id = \(id)", logger: logger)
         case .renameDevice(let id, let name):
             try await c.query("UPDATE devices SET name = \(name) WHERE id = \(id)", logger: logger)
         case .storeAttestation(let id, let attestation):

@@ -44,7 +44,7 @@ public final class PostgresStore: BioAuthStore {
     /// start at once).
     public static func open(_ location: Location, options: Options = Options(), logger: Logger = .discarding("BioAuthPostgres")) async throws -> PostgresStore {
         let tls: PostgresClient.Configuration.TLS =
-            switch location.sslMode ?? options.tls {
+            switch location.sslMode ?? options.tls ?? .automatic(for: location.host) {
             case .disable: .disable
             case .prefer: .prefer(.makeClientConfiguration())
             case .require: .require(.makeClientConfiguration())

@@ -117,7 +117,9 @@ extension SQLiteHandle {
                 "INSERT INTO api_keys (id, name, secret_hash, scopes, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)",
                 [.text(k.id), .text(k.name), .blob(k.secretHash), .text(k.storedScopes), .date(k.createdAt), .optionalDate(k.revokedAt)])
         case .insertSigningKey(let k):
-            try query("INSERT INTO signing_keys (id, private_key, created_at) VALUES (?, ?, ?)", [.text(k.id), .blob(k.privateKey), .date(k.createdAt)])
+            try query("INSERT INTO signing_keys (id, private_key, created_at) VALUES (?, ?, ?)", [.text(k.id), .blob(k.storedKey), .date(k.createdAt)])
+        case .deleteSigningKey(let id):
+            try query("DELETE FROM signing_keys WHERE id = ?", [.text(id)])
         case .renameDevice(let id, let name):
             try query("UPDATE devices SET name = ? WHERE id = ?", [.text(name), .text(id)])
         case .storeAttestation(let id, let attestation):

@@ -14,15 +14,19 @@ struct BioAuthServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bioauth-server",
         abstract: "Verifies device-key signatures: enrolment, login, step-up, sessions.",
-        subcommands: [Serve.self, ApiKeyCommand.self], defaultSubcommand: Serve.self)
+        subcommands: [Serve.self, ApiKeyCommand.self, KeysCommand.self], defaultSubcommand: Serve.self)
 }
 
 /// Which database, for every subcommand.
 struct DatabaseOptions: ParsableArguments {
     @Option(help: "SQLite database file, :memory:, or postgres://user[:password]@host[:port]/database (env BIOAUTH_DATABASE).")
     var database: String = env("BIOAUTH_DATABASE") ?? "bioauth.sqlite"
-    @Option(name: .customLong("database-tls"), help: "PostgreSQL TLS: disable, prefer, require (env BIOAUTH_DATABASE_TLS; a URL's sslmode wins).")
-    var databaseTLS: String = env("BIOAUTH_DATABASE_TLS") ?? "prefer"
+    @Option(
+        name: .customLong("database-tls"),
+        help:
+            "PostgreSQL TLS: disable, prefer, require (= verify-full: chain and host name) (env BIOAUTH_DATABASE_TLS; a URL's sslmode wins). Default: require, prefer for a loopback host.")
+    var databaseTLSOption: String?
+    var databaseTLS: String? { databaseTLSOption ?? env("BIOAUTH_DATABASE_TLS") }
     @Option(name: .customLong("database-pool-size"), help: "Most PostgreSQL connections of this instance (env BIOAUTH_DATABASE_POOL_SIZE).")
     var databasePoolSize: Int = env("BIOAUTH_DATABASE_POOL_SIZE").flatMap(Int.init) ?? 20
 
@@ -36,7 +40,9 @@ struct DatabaseOptions: ParsableArguments {
         if database.hasPrefix("postgres:") || database.hasPrefix("postgresql:") {
             guard postgres != nil else { throw ValidationError("--database: expected postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]") }
         }
-        guard PostgresStore.Options.TLSMode(rawValue: databaseTLS) != nil else { throw ValidationError("--database-tls must be disable, prefer or require") }
+        if let databaseTLS, PostgresStore.Options.TLSMode(name: databaseTLS) == nil {
+            throw ValidationError("--database-tls must be disable, prefer, require or verify-full")
+        }
         guard (1...1_000).contains(databasePoolSize) else { throw ValidationError("--database-pool-size must be 1–1000") }
     }
 
@@ -44,7 +50,7 @@ struct DatabaseOptions: ParsableArguments {
     func open(logLevel: Logger.Level, logger: Logger) async throws -> any BioAuthStore {
         if database == ":memory:" { return try SQLiteStore.inMemory(logger: logger) }
         if let postgres {
-            let options = PostgresStore.Options(tls: PostgresStore.Options.TLSMode(rawValue: databaseTLS) ?? .prefer, poolSize: databasePoolSize)
+            let options = PostgresStore.Options(tls: databaseTLS.flatMap(PostgresStore.Options.TLSMode.init(name:)), poolSize: databasePoolSize)
             var poolLogger = Logger(label: "BioAuthPostgres")
             poolLogger.logLevel = max(.warning, logLevel)  // the pool logs each reconnect attempt at info
             return try await PostgresStore.open(postgres, options: options, logger: poolLogger)
@@ -65,6 +71,7 @@ struct Serve: AsyncParsableCommand {
     var port: Int = env("BIOAUTH_PORT").flatMap(Int.init) ?? 8080
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var attestation: AttestationOptions
+    @OptionGroup var signingKeys: SigningKeyOptions
     @Option(name: .customLong("relying-party"), help: "Relying-party id bound into signatures (env BIOAUTH_RELYING_PARTY).")
     var relyingParty: String = env("BIOAUTH_RELYING_PARTY") ?? "localhost"
     @Option(name: .customLong("challenge-ttl"), help: "Challenge lifetime in seconds (env BIOAUTH_CHALLENGE_TTL).")
@@ -187,6 +194,7 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.passwordLogin = !(noPasswordLogin || env("BIOAUTH_NO_PASSWORD_LOGIN") == "1")
         serverConfiguration.attestation = try attestation.policy()
         serverConfiguration.tokens = TokenPolicy(issuer: tokenIssuer, audience: tokenAudience, clientID: tokenClientID, accessTokenTTL: TimeInterval(accessTokenTTL))
+        serverConfiguration.tokens.signingKeys = try signingKeys.protection(for: database)
         let configuration = ServerAppConfiguration(
             host: host, port: port, server: serverConfiguration,
             http: HTTPOptions(
@@ -194,6 +202,11 @@ struct Serve: AsyncParsableCommand {
             logLevel: Logger.Level(rawValue: logLevel) ?? .info)
         var logger = Logger(label: "bioauth-server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        if serverConfiguration.tokens.signingKeys == .plaintextInDatabase {
+            logger.warning("access-token signing keys are stored unsealed (--insecure-plaintext-signing-keys): a copy of the database mints tokens")
+        } else {
+            logger.info("access-token signing keys sealed", metadata: ["by": "\(serverConfiguration.tokens.signingKeys)"])
+        }
         if serverConfiguration.attestation.acceptsUnattested {
             logger.warning(
                 "enrolment accepts devices without attestation: a software key from any client can enrol (its tokens say amr pop, acr unattested-key); name your apps with --apple-app-id / --android-package"

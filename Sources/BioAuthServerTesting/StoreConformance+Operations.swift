@@ -47,12 +47,14 @@ extension StoreConformance {
     /// Signing keys: stored as given, listed oldest first, ids unique.
     public func signingKeys(_ store: any BioAuthStore) async throws {
         try require(try await store.signingKeys().isEmpty, "signing keys: none at first")
-        let second = SigningKeyRecord(id: "k2", privateKey: Data(repeating: 2, count: 32), createdAt: t0.addingTimeInterval(10))
-        let first = SigningKeyRecord(id: "k1", privateKey: Data(repeating: 1, count: 32), createdAt: t0)
+        let second = SigningKeyRecord(id: "k2", storedKey: Data(repeating: 2, count: 64), createdAt: t0.addingTimeInterval(10))
+        let first = SigningKeyRecord(id: "k1", storedKey: Data(repeating: 1, count: 32), createdAt: t0)
         _ = try await store.apply(.addSigningKey(second, audit: event("signingkey.added", user: nil)))
         _ = try await store.apply(.addSigningKey(first, audit: event("signingkey.added", user: nil)))
         try require(await isDuplicate { _ = try await store.apply(.addSigningKey(first, audit: self.event("signingkey.added", user: nil))) }, "signing keys: duplicate id")
         try require(try await store.signingKeys() == [first, second], "signing keys: oldest first, as given")
+        _ = try await store.apply(.retireSigningKeys(["k1", "unknown"], audit: [event("signingkey.retired", user: nil)]))
+        try require(try await store.signingKeys() == [second], "signing keys: a retired key is deleted, the others kept")
     }
 
     /// API keys: stored as given (hash, scopes), found by the secret's hash only, listed in

@@ -200,7 +200,7 @@ struct AccessTokenTests {
             let kid = try #require(token.header["kid"] as? String)
             // The server's own signing key, as a thief of the database would have it.
             let stored = try #require(try await harness.service.store.signingKeys().first { $0.id == kid })
-            let key = try P256.Signing.PrivateKey(rawRepresentation: stored.privateKey)
+            let key = try P256.Signing.PrivateKey(rawRepresentation: stored.storedKey)  // plaintext in this harness
             let claims = String(login["accessToken"].split(separator: ".")[1])
             func signed(_ header: [String: Any]) throws -> String {
                 let encodedHeader = Base64URL.encode(try JSONSerialization.data(withJSONObject: header, options: .sortedKeys))

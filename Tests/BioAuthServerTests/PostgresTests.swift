@@ -212,7 +212,9 @@ struct Cluster: Sendable {
         let url = try await PostgresTestServer.freshDatabaseURL()
         var servers: [ServerProcess] = []
         defer { for server in servers { server.stop() } }
-        for _ in 0..<instances { servers.append(try ServerProcess(database: url, extra: ["--database-pool-size", "8"])) }
+        // Every instance seals and opens the signing keys with the same key-encryption key.
+        let kek = ["BIOAUTH_SIGNING_KEY_KEK": KeyEncryptionKey.random().base64]
+        for _ in 0..<instances { servers.append(try ServerProcess(database: url, extra: ["--database-pool-size", "8"], environment: kek)) }
         try await body(Cluster(ports: servers.map(\.port), processIDs: servers.map(\.processIdentifier)))
     }
 

@@ -25,12 +25,19 @@ public final class ShopBackend: Sendable {
     /// The access-token audience and issuer BioAuth uses: its relying-party id.
     let relyingParty: String
 
-    public init(store: any BioAuthStore, relyingParty: String = "shop.example", webhookSecret: String, clock: any WallClock = SystemWallClock()) {
+    /// `signingKeyEncryption` seals BioAuth's access-token signing keys in the database: in
+    /// production, the shop's secret store hands it over (or a KMS stands behind
+    /// `SigningKeySealer`); a database backup alone then mints nothing.
+    public init(
+        store: any BioAuthStore, relyingParty: String = "shop.example", webhookSecret: String, signingKeyEncryption: KeyEncryptionKey = .random(),
+        clock: any WallClock = SystemWallClock()
+    ) {
         self.relyingParty = relyingParty
         self.webhookSecret = SymmetricKey(data: Data(webhookSecret.utf8))
         accounts = ["ada@shop.example": ("correct horse battery staple", "customer-1815")]
-        bioauth = BioAuthServerApp.build(
-            ServerAppConfiguration(server: ServerConfiguration(relyingPartyID: relyingParty), logLevel: .error), store: store, clock: clock)
+        var server = ServerConfiguration(relyingPartyID: relyingParty)
+        server.tokens.signingKeys = .keyEncryptionKey(signingKeyEncryption)
+        bioauth = BioAuthServerApp.build(ServerAppConfiguration(server: server, logLevel: .error), store: store, clock: clock)
     }
 
     /// The shop's router, with the shop's own request context: its own routes and middleware, and

@@ -101,6 +101,13 @@ extension WritePlan {
 
     /// A new access-token signing key.
     public static func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) -> WritePlan { inserting(.insertSigningKey(key), audit: audit) }
+    /// Retires signing keys: deleted, so no instance signs with or publishes them after its next reload.
+    public static func retireSigningKeys(_ ids: [String], audit: [AuditEvent]) -> WritePlan {
+        var plan = WritePlan()
+        for id in ids { plan.add(.deleteSigningKey(id: id)) }
+        for event in audit { plan.audit(event) }
+        return plan
+    }
 
     /// One row inserted and audited.
     private static func inserting(_ insert: Mutation, audit: AuditEvent) -> WritePlan {

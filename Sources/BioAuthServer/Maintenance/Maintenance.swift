@@ -36,6 +36,7 @@ struct Maintenance: Flow {
             windowsBefore: windows.windowStart(now), runsBefore: now.addingTimeInterval(-max(configuration.retention.passwordRuns, RecoveryCodeLimits.day)),
             auditBefore: now.addingTimeInterval(-configuration.retention.audit), sessionsBefore: now.addingTimeInterval(-configuration.retention.sessions))
         result.challenges = try await store.deleteChallenges(expiredBefore: now)
+        result.signingKeys = try await SigningKeys(context: context).sweep()
         return result
     }
 }

@@ -43,7 +43,7 @@ public final class BioAuthService: Sendable {
         context = FlowContext(
             store: store, configuration: configuration, clock: clock, recoveryChannel: recoveryChannel, logger: logger, windows: windows,
             requests: RequestLimiter(windows: windows), metrics: ServiceMetrics(factory: metricsFactory),
-            accessTokens: AccessTokenIssuer(store: store, policy: configuration.tokens, relyingPartyID: configuration.relyingPartyID, clock: clock),
+            accessTokens: AccessTokenIssuer(store: store, policy: configuration.tokens, relyingPartyID: configuration.relyingPartyID, clock: clock, logger: logger),
             passwordHashes: passwordHashes)
     }
 
@@ -313,6 +313,24 @@ public final class BioAuthService: Sendable {
     /// once; `bioauth-server` runs it every minute.
     @discardableResult
     public func sweep() async throws -> SweepResult { try await maintenance.sweep() }
+
+    // MARK: - Signing keys (the operator's `bioauth-server keys`)
+
+    /// Every stored signing key with its state and form; never a key.
+    public func signingKeys(request: RequestInfo) async throws(ServerError) -> [SigningKeyStatus] {
+        try await SigningKeys(context: context).list(request: request)
+    }
+
+    /// Adds a new signing key now (published at once, signing after the pre-publication).
+    public func rotateSigningKey(request: RequestInfo) async throws(ServerError) -> SigningKeyStatus {
+        let key = try await SigningKeys(context: context).rotate(request: request)
+        return SigningKeyStatus(id: key.id, createdAt: key.createdAt, state: .published, form: StoredSigningKey(key.storedKey).form)
+    }
+
+    /// Deletes a signing key (a leaked one): 404 for an unknown id.
+    public func retireSigningKey(id: String, request: RequestInfo) async throws(ServerError) {
+        try await SigningKeys(context: context).retire(id: id, request: request)
+    }
 
     /// Appends one audit event on its own (a refusal outside any flow, e.g. a rejected session at the HTTP layer).
     package func audit(_ kind: AuditKind, user: UserID? = nil, device: DeviceID? = nil, reason: String? = nil, request: RequestInfo) async {

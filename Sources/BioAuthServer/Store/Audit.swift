@@ -46,6 +46,8 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     public static let refreshTokenReused = AuditKind("token.refresh.reused")
     public static let refreshRejected = AuditKind("token.refresh.rejected")
     public static let signingKeyAdded = AuditKind("signingkey.added")
+    /// A signing key was deleted: by an operator (`bioauth-server keys retire`) or after its publication window.
+    public static let signingKeyRetired = AuditKind("signingkey.retired")
 
     /// The kinds that record a failure or refusal: merged when repeated (``AuditEvent/aggregates``).
     public static let failures: Set<AuditKind> = [

@@ -264,8 +264,13 @@ public struct SweepResult: Sendable, Hashable {
     public var approvals: Int
     public var enrolmentRequests: Int
     public var sessions: Int
+    /// Signing keys past their publication window (``SigningKeyStatus/State/expired``).
+    public var signingKeys: Int
 
-    public init(challenges: Int = 0, counters: Int = 0, auditRows: Int = 0, approvals: Int = 0, enrolmentRequests: Int = 0, sessions: Int = 0) {
+    public init(
+        challenges: Int = 0, counters: Int = 0, auditRows: Int = 0, approvals: Int = 0, enrolmentRequests: Int = 0, sessions: Int = 0, signingKeys: Int = 0
+    ) {
+        self.signingKeys = signingKeys
         self.sessions = sessions
         self.enrolmentRequests = enrolmentRequests
         self.challenges = challenges

@@ -116,7 +116,7 @@ extension SessionState {
 
 extension SigningKeyRecord {
     package init(row r: some StoredRow) throws(StoreError) {
-        self.init(id: try r.string("id"), privateKey: try r.data("private_key"), createdAt: try r.date("created_at"))
+        self.init(id: try r.string("id"), storedKey: try r.data("private_key"), createdAt: try r.date("created_at"))
     }
 }
 

@@ -107,6 +107,8 @@ public struct WritePlan: Sendable, Hashable {
         case insertApiKey(ApiKeyRecord)
         /// Inserts an access-token signing key; an existing id throws ``StoreError`` `duplicate`.
         case insertSigningKey(SigningKeyRecord)
+        /// Deletes a signing key: it neither signs nor is published any more.
+        case deleteSigningKey(id: String)
         case revokeApiKey(id: ApiKeyID, at: Date)
         case revokeDevice(id: DeviceID, at: Date)
         /// Sets `revokedAt` on every active device of the user; their number is the outcome's.

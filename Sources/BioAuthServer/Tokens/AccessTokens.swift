@@ -2,6 +2,7 @@ import BioAuthCore
 import Crypto
 import Foundation
 import JWTKit
+import Logging
 
 /// Access tokens for other services: ES256 JWTs (RFC 9068 `at+jwt`) signed with keys the server
 /// keeps in its database and publishes as a JWKS; opaque refresh tokens that rotate on use.
@@ -25,6 +26,10 @@ public struct TokenPolicy: Sendable, Hashable {
     /// is unused, gets the same successor back: a retry whose answer was lost is not theft. Later,
     /// or once the successor was used, it is reuse and ends the session (RFC 9700 §4.14.2).
     public var refreshRetryGrace: TimeInterval
+    /// How the signing keys' private keys are stored (``SigningKeyProtection``). The library's
+    /// default, ``SigningKeyProtection/plaintextInDatabase``, is the weaker choice, named:
+    /// `bioauth-server` seals them with a key-encryption key unless told otherwise.
+    public var signingKeys: SigningKeyProtection = .plaintextInDatabase
 
     public init(
         issuer: String? = nil, audience: String? = nil, clientID: String? = nil, accessTokenTTL: TimeInterval = 300,
@@ -178,10 +183,14 @@ actor AccessTokenIssuer {
     let audience: String
     let clientID: String
     let clock: any WallClock
-    private var loaded: (keys: [SigningKeyRecord], collection: JWTKeyCollection, at: Date)?
+    let logger: Logger
+    /// The usable keys (opened, oldest first) with their private keys, the collection that signs
+    /// and verifies with them, and when they were read.
+    private var loaded: (keys: [OpenedSigningKey], collection: JWTKeyCollection, at: Date)?
     static let reload: TimeInterval = 60
 
-    init(store: any BioAuthStore, policy: TokenPolicy, relyingPartyID: String, clock: any WallClock) {
+    init(store: any BioAuthStore, policy: TokenPolicy, relyingPartyID: String, clock: any WallClock, logger: Logger) {
+        self.logger = logger
         self.store = store
         self.policy = policy
         issuer = policy.issuer ?? relyingPartyID
@@ -198,7 +207,7 @@ actor AccessTokenIssuer {
         let (keys, collection) = try await current(audit: audit)
         // Whole seconds: `iat` and `exp` are integers on the wire, as the protocol says and JWT libraries expect.
         let now = Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
-        let signer = Self.signingKey(of: keys, at: now, prePublication: policy.prePublication)
+        let signer = Self.signingKey(of: keys.map(\.record), at: now, prePublication: policy.prePublication)
         let expiresAt = now.addingTimeInterval(policy.accessTokenTTL.rounded(.down))
         let methods = AccessTokenClaims.methods(attestation)
         let claims = AccessTokenClaims(
@@ -216,7 +225,8 @@ actor AccessTokenIssuer {
     /// `kid` of a published key, no `crit` — a token without a `kid` is not tried with any key.
     func verify(_ token: String, audit: AuditEvent) async throws -> AccessTokenClaims? {
         let (keys, collection) = try await current(audit: audit)
-        guard let header = AccessTokenHeader(token), Self.publishable(keys, at: clock.now(), policy: policy).contains(where: { $0.id == header.keyID }) else {
+        guard let header = AccessTokenHeader(token), Self.publishable(keys.map(\.record), at: clock.now(), policy: policy).contains(where: { $0.id == header.keyID })
+        else {
             return nil
         }
         guard let claims = try? await collection.verify(token, as: AccessTokenClaims.self) else { return nil }
@@ -231,9 +241,8 @@ actor AccessTokenIssuer {
     /// ones whose tokens may still live.
     func published(audit: AuditEvent) async throws -> [PublishedKey] {
         let (keys, _) = try await current(audit: audit)
-        return try Self.publishable(keys, at: clock.now(), policy: policy).map {
-            PublishedKey(id: $0.id, publicKey: try P256.Signing.PrivateKey(rawRepresentation: $0.privateKey).publicKey)
-        }
+        let published = Set(Self.publishable(keys.map(\.record), at: clock.now(), policy: policy).map(\.id))
+        return keys.filter { published.contains($0.record.id) }.map { PublishedKey(id: $0.record.id, publicKey: $0.privateKey.publicKey) }
     }
 
     /// The key that signs at `now`: the newest one published for at least `prePublication`, or
@@ -250,30 +259,55 @@ actor AccessTokenIssuer {
         return keys.filter { $0.createdAt >= horizon || $0.id == signer.id }
     }
 
-    /// The keys (reloaded when a minute old), after creating a key when there is none or the
-    /// newest is due for rotation. Two instances rotating at once make two keys: both publish.
-    private func current(audit: AuditEvent) async throws -> ([SigningKeyRecord], JWTKeyCollection) {
+    /// The usable keys (reloaded when a minute old), after creating a key when there is none or
+    /// the newest is due for rotation. Two instances rotating at once make two keys: both publish.
+    /// A stored key this deployment cannot open (``SigningKeyUnavailable``: plaintext under a
+    /// key-encryption key, another KEK's) is neither used nor published, and is logged.
+    private func current(audit: AuditEvent) async throws -> ([OpenedSigningKey], JWTKeyCollection) {
         let now = clock.now()
         if let loaded, now.timeIntervalSince(loaded.at) < Self.reload, let newest = loaded.keys.last,
-            newest.createdAt.addingTimeInterval(policy.signingKeyRotation) > now
+            newest.record.createdAt.addingTimeInterval(policy.signingKeyRotation) > now
         {
             return (loaded.keys, loaded.collection)
         }
-        var keys = try await store.signingKeys()
-        if keys.last.map({ $0.createdAt.addingTimeInterval(policy.signingKeyRotation) <= now }) ?? true {
-            let key = SigningKeyRecord.generate(at: now)
+        var keys = try await open(try await store.signingKeys())
+        if keys.last.map({ $0.record.createdAt.addingTimeInterval(policy.signingKeyRotation) <= now }) ?? true {
+            let key = try await SigningKeyRecord.generate(at: now, protection: policy.signingKeys)
             let added = AuditEvent(
                 at: now, kind: .signingKeyAdded, reason: key.id, clientAddress: audit.clientAddress, requestID: audit.requestID)
             _ = try await store.apply(.addSigningKey(key, audit: added))
-            keys = try await store.signingKeys()
+            keys = try await open(try await store.signingKeys())
         }
         let collection = JWTKeyCollection()
-        for key in Self.publishable(keys, at: now, policy: policy) {
-            await collection.add(ecdsa: try ES256PrivateKey(backing: P256.Signing.PrivateKey(rawRepresentation: key.privateKey)), kid: JWKIdentifier(string: key.id))
+        let publishable = Set(Self.publishable(keys.map(\.record), at: now, policy: policy).map(\.id))
+        for key in keys where publishable.contains(key.record.id) {
+            await collection.add(ecdsa: try ES256PrivateKey(backing: key.privateKey), kid: JWKIdentifier(string: key.record.id))
         }
         loaded = (keys, collection, now)
         return (keys, collection)
     }
+
+    /// The stored keys this deployment can open, oldest first.
+    private func open(_ records: [SigningKeyRecord]) async throws -> [OpenedSigningKey] {
+        var opened: [OpenedSigningKey] = []
+        for record in records {
+            do {
+                let scalar = try await policy.signingKeys.sealer.open(record.storedKey, keyID: record.id)
+                opened.append(OpenedSigningKey(record: record, privateKey: try P256.Signing.PrivateKey(rawRepresentation: scalar.data)))
+            } catch let error as SigningKeyUnavailable {
+                logger.error("signing key not used", metadata: ["kid": "\(record.id)", "reason": "\(error.reason)"])
+            } catch {
+                logger.error("signing key not used", metadata: ["kid": "\(record.id)", "reason": "unreadable"])
+            }
+        }
+        return opened
+    }
+}
+
+/// A stored signing key and its opened private key.
+struct OpenedSigningKey: Sendable {
+    let record: SigningKeyRecord
+    let privateKey: P256.Signing.PrivateKey
 }
 
 /// The protected header of an access token, accepted only as this server writes it (RFC 9068

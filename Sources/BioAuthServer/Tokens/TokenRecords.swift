@@ -39,19 +39,22 @@ public enum RefreshSuccessor {
 public struct SigningKeyRecord: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The JWS `kid`.
     public var id: String
-    /// The P-256 private key's raw 32-byte scalar.
-    public var privateKey: Data
+    /// The P-256 private key as stored: sealed by the deployment's ``SigningKeyProtection``
+    /// (the raw 32-byte scalar only under ``SigningKeyProtection/plaintextInDatabase``).
+    public var storedKey: Data
     public var createdAt: Date
 
-    public init(id: String, privateKey: Data, createdAt: Date) {
+    public init(id: String, storedKey: Data, createdAt: Date) {
         self.id = id
-        self.privateKey = privateKey
+        self.storedKey = storedKey
         self.createdAt = createdAt
     }
 
-    /// A new random key created at `now`; its id is 16 random bytes, base64url.
-    public static func generate(at now: Date) -> SigningKeyRecord {
-        SigningKeyRecord(id: Base64URL.encode(SecretBytes.random(count: 16).data), privateKey: P256.Signing.PrivateKey().rawRepresentation, createdAt: now)
+    /// A new random key created at `now`, sealed by `protection`; its id is 16 random bytes, base64url.
+    public static func generate(at now: Date, protection: SigningKeyProtection) async throws -> SigningKeyRecord {
+        let id = Base64URL.encode(SecretBytes.random(count: 16).data)
+        let sealed = try await protection.sealer.seal(SecretBytes(P256.Signing.PrivateKey().rawRepresentation), keyID: id)
+        return SigningKeyRecord(id: id, storedKey: sealed, createdAt: now)
     }
 
     public var description: String { "SigningKeyRecord(\(id), created \(createdAt), private key: redacted)" }

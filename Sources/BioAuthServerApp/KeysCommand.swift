@@ -1,0 +1,140 @@
+import ArgumentParser
+import BioAuthCore
+import BioAuthServer
+import Foundation
+import Logging
+
+/// Where the key-encryption key that seals the access-token signing keys comes from, for every
+/// subcommand that reads or writes them.
+struct SigningKeyOptions: ParsableArguments {
+    @Option(
+        name: .customLong("signing-key-kek-file"),
+        help:
+            "A file holding the key-encryption key (32 bytes, base64; `bioauth-server keys generate-kek`) that seals the access-token signing keys in the database (env BIOAUTH_SIGNING_KEY_KEK_FILE, or the key itself in BIOAUTH_SIGNING_KEY_KEK). Default: for a SQLite file, DATABASE.signing-kek beside it, created 0600; PostgreSQL needs one."
+    )
+    var kekFileOption: String?
+    var kekFile: String? { kekFileOption ?? env("BIOAUTH_SIGNING_KEY_KEK_FILE") }
+    @Flag(
+        name: .customLong("insecure-plaintext-signing-keys"),
+        help: "Store the signing keys unsealed: a copy of the database (a backup) then mints access tokens every service accepts.")
+    var plaintext = false
+
+    func validate() throws {
+        if plaintext && (kekFile != nil || env("BIOAUTH_SIGNING_KEY_KEK") != nil) {
+            throw ValidationError("--insecure-plaintext-signing-keys excludes a key-encryption key")
+        }
+    }
+
+    /// The protection for `database`: the configured KEK, the SQLite file's own, a process-local
+    /// one for `:memory:`, or plaintext when asked for by name.
+    func protection(for database: DatabaseOptions) throws -> SigningKeyProtection {
+        if plaintext { return .plaintextInDatabase }
+        if let text = env("BIOAUTH_SIGNING_KEY_KEK") {
+            guard let key = KeyEncryptionKey(base64: text) else { throw ValidationError("BIOAUTH_SIGNING_KEY_KEK must be 32 bytes, base64") }
+            return .keyEncryptionKey(key)
+        }
+        if let kekFile { return .keyEncryptionKey(try Self.read(kekFile)) }
+        if database.database == ":memory:" { return .keyEncryptionKey(.random()) }
+        guard database.postgres == nil else {
+            throw ValidationError(
+                "PostgreSQL needs a key-encryption key for the signing keys: --signing-key-kek-file or BIOAUTH_SIGNING_KEY_KEK (every instance the same; `bioauth-server keys generate-kek` makes one), or --insecure-plaintext-signing-keys"
+            )
+        }
+        let beside = database.database + ".signing-kek"
+        if !FileManager.default.fileExists(atPath: beside) {
+            try PrivateFile.write(Data((KeyEncryptionKey.random().base64 + "\n").utf8), to: beside)
+        }
+        return .keyEncryptionKey(try Self.read(beside))
+    }
+
+    static func read(_ path: String) throws -> KeyEncryptionKey {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ValidationError("cannot read the key-encryption key file \(path)") }
+        guard let key = KeyEncryptionKey(base64: text) else { throw ValidationError("\(path) must hold 32 bytes, base64") }
+        return key
+    }
+}
+
+/// `bioauth-server keys list|rotate|retire|generate-kek`: the keys that sign access tokens. Works
+/// on the database directly (the server may be running: each instance sees a change within a
+/// minute); every change is audited.
+struct KeysCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys", abstract: "List, rotate and retire the access tokens' signing keys; make a key-encryption key.",
+        subcommands: [List.self, Rotate.self, Retire.self, GenerateKEK.self])
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Every signing key: id, created, state (signing, published, expired, unusable), how it is stored. Never a key.")
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var signing: SigningKeyOptions
+
+        func run() async throws {
+            let keys = try await withKeys(database, signing) { service in try await service.signingKeys(request: keysRequest) }
+            if keys.isEmpty { print("no signing keys (the first token creates one)") }
+            for key in keys {
+                print("\(key.id)\tcreated \(key.createdAt.formatted(.iso8601))\t\(key.state.rawValue)\t\(describe(key.form))")
+            }
+        }
+    }
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a new signing key now: published at once, signing once it is two minutes old.")
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var signing: SigningKeyOptions
+
+        func run() async throws {
+            let key = try await withKeys(database, signing) { service in try await service.rotateSigningKey(request: keysRequest) }
+            print("added \(key.id) (\(describe(key.form))); it signs from \(key.createdAt.addingTimeInterval(120).formatted(.iso8601))")
+        }
+    }
+
+    struct Retire: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a signing key (a leaked one): no instance signs with or publishes it after its next reload, and its tokens stop verifying.")
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var signing: SigningKeyOptions
+        @Argument(help: "The key's id (its kid), as `list` shows it.") var id: String
+
+        func run() async throws {
+            do {
+                try await withKeys(database, signing) { service in try await service.retireSigningKey(id: id, request: keysRequest) }
+            } catch let error as ServerError where error.code == .notFound {
+                throw ValidationError("no signing key \(id)")
+            }
+            print("retired \(id)")
+        }
+    }
+
+    struct GenerateKEK: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "generate-kek", abstract: "Print a new key-encryption key (32 random bytes, base64) for your secret store. Printed once, stored nowhere.")
+
+        func run() async throws { print(KeyEncryptionKey.random().base64) }
+    }
+}
+
+private func describe(_ form: StoredSigningKey.Form) -> String {
+    switch form {
+    case .plaintext: "plaintext"
+    case .sealed(let fingerprint): "sealed by kek:\(fingerprint)"
+    case .other: "another format"
+    }
+}
+
+private let keysRequest = RequestInfo(clientAddress: "bioauth-server keys")
+
+/// Opens the database, runs `body` with a service that seals as configured, and closes it.
+private func withKeys<T: Sendable>(_ database: DatabaseOptions, _ signing: SigningKeyOptions, _ body: (BioAuthService) async throws -> T) async throws -> T {
+    var logger = Logger(label: "bioauth-server")
+    logger.logLevel = .warning
+    var configuration = ServerConfiguration()
+    configuration.tokens.signingKeys = try signing.protection(for: database)
+    let store = try await database.open(logLevel: .warning, logger: logger)
+    do {
+        let result = try await body(BioAuthService(store: store, configuration: configuration, logger: logger))
+        try await store.close()
+        return result
+    } catch {
+        try? await store.close()
+        throw error
+    }
+}
