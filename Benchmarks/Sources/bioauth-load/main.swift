@@ -121,9 +121,12 @@ func seed(_ options: Options, spki: Data) async throws -> (database: String, cle
 final class Server {
     let process = Process()
     let port: Int
+    /// One key-encryption key for every instance of the run: they share the sealed signing keys.
+    static let signingKeyEncryption = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
 
     init(executable: String, database: String) throws {
         process.executableURL = URL(fileURLWithPath: executable)
+        process.environment = ProcessInfo.processInfo.environment.merging(["BIOAUTH_SIGNING_KEY_KEK": Self.signingKeyEncryption]) { $1 }
         process.arguments = [
             "--port", "0", "--database", database, "--relying-party", "load.test", "--requests-per-client", "1000000000", "--log-level", "error",
             "--database-tls", "disable", "--database-pool-size", "16",
