@@ -1,4 +1,5 @@
 import ArgumentParser
+import BioAuthCore
 import Foundation
 
 /// `bioauth`: the demo, an emulated device that talks to a real server, and key utilities.
@@ -6,7 +7,7 @@ public struct BioAuthCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "bioauth",
         abstract: "Secure Face ID / Touch ID sign-in: demo, emulated device, key and attestation tools.",
-        version: "0.1.0",
+        version: BioAuthVersion.current,
         subcommands: [DemoCommand.self, DeviceCommand.self, KeyCommand.self, AttestationCommand.self])
 
     public init() {}

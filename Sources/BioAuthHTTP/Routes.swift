@@ -18,6 +18,9 @@ public struct HTTPOptions: Sendable {
     /// Allow `POST /v1/users` (the demo primary login's sign-up). Off by default: an open sign-up
     /// tells anyone which usernames exist (409) and lets them create accounts.
     public var allowSignUp: Bool
+    /// Log one line per request at info (`bioauth-server --access-log`): method, route pattern
+    /// (never the path, which may hold a user id), status, duration, request id, client address.
+    public var accessLog = false
 
     /// A reverse proxy on the same host.
     public static let loopbackProxies = [IPNetwork("127.0.0.0/8")!, IPNetwork("::1")!]
@@ -46,6 +49,7 @@ public struct BioAuthRoutes: Sendable {
     /// A router with every route and the error mapping.
     public func makeRouter() -> Router<BasicBioAuthRequestContext> {
         let router = Router(context: BasicBioAuthRequestContext.self)
+        if options.accessLog { router.add(middleware: AccessLog(routes: self)) }
         router.add(middleware: ErrorMapping(logger: logger))
 
         router.get("/health") { _, _ in try json(["status": "ok"]) }
@@ -379,6 +383,26 @@ struct ApiKeyAuthentication<Context: BioAuthRequestContext>: RouterMiddleware {
         var context = context
         context.bioAuth.apiKey = try await routes.service.authenticateBackend(apiKey: routes.bearerToken(request), scope: scope, request: routes.info(request, context))
         return try await next(request, context)
+    }
+}
+
+/// One log line per request, outside the error mapping so it sees the status sent.
+struct AccessLog<Context: BioAuthRequestContext>: RouterMiddleware {
+    let routes: BioAuthRoutes
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let response = try await next(request, context)
+        let elapsed = ContinuousClock.now - start
+        let milliseconds = Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
+        routes.logger.info(
+            "request",
+            metadata: [
+                "method": "\(request.method)", "route": "\(context.endpointPath ?? "unmatched")", "status": "\(response.status.code)",
+                "duration_ms": "\(String(format: "%.2f", milliseconds))", "request_id": "\(context.bioAuth.requestID)",
+                "client": "\(routes.info(request, context).clientAddress)",
+            ])
+        return response
     }
 }
 

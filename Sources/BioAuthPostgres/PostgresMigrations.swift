@@ -132,6 +132,7 @@ extension PostgresStore {
                 for statement in migration.statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger) }
                 try await connection.query(
                     "INSERT INTO bioauth_migrations (version, name, applied_at) VALUES (\(migration.version), \(migration.name), \(Date()))", logger: self.logger)
+                self.logger.notice("applied migration", metadata: ["migration": "\(migration.version) \(migration.name)"])
             }
         }
     }

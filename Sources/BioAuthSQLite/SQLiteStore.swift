@@ -92,7 +92,7 @@ public final class SQLiteStore: BioAuthStore {
                 try? db.execute("ROLLBACK")
                 throw error
             }
-            logger.debug("applied migration", metadata: ["migration": "\(migration.name)"])
+            logger.notice("applied migration", metadata: ["migration": "\(migration.name)"])
         }
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BioAuthCore
 import BioAuthHTTP
 import BioAuthPostgres
 import BioAuthServer
@@ -14,6 +15,7 @@ struct BioAuthServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bioauth-server",
         abstract: "Verifies device-key signatures: enrolment, login, step-up, sessions.",
+        version: BioAuthVersion.current,
         subcommands: [Serve.self, ApiKeyCommand.self, KeysCommand.self], defaultSubcommand: Serve.self)
 }
 
@@ -52,7 +54,7 @@ struct DatabaseOptions: ParsableArguments {
         if let postgres {
             let options = PostgresStore.Options(tls: databaseTLS.flatMap(PostgresStore.Options.TLSMode.init(name:)), poolSize: databasePoolSize)
             var poolLogger = Logger(label: "BioAuthPostgres")
-            poolLogger.logLevel = max(.warning, logLevel)  // the pool logs each reconnect attempt at info
+            poolLogger.logLevel = max(.notice, logLevel)  // the pool logs each reconnect attempt at info; migrations are notices
             return try await PostgresStore.open(postgres, options: options, logger: poolLogger)
         }
         return try await SQLiteStore.open(path: database, logger: logger)
@@ -140,6 +142,18 @@ struct Serve: AsyncParsableCommand {
     var tokenClientID: String? { tokenClientIDOption ?? env("BIOAUTH_TOKEN_CLIENT_ID") }
     @Option(name: .customLong("access-token-ttl"), help: "Access-token lifetime in seconds, 60–3600 (env BIOAUTH_ACCESS_TOKEN_TTL; default 300).")
     var accessTokenTTL: Int = env("BIOAUTH_ACCESS_TOKEN_TTL").flatMap(Int.init) ?? 300
+    @Option(name: .customLong("log-format"), help: "text (swift-log's lines) or json (one object per line, for log pipelines) (env BIOAUTH_LOG_FORMAT).")
+    var logFormatOption: String?
+    var logFormat: String { logFormatOption ?? env("BIOAUTH_LOG_FORMAT") ?? "text" }
+    @Flag(name: .customLong("access-log"), help: "Log one line per request: method, route pattern, status, duration, request id, client (env BIOAUTH_ACCESS_LOG=1).")
+    var accessLogFlag = false
+    var accessLog: Bool { accessLogFlag || env("BIOAUTH_ACCESS_LOG") == "1" }
+    @Option(
+        name: .customLong("log-pseudonym-key-file"),
+        help:
+            "A file holding the key (at least 32 bytes, base64) of the pseudonyms that stand for user ids in log lines; the same on every instance makes them correlate across instances and restarts (env BIOAUTH_LOG_PSEUDONYM_KEY holds the key itself). Default: random per process."
+    )
+    var pseudonymKeyFile: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (env LOG_LEVEL).")
     var logLevel: String = env("LOG_LEVEL") ?? "info"
 
@@ -155,6 +169,8 @@ struct Serve: AsyncParsableCommand {
         guard requestsPerClient > 0 else { throw ValidationError("--requests-per-client must be positive") }
         guard sessionTTL > 0 else { throw ValidationError("--session-ttl must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
+        guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json") }
+        _ = try pseudonymKey()
         guard (60...3_600).contains(accessTokenTTL) else { throw ValidationError("--access-token-ttl must be 60–3600 seconds") }
         for (flag, value) in [("--token-issuer", tokenIssuer), ("--token-audience", tokenAudience), ("--token-client-id", tokenClientID)] {
             if let value, value.isEmpty || value.count > 256 || value.contains(where: { $0.isWhitespace }) {
@@ -186,7 +202,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         // Logs go to stderr; stdout carries only the "listening on" line scripts wait for.
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        if logFormat == "json" { LoggingSystem.bootstrap(JSONLogHandler.init(label:)) } else { LoggingSystem.bootstrap(StreamLogHandler.standardError) }
         var serverConfiguration = ServerConfiguration(
             relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL), passwordRounds: passwordRounds,
             rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient))
@@ -195,13 +211,17 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.attestation = try attestation.policy()
         serverConfiguration.tokens = TokenPolicy(issuer: tokenIssuer, audience: tokenAudience, clientID: tokenClientID, accessTokenTTL: TimeInterval(accessTokenTTL))
         serverConfiguration.tokens.signingKeys = try signingKeys.protection(for: database)
+        if let key = try pseudonymKey() { serverConfiguration.logPseudonymKey = key }
+        var http = HTTPOptions(
+            trustedProxies: trustedProxies.compactMap(IPNetwork.init) + (trustForwardedFor ? HTTPOptions.loopbackProxies : []),
+            allowSignUp: allowSignUp || env("BIOAUTH_ALLOW_SIGN_UP") == "1")
+        http.accessLog = accessLog
         let configuration = ServerAppConfiguration(
-            host: host, port: port, server: serverConfiguration,
-            http: HTTPOptions(
-                trustedProxies: trustedProxies.compactMap(IPNetwork.init) + (trustForwardedFor ? HTTPOptions.loopbackProxies : []), allowSignUp: allowSignUp || env("BIOAUTH_ALLOW_SIGN_UP") == "1"),
+            host: host, port: port, server: serverConfiguration, http: http,
             logLevel: Logger.Level(rawValue: logLevel) ?? .info)
         var logger = Logger(label: "bioauth-server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        logger.info("bioauth-server \(BioAuthVersion.current): the policy in force", metadata: summary(serverConfiguration, http))
         if serverConfiguration.tokens.signingKeys == .plaintextInDatabase {
             logger.warning("access-token signing keys are stored unsealed (--insecure-plaintext-signing-keys): a copy of the database mints tokens")
         } else {
@@ -222,7 +242,51 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(described))\n".utf8))
         }
         try await app.runService()
+        logger.notice("shutting down: requests drained, closing the database")
         try await server.shutdown()
+        logger.notice("stopped")
+    }
+
+    /// The log pseudonyms' key from `--log-pseudonym-key-file` or `BIOAUTH_LOG_PSEUDONYM_KEY`; nil: random per process.
+    func pseudonymKey() throws -> SecretBytes? {
+        let text: String
+        if let pseudonymKeyFile {
+            guard let read = try? String(contentsOfFile: pseudonymKeyFile, encoding: .utf8) else { throw ValidationError("cannot read \(pseudonymKeyFile)") }
+            text = read
+        } else if let variable = env("BIOAUTH_LOG_PSEUDONYM_KEY") {
+            text = variable
+        } else {
+            return nil
+        }
+        guard let key = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), key.count >= 32 else {
+            throw ValidationError("the log pseudonym key must be at least 32 bytes, base64")
+        }
+        return SecretBytes(key)
+    }
+
+    /// What an operator checks at start: every setting that decides who gets in. Names and
+    /// hosts only — never a secret, a password or a key.
+    func summary(_ server: ServerConfiguration, _ http: HTTPOptions) -> Logger.Metadata {
+        func rule<V>(_ rule: AttestationPolicy.Rule<V>) -> String {
+            switch rule {
+            case .required: "required"
+            case .preferred: "preferred"
+            case .off: "off"
+            }
+        }
+        let recovery = recoveryWebhookURL.flatMap { URL(string: $0)?.host }.map { "webhook \($0)" } ?? (recoveryCodeDirectory == nil ? "none" : "directory")
+        return [
+            "database": "\(database.described)",
+            "database_tls": "\(database.postgres.map { $0.sslMode ?? database.databaseTLS.flatMap(PostgresStore.Options.TLSMode.init(name:)) ?? .automatic(for: $0.host) }.map(\.rawValue) ?? "n/a")",
+            "relying_party": "\(server.relyingPartyID)", "password_login": "\(server.passwordLogin)", "sign_up": "\(http.allowSignUp)",
+            "enrolment_proof": "\(server.enrolment.additionalDevices)", "cool_down_s": "\(Int(server.enrolment.coolDown))",
+            "apple_attestation": "\(rule(server.attestation.apple))", "android_attestation": "\(rule(server.attestation.android))",
+            "token_issuer": "\(server.tokens.issuer ?? server.relyingPartyID)", "token_audience": "\(server.tokens.audience ?? server.relyingPartyID)",
+            "access_token_ttl_s": "\(Int(server.tokens.accessTokenTTL))", "signing_keys": "\(server.tokens.signingKeys)", "recovery_channel": "\(recovery)",
+            "webhook": "\(webhookURL.flatMap { URL(string: $0)?.host } ?? "none")", "trusted_proxies": "\(http.trustedProxies.count)",
+            "requests_per_client": "\(server.rateLimits.requestsPerClient)", "password_rounds": "\(server.passwordRounds)", "access_log": "\(http.accessLog)",
+            "log_pseudonyms": "\(pseudonymKeyFile != nil || env("BIOAUTH_LOG_PSEUDONYM_KEY") != nil ? "configured key" : "per process")",
+        ]
     }
 }
 

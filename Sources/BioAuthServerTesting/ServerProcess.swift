@@ -28,8 +28,10 @@ public final class ServerProcess {
 
     /// Starts `bioauth-server --port 0` on `database` and waits until it listens. Test servers
     /// allow sign-up unless `signUp` is false (the product's default is off).
-    public init(database: String, extra: [String] = [], environment: [String: String] = [:], signUp: Bool = true) throws {
+    /// Its log lines go to `standardError` when given (a file the test reads), else to the test's own.
+    public init(database: String, extra: [String] = [], environment: [String: String] = [:], signUp: Bool = true, standardError: FileHandle? = nil) throws {
         process.executableURL = try Self.executable("bioauth-server")
+        if let standardError { process.standardError = standardError }
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.arguments =
             ["--port", "0", "--database", database, "--password-rounds", "1000", "--insecure-password-rounds-for-tests", "--log-level", "error"] + (signUp ? ["--allow-sign-up"] : []) + extra
