@@ -126,6 +126,17 @@ struct Serve: AsyncParsableCommand {
         help: "Post each event (device enrolled, key replaced, device revoked, lockout, device login) to this URL, signed; retried until delivered (env BIOAUTH_WEBHOOK_URL).")
     var webhookURLOption: String?
     var webhookURL: String? { webhookURLOption ?? env("BIOAUTH_WEBHOOK_URL") }
+    @Option(
+        name: .customLong("webhook-events"),
+        help:
+            "Also deliver these events, comma-separated: login.succeeded (every device login), lockout (anyone can cause one from an address of their own) (env BIOAUTH_WEBHOOK_EVENTS). Device enrolled, re-keyed and revoked are always delivered."
+    )
+    var webhookEventsOption: String?
+    var webhookEvents: [String] {
+        (webhookEventsOption ?? env("BIOAUTH_WEBHOOK_EVENTS") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+    @Option(name: .customLong("webhook-concurrency"), help: "Users whose events are delivered at once, each user's in order (env BIOAUTH_WEBHOOK_CONCURRENCY; default 8).")
+    var webhookConcurrency: Int = env("BIOAUTH_WEBHOOK_CONCURRENCY").flatMap(Int.init) ?? 8
     @Option(name: .customLong("webhook-secret"), help: "The webhooks' HMAC-SHA256 key, at least 32 bytes (env BIOAUTH_WEBHOOK_SECRET; prefer the variable: arguments show in ps).")
     var webhookSecretOption: String?
     var webhookSecret: String? { webhookSecretOption ?? env("BIOAUTH_WEBHOOK_SECRET") }
@@ -186,6 +197,11 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("--recovery-webhook-url must be an http(s) URL, with --webhook-secret (or BIOAUTH_WEBHOOK_SECRET) of at least 32 bytes")
             }
         }
+        let optional = Set(AuditKind.optionalEvents.map(\.description))
+        for name in webhookEvents where !optional.contains(name) {
+            throw ValidationError("--webhook-events: \(name) is not one of \(optional.sorted().joined(separator: ", "))")
+        }
+        guard (1...64).contains(webhookConcurrency) else { throw ValidationError("--webhook-concurrency must be 1–64") }
         if let webhookURL {
             guard let secret = webhookSecret else { throw ValidationError("--webhook-url needs --webhook-secret (or BIOAUTH_WEBHOOK_SECRET)") }
             guard WebhookSink(url: webhookURL, secret: secret) != nil else {
@@ -237,7 +253,8 @@ struct Serve: AsyncParsableCommand {
         let server = BioAuthServerApp.build(
             configuration, store: store, logger: logger,
             recoveryChannel: recoveryChannel,
-            eventSink: webhookURL.flatMap { url in webhookSecret.flatMap { WebhookSink(url: url, secret: $0) } })
+            eventSink: webhookURL.flatMap { url in webhookSecret.flatMap { WebhookSink(url: url, secret: $0) } },
+            delivery: DeliveryPolicy(concurrency: webhookConcurrency, optionalEvents: Set(AuditKind.optionalEvents.filter { webhookEvents.contains($0.description) })))
         let app = server.application(configuration) { [described] port in
             FileHandle.standardOutput.write(Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(described))\n".utf8))
         }

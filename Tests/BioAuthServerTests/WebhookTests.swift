@@ -141,8 +141,8 @@ struct WebhookTests {
         let receiver = try await WebhookReceiver.start(secret: Self.secret)
         let harness = ServerHarness()
         let delivery = OutboxDelivery(
-            store: harness.service.store, sink: try #require(WebhookSink(url: receiver.url, secret: Self.secret)), clock: harness.clock,
-            logger: Logger(label: "test"))
+            store: harness.service.store, sink: try #require(WebhookSink(url: receiver.url, secret: Self.secret)),
+            policy: DeliveryPolicy(optionalEvents: [.loginSucceeded]), clock: harness.clock, logger: Logger(label: "test"))
         try await harness.test { api in
             receiver.state.withLock { $0.failing = 3 }
             let (_, deviceID, phone) = try await AccessTokenTests.login(api)  // device.enrolled, login.succeeded

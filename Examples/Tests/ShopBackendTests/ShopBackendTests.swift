@@ -63,7 +63,9 @@ struct ShopBackendTests {
             // BioAuth's events reach the shop's webhook route, signed.
             let port = try #require(client.port)
             let sink = try #require(WebhookSink(url: "http://127.0.0.1:\(port)/hooks/bioauth", secret: Self.secret))
-            let delivery = OutboxDelivery(store: shop.bioauth.service.store, sink: sink, logger: Logger(label: "shop"))
+            // Device logins are delivered only to a backend that asks for them.
+            let delivery = OutboxDelivery(
+                store: shop.bioauth.service.store, sink: sink, policy: DeliveryPolicy(optionalEvents: [.loginSucceeded]), logger: Logger(label: "shop"))
             try await delivery.deliverDue()
             #expect(shop.events.withLock { $0.map(\.type) } == ["device.enrolled", "login.succeeded"])
             #expect(shop.events.withLock { $0.allSatisfy { $0.userId == "customer-1815" && $0.deviceId == deviceID } })

@@ -6,6 +6,12 @@ extension AuditKind {
     /// The events a backend can act on. Every store writes each of them to its outbox in the same
     /// transaction as the change and its audit row, so none is lost between commit and delivery.
     public static let deliveredEvents: Set<AuditKind> = [loginSucceeded, deviceEnrolled, deviceReenrolled, deviceRevoked, lockout]
+    /// The events delivered only when a deployment asks for them (``DeliveryPolicy/optionalEvents``):
+    /// every device login, and lockouts — which anyone can cause from an address of their own, so
+    /// by default they cannot flood the receiver.
+    public static let optionalEvents: Set<AuditKind> = [loginSucceeded, lockout]
+    /// The events about a device's key: delivered before the others of a round.
+    public static let securityEvents: Set<AuditKind> = [deviceEnrolled, deviceReenrolled, deviceRevoked]
 }
 
 extension AuditEvent {
@@ -49,8 +55,19 @@ public struct DeliveryPolicy: Sendable, Hashable {
     /// an event older than the audit retention is swept with the audit log.
     public var firstRetry: TimeInterval
     public var maxRetry: TimeInterval
+    /// How many users' events are delivered at once (8): one user's events go one at a time, in
+    /// order; a receiver that refuses one user's event holds back only that user's later ones.
+    public var concurrency: Int
+    /// Which of ``AuditKind/optionalEvents`` are delivered (none by default); the others are
+    /// removed from the outbox undelivered.
+    public var optionalEvents: Set<AuditKind>
 
-    public init(batchSize: Int = 50, lease: TimeInterval = 30, pollInterval: TimeInterval = 1, firstRetry: TimeInterval = 1, maxRetry: TimeInterval = 600) {
+    public init(
+        batchSize: Int = 50, lease: TimeInterval = 30, pollInterval: TimeInterval = 1, firstRetry: TimeInterval = 1, maxRetry: TimeInterval = 600,
+        concurrency: Int = 8, optionalEvents: Set<AuditKind> = []
+    ) {
+        self.concurrency = max(1, concurrency)
+        self.optionalEvents = optionalEvents
         self.batchSize = batchSize
         self.lease = lease
         self.pollInterval = pollInterval
@@ -81,29 +98,75 @@ public struct OutboxDelivery: Sendable {
         self.logger = logger
     }
 
-    /// One round: returns how many events were delivered. After a failure, the rest of the
-    /// batch waits for the next round (a receiver that is down gets one attempt per round).
+    /// One round: returns how many events were delivered. The claimed events are split into
+    /// lanes, one per user (``lanes(_:)``); up to ``DeliveryPolicy/concurrency`` lanes deliver at
+    /// once, each in order. After a failure the rest of that lane waits for its retry, so one
+    /// user's events stay in order and nobody else's wait behind them.
     @discardableResult
     public func deliverDue() async throws -> Int {
         let now = clock.now()
         let due = try await store.claimOutbox(now: now, leaseUntil: now.addingTimeInterval(policy.lease), limit: policy.batchSize)
-        var delivered = 0
-        for (index, event) in due.enumerated() {
+        var lanes = Self.lanes(due, optional: policy.optionalEvents)
+        for event in lanes.skipped { try await store.completeOutbox(id: event.id) }
+        return try await withThrowingTaskGroup(of: Int.self) { group in
+            var delivered = 0
+            var running = 0
+            while !lanes.ordered.isEmpty || running > 0 {
+                while running < policy.concurrency, !lanes.ordered.isEmpty {
+                    let lane = lanes.ordered.removeFirst()
+                    group.addTask { try await self.deliver(lane, claimedAt: now) }
+                    running += 1
+                }
+                if let count = try await group.next() {
+                    delivered += count
+                    running -= 1
+                }
+            }
+            return delivered
+        }
+    }
+
+    /// Delivers one lane in order; after a failure reschedules the rest of it. Returns how many it delivered.
+    private func deliver(_ lane: [OutboxEvent], claimedAt now: Date) async throws -> Int {
+        for (index, event) in lane.enumerated() {
             do {
                 try await sink.deliver(event)
                 try await store.completeOutbox(id: event.id)
-                delivered += 1
             } catch {
                 logger.warning("event delivery failed", metadata: ["event": "\(event.id)", "attempts": "\(event.attempts + 1)", "error": "\(type(of: error))"])
-                // The rest of the batch waits as long, so events stay in order.
                 let next = now.addingTimeInterval(policy.retryDelay(afterAttempts: event.attempts + 1))
-                for pending in due[index...] {
+                for pending in lane[index...] {
                     try await store.retryOutbox(id: pending.id, attempts: pending.id == event.id ? event.attempts + 1 : pending.attempts, nextAttemptAt: next)
                 }
-                break
+                return index
             }
         }
-        return delivered
+        return lane.count
+    }
+
+    /// The claimed events as lanes: one per user (events without a user — a lockout of an
+    /// address — each in a lane of its own), each in the outbox's order; lanes holding an event
+    /// about a device's key (``AuditKind/securityEvents``) first. Events of an optional kind not
+    /// asked for are skipped.
+    static func lanes(_ events: [OutboxEvent], optional: Set<AuditKind>) -> (ordered: [[OutboxEvent]], skipped: [OutboxEvent]) {
+        var skipped: [OutboxEvent] = []
+        var lanes: [[OutboxEvent]] = []
+        var laneOfUser: [UserID: Int] = [:]
+        for event in events {
+            if AuditKind.optionalEvents.contains(event.event.kind), !optional.contains(event.event.kind) {
+                skipped.append(event)
+                continue
+            }
+            if let user = event.event.userID, let index = laneOfUser[user] {
+                lanes[index].append(event)
+            } else {
+                if let user = event.event.userID { laneOfUser[user] = lanes.count }
+                lanes.append([event])
+            }
+        }
+        let security = lanes.filter { $0.contains { AuditKind.securityEvents.contains($0.event.kind) } }
+        let others = lanes.filter { !$0.contains { AuditKind.securityEvents.contains($0.event.kind) } }
+        return (security + others, skipped)
     }
 
     /// Runs until cancelled: a round, then a pause when nothing was delivered.

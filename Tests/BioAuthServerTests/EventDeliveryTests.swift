@@ -1,0 +1,89 @@
+import BioAuthCore
+import BioAuthServer
+import BioAuthSQLite
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+/// Webhooks that cannot be jammed: one user's refused event holds back only that user's later
+/// events, users are delivered side by side within a bound, device-key events go first, and the
+/// events anyone can cause (lockouts) or that come with every login are delivered only on request.
+struct EventDeliveryTests {
+    /// A sink that refuses one user's events, records what it accepted and how many deliveries
+    /// ran at once.
+    final class Sink: EventSink {
+        struct State {
+            var accepted: [OutboxEvent] = []
+            var inFlight = 0
+            var mostInFlight = 0
+        }
+        let state = Mutex(State())
+        let refusing: UserID?
+        init(refusing: UserID? = nil) { self.refusing = refusing }
+
+        struct Refused: Error {}
+
+        func deliver(_ event: OutboxEvent) async throws {
+            state.withLock {
+                $0.inFlight += 1
+                $0.mostInFlight = max($0.mostInFlight, $0.inFlight)
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+            let refused = event.event.userID == refusing
+            state.withLock {
+                $0.inFlight -= 1
+                if !refused { $0.accepted.append(event) }
+            }
+            if refused { throw Refused() }
+        }
+    }
+
+    static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func events(_ store: any BioAuthStore, _ kinds: [(AuditKind, UserID?)]) async throws {
+        for (offset, (kind, user)) in kinds.enumerated() {
+            let event = AuditEvent(at: t0.addingTimeInterval(Double(offset)), kind: kind, userID: user, deviceID: user.map { DeviceID("d-" + $0.rawValue) })
+            var plan = WritePlan()
+            plan.audit(event)
+            _ = try await store.apply(plan)
+        }
+    }
+
+    /// mallory's receiver-refused event holds back mallory's next one and nobody else's; alice's
+    /// events arrive in order; lockouts and logins are not delivered by default and leave the outbox.
+    @Test func aRefusedEventHoldsBackOnlyItsUsersLaterEvents() async throws {
+        let store = try SQLiteStore.inMemory()
+        try await Self.events(
+            store,
+            [
+                (.deviceEnrolled, "mallory"), (.deviceEnrolled, "alice"), (.loginSucceeded, "alice"), (.deviceRevoked, "mallory"),
+                (.lockout, nil), (.deviceRevoked, "alice"),
+            ])
+        let sink = Sink(refusing: "mallory")
+        let clock = ManualClock(start: Self.t0.addingTimeInterval(60))
+        let delivery = OutboxDelivery(store: store, sink: sink, clock: clock, logger: Logger(label: "test"))
+        #expect(try await delivery.deliverDue() == 2)
+        let accepted = sink.state.withLock { $0.accepted }
+        #expect(accepted.map(\.event.kind) == [.deviceEnrolled, .deviceRevoked] && accepted.allSatisfy { $0.event.userID == "alice" })
+        let left = try await store.claimOutbox(now: clock.now().addingTimeInterval(3_600), leaseUntil: clock.now(), limit: 10)
+        #expect(left.map(\.event.kind) == [.deviceEnrolled, .deviceRevoked] && left.allSatisfy { $0.event.userID == "mallory" })
+        #expect(left.map(\.attempts) == [1, 0], "the refused event counts an attempt; the one behind it waits without one")
+        try await store.close()
+    }
+
+    /// Twenty users' events are delivered side by side, never more than the bound at once; with
+    /// login events asked for they are delivered too, after the device-key events.
+    @Test func usersAreDeliveredSideBySideWithinTheBound() async throws {
+        let store = try SQLiteStore.inMemory()
+        try await Self.events(store, (0..<20).map { (.loginSucceeded, UserID("user\($0)")) } + [(.deviceEnrolled, "zoe")])
+        let sink = Sink()
+        let policy = DeliveryPolicy(concurrency: 4, optionalEvents: [.loginSucceeded])
+        let delivery = OutboxDelivery(store: store, sink: sink, policy: policy, clock: ManualClock(start: Self.t0.addingTimeInterval(60)), logger: Logger(label: "test"))
+        #expect(try await delivery.deliverDue() == 21)
+        let state = sink.state.withLock { $0 }
+        #expect(state.mostInFlight > 1 && state.mostInFlight <= 4, "\(state.mostInFlight) at once")
+        #expect(state.accepted.first?.event.kind == .deviceEnrolled, "the device-key event's lane starts first")
+        try await store.close()
+    }
+}
