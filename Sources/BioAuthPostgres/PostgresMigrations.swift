@@ -109,6 +109,7 @@ extension PostgresStore {
         (17, "Devices keep what their key's attestation proved", ["ALTER TABLE devices ADD COLUMN attestation TEXT"]),
         (18, "Devices remember how their enrolment was allowed", ["ALTER TABLE devices ADD COLUMN enrolled_by TEXT"]),
         (19, "Audit rows name the API key that acted", ["ALTER TABLE audit ADD COLUMN api_key_id TEXT"]),
+        (20, "Outbox events the receiver kept refusing wait as dead letters", ["ALTER TABLE outbox ADD COLUMN dead_at TIMESTAMPTZ"]),
     ]
 
     /// Applies the migrations this database lacks, under the migration lock (instances that start

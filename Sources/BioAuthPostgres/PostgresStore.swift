@@ -263,7 +263,7 @@ public final class PostgresStore: BioAuthStore {
             try await c.query(
                 """
                 UPDATE outbox SET lease_until = \(leaseUntil) WHERE id IN (
-                  SELECT id FROM outbox WHERE next_attempt_at <= \(now) AND (lease_until IS NULL OR lease_until <= \(now))
+                  SELECT id FROM outbox WHERE next_attempt_at <= \(now) AND (lease_until IS NULL OR lease_until <= \(now)) AND dead_at IS NULL
                   ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
                 RETURNING *
                 """, logger: self.logger
@@ -285,6 +285,28 @@ public final class PostgresStore: BioAuthStore {
         _ = try await transaction { c in
             try await c.query(
                 "UPDATE outbox SET attempts = \(attempts), next_attempt_at = \(nextAttemptAt), lease_until = NULL WHERE id = \(id)", logger: self.logger)
+        }
+    }
+
+    public func deadLetterOutbox(id: Int64, attempts: Int, at: Date) async throws {
+        _ = try await transaction { c in
+            try await c.query("UPDATE outbox SET attempts = \(attempts), dead_at = \(at), lease_until = NULL WHERE id = \(id)", logger: self.logger)
+        }
+    }
+
+    public func deadLetters(limit: Int) async throws -> [OutboxEvent] {
+        try await rows("SELECT * FROM outbox WHERE dead_at IS NOT NULL ORDER BY id LIMIT \(limit)").map { row in
+            let r = row.makeRandomAccess()
+            return OutboxEvent(id: try r.value("id"), event: try AuditEvent(row: PostgresStoredRow(r), withOrigin: false), attempts: Int(try r.value("attempts", Int32.self)))
+        }
+    }
+
+    public func replayDeadLetters(ids: [Int64], now: Date) async throws -> Int {
+        try await transaction { c in
+            try await c.query(
+                "UPDATE outbox SET dead_at = NULL, attempts = 0, next_attempt_at = \(now), lease_until = NULL WHERE id = ANY(\(ids)) AND dead_at IS NOT NULL RETURNING id",
+                logger: self.logger
+            ).collect().count
         }
     }
 

@@ -256,7 +256,7 @@ public final class SQLiteStore: BioAuthStore {
             try db.query(
                 """
                 UPDATE outbox SET lease_until = ? WHERE id IN (
-                  SELECT id FROM outbox WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY id LIMIT ?)
+                  SELECT id FROM outbox WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) AND dead_at IS NULL ORDER BY id LIMIT ?)
                 RETURNING *
                 """, [.date(leaseUntil), .date(now), .date(now), .integer(limit)]
             ).map { row in
@@ -275,6 +275,32 @@ public final class SQLiteStore: BioAuthStore {
     public func retryOutbox(id: Int64, attempts: Int, nextAttemptAt: Date) async throws {
         try await writer.write { db in
             try db.query("UPDATE outbox SET attempts = ?, next_attempt_at = ?, lease_until = NULL WHERE id = ?", [.integer(attempts), .date(nextAttemptAt), .integer(Int(id))])
+        }
+    }
+
+    public func deadLetterOutbox(id: Int64, attempts: Int, at: Date) async throws {
+        try await writer.write { db in
+            try db.query("UPDATE outbox SET attempts = ?, dead_at = ?, lease_until = NULL WHERE id = ?", [.integer(attempts), .date(at), .integer(Int(id))])
+        }
+    }
+
+    public func deadLetters(limit: Int) async throws -> [OutboxEvent] {
+        try await writer.read { db in
+            try db.query("SELECT * FROM outbox WHERE dead_at IS NOT NULL ORDER BY id LIMIT ?", [.integer(limit)]).map { row in
+                OutboxEvent(id: Int64(try row.int("id")), event: try AuditEvent(row: row, withOrigin: false), attempts: try row.int("attempts"))
+            }
+        }
+    }
+
+    public func replayDeadLetters(ids: [Int64], now: Date) async throws -> Int {
+        try await writer.write { db in
+            try ids.reduce(0) { count, id in
+                count
+                    + (try db.query(
+                        "UPDATE outbox SET dead_at = NULL, attempts = 0, next_attempt_at = ?, lease_until = NULL WHERE id = ? AND dead_at IS NOT NULL RETURNING id",
+                        [.date(now), .integer(Int(id))]
+                    ).count)
+            }
         }
     }
 

@@ -23,7 +23,7 @@ struct ApiKeyCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let created = try await withService(database) { service in
+            let created = try await withOperatorService(database) { service in
                 try await service.createApiKey(name: name, scopes: Set(scope.compactMap(ApiKeyScope.init(name:))), request: operatorRequest)
             }
             print("created \(created.record.id) (\(created.record.name); scopes: \(created.record.scopes.sorted().map(\.description).joined(separator: ", ")))")
@@ -36,7 +36,7 @@ struct ApiKeyCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            let keys = try await withService(database) { service in try await service.apiKeys(request: operatorRequest) }
+            let keys = try await withOperatorService(database) { service in try await service.apiKeys(request: operatorRequest) }
             if keys.isEmpty { print("no API keys") }
             for key in keys {
                 let state = key.revokedAt.map { "revoked \($0.formatted(.iso8601))" } ?? "active"
@@ -52,7 +52,7 @@ struct ApiKeyCommand: AsyncParsableCommand {
 
         func run() async throws {
             do {
-                try await withService(database) { service in try await service.revokeApiKey(id: ApiKeyID(id), request: operatorRequest) }
+                try await withOperatorService(database) { service in try await service.revokeApiKey(id: ApiKeyID(id), request: operatorRequest) }
             } catch let error as ServerError where error.code == .notFound {
                 throw ValidationError("no active API key \(id)")
             }
@@ -63,18 +63,3 @@ struct ApiKeyCommand: AsyncParsableCommand {
 
 /// What the audit log records as the client of an operator's command.
 private let operatorRequest = RequestInfo(clientAddress: "bioauth-server api-key")
-
-/// Opens the database, runs `body` with a service over it, and closes the database.
-private func withService<T: Sendable>(_ database: DatabaseOptions, _ body: (BioAuthService) async throws -> T) async throws -> T {
-    var logger = Logger(label: "bioauth-server")
-    logger.logLevel = .warning
-    let store = try await database.open(logLevel: .warning, logger: logger)
-    do {
-        let result = try await body(BioAuthService(store: store, logger: logger))
-        try await store.close()
-        return result
-    } catch {
-        try? await store.close()
-        throw error
-    }
-}

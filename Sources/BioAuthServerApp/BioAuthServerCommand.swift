@@ -16,7 +16,7 @@ struct BioAuthServerCommand: AsyncParsableCommand {
         commandName: "bioauth-server",
         abstract: "Verifies device-key signatures: enrolment, login, step-up, sessions.",
         version: BioAuthVersion.current,
-        subcommands: [Serve.self, ApiKeyCommand.self, KeysCommand.self], defaultSubcommand: Serve.self)
+        subcommands: [Serve.self, ApiKeyCommand.self, KeysCommand.self, WebhooksCommand.self], defaultSubcommand: Serve.self)
 }
 
 /// Which database, for every subcommand.

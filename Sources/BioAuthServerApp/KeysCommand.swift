@@ -68,7 +68,7 @@ struct KeysCommand: AsyncParsableCommand {
         @OptionGroup var signing: SigningKeyOptions
 
         func run() async throws {
-            let keys = try await withKeys(database, signing) { service in try await service.signingKeys(request: keysRequest) }
+            let keys = try await withOperatorService(database, signing) { service in try await service.signingKeys(request: keysRequest) }
             if keys.isEmpty { print("no signing keys (the first token creates one)") }
             for key in keys {
                 print("\(key.id)\tcreated \(key.createdAt.formatted(.iso8601))\t\(key.state.rawValue)\t\(describe(key.form))")
@@ -82,7 +82,7 @@ struct KeysCommand: AsyncParsableCommand {
         @OptionGroup var signing: SigningKeyOptions
 
         func run() async throws {
-            let key = try await withKeys(database, signing) { service in try await service.rotateSigningKey(request: keysRequest) }
+            let key = try await withOperatorService(database, signing) { service in try await service.rotateSigningKey(request: keysRequest) }
             print("added \(key.id) (\(describe(key.form))); it signs from \(key.createdAt.addingTimeInterval(120).formatted(.iso8601))")
         }
     }
@@ -96,7 +96,7 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             do {
-                try await withKeys(database, signing) { service in try await service.retireSigningKey(id: id, request: keysRequest) }
+                try await withOperatorService(database, signing) { service in try await service.retireSigningKey(id: id, request: keysRequest) }
             } catch let error as ServerError where error.code == .notFound {
                 throw ValidationError("no signing key \(id)")
             }
@@ -121,20 +121,3 @@ private func describe(_ form: StoredSigningKey.Form) -> String {
 }
 
 private let keysRequest = RequestInfo(clientAddress: "bioauth-server keys")
-
-/// Opens the database, runs `body` with a service that seals as configured, and closes it.
-private func withKeys<T: Sendable>(_ database: DatabaseOptions, _ signing: SigningKeyOptions, _ body: (BioAuthService) async throws -> T) async throws -> T {
-    var logger = Logger(label: "bioauth-server")
-    logger.logLevel = .warning
-    var configuration = ServerConfiguration()
-    configuration.tokens.signingKeys = try signing.protection(for: database)
-    let store = try await database.open(logLevel: .warning, logger: logger)
-    do {
-        let result = try await body(BioAuthService(store: store, configuration: configuration, logger: logger))
-        try await store.close()
-        return result
-    } catch {
-        try? await store.close()
-        throw error
-    }
-}

@@ -40,6 +40,18 @@ extension StoreConformance {
         try require(
             later.map(\.event.kind.description) == ["device.enrolled", "device.revoked"] && later[0].attempts == 1,
             "outbox: due again with its attempts; an expired lease frees an event", "\(later.map(\.event.kind.description))")
+        // A dead letter is never claimed until replayed; replaying it makes it due now with no attempts.
+        try await store.deadLetterOutbox(id: later[0].id, attempts: 20, at: t0.addingTimeInterval(100))
+        try await store.retryOutbox(id: later[1].id, attempts: 0, nextAttemptAt: t0.addingTimeInterval(100))
+        try require(
+            try await store.claimOutbox(now: t0.addingTimeInterval(200), leaseUntil: t0.addingTimeInterval(230), limit: 10).map(\.id) == [later[1].id],
+            "outbox: a dead letter is not claimed")
+        let dead = try await store.deadLetters(limit: 10)
+        try require(dead.map(\.id) == [later[0].id] && dead[0].attempts == 20 && dead[0].event.kind.description == "device.enrolled", "outbox: dead letters listed with their attempts")
+        try require(try await store.replayDeadLetters(ids: [later[0].id, later[1].id, 999_999], now: t0.addingTimeInterval(300)) == 1, "outbox: only dead letters are replayed")
+        try require(try await store.deadLetters(limit: 10).isEmpty, "outbox: a replayed letter is not dead")
+        let replayed = try await store.claimOutbox(now: t0.addingTimeInterval(300), leaseUntil: t0.addingTimeInterval(330), limit: 10)
+        try require(replayed.map(\.id).contains(later[0].id) && replayed.first { $0.id == later[0].id }?.attempts == 0, "outbox: a replayed letter is due with no attempts")
         _ = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: t0.addingTimeInterval(1), sessionsBefore: t0)
         try require(try await store.claimOutbox(now: t0.addingTimeInterval(1000), leaseUntil: t0.addingTimeInterval(1030), limit: 10).isEmpty, "outbox: swept with the audit")
     }

@@ -86,4 +86,33 @@ struct EventDeliveryTests {
         #expect(state.accepted.first?.event.kind == .deviceEnrolled, "the device-key event's lane starts first")
         try await store.close()
     }
+
+    /// An event refused `maxAttempts` times is set aside as a dead letter and its user's next
+    /// event goes on; an operator lists the dead letters and replays them once the receiver is
+    /// fixed, and they are delivered.
+    @Test func anEventRefusedUntilItsLastAttemptBecomesADeadLetterAndIsReplayed() async throws {
+        let store = try SQLiteStore.inMemory()
+        try await Self.events(store, [(.deviceEnrolled, "mallory"), (.deviceRevoked, "alice"), (.deviceRevoked, "mallory")])
+        let clock = ManualClock(start: Self.t0.addingTimeInterval(60))
+        let refusing = OutboxDelivery(store: store, sink: Sink(refusing: "mallory"), policy: DeliveryPolicy(maxAttempts: 2), clock: clock, logger: Logger(label: "test"))
+        #expect(try await refusing.deliverDue() == 1, "alice's event")
+        clock.advance(by: 10)
+        #expect(try await refusing.deliverDue() == 0)  // the first is dead now; the one behind it was tried once
+        #expect(try await store.deadLetters(limit: 10).count == 1)
+        clock.advance(by: 10)
+        #expect(try await refusing.deliverDue() == 0)
+        let dead = try await store.deadLetters(limit: 10)
+        #expect(dead.map(\.event.kind) == [.deviceEnrolled, .deviceRevoked] && dead.allSatisfy { $0.event.userID == "mallory" && $0.attempts == 2 }, "\(dead)")
+        clock.advance(by: 3_600)
+        #expect(try await refusing.deliverDue() == 0, "a dead letter is not retried")
+
+        let service = BioAuthService(store: store, clock: clock)
+        #expect(try await service.deadLetters().count == 2)
+        #expect(try await service.replayDeadLetters(ids: dead.map(\.id)) == 2)
+        let fixed = Sink()
+        #expect(try await OutboxDelivery(store: store, sink: fixed, clock: clock, logger: Logger(label: "test")).deliverDue() == 2)
+        #expect(fixed.state.withLock { $0.accepted }.map(\.event.kind) == [.deviceEnrolled, .deviceRevoked], "in their order")
+        #expect(try await store.deadLetters(limit: 10).isEmpty)
+        try await store.close()
+    }
 }

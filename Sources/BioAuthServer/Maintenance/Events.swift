@@ -61,11 +61,16 @@ public struct DeliveryPolicy: Sendable, Hashable {
     /// Which of ``AuditKind/optionalEvents`` are delivered (none by default); the others are
     /// removed from the outbox undelivered.
     public var optionalEvents: Set<AuditKind>
+    /// Failed attempts after which an event is set aside as a dead letter (20: about two and a
+    /// half hours of retries at the default back-off), so that its user's later events go on;
+    /// `bioauth-server webhooks dead-letters` lists and replays them.
+    public var maxAttempts: Int
 
     public init(
         batchSize: Int = 50, lease: TimeInterval = 30, pollInterval: TimeInterval = 1, firstRetry: TimeInterval = 1, maxRetry: TimeInterval = 600,
-        concurrency: Int = 8, optionalEvents: Set<AuditKind> = []
+        concurrency: Int = 8, optionalEvents: Set<AuditKind> = [], maxAttempts: Int = 20
     ) {
+        self.maxAttempts = max(1, maxAttempts)
         self.concurrency = max(1, concurrency)
         self.optionalEvents = optionalEvents
         self.batchSize = batchSize
@@ -126,22 +131,31 @@ public struct OutboxDelivery: Sendable {
         }
     }
 
-    /// Delivers one lane in order; after a failure reschedules the rest of it. Returns how many it delivered.
+    /// Delivers one lane in order; after a failure reschedules the rest of it — unless that was
+    /// the event's last attempt (``DeliveryPolicy/maxAttempts``): then it becomes a dead letter
+    /// and the lane goes on. Returns how many it delivered.
     private func deliver(_ lane: [OutboxEvent], claimedAt now: Date) async throws -> Int {
+        var delivered = 0
         for (index, event) in lane.enumerated() {
             do {
                 try await sink.deliver(event)
                 try await store.completeOutbox(id: event.id)
+                delivered += 1
             } catch {
                 logger.warning("event delivery failed", metadata: ["event": "\(event.id)", "attempts": "\(event.attempts + 1)", "error": "\(type(of: error))"])
+                if event.attempts + 1 >= policy.maxAttempts {
+                    try await store.deadLetterOutbox(id: event.id, attempts: event.attempts + 1, at: now)
+                    logger.error("event set aside as a dead letter", metadata: ["event": "\(event.id)", "kind": "\(event.event.kind)"])
+                    continue
+                }
                 let next = now.addingTimeInterval(policy.retryDelay(afterAttempts: event.attempts + 1))
                 for pending in lane[index...] {
                     try await store.retryOutbox(id: pending.id, attempts: pending.id == event.id ? event.attempts + 1 : pending.attempts, nextAttemptAt: next)
                 }
-                return index
+                return delivered
             }
         }
-        return lane.count
+        return delivered
     }
 
     /// The claimed events as lanes: one per user (events without a user — a lockout of an

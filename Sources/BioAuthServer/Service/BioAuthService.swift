@@ -314,6 +314,18 @@ public final class BioAuthService: Sendable {
     @discardableResult
     public func sweep() async throws -> SweepResult { try await maintenance.sweep() }
 
+    // MARK: - Dead letters (the operator's `bioauth-server webhooks`)
+
+    /// Events the receiver refused ``DeliveryPolicy/maxAttempts`` times, oldest first.
+    public func deadLetters(limit: Int = 1_000) async throws(ServerError) -> [OutboxEvent] {
+        do { return try await store.deadLetters(limit: limit) } catch { throw ServerError(.unavailable) }
+    }
+
+    /// Puts dead letters back in the outbox, due now: how many there were.
+    public func replayDeadLetters(ids: [Int64]) async throws(ServerError) -> Int {
+        do { return try await store.replayDeadLetters(ids: ids, now: clock.now()) } catch { throw ServerError(.unavailable) }
+    }
+
     // MARK: - Signing keys (the operator's `bioauth-server keys`)
 
     /// Every stored signing key with its state and form; never a key.

@@ -82,6 +82,13 @@ public protocol BioAuthStore: Sendable {
     func completeOutbox(id: Int64) async throws
     /// Records a failed delivery: the attempt count, the next attempt, the lease released.
     func retryOutbox(id: Int64, attempts: Int, nextAttemptAt: Date) async throws
+    /// Sets an event aside as a dead letter after its last failed attempt: never claimed again
+    /// until replayed (``claimOutbox(now:leaseUntil:limit:)`` skips it).
+    func deadLetterOutbox(id: Int64, attempts: Int, at: Date) async throws
+    /// Up to `limit` dead letters, oldest first, with their attempts.
+    func deadLetters(limit: Int) async throws -> [OutboxEvent]
+    /// Puts dead letters back in the outbox, due at `now` with no attempts; how many there were.
+    func replayDeadLetters(ids: [Int64], now: Date) async throws -> Int
 
     // MARK: Access-token signing keys
 

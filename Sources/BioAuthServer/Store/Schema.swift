@@ -25,6 +25,7 @@ package enum Schema {
         "Devices keep what their key's attestation proved",
         "Devices remember how their enrolment was allowed",
         "Audit rows name the API key that acted",
+        "Outbox events the receiver kept refusing wait as dead letters",
     ]
 
     package enum ColumnType: Sendable, Hashable {
@@ -109,6 +110,7 @@ package enum Schema {
             [
                 .init("id", .serial), .init("at", .date), .init("kind", .text), .init("user_id", .text, nullable: true), .init("device_id", .text, nullable: true),
                 .init("reason", .text, nullable: true), .init("attempts", .integer), .init("next_attempt_at", .date), .init("lease_until", .date, nullable: true),
+                .init("dead_at", .date, nullable: true),
             ]),
         Table(
             "sessions",
