@@ -136,6 +136,8 @@ let package = Package(
             dependencies: [
                 "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres", "BioAuthAttestation",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]

@@ -69,6 +69,15 @@ public struct BioAuthServerApp: Sendable {
             logger: logger)
     }
 
+    /// The management listener (`/metrics`, `/health/live`, `/health/ready`) on `host:port`, to
+    /// run beside ``application(_:logger:onRunning:)`` — typically on loopback or a private
+    /// network, while the public listener serves no `/metrics` (``HTTPOptions/publicMetrics``).
+    public func managementApplication(host: String, port: Int, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        Application(
+            router: routes.makeManagementRouter(), configuration: .init(address: .hostname(host, port: port), serverName: "bioauth-server-management"),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) }, logger: logger)
+    }
+
     /// BioAuth's background work as one service for swift-service-lifecycle: the sweep (expired
     /// challenges, counters, approvals, requests, audit rows and sessions past retention, once a
     /// minute) and, with an event sink, the outbox delivery. An app that embeds the routes adds it

@@ -21,6 +21,9 @@ public struct HTTPOptions: Sendable {
     /// Log one line per request at info (`bioauth-server --access-log`): method, route pattern
     /// (never the path, which may hold a user id), status, duration, request id, client address.
     public var accessLog = false
+    /// Serve `/metrics` on this listener. `bioauth-server --management-port` turns it off: the
+    /// metrics then live only on the management listener, out of the public's reach.
+    public var publicMetrics = true
 
     /// A reverse proxy on the same host.
     public static let loopbackProxies = [IPNetwork("127.0.0.0/8")!, IPNetwork("::1")!]
@@ -49,24 +52,42 @@ public struct BioAuthRoutes: Sendable {
     /// A router with every route and the error mapping.
     public func makeRouter() -> Router<BasicBioAuthRequestContext> {
         let router = Router(context: BasicBioAuthRequestContext.self)
+        router.add(middleware: RequestMetrics(routes: self))
         if options.accessLog { router.add(middleware: AccessLog(routes: self)) }
         router.add(middleware: ErrorMapping(logger: logger))
 
         router.get("/health") { _, _ in try json(["status": "ok"]) }
-        // Kubernetes-style probes: live while the process serves HTTP; ready while the store answers.
-        router.get("/health/live") { _, _ in try json(["status": "ok"]) }
-        router.get("/health/ready") { _, _ in
-            guard await service.isReady() else { return try json(["status": "unavailable"], status: .serviceUnavailable) }
-            return try json(["status": "ready"])
-        }
-        router.get("/metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
-        }
+        addOperatorRoutes(to: router, metrics: options.publicMetrics)
         router.get("/openapi.yaml") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
         addAPI(to: router)
         return router
+    }
+
+    /// The management listener's router (`bioauth-server --management-port`): `/metrics` and the
+    /// health probes only.
+    public func makeManagementRouter() -> Router<BasicBioAuthRequestContext> {
+        let router = Router(context: BasicBioAuthRequestContext.self)
+        addOperatorRoutes(to: router, metrics: true)
+        return router
+    }
+
+    /// Kubernetes-style probes — live while the process serves HTTP, ready while the store
+    /// answers — and, when `metrics`, the Prometheus exposition.
+    private func addOperatorRoutes(to router: Router<BasicBioAuthRequestContext>, metrics: Bool) {
+        router.get("/health/live") { _, _ in try json(["status": "ok"]) }
+        router.get("/health/ready") { _, _ in
+            guard await service.isReady() else { return try json(["status": "unavailable"], status: .serviceUnavailable) }
+            return try json(["status": "ready"])
+        }
+        guard metrics else {
+            router.get("/metrics") { _, _ -> Response in throw ServerError(.notFound, detail: "metrics are served on the management listener") }
+            return
+        }
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
     }
 
     /// Mounts BioAuth's API — `/.well-known/jwks.json` and `/v1/…` — on `router`: typically a
@@ -383,6 +404,26 @@ struct ApiKeyAuthentication<Context: BioAuthRequestContext>: RouterMiddleware {
         var context = context
         context.bioAuth.apiKey = try await routes.service.authenticateBackend(apiKey: routes.bearerToken(request), scope: scope, request: routes.info(request, context))
         return try await next(request, context)
+    }
+}
+
+/// `bioauth_http_request_duration_seconds` per route pattern, method and status class, outside
+/// the error mapping so it sees the status sent.
+struct RequestMetrics<Context: BioAuthRequestContext>: RouterMiddleware {
+    let routes: BioAuthRoutes
+    static var buckets: [Duration] {
+        [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5)]
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let response = try await next(request, context)
+        let labels = [("route", context.endpointPath ?? "unmatched"), ("method", "\(request.method)"), ("status", "\(response.status.code / 100)xx")]
+        let name = MetricNameDescriptor(
+            namespace: "bioauth", subsystem: "http", metricName: "request_duration", unitName: "seconds",
+            helpText: "Time from the request's arrival to its response, by route pattern, method and status class")
+        routes.registry.makeDurationHistogram(descriptor: name, labels: labels, buckets: Self.buckets).record(ContinuousClock.now - start)
+        return response
     }
 }
 

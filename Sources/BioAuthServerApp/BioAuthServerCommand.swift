@@ -7,6 +7,8 @@ import BioAuthSQLite
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
+import UnixSignals
 
 /// `bioauth-server`: the BioAuth HTTP server (`serve`, the default) and the administration of
 /// the backend API's keys (`api-key`).
@@ -153,6 +155,14 @@ struct Serve: AsyncParsableCommand {
     var tokenClientID: String? { tokenClientIDOption ?? env("BIOAUTH_TOKEN_CLIENT_ID") }
     @Option(name: .customLong("access-token-ttl"), help: "Access-token lifetime in seconds, 60–3600 (env BIOAUTH_ACCESS_TOKEN_TTL; default 300).")
     var accessTokenTTL: Int = env("BIOAUTH_ACCESS_TOKEN_TTL").flatMap(Int.init) ?? 300
+    @Option(
+        name: .customLong("management-port"),
+        help:
+            "Serve /metrics and the health probes on this port too (env BIOAUTH_MANAGEMENT_PORT), and /metrics no longer on the public one.")
+    var managementPortOption: Int?
+    var managementPort: Int? { managementPortOption ?? env("BIOAUTH_MANAGEMENT_PORT").flatMap(Int.init) }
+    @Option(name: .customLong("management-host"), help: "Address of the management listener (env BIOAUTH_MANAGEMENT_HOST).")
+    var managementHost: String = env("BIOAUTH_MANAGEMENT_HOST") ?? "127.0.0.1"
     @Option(name: .customLong("log-format"), help: "text (swift-log's lines) or json (one object per line, for log pipelines) (env BIOAUTH_LOG_FORMAT).")
     var logFormatOption: String?
     var logFormat: String { logFormatOption ?? env("BIOAUTH_LOG_FORMAT") ?? "text" }
@@ -181,6 +191,7 @@ struct Serve: AsyncParsableCommand {
         guard sessionTTL > 0 else { throw ValidationError("--session-ttl must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
         guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json") }
+        if let managementPort, !(0...65_535).contains(managementPort) { throw ValidationError("--management-port must be 0–65535") }
         _ = try pseudonymKey()
         guard (60...3_600).contains(accessTokenTTL) else { throw ValidationError("--access-token-ttl must be 60–3600 seconds") }
         for (flag, value) in [("--token-issuer", tokenIssuer), ("--token-audience", tokenAudience), ("--token-client-id", tokenClientID)] {
@@ -232,6 +243,7 @@ struct Serve: AsyncParsableCommand {
             trustedProxies: trustedProxies.compactMap(IPNetwork.init) + (trustForwardedFor ? HTTPOptions.loopbackProxies : []),
             allowSignUp: allowSignUp || env("BIOAUTH_ALLOW_SIGN_UP") == "1")
         http.accessLog = accessLog
+        http.publicMetrics = managementPort == nil
         let configuration = ServerAppConfiguration(
             host: host, port: port, server: serverConfiguration, http: http,
             logLevel: Logger.Level(rawValue: logLevel) ?? .info)
@@ -258,7 +270,16 @@ struct Serve: AsyncParsableCommand {
         let app = server.application(configuration) { [described] port in
             FileHandle.standardOutput.write(Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(described))\n".utf8))
         }
-        try await app.runService()
+        if let managementPort {
+            let management = server.managementApplication(host: managementHost, port: managementPort) { [logger, managementHost] port in
+                logger.notice("management listener (metrics, health)", metadata: ["address": "\(managementHost):\(port)"])
+            }
+            let group = ServiceGroup(
+                configuration: .init(services: [.init(service: app), .init(service: management)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await group.run()
+        } else {
+            try await app.runService()
+        }
         logger.notice("shutting down: requests drained, closing the database")
         try await server.shutdown()
         logger.notice("stopped")

@@ -1,0 +1,47 @@
+import BioAuthHTTP
+import BioAuthServer
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Prometheus
+import Testing
+
+/// Metrics for operators: request latency per route pattern with `# HELP`, and — with a
+/// management listener — none of it on the public one.
+struct MetricsTests {
+    /// Requests are timed per route pattern, method and status class (never a path, which may
+    /// hold a user id); the exposition has `# HELP` for them.
+    @Test func requestLatencyIsRecordedPerRoutePattern() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            _ = try await api.call(.get, "/v1/backend/users/carol.private/devices", token: api.apiKey)
+            let metrics = try await api.call(.get, "/metrics").text
+            #expect(metrics.contains("# HELP bioauth_http_request_duration_seconds Time from the request"))
+            #expect(metrics.contains(#"bioauth_http_request_duration_seconds_count{route="/v1/backend/users/{userId}/devices",method="GET",status="2xx"} 1"#), "\(metrics)")
+            #expect(!metrics.contains("carol.private"))
+        }
+    }
+
+    /// With `publicMetrics` off (`--management-port`), the public listener has no `/metrics`;
+    /// the management router has it and the probes, and nothing of the API.
+    @Test func aManagementListenerTakesTheMetricsOffThePublicOne() async throws {
+        let harness = ServerHarness()
+        let registry = PrometheusCollectorRegistry()
+        var options = HTTPOptions()
+        options.publicMetrics = false
+        let routes = BioAuthRoutes(service: harness.service, registry: registry, options: options)
+        try await Application(router: routes.makeRouter()).test(.router) { (client) async throws -> Void in
+            #expect(try await client.execute(uri: "/metrics", method: .get).status == .notFound)
+            #expect(try await client.execute(uri: "/health/ready", method: .get).status == .ok)
+        }
+        try await Application(router: routes.makeManagementRouter()).test(.router) { (client) async throws -> Void in
+            let metrics = try await client.execute(uri: "/metrics", method: .get)
+            #expect(metrics.status == .ok && String(buffer: metrics.body).contains("bioauth_http_request_duration_seconds"))
+            #expect(try await client.execute(uri: "/health/live", method: .get).status == .ok)
+            #expect(try await client.execute(uri: "/v1/login/challenge", method: .post).status == .notFound, "the API is not on the management listener")
+        }
+        try await harness.service.store.close()
+    }
+}
