@@ -412,7 +412,10 @@ struct ApiKeyAuthentication<Context: BioAuthRequestContext>: RouterMiddleware {
 struct RequestMetrics<Context: BioAuthRequestContext>: RouterMiddleware {
     let routes: BioAuthRoutes
     static var buckets: [Duration] {
-        [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5)]
+        [
+            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+            .seconds(5),
+        ]
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
