@@ -43,8 +43,12 @@ public final class PostgresStore: BioAuthStore {
     /// Connects, starts the pool and applies pending migrations (safe when several instances
     /// start at once).
     public static func open(_ location: Location, options: Options = Options(), logger: Logger = .discarding("BioAuthPostgres")) async throws -> PostgresStore {
+        let mode = location.sslMode ?? options.tls ?? .automatic(for: location.host)
+        // One connection made directly first: the pool retries quietly until its timeout, so only
+        // this one can say why the database cannot be used.
+        try await probe(location, tls: mode, timeout: options.operationTimeout, logger: logger)
         let tls: PostgresClient.Configuration.TLS =
-            switch location.sslMode ?? options.tls ?? .automatic(for: location.host) {
+            switch mode {
             case .disable: .disable
             case .prefer: .prefer(.makeClientConfiguration())
             case .require: .require(.makeClientConfiguration())
@@ -61,6 +65,54 @@ public final class PostgresStore: BioAuthStore {
             throw error
         }
         return store
+    }
+
+    /// Connects once, outside the pool, and closes: a failure is a ``StoreError`` `unavailable`
+    /// whose detail says which (``startFailure(_:at:)``).
+    static func probe(_ location: Location, tls mode: Options.TLSMode, timeout: Duration, logger: Logger) async throws {
+        do {
+            let tls: PostgresConnection.Configuration.TLS =
+                switch mode {
+                case .disable: .disable
+                case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                }
+            var configuration = PostgresConnection.Configuration(
+                host: location.host, port: location.port, username: location.username, password: location.password, database: location.database, tls: tls)
+            configuration.options.connectTimeout = .seconds(max(1, timeout.components.seconds))
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            try await connection.close()
+        } catch {
+            throw StoreError(.unavailable, detail: startFailure(error, at: location))
+        }
+    }
+
+    /// Why a connection to `location` failed, for an operator: the SQLSTATE and the server's
+    /// message (authentication, a missing database, privileges, too many connections), a TLS
+    /// failure, or an unreachable host. Never the password: `location` prints without it.
+    static func startFailure(_ error: any Error, at location: Location) -> String {
+        guard let error = error as? PSQLError else { return "cannot connect to \(location): \(String(describing: error))" }
+        switch error.code {
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? "?"
+            let causes = [
+                "28P01": "authentication failed", "28000": "the role may not log in, or does not exist", "3D000": "the database does not exist",
+                "42501": "insufficient privilege", "53300": "too many connections", "57P03": "the server is starting or shutting down",
+            ]
+            return "\(causes[state] ?? "the server refused the connection") at \(location) (SQLSTATE \(state): \(error.serverInfo?[.message] ?? ""))"
+        case .sslUnsupported:
+            return "the server at \(location) offers no TLS and TLS is required (sslmode, --database-tls; disable only on a network you trust)"
+        case .failedToAddSSLHandler:
+            return "TLS could not start for \(location)"
+        case .connectionError:
+            let cause = error.underlying.map { String(describing: $0) } ?? "no answer"
+            if error.underlying is NIOSSLError || cause.contains("certificate") {
+                return "TLS handshake with \(location) failed — the certificate does not verify for this host name or chain: \(cause)"
+            }
+            return "cannot reach \(location): \(cause)"
+        default:
+            return "cannot connect to \(location): \(error.code)"
+        }
     }
 
     /// Stops the pool. Idempotent.
