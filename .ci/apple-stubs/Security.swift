@@ -156,15 +156,27 @@ public func SecKeyCreateDecryptedData(_ key: SecKey, _ algorithm: SecKeyAlgorith
 
 // MARK: Result codes — https://developer.apple.com/documentation/security/security-framework-result-codes
 
+/// https://developer.apple.com/documentation/security/errsecsuccess
 public let errSecSuccess: OSStatus = 0
+/// https://developer.apple.com/documentation/security/errsecunimplemented
 public let errSecUnimplemented: OSStatus = -4
+/// https://developer.apple.com/documentation/security/errsecparam
 public let errSecParam: OSStatus = -50
+/// https://developer.apple.com/documentation/security/errsecusercanceled
 public let errSecUserCanceled: OSStatus = -128
+/// https://developer.apple.com/documentation/security/errsecnotavailable
 public let errSecNotAvailable: OSStatus = -25291
+/// https://developer.apple.com/documentation/security/errsecauthfailed
 public let errSecAuthFailed: OSStatus = -25293
+/// https://developer.apple.com/documentation/security/errsecduplicateitem
 public let errSecDuplicateItem: OSStatus = -25299
+/// https://developer.apple.com/documentation/security/errsecitemnotfound
 public let errSecItemNotFound: OSStatus = -25300
+/// https://developer.apple.com/documentation/security/errsecinteractionnotallowed
 public let errSecInteractionNotAllowed: OSStatus = -25308
+/// https://developer.apple.com/documentation/security/errsecdecode
 public let errSecDecode: OSStatus = -26275
+/// https://developer.apple.com/documentation/security/errsecmissingentitlement
 public let errSecMissingEntitlement: OSStatus = -34018
+/// https://developer.apple.com/documentation/security/errsecverifyfailed
 public let errSecVerifyFailed: OSStatus = -67808
