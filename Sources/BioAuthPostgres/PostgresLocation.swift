@@ -30,9 +30,26 @@ extension PostgresStore {
         public var poolSize: Int
         /// Longest wait for a connection or a statement before a request answers 503.
         public var operationTimeout: Duration
+        /// The server's own bound on each statement (`statement_timeout`) and on waiting for a row
+        /// lock (`lock_timeout`): a statement the client gave up on does not go on holding its
+        /// locks. Defaults: the operation timeout, and 2 s. Migrations run without them.
+        public var statementTimeout: Duration?
+        public var lockTimeout: Duration
+
+        /// The parameters each connection starts with (`statement_timeout`, `lock_timeout`, in ms).
+        public var startupParameters: [(String, String)] {
+            func milliseconds(_ duration: Duration) -> String {
+                "\(max(1, duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000))"
+            }
+            return [("statement_timeout", milliseconds(statementTimeout ?? operationTimeout)), ("lock_timeout", milliseconds(lockTimeout))]
+        }
 
         /// nil: ``TLSMode/automatic(for:)`` of the host.
-        public init(tls: TLSMode? = nil, poolSize: Int = 20, operationTimeout: Duration = .seconds(5)) {
+        public init(
+            tls: TLSMode? = nil, poolSize: Int = 20, operationTimeout: Duration = .seconds(5), statementTimeout: Duration? = nil, lockTimeout: Duration = .seconds(2)
+        ) {
+            self.statementTimeout = statementTimeout
+            self.lockTimeout = lockTimeout
             self.tls = tls
             self.poolSize = poolSize
             self.operationTimeout = operationTimeout

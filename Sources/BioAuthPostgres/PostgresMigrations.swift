@@ -116,6 +116,9 @@ extension PostgresStore {
     /// together migrate once); refuses a database with migrations this binary does not know.
     func migrate() async throws {
         try await transaction { connection in
+            // A migration may take longer than a request's bounds (an index on a large table).
+            try await connection.query("SET LOCAL statement_timeout = 0", logger: self.logger)
+            try await connection.query("SET LOCAL lock_timeout = 0", logger: self.logger)
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS bioauth_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)",

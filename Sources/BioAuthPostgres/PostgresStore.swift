@@ -57,6 +57,7 @@ public final class PostgresStore: BioAuthStore {
             host: location.host, port: location.port, username: location.username, password: location.password, database: location.database, tls: tls)
         configuration.options.maximumConnections = max(1, options.poolSize)
         configuration.options.connectTimeout = options.operationTimeout
+        configuration.options.additionalStartupParameters = options.startupParameters
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let runner = Task { await client.run() }
         let store = PostgresStore(client: client, runner: runner, logger: logger, timeout: options.operationTimeout)
@@ -113,6 +114,12 @@ public final class PostgresStore: BioAuthStore {
         default:
             return "cannot connect to \(location): \(error.code)"
         }
+    }
+
+    /// A run-time parameter as this store's connections see it (`SHOW`), for tests and diagnostics.
+    package func setting(_ name: String) async throws -> String {
+        let rows = try await self.rows(PostgresQuery(unsafeSQL: "SHOW \(name.filter { $0.isLetter || $0 == "_" })"))
+        return try rows.first?.decode(String.self) ?? ""
     }
 
     /// Stops the pool. Idempotent.
