@@ -23,6 +23,10 @@ struct BioAuthServerCommand: AsyncParsableCommand {
 
 /// Which database, for every subcommand.
 struct DatabaseOptions: ParsableArguments {
+    @Option(
+        name: .customLong("config"),
+        help: "A file of KEY=value settings named like the environment variables (env BIOAUTH_CONFIG); flags and the environment win over it.")
+    var configFile: String?
     @Option(help: "SQLite database file, :memory:, or postgres://user[:password]@host[:port]/database (env BIOAUTH_DATABASE).")
     var database: String = env("BIOAUTH_DATABASE") ?? "bioauth.sqlite"
     @Option(
@@ -41,6 +45,7 @@ struct DatabaseOptions: ParsableArguments {
     var described: String { postgres?.description ?? database }
 
     func validate() throws {
+        if case .failure(let error) = ConfigurationFile.loaded { throw ValidationError(error.description) }
         if database.hasPrefix("postgres:") || database.hasPrefix("postgresql:") {
             guard postgres != nil else { throw ValidationError("--database: expected postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]") }
         }
@@ -250,6 +255,12 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "bioauth-server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         logger.info("bioauth-server \(BioAuthVersion.current): the policy in force", metadata: summary(serverConfiguration, http))
+        if let path = ConfigurationFile.path(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment),
+            !ConfigurationFile.secretKeys.isDisjoint(with: ConfigurationFile.values.keys),
+            let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int, mode & 0o077 != 0
+        {
+            logger.warning("the configuration file holds secrets and others may read it: chmod 600", metadata: ["file": "\(path)"])
+        }
         if serverConfiguration.tokens.signingKeys == .plaintextInDatabase {
             logger.warning("access-token signing keys are stored unsealed (--insecure-plaintext-signing-keys): a copy of the database mints tokens")
         } else {
@@ -328,4 +339,5 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-func env(_ name: String) -> String? { ProcessInfo.processInfo.environment[name] }
+/// A setting from the environment, else from the configuration file (``ConfigurationFile``).
+func env(_ name: String) -> String? { ProcessInfo.processInfo.environment[name] ?? ConfigurationFile.values[name] }
