@@ -84,7 +84,7 @@ public struct BioAuthServerApp: Sendable {
     /// to its own `ServiceGroup` (or its Hummingbird `Application`'s `services`); it stops on
     /// graceful shutdown.
     public func backgroundService(logger: Logger? = nil) -> some Service {
-        BackgroundWork(sweeper: Sweeper(service: service, logger: logger ?? self.logger), delivery: delivery.map(EventDeliverer.init))
+        BackgroundWork(sweeper: Sweeper(service: service, logger: logger ?? self.logger, registry: routes.registry), delivery: delivery.map(EventDeliverer.init))
     }
 
     /// Closes the store.
@@ -117,18 +117,35 @@ struct EventDeliverer: Service {
     }
 }
 
-/// Sweeps expired challenges, old counters and audit rows past retention once a minute until shutdown.
+/// Sweeps expired challenges, old counters and audit rows past retention once a minute until
+/// shutdown, and refreshes the outbox's gauges (``measureOutbox()``).
 struct Sweeper: Service {
     let service: BioAuthService
     let logger: Logger
+    let registry: PrometheusCollectorRegistry
 
     func run() async throws {
         // Ends at once on graceful shutdown (SIGTERM/SIGINT) instead of finishing its sleep.
         try? await cancelWhenGracefulShutdown {
+            await measureOutbox()
             while !Task.isCancelled {
                 try await Task.sleep(for: .seconds(60))
                 do { try await service.sweep() } catch { logger.warning("sweep failed", metadata: ["error": "\(type(of: error))"]) }
+                await measureOutbox()
             }
         }
+    }
+
+    /// `bioauth_outbox_pending_events`, `bioauth_outbox_oldest_pending_age_seconds` (0 when none
+    /// waits) and `bioauth_outbox_dead_letters`: a receiver falling behind, or refusing, shows.
+    func measureOutbox() async {
+        guard let status = try? await service.outboxStatus() else { return }
+        func gauge(_ name: String, _ unit: String, _ help: String) -> Gauge {
+            registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "bioauth", subsystem: "outbox", metricName: name, unitName: unit, helpText: help))
+        }
+        gauge("pending", "events", "Events waiting for delivery (dead letters not included)").set(Double(status.pending))
+        let age = status.oldestPendingAt.map { max(0, Date().timeIntervalSince($0)) } ?? 0
+        gauge("oldest_pending_age", "seconds", "Age of the oldest event waiting for delivery").set(age)
+        gauge("dead", "letters", "Events set aside after their last delivery attempt").set(Double(status.deadLetters))
     }
 }

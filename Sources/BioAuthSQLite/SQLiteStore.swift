@@ -292,6 +292,16 @@ public final class SQLiteStore: BioAuthStore {
         }
     }
 
+    public func outboxStatus() async throws -> OutboxStatus {
+        try await writer.read { db in
+            let row = try db.query(
+                "SELECT SUM(CASE WHEN dead_at IS NULL THEN 1 ELSE 0 END) AS pending, MIN(CASE WHEN dead_at IS NULL THEN at END) AS oldest, SUM(CASE WHEN dead_at IS NULL THEN 0 ELSE 1 END) AS dead FROM outbox"
+            ).first
+            return OutboxStatus(
+                pending: (try? row?.int("pending")) ?? 0, oldestPendingAt: (try? row?.optionalDate("oldest")) ?? nil, deadLetters: (try? row?.int("dead")) ?? 0)
+        }
+    }
+
     public func replayDeadLetters(ids: [Int64], now: Date) async throws -> Int {
         try await writer.write { db in
             try ids.reduce(0) { count, id in

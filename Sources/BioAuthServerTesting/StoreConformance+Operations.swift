@@ -46,6 +46,8 @@ extension StoreConformance {
         try require(
             try await store.claimOutbox(now: t0.addingTimeInterval(200), leaseUntil: t0.addingTimeInterval(230), limit: 10).map(\.id) == [later[1].id],
             "outbox: a dead letter is not claimed")
+        let status = try await store.outboxStatus()
+        try require(status.deadLetters == 1 && status.pending >= 1 && status.oldestPendingAt != nil, "outbox: its status counts waiting events and dead letters apart", "\(status)")
         let dead = try await store.deadLetters(limit: 10)
         try require(dead.map(\.id) == [later[0].id] && dead[0].attempts == 20 && dead[0].event.kind.description == "device.enrolled", "outbox: dead letters listed with their attempts")
         try require(try await store.replayDeadLetters(ids: [later[0].id, later[1].id, 999_999], now: t0.addingTimeInterval(300)) == 1, "outbox: only dead letters are replayed")

@@ -1,9 +1,11 @@
-import BioAuthHTTP
+import BioAuthCore
+@testable import BioAuthHTTP
 import BioAuthServer
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import NIOCore
 import Prometheus
 import Testing
@@ -43,5 +45,24 @@ struct MetricsTests {
             #expect(try await client.execute(uri: "/v1/login/challenge", method: .post).status == .notFound, "the API is not on the management listener")
         }
         try await harness.service.store.close()
+    }
+
+    /// The outbox's depth, the age of its oldest waiting event and its dead letters are gauges,
+    /// refreshed with each sweep.
+    @Test func theOutboxIsMeasured() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let sweeper = Sweeper(service: harness.service, logger: Logger(label: "test"), registry: harness.routes.registry)
+            await sweeper.measureOutbox()
+            #expect(try await api.call(.get, "/metrics").text.contains("bioauth_outbox_pending_events 0"))
+            _ = try await AccessTokenTests.login(api)  // device.enrolled and login.succeeded wait in the outbox
+            let waiting = try await harness.service.store.claimOutbox(now: harness.clock.now(), leaseUntil: harness.clock.now(), limit: 10)
+            try await harness.service.store.deadLetterOutbox(id: try #require(waiting.first).id, attempts: 20, at: harness.clock.now())
+            await sweeper.measureOutbox()
+            let metrics = try await api.call(.get, "/metrics").text
+            #expect(metrics.contains("# HELP bioauth_outbox_pending_events Events waiting for delivery"))
+            #expect(metrics.contains("bioauth_outbox_pending_events 1") && metrics.contains("bioauth_outbox_dead_letters 1"), "\(metrics)")
+            #expect(metrics.contains("bioauth_outbox_oldest_pending_age_seconds"))
+        }
     }
 }

@@ -35,6 +35,19 @@ public struct OutboxEvent: Sendable, Hashable {
     }
 }
 
+/// The outbox at a glance, for metrics: events waiting, the oldest one's time, dead letters.
+public struct OutboxStatus: Sendable, Hashable {
+    public var pending: Int
+    public var oldestPendingAt: Date?
+    public var deadLetters: Int
+
+    public init(pending: Int, oldestPendingAt: Date?, deadLetters: Int) {
+        self.pending = pending
+        self.oldestPendingAt = oldestPendingAt
+        self.deadLetters = deadLetters
+    }
+}
+
 /// Where the events go: the standalone server posts them as signed webhooks; an embedding
 /// backend may act on them in-process. Delivery is at least once: a sink that crashes after
 /// acting and before returning sees the event again — deduplicate by ``OutboxEvent/id``.

@@ -321,6 +321,11 @@ public final class BioAuthService: Sendable {
         do { return try await store.deadLetters(limit: limit) } catch { throw ServerError(.unavailable) }
     }
 
+    /// The outbox at a glance (metrics): events waiting, the oldest one's time, dead letters.
+    public func outboxStatus() async throws(ServerError) -> OutboxStatus {
+        do { return try await store.outboxStatus() } catch { throw ServerError(.unavailable) }
+    }
+
     /// Puts dead letters back in the outbox, due now: how many there were.
     public func replayDeadLetters(ids: [Int64]) async throws(ServerError) -> Int {
         do { return try await store.replayDeadLetters(ids: ids, now: clock.now()) } catch { throw ServerError(.unavailable) }

@@ -89,6 +89,8 @@ public protocol BioAuthStore: Sendable {
     func deadLetters(limit: Int) async throws -> [OutboxEvent]
     /// Puts dead letters back in the outbox, due at `now` with no attempts; how many there were.
     func replayDeadLetters(ids: [Int64], now: Date) async throws -> Int
+    /// How many events wait (not dead), when the oldest of them happened, and how many are dead letters.
+    func outboxStatus() async throws -> OutboxStatus
 
     // MARK: Access-token signing keys
 
