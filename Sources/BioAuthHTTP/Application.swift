@@ -48,7 +48,7 @@ public struct BioAuthServerApp: Sendable {
         logger.logLevel = configuration.logLevel
         let registry = PrometheusCollectorRegistry()
         let service = BioAuthService(
-            store: store, configuration: configuration.server, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry),
+            store: store, configuration: configuration.server, clock: clock, logger: logger, metricsFactory: DescribedMetricsFactory(registry: registry),
             recoveryChannel: recoveryChannel)
         let routes = BioAuthRoutes(service: service, registry: registry, options: configuration.http, logger: logger)
         let delivery = eventSink.map { OutboxDelivery(store: store, sink: $0, policy: policy, clock: clock, logger: logger) }

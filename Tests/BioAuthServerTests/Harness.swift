@@ -37,7 +37,7 @@ struct ServerHarness: Sendable {
         // Fails loudly: a test without its store cannot run.
         let store = store ?? (try! SQLiteStore.inMemory())
         service = BioAuthService(
-            store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: PrometheusMetricsFactory(registry: registry),
+            store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: DescribedMetricsFactory(registry: registry),
             recoveryChannel: recoveryChannel, passwordHashes: passwordHashes ?? PasswordHashPool(policy: configuration.passwordHashing))
         routes = BioAuthRoutes(service: service, registry: registry, options: HTTPOptions(trustedProxies: HTTPOptions.loopbackProxies, allowSignUp: true), logger: logger)
     }

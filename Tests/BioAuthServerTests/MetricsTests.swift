@@ -65,4 +65,17 @@ struct MetricsTests {
             #expect(metrics.contains("bioauth_outbox_oldest_pending_age_seconds"))
         }
     }
+
+    /// Every BioAuth metric the exposition shows has its `# HELP` line.
+    @Test func everyBioAuthMetricHasHelp() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            _ = try await AccessTokenTests.login(api)
+            _ = try await api.post("/v1/login/challenge", ["userId": "alice", "deviceId": "not-a-device"])
+            let metrics = try await api.call(.get, "/metrics").text
+            let names = Set(metrics.split(separator: "\n").filter { $0.hasPrefix("# TYPE bioauth_") }.compactMap { $0.split(separator: " ").dropFirst(2).first.map(String.init) })
+            #expect(names.contains("bioauth_logins_total") && names.contains("bioauth_challenges_issued_total"), "\(names)")
+            for name in names { #expect(metrics.contains("# HELP \(name) "), "\(name) has no HELP") }
+        }
+    }
 }
