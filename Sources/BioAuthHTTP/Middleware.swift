@@ -1,0 +1,139 @@
+import BioAuthCore
+import BioAuthServer
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Prometheus
+
+/// Verifies the bearer token before the handler runs and puts the session into the context
+/// (in the manner of hummingbird-auth's authenticators).
+struct SessionAuthentication<Context: BioAuthRequestContext>: RouterMiddleware {
+    let routes: BioAuthRoutes
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.bioAuth.session = try await routes.authenticate(request, context).0
+        return try await next(request, context)
+    }
+}
+
+/// Checks the request's API key (`Authorization: Bearer bioauth_sk_…`) for one scope and puts
+/// the key in the request context: 401 for a missing or unknown key, 403 for another scope.
+struct ApiKeyAuthentication<Context: BioAuthRequestContext>: RouterMiddleware {
+    let routes: BioAuthRoutes
+    let scope: ApiKeyScope
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.bioAuth.apiKey = try await routes.service.authenticateBackend(apiKey: routes.bearerToken(request), scope: scope, request: routes.info(request, context))
+        return try await next(request, context)
+    }
+}
+
+/// Times each request once, outside the error mapping so it sees the status sent: the
+/// `bioauth_http_request_duration_seconds` histogram per route pattern, method and status class,
+/// and — with ``HTTPOptions/accessLog`` — one log line.
+struct RequestObservation<Context: BioAuthRequestContext>: RouterMiddleware {
+    let routes: BioAuthRoutes
+    static var buckets: [Duration] {
+        [
+            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+            .seconds(5),
+        ]
+    }
+    static var histogram: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "bioauth", subsystem: "http", metricName: "request_duration", unitName: "seconds",
+            helpText: "Time from the request's arrival to its response, by route pattern, method and status class")
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let response = try await next(request, context)
+        let elapsed = ContinuousClock.now - start
+        let route = context.endpointPath ?? "unmatched"
+        let labels = [("route", route), ("method", "\(request.method)"), ("status", "\(response.status.code / 100)xx")]
+        routes.registry.makeDurationHistogram(descriptor: Self.histogram, labels: labels, buckets: Self.buckets).record(elapsed)
+        if routes.options.accessLog {
+            let milliseconds = Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
+            routes.logger.info(
+                "request",
+                metadata: [
+                    "method": "\(request.method)", "route": "\(route)", "status": "\(response.status.code)",
+                    "duration_ms": "\(String(format: "%.2f", milliseconds))", "request_id": "\(context.bioAuth.requestID)",
+                    "client": "\(routes.info(request, context).clientAddress)",
+                ])
+        }
+        return response
+    }
+}
+
+/// Maps every error to a response: ``ServerError`` to its status (one uniform body for 401),
+/// anything else to 500 after logging its type. Adds `X-Request-Id` to every response.
+struct ErrorMapping<Context: BioAuthRequestContext>: RouterMiddleware {
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response: Response
+        do { response = try await next(request, context) } catch let error as ServerError {
+            response = Self.response(error)
+        } catch let error as HTTPError {
+            let allowed = OpenAPIDocument.methods(for: request.uri.path)
+            if error.status == .notFound || error.status == .methodNotAllowed, !allowed.isEmpty {
+                // A known path with another method.
+                response = Self.response(ServerError(.methodNotAllowed))
+                response.headers[.allow] = allowed.joined(separator: ", ")
+            } else {
+                response = Self.response(error.status == .notFound ? ServerError(.notFound) : ServerError(.invalidRequest, field: "request", detail: "\(error.status.code)"))
+            }
+        } catch {
+            logger.error("unhandled error", metadata: ["request_id": "\(context.bioAuth.requestID)", "type": "\(type(of: error))"])
+            response = Self.response(ServerError(.internalError))
+        }
+        response.headers[.init("X-Request-Id")!] = context.bioAuth.requestID
+        return response
+    }
+
+    static func response(_ error: ServerError) -> Response {
+        let body: Wire.ErrorBody =
+            switch error.code {
+            // What was wrong — the field's format, the attestation's failed check — never a secret.
+            case .invalidRequest, .attestationRejected: Wire.ErrorBody(error: error.code.description, field: error.field, reason: error.detail)
+            case .authenticationFailed: Wire.ErrorBody(error: error.code.description)  // uniform: no reason, no field
+            default: Wire.ErrorBody(error: error.code.description, field: error.field)
+            }
+        var response = (try? json(body, status: error.code.httpStatus)) ?? Response(status: .internalServerError)
+        if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        return response
+    }
+}
+
+extension BioAuthService {
+    /// Session failures are audited like verification failures (reason only).
+    func auditSessionFailure(_ error: any Error, request: RequestInfo) async {
+        guard let error = error as? ServerError, let reason = error.reason else { return }
+        await audit(.sessionRejected, reason: reason.description, request: request)
+    }
+}
+
+extension ServerError.Code {
+    /// The HTTP status of each code (`openapi.yaml` lists them per operation). A code this layer
+    /// does not know is a server failure.
+    var httpStatus: HTTPResponse.Status {
+        switch self {
+        case .invalidRequest: .badRequest
+        case .authenticationFailed: .unauthorized
+        case .forbidden, .approvalRequired, .attestationRejected: .forbidden
+        case .notFound: .notFound
+        case .conflict: .conflict
+        case .gone: .gone
+        case .methodNotAllowed: .methodNotAllowed
+        case .payloadTooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .rateLimited: .tooManyRequests
+        case .unavailable: .serviceUnavailable
+        default: .internalServerError
+        }
+    }
+}
