@@ -41,8 +41,10 @@ public struct SigningKeyProtection: Sendable, Hashable, CustomStringConvertible 
 /// `bioauth signing key ‹kid›` as associated data — so a sealed key moved to another id does not open.
 public struct KeyEncryptionKey: SigningKeySealer, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     let key: SymmetricKey
-    /// The first 8 bytes of SHA-256 of the key, hex: names it without revealing it.
-    public let fingerprint: String
+    /// The first 8 bytes of SHA-256 of the key: what each sealed key carries to name it.
+    let fingerprintBytes: Data
+    /// ``fingerprintBytes`` in hex: names the key without revealing it.
+    public var fingerprint: String { fingerprintBytes.map { String(format: "%02x", $0) }.joined() }
 
     static let magic = Data("BAK1".utf8)
 
@@ -50,7 +52,7 @@ public struct KeyEncryptionKey: SigningKeySealer, CustomStringConvertible, Custo
     public init?(_ key: SecretBytes) {
         guard key.data.count == 32 else { return nil }
         self.key = SymmetricKey(data: key.data)
-        fingerprint = SHA256.hash(data: key.data).prefix(8).map { String(format: "%02x", $0) }.joined()
+        fingerprintBytes = Data(SHA256.hash(data: key.data).prefix(8))
     }
 
     /// The key from its text form: 32 bytes in standard or URL-safe base64 (what
@@ -77,7 +79,7 @@ public struct KeyEncryptionKey: SigningKeySealer, CustomStringConvertible, Custo
     public func seal(_ privateKey: SecretBytes, keyID: String) async throws -> Data {
         let box = try AES.GCM.seal(privateKey.data, using: key, authenticating: Self.associatedData(keyID))
         guard let combined = box.combined else { throw SigningKeyUnavailable(keyID: keyID, reason: .notSealedByThisKey) }
-        return Self.magic + Data(SHA256.hash(data: key.withUnsafeBytes { Data($0) }).prefix(8)) + combined
+        return Self.magic + fingerprintBytes + combined
     }
 
     public func open(_ sealed: Data, keyID: String) async throws -> SecretBytes {
