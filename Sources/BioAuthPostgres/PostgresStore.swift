@@ -22,22 +22,25 @@ import Synchronization
 /// | bearer-token check | 1 join read | 0 |
 ///
 /// A connection problem, a server shutting down, or no connection within ``Options/operationTimeout``
-/// is ``StoreError`` `unavailable` (HTTP 503); the pool reconnects when the server returns.
+/// is ``StoreError`` `unavailable` (HTTP 503); the pool reconnects when the server returns. While
+/// a probe finds the server unreachable, requests answer 503 at once (``PostgresReachability``).
 public final class PostgresStore: BioAuthStore {
     let client: PostgresClient
     private let runner: Task<Void, Never>
     let logger: Logger
     private let timeout: Duration
+    private let reachability: PostgresReachability
     private let closed = Mutex(false)
 
     /// Any constant: the advisory lock every starting instance takes while it migrates.
     static let migrationLock: Int64 = 0x6269_6f61_7574_68  // "bioauth"
 
-    private init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger, timeout: Duration) {
+    private init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger, timeout: Duration, reachability: PostgresReachability) {
         self.client = client
         self.runner = runner
         self.logger = logger
         self.timeout = timeout
+        self.reachability = reachability
     }
 
     /// Connects, starts the pool and applies pending migrations (safe when several instances
@@ -60,7 +63,10 @@ public final class PostgresStore: BioAuthStore {
         configuration.options.additionalStartupParameters = options.startupParameters
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let runner = Task { await client.run() }
-        let store = PostgresStore(client: client, runner: runner, logger: logger, timeout: options.operationTimeout)
+        let reachability = PostgresReachability(logger: logger) {
+            try await connectOnce(location, tls: mode, timeout: min(options.operationTimeout, .seconds(2)), logger: logger)
+        }
+        let store = PostgresStore(client: client, runner: runner, logger: logger, timeout: options.operationTimeout, reachability: reachability)
         do { try await store.migrate() } catch {
             try? await store.close()
             throw error
@@ -72,20 +78,25 @@ public final class PostgresStore: BioAuthStore {
     /// whose detail says which (``startFailure(_:at:)``).
     static func probe(_ location: Location, tls mode: Options.TLSMode, timeout: Duration, logger: Logger) async throws {
         do {
-            let tls: PostgresConnection.Configuration.TLS =
-                switch mode {
-                case .disable: .disable
-                case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-                case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
-                }
-            var configuration = PostgresConnection.Configuration(
-                host: location.host, port: location.port, username: location.username, password: location.password, database: location.database, tls: tls)
-            configuration.options.connectTimeout = .seconds(max(1, timeout.components.seconds))
-            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
-            try await connection.close()
+            try await connectOnce(location, tls: mode, timeout: timeout, logger: logger)
         } catch {
             throw StoreError(.unavailable, detail: startFailure(error, at: location))
         }
+    }
+
+    /// One connection outside the pool, closed again; throws what connecting threw.
+    static func connectOnce(_ location: Location, tls mode: Options.TLSMode, timeout: Duration, logger: Logger) async throws {
+        let tls: PostgresConnection.Configuration.TLS =
+            switch mode {
+            case .disable: .disable
+            case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+        var configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.username, password: location.password, database: location.database, tls: tls)
+        configuration.options.connectTimeout = .seconds(max(1, timeout.components.seconds))
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+        try await connection.close()
     }
 
     /// Why a connection to `location` failed, for an operator: the SQLSTATE and the server's
@@ -129,6 +140,7 @@ public final class PostgresStore: BioAuthStore {
                 defer { closed = true }; return !closed
             })
         else { return }
+        reachability.stop()
         runner.cancel()
         await runner.value
     }
@@ -145,18 +157,25 @@ public final class PostgresStore: BioAuthStore {
         try await bounded { try await self.client.query(query, logger: self.logger).collect() }
     }
 
+    /// What a request that waited out ``Options/operationTimeout`` fails with.
+    static let timeoutDetail = "postgres timeout"
+
+    /// Runs `body` within the operation timeout, or refuses at once while ``PostgresReachability``
+    /// knows the database to be unreachable.
     private func bounded<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try reachability.admit()
         do {
             return try await withThrowingTaskGroup(of: T.self) { group in
                 group.addTask { try await body() }
                 group.addTask {
                     try await Task.sleep(for: self.timeout)
-                    throw StoreError(.unavailable, detail: "postgres timeout")
+                    throw StoreError(.unavailable, detail: Self.timeoutDetail)
                 }
                 defer { group.cancelAll() }
                 return try await group.next()!
             }
         } catch {
+            reachability.observe(error)
             throw Self.classify(error)
         }
     }
