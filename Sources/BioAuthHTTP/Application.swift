@@ -36,10 +36,12 @@ public struct BioAuthServerApp: Sendable {
     let store: any BioAuthStore
     /// The logger given to ``build(_:store:clock:logger:recoveryChannel:eventSink:delivery:)``, at the configured level.
     public let logger: Logger
-    /// Drains the event outbox into the sink given to ``build(_:store:clock:logger:recoveryChannel:eventSink:)``; nil without one.
+    /// Drains the event outbox into the sink given to ``build(_:store:clock:logger:recoveryChannel:eventSink:delivery:)``; nil without one.
     public let delivery: OutboxDelivery?
 
     /// Wires the service, metrics and routes over `store`. The app owns the store: ``shutdown()`` closes it.
+    /// Only the events `eventSink` will be given under `delivery` are written to the outbox
+    /// (``ServerConfiguration/publishedEvents``): none without a sink.
     public static func build(
         _ configuration: ServerAppConfiguration, store: any BioAuthStore, clock: any WallClock = SystemWallClock(), logger: Logger = .discarding("bioauth-server"),
         recoveryChannel: (any RecoveryChannel)? = nil, eventSink: (any EventSink)? = nil, delivery policy: DeliveryPolicy = DeliveryPolicy()
@@ -47,8 +49,10 @@ public struct BioAuthServerApp: Sendable {
         var logger = logger
         logger.logLevel = configuration.logLevel
         let registry = PrometheusCollectorRegistry()
+        var server = configuration.server
+        server.publishedEvents.formIntersection(eventSink == nil ? [] : policy.deliveredEvents)
         let service = BioAuthService(
-            store: store, configuration: configuration.server, clock: clock, logger: logger, metricsFactory: DescribedMetricsFactory(registry: registry),
+            store: store, configuration: server, clock: clock, logger: logger, metricsFactory: DescribedMetricsFactory(registry: registry),
             recoveryChannel: recoveryChannel)
         let routes = BioAuthRoutes(service: service, registry: registry, options: configuration.http, logger: logger)
         let delivery = eventSink.map { OutboxDelivery(store: store, sink: $0, policy: policy, clock: clock, logger: logger) }

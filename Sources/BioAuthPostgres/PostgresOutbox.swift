@@ -4,14 +4,15 @@ import PostgresNIO
 
 /// The event outbox and its dead letters.
 extension PostgresStore {
-    public func claimOutbox(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxEvent] {
-        try await transaction { c in
+    public func claimOutbox(now: Date, leaseUntil: Date, limit: Int, first: Set<AuditKind>) async throws -> [OutboxEvent] {
+        let kinds = first.map(\.description).sorted()
+        return try await transaction { c in
             // SKIP LOCKED: instances claiming at once take different events.
             try await c.query(
                 """
                 UPDATE outbox SET lease_until = \(leaseUntil) WHERE id IN (
                   SELECT id FROM outbox WHERE next_attempt_at <= \(now) AND (lease_until IS NULL OR lease_until <= \(now)) AND dead_at IS NULL
-                  ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                  ORDER BY kind = ANY(\(kinds)) DESC, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
                 RETURNING *
                 """, logger: self.logger
             ).collect().map { row in

@@ -3,14 +3,16 @@ import Foundation
 
 /// The event outbox and its dead letters.
 extension SQLiteStore {
-    public func claimOutbox(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxEvent] {
-        try await writer.write { db in
+    public func claimOutbox(now: Date, leaseUntil: Date, limit: Int, first: Set<AuditKind>) async throws -> [OutboxEvent] {
+        let kinds = first.map(\.description).sorted()
+        let order = kinds.isEmpty ? "id" : "CASE WHEN kind IN (\(kinds.map { _ in "?" }.joined(separator: ", "))) THEN 0 ELSE 1 END, id"
+        return try await writer.write { db in
             try db.query(
                 """
                 UPDATE outbox SET lease_until = ? WHERE id IN (
-                  SELECT id FROM outbox WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) AND dead_at IS NULL ORDER BY id LIMIT ?)
+                  SELECT id FROM outbox WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) AND dead_at IS NULL ORDER BY \(order) LIMIT ?)
                 RETURNING *
-                """, [.date(leaseUntil), .date(now), .date(now), .integer(limit)]
+                """, [.date(leaseUntil), .date(now), .date(now)] + kinds.map { .text($0) } + [.integer(limit)]
             ).map { row in
                 OutboxEvent(
                     id: Int64(try row.int("id")),

@@ -56,6 +56,16 @@ extension StoreConformance {
         try require(replayed.map(\.id).contains(later[0].id) && replayed.first { $0.id == later[0].id }?.attempts == 0, "outbox: a replayed letter is due with no attempts")
         _ = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: t0.addingTimeInterval(1), sessionsBefore: t0)
         try require(try await store.claimOutbox(now: t0.addingTimeInterval(1000), leaseUntil: t0.addingTimeInterval(1030), limit: 10).isEmpty, "outbox: swept with the audit")
+        // Kinds asked for first are claimed before older events of other kinds.
+        let t1 = t0.addingTimeInterval(2000)
+        var busy = WritePlan()
+        for at in [t1, t1.addingTimeInterval(1)] { busy.audit(AuditEvent(at: at, kind: .loginSucceeded, userID: "bob", deviceID: "d9")) }
+        busy.audit(AuditEvent(at: t1.addingTimeInterval(2), kind: .deviceRevoked, userID: "carol", deviceID: "d8"))
+        _ = try await store.apply(busy)
+        let urgent = try await store.claimOutbox(now: t1.addingTimeInterval(3), leaseUntil: t1.addingTimeInterval(30), limit: 1, first: [.deviceRevoked])
+        try require(urgent.map(\.event.kind) == [.deviceRevoked], "outbox: the kinds asked for first come first", "\(urgent.map(\.event.kind))")
+        let rest = try await store.claimOutbox(now: t1.addingTimeInterval(3), leaseUntil: t1.addingTimeInterval(30), limit: 10, first: [.deviceRevoked])
+        try require(rest.map(\.event.at) == [t1, t1.addingTimeInterval(1)], "outbox: then the others, oldest first")
     }
 
     /// Signing keys: stored as given, listed oldest first, ids unique.

@@ -1,4 +1,5 @@
 import BioAuthCore
+import BioAuthHTTP
 import BioAuthServer
 import BioAuthSQLite
 import Foundation
@@ -85,6 +86,42 @@ struct EventDeliveryTests {
         #expect(state.mostInFlight > 1 && state.mostInFlight <= 4, "\(state.mostInFlight) at once")
         #expect(state.accepted.first?.event.kind == .deviceEnrolled, "the device-key event's lane starts first")
         try await store.close()
+    }
+
+    /// A device-key event behind a batch's worth of login events is claimed in the first round,
+    /// not after the logins ahead of it.
+    @Test func aDeviceKeyEventOvertakesEarlierRoundsOfLogins() async throws {
+        let store = try SQLiteStore.inMemory()
+        try await Self.events(store, (0..<12).map { (.loginSucceeded, UserID("user\($0)")) } + [(.deviceRevoked, "zoe")])
+        let sink = Sink()
+        let policy = DeliveryPolicy(batchSize: 4, concurrency: 1, optionalEvents: [.loginSucceeded])
+        let delivery = OutboxDelivery(store: store, sink: sink, policy: policy, clock: ManualClock(start: Self.t0.addingTimeInterval(60)), logger: Logger(label: "test"))
+        #expect(try await delivery.deliverDue() == 4)
+        let first = sink.state.withLock { $0.accepted }
+        #expect(first.first?.event.kind == .deviceRevoked, "\(first.map(\.event.kind))")
+        try await store.close()
+    }
+
+    /// The server writes to the outbox only what its sink delivers: nothing without one; the
+    /// device-key events and the optional kinds asked for with one.
+    @Test func theServerPublishesOnlyWhatItsSinkDelivers() throws {
+        let none = BioAuthServerApp.build(ServerAppConfiguration(), store: try SQLiteStore.inMemory())
+        #expect(none.service.configuration.publishedEvents.isEmpty)
+        let some = BioAuthServerApp.build(ServerAppConfiguration(), store: try SQLiteStore.inMemory(), eventSink: Sink(), delivery: DeliveryPolicy(optionalEvents: [.lockout]))
+        #expect(some.service.configuration.publishedEvents == AuditKind.securityEvents.union([.lockout]))
+    }
+
+    /// What is not published costs no outbox row: a login with only device-key events published
+    /// leaves the enrolment in the outbox and nothing of the login; its audit rows are all there.
+    @Test func anUnpublishedEventIsAuditedButNotQueued() async throws {
+        let harness = ServerHarness { $0.publishedEvents = AuditKind.securityEvents }
+        try await harness.test { api in
+            _ = try await AccessTokenTests.login(api)
+            let queued = try await harness.service.store.claimOutbox(now: harness.clock.now(), leaseUntil: harness.clock.now(), limit: 10)
+            #expect(queued.map(\.event.kind) == [.deviceEnrolled])
+            let audited = try await harness.service.store.auditEvents(userID: "alice", limit: 10).map(\.kind)
+            #expect(audited.contains(.loginSucceeded))
+        }
     }
 
     /// An event refused `maxAttempts` times is set aside as a dead letter and its user's next

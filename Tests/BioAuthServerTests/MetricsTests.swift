@@ -51,6 +51,7 @@ struct MetricsTests {
     /// refreshed with each sweep.
     @Test func theOutboxIsMeasured() async throws {
         let harness = ServerHarness()
+        #expect(harness.service.configuration.publishedEvents == AuditKind.deliveredEvents, "an embedding backend gets every event by default")
         try await harness.test { api in
             let sweeper = Sweeper(service: harness.service, logger: Logger(label: "test"), registry: harness.routes.registry)
             await sweeper.measureOutbox()

@@ -52,6 +52,19 @@ struct WritePlanTests {
         #expect(!AuditKind.deliveredEvents.contains(AuditKind.loginFailed))
     }
 
+    @Test func aPlanPublishesOnlyTheKindsDelivered() {
+        var plan = WritePlan()
+        plan.require(.activeDevice(id: "d1", userID: "alice"))
+        plan.audit(event(.loginSucceeded))
+        plan.audit(event(.deviceRevoked))
+        let published = plan.publishing([.deviceRevoked])
+        #expect(published.guards == plan.guards)
+        #expect(published.mutations == [.appendAudit(event(.loginSucceeded)), .appendAudit(event(.deviceRevoked)), .enqueueEvent(event(.deviceRevoked).delivered)])
+        #expect(plan.publishing([]).mutations == [.appendAudit(event(.loginSucceeded)), .appendAudit(event(.deviceRevoked))])
+        #expect(DeliveryPolicy().deliveredEvents == AuditKind.securityEvents)
+        #expect(DeliveryPolicy(optionalEvents: [.lockout]).deliveredEvents == AuditKind.securityEvents.union([.lockout]))
+    }
+
     @Test func aDeviceLoginMarksItsDeviceUsedAndAPrimaryLoginTouchesNoDevice() throws {
         let device = SessionRecord(id: "s1", tokenHash: TokenHash(digest: Data([1])), userID: "alice", deviceID: "d1", kind: .device, createdAt: at, expiresAt: at)
         #expect(WritePlan.login(device, audit: event(.loginSucceeded)).mutations.first == .insertSession(device, touchingDevice: "d1"))

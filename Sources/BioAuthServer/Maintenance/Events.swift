@@ -93,6 +93,9 @@ public struct DeliveryPolicy: Sendable, Hashable {
         self.maxRetry = maxRetry
     }
 
+    /// The kinds this policy delivers: the security events and the optional ones asked for.
+    public var deliveredEvents: Set<AuditKind> { AuditKind.deliveredEvents.subtracting(AuditKind.optionalEvents).union(optionalEvents) }
+
     /// When to try again after `attempts` failures.
     public func retryDelay(afterAttempts attempts: Int) -> TimeInterval {
         min(maxRetry, firstRetry * pow(2, Double(max(0, min(attempts, 30) - 1))))
@@ -123,7 +126,7 @@ public struct OutboxDelivery: Sendable {
     @discardableResult
     public func deliverDue() async throws -> Int {
         let now = clock.now()
-        let due = try await store.claimOutbox(now: now, leaseUntil: now.addingTimeInterval(policy.lease), limit: policy.batchSize)
+        let due = try await store.claimOutbox(now: now, leaseUntil: now.addingTimeInterval(policy.lease), limit: policy.batchSize, first: AuditKind.securityEvents)
         var lanes = Self.lanes(due, optional: policy.optionalEvents)
         for event in lanes.skipped { try await store.completeOutbox(id: event.id) }
         return try await withThrowingTaskGroup(of: Int.self) { group in

@@ -40,6 +40,7 @@ public final class BioAuthService: Sendable {
         self.clock = clock
         self.recoveryChannel = recoveryChannel
         let windows = RateWindows(policy: configuration.rateLimits)
+        let store = PublishingStore(base: store, published: configuration.publishedEvents)
         context = FlowContext(
             store: store, configuration: configuration, clock: clock, recoveryChannel: recoveryChannel, logger: logger, windows: windows,
             requests: RequestLimiter(windows: windows), metrics: ServiceMetrics(factory: metricsFactory),

@@ -46,6 +46,12 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// username may be a password typed into the wrong field. Random per process by default, so
     /// lines correlate within one instance's run; set one shared key to correlate across instances.
     public var logPseudonymKey: SecretBytes = .random(count: 32)
+    /// The events written to the outbox (of ``AuditKind/deliveredEvents``; their audit rows are
+    /// written whatever this says). Every delivered kind by default, for an embedding backend that
+    /// drains the outbox itself; `BioAuthServerApp.build` keeps only what its sink delivers —
+    /// nothing without one — so no login pays for a row nobody reads. Give every instance of a
+    /// deployment the same webhook settings: an instance without them writes no events.
+    public var publishedEvents: Set<AuditKind> = AuditKind.deliveredEvents
 
     public init(
         relyingPartyID: String = "localhost", challengeTTL: TimeInterval = 60,

@@ -76,14 +76,14 @@ public protocol BioAuthStore: Sendable {
     // adds it to the outbox, in the same transaction.
 
     /// Up to `limit` events due at `now` (next attempt reached, not leased to another instance),
-    /// oldest first, leased until `leaseUntil`.
-    func claimOutbox(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxEvent]
+    /// those of a kind in `first` before the others, each part oldest first; leased until `leaseUntil`.
+    func claimOutbox(now: Date, leaseUntil: Date, limit: Int, first: Set<AuditKind>) async throws -> [OutboxEvent]
     /// Deletes a delivered event.
     func completeOutbox(id: Int64) async throws
     /// Records a failed delivery: the attempt count, the next attempt, the lease released.
     func retryOutbox(id: Int64, attempts: Int, nextAttemptAt: Date) async throws
     /// Sets an event aside as a dead letter after its last failed attempt: never claimed again
-    /// until replayed (``claimOutbox(now:leaseUntil:limit:)`` skips it).
+    /// until replayed (``claimOutbox(now:leaseUntil:limit:first:)`` skips it).
     func deadLetterOutbox(id: Int64, attempts: Int, at: Date) async throws
     /// Up to `limit` dead letters, oldest first, with their attempts.
     func deadLetters(limit: Int) async throws -> [OutboxEvent]
@@ -113,6 +113,13 @@ public protocol BioAuthStore: Sendable {
 
     /// Releases connections. Idempotent; the store is unusable afterwards.
     func close() async throws
+}
+
+extension BioAuthStore {
+    /// Up to `limit` due events, oldest first (``claimOutbox(now:leaseUntil:limit:first:)`` with no kind first).
+    public func claimOutbox(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxEvent] {
+        try await claimOutbox(now: now, leaseUntil: leaseUntil, limit: limit, first: [])
+    }
 }
 
 /// A consumed challenge with what its verification needs, read in the same transaction.
