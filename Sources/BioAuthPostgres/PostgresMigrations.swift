@@ -110,6 +110,9 @@ extension PostgresStore {
         (18, "Devices remember how their enrolment was allowed", ["ALTER TABLE devices ADD COLUMN enrolled_by TEXT"]),
         (19, "Audit rows name the API key that acted", ["ALTER TABLE audit ADD COLUMN api_key_id TEXT"]),
         (20, "Outbox events the receiver kept refusing wait as dead letters", ["ALTER TABLE outbox ADD COLUMN dead_at TIMESTAMPTZ"]),
+        // A challenge lives two minutes and a lost one costs a device a new request: its insert and
+        // delete need not wait for the write-ahead log's fsync (a crash empties the table).
+        (21, "Challenges are not kept through a crash", ["ALTER TABLE challenges SET UNLOGGED"]),
     ]
 
     /// Applies the migrations this database lacks, under the migration lock (instances that start

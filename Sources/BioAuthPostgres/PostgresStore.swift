@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// | Request | Statements | Transactions |
 /// |---|---|---|
-/// | `POST /login/challenge` | device lock, counter read, count, insert | 1 |
+/// | `POST /login/challenge` | counter read, insert into the unlogged `challenges` (no transaction, no fsync) | 0 |
 /// | `POST /login/finish` | delete-returning joined with the device row, counter read, one statement for the session and the device touch, the audit insert | 1 |
 /// | a failed verification | delete-returning + device, counter read, 1 upsert per subject, 1 audit insert per event | 1 |
 /// | bearer-token check | 1 join read | 0 |
@@ -212,7 +212,10 @@ public final class PostgresStore: BioAuthStore {
     // MARK: Plans
 
     public func apply(_ plan: WritePlan) async throws -> PlanOutcome {
-        try await transaction { c in try await self.apply(plan, c) }
+        // A plan that only stores challenges (an unlogged table) needs neither BEGIN and COMMIT
+        // nor a durable commit: its guard is read and its insert made in one statement each.
+        if plan.isEphemeral { return try await bounded { try await self.client.withConnection { c in try await self.apply(plan, c) } } }
+        return try await transaction { c in try await self.apply(plan, c) }
     }
 
     public func decide<Verdict: Sendable>(

@@ -111,5 +111,8 @@ extension SQLiteStore {
         ("Devices remember how their enrolment was allowed", ["ALTER TABLE devices ADD COLUMN enrolled_by TEXT"]),
         ("Audit rows name the API key that acted", ["ALTER TABLE audit ADD COLUMN api_key_id TEXT"]),
         ("Outbox events the receiver kept refusing wait as dead letters", ["ALTER TABLE outbox ADD COLUMN dead_at REAL"]),
+        // SQLite has no unlogged table: a commit whose only writes are challenges skips its fsync
+        // instead (SQLiteWriter, WritePlan.isEphemeral). Recorded so both stores list the same migrations.
+        ("Challenges are not kept through a crash", []),
     ]
 }

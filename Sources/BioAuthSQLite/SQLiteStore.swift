@@ -17,7 +17,7 @@ import Logging
 ///
 /// | Request | Statements | Commits |
 /// |---|---|---|
-/// | `POST /login/challenge` (``WritePlan/issueChallenge(_:lockout:)``) | 1 read (the address's lockout counter), 1 insert | 1 |
+/// | `POST /login/challenge` (``WritePlan/issueChallenge(_:lockout:)``) | 1 read (the address's lockout counter), 1 insert; a group of only these commits without fsync | 1 |
 /// | `POST /login/finish` (``consumeChallenge(id:lockout:decide:)``) | 1 delete-returning, 1 read (device row and lockout counters), then the login's plan: session insert, device touch, audit insert | 1 |
 /// | a failed verification | delete and read as above, then 1 upsert per subject (1–3), 1 audit insert per event | 1 |
 /// | `POST /login/password` | 1 user read, 1 counter read (no commit), then session insert, counter delete, audit insert | 1 |
@@ -34,6 +34,12 @@ public final class SQLiteStore: BioAuthStore {
     }
 
     public var statistics: Statistics { writer.statistics }
+
+    /// A `PRAGMA` as the writer's connection has it now, for tests and diagnostics.
+    package func pragma(_ name: String) async throws -> String {
+        let name = name.filter { $0.isLetter || $0 == "_" }
+        return try await writer.read { db in try db.query("PRAGMA \(name)").first.map { try $0.int(name) }.map(String.init) ?? "" }
+    }
 
     private init(writer: SQLiteWriter) {
         self.writer = writer
@@ -123,7 +129,7 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: Plans
 
     public func apply(_ plan: WritePlan) async throws -> PlanOutcome {
-        try await writer.write { db in try db.apply(plan) }
+        try await writer.write(ephemeral: plan.isEphemeral) { db in try db.apply(plan) }
     }
 
     public func decide<Verdict: Sendable>(
@@ -178,17 +184,15 @@ public final class SQLiteStore: BioAuthStore {
     public func consumeChallenge<Verdict: Sendable>(
         id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
     ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
-        try await writer.write { db in
-            var taken: TakenChallenge?
-            if let row = try db.query("DELETE FROM challenges WHERE id = ? RETURNING *", [.blob(id)]).first {
-                let challenge = try ChallengeRecord(row: row)
-                let state = try db.lockoutState(lockout, device: challenge.deviceID)
-                let request = try challenge.enrolmentRequestID.flatMap { id in
-                    try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map { try EnrolmentRequestRecord(row: $0) }
-                }
-                taken = TakenChallenge(challenge: challenge, device: state.device, enrolmentRequest: request, lockedOut: state.lockedOut)
-            }
-            let decision = decide(taken)
+        // Deciding verifies a signature (and an App Attest assertion): too slow for the one writer
+        // thread every transaction queues for. So it runs here, on the caller's thread, against
+        // the rows as they are now; the transaction reads them again as it consumes the challenge
+        // and keeps this decision only if they are the same — otherwise it decides again, inside.
+        let peeked = try await writer.read { db in try db.takenChallenge(id: id, lockout: lockout, consuming: false) }
+        let early = peeked.map { (taken: $0, decision: decide($0)) }
+        return try await writer.write { db in
+            let taken = try db.takenChallenge(id: id, lockout: lockout, consuming: true)
+            let decision = if let early, early.taken == taken { early.decision } else { decide(taken) }
             return (decision.verdict, try db.apply(decision.plan))
         }
     }
@@ -310,6 +314,19 @@ extension SQLiteHandle {
 
     func isLockedOut(_ lockout: LockoutQuery) throws -> Bool {
         try lockoutState(lockout, device: nil).lockedOut
+    }
+
+    /// The challenge `id` with the rows its verification needs (device, enrolment request, the
+    /// address's lockout); taken out of the table when `consuming`. Nil if there is no such challenge.
+    fileprivate func takenChallenge(id: Data, lockout: LockoutQuery, consuming: Bool) throws -> TakenChallenge? {
+        let statement = consuming ? "DELETE FROM challenges WHERE id = ? RETURNING *" : "SELECT * FROM challenges WHERE id = ?"
+        guard let row = try query(statement, [.blob(id)]).first else { return nil }
+        let challenge = try ChallengeRecord(row: row)
+        let state = try lockoutState(lockout, device: challenge.deviceID)
+        let request = try challenge.enrolmentRequestID.flatMap { id in
+            try query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map { try EnrolmentRequestRecord(row: $0) }
+        }
+        return TakenChallenge(challenge: challenge, device: state.device, enrolmentRequest: request, lockedOut: state.lockedOut)
     }
 
     /// In one statement: whether the client's failure limit is reached, and optionally the row of `device`.

@@ -38,11 +38,14 @@ final class SQLiteWriter: Sendable {
     var statistics: SQLiteStore.Statistics { counts.value.withLock { $0 } }
 
     /// Runs `body` as one transaction of a group commit: committed if it returns, rolled back if it
-    /// throws; returns only after the group's `COMMIT` is durable.
+    /// throws; returns only after the group's `COMMIT` is durable — unless it is `ephemeral` (its
+    /// writes may be lost in a power cut) and so is every other member of its group: then that
+    /// commit skips its fsync (`synchronous=NORMAL`; the next durable commit syncs it too).
     @discardableResult
-    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
+    func write<T: Sendable>(ephemeral: Bool = false, _ body: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let job = Job.write(
+                ephemeral: ephemeral,
                 run: { connection in
                     do {
                         let value = try body(connection)
@@ -77,7 +80,7 @@ final class SQLiteWriter: Sendable {
     private static func run(queue: JobQueue, connection: SQLiteHandle, counts: Counts) {
         while true {
             let jobs = queue.take(maxWrites: maxGroupSize)
-            let writes = jobs.compactMap { job -> WriteJob? in if case .write(let run, let notRun) = job { (run, notRun) } else { nil } }
+            let writes = jobs.compactMap { job -> WriteJob? in if case .write(let ephemeral, let run, let notRun) = job { (ephemeral, run, notRun) } else { nil } }
             if !writes.isEmpty { commit(writes, on: connection, counts: counts) }
             for job in jobs {
                 switch job {
@@ -92,11 +95,17 @@ final class SQLiteWriter: Sendable {
         }
     }
 
-    typealias WriteJob = (run: @Sendable (SQLiteHandle) -> Transaction, notRun: @Sendable (any Error) -> Void)
+    typealias WriteJob = (ephemeral: Bool, run: @Sendable (SQLiteHandle) -> Transaction, notRun: @Sendable (any Error) -> Void)
 
     /// One group: `BEGIN IMMEDIATE`, each member in a savepoint (a lone member needs none), `COMMIT`.
     private static func commit(_ writes: [WriteJob], on connection: SQLiteHandle, counts: Counts) {
-        do { try connection.execute("BEGIN IMMEDIATE") } catch {
+        // Only a group of ephemeral writes commits without fsync; any other group is FULL again
+        // before it begins, or does not begin.
+        let synchronous = writes.allSatisfy(\.ephemeral) ? "NORMAL" : "FULL"
+        do {
+            try connection.execute("PRAGMA synchronous=\(synchronous)")
+            try connection.execute("BEGIN IMMEDIATE")
+        } catch {
             for write in writes { write.notRun(error) }
             return
         }
@@ -158,7 +167,7 @@ final class Counts: Sendable {
 }
 
 enum Job: Sendable {
-    case write(run: @Sendable (SQLiteHandle) -> Transaction, notRun: @Sendable (any Error) -> Void)
+    case write(ephemeral: Bool, run: @Sendable (SQLiteHandle) -> Transaction, notRun: @Sendable (any Error) -> Void)
     case read(@Sendable (SQLiteHandle) -> Void)
     case close(@Sendable () -> Void)
 }

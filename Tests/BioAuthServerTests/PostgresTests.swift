@@ -43,6 +43,10 @@ struct PostgresTests {
         let store = try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2))
         #expect(try await store.declaredColumns() == Schema.declared(typeName: PostgresStore.typeName))
         try await store.close()
+        // Challenges, and only they, skip the write-ahead log: a crash may lose them, nothing else.
+        let unlogged = try await PostgresTestServer.execute(
+            "SELECT relname FROM pg_class WHERE relpersistence = 'u' AND relkind = 'r' AND relnamespace = 'public'::regnamespace", on: url)
+        #expect(try unlogged.map { try $0.decode(String.self) } == ["challenges"])
         _ = try await PostgresTestServer.execute(
             "INSERT INTO bioauth_migrations (version, name, applied_at) VALUES (99, 'Sessions carry a device attestation', now())", on: url)
         let error = await #expect(throws: StoreError.self) { try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2)) }

@@ -1,3 +1,4 @@
+import BioAuthCore
 import BioAuthServer
 import BioAuthSQLite
 import BioAuthServerTesting
@@ -7,6 +8,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import SQLiteNIO
+import Synchronization
 import Testing
 
 func temporaryDatabasePath() -> String {
@@ -105,6 +107,62 @@ struct StoreConformanceTests {
             try await store.consumeChallenge(id: Data([1]), lockout: lockout) { _ in ((), WritePlan()) }
         }
         await #expect(throws: StoreError(.corruptRow, detail: "sessions.kind")) { try await store.session(tokenHash: TokenHash(digest: Data([3]))) }
+        try await store.close()
+    }
+
+    /// The SQLite store verifies before its transaction, on the rows as read then, and keeps that
+    /// decision only if the transaction reads the same rows: a device revoked in between is
+    /// decided again, inside; with nothing changed, the decision is made once.
+    @Test func aDecisionMadeBeforeTheTransactionIsMadeAgainWhenItsRowsChanged() async throws {
+        let path = temporaryDatabasePath()
+        let store = try await SQLiteStore.open(path: path)
+        let pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        let raw = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: Logger(label: "raw"), on: MultiThreadedEventLoopGroup.singleton.any())
+        _ = try await raw.query("INSERT INTO devices (id, user_id, name, public_key, created_at) VALUES ('d1', 'alice', 'Phone', x'04', 0)")
+        let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 3)
+        func challenge() async throws -> Data {
+            let record = ChallengeRecord(
+                id: SecretBytes.random(count: 16).data, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
+                nonce: SecretBytes.random(count: 32).data, createdAt: Date(timeIntervalSince1970: 0), expiresAt: Date(timeIntervalSince1970: 60))
+            #expect(try await store.apply(.issueChallenge(record, lockout: lockout)).wasApplied)
+            return record.id
+        }
+        let calls = Mutex(0)
+        let unchanged = try await store.consumeChallenge(id: try await challenge(), lockout: lockout) { taken in
+            calls.withLock { $0 += 1 }
+            return (taken?.device?.revokedAt != nil, WritePlan())
+        }
+        #expect(unchanged.verdict == false && calls.withLock { $0 } == 1, "decided once, before the transaction")
+        calls.withLock { $0 = 0 }
+        let changed = try await store.consumeChallenge(id: try await challenge(), lockout: lockout) { taken in
+            let call = calls.withLock { calls in
+                calls += 1
+                return calls
+            }
+            // Between the first decision and the transaction, someone revokes the device.
+            if call == 1 { _ = try? raw.query("UPDATE devices SET revoked_at = 1 WHERE id = 'd1'").wait() }
+            return (taken?.device?.revokedAt != nil, WritePlan())
+        }
+        #expect(changed.verdict == true && calls.withLock { $0 } == 2, "decided again on the rows the transaction read")
+        try await raw.close()
+        try await pool.shutdownGracefully()
+        try await store.close()
+    }
+
+    /// A commit whose only writes are challenges skips its fsync (`synchronous=NORMAL`); the next
+    /// commit with anything else in it is FULL again.
+    @Test func onlyAChallengeOnlyCommitSkipsTheFsync() async throws {
+        let store = try await SQLiteStore.open(path: temporaryDatabasePath())
+        let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 3)
+        let challenge = ChallengeRecord(
+            id: SecretBytes.random(count: 16).data, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
+            nonce: SecretBytes.random(count: 32).data, createdAt: Date(timeIntervalSince1970: 0), expiresAt: Date(timeIntervalSince1970: 60))
+        #expect(try await store.pragma("synchronous") == "2")
+        #expect(try await store.apply(.issueChallenge(challenge, lockout: lockout)).wasApplied)
+        #expect(try await store.pragma("synchronous") == "1", "NORMAL: the challenge's commit did not wait for the disk")
+        _ = try await store.apply(.events([AuditEvent(at: Date(timeIntervalSince1970: 1), kind: .deviceRevoked, userID: "alice")]))
+        #expect(try await store.pragma("synchronous") == "2", "FULL again for an audit row")
         try await store.close()
     }
 }

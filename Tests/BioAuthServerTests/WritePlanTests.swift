@@ -52,6 +52,18 @@ struct WritePlanTests {
         #expect(!AuditKind.deliveredEvents.contains(AuditKind.loginFailed))
     }
 
+    @Test func onlyAPlanThatWritesNothingButChallengesIsEphemeral() {
+        let challenge = ChallengeRecord(
+            id: Data(repeating: 1, count: 16), binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1", nonce: Data(repeating: 2, count: 32),
+            createdAt: at, expiresAt: at)
+        let lockout = LockoutQuery(windowStart: at, client: "c", clientLimit: 3)
+        #expect(WritePlan.issueChallenge(challenge, lockout: lockout).isEphemeral)
+        var mixed = WritePlan.issueChallenge(challenge, lockout: lockout)
+        mixed.audit(event(.loginFailed))
+        #expect(!mixed.isEphemeral)
+        #expect(!WritePlan().isEphemeral)
+    }
+
     @Test func aPlanPublishesOnlyTheKindsDelivered() {
         var plan = WritePlan()
         plan.require(.activeDevice(id: "d1", userID: "alice"))

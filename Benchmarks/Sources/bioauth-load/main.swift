@@ -322,6 +322,45 @@ final class Tally: Sendable {
     var snapshot: (histogram: Histogram<UInt64>, failures: [String: Int], count: Int) { state.withLock { $0 } }
 }
 
+/// CPU time so far, in seconds: of this process, of the server processes, and of the whole
+/// machine (busy and total, all cores, from /proc/stat) — to say who used the cores in a run.
+struct CPUSample {
+    var loadGenerator: Double
+    var servers: Double
+    var machineBusy: Double
+    var machineTotal: Double
+
+    static let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+
+    static func now(servers: [Server]) -> CPUSample {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF, &usage)
+        let own = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        let serverTicks = servers.reduce(0.0) { sum, server in
+            // /proc/PID/stat: utime and stime are fields 14 and 15, counted after the ")" that ends the name.
+            guard let stat = try? String(contentsOfFile: "/proc/\(server.process.processIdentifier)/stat", encoding: .utf8),
+                let end = stat.lastIndex(of: ")")
+            else { return sum }
+            let fields = stat[stat.index(after: end)...].split(separator: " ")
+            return sum + (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
+        }
+        let line = (try? String(contentsOfFile: "/proc/stat", encoding: .utf8))?.split(separator: "\n").first ?? ""
+        let times = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        let idle = times.count > 4 ? times[3] + times[4] : 0  // idle + iowait
+        let total = times.prefix(8).reduce(0, +)
+        return CPUSample(loadGenerator: own, servers: serverTicks / ticks, machineBusy: (total - idle) / ticks, machineTotal: total / ticks)
+    }
+
+    /// The shares of the machine (all cores = 100 %) from `start` to `self`.
+    func shares(since start: CPUSample) -> String {
+        let total = max(machineTotal - start.machineTotal, 1e-9)
+        func percent(_ seconds: Double) -> String { "\(Int((seconds / total * 100).rounded())) %" }
+        let load = loadGenerator - start.loadGenerator, server = servers - start.servers, busy = machineBusy - start.machineBusy
+        return
+            "CPU of the machine (\(ProcessInfo.processInfo.activeProcessorCount) cores = 100 %): load generator \(percent(load)), bioauth-server \(percent(server)), database and the rest \(percent(max(0, busy - load - server))), idle \(percent(max(0, total - busy)))"
+    }
+}
+
 func microseconds(since start: ContinuousClock.Instant) -> UInt64 {
     let elapsed = ContinuousClock.now - start
     return UInt64(max(0, elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000))
@@ -430,12 +469,15 @@ let client = Client(pools: pools, key: key, devices: options.devices)
 let label = "\(kind), \(options.instances) instance\(options.instances == 1 ? "" : "s"), \(options.devices.formatted()) devices"
 print("seeded \(options.devices) devices in \(String(format: "%.1f", seedSeconds)) s; \(options.connections) connections, \(Int(options.seconds)) s per run")
 _ = await closedLoop(client, connections: options.connections, seconds: min(2, options.seconds))  // warm-up
+let cpuBefore = CPUSample.now(servers: servers)
 let (maximum, closed) = await closedLoop(client, connections: options.connections, seconds: options.seconds)
+let cpuShares = CPUSample.now(servers: servers).shares(since: cpuBefore)
 var failures = closed.snapshot.failures
 let histogram = closed.snapshot.histogram
 print(
     "| \(label) | closed loop | \(Int(maximum)) logins/s | p50 \(milliseconds(histogram.valueAtPercentile(50))) ms | p99 \(milliseconds(histogram.valueAtPercentile(99))) ms | p99.9 \(milliseconds(histogram.valueAtPercentile(99.9))) ms | max \(milliseconds(histogram.max)) ms |"
 )
+print("cpu, \(label), closed loop: \(cpuShares)")
 for fraction in options.rates {
     let rate = (maximum * fraction).rounded()
     let tally = await openLoop(client, rate: rate, seconds: options.seconds)

@@ -34,8 +34,10 @@ public protocol BioAuthStore: Sendable {
     /// Deletes the challenge and, in the same transaction, hands it with its device row, its
     /// enrolment request's row and the lockout state to `decide`, then applies the plan `decide` returns. Exactly one caller ever receives a
     /// given challenge, even under races and across instances; the consumption is committed
-    /// whatever the plan's guards say. `decide` runs inside the transaction: it must be quick and
-    /// must not use the store.
+    /// whatever the plan's guards say. `decide` must be a pure function of what it is given that
+    /// does not use the store: a store may call it before the transaction, on the rows as read then,
+    /// and keep that answer only if the transaction reads the same rows (the SQLite store does, so
+    /// that signatures are not verified on its one writer thread).
     func consumeChallenge<Verdict: Sendable>(
         id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
     ) async throws -> (verdict: Verdict, outcome: PlanOutcome)

@@ -26,6 +26,7 @@ package enum Schema {
         "Devices remember how their enrolment was allowed",
         "Audit rows name the API key that acted",
         "Outbox events the receiver kept refusing wait as dead letters",
+        "Challenges are not kept through a crash",
     ]
 
     package enum ColumnType: Sendable, Hashable {

@@ -130,6 +130,13 @@ public struct WritePlan: Sendable, Hashable {
     public mutating func require(_ condition: Guard) { guards.append(condition) }
     public mutating func add(_ mutation: Mutation) { mutations.append(mutation) }
 
+    /// True when the plan's only writes are challenges: losing them in a crash costs a device one
+    /// more challenge request and nothing else, so a store may commit such a plan without waiting
+    /// for the disk (SQLite: no fsync; PostgreSQL: an unlogged table, no transaction).
+    public var isEphemeral: Bool {
+        !mutations.isEmpty && mutations.allSatisfy { if case .insertChallenge = $0 { true } else { false } }
+    }
+
     /// Adds another plan's guards and mutations after this plan's.
     public mutating func merge(_ other: WritePlan) {
         guards += other.guards
