@@ -86,6 +86,7 @@ extension PostgresStore {
                 """
                 INSERT INTO known_clients (user_id, client, last_success_at) VALUES (\(user), \(client), \(at))
                 ON CONFLICT (user_id, client) DO UPDATE SET last_success_at = EXCLUDED.last_success_at
+                  WHERE known_clients.last_success_at < \(at.addingTimeInterval(-WritePlan.knownClientRefresh))
                 """, logger: logger)
         case .countFailure(let failure):
             var counts: [FailureSubject: Int] = [:]

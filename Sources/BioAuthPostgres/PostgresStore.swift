@@ -17,7 +17,7 @@ import Synchronization
 /// | Request | Statements | Transactions |
 /// |---|---|---|
 /// | `POST /login/challenge` | counter read, insert into the unlogged `challenges` (no transaction, no fsync) | 0 |
-/// | `POST /login/finish` | delete-returning joined with the device row, counter read, one statement for the session and the device touch, the audit insert | 1 |
+/// | `POST /login/finish` | delete-returning joined with the device row and the counter, one statement for the session and the device touch, the known address, the audit insert | 1 |
 /// | a failed verification | delete-returning + device, counter read, 1 upsert per subject, 1 audit insert per event | 1 |
 /// | bearer-token check | 1 join read | 0 |
 ///
@@ -242,12 +242,15 @@ public final class PostgresStore: BioAuthStore {
     public func consumeChallenge<Verdict: Sendable>(
         id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
     ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
-        try await transaction { c in
+        let clientKey = FailureSubject.client(lockout.client).storageKey
+        return try await transaction { c in
             var taken: TakenChallenge?
+            // One round trip: the challenge taken, its device, and the address's failure count.
             if let row = try await c.query(
                 """
                 WITH taken AS (DELETE FROM challenges WHERE id = \(id) RETURNING *)
-                SELECT taken.*, d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.public_key AS d_public_key, d.created_at AS d_created_at,
+                SELECT taken.*, (SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(clientKey)) AS client_count,
+                       d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.public_key AS d_public_key, d.created_at AS d_created_at,
                        d.last_used_at AS d_last_used_at, d.revoked_at AS d_revoked_at, d.key_replaced_at AS d_key_replaced_at,
                        d.key_replaced_by AS d_key_replaced_by, d.attestation AS d_attestation,
                        d.enrolled_by AS d_enrolled_by
@@ -262,7 +265,8 @@ public final class PostgresStore: BioAuthStore {
                     request = try await c.query("SELECT * FROM enrolment_requests WHERE id = \(id) FOR UPDATE", logger: self.logger).collect().first
                         .map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
                 }
-                taken = TakenChallenge(challenge: challenge, device: device, enrolmentRequest: request, lockedOut: try await self.isLockedOut(lockout, c))
+                let failures = try r.optional("client_count", Int32.self).map(Int.init) ?? 0
+                taken = TakenChallenge(challenge: challenge, device: device, enrolmentRequest: request, lockedOut: lockout.isLockedOut(clientCount: failures))
             }
             let decision = decide(taken)
             return (decision.verdict, try await self.apply(decision.plan, c))

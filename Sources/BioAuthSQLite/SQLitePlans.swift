@@ -56,8 +56,10 @@ extension SQLiteHandle {
             try query("INSERT INTO backend_users (id, claimed_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING", [.text(user), .date(at)])
         case .rememberClient(let user, let client, let at):
             try query(
-                "INSERT INTO known_clients (user_id, client, last_success_at) VALUES (?, ?, ?) ON CONFLICT (user_id, client) DO UPDATE SET last_success_at = excluded.last_success_at",
-                [.text(user), .text(client), .date(at)])
+                """
+                INSERT INTO known_clients (user_id, client, last_success_at) VALUES (?, ?, ?)
+                ON CONFLICT (user_id, client) DO UPDATE SET last_success_at = excluded.last_success_at WHERE last_success_at < ?
+                """, [.text(user), .text(client), .date(at), .date(at.addingTimeInterval(-WritePlan.knownClientRefresh))])
         case .countFailure(let failure):
             var counts: [FailureSubject: Int] = [:]
             for subject in failure.subjects {

@@ -192,5 +192,16 @@ extension StoreConformance {
         _ = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: t0.addingTimeInterval(100), sessionsBefore: t0)
         let forgotten = try await attempt(from: owner, at: next.addingTimeInterval(1), window: next)
         try require(forgotten.refusedUntil == next.addingTimeInterval(60), "password attempts: a swept known address is slowed again", "\(String(describing: forgotten.refusedUntil))")
+        // A known address's time moves at most once per refresh interval: a login half an hour
+        // later leaves it, so a sweep just after the first login forgets the address.
+        let roaming = "198.51.100.77"
+        for (id, offset) in [("s-r1", 2.0), ("s-r2", 2 + WritePlan.knownClientRefresh / 2)] {
+            var login = session(SessionID(id), device: "d1")
+            login.createdAt = next.addingTimeInterval(offset)
+            _ = try await store.apply(.login(login, from: roaming, audit: event("login.succeeded")))
+        }
+        _ = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: next.addingTimeInterval(3), sessionsBefore: t0)
+        let stale = try await attempt(from: roaming, at: next.addingTimeInterval(4), window: next)
+        try require(stale.refusedUntil != nil, "password attempts: a known address's time is not rewritten within the refresh interval")
     }
 }

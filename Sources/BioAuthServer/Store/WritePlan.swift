@@ -67,7 +67,9 @@ public struct WritePlan: Sendable, Hashable {
         /// Sets the subject's counter to this value (inserting it if absent).
         case setCounter(FailureSubject, FailureCounter)
         /// Remembers that the user signed in successfully from this client address at `at`
-        /// (``PasswordAttemptRows/knownClient``).
+        /// (``PasswordAttemptRows/knownClient``). A known address's time moves only when the stored
+        /// one is older than ``knownClientRefresh``: it only decides when the address is forgotten
+        /// (with the audit log), so a user's every login need not rewrite its row.
         case rememberClient(userID: UserID, client: String, at: Date)
         /// Counts the failure against each subject's window counter, then applies what
         /// ``FailureRecord/consequences(ofCounts:)`` makes of the new counts (audit and lockout
@@ -121,6 +123,9 @@ public struct WritePlan: Sendable, Hashable {
         /// One event for the webhook outbox (its ``AuditEvent/delivered`` fields: no address, no request id).
         case enqueueEvent(AuditEvent)
     }
+
+    /// How stale a known address's time may be before a login rewrites it (one hour).
+    public static let knownClientRefresh: TimeInterval = 3_600
 
     public internal(set) var guards: [Guard] = []
     public private(set) var mutations: [Mutation] = []
