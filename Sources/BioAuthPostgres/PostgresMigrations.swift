@@ -113,6 +113,10 @@ extension PostgresStore {
         // A challenge lives two minutes and a lost one costs a device a new request: its insert and
         // delete need not wait for the write-ahead log's fsync (a crash empties the table).
         (21, "Challenges are not kept through a crash", ["ALTER TABLE challenges SET UNLOGGED"]),
+        (
+            22, "Only failures are indexed for merging repeats",
+            ["DROP INDEX audit_repeat", "CREATE INDEX audit_repeat ON audit (client, kind, at) WHERE \(Schema.mergedAuditKindsCondition)"]
+        ),
     ]
 
     /// Applies the migrations this database lacks, under the migration lock (instances that start

@@ -210,7 +210,7 @@ extension PostgresStore {
             let merged = try await c.query(
                 """
                 UPDATE audit SET count = count + 1, at = \(e.at) WHERE seq = (
-                  SELECT seq FROM audit WHERE client IS NOT DISTINCT FROM \(e.clientAddress) AND kind = \(e.kind)
+                  SELECT seq FROM audit WHERE \(unescaped: Schema.mergedAuditKindsCondition) AND client IS NOT DISTINCT FROM \(e.clientAddress) AND kind = \(e.kind)
                     AND at >= \(e.at.addingTimeInterval(-AuditEvent.aggregationWindow)) AND user_id IS NOT DISTINCT FROM \(e.userID)
                     AND device_id IS NOT DISTINCT FROM \(e.deviceID) AND reason IS NOT DISTINCT FROM \(e.reason)
                     AND api_key_id IS NOT DISTINCT FROM \(e.apiKeyID)

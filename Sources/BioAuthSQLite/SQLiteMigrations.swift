@@ -114,5 +114,9 @@ extension SQLiteStore {
         // SQLite has no unlogged table: a commit whose only writes are challenges skips its fsync
         // instead (SQLiteWriter, WritePlan.isEphemeral). Recorded so both stores list the same migrations.
         ("Challenges are not kept through a crash", []),
+        (
+            "Only failures are indexed for merging repeats",
+            ["DROP INDEX audit_repeat", "CREATE INDEX audit_repeat ON audit (client, kind, at) WHERE \(Schema.mergedAuditKindsCondition)"]
+        ),
     ]
 }

@@ -196,7 +196,7 @@ extension SQLiteHandle {
             let merged = try query(
                 """
                 UPDATE audit SET count = count + 1, at = ? WHERE seq = (
-                  SELECT seq FROM audit WHERE client IS ? AND kind = ? AND at >= ? AND user_id IS ? AND device_id IS ? AND reason IS ? AND api_key_id IS ?
+                  SELECT seq FROM audit WHERE \(Schema.mergedAuditKindsCondition) AND client IS ? AND kind = ? AND at >= ? AND user_id IS ? AND device_id IS ? AND reason IS ? AND api_key_id IS ?
                   ORDER BY seq DESC LIMIT 1) RETURNING seq
                 """,
                 [

@@ -13,8 +13,8 @@ import VaporCSQLite
 /// ``maxGroupSize``) and runs them in one `BEGIN IMMEDIATE … COMMIT`, each inside its own savepoint,
 /// so a failing one rolls back alone. A transaction is acknowledged (its `write` returns) only after
 /// that `COMMIT` is on disk; if the commit fails, every member fails. Alone, a transaction commits at
-/// once; under concurrency many share one fsync. Reads run after the group commits, so they never see
-/// unacknowledged writes.
+/// once; under concurrency many share one fsync. Reads queued with a group run before it begins, so
+/// they never see unacknowledged writes and never wait for the group's fsync.
 final class SQLiteWriter: Sendable {
     private let queue: JobQueue
     private let counts: Counts
@@ -59,7 +59,8 @@ final class SQLiteWriter: Sendable {
         }
     }
 
-    /// Runs `body` outside any transaction, after every transaction queued before it has committed.
+    /// Runs `body` outside any transaction: it sees every write acknowledged before it was called,
+    /// and none that is not acknowledged yet.
     func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteHandle) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let job = Job.read { connection in continuation.resume(with: Result { try body(connection) }) }
@@ -80,17 +81,15 @@ final class SQLiteWriter: Sendable {
     private static func run(queue: JobQueue, connection: SQLiteHandle, counts: Counts) {
         while true {
             let jobs = queue.take(maxWrites: maxGroupSize)
+            // Reads first, outside any transaction: they see every acknowledged write (committed
+            // before they were queued) and none of this group's, and do not wait for its fsync.
+            for case .read(let body) in jobs { body(connection) }
             let writes = jobs.compactMap { job -> WriteJob? in if case .write(let ephemeral, let run, let notRun) = job { (ephemeral, run, notRun) } else { nil } }
             if !writes.isEmpty { commit(writes, on: connection, counts: counts) }
-            for job in jobs {
-                switch job {
-                case .write: break
-                case .read(let body): body(connection)
-                case .close(let done):
-                    connection.close()
-                    done()
-                    return
-                }
+            for case .close(let done) in jobs {
+                connection.close()
+                done()
+                return
             }
         }
     }

@@ -35,4 +35,24 @@ struct SchemaTests {
         #expect(error?.code == .schemaTooNew)
         #expect(error?.detail?.contains("Sessions carry a device attestation") == true, "the message names what this binary does not know")
     }
+
+    /// Only failures' audit rows enter the index that merging repeats reads, and the merging query
+    /// uses it: its condition is the index's predicate word for word.
+    @Test func onlyFailuresAreIndexedForMergingAndTheMergeUsesThatIndex() async throws {
+        #expect(Set(Schema.mergedAuditKinds) == Set(AuditKind.failures.map(\.description)), "a new failure kind needs a migration that rebuilds audit_repeat")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-schema-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        try await SQLiteStore.open(path: path).close()
+        let pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        let raw = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: Logger(label: "raw"), on: MultiThreadedEventLoopGroup.singleton.any())
+        let plan = try await raw.query(
+            "EXPLAIN QUERY PLAN SELECT seq FROM audit WHERE \(Schema.mergedAuditKindsCondition) AND client IS ? AND kind = ? AND at >= ? ORDER BY seq DESC LIMIT 1",
+            [.text("203.0.113.9"), .text("login.failed"), .float(0)])
+        #expect(plan.map { $0.column("detail")?.string ?? "" }.contains { $0.contains("audit_repeat") }, "\(plan.map { $0.column("detail")?.string ?? "" })")
+        let definition = try await raw.query("SELECT sql FROM sqlite_master WHERE name = 'audit_repeat'").first?.column("sql")?.string ?? ""
+        #expect(definition.hasSuffix("WHERE \(Schema.mergedAuditKindsCondition)"), "\(definition)")
+        try await raw.close()
+        try await pool.shutdownGracefully()
+    }
 }

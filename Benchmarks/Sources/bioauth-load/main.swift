@@ -334,7 +334,7 @@ struct CPUSample {
 
     static func now(servers: [Server]) -> CPUSample {
         var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
         let own = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
         let serverTicks = servers.reduce(0.0) { sum, server in
             // /proc/PID/stat: utime and stime are fields 14 and 15, counted after the ")" that ends the name.

@@ -27,7 +27,36 @@ package enum Schema {
         "Audit rows name the API key that acted",
         "Outbox events the receiver kept refusing wait as dead letters",
         "Challenges are not kept through a crash",
+        "Only failures are indexed for merging repeats",
     ]
+
+    /// The kinds whose repeats merge into one audit row (``AuditEvent/aggregates``) as the index
+    /// `audit_repeat` covers them since "Only failures are indexed for merging repeats": a
+    /// success's row costs no entry in an index only the merging reads. The merging query names
+    /// them in the same words, so the database can use the partial index. `SchemaTests` holds this
+    /// to `AuditKind.failures`: a new failure kind needs a migration that rebuilds the index.
+    package static let mergedAuditKinds = [
+        "apikey.rejected",
+        "approval.rejected",
+        "backend.refused",
+        "challenge.refused",
+        "device.enrollment.failed",
+        "enrolment.recovery.rejected",
+        "lockout",
+        "login.failed",
+        "password.login.failed",
+        "primary.login.failed",
+        "rate.limited",
+        "session.rejected",
+        "stepup.failed",
+        "token.refresh.rejected",
+    ]
+
+    /// `kind IN ('…', …)` over ``mergedAuditKinds``: the partial index's predicate and the merging
+    /// query's condition, word for word (the names are fixed ASCII, never user input).
+    package static var mergedAuditKindsCondition: String {
+        "kind IN (\(mergedAuditKinds.map { "'\($0)'" }.joined(separator: ", ")))"
+    }
 
     package enum ColumnType: Sendable, Hashable {
         case text, bytes, date, integer, smallInteger, boolean
