@@ -29,7 +29,7 @@ final class SQLiteWriter: Sendable {
         self.queue = queue
         self.counts = counts
         let thread = Thread { Self.run(queue: queue, connection: connection, counts: counts) }
-        thread.name = "BioAuthSQLite writer"
+        thread.name = "sqlite-writer"  // Linux keeps 15 bytes of a thread name and ignores a longer one
         thread.start()
     }
 

@@ -25,6 +25,8 @@ import Synchronization
 // With --password-flood N it then runs the first rate's open loop three times alone and three times
 // while N connections send password guesses for unknown users (PBKDF2 at 600 000 rounds each),
 // each from a new address, alternated, and prints the ratio of the median device-login p99s.
+// After each closed loop it prints who used the machine's cores: itself, the servers, the rest
+// (the database) and idle. BIOAUTH_LOAD_POOL_SIZE sets the servers' PostgreSQL pool (16).
 
 struct Options {
     var server = "../.build/release/bioauth-server"
@@ -129,7 +131,7 @@ final class Server {
         process.environment = ProcessInfo.processInfo.environment.merging(["BIOAUTH_SIGNING_KEY_KEK": Self.signingKeyEncryption]) { $1 }
         process.arguments = [
             "--port", "0", "--database", database, "--relying-party", "load.test", "--requests-per-client", "1000000000", "--log-level", "error",
-            "--database-tls", "disable", "--database-pool-size", "16",
+            "--database-tls", "disable", "--database-pool-size", ProcessInfo.processInfo.environment["BIOAUTH_LOAD_POOL_SIZE"] ?? "16",
             // The password flood comes from many addresses, as a botnet's would: no per-address limit stops it.
             "--trust-forwarded-for",
         ]
