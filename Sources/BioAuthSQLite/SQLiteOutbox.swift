@@ -39,7 +39,7 @@ extension SQLiteStore {
     }
 
     public func deadLetters(limit: Int) async throws -> [OutboxEvent] {
-        try await writer.read { db in
+        try await reader.read { db in
             try db.query("SELECT * FROM outbox WHERE dead_at IS NOT NULL ORDER BY id LIMIT ?", [.integer(limit)]).map { row in
                 OutboxEvent(id: Int64(try row.int("id")), event: try AuditEvent(row: row, withOrigin: false), attempts: try row.int("attempts"))
             }
@@ -47,7 +47,7 @@ extension SQLiteStore {
     }
 
     public func outboxStatus() async throws -> OutboxStatus {
-        try await writer.read { db in
+        try await reader.read { db in
             let row = try db.query(
                 "SELECT SUM(CASE WHEN dead_at IS NULL THEN 1 ELSE 0 END) AS pending, MIN(CASE WHEN dead_at IS NULL THEN at END) AS oldest, SUM(CASE WHEN dead_at IS NULL THEN 0 ELSE 1 END) AS dead FROM outbox"
             ).first

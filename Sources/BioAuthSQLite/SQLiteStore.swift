@@ -7,9 +7,10 @@ import Logging
 ///
 /// Every write method is one transaction on a single connection with `journal_mode=WAL` and
 /// `synchronous=FULL`: when a method returns, its writes are on disk, and a killed process loses
-/// nothing it acknowledged. One thread of its own (``SQLiteWriter``) runs every statement with
+/// nothing it acknowledged. One thread of its own (``SQLiteWriter``) runs every write with
 /// prepared statements kept for reuse, so a request costs one thread hop however many statements
-/// it runs, and commits in groups: the transactions queued while one group ran share the next
+/// it runs; reads run on a second connection and thread (a file only), so they neither queue
+/// behind writes nor wait for an fsync. Writes commit in groups: the transactions queued while one group ran share the next
 /// `COMMIT` (one fsync), each in its own savepoint. SQLite is vendored by SQLiteNIO, so no system
 /// package is needed.
 ///
@@ -27,7 +28,8 @@ import Logging
 public final class SQLiteStore: BioAuthStore {
     let writer: SQLiteWriter
 
-    /// How many transactions were acknowledged, and how many `COMMIT`s (fsyncs) that took.
+    /// How many transactions were acknowledged, and how many `COMMIT`s waited for the disk (fsyncs)
+    /// to acknowledge them — a group of only ephemeral writes (``WritePlan/isEphemeral``) takes none.
     public struct Statistics: Sendable, Hashable {
         public var transactions = 0
         public var commits = 0
@@ -41,8 +43,14 @@ public final class SQLiteStore: BioAuthStore {
         return try await writer.read { db in try db.query("PRAGMA \(name)").first.map { try $0.int(name) }.map(String.init) ?? "" }
     }
 
-    private init(writer: SQLiteWriter) {
+    /// Where reads run: a second connection on a thread of its own for a file (WAL lets it read the
+    /// last commit while the writer writes and waits for its fsync), the writer for `:memory:`
+    /// (a private database no other connection sees).
+    let reader: SQLiteWriter
+
+    private init(writer: SQLiteWriter, reader: SQLiteWriter) {
         self.writer = writer
+        self.reader = reader
     }
 
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
@@ -73,12 +81,24 @@ public final class SQLiteStore: BioAuthStore {
             db.close()
             throw error
         }
-        return SQLiteStore(writer: SQLiteWriter(connection: db))
+        let writer = SQLiteWriter(connection: db)
+        guard path != ":memory:" else { return SQLiteStore(writer: writer, reader: writer) }
+        let reading: SQLiteHandle
+        do {
+            reading = try SQLiteHandle(path: path)
+            try reading.execute("PRAGMA busy_timeout=5000")
+            try reading.execute("PRAGMA query_only=1")
+        } catch {
+            _ = writer  // its thread closes the connection when it is released
+            throw error
+        }
+        return SQLiteStore(writer: writer, reader: SQLiteWriter(connection: reading, name: "sqlite-reader"))
     }
 
     /// Closes the connection after every queued transaction has committed. Idempotent.
     public func close() async throws {
         await writer.close()
+        if reader !== writer { await reader.close() }
     }
 
     private static func migrate(_ db: SQLiteHandle, logger: Logger) throws {
@@ -114,7 +134,7 @@ public final class SQLiteStore: BioAuthStore {
 
     /// Every column of the database as SQLite declares it, tables by name, columns in order.
     package func declaredColumns() async throws -> [Schema.DeclaredColumn] {
-        try await writer.read { db in
+        try await reader.read { db in
             try db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'migrations' ORDER BY name").flatMap { table in
                 let name = try table.string("name")
                 return try db.query("SELECT name, type, \"notnull\" AS required, pk FROM pragma_table_info(?)", [.text(name)]).map { column in
@@ -173,7 +193,7 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: Users
 
     public func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState {
-        try await writer.read { db in
+        try await reader.read { db in
             let user = try db.query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map { try UserRecord(row: $0) }
             return PasswordLoginState(user: user, lockedOut: try db.isLockedOut(lockout))
         }
@@ -188,7 +208,7 @@ public final class SQLiteStore: BioAuthStore {
         // thread every transaction queues for. So it runs here, on the caller's thread, against
         // the rows as they are now; the transaction reads them again as it consumes the challenge
         // and keeps this decision only if they are the same — otherwise it decides again, inside.
-        let peeked = try await writer.read { db in try db.takenChallenge(id: id, lockout: lockout, consuming: false) }
+        let peeked = try await reader.read { db in try db.takenChallenge(id: id, lockout: lockout, consuming: false) }
         let early = peeked.map { (taken: $0, decision: decide($0)) }
         return try await writer.write { db in
             let taken = try db.takenChallenge(id: id, lockout: lockout, consuming: true)
@@ -198,7 +218,7 @@ public final class SQLiteStore: BioAuthStore {
     }
 
     public func challenge(id: Data) async throws -> ChallengeRecord? {
-        try await writer.read { db in try db.query("SELECT * FROM challenges WHERE id = ?", [.blob(id)]).first.map { try ChallengeRecord(row: $0) } }
+        try await reader.read { db in try db.query("SELECT * FROM challenges WHERE id = ?", [.blob(id)]).first.map { try ChallengeRecord(row: $0) } }
     }
 
     public func deleteChallenges(expiredBefore date: Date) async throws -> Int {
@@ -232,31 +252,31 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: Devices
 
     public func device(id: DeviceID) async throws -> DeviceRecord? {
-        try await writer.read { db in try db.device(id) }
+        try await reader.read { db in try db.device(id) }
     }
 
     public func devices(userID: UserID) async throws -> [DeviceRecord] {
-        try await writer.read { db in try db.query("SELECT * FROM devices WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map { try DeviceRecord(row: $0) } }
+        try await reader.read { db in try db.query("SELECT * FROM devices WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map { try DeviceRecord(row: $0) } }
     }
 
     // MARK: Sessions
 
     public func session(tokenHash: TokenHash) async throws -> SessionState? {
-        try await writer.read { db in try db.sessionState(where: "s.token_hash = ?", .blob(tokenHash)) }
+        try await reader.read { db in try db.sessionState(where: "s.token_hash = ?", .blob(tokenHash)) }
     }
 
     public func session(id: SessionID) async throws -> SessionState? {
-        try await writer.read { db in try db.sessionState(where: "s.id = ?", .text(id)) }
+        try await reader.read { db in try db.sessionState(where: "s.id = ?", .text(id)) }
     }
 
     public func sessions(userID: UserID) async throws -> [SessionRecord] {
-        try await writer.read { db in try db.query("SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map { try SessionRecord(row: $0) } }
+        try await reader.read { db in try db.query("SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map { try SessionRecord(row: $0) } }
     }
 
     // MARK: Signing keys
 
     public func signingKeys() async throws -> [SigningKeyRecord] {
-        try await writer.read { db in
+        try await reader.read { db in
             try db.query("SELECT * FROM signing_keys ORDER BY created_at, id").map { row in
                 try SigningKeyRecord(row: row)
             }
@@ -266,21 +286,21 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: API keys
 
     public func apiKey(secretHash: TokenHash) async throws -> ApiKeyRecord? {
-        try await writer.read { db in try db.query("SELECT * FROM api_keys WHERE secret_hash = ?", [.blob(secretHash)]).first.map { try ApiKeyRecord(row: $0) } }
+        try await reader.read { db in try db.query("SELECT * FROM api_keys WHERE secret_hash = ?", [.blob(secretHash)]).first.map { try ApiKeyRecord(row: $0) } }
     }
 
     public func apiKeys() async throws -> [ApiKeyRecord] {
-        try await writer.read { db in try db.query("SELECT * FROM api_keys ORDER BY created_at, id").map { try ApiKeyRecord(row: $0) } }
+        try await reader.read { db in try db.query("SELECT * FROM api_keys ORDER BY created_at, id").map { try ApiKeyRecord(row: $0) } }
     }
 
     // MARK: Enrolment requests
 
     public func enrolmentRequest(id: EnrolmentRequestID) async throws -> EnrolmentRequestRecord? {
-        try await writer.read { db in try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map { try EnrolmentRequestRecord(row: $0) } }
+        try await reader.read { db in try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map { try EnrolmentRequestRecord(row: $0) } }
     }
 
     public func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord] {
-        try await writer.read { db in
+        try await reader.read { db in
             try db.query("SELECT * FROM enrolment_requests WHERE user_id = ? AND expires_at > ? ORDER BY created_at, id", [.text(userID), .date(now)])
                 .map { try EnrolmentRequestRecord(row: $0) }
         }
@@ -289,7 +309,7 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: Audit
 
     public func auditEvents(userID: UserID?, limit: Int) async throws -> [AuditEvent] {
-        try await writer.read { db in
+        try await reader.read { db in
             let rows =
                 if let userID {
                     try db.query("SELECT * FROM audit WHERE user_id = ? ORDER BY seq DESC LIMIT ?", [.text(userID), .integer(limit)])

@@ -22,14 +22,14 @@ final class SQLiteWriter: Sendable {
     /// Most transactions one commit acknowledges, so a steady stream cannot hold a group open.
     static let maxGroupSize = 256
 
-    /// Hands `connection` to a new thread, which owns it from now on.
-    init(connection: SQLiteHandle) {
+    /// Hands `connection` to a new thread (named `name`, at most 15 bytes on Linux), which owns it from now on.
+    init(connection: SQLiteHandle, name: String = "sqlite-writer") {
         let queue = JobQueue()
         let counts = Counts()
         self.queue = queue
         self.counts = counts
         let thread = Thread { Self.run(queue: queue, connection: connection, counts: counts) }
-        thread.name = "sqlite-writer"  // Linux keeps 15 bytes of a thread name and ignores a longer one
+        thread.name = name
         thread.start()
     }
 
@@ -142,7 +142,7 @@ final class SQLiteWriter: Sendable {
         do {
             try connection.execute("COMMIT")
             counts.value.withLock {
-                $0.commits += 1
+                if synchronous == "FULL" { $0.commits += 1 }
                 $0.transactions += members.count
             }
             for acknowledge in members { acknowledge(.success(())) }
