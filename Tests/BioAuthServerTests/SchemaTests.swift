@@ -24,12 +24,7 @@ struct SchemaTests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-schema-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         try await SQLiteStore.open(path: path).close()
-        let pool = NIOThreadPool(numberOfThreads: 1)
-        pool.start()
-        let raw = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: Logger(label: "raw"), on: MultiThreadedEventLoopGroup.singleton.any())
-        _ = try await raw.query("INSERT INTO migrations (name, applied_at) VALUES ('Sessions carry a device attestation', 0)")
-        try await raw.close()
-        try await pool.shutdownGracefully()
+        _ = try await withRawSQLite(path) { raw in try await raw.query("INSERT INTO migrations (name, applied_at) VALUES ('Sessions carry a device attestation', 0)") }
 
         let error = await #expect(throws: StoreError.self) { try await SQLiteStore.open(path: path) }
         #expect(error?.code == .schemaTooNew)
@@ -43,16 +38,31 @@ struct SchemaTests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-schema-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         try await SQLiteStore.open(path: path).close()
-        let pool = NIOThreadPool(numberOfThreads: 1)
-        pool.start()
-        let raw = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: Logger(label: "raw"), on: MultiThreadedEventLoopGroup.singleton.any())
-        let plan = try await raw.query(
-            "EXPLAIN QUERY PLAN SELECT seq FROM audit WHERE \(Schema.mergedAuditKindsCondition) AND client IS ? AND kind = ? AND at >= ? ORDER BY seq DESC LIMIT 1",
-            [.text("203.0.113.9"), .text("login.failed"), .float(0)])
-        #expect(plan.map { $0.column("detail")?.string ?? "" }.contains { $0.contains("audit_repeat") }, "\(plan.map { $0.column("detail")?.string ?? "" })")
-        let definition = try await raw.query("SELECT sql FROM sqlite_master WHERE name = 'audit_repeat'").first?.column("sql")?.string ?? ""
-        #expect(definition.hasSuffix("WHERE \(Schema.mergedAuditKindsCondition)"), "\(definition)")
+        try await withRawSQLite(path) { raw in
+            let plan = try await raw.query(
+                "EXPLAIN QUERY PLAN SELECT seq FROM audit WHERE \(Schema.mergedAuditKindsCondition) AND client IS ? AND kind = ? AND at >= ? ORDER BY seq DESC LIMIT 1",
+                [.text("203.0.113.9"), .text("login.failed"), .float(0)])
+            #expect(plan.map { $0.column("detail")?.string ?? "" }.contains { $0.contains("audit_repeat") }, "\(plan.map { $0.column("detail")?.string ?? "" })")
+            let definition = try await raw.query("SELECT sql FROM sqlite_master WHERE name = 'audit_repeat'").first?.column("sql")?.string ?? ""
+            #expect(definition.hasSuffix("WHERE \(Schema.mergedAuditKindsCondition)"), "\(definition)")
+        }
+    }
+}
+
+/// Runs `body` with a raw SQLiteNIO connection to the file at `path`, beside any store that has it
+/// open (what an operator's `sqlite3` shell would be), and closes it.
+func withRawSQLite<T>(_ path: String, _ body: (SQLiteConnection) async throws -> T) async throws -> T {
+    let pool = NIOThreadPool(numberOfThreads: 1)
+    pool.start()
+    let raw = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: Logger(label: "raw"), on: MultiThreadedEventLoopGroup.singleton.any())
+    do {
+        let result = try await body(raw)
         try await raw.close()
         try await pool.shutdownGracefully()
+        return result
+    } catch {
+        try? await raw.close()
+        try? await pool.shutdownGracefully()
+        throw error
     }
 }

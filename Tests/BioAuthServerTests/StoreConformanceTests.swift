@@ -90,16 +90,13 @@ struct StoreConformanceTests {
     @Test func sqliteStoreRefusesCorruptRows() async throws {
         let path = temporaryDatabasePath()
         try await SQLiteStore.open(path: path).close()
-        let pool = NIOThreadPool(numberOfThreads: 1)
-        pool.start()
-        let raw = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: Logger(label: "raw"), on: MultiThreadedEventLoopGroup.singleton.any())
-        _ = try await raw.query(
-            "INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at) VALUES (?, 3, 'rp', 'u', 'd', ?, 0, 60)",
-            [.blob(ByteBuffer(bytes: [1])), .blob(ByteBuffer(bytes: [2]))])
-        _ = try await raw.query(
-            "INSERT INTO sessions (token_hash, id, user_id, kind, created_at, expires_at) VALUES (?, 's', 'u', 'admin', 0, 60)", [.blob(ByteBuffer(bytes: [3]))])
-        try await raw.close()
-        try await pool.shutdownGracefully()
+        try await withRawSQLite(path) { raw in
+            _ = try await raw.query(
+                "INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at) VALUES (?, 3, 'rp', 'u', 'd', ?, 0, 60)",
+                [.blob(ByteBuffer(bytes: [1])), .blob(ByteBuffer(bytes: [2]))])
+            _ = try await raw.query(
+                "INSERT INTO sessions (token_hash, id, user_id, kind, created_at, expires_at) VALUES (?, 's', 'u', 'admin', 0, 60)", [.blob(ByteBuffer(bytes: [3]))])
+        }
 
         let store = try await SQLiteStore.open(path: path)
         let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 1)
