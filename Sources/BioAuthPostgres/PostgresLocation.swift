@@ -35,6 +35,11 @@ extension PostgresStore {
         /// locks. Defaults: the operation timeout, and 2 s. Migrations run without them.
         public var statementTimeout: Duration?
         public var lockTimeout: Duration
+        /// Whether the statements every login runs are prepared once per connection (named
+        /// prepared statements: PostgreSQL parses and plans them once). On by default; switch it
+        /// off behind a pooler that cannot keep them — PgBouncer in transaction mode before 1.21,
+        /// or with `max_prepared_statements = 0`.
+        public var preparedStatements: Bool
 
         /// The parameters each connection starts with (`statement_timeout`, `lock_timeout`, in ms).
         public var startupParameters: [(String, String)] {
@@ -46,8 +51,10 @@ extension PostgresStore {
 
         /// nil: ``TLSMode/automatic(for:)`` of the host.
         public init(
-            tls: TLSMode? = nil, poolSize: Int = 20, operationTimeout: Duration = .seconds(5), statementTimeout: Duration? = nil, lockTimeout: Duration = .seconds(2)
+            tls: TLSMode? = nil, poolSize: Int = 20, operationTimeout: Duration = .seconds(5), statementTimeout: Duration? = nil, lockTimeout: Duration = .seconds(2),
+            preparedStatements: Bool = true
         ) {
+            self.preparedStatements = preparedStatements
             self.statementTimeout = statementTimeout
             self.lockTimeout = lockTimeout
             self.tls = tls

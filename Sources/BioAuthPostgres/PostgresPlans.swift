@@ -10,31 +10,12 @@ extension PostgresStore {
     func apply(_ plan: WritePlan, _ c: PostgresConnection) async throws -> PlanOutcome {
         for condition in plan.guards where try await !holds(condition, c) { return .refused(condition) }
         if plan.guards.isEmpty, let login = DeviceLoginWrites(plan.mutations) {
-            try await run(login, c)
+            _ = try await run(login, c)
             return .applied()
         }
         var outcome = PlanOutcome.applied()
         for mutation in plan.mutations { try await run(mutation, into: &outcome, c) }
         return outcome
-    }
-
-    /// A device login's writes — the session, its device's last use, the known address, the
-    /// audit row — as one statement: one round trip instead of three on the hot path.
-    private func run(_ login: DeviceLoginWrites, _ c: PostgresConnection) async throws {
-        let (s, device, known, e) = (login.session, login.device, login.known, login.audit)
-        let stale = known.at.addingTimeInterval(-WritePlan.knownClientRefresh)
-        try await c.query(
-            """
-            WITH touched AS (UPDATE devices SET last_used_at = \(s.createdAt) WHERE id = \(device)),
-            known AS (
-              INSERT INTO known_clients (user_id, client, last_success_at) VALUES (\(known.user), \(known.client), \(known.at))
-              ON CONFLICT (user_id, client) DO UPDATE SET last_success_at = EXCLUDED.last_success_at WHERE known_clients.last_success_at < \(stale)),
-            audited AS (
-              INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id, api_key_id)
-              VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID), \(e.apiKeyID)))
-            INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash)
-            VALUES (\(s.tokenHash), \(s.id), \(s.userID), \(s.deviceID), \(s.kind.rawValue), \(s.createdAt), \(s.expiresAt), \(s.revokedAt), \(s.refreshTokenHash))
-            """, logger: logger)
     }
 
     private func holds(_ condition: WritePlan.Guard, _ c: PostgresConnection) async throws -> Bool {
@@ -73,14 +54,8 @@ extension PostgresStore {
                 INSERT INTO users (id, password_salt, password_rounds, password_hash, created_at)
                 VALUES (\(u.id), \(u.passwordSalt), \(u.passwordRounds), \(u.passwordHash), \(u.createdAt))
                 """, logger: logger)
-        case .insertChallenge(let ch):
-            let columns = ch.binding.columns
-            try await c.query(
-                """
-                INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
-                VALUES (\(ch.id), \(Int16(ch.purpose.rawValue)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
-                        \(columns.operationHash), \(columns.publicKey), \(columns.deviceName), \(columns.replacing), \(ch.sessionID), \(ch.enrolmentRequestID))
-                """, logger: logger)
+        case .insertChallenge(let challenge):
+            _ = try await run(InsertChallengeStatement(challenge: challenge), c)
         case .replacePassword(let u):
             try await c.query(
                 "UPDATE users SET password_salt = \(u.passwordSalt), password_rounds = \(u.passwordRounds), password_hash = \(u.passwordHash) WHERE id = \(u.id)",
@@ -247,25 +222,5 @@ extension PostgresStore {
             INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id, api_key_id)
             VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID), \(e.apiKeyID))
             """, logger: logger)
-    }
-}
-
-/// The writes of a device login's plan (``WritePlan/login(_:from:clearing:rehashed:audit:)`` for a
-/// device session from a known address, its audit event not merging and not queued), recognised
-/// so that the store can send them as one statement; nil for any other list of mutations.
-struct DeviceLoginWrites {
-    let session: SessionRecord
-    let device: DeviceID
-    let known: (user: UserID, client: String, at: Date)
-    let audit: AuditEvent
-
-    init?(_ mutations: [WritePlan.Mutation]) {
-        guard mutations.count == 3, case .insertSession(let session, let touched?) = mutations[0],
-            case .rememberClient(let user, let client, let at) = mutations[1], case .appendAudit(let audit) = mutations[2], !audit.aggregates
-        else { return nil }
-        self.session = session
-        self.device = touched
-        self.known = (user, client, at)
-        self.audit = audit
     }
 }

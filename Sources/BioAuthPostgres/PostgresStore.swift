@@ -30,12 +30,17 @@ public final class PostgresStore: BioAuthStore {
     let logger: Logger
     private let timeout: Duration
     private let reachability: PostgresReachability
+    /// ``Options/preparedStatements``.
+    let preparedStatements: Bool
     private let closed = Mutex(false)
 
     /// Any constant: the advisory lock every starting instance takes while it migrates.
     static let migrationLock: Int64 = 0x6269_6f61_7574_68  // "bioauth"
 
-    private init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger, timeout: Duration, reachability: PostgresReachability) {
+    private init(
+        client: PostgresClient, runner: Task<Void, Never>, logger: Logger, timeout: Duration, reachability: PostgresReachability, preparedStatements: Bool
+    ) {
+        self.preparedStatements = preparedStatements
         self.client = client
         self.runner = runner
         self.logger = logger
@@ -66,7 +71,9 @@ public final class PostgresStore: BioAuthStore {
         let reachability = PostgresReachability(logger: logger) {
             try await connectOnce(location, tls: mode, timeout: min(options.operationTimeout, .seconds(2)), logger: logger)
         }
-        let store = PostgresStore(client: client, runner: runner, logger: logger, timeout: options.operationTimeout, reachability: reachability)
+        let store = PostgresStore(
+            client: client, runner: runner, logger: logger, timeout: options.operationTimeout, reachability: reachability,
+            preparedStatements: options.preparedStatements)
         do { try await store.migrate() } catch {
             try? await store.close()
             throw error
@@ -242,21 +249,10 @@ public final class PostgresStore: BioAuthStore {
     public func consumeChallenge<Verdict: Sendable>(
         id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
     ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
-        let clientKey = FailureSubject.client(lockout.client).storageKey
-        return try await transaction { c in
+        try await transaction { c in
             var taken: TakenChallenge?
             // One round trip: the challenge taken, its device, and the address's failure count.
-            if let row = try await c.query(
-                """
-                WITH taken AS (DELETE FROM challenges WHERE id = \(id) RETURNING *)
-                SELECT taken.*, (SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(clientKey)) AS client_count,
-                       d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.public_key AS d_public_key, d.created_at AS d_created_at,
-                       d.last_used_at AS d_last_used_at, d.revoked_at AS d_revoked_at, d.key_replaced_at AS d_key_replaced_at,
-                       d.key_replaced_by AS d_key_replaced_by, d.attestation AS d_attestation,
-                       d.enrolled_by AS d_enrolled_by
-                FROM taken LEFT JOIN devices d ON d.id = taken.device_id
-                """, logger: self.logger
-            ).collect().first {
+            if let row = try await self.run(TakeChallengeStatement(id: id, lockout: lockout), c).first {
                 let r = row.makeRandomAccess()
                 let challenge = try ChallengeRecord(row: PostgresStoredRow(r))
                 let device = try r.optional("d_id", String.self) == nil ? nil : try DeviceRecord(row: PostgresStoredRow(r), prefix: "d_")
@@ -378,10 +374,7 @@ public final class PostgresStore: BioAuthStore {
     }
 
     func isLockedOut(_ lockout: LockoutQuery, _ c: PostgresConnection) async throws -> Bool {
-        let key = FailureSubject.client(lockout.client).storageKey
-        let rows = try await c.query("SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(key)", logger: logger)
-        var count = 0
-        for try await stored in rows.decode(Int32.self) { count = Int(stored) }
-        return lockout.isLockedOut(clientCount: count)
+        let count = try await run(ClientFailuresStatement(lockout: lockout), c).first.map { try $0.decode(Int32.self) } ?? 0
+        return lockout.isLockedOut(clientCount: Int(count))
     }
 }

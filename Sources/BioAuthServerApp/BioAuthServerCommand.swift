@@ -37,6 +37,13 @@ struct DatabaseOptions: ParsableArguments {
     var databaseTLS: String? { databaseTLSOption ?? env("BIOAUTH_DATABASE_TLS") }
     @Option(name: .customLong("database-pool-size"), help: "Most PostgreSQL connections of this instance (env BIOAUTH_DATABASE_POOL_SIZE).")
     var databasePoolSize: Int = env("BIOAUTH_DATABASE_POOL_SIZE").flatMap(Int.init) ?? 20
+    @Flag(
+        name: .customLong("no-database-prepared-statements"),
+        help:
+            "Run every PostgreSQL statement unnamed: for a pooler that cannot keep prepared statements, e.g. PgBouncer in transaction mode before 1.21 (env BIOAUTH_NO_DATABASE_PREPARED_STATEMENTS=1)."
+    )
+    var noPreparedStatementsFlag = false
+    var preparedStatements: Bool { !noPreparedStatementsFlag && env("BIOAUTH_NO_DATABASE_PREPARED_STATEMENTS") != "1" }
 
     /// The PostgreSQL server `--database` names, if it names one.
     var postgres: PostgresStore.Location? { PostgresStore.Location(url: database) }
@@ -59,7 +66,9 @@ struct DatabaseOptions: ParsableArguments {
     func open(logLevel: Logger.Level, logger: Logger) async throws -> any BioAuthStore {
         if database == ":memory:" { return try SQLiteStore.inMemory(logger: logger) }
         if let postgres {
-            let options = PostgresStore.Options(tls: databaseTLS.flatMap(PostgresStore.Options.TLSMode.init(name:)), poolSize: databasePoolSize)
+            let options = PostgresStore.Options(
+                tls: databaseTLS.flatMap(PostgresStore.Options.TLSMode.init(name:)), poolSize: databasePoolSize,
+                preparedStatements: preparedStatements)
             var poolLogger = Logger(label: "BioAuthPostgres")
             poolLogger.logLevel = max(.notice, logLevel)  // the pool logs each reconnect attempt at info; migrations are notices
             return try await PostgresStore.open(postgres, options: options, logger: poolLogger)

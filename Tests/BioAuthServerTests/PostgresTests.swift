@@ -19,6 +19,14 @@ struct PostgresTests {
         try await StoreConformance { try await PostgresTestServer.freshStore() }.run(check)
     }
 
+    /// The login statements run unnamed (`--no-database-prepared-statements`, for an old pooler)
+    /// behave the same: the checks that go through them.
+    @Test(arguments: [StoreConformance.Check.challenges, .challengeRace, .verdicts, .failures, .passwordAttempts])
+    func postgresStoreConformsWithoutPreparedStatements(_ check: StoreConformance.Check) async throws {
+        let options = PostgresStore.Options(tls: .disable, poolSize: 10, operationTimeout: .seconds(120), preparedStatements: false)
+        try await StoreConformance { try await PostgresTestServer.freshStore(options: options) }.run(check)
+    }
+
     /// Four instances starting at once on an empty database: each waits for the advisory lock,
     /// every migration is applied exactly once, and reopening applies nothing.
     @Test func migrationsAreAppliedOnceWhenInstancesStartTogether() async throws {
