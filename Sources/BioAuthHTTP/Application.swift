@@ -40,8 +40,9 @@ public struct BioAuthServerApp: Sendable {
     public let delivery: OutboxDelivery?
 
     /// Wires the service, metrics and routes over `store`. The app owns the store: ``shutdown()`` closes it.
-    /// Only the events `eventSink` will be given under `delivery` are written to the outbox
-    /// (``ServerConfiguration/publishedEvents``): none without a sink.
+    /// With `eventSink`, only the events it will be given under `delivery` are written to the
+    /// outbox (``ServerConfiguration/publishedEvents``); without one, what the configuration says
+    /// (every delivered kind by default: a backend may drain the outbox with its own `OutboxDelivery`).
     public static func build(
         _ configuration: ServerAppConfiguration, store: any BioAuthStore, clock: any WallClock = SystemWallClock(), logger: Logger = .discarding("bioauth-server"),
         recoveryChannel: (any RecoveryChannel)? = nil, eventSink: (any EventSink)? = nil, delivery policy: DeliveryPolicy = DeliveryPolicy()
@@ -50,7 +51,7 @@ public struct BioAuthServerApp: Sendable {
         logger.logLevel = configuration.logLevel
         let registry = PrometheusCollectorRegistry()
         var server = configuration.server
-        server.publishedEvents.formIntersection(eventSink == nil ? [] : policy.deliveredEvents)
+        if eventSink != nil { server.publishedEvents.formIntersection(policy.deliveredEvents) }
         let service = BioAuthService(
             store: store, configuration: server, clock: clock, logger: logger, metricsFactory: DescribedMetricsFactory(registry: registry),
             recoveryChannel: recoveryChannel)

@@ -253,6 +253,8 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.tokens = TokenPolicy(issuer: tokenIssuer, audience: tokenAudience, clientID: tokenClientID, accessTokenTTL: TimeInterval(accessTokenTTL))
         serverConfiguration.tokens.signingKeys = try signingKeys.protection(for: database)
         if let key = try pseudonymKey() { serverConfiguration.logPseudonymKey = key }
+        // No webhook, nobody to deliver to: no event is queued (the audit log has them all).
+        if webhookURL == nil { serverConfiguration.publishedEvents = [] }
         var http = HTTPOptions(
             trustedProxies: trustedProxies.compactMap(IPNetwork.init) + (trustForwardedFor ? HTTPOptions.loopbackProxies : []),
             allowSignUp: allowSignUp || env("BIOAUTH_ALLOW_SIGN_UP") == "1")

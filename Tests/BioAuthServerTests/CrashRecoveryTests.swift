@@ -4,6 +4,7 @@ import BioAuthServerTesting
 import BioAuthTesting
 import Crypto
 import Foundation
+import SQLiteNIO
 import Synchronization
 import Testing
 
@@ -28,6 +29,14 @@ struct CrashRecoveryTests {
 
         let second = try ServerProcess(database: database)
         try await EnrolmentLoad.expectAllStored(acknowledged, on: ServerClient(baseURL: "http://127.0.0.1:\(second.port)"))
+        // Without a webhook nobody reads the outbox, so the enrolments queued no event (they are audited).
+        let (queued, audited) = try await withRawSQLite(database) { raw in
+            (
+                try await raw.query("SELECT COUNT(*) AS n FROM outbox").first?.column("n")?.integer,
+                try await raw.query("SELECT COUNT(*) AS n FROM audit WHERE kind = 'device.enrolled'").first?.column("n")?.integer
+            )
+        }
+        #expect(queued == 0 && (audited ?? 0) >= 40, "outbox \(String(describing: queued)), audited \(String(describing: audited))")
         #expect(second.stop() == 0, "SIGTERM must shut the server down cleanly")
     }
 }

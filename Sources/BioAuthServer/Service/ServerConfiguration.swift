@@ -48,9 +48,10 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var logPseudonymKey: SecretBytes = .random(count: 32)
     /// The events written to the outbox (of ``AuditKind/deliveredEvents``; their audit rows are
     /// written whatever this says). Every delivered kind by default, for an embedding backend that
-    /// drains the outbox itself; `BioAuthServerApp.build` keeps only what its sink delivers —
-    /// nothing without one — so no login pays for a row nobody reads. Give every instance of a
-    /// deployment the same webhook settings: an instance without them writes no events.
+    /// drains the outbox itself; `BioAuthServerApp.build` given a sink keeps only what the sink
+    /// delivers, and `bioauth-server` without a webhook queues nothing — so no login pays for a row
+    /// nobody reads. Give every instance of a deployment the same webhook settings: an instance
+    /// without them writes no events.
     public var publishedEvents: Set<AuditKind> = AuditKind.deliveredEvents
 
     public init(
