@@ -81,18 +81,25 @@ public final class SQLiteStore: BioAuthStore {
             db.close()
             throw error
         }
-        let writer = SQLiteWriter(connection: db)
-        guard path != ":memory:" else { return SQLiteStore(writer: writer, reader: writer) }
+        guard path != ":memory:" else {
+            let writer = SQLiteWriter(connection: db)
+            return SQLiteStore(writer: writer, reader: writer)
+        }
+        // The reading connection is ready before either thread starts: a failure closes both.
         let reading: SQLiteHandle
+        do { reading = try SQLiteHandle(path: path) } catch {
+            db.close()
+            throw error
+        }
         do {
-            reading = try SQLiteHandle(path: path)
             try reading.execute("PRAGMA busy_timeout=5000")
             try reading.execute("PRAGMA query_only=1")
         } catch {
-            _ = writer  // its thread closes the connection when it is released
+            reading.close()
+            db.close()
             throw error
         }
-        return SQLiteStore(writer: writer, reader: SQLiteWriter(connection: reading, name: "sqlite-reader"))
+        return SQLiteStore(writer: SQLiteWriter(connection: db), reader: SQLiteWriter(connection: reading, name: "sqlite-reader"))
     }
 
     /// Closes the connection after every queued transaction has committed. Idempotent.
