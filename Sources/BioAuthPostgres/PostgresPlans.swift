@@ -8,11 +8,10 @@ extension PostgresStore {
     /// Runs a plan inside the current transaction: the guards (each locks the row it checks, so
     /// concurrent plans on one row queue), then each mutation's statement.
     func apply(_ plan: WritePlan, _ c: PostgresConnection) async throws -> PlanOutcome {
-        for condition in plan.guards where try await !holds(condition, c) { return .refused(condition) }
-        if plan.guards.isEmpty, let login = DeviceLoginWrites(plan.mutations) {
-            _ = try await run(login, c)
-            return .applied()
+        if let login = DeviceLoginWrites(plan) {
+            return try await run(login, c).isEmpty ? .refused(plan.guards[0]) : .applied()
         }
+        for condition in plan.guards where try await !holds(condition, c) { return .refused(condition) }
         var outcome = PlanOutcome.applied()
         for mutation in plan.mutations { try await run(mutation, into: &outcome, c) }
         return outcome
@@ -23,6 +22,8 @@ extension PostgresStore {
         func lock(_ rule: String, _ user: UserID) async throws { try await lockUser(rule, user, c) }
         switch condition {
         case .activeDevice(let id, let user): return try await exists("SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE")
+        case .activeDeviceKey(let id, let user, let key):
+            return try await exists("SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL AND public_key = \(key) FOR UPDATE")
         case .ownedDevice(let id, let user): return try await exists("SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) FOR UPDATE")
         case .activeSession(let id, let user): return try await exists("SELECT 1 FROM sessions WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE")
         case .activeApiKey(let id): return try await exists("SELECT 1 FROM api_keys WHERE id = \(id) AND revoked_at IS NULL FOR UPDATE")

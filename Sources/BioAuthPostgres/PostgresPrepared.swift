@@ -96,50 +96,59 @@ struct InsertChallengeStatement: PreparedLoginStatement {
 }
 
 /// A device login's writes — the session, its device's last use, the known address (its time
-/// moved only when older than ``WritePlan/knownClientRefresh``), the audit row — as one statement:
-/// one round trip instead of three on the hot path. Recognised from the plan's mutations
-/// (``WritePlan/login(_:from:clearing:rehashed:audit:)`` for a device session from a known address,
-/// its audit event not merging and not queued); nil for any other list.
+/// moved only when older than ``WritePlan/knownClientRefresh``), the audit row — as one statement
+/// whose device update is the plan's guard (``WritePlan/Guard/activeDeviceKey(id:userID:publicKey:)``):
+/// one round trip instead of four on the hot path. The update locks the device row and, if a
+/// revocation or re-key holds it, re-reads it once that commits; every insert selects from its
+/// result, so a refused guard writes nothing, and no row returned says so. Recognised from the
+/// plan (``WritePlan/login(_:from:clearing:rehashed:audit:)`` for a device session from a known
+/// address, its audit event not merging and not queued, behind that one guard); nil for any other.
+/// (A NULL bind has no type, and a selected one would be read as text: the nullable non-text
+/// values are cast.)
 struct DeviceLoginWrites: PreparedLoginStatement {
     let session: SessionRecord
     let device: DeviceID
-    let user: UserID
+    let publicKey: Data
     let client: String
     let at: Date
     let audit: AuditEvent
 
-    init?(_ mutations: [WritePlan.Mutation]) {
-        guard mutations.count == 3, case .insertSession(let session, let touched?) = mutations[0],
-            case .rememberClient(let user, let client, let at) = mutations[1], case .appendAudit(let audit) = mutations[2], !audit.aggregates
+    init?(_ plan: WritePlan) {
+        guard plan.guards.count == 1, case .activeDeviceKey(let device, let user, let publicKey) = plan.guards[0] else { return nil }
+        let mutations = plan.mutations
+        guard mutations.count == 3, case .insertSession(let session, let touched?) = mutations[0], touched == device, session.userID == user,
+            case .rememberClient(user, let client, let at) = mutations[1], case .appendAudit(let audit) = mutations[2], !audit.aggregates
         else { return nil }
-        (self.session, self.device, self.user, self.client, self.at, self.audit) = (session, touched, user, client, at, audit)
+        (self.session, self.device, self.publicKey, self.client, self.at, self.audit) = (session, device, publicKey, client, at, audit)
     }
 
     static let sql: String = {
         let at = Date(timeIntervalSince1970: 0)
         let session = SessionRecord(id: "s", tokenHash: TokenHash(digest: Data()), userID: "u", deviceID: "d", kind: .device, createdAt: at, expiresAt: at)
-        let sample = DeviceLoginWrites([
-            .insertSession(session, touchingDevice: "d"), .rememberClient(userID: "u", client: "c", at: at),
-            .appendAudit(AuditEvent(at: at, kind: .loginSucceeded, userID: "u")),
-        ])
-        return (try? sample?.query.sql) ?? ""
+        var plan = WritePlan.login(session, from: "c", audit: AuditEvent(at: at, kind: .loginSucceeded, userID: "u")).publishing([])
+        plan.require(.activeDeviceKey(id: "d", userID: "u", publicKey: Data()))
+        return (try? DeviceLoginWrites(plan)?.query.sql) ?? ""
     }()
 
     var query: PostgresQuery {
         get throws {
             let (s, e) = (session, audit)
-            return """
-                WITH touched AS (UPDATE devices SET last_used_at = \(s.createdAt) WHERE id = \(device)),
-                known AS (
-                  INSERT INTO known_clients (user_id, client, last_success_at) VALUES (\(user), \(client), \(at))
-                  ON CONFLICT (user_id, client) DO UPDATE SET last_success_at = EXCLUDED.last_success_at
-                    WHERE known_clients.last_success_at < \(at.addingTimeInterval(-WritePlan.knownClientRefresh))),
-                audited AS (
-                  INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id, api_key_id)
-                  VALUES (\(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID), \(e.apiKeyID)))
-                INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash)
-                VALUES (\(s.tokenHash), \(s.id), \(s.userID), \(s.deviceID), \(s.kind.rawValue), \(s.createdAt), \(s.expiresAt), \(s.revokedAt), \(s.refreshTokenHash))
-                """
+            return try """
+            WITH touched AS (
+              UPDATE devices SET last_used_at = \(s.createdAt)
+              WHERE id = \(device) AND user_id = \(s.userID) AND revoked_at IS NULL AND public_key = \(publicKey) RETURNING id),
+            known AS (
+              INSERT INTO known_clients (user_id, client, last_success_at) SELECT \(s.userID), \(client), \(at) FROM touched
+              ON CONFLICT (user_id, client) DO UPDATE SET last_success_at = EXCLUDED.last_success_at
+                WHERE known_clients.last_success_at < \(at.addingTimeInterval(-WritePlan.knownClientRefresh))),
+            audited AS (
+              INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id, api_key_id)
+              SELECT \(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID), \(e.apiKeyID) FROM touched)
+            INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash)
+            SELECT \(s.tokenHash), \(s.id), \(s.userID), \(s.deviceID), \(s.kind.rawValue), \(s.createdAt), \(s.expiresAt), \(s.revokedAt)::timestamptz,
+                   \(s.refreshTokenHash)::bytea
+            FROM touched RETURNING 1
+            """
         }
     }
 }

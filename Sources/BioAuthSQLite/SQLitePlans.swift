@@ -175,6 +175,8 @@ extension SQLiteHandle {
         func exists(_ sql: String, _ binds: [SQLValue]) throws -> Bool { try !query(sql, binds).isEmpty }
         switch condition {
         case .activeDevice(let id, let user): return try exists("SELECT 1 FROM devices WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
+        case .activeDeviceKey(let id, let user, let key):
+            return try exists("SELECT 1 FROM devices WHERE id = ? AND user_id = ? AND revoked_at IS NULL AND public_key = ?", [.text(id), .text(user), .blob(key)])
         case .ownedDevice(let id, let user): return try exists("SELECT 1 FROM devices WHERE id = ? AND user_id = ?", [.text(id), .text(user)])
         case .activeSession(let id, let user): return try exists("SELECT 1 FROM sessions WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
         case .activeApiKey(let id): return try exists("SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL", [.text(id)])

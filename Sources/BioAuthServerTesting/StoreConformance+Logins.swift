@@ -145,6 +145,68 @@ extension StoreConformance {
         try require(try await store.device(id: "d1")?.publicKey == Data([8]), "verdicts: key unchanged")
     }
 
+    /// A login whose key was verified before a re-key or revocation committed writes nothing
+    /// (``WritePlan/Guard/activeDeviceKey(id:userID:publicKey:)``): no session the withdrawal did
+    /// not see, no touch, no audit row — and its challenge is still spent. Each case runs with the
+    /// login's outbox event and without it (what a deployment without webhooks writes).
+    public func staleDeviceKey(_ store: any BioAuthStore) async throws {
+        let phone = DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4, 5]), createdAt: t0)
+        try await enrol(store, phone)
+        var n = 0
+        func login(key: Data, user: UserID = "alice", queued: Bool = false) async throws -> (outcome: PlanOutcome, session: SessionRecord, challenge: Data) {
+            n += 1
+            let record = challenge(.login)
+            _ = try await issue(store, record)
+            var session = session(SessionID("s-key-\(n)"), device: "d1")
+            session.createdAt = t0.addingTimeInterval(Double(n))
+            let outcome = try await finish(store, record.id) { [session] _ in
+                var plan = WritePlan.login(session, from: "203.0.113.9", audit: self.event("login.succeeded", device: "d1"))
+                plan.require(.activeDeviceKey(id: "d1", userID: user, publicKey: key))
+                return queued ? plan : plan.publishing([])
+            }
+            return (outcome, session, record.id)
+        }
+        for queued in [false, true] {
+            let fresh = try await login(key: Data([4, 5]), queued: queued)
+            try require(fresh.outcome.wasApplied, "stale device key: the current key passes (queued: \(queued))")
+            try require(try await store.session(tokenHash: fresh.session.tokenHash)?.session == fresh.session, "stale device key: session stored")
+            try require(try await store.device(id: "d1")?.lastUsedAt == fresh.session.createdAt, "stale device key: device touched")
+        }
+        let audited = try await store.auditEvents(userID: "alice", limit: 50).count
+        var rekeyed = phone
+        rekeyed.publicKey = Data([8])
+        rekeyed.createdAt = t0.addingTimeInterval(40)
+        try await enrol(store, rekeyed, replacing: .recovery)
+        let afterRekey = try await store.auditEvents(userID: "alice", limit: 50).count
+        let touched = try await store.device(id: "d1")?.lastUsedAt
+        let stale: [(Data, UserID, String)] = [(Data([4, 5]), "alice", "the replaced key"), (Data([8]), "mallory", "another user")]
+        for (key, user, label) in stale {
+            for queued in [false, true] {
+                let refused = try await login(key: key, user: user, queued: queued)
+                let label = "\(label) (queued: \(queued))"
+                try require(
+                    refused.outcome.refusal == .activeDeviceKey(id: "d1", userID: user, publicKey: key), "stale device key: \(label) is refused",
+                    "\(String(describing: refused.outcome.refusal))")
+                try require(try await store.session(tokenHash: refused.session.tokenHash) == nil, "stale device key: \(label) stores no session")
+                try require(try await store.device(id: "d1")?.lastUsedAt == touched, "stale device key: \(label) does not touch the device")
+                try require(try await store.auditEvents(userID: "alice", limit: 50).count == afterRekey, "stale device key: \(label) audits nothing")
+                let again = Captured<TakenChallenge?>()
+                try await finish(store, refused.challenge) { taken in
+                    again.set(taken); return .events([])
+                }
+                try require(again.value == .some(nil), "stale device key: \(label) still spends the challenge")
+            }
+        }
+        try require(afterRekey > audited, "stale device key: the re-key was audited")
+        try require(try await login(key: Data([8])).outcome.wasApplied, "stale device key: the new key passes")
+        _ = try await store.apply(.revokeDevice(id: "d1", userID: "alice", at: t0.addingTimeInterval(50), audit: event("device.revoked", device: "d1")))
+        for queued in [false, true] {
+            let revoked = try await login(key: Data([8]), queued: queued)
+            try require(revoked.outcome.refusal != nil, "stale device key: a revoked device is refused (queued: \(queued))")
+            try require(try await store.session(tokenHash: revoked.session.tokenHash) == nil, "stale device key: a revoked device gets no session")
+        }
+    }
+
     /// Password attempts are decided and counted before the hash, atomically: a race from one
     /// address gets exactly the (user, address) limit through, other addresses keep their own
     /// budget, a refusal counts nothing and says when to come back, the run outlives the window

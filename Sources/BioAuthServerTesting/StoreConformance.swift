@@ -25,7 +25,7 @@ public struct StoreConformance: Sendable {
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
         case users, challenges, challengeRace, failures, passwordAttempts, verdicts, devices, sessions, approvals, approvalWithdrawal, audit, retention
         case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap, recoveryCodeLimits, cancelledRequests, firstDevice, userIDNamespaces
-        case appAttestCounters
+        case appAttestCounters, staleDeviceKey
 
         public var description: String { rawValue }
     }
@@ -58,6 +58,7 @@ public struct StoreConformance: Sendable {
             case .firstDevice: try await firstDevice(store)
             case .userIDNamespaces: try await userIDNamespaces(store)
             case .appAttestCounters: try await appAttestCounters(store)
+            case .staleDeviceKey: try await staleDeviceKey(store)
             }
             try await store.close()
         } catch {

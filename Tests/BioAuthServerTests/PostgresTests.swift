@@ -6,6 +6,7 @@ import BioAuthServerTesting
 import BioAuthTesting
 import Crypto
 import Foundation
+import Logging
 import PostgresNIO
 import Synchronization
 import Testing
@@ -25,6 +26,50 @@ struct PostgresTests {
     func postgresStoreConformsWithoutPreparedStatements(_ check: StoreConformance.Check) async throws {
         let options = PostgresStore.Options(tls: .disable, poolSize: 10, operationTimeout: .seconds(120), preparedStatements: false)
         try await StoreConformance { try await PostgresTestServer.freshStore(options: options) }.run(check)
+    }
+
+    /// A login whose signature verified while a revocation (another instance's transaction) held
+    /// the device row: the revocation commits first, and the login is refused, writes nothing and
+    /// is audited. Without the login's device-key guard it stored a live session the revocation's
+    /// withdrawal had not seen.
+    @Test(.timeLimit(.minutes(2)))
+    func aLoginRacingARevocationGetsNoSession() async throws {
+        let url = try await PostgresTestServer.freshDatabaseURL()
+        let location = try #require(PostgresStore.Location(url: url))
+        // No login events queued, as a deployment without webhooks runs: the login's one-statement writes.
+        let harness = ServerHarness(store: try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 4))) { $0.publishedEvents = [] }
+        try await harness.test { api in
+            let device = SoftwareDevice()
+            let id = try await api.enrol(device, token: try await api.primarySession())
+            let challenge = try await api.loginChallenge("alice", id)
+            let logger = Logger(label: "postgres-test")
+            let revocation = try await PostgresConnection.connect(
+                configuration: .init(host: location.host, port: location.port, username: location.username, password: location.password, database: location.database, tls: .disable),
+                id: 3, logger: logger)
+            let at = Date()
+            try await revocation.query("BEGIN", logger: logger)
+            try await revocation.query("UPDATE devices SET revoked_at = \(at) WHERE id = \(id)", logger: logger)
+            try await revocation.query("UPDATE sessions SET revoked_at = \(at) WHERE device_id = \(id) AND revoked_at IS NULL", logger: logger)
+            async let finished = api.finish(challenge, signature: try device.sign(challenge))
+            // The login has read the device (still active for it) and now waits for the row.
+            var waiting = 0
+            for _ in 0..<200 where waiting == 0 {
+                try await Task.sleep(for: .milliseconds(20))
+                waiting =
+                    try await revocation.query(
+                        "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()", logger: logger
+                    ).collect().first?.decode(Int.self) ?? 0
+            }
+            try await revocation.query("COMMIT", logger: logger)
+            let reply = try await finished
+            try await revocation.close()
+            #expect(waiting == 1, "the login never waited for the revocation's row lock")
+            #expect(reply.isUniformFailure, "\(reply.status) \(reply.text)")
+            let live = try await PostgresTestServer.execute("SELECT count(*)::int FROM sessions WHERE device_id = '\(id)' AND revoked_at IS NULL", on: url)
+            #expect(try live.first?.decode(Int.self) == 0)
+            let last = try await harness.service.store.auditEvents(userID: "alice", limit: 1).first
+            #expect(last?.kind == .loginFailed && last?.reason == "revokedDevice")
+        }
     }
 
     /// Four instances starting at once on an empty database: each waits for the advisory lock,

@@ -75,6 +75,8 @@ struct Challenges: Flow {
                 case .verified(let challenge):
                     guard let taken, var success = success(challenge, taken, now) else { return failure(.wrongPurpose) }
                     guard purpose != .registration, let device = taken.device else { return (.succeeded(success.verdict), success.plan) }
+                    // The key just verified must still be the device's when the writes land.
+                    success.plan.require(.activeDeviceKey(id: device.id, userID: device.userID, publicKey: device.publicKey))
                     switch assertions.check(assertionBytes, device: device, message: { try? challenge.message() }, signature: signatureBytes) {
                     case .notApplicable: break
                     case .accepted(let attestation): success.plan.assertion(attestation, device: device.id)
@@ -96,6 +98,11 @@ struct Challenges: Flow {
             log(event)
             throw ServerError(.rateLimited, retryAfter: windows.retryAfter(now))
         case .succeeded(let success):
+            if case .activeDeviceKey(let device, let user, _)? = outcome.refusal {
+                // A revocation or re-key committed after the rows were read: nothing was written.
+                await audit(purpose.auditFailure, user: user, device: device, reason: FailureReason.revokedDevice.description, request: request)
+                throw ServerError.authenticationFailed(.revokedDevice)
+            }
             if case .appAttestCounter(let device, _, _)? = outcome.refusal {
                 // A concurrent request advanced the counter as far, or re-keyed the device: this assertion came second.
                 await audit(purpose.auditFailure, device: device, reason: FailureReason.assertion(.counter).description, request: request)

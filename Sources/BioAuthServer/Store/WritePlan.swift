@@ -10,6 +10,11 @@ public struct WritePlan: Sendable, Hashable {
     public enum Guard: Sendable, Hashable {
         /// The user's device exists and is not revoked.
         case activeDevice(id: DeviceID, userID: UserID)
+        /// The user's device exists, is not revoked and still holds `publicKey` — the key a
+        /// signature was just verified against (the row locked until the transaction ends). A login
+        /// or step-up that races a revocation or a re-key is refused, instead of leaving a session
+        /// or approval that the revocation's withdrawal did not see.
+        case activeDeviceKey(id: DeviceID, userID: UserID, publicKey: Data)
         /// The user's device exists, revoked or not.
         case ownedDevice(id: DeviceID, userID: UserID)
         /// The user's session exists and is not revoked.
