@@ -8,9 +8,6 @@ extension PostgresStore {
     /// Runs a plan inside the current transaction: the guards (each locks the row it checks, so
     /// concurrent plans on one row queue), then each mutation's statement.
     func apply(_ plan: WritePlan, _ c: PostgresConnection) async throws -> PlanOutcome {
-        if let login = DeviceLoginWrites(plan) {
-            return try await run(login, c).isEmpty ? .refused(plan.guards[0]) : .applied()
-        }
         for condition in plan.guards where try await !holds(condition, c) { return .refused(condition) }
         var outcome = PlanOutcome.applied()
         for mutation in plan.mutations { try await run(mutation, into: &outcome, c) }

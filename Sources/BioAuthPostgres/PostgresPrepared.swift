@@ -41,22 +41,42 @@ struct TakeChallengeStatement: PreparedLoginStatement {
     let id: Data
     let lockout: LockoutQuery
 
-    static let sql = TakeChallengeStatement(id: Data(), lockout: LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "", clientLimit: 0)).sampleSQL
+    static let sql = TakeChallengeStatement(id: Data(), lockout: .sample).sampleSQL
 
-    var query: PostgresQuery {
-        get throws {
-            try """
-            WITH taken AS (DELETE FROM challenges WHERE id = \(id) RETURNING *)
-            SELECT taken.id, taken.purpose, taken.rp_id, taken.user_id, taken.device_id, taken.nonce, taken.created_at, taken.expires_at,
-                   taken.operation_hash, taken.registration_key, taken.device_name, taken.replaces_device, taken.session_id, taken.enrolment_request_id,
-                   (SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(FailureSubject.client(lockout.client).storageKey)) AS client_count,
-                   d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.public_key AS d_public_key, d.created_at AS d_created_at,
-                   d.last_used_at AS d_last_used_at, d.revoked_at AS d_revoked_at, d.key_replaced_at AS d_key_replaced_at,
-                   d.key_replaced_by AS d_key_replaced_by, d.attestation AS d_attestation,
-                   d.enrolled_by AS d_enrolled_by
-            FROM taken LEFT JOIN devices d ON d.id = taken.device_id
-            """
-        }
+    var query: PostgresQuery { get throws { try .challengeWithDevice(id, lockout, taking: true) } }
+}
+
+/// Reads a challenge without taking it, with its device and the address's failure count: the rows
+/// a decision is made on before the statement that takes the challenge (``FinishDeviceLogin``).
+struct PeekChallengeStatement: PreparedLoginStatement {
+    let id: Data
+    let lockout: LockoutQuery
+
+    static let sql = PeekChallengeStatement(id: Data(), lockout: .sample).sampleSQL
+
+    var query: PostgresQuery { get throws { try .challengeWithDevice(id, lockout, taking: false) } }
+}
+
+extension LockoutQuery {
+    /// A query of no address, for the prepared statements' sample text.
+    static let sample = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "", clientLimit: 0)
+}
+
+extension PostgresQuery {
+    /// The challenge (taken: deleted, returned; or only read), its device's columns prefixed `d_`,
+    /// and the address's failure count in `client_count`.
+    static func challengeWithDevice(_ id: Data, _ lockout: LockoutQuery, taking: Bool) throws -> PostgresQuery {
+        try """
+        WITH taken AS (\(unescaped: taking ? "DELETE FROM challenges" : "SELECT * FROM challenges") WHERE id = \(id)\(unescaped: taking ? " RETURNING *" : ""))
+        SELECT taken.id, taken.purpose, taken.rp_id, taken.user_id, taken.device_id, taken.nonce, taken.created_at, taken.expires_at,
+               taken.operation_hash, taken.registration_key, taken.device_name, taken.replaces_device, taken.session_id, taken.enrolment_request_id,
+               (SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(FailureSubject.client(lockout.client).storageKey)) AS client_count,
+               d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.public_key AS d_public_key, d.created_at AS d_created_at,
+               d.last_used_at AS d_last_used_at, d.revoked_at AS d_revoked_at, d.key_replaced_at AS d_key_replaced_at,
+               d.key_replaced_by AS d_key_replaced_by, d.attestation AS d_attestation,
+               d.enrolled_by AS d_enrolled_by
+        FROM taken LEFT JOIN devices d ON d.id = taken.device_id
+        """
     }
 }
 
@@ -64,7 +84,7 @@ struct TakeChallengeStatement: PreparedLoginStatement {
 struct ClientFailuresStatement: PreparedLoginStatement {
     let lockout: LockoutQuery
 
-    static let sql = ClientFailuresStatement(lockout: LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "", clientLimit: 0)).sampleSQL
+    static let sql = ClientFailuresStatement(lockout: .sample).sampleSQL
 
     var query: PostgresQuery {
         get throws {
@@ -95,17 +115,61 @@ struct InsertChallengeStatement: PreparedLoginStatement {
     }
 }
 
-/// A device login's writes — the session, its device's last use, the known address (its time
-/// moved only when older than ``WritePlan/knownClientRefresh``), the audit row — as one statement
-/// whose device update is the plan's guard (``WritePlan/Guard/activeDeviceKey(id:userID:publicKey:)``):
-/// one round trip instead of four on the hot path. The update locks the device row and, if a
-/// revocation or re-key holds it, re-reads it once that commits; every insert selects from its
-/// result, so a refused guard writes nothing, and no row returned says so. Recognised from the
-/// plan (``WritePlan/login(_:from:clearing:rehashed:audit:)`` for a device session from a known
-/// address, its audit event not merging and not queued, behind that one guard); nil for any other.
+/// Stores a challenge if the address is below its failure limit (``LockoutQuery/isLockedOut(clientCount:)``
+/// in SQL): ``WritePlan/issueChallenge(_:lockout:)`` in one round trip. No row returned: refused.
 /// (A NULL bind has no type, and a selected one would be read as text: the nullable non-text
 /// values are cast.)
-struct DeviceLoginWrites: PreparedLoginStatement {
+struct IssueChallengeStatement: PreparedLoginStatement {
+    let challenge: ChallengeRecord
+    let lockout: LockoutQuery
+
+    /// The plan's guard and insert, or nil for any other plan.
+    init?(_ plan: WritePlan) {
+        guard plan.guards.count == 1, case .belowFailureLimits(let lockout) = plan.guards[0], plan.mutations.count == 1,
+            case .insertChallenge(let challenge) = plan.mutations[0]
+        else { return nil }
+        (self.challenge, self.lockout) = (challenge, lockout)
+    }
+
+    static let sql: String = {
+        let at = Date(timeIntervalSince1970: 0)
+        let sample = ChallengeRecord(id: Data(), binding: .login, relyingPartyID: "", userID: "", deviceID: "", nonce: Data(), createdAt: at, expiresAt: at)
+        return (try? IssueChallengeStatement(.issueChallenge(sample, lockout: .sample))?.query.sql) ?? ""
+    }()
+
+    var query: PostgresQuery {
+        get throws {
+            let ch = challenge, columns = challenge.binding.columns
+            return try """
+            INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
+            SELECT \(ch.id), \(Int16(ch.purpose.rawValue)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
+                   \(columns.operationHash)::bytea, \(columns.publicKey)::bytea, \(columns.deviceName)::text, \(columns.replacing)::boolean, \(ch.sessionID)::text,
+                   \(ch.enrolmentRequestID)::text
+            WHERE coalesce((SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(FailureSubject.client(lockout.client).storageKey)), 0)
+              < \(lockout.clientLimit)
+            RETURNING 1
+            """
+        }
+    }
+}
+
+/// A device login finished in one statement and one commit, outside any transaction of ours: the
+/// challenge is taken if the address is still below its failure limit (``LockoutQuery/isLockedOut(clientCount:)``
+/// in SQL), and only then are the login's writes made — the session, its device's last use, the
+/// known address (its time moved only when older than ``WritePlan/knownClientRefresh``), the audit
+/// row — behind the plan's one guard (``WritePlan/Guard/activeDeviceKey(id:userID:publicKey:)``),
+/// which is the device update's condition: it locks the row and, if a revocation or re-key holds
+/// it, re-reads it once that commits. Every insert selects from that update, so a refused guard
+/// writes nothing but the challenge's deletion. It answers `taken` and `inserted` (0 or 1 each).
+///
+/// Recognised from the plan decided on the peeked rows (``WritePlan/login(_:from:clearing:rehashed:audit:)``
+/// for a device session from a known address, its audit event not merging and not queued, behind
+/// that one guard); nil for any other. (A NULL bind has no type, and a selected one would be read
+/// as text: the nullable non-text values are cast.)
+struct FinishDeviceLogin: PreparedLoginStatement {
+    let challengeID: Data
+    let lockout: LockoutQuery
+    let refusal: WritePlan.Guard
     let session: SessionRecord
     let device: DeviceID
     let publicKey: Data
@@ -113,12 +177,13 @@ struct DeviceLoginWrites: PreparedLoginStatement {
     let at: Date
     let audit: AuditEvent
 
-    init?(_ plan: WritePlan) {
+    init?(challengeID: Data, lockout: LockoutQuery, plan: WritePlan) {
         guard plan.guards.count == 1, case .activeDeviceKey(let device, let user, let publicKey) = plan.guards[0] else { return nil }
         let mutations = plan.mutations
         guard mutations.count == 3, case .insertSession(let session, let touched?) = mutations[0], touched == device, session.userID == user,
             case .rememberClient(user, let client, let at) = mutations[1], case .appendAudit(let audit) = mutations[2], !audit.aggregates
         else { return nil }
+        (self.challengeID, self.lockout, self.refusal) = (challengeID, lockout, plan.guards[0])
         (self.session, self.device, self.publicKey, self.client, self.at, self.audit) = (session, device, publicKey, client, at, audit)
     }
 
@@ -127,27 +192,35 @@ struct DeviceLoginWrites: PreparedLoginStatement {
         let session = SessionRecord(id: "s", tokenHash: TokenHash(digest: Data()), userID: "u", deviceID: "d", kind: .device, createdAt: at, expiresAt: at)
         var plan = WritePlan.login(session, from: "c", audit: AuditEvent(at: at, kind: .loginSucceeded, userID: "u")).publishing([])
         plan.require(.activeDeviceKey(id: "d", userID: "u", publicKey: Data()))
-        return (try? DeviceLoginWrites(plan)?.query.sql) ?? ""
+        return (try? FinishDeviceLogin(challengeID: Data(), lockout: .sample, plan: plan)?.query.sql) ?? ""
     }()
 
     var query: PostgresQuery {
         get throws {
             let (s, e) = (session, audit)
             return try """
-            WITH touched AS (
+            WITH taken AS (
+              DELETE FROM challenges WHERE id = \(challengeID)
+                AND coalesce((SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(FailureSubject.client(lockout.client).storageKey)), 0)
+                  < \(lockout.clientLimit)
+              RETURNING id),
+            touched AS (
               UPDATE devices SET last_used_at = \(s.createdAt)
-              WHERE id = \(device) AND user_id = \(s.userID) AND revoked_at IS NULL AND public_key = \(publicKey) RETURNING id),
+              WHERE id = \(device) AND user_id = \(s.userID) AND revoked_at IS NULL AND public_key = \(publicKey) AND EXISTS (SELECT 1 FROM taken)
+              RETURNING id),
             known AS (
               INSERT INTO known_clients (user_id, client, last_success_at) SELECT \(s.userID), \(client), \(at) FROM touched
               ON CONFLICT (user_id, client) DO UPDATE SET last_success_at = EXCLUDED.last_success_at
                 WHERE known_clients.last_success_at < \(at.addingTimeInterval(-WritePlan.knownClientRefresh))),
             audited AS (
               INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id, api_key_id)
-              SELECT \(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID), \(e.apiKeyID) FROM touched)
-            INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash)
-            SELECT \(s.tokenHash), \(s.id), \(s.userID), \(s.deviceID), \(s.kind.rawValue), \(s.createdAt), \(s.expiresAt), \(s.revokedAt)::timestamptz,
-                   \(s.refreshTokenHash)::bytea
-            FROM touched RETURNING 1
+              SELECT \(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID), \(e.apiKeyID) FROM touched),
+            inserted AS (
+              INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash)
+              SELECT \(s.tokenHash), \(s.id), \(s.userID), \(s.deviceID), \(s.kind.rawValue), \(s.createdAt), \(s.expiresAt), \(s.revokedAt)::timestamptz,
+                     \(s.refreshTokenHash)::bytea
+              FROM touched RETURNING 1)
+            SELECT (SELECT count(*) FROM taken)::int AS taken, (SELECT count(*) FROM inserted)::int AS inserted
             """
         }
     }

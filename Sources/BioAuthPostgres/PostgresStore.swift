@@ -16,9 +16,9 @@ import Synchronization
 ///
 /// | Request | Statements | Transactions |
 /// |---|---|---|
-/// | `POST /login/challenge` | counter read, insert into the unlogged `challenges` (no transaction, no fsync) | 0 |
-/// | `POST /login/finish` | delete-returning joined with the device row and the counter, one statement for the session and the device touch, the known address, the audit insert | 1 |
-/// | a failed verification | delete-returning + device, counter read, 1 upsert per subject, 1 audit insert per event | 1 |
+/// | `POST /login/challenge` | one insert into the unlogged `challenges`, made only if the address's counter is below its limit (``IssueChallengeStatement``; no transaction, no fsync) | 0 |
+/// | `POST /login/finish` | the challenge read with its device row and the counter; then, the signature verified, one statement that takes the challenge and writes the session, the device touch, the known address and the audit row (``FinishDeviceLogin``) | 1 (no `BEGIN`/`COMMIT`) |
+/// | a failed verification | the read as above; in a transaction: delete-returning + device, 1 upsert per subject, 1 audit insert per event | 1 |
 /// | bearer-token check | 1 join read | 0 |
 ///
 /// A connection problem, a server shutting down, or no connection within ``Options/operationTimeout``
@@ -169,7 +169,7 @@ public final class PostgresStore: BioAuthStore {
 
     /// Runs `body` within the operation timeout, or refuses at once while ``PostgresReachability``
     /// knows the database to be unreachable.
-    private func bounded<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    func bounded<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try reachability.admit()
         do {
             return try await withThrowingTaskGroup(of: T.self) { group in
@@ -221,6 +221,10 @@ public final class PostgresStore: BioAuthStore {
     public func apply(_ plan: WritePlan) async throws -> PlanOutcome {
         // A plan that only stores challenges (an unlogged table) needs neither BEGIN and COMMIT
         // nor a durable commit: its guard is read and its insert made in one statement each.
+        if let issue = IssueChallengeStatement(plan) {
+            let stored = try await bounded { try await self.client.withConnection { c in try await !self.run(issue, c).isEmpty } }
+            return stored ? .applied() : .refused(plan.guards[0])
+        }
         if plan.isEphemeral { return try await bounded { try await self.client.withConnection { c in try await self.apply(plan, c) } } }
         return try await transaction { c in try await self.apply(plan, c) }
     }
@@ -245,29 +249,6 @@ public final class PostgresStore: BioAuthStore {
     }
 
     // MARK: Challenges
-
-    public func consumeChallenge<Verdict: Sendable>(
-        id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
-    ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
-        try await transaction { c in
-            var taken: TakenChallenge?
-            // One round trip: the challenge taken, its device, and the address's failure count.
-            if let row = try await self.run(TakeChallengeStatement(id: id, lockout: lockout), c).first {
-                let r = row.makeRandomAccess()
-                let challenge = try ChallengeRecord(row: PostgresStoredRow(r))
-                let device = try r.optional("d_id", String.self) == nil ? nil : try DeviceRecord(row: PostgresStoredRow(r), prefix: "d_")
-                var request: EnrolmentRequestRecord?
-                if let id = challenge.enrolmentRequestID {
-                    request = try await c.query("SELECT * FROM enrolment_requests WHERE id = \(id) FOR UPDATE", logger: self.logger).collect().first
-                        .map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
-                }
-                let failures = try r.optional("client_count", Int32.self).map(Int.init) ?? 0
-                taken = TakenChallenge(challenge: challenge, device: device, enrolmentRequest: request, lockedOut: lockout.isLockedOut(clientCount: failures))
-            }
-            let decision = decide(taken)
-            return (decision.verdict, try await self.apply(decision.plan, c))
-        }
-    }
 
     public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date, sessionsBefore: Date) async throws -> SweepResult {
         try await transaction { c in

@@ -1,8 +1,10 @@
 import BioAuthPostgres
 import BioAuthTesting
+import Dispatch
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 import Testing
 
 /// The PostgreSQL server `.ci/run` starts (`. .ci/postgres` locally): its URL is in
@@ -62,6 +64,18 @@ enum PostgresTestServer {
             id: 2, logger: logger)
         defer { Task { try? await connection.close() } }
         return try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect()
+    }
+
+    /// ``execute(_:on:)`` from synchronous code (a store's `decide` closure), on a thread of its own.
+    static func executeBlocking(_ sql: String, on url: String) throws {
+        let done = DispatchSemaphore(value: 0)
+        let failure = Mutex<(any Error)?>(nil)
+        Task.detached {
+            do { _ = try await execute(sql, on: url) } catch { failure.withLock { $0 = error } }
+            done.signal()
+        }
+        done.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
     }
 
     /// Stops or starts the server with the `pg_ctl` command `.ci/postgres` exported. Spawned and

@@ -72,6 +72,69 @@ struct PostgresTests {
         }
     }
 
+    /// A device login is decided on the rows as read, then taken and written by one statement. Each
+    /// way the rows can change in between is caught: nothing changed (decided once, applied); the
+    /// challenge taken by another request, or the address locked out since (decided again inside a
+    /// transaction, on the rows it read); the device revoked (the statement's guard refuses; the
+    /// challenge is spent, nothing else is written).
+    @Test func aLoginDecidedBeforeItsStatementIsDecidedAgainWhenItsRowsChanged() async throws {
+        let url = try await PostgresTestServer.freshDatabaseURL()
+        let store = try await PostgresStore.open(try #require(PostgresStore.Location(url: url)), options: .init(tls: .disable, poolSize: 2))
+        _ = try await PostgresTestServer.execute(
+            "INSERT INTO devices (id, user_id, name, public_key, created_at) VALUES ('d1', 'alice', 'Phone', '\\x04', now())", on: url)
+        let at = Date(timeIntervalSince1970: 1_767_225_600)
+        let lockout = LockoutQuery(windowStart: at, client: "203.0.113.9", clientLimit: 3)
+        enum Change: Sendable { case none, challengeTaken, lockedOut, deviceRevoked }
+        enum Seen: Sendable, Equatable { case challenge, noChallenge, lockedOut }
+        func login(_ change: Change) async throws -> (seen: [Seen], outcome: PlanOutcome, session: SessionRecord) {
+            let record = ChallengeRecord(
+                id: SecretBytes.random(count: 16).data, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
+                nonce: SecretBytes.random(count: 32).data, createdAt: at, expiresAt: at.addingTimeInterval(60))
+            #expect(try await store.apply(.issueChallenge(record, lockout: lockout)).wasApplied)
+            let session = SessionRecord(
+                id: .random(), tokenHash: TokenHash(ofText: UUID().uuidString), userID: "alice", deviceID: "d1", kind: .device, createdAt: at,
+                expiresAt: at.addingTimeInterval(600))
+            let seen = Mutex<[Seen]>([])
+            let (_, outcome) = try await store.consumeChallenge(id: record.id, lockout: lockout) { taken in
+                let first = seen.withLock { seen in
+                    seen.append(taken == nil ? .noChallenge : taken!.lockedOut ? .lockedOut : .challenge)
+                    return seen.count == 1
+                }
+                if first {
+                    let sql =
+                        switch change {
+                        case .none: ""
+                        case .challengeTaken: "DELETE FROM challenges WHERE id = '\\x\(record.id.map { String(format: "%02x", $0) }.joined())'"
+                        case .lockedOut:
+                            "INSERT INTO counters (key, window_start, count) VALUES ('\(FailureSubject.client(lockout.client).storageKey)', '2026-01-01T00:00:00Z', 3)"
+                        case .deviceRevoked: "UPDATE devices SET revoked_at = now() WHERE id = 'd1'"
+                        }
+                    if !sql.isEmpty { _ = try? PostgresTestServer.executeBlocking(sql, on: url) }
+                }
+                guard let taken, !taken.lockedOut else { return ((), .events([])) }
+                var plan = WritePlan.login(session, from: "203.0.113.9", audit: AuditEvent(at: at, kind: .loginSucceeded, userID: "alice", deviceID: "d1"))
+                plan.require(.activeDeviceKey(id: "d1", userID: "alice", publicKey: taken.device?.publicKey ?? Data()))
+                return ((), plan.publishing([]))
+            }
+            return (seen.withLock { $0 }, outcome, session)
+        }
+        let unchanged = try await login(.none)
+        #expect(unchanged.seen == [.challenge] && unchanged.outcome.wasApplied, "decided once, written by the one statement")
+        #expect(try await store.session(tokenHash: unchanged.session.tokenHash) != nil)
+        let taken = try await login(.challengeTaken)
+        #expect(taken.seen == [.challenge, .noChallenge], "the challenge gone: decided again on what the transaction took")
+        #expect(try await store.session(tokenHash: taken.session.tokenHash) == nil)
+        let locked = try await login(.lockedOut)
+        #expect(locked.seen == [.challenge, .lockedOut], "the address locked out since: decided again")
+        #expect(try await store.session(tokenHash: locked.session.tokenHash) == nil)
+        _ = try await PostgresTestServer.execute("DELETE FROM counters", on: url)
+        let revoked = try await login(.deviceRevoked)
+        #expect(revoked.seen == [.challenge] && revoked.outcome.refusal == .activeDeviceKey(id: "d1", userID: "alice", publicKey: Data([4])))
+        #expect(try await store.session(tokenHash: revoked.session.tokenHash) == nil)
+        #expect(try await PostgresTestServer.execute("SELECT 1 FROM challenges", on: url).isEmpty, "every challenge was spent")
+        try await store.close()
+    }
+
     /// Four instances starting at once on an empty database: each waits for the advisory lock,
     /// every migration is applied exactly once, and reopening applies nothing.
     @Test func migrationsAreAppliedOnceWhenInstancesStartTogether() async throws {
