@@ -21,9 +21,10 @@ struct StoreConformanceTests {
         try await StoreConformance { try SQLiteStore.inMemory() }.run(check)
     }
 
-    @Test(arguments: StoreConformance.Check.allCases)
-    func sqliteStoreConforms(_ check: StoreConformance.Check) async throws {
-        try await StoreConformance { try await SQLiteStore.open(path: temporaryDatabasePath()) }.run(check)
+    /// Both places a finishing challenge can be decided, whatever this machine's default is.
+    @Test(arguments: StoreConformance.Check.allCases, [SQLiteStore.Decisions.inTheWriter, .beforeTheWriter])
+    func sqliteStoreConforms(_ check: StoreConformance.Check, decisions: SQLiteStore.Decisions) async throws {
+        try await StoreConformance { try await SQLiteStore.open(path: temporaryDatabasePath(), decisions: decisions) }.run(check)
     }
 
     /// Concurrent transactions share commits; a failing one (a duplicate user) rolls back alone;
@@ -107,12 +108,12 @@ struct StoreConformanceTests {
         try await store.close()
     }
 
-    /// The SQLite store verifies before its transaction, on the rows as read then, and keeps that
-    /// decision only if the transaction reads the same rows: a device revoked in between is
-    /// decided again, inside; with nothing changed, the decision is made once.
+    /// Deciding before the writer, the SQLite store verifies before its transaction, on the rows as
+    /// read then, and keeps that decision only if the transaction reads the same rows: a device
+    /// revoked in between is decided again, inside; with nothing changed, the decision is made once.
     @Test func aDecisionMadeBeforeTheTransactionIsMadeAgainWhenItsRowsChanged() async throws {
         let path = temporaryDatabasePath()
-        let store = try await SQLiteStore.open(path: path)
+        let store = try await SQLiteStore.open(path: path, decisions: .beforeTheWriter)
         let pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
         let raw = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: Logger(label: "raw"), on: MultiThreadedEventLoopGroup.singleton.any())
