@@ -61,32 +61,29 @@ public final class SQLiteStore: BioAuthStore {
     /// (``consumeChallenge(id:lockout:decide:)``). The answer is the same either way; what differs
     /// is which thread spends the time.
     public enum Decisions: Sendable, Hashable {
-        /// On the writer's thread, in the transaction that takes the challenge: the rows are read
-        /// once, and every verification queues behind the one writer.
-        case inTheWriter
         /// On the caller's thread before the transaction, on the rows the reading connection reads
         /// then; the transaction reads them again as it takes the challenge and keeps the decision
-        /// only if they are the same, otherwise it decides again, inside. Verifications then run in
-        /// parallel and the writer's turns stay short — at the price of the second read and a hop
-        /// to the reading thread.
+        /// only if they are the same, otherwise it decides again, inside. Verifications run beside
+        /// the writer and its turns stay short, at the price of the second read and a hop to the
+        /// reading thread. The default: over HTTP on two cores it serves about 8 % more logins than
+        /// ``inTheWriter`` (docs/Performance.md), and more cores only widen the gap.
         case beforeTheWriter
-
-        /// ``beforeTheWriter`` on a machine with more than two cores, ``inTheWriter`` on one with
-        /// two or fewer: there the verifications have no idle core to run on, and the second read
-        /// is pure cost (measured in docs/Performance.md: about 6 % fewer logins per second in
-        /// process with 64 clients, none gained over HTTP).
-        public static var automatic: Decisions { ProcessInfo.processInfo.activeProcessorCount > 2 ? .beforeTheWriter : .inTheWriter }
+        /// On the writer's thread, in the transaction that takes the challenge: the rows are read
+        /// once, and every verification queues behind the one writer. Better only where the
+        /// process shares its cores with other heavy work — the in-process benchmark, whose clients
+        /// sign in the same process, does about 6 % more logins with 64 clients this way.
+        case inTheWriter
     }
 
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
     /// - Throws: ``StoreError`` `unavailable` if the file cannot be opened.
-    public static func open(path: String, decisions: Decisions = .automatic, logger: Logger = .discarding("BioAuthSQLite")) async throws -> SQLiteStore {
+    public static func open(path: String, decisions: Decisions = .beforeTheWriter, logger: Logger = .discarding("BioAuthSQLite")) async throws -> SQLiteStore {
         try prepared(path: path, decisions: decisions, logger: logger)
     }
 
     /// A private database in memory, gone when the store closes: the same SQL, rules and
     /// conformance as a file, without durability. For tests, demos and `bioauth-server --database :memory:`.
-    public static func inMemory(decisions: Decisions = .automatic, logger: Logger = .discarding("BioAuthSQLite")) throws -> SQLiteStore {
+    public static func inMemory(decisions: Decisions = .beforeTheWriter, logger: Logger = .discarding("BioAuthSQLite")) throws -> SQLiteStore {
         try prepared(path: ":memory:", decisions: decisions, logger: logger)
     }
 

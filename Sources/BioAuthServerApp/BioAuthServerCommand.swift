@@ -45,6 +45,21 @@ struct DatabaseOptions: ParsableArguments {
     var noPreparedStatementsFlag = false
     var preparedStatements: Bool { !noPreparedStatementsFlag && env("BIOAUTH_NO_DATABASE_PREPARED_STATEMENTS") != "1" }
 
+    @Option(
+        name: .customLong("sqlite-decisions"),
+        help:
+            "Where SQLite verifies a finishing challenge's signature: before-writer (default: on the request's thread, the rows read twice) or in-writer (in the one writer's transaction; only for a process that shares its cores with other heavy work) (env BIOAUTH_SQLITE_DECISIONS)."
+    )
+    var sqliteDecisionsOption: String?
+    /// `--sqlite-decisions`, nil if its value is neither name.
+    var sqliteDecisions: SQLiteStore.Decisions? {
+        switch sqliteDecisionsOption ?? env("BIOAUTH_SQLITE_DECISIONS") ?? "before-writer" {
+        case "in-writer": .inTheWriter
+        case "before-writer": .beforeTheWriter
+        default: nil
+        }
+    }
+
     /// The PostgreSQL server `--database` names, if it names one.
     var postgres: PostgresStore.Location? { PostgresStore.Location(url: database) }
 
@@ -60,11 +75,13 @@ struct DatabaseOptions: ParsableArguments {
             throw ValidationError("--database-tls must be disable, prefer, require or verify-full")
         }
         guard (1...1_000).contains(databasePoolSize) else { throw ValidationError("--database-pool-size must be 1–1000") }
+        guard sqliteDecisions != nil else { throw ValidationError("--sqlite-decisions must be before-writer or in-writer") }
     }
 
     /// Opens the store (applying pending migrations).
     func open(logLevel: Logger.Level, logger: Logger) async throws -> any BioAuthStore {
-        if database == ":memory:" { return try SQLiteStore.inMemory(logger: logger) }
+        let decisions = sqliteDecisions ?? .beforeTheWriter
+        if database == ":memory:" { return try SQLiteStore.inMemory(decisions: decisions, logger: logger) }
         if let postgres {
             let options = PostgresStore.Options(
                 tls: databaseTLS.flatMap(PostgresStore.Options.TLSMode.init(name:)), poolSize: databasePoolSize,
@@ -73,7 +90,7 @@ struct DatabaseOptions: ParsableArguments {
             poolLogger.logLevel = max(.notice, logLevel)  // the pool logs each reconnect attempt at info; migrations are notices
             return try await PostgresStore.open(postgres, options: options, logger: poolLogger)
         }
-        return try await SQLiteStore.open(path: database, logger: logger)
+        return try await SQLiteStore.open(path: database, decisions: decisions, logger: logger)
     }
 }
 

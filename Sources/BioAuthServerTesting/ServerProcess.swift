@@ -57,11 +57,13 @@ public final class ServerProcess {
 
     public var processIdentifier: Int32 { process.processIdentifier }
 
-    /// Runs `bioauth-server` with `arguments` to completion: its exit status and standard output.
-    public static func command(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// Runs `bioauth-server` with `arguments` (and `environment` over this process's) to completion:
+    /// its exit status and standard output.
+    public static func command(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = try executable("bioauth-server")
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let output = Pipe()
         process.standardOutput = output
         try process.run()

@@ -21,6 +21,21 @@ struct ConfigurationFileTests {
         #expect(read.count > 30 && known == read, "missing: \(read.subtracting(known).sorted()), stale: \(known.subtracting(read).sorted())")
     }
 
+    /// `--sqlite-decisions` takes one of its two names; anything else stops the start.
+    @Test(.timeLimit(.minutes(2)))
+    func sqliteDecisionsAreNamedOrRefused() throws {
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-decisions-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
+        for name in ["in-writer", "before-writer"] {
+            let listed = try ServerProcess.command(["api-key", "list", "--database", database, "--sqlite-decisions", name])
+            #expect(listed.status == 0, "\(name): \(listed)")
+        }
+        let refused = try ServerProcess.command(["api-key", "list", "--database", database, "--sqlite-decisions", "sideways"])
+        #expect(refused.status != 0, "\(refused)")
+        let fromEnvironment = try ServerProcess.command(["api-key", "list", "--database", database], environment: ["BIOAUTH_SQLITE_DECISIONS": "sideways"])
+        #expect(fromEnvironment.status != 0)
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func aFileConfiguresTheServerAndTheEnvironmentWins() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-config-\(UUID().uuidString)")
