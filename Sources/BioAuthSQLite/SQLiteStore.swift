@@ -57,24 +57,6 @@ public final class SQLiteStore: BioAuthStore {
         self.decisions = decisions
     }
 
-    /// Where a finishing challenge is decided — where its signature is verified
-    /// (``consumeChallenge(id:lockout:decide:)``). The answer is the same either way; what differs
-    /// is which thread spends the time.
-    public enum Decisions: Sendable, Hashable {
-        /// On the caller's thread before the transaction, on the rows the reading connection reads
-        /// then; the transaction reads them again as it takes the challenge and keeps the decision
-        /// only if they are the same, otherwise it decides again, inside. Verifications run beside
-        /// the writer and its turns stay short, at the price of the second read and a hop to the
-        /// reading thread. The default: over HTTP on two cores it serves about 8 % more logins than
-        /// ``inTheWriter`` (docs/Performance.md), and more cores only widen the gap.
-        case beforeTheWriter
-        /// On the writer's thread, in the transaction that takes the challenge: the rows are read
-        /// once, and every verification queues behind the one writer. Better only where the
-        /// process shares its cores with other heavy work — the in-process benchmark, whose clients
-        /// sign in the same process, does about 6 % more logins with 64 clients this way.
-        case inTheWriter
-    }
-
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
     /// - Throws: ``StoreError`` `unavailable` if the file cannot be opened.
     public static func open(path: String, decisions: Decisions = .beforeTheWriter, logger: Logger = .discarding("BioAuthSQLite")) async throws -> SQLiteStore {
@@ -228,32 +210,6 @@ public final class SQLiteStore: BioAuthStore {
         }
     }
 
-    // MARK: Challenges
-
-    public func consumeChallenge<Verdict: Sendable>(
-        id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
-    ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
-        // Deciding verifies a signature (and an App Attest assertion). Decided before the writer
-        // (``Decisions``), it runs here, on the caller's thread, against the rows as they are now;
-        // the transaction reads them again as it consumes the challenge and keeps this decision
-        // only if they are the same — otherwise it decides again, inside.
-        let peeked = decisions == .beforeTheWriter ? try await reader.read { db in try db.takenChallenge(id: id, lockout: lockout, consuming: false) } : nil
-        let early = peeked.map { (taken: $0, decision: decide($0)) }
-        return try await writer.write { db in
-            let taken = try db.takenChallenge(id: id, lockout: lockout, consuming: true)
-            let decision = if let early, early.taken == taken { early.decision } else { decide(taken) }
-            return (decision.verdict, try db.apply(decision.plan))
-        }
-    }
-
-    public func challenge(id: Data) async throws -> ChallengeRecord? {
-        try await reader.read { db in try db.query("SELECT * FROM challenges WHERE id = ?", [.blob(id)]).first.map { try ChallengeRecord(row: $0) } }
-    }
-
-    public func deleteChallenges(expiredBefore date: Date) async throws -> Int {
-        try await writer.write { db in try db.query("DELETE FROM challenges WHERE expires_at < ? RETURNING id", [.date(date)]).count }
-    }
-
     public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date, sessionsBefore: Date) async throws -> SweepResult {
         try await writer.write { db in
             let (runs, daily) = FailureSubject.longLivedKeyPatterns
@@ -365,21 +321,8 @@ extension SQLiteHandle {
         try lockoutState(lockout, device: nil).lockedOut
     }
 
-    /// The challenge `id` with the rows its verification needs (device, enrolment request, the
-    /// address's lockout); taken out of the table when `consuming`. Nil if there is no such challenge.
-    fileprivate func takenChallenge(id: Data, lockout: LockoutQuery, consuming: Bool) throws -> TakenChallenge? {
-        let statement = consuming ? "DELETE FROM challenges WHERE id = ? RETURNING *" : "SELECT * FROM challenges WHERE id = ?"
-        guard let row = try query(statement, [.blob(id)]).first else { return nil }
-        let challenge = try ChallengeRecord(row: row)
-        let state = try lockoutState(lockout, device: challenge.deviceID)
-        let request = try challenge.enrolmentRequestID.flatMap { id in
-            try query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map { try EnrolmentRequestRecord(row: $0) }
-        }
-        return TakenChallenge(challenge: challenge, device: state.device, enrolmentRequest: request, lockedOut: state.lockedOut)
-    }
-
     /// In one statement: whether the client's failure limit is reached, and optionally the row of `device`.
-    fileprivate func lockoutState(_ lockout: LockoutQuery, device: DeviceID?) throws -> (lockedOut: Bool, device: DeviceRecord?) {
+    func lockoutState(_ lockout: LockoutQuery, device: DeviceID?) throws -> (lockedOut: Bool, device: DeviceRecord?) {
         var binds: [SQLValue] = [.text(FailureSubject.client(lockout.client).storageKey), .date(lockout.windowStart)]
         var sql = "SELECT (SELECT count FROM counters WHERE key = ? AND window_start = ?) AS client_count"
         if let device {
