@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import Prometheus
+import Synchronization
 
 /// Verifies the bearer token before the handler runs and puts the session into the context
 /// (in the manner of hummingbird-auth's authenticators).
@@ -36,16 +37,11 @@ struct ApiKeyAuthentication<Context: BioAuthRequestContext>: RouterMiddleware {
 /// and — with ``HTTPOptions/accessLog`` — one log line.
 struct RequestObservation<Context: BioAuthRequestContext>: RouterMiddleware {
     let routes: BioAuthRoutes
-    static var buckets: [Duration] {
-        [
-            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
-            .seconds(5),
-        ]
-    }
-    static var histogram: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "bioauth", subsystem: "http", metricName: "request_duration", unitName: "seconds",
-            helpText: "Time from the request's arrival to its response, by route pattern, method and status class")
+    let durations: RequestDurations
+
+    init(routes: BioAuthRoutes) {
+        self.routes = routes
+        durations = RequestDurations(registry: routes.registry)
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -53,8 +49,7 @@ struct RequestObservation<Context: BioAuthRequestContext>: RouterMiddleware {
         let response = try await next(request, context)
         let elapsed = ContinuousClock.now - start
         let route = context.endpointPath ?? "unmatched"
-        let labels = [("route", route), ("method", "\(request.method)"), ("status", "\(response.status.code / 100)xx")]
-        routes.registry.makeDurationHistogram(descriptor: Self.histogram, labels: labels, buckets: Self.buckets).record(elapsed)
+        durations.histogram(route: route, method: request.method, status: response.status).record(elapsed)
         if routes.options.accessLog {
             let milliseconds = Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
             routes.logger.info(
@@ -66,6 +61,46 @@ struct RequestObservation<Context: BioAuthRequestContext>: RouterMiddleware {
                 ])
         }
         return response
+    }
+}
+
+/// The `bioauth_http_request_duration_seconds` histograms, one per route pattern, method and
+/// status class, each looked up in the registry once and kept: a request's observation costs one
+/// dictionary lookup, not a registry lookup by name and labels.
+final class RequestDurations: Sendable {
+    private struct Key: Hashable {
+        let route: String
+        let method: String
+        let statusClass: Int
+    }
+
+    /// The methods a label names; any other is `other`, so a client inventing methods cannot add series.
+    static let namedMethods: Set<HTTPRequest.Method> = [.get, .head, .post, .put, .patch, .delete, .options]
+
+    static var buckets: [Duration] {
+        [
+            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+            .seconds(5),
+        ]
+    }
+    static var name: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "bioauth", subsystem: "http", metricName: "request_duration", unitName: "seconds",
+            helpText: "Time from the request's arrival to its response, by route pattern, method and status class")
+    }
+
+    private let registry: PrometheusCollectorRegistry
+    private let histograms = Mutex<[Key: DurationHistogram]>([:])
+
+    init(registry: PrometheusCollectorRegistry) { self.registry = registry }
+
+    func histogram(route: String, method: HTTPRequest.Method, status: HTTPResponse.Status) -> DurationHistogram {
+        let key = Key(route: route, method: Self.namedMethods.contains(method) ? method.rawValue : "other", statusClass: status.code / 100)
+        if let known = histograms.withLock({ $0[key] }) { return known }
+        let labels = [("route", route), ("method", key.method), ("status", "\(key.statusClass)xx")]
+        let made = registry.makeDurationHistogram(descriptor: Self.name, labels: labels, buckets: Self.buckets)
+        histograms.withLock { $0[key] = made }
+        return made
     }
 }
 

@@ -8,10 +8,14 @@ enum StrictJSON {
     static let maximumDepth = 8
 
     static func decode<T: WireRequest>(_ type: T.Type, from data: Data) throws(ServerError) -> T {
-        guard depth(of: data) <= maximumDepth else { throw invalid("body", .malformedJSON) }
-        if let duplicate = duplicateKey(in: data) { throw invalid(printable(duplicate), .duplicateField) }
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { throw invalid("body", .malformedJSON) }
-        if let unknown = object.keys.sorted().first(where: { T.CodingKeys(stringValue: $0) == nil }) {
+        let shape = Shape(of: data)
+        guard shape.depth <= maximumDepth, !shape.trailingComma else { throw invalid("body", .malformedJSON) }
+        if let duplicate = shape.duplicateKey { throw invalid(printable(duplicate), .duplicateField) }
+        // Anything before the first brace (a byte order mark) is for the parser to judge.
+        guard shape.isObject || (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else { throw invalid("body", .malformedJSON) }
+        if let unknown = shape.topLevelKeys.sorted().first(where: { T.CodingKeys(stringValue: $0) == nil }) {
+            // A body that is not JSON at all is malformed before any of its names is unknown.
+            guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else { throw invalid("body", .malformedJSON) }
             throw invalid(printable(unknown), .unknownField)
         }
         do { return try JSONDecoder().decode(T.self, from: data) } catch let error as DecodingError {
@@ -25,71 +29,80 @@ enum StrictJSON {
         } catch { throw invalid("body", .malformedJSON) }
     }
 
-    /// Nesting depth of arrays and objects, scanned without parsing (strings skipped).
-    static func depth(of data: Data) -> Int {
-        var depth = 0, deepest = 0, inString = false, escaped = false
-        for byte in data {
-            if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                deepest = max(deepest, depth)
-                if deepest > maximumDepth { return deepest }
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
-            default: break
-            }
-        }
-        return deepest
-    }
+    /// What one scan of a body finds without parsing its values (strings are skipped, keys
+    /// compared after JSON unescaping, so `"a"` and `"\u0061"` are the same key). The parse
+    /// that follows checks the syntax; these are the rules a parser does not.
+    struct Shape {
+        /// Nesting depth of arrays and objects; the scan stops once it passes ``maximumDepth``.
+        var depth = 0
+        /// The first key that an object names twice.
+        var duplicateKey: String?
+        /// Whether the first thing in the body other than whitespace opens an object.
+        var isObject = false
+        /// Whether a comma comes right before a closing brace or bracket, which JSON (RFC 8259)
+        /// does not allow and Foundation's parsers accept.
+        var trailingComma = false
+        /// The keys of the outermost object.
+        var topLevelKeys: Set<String> = []
 
-    /// The first key that an object of `data` names twice, if any (keys compared after JSON
-    /// unescaping, so `"a"` and `"\u0061"` are the same key). Scanned without parsing values.
-    static func duplicateKey(in data: Data) -> String? {
-        var objects: [Set<String>?] = []  // one entry per open container: a key set for objects, nil for arrays
-        var expectKey = false
-        var index = data.startIndex
-        while index < data.endIndex {
-            let byte = data[index]
-            switch byte {
-            case UInt8(ascii: "{"):
-                objects.append([])
-                expectKey = true
-            case UInt8(ascii: "["):
-                objects.append(nil)
-                expectKey = false
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                if !objects.isEmpty { objects.removeLast() }
-                expectKey = false
-            case UInt8(ascii: ","):
-                expectKey = objects.last.map { $0 != nil } ?? false
-            case UInt8(ascii: "\""):
-                var end = data.index(after: index), escaped = false
-                while end < data.endIndex {
-                    if escaped { escaped = false } else if data[end] == UInt8(ascii: "\\") { escaped = true } else if data[end] == UInt8(ascii: "\"") { break }
-                    end = data.index(after: end)
-                }
-                if expectKey, end < data.endIndex, var keys = objects.last ?? nil {
-                    let literal = data[index...end]
-                    // Without a backslash a key is its bytes; only escapes need JSON's unescaping.
-                    let key =
-                        literal.contains(UInt8(ascii: "\\"))
-                        ? (try? JSONSerialization.jsonObject(with: literal, options: .fragmentsAllowed)) as? String ?? String(decoding: literal, as: UTF8.self)
-                        : String(decoding: literal.dropFirst().dropLast(), as: UTF8.self)
-                    if keys.contains(key) { return key }
-                    keys.insert(key)
-                    objects[objects.count - 1] = keys
-                    expectKey = false
-                }
-                index = end
-            default: break
-            }
-            if index < data.endIndex { index = data.index(after: index) }
+        init(of data: Data) {
+            data.withUnsafeBytes { scan(UnsafeRawBufferPointer($0)) }
         }
-        return nil
+
+        private mutating func scan(_ bytes: UnsafeRawBufferPointer) {
+            var objects: [Set<String>?] = []  // one entry per open container: a key set for objects, nil for arrays
+            var expectKey = false, seenValue = false
+            var previous: UInt8 = 0  // the last byte outside a string that is not whitespace
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
+                    index += 1
+                    continue
+                }
+                if byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]"), previous == UInt8(ascii: ",") { trailingComma = true }
+                previous = byte
+                switch byte {
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    if !seenValue { isObject = byte == UInt8(ascii: "{") }
+                    seenValue = true
+                    objects.append(byte == UInt8(ascii: "{") ? [] : nil)
+                    expectKey = byte == UInt8(ascii: "{")
+                    depth = max(depth, objects.count)
+                    if depth > maximumDepth { return }
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    if !objects.isEmpty { objects.removeLast() }
+                    expectKey = false
+                case UInt8(ascii: ","):
+                    expectKey = objects.last.map { $0 != nil } ?? false
+                case UInt8(ascii: "\""):
+                    seenValue = true
+                    var end = index + 1, escaped = false
+                    while end < bytes.count {
+                        if escaped { escaped = false } else if bytes[end] == UInt8(ascii: "\\") { escaped = true } else if bytes[end] == UInt8(ascii: "\"") { break }
+                        end += 1
+                    }
+                    if expectKey, end < bytes.count, var keys = objects.last ?? nil {
+                        let key = Self.key(UnsafeRawBufferPointer(rebasing: bytes[index...end]))
+                        if keys.contains(key), duplicateKey == nil { duplicateKey = key }
+                        keys.insert(key)
+                        objects[objects.count - 1] = keys
+                        if objects.count == 1 { topLevelKeys.insert(key) }
+                        expectKey = false
+                    }
+                    index = end
+                default: seenValue = true
+                }
+                index += 1
+            }
+        }
+
+        /// A key's text from its quoted literal: without a backslash its bytes, otherwise JSON's unescaping.
+        private static func key(_ literal: UnsafeRawBufferPointer) -> String {
+            guard literal.contains(UInt8(ascii: "\\")) else { return String(decoding: literal.dropFirst().dropLast(), as: UTF8.self) }
+            let data = Data(literal)
+            return (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) as? String ?? String(decoding: data, as: UTF8.self)
+        }
     }
 
     static func invalid(_ field: String, _ code: WireFormatError.Code) -> ServerError {

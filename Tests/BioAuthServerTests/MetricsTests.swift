@@ -14,15 +14,20 @@ import Testing
 /// management listener — none of it on the public one.
 struct MetricsTests {
     /// Requests are timed per route pattern, method and status class (never a path, which may
-    /// hold a user id); the exposition has `# HELP` for them.
+    /// hold a user id, nor a method a client invents); the exposition has `# HELP` for them.
     @Test func requestLatencyIsRecordedPerRoutePattern() async throws {
         let harness = ServerHarness()
         try await harness.test { api in
             _ = try await api.call(.get, "/v1/backend/users/carol.private/devices", token: api.apiKey)
+            _ = try await api.call(.get, "/v1/backend/users/dave.private/devices", token: api.apiKey)
+            for invented in ["FROBNICATE", "FROBNICATE2", "X-\(UUID().uuidString)"] { _ = try await api.call(HTTPRequest.Method(invented)!, "/health") }
             let metrics = try await api.call(.get, "/metrics").text
             #expect(metrics.contains("# HELP bioauth_http_request_duration_seconds Time from the request"))
-            #expect(metrics.contains(#"bioauth_http_request_duration_seconds_count{route="/v1/backend/users/{userId}/devices",method="GET",status="2xx"} 1"#), "\(metrics)")
-            #expect(!metrics.contains("carol.private"))
+            #expect(metrics.contains(#"bioauth_http_request_duration_seconds_count{route="/v1/backend/users/{userId}/devices",method="GET",status="2xx"} 2"#), "\(metrics)")
+            #expect(!metrics.contains("carol.private") && !metrics.contains("dave.private"))
+            // A method a client invents is `other`: it cannot add series.
+            #expect(metrics.contains(#",method="other",status="4xx"} 3"#), "\(metrics)")
+            #expect(!metrics.contains("FROBNICATE"))
         }
     }
 
