@@ -12,9 +12,21 @@ extension PostgresStore {
     /// Any other plan — and a login whose challenge another request took first, or whose address
     /// reached its failure limit since — runs in a transaction that takes the challenge and keeps
     /// the early decision only if it reads the same rows; otherwise it decides again, inside.
+    ///
+    /// A login challenge this instance issued is decided on the rows remembered when it was stored
+    /// (``PostgresIssuedChallenges``) and goes straight to the statement: one round trip. If the
+    /// statement does not take it, or the plan is not a device login's, it is read and decided again.
     public func consumeChallenge<Verdict: Sendable>(
         id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
     ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
+        if let remembered = issued.take(id) {
+            let decision = decide(remembered)
+            if let finish = FinishDeviceLogin(challengeID: id, lockout: lockout, plan: decision.plan) {
+                let row = try await bounded { try await self.client.withConnection { c in try await self.run(finish, c).first } }
+                let counts: (Int32, Int32) = try row.map { try $0.decode((Int32, Int32).self) } ?? (0, 0)
+                if counts.0 == 1 { return (decision.verdict, counts.1 == 1 ? .applied() : .refused(finish.refusal)) }
+            }
+        }
         // One connection for the read, the decision and the statement: a second lease from the pool
         // costs more than the verification it would spare the connection.
         let (early, finished) = try await bounded {

@@ -71,13 +71,17 @@ extension PostgresQuery {
         SELECT taken.id, taken.purpose, taken.rp_id, taken.user_id, taken.device_id, taken.nonce, taken.created_at, taken.expires_at,
                taken.operation_hash, taken.registration_key, taken.device_name, taken.replaces_device, taken.session_id, taken.enrolment_request_id,
                (SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(FailureSubject.client(lockout.client).storageKey)) AS client_count,
-               d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.public_key AS d_public_key, d.created_at AS d_created_at,
-               d.last_used_at AS d_last_used_at, d.revoked_at AS d_revoked_at, d.key_replaced_at AS d_key_replaced_at,
-               d.key_replaced_by AS d_key_replaced_by, d.attestation AS d_attestation,
-               d.enrolled_by AS d_enrolled_by
+               \(unescaped: deviceColumns)
         FROM taken LEFT JOIN devices d ON d.id = taken.device_id
         """
     }
+
+    /// The columns of a device row `d`, prefixed `d_` (``DeviceRecord/init(row:prefix:)``).
+    static let deviceColumns = """
+        d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.public_key AS d_public_key, d.created_at AS d_created_at, \
+        d.last_used_at AS d_last_used_at, d.revoked_at AS d_revoked_at, d.key_replaced_at AS d_key_replaced_at, \
+        d.key_replaced_by AS d_key_replaced_by, d.attestation AS d_attestation, d.enrolled_by AS d_enrolled_by
+        """
 }
 
 /// The failure count of the address a lockout query names (no row: none).
@@ -116,7 +120,9 @@ struct InsertChallengeStatement: PreparedLoginStatement {
 }
 
 /// Stores a challenge if the address is below its failure limit (``LockoutQuery/isLockedOut(clientCount:)``
-/// in SQL): ``WritePlan/issueChallenge(_:lockout:)`` in one round trip. No row returned: refused.
+/// in SQL): ``WritePlan/issueChallenge(_:lockout:)`` in one round trip. Stored, it returns one row:
+/// the columns of the challenge's device (``PostgresQuery/deviceColumns``, all NULL if there is no
+/// such device), which ``PostgresIssuedChallenges`` keeps for the login; no row: refused.
 /// (A NULL bind has no type, and a selected one would be read as text: the nullable non-text
 /// values are cast.)
 struct IssueChallengeStatement: PreparedLoginStatement {
@@ -141,13 +147,15 @@ struct IssueChallengeStatement: PreparedLoginStatement {
         get throws {
             let ch = challenge, columns = challenge.binding.columns
             return try """
-            INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
-            SELECT \(ch.id), \(Int16(ch.purpose.rawValue)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
-                   \(columns.operationHash)::bytea, \(columns.publicKey)::bytea, \(columns.deviceName)::text, \(columns.replacing)::boolean, \(ch.sessionID)::text,
-                   \(ch.enrolmentRequestID)::text
-            WHERE coalesce((SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(FailureSubject.client(lockout.client).storageKey)), 0)
-              < \(lockout.clientLimit)
-            RETURNING 1
+            WITH stored AS (
+              INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
+              SELECT \(ch.id), \(Int16(ch.purpose.rawValue)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
+                     \(columns.operationHash)::bytea, \(columns.publicKey)::bytea, \(columns.deviceName)::text, \(columns.replacing)::boolean, \(ch.sessionID)::text,
+                     \(ch.enrolmentRequestID)::text
+              WHERE coalesce((SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(FailureSubject.client(lockout.client).storageKey)), 0)
+                < \(lockout.clientLimit)
+              RETURNING device_id)
+            SELECT \(unescaped: PostgresQuery.deviceColumns) FROM stored LEFT JOIN devices d ON d.id = stored.device_id
             """
         }
     }
@@ -155,14 +163,17 @@ struct IssueChallengeStatement: PreparedLoginStatement {
 
 /// A device login finished in one statement and one commit, outside any transaction of ours: the
 /// challenge is taken if the address is still below its failure limit (``LockoutQuery/isLockedOut(clientCount:)``
-/// in SQL), and only then are the login's writes made — the session, its device's last use, the
-/// known address (its time moved only when older than ``WritePlan/knownClientRefresh``), the audit
-/// row — behind the plan's one guard (``WritePlan/Guard/activeDeviceKey(id:userID:publicKey:)``),
-/// which is the device update's condition: it locks the row and, if a revocation or re-key holds
-/// it, re-reads it once that commits. Every insert selects from that update, so a refused guard
-/// writes nothing but the challenge's deletion. It answers `taken` and `inserted` (0 or 1 each).
+/// in SQL) and the device, as the statement sees it, is active with the key that verified; only
+/// then are the login's writes made — the session, its device's last use, the known address (its
+/// time moved only when older than ``WritePlan/knownClientRefresh``), the audit row — behind the
+/// plan's one guard (``WritePlan/Guard/activeDeviceKey(id:userID:publicKey:)``), which is the
+/// device update's condition: it locks the row and, if a revocation or re-key holds it, re-reads
+/// it once that commits. Every insert selects from that update, so a refused guard writes nothing
+/// but the challenge's deletion. It answers `taken` and `inserted` (0 or 1 each); not taken, the
+/// login is decided again on the rows as they are (a key revoked or replaced before the statement
+/// is then a counted failure, as if it had been read so).
 ///
-/// Recognised from the plan decided on the peeked rows (``WritePlan/login(_:from:clearing:rehashed:audit:)``
+/// Recognised from the plan decided on the peeked or remembered rows (``WritePlan/login(_:from:clearing:rehashed:audit:)``
 /// for a device session from a known address, its audit event not merging and not queued, behind
 /// that one guard); nil for any other. (A NULL bind has no type, and a selected one would be read
 /// as text: the nullable non-text values are cast.)
@@ -203,6 +214,7 @@ struct FinishDeviceLogin: PreparedLoginStatement {
               DELETE FROM challenges WHERE id = \(challengeID)
                 AND coalesce((SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(FailureSubject.client(lockout.client).storageKey)), 0)
                   < \(lockout.clientLimit)
+                AND EXISTS (SELECT 1 FROM devices WHERE id = \(device) AND user_id = \(s.userID) AND revoked_at IS NULL AND public_key = \(publicKey))
               RETURNING id),
             touched AS (
               UPDATE devices SET last_used_at = \(s.createdAt)

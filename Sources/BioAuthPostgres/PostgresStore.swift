@@ -16,8 +16,9 @@ import Synchronization
 ///
 /// | Request | Statements | Transactions |
 /// |---|---|---|
-/// | `POST /login/challenge` | one insert into the unlogged `challenges`, made only if the address's counter is below its limit (``IssueChallengeStatement``; no transaction, no fsync) | 0 |
-/// | `POST /login/finish` | the challenge read with its device row and the counter; then, the signature verified, one statement that takes the challenge and writes the session, the device touch, the known address and the audit row (``FinishDeviceLogin``) | 1 (no `BEGIN`/`COMMIT`) |
+/// | `POST /login/challenge` | one insert into the unlogged `challenges`, made only if the address's counter is below its limit, returning the device's row (``IssueChallengeStatement``; no transaction, no fsync) | 0 |
+/// | `POST /login/finish` on the instance that issued the challenge | the signature verified on the rows remembered at the issue (``PostgresIssuedChallenges``); one statement that takes the challenge and writes the session, the device touch, the known address and the audit row (``FinishDeviceLogin``) | 1 (no `BEGIN`/`COMMIT`) |
+/// | `POST /login/finish` on another instance | first the challenge read with its device row and the counter, then as above | 1 (no `BEGIN`/`COMMIT`) |
 /// | a failed verification | the read as above; in a transaction: delete-returning + device, 1 upsert per subject, 1 audit insert per event | 1 |
 /// | bearer-token check | 1 join read | 0 |
 ///
@@ -33,6 +34,8 @@ public final class PostgresStore: BioAuthStore {
     /// ``Options/preparedStatements``.
     let preparedStatements: Bool
     private let closed = Mutex(false)
+    /// The login challenges this instance stored, for their logins to skip the read.
+    package let issued = PostgresIssuedChallenges()
 
     /// Any constant: the advisory lock every starting instance takes while it migrates.
     static let migrationLock: Int64 = 0x6269_6f61_7574_68  // "bioauth"
@@ -222,8 +225,12 @@ public final class PostgresStore: BioAuthStore {
         // A plan that only stores challenges (an unlogged table) needs neither BEGIN and COMMIT
         // nor a durable commit: its guard is read and its insert made in one statement each.
         if let issue = IssueChallengeStatement(plan) {
-            let stored = try await bounded { try await self.client.withConnection { c in try await !self.run(issue, c).isEmpty } }
-            return stored ? .applied() : .refused(plan.guards[0])
+            let stored = try await bounded { try await self.client.withConnection { c in try await self.run(issue, c).first } }
+            guard let stored else { return .refused(plan.guards[0]) }
+            let r = stored.makeRandomAccess()
+            let device = try r.optional("d_id", String.self) == nil ? nil : try DeviceRecord(row: PostgresStoredRow(r), prefix: "d_")
+            issued.remember(issue.challenge, device: device)
+            return .applied()
         }
         if plan.isEphemeral { return try await bounded { try await self.client.withConnection { c in try await self.apply(plan, c) } } }
         return try await transaction { c in try await self.apply(plan, c) }

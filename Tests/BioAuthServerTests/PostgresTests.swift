@@ -72,21 +72,21 @@ struct PostgresTests {
         }
     }
 
-    /// A device login is decided on the rows as read, then taken and written by one statement. Each
+    /// A device login is decided on the rows as read — or, finished on the instance that issued its
+    /// challenge, as remembered when it was stored — then taken and written by one statement. Each
     /// way the rows can change in between is caught: nothing changed (decided once, applied); the
-    /// challenge taken by another request, or the address locked out since (decided again inside a
-    /// transaction, on the rows it read); the device revoked (the statement's guard refuses; the
-    /// challenge is spent, nothing else is written).
+    /// challenge taken by another request, the address locked out or the device revoked since (the
+    /// statement takes nothing; decided again inside a transaction, on the rows it read).
     @Test func aLoginDecidedBeforeItsStatementIsDecidedAgainWhenItsRowsChanged() async throws {
         let url = try await PostgresTestServer.freshDatabaseURL()
-        let store = try await PostgresStore.open(try #require(PostgresStore.Location(url: url)), options: .init(tls: .disable, poolSize: 2))
-        _ = try await PostgresTestServer.execute(
-            "INSERT INTO devices (id, user_id, name, public_key, created_at) VALUES ('d1', 'alice', 'Phone', '\\x04', now())", on: url)
+        let location = try #require(PostgresStore.Location(url: url))
+        let store = try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2))
+        let otherInstance = try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2))
         let at = Date(timeIntervalSince1970: 1_767_225_600)
         let lockout = LockoutQuery(windowStart: at, client: "203.0.113.9", clientLimit: 3)
         enum Change: Sendable { case none, challengeTaken, lockedOut, deviceRevoked }
-        enum Seen: Sendable, Equatable { case challenge, noChallenge, lockedOut }
-        func login(_ change: Change) async throws -> (seen: [Seen], outcome: PlanOutcome, session: SessionRecord) {
+        enum Seen: Sendable, Equatable { case challenge, noChallenge, lockedOut, revokedDevice }
+        func login(_ change: Change, finishingOn finishing: PostgresStore) async throws -> (seen: [Seen], outcome: PlanOutcome, session: SessionRecord) {
             let record = ChallengeRecord(
                 id: SecretBytes.random(count: 16).data, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
                 nonce: SecretBytes.random(count: 32).data, createdAt: at, expiresAt: at.addingTimeInterval(60))
@@ -95,9 +95,9 @@ struct PostgresTests {
                 id: .random(), tokenHash: TokenHash(ofText: UUID().uuidString), userID: "alice", deviceID: "d1", kind: .device, createdAt: at,
                 expiresAt: at.addingTimeInterval(600))
             let seen = Mutex<[Seen]>([])
-            let (_, outcome) = try await store.consumeChallenge(id: record.id, lockout: lockout) { taken in
+            let (_, outcome) = try await finishing.consumeChallenge(id: record.id, lockout: lockout) { taken in
                 let first = seen.withLock { seen in
-                    seen.append(taken == nil ? .noChallenge : taken!.lockedOut ? .lockedOut : .challenge)
+                    seen.append(taken == nil ? .noChallenge : taken!.lockedOut ? .lockedOut : taken!.device?.revokedAt != nil ? .revokedDevice : .challenge)
                     return seen.count == 1
                 }
                 if first {
@@ -118,21 +118,47 @@ struct PostgresTests {
             }
             return (seen.withLock { $0 }, outcome, session)
         }
-        let unchanged = try await login(.none)
-        #expect(unchanged.seen == [.challenge] && unchanged.outcome.wasApplied, "decided once, written by the one statement")
-        #expect(try await store.session(tokenHash: unchanged.session.tokenHash) != nil)
-        let taken = try await login(.challengeTaken)
-        #expect(taken.seen == [.challenge, .noChallenge], "the challenge gone: decided again on what the transaction took")
-        #expect(try await store.session(tokenHash: taken.session.tokenHash) == nil)
-        let locked = try await login(.lockedOut)
-        #expect(locked.seen == [.challenge, .lockedOut], "the address locked out since: decided again")
-        #expect(try await store.session(tokenHash: locked.session.tokenHash) == nil)
-        _ = try await PostgresTestServer.execute("DELETE FROM counters", on: url)
-        let revoked = try await login(.deviceRevoked)
-        #expect(revoked.seen == [.challenge] && revoked.outcome.refusal == .activeDeviceKey(id: "d1", userID: "alice", publicKey: Data([4])))
-        #expect(try await store.session(tokenHash: revoked.session.tokenHash) == nil)
-        #expect(try await PostgresTestServer.execute("SELECT 1 FROM challenges", on: url).isEmpty, "every challenge was spent")
+        for (finishing, instance) in [(store, "the issuing instance"), (otherInstance, "another instance")] {
+            _ = try await PostgresTestServer.execute(
+                "INSERT INTO devices (id, user_id, name, public_key, created_at) VALUES ('d1', 'alice', 'Phone', '\\x04', now()) ON CONFLICT (id) DO UPDATE SET revoked_at = NULL",
+                on: url)
+            let unchanged = try await login(.none, finishingOn: finishing)
+            #expect(unchanged.seen == [.challenge] && unchanged.outcome.wasApplied, "\(instance): decided once, written by the one statement")
+            #expect(try await store.session(tokenHash: unchanged.session.tokenHash) != nil)
+            let taken = try await login(.challengeTaken, finishingOn: finishing)
+            #expect(taken.seen == [.challenge, .noChallenge], "\(instance): the challenge gone: decided again on what the transaction took")
+            #expect(try await store.session(tokenHash: taken.session.tokenHash) == nil)
+            let locked = try await login(.lockedOut, finishingOn: finishing)
+            #expect(locked.seen == [.challenge, .lockedOut], "\(instance): the address locked out since: decided again")
+            #expect(try await store.session(tokenHash: locked.session.tokenHash) == nil)
+            _ = try await PostgresTestServer.execute("DELETE FROM counters", on: url)
+            let revoked = try await login(.deviceRevoked, finishingOn: finishing)
+            #expect(revoked.seen == [.challenge, .revokedDevice], "\(instance): the device revoked since: decided again on its row")
+            #expect(revoked.outcome.refusal == .activeDeviceKey(id: "d1", userID: "alice", publicKey: Data([4])), "this test's plan still asks for the old key")
+            #expect(try await store.session(tokenHash: revoked.session.tokenHash) == nil)
+            #expect(try await PostgresTestServer.execute("SELECT 1 FROM challenges", on: url).isEmpty, "\(instance): every challenge was spent")
+        }
+        // The issuing instance still remembers the four finished elsewhere, until they expire: an
+        // out-of-date entry, which the statement would refuse.
+        #expect(store.issued.count == 4 && otherInstance.issued.count == 0)
+        // Which rows were decided on: a rename after the issue (which no statement checks) is seen
+        // by another instance, which reads, and not by the issuing one, which remembers.
+        for (finishing, expected) in [(store, "Phone"), (otherInstance, "Renamed")] {
+            let record = ChallengeRecord(
+                id: SecretBytes.random(count: 16).data, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
+                nonce: SecretBytes.random(count: 32).data, createdAt: at, expiresAt: at.addingTimeInterval(60))
+            _ = try await PostgresTestServer.execute("UPDATE devices SET name = 'Phone'", on: url)
+            #expect(try await store.apply(.issueChallenge(record, lockout: lockout)).wasApplied)
+            _ = try await PostgresTestServer.execute("UPDATE devices SET name = 'Renamed'", on: url)
+            let names = Mutex<[String?]>([])
+            _ = try await finishing.consumeChallenge(id: record.id, lockout: lockout) { taken in
+                names.withLock { $0.append(taken?.device?.name) }
+                return ((), .events([]))
+            }
+            #expect(names.withLock { $0.first } == expected)
+        }
         try await store.close()
+        try await otherInstance.close()
     }
 
     /// Four instances starting at once on an empty database: each waits for the advisory lock,
