@@ -365,13 +365,26 @@ public struct BioAuthRoutes: Sendable {
     /// drive these endpoints with CORS-simple `text/plain` or form posts from visitors' browsers.
     func decode<T: WireRequest>(_ type: T.Type, _ request: Request, maxBodySize: Int? = nil) async throws -> T {
         let maxBodySize = maxBodySize ?? options.maxBodySize
-        let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-        guard mediaType == "application/json" else { throw ServerError(.unsupportedMediaType, field: "Content-Type") }
+        guard let contentType = request.headers[.contentType], Self.mediaType(contentType) == "application/json" else {
+            throw ServerError(.unsupportedMediaType, field: "Content-Type")
+        }
         let buffer: ByteBuffer
         do { buffer = try await request.body.collect(upTo: maxBodySize) } catch {
             throw ServerError(.payloadTooLarge, field: "body", detail: "at most \(maxBodySize) bytes")
         }
         return try StrictJSON.decode(T.self, from: Data(buffer.readableBytesView))
+    }
+}
+
+extension BioAuthRoutes {
+    /// The media type of a `Content-Type` value, lower-cased: what comes before its first `;`,
+    /// without the optional white space (space, tab) around it (RFC 9110 §8.3.1).
+    static func mediaType(_ value: String) -> String {
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var type = Array(value.utf8.prefix { $0 != UInt8(ascii: ";") })
+        while let last = type.last, isSpace(last) { type.removeLast() }
+        let start = type.firstIndex { !isSpace($0) } ?? type.endIndex
+        return String(decoding: type[start...], as: UTF8.self).lowercased()
     }
 }
 

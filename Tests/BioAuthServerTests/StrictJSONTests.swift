@@ -61,4 +61,13 @@ struct StrictJSONTests {
         #expect(failure(#"{"extra":"#) == ("body", "malformedJSON"))
         #expect(failure(#"{"userId":"a","userId":"b","a":"# + String(repeating: "[", count: 9)) == ("body", "malformedJSON"))
     }
+
+    @Test func theMediaTypeIsWhatComesBeforeTheParametersTrimmedAndLowerCased() {
+        let cases: [(String, String)] = [
+            ("application/json", "application/json"), ("Application/JSON; charset=utf-8", "application/json"), (" \tapplication/json \t;x=1", "application/json"),
+            ("application/json;", "application/json"), ("", ""), (";application/json", ""), ("application/ json", "application/ json"),
+            ("application/jsonx", "application/jsonx"), ("text/plain; application/json", "text/plain"),
+        ]
+        for (value, type) in cases { #expect(BioAuthRoutes.mediaType(value) == type, "\(value)") }
+    }
 }

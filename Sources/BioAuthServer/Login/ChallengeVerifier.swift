@@ -38,7 +38,7 @@ package struct ChallengeVerifier: Sendable {
         if let session, session.userID != challenge.userID { return .rejected(.wrongUser) }
         // Bound to the session that asked: a challenge leaked from one session is useless in another.
         if let bound = challenge.sessionID, bound != session?.id { return .rejected(.wrongSession) }
-        var spki = Self.decoyKey.spkiRepresentation
+        var spki = Self.decoySPKI
         var deviceProblem: FailureReason?
         if case .registration(let key, _, _) = challenge.binding {
             spki = key  // proof of possession: the key being enrolled signs
@@ -66,4 +66,6 @@ package struct ChallengeVerifier: Sendable {
         guard let key = try? DevicePublicKey(spki: P256.Signing.PrivateKey().publicKey.derRepresentation) else { fatalError("P-256 key generation failed") }
         return key
     }()
+    /// ``decoyKey``'s SubjectPublicKeyInfo, encoded once.
+    static let decoySPKI = decoyKey.spkiRepresentation
 }
