@@ -9,8 +9,8 @@ extension PostgresStore {
     /// transaction) and decides on them, so that the signature is verified outside any transaction.
     /// A device login's plan is then applied by one statement that takes the challenge and writes
     /// the login behind its guards (``FinishDeviceLogin``): two round trips and one commit in all.
-    /// Any other plan — and a login whose challenge another request took first, or whose address
-    /// reached its failure limit since — runs in a transaction that takes the challenge and keeps
+    /// Any other plan — and a login whose challenge another request took first, whose address
+    /// reached its failure limit or whose key was revoked since — runs in a transaction that takes the challenge and keeps
     /// the early decision only if it reads the same rows; otherwise it decides again, inside.
     ///
     /// A login challenge this instance issued is decided on the rows remembered when it was stored
@@ -21,10 +21,10 @@ extension PostgresStore {
     ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
         if let remembered = issued.take(id) {
             let decision = decide(remembered)
-            if let finish = FinishDeviceLogin(challengeID: id, lockout: lockout, plan: decision.plan) {
-                let row = try await bounded { try await self.client.withConnection { c in try await self.run(finish, c).first } }
-                let counts: (Int32, Int32) = try row.map { try $0.decode((Int32, Int32).self) } ?? (0, 0)
-                if counts.0 == 1 { return (decision.verdict, counts.1 == 1 ? .applied() : .refused(finish.refusal)) }
+            if let statement = FinishDeviceLogin(challengeID: id, lockout: lockout, plan: decision.plan),
+                let finished = try await bounded({ try await self.client.withConnection { c in try await self.finish(statement, c) } })
+            {
+                return (decision.verdict, finished)
             }
         }
         // One connection for the read, the decision and the statement: a second lease from the pool
@@ -33,12 +33,8 @@ extension PostgresStore {
             try await self.client.withConnection { c -> ((taken: TakenChallenge, decision: (verdict: Verdict, plan: WritePlan))?, PlanOutcome?) in
                 guard let peeked = try await self.takenChallenge(id, lockout, taking: false, c) else { return (nil, nil) }
                 let early = (taken: peeked, decision: decide(peeked))
-                guard let finish = FinishDeviceLogin(challengeID: id, lockout: lockout, plan: early.decision.plan) else { return (early, nil) }
-                let row = try await self.run(finish, c).first
-                let counts: (Int32, Int32) = try row.map { try $0.decode((Int32, Int32).self) } ?? (0, 0)
-                // Not taken: another request took the challenge, or the address reached its limit since.
-                guard counts.0 == 1 else { return (early, nil) }
-                return (early, counts.1 == 1 ? .applied() : .refused(finish.refusal))
+                guard let statement = FinishDeviceLogin(challengeID: id, lockout: lockout, plan: early.decision.plan) else { return (early, nil) }
+                return (early, try await self.finish(statement, c))
             }
         }
         if let early, let finished { return (early.decision.verdict, finished) }
@@ -47,6 +43,15 @@ extension PostgresStore {
             let decision = if let early, early.taken == taken { early.decision } else { decide(taken) }
             return (decision.verdict, try await self.apply(decision.plan, c))
         }
+    }
+
+    /// A device login's one statement: its outcome, or nil if it took nothing — another request
+    /// took the challenge, or the address reached its limit, or the device's key changed since.
+    private func finish(_ statement: FinishDeviceLogin, _ c: PostgresConnection) async throws -> PlanOutcome? {
+        let row = try await run(statement, c).first
+        let counts: (Int32, Int32) = try row.map { try $0.decode((Int32, Int32).self) } ?? (0, 0)
+        guard counts.0 == 1 else { return nil }
+        return counts.1 == 1 ? .applied() : .refused(statement.refusal)
     }
 
     /// The challenge (deleted when `taking`), its device, its enrolment request (locked when
