@@ -12,37 +12,62 @@ import Synchronization
 ///
 /// Only rows the database gave are kept, never anything a client sent, so a wrong entry can only
 /// be an out-of-date one, which the statement refuses. At most ``capacity`` entries; past that,
-/// challenges are not remembered (their logins read first).
+/// challenges are not remembered (their logins read first). Expired entries leave in the order
+/// they came, a few at each new one, so no call scans them all.
 package final class PostgresIssuedChallenges: Sendable {
-    struct Entry: Sendable {
+    private struct Entry: Sendable {
         let challenge: ChallengeRecord
         let device: DeviceRecord?
     }
 
+    private struct State {
+        var entries: [Data: Entry] = [:]
+        /// Every remembered id in the order it came, with its expiry; `head` is the oldest still
+        /// listed (taken ones stay listed until they expire).
+        var order: [(id: Data, expiresAt: Date)] = []
+        var head = 0
+
+        /// Forgets the entries that expired before `now`, oldest first.
+        mutating func dropExpired(before now: Date) {
+            while head < order.count, order[head].expiresAt < now {
+                entries.removeValue(forKey: order[head].id)
+                head += 1
+            }
+            if head >= 1_024, head * 2 >= order.count {
+                order.removeFirst(head)
+                head = 0
+            }
+        }
+    }
+
     /// A challenge lives `challengeTTL` (60 s by default); this many covers a few hundred logins a
     /// second from one instance.
-    static let capacity = 32_768
+    package static let capacity = 32_768
 
-    private let entries = Mutex<[Data: Entry]>([:])
+    private let state = Mutex(State())
 
-    /// Remembers a login challenge just stored and its device's row (nil: no such device). When
-    /// full, the entries expired by `now` go first.
-    func remember(_ challenge: ChallengeRecord, device: DeviceRecord?, now: Date = Date()) {
+    package init() {}
+
+    /// Remembers a login challenge just stored and its device's row (nil: no such device). Time
+    /// is the challenge's own `createdAt` (the service's clock): what expired before it is forgotten.
+    package func remember(_ challenge: ChallengeRecord, device: DeviceRecord?) {
         guard case .login = challenge.binding, challenge.enrolmentRequestID == nil else { return }
-        entries.withLock { entries in
-            if entries.count >= Self.capacity { entries = entries.filter { $0.value.challenge.expiresAt > now } }
-            if entries.count < Self.capacity { entries[challenge.id] = Entry(challenge: challenge, device: device) }
+        state.withLock { state in
+            state.dropExpired(before: challenge.createdAt)
+            guard state.entries.count < Self.capacity, state.order.count - state.head < 2 * Self.capacity else { return }
+            state.entries[challenge.id] = Entry(challenge: challenge, device: device)
+            state.order.append((challenge.id, challenge.expiresAt))
         }
     }
 
     /// The rows a finishing login may be decided on, forgotten as they are given; nil if this
     /// instance did not issue the challenge. (Whether it has expired is the decision's to say, on
     /// the service's clock.)
-    func take(_ id: Data) -> TakenChallenge? {
-        guard let entry = entries.withLock({ $0.removeValue(forKey: id) }) else { return nil }
+    package func take(_ id: Data) -> TakenChallenge? {
+        guard let entry = state.withLock({ $0.entries.removeValue(forKey: id) }) else { return nil }
         return TakenChallenge(challenge: entry.challenge, device: entry.device, lockedOut: false)
     }
 
     /// Challenges remembered now; for tests.
-    package var count: Int { entries.withLock { $0.count } }
+    package var count: Int { state.withLock { $0.entries.count } }
 }
