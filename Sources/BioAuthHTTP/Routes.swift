@@ -360,38 +360,6 @@ public struct BioAuthRoutes: Sendable {
         guard let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
         return String(header.dropFirst(7))
     }
-
-    /// Decodes a JSON body. Anything but `application/json` is refused with 415, so a web page cannot
-    /// drive these endpoints with CORS-simple `text/plain` or form posts from visitors' browsers.
-    func decode<T: WireRequest>(_ type: T.Type, _ request: Request, maxBodySize: Int? = nil) async throws -> T {
-        let maxBodySize = maxBodySize ?? options.maxBodySize
-        guard let contentType = request.headers[.contentType], Self.mediaType(contentType) == "application/json" else {
-            throw ServerError(.unsupportedMediaType, field: "Content-Type")
-        }
-        let buffer: ByteBuffer
-        do { buffer = try await request.body.collect(upTo: maxBodySize) } catch {
-            throw ServerError(.payloadTooLarge, field: "body", detail: "at most \(maxBodySize) bytes")
-        }
-        return try StrictJSON.decode(T.self, from: Data(buffer.readableBytesView))
-    }
-}
-
-extension BioAuthRoutes {
-    /// The media type of a `Content-Type` value, lower-cased: what comes before its first `;`,
-    /// without the optional white space (space, tab) around it (RFC 9110 §8.3.1).
-    static func mediaType(_ value: String) -> String {
-        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        var type = Array(value.utf8.prefix { $0 != UInt8(ascii: ";") })
-        while let last = type.last, isSpace(last) { type.removeLast() }
-        let start = type.firstIndex { !isSpace($0) } ?? type.endIndex
-        return String(decoding: type[start...], as: UTF8.self).lowercased()
-    }
-}
-
-func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
 }
 
 /// The path parameter `name` as an id, percent-decoded (a user id's `@` arrives as `%40`); ""

@@ -11,12 +11,12 @@ enum StrictJSON {
         let shape = Shape(of: data)
         guard shape.depth <= maximumDepth, !shape.trailingComma else { throw invalid("body", .malformedJSON) }
         if let duplicate = shape.duplicateKey { throw invalid(printable(duplicate), .duplicateField) }
-        // Anything before the first brace (a byte order mark) is for the parser to judge.
-        guard shape.isObject || (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else { throw invalid("body", .malformedJSON) }
+        // A full parse only where the scan cannot tell: anything before the first brace (a byte
+        // order mark), or a body with an unknown name, which is malformed first if it is not JSON.
+        let parsesAsObject = { (try? JSONSerialization.jsonObject(with: data)) is [String: Any] }
+        guard shape.isObject || parsesAsObject() else { throw invalid("body", .malformedJSON) }
         if let unknown = shape.topLevelKeys.sorted().first(where: { T.CodingKeys(stringValue: $0) == nil }) {
-            // A body that is not JSON at all is malformed before any of its names is unknown.
-            guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else { throw invalid("body", .malformedJSON) }
-            throw invalid(printable(unknown), .unknownField)
+            throw parsesAsObject() ? invalid(printable(unknown), .unknownField) : invalid("body", .malformedJSON)
         }
         do { return try JSONDecoder().decode(T.self, from: data) } catch let error as DecodingError {
             switch error {

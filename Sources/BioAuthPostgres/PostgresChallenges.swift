@@ -63,7 +63,7 @@ extension PostgresStore {
         guard let row = rows.first else { return nil }
         let r = row.makeRandomAccess()
         let challenge = try ChallengeRecord(row: PostgresStoredRow(r))
-        let device = try r.optional("d_id", String.self) == nil ? nil : try DeviceRecord(row: PostgresStoredRow(r), prefix: "d_")
+        let device = try r.joinedDevice()
         var request: EnrolmentRequestRecord?
         if let requestID = challenge.enrolmentRequestID {
             let lock: PostgresQuery = taking ? "SELECT * FROM enrolment_requests WHERE id = \(requestID) FOR UPDATE" : "SELECT * FROM enrolment_requests WHERE id = \(requestID)"

@@ -32,3 +32,11 @@ struct PostgresStoredRow: StoredRow {
     func optionalDate(_ column: String) throws(StoreError) -> Date? { try row.optional(column, Date.self) }
     func optionalBool(_ column: String) throws(StoreError) -> Bool? { try row.optional(column, Bool.self) }
 }
+
+extension PostgresRandomAccessRow {
+    /// The device row joined in as ``PostgresQuery/deviceColumns`` (`d_…`); nil when the join
+    /// found none (`d_id` NULL).
+    func joinedDevice() throws(StoreError) -> DeviceRecord? {
+        try optional("d_id", String.self) == nil ? nil : try DeviceRecord(row: PostgresStoredRow(self), prefix: "d_")
+    }
+}

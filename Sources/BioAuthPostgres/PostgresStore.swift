@@ -227,9 +227,7 @@ public final class PostgresStore: BioAuthStore {
         if let issue = IssueChallengeStatement(plan) {
             let stored = try await bounded { try await self.client.withConnection { c in try await self.run(issue, c).first } }
             guard let stored else { return .refused(plan.guards[0]) }
-            let r = stored.makeRandomAccess()
-            let device = try r.optional("d_id", String.self) == nil ? nil : try DeviceRecord(row: PostgresStoredRow(r), prefix: "d_")
-            issued.remember(issue.challenge, device: device)
+            issued.remember(issue.challenge, device: try stored.makeRandomAccess().joinedDevice())
             return .applied()
         }
         if plan.isEphemeral { return try await bounded { try await self.client.withConnection { c in try await self.apply(plan, c) } } }
