@@ -1,6 +1,12 @@
 import Crypto
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Bytes that must never be printed: a stored secret, a key, a token.
 ///
 /// `description`, `debugDescription` and reflection show only the length. Equality is
@@ -13,13 +19,20 @@ public struct SecretBytes: Sendable, Hashable, CustomStringConvertible, CustomDe
     public init(_ data: Data) { storage = data }
     public init<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 { storage = Data(bytes) }
 
-    /// `count` bytes from the system CSPRNG.
+    /// `count` bytes from the system CSPRNG: `getentropy(3)`, one `getrandom(2)` system call per
+    /// 256 bytes on Linux (`SystemRandomNumberGenerator` makes one per 8 bytes).
     public static func random(count: Int) -> SecretBytes {
-        // Eight bytes per draw (one system call each), as swift-crypto fills its keys.
-        var generator = SystemRandomNumberGenerator()
-        var bytes = Data(capacity: count + 7)
-        while bytes.count < count { Swift.withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) } }
-        return SecretBytes(bytes.prefix(count))
+        var bytes = Data(count: count)
+        bytes.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let length = min(256, buffer.count - offset)  // getentropy's limit per call
+                // It fails only for a bad buffer or a kernel without a random source: nothing to go on with.
+                guard getentropy(buffer.baseAddress! + offset, length) == 0 else { fatalError("the system's random source failed") }
+                offset += length
+            }
+        }
+        return SecretBytes(bytes)
     }
 
     /// The secret's bytes. Handle them as carefully as the secret itself.

@@ -106,4 +106,16 @@ struct SlowHashTests {
     func matchesRFC7914Section11(password: String, salt: String, rounds: Int, hex: String) throws {
         #expect(try SlowHash.derive(password, salt: Data(salt.utf8), rounds: rounds, outputByteCount: 64).hexString == hex)
     }
+
+    /// Random secrets have the length asked for, past getentropy's 256 bytes a call too, and no two are alike.
+    @Test(arguments: [0, 1, 16, 32, 255, 256, 257, 1_000])
+    func randomSecretsHaveTheirLength(count: Int) {
+        let draws = (0..<8).map { _ in SecretBytes.random(count: count) }
+        #expect(draws.allSatisfy { $0.count == count })
+        if count >= 16 {
+            #expect(Set(draws).count == draws.count)
+            // The tail is filled too: a loop that stopped at the first 256 bytes would leave zeros there.
+            #expect(draws.contains { $0.data.suffix(16) != Data(count: 16) })
+        }
+    }
 }

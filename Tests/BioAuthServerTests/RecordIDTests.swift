@@ -60,4 +60,16 @@ struct RecordIDTests {
         #expect(try JSONDecoder().decode(DeviceID.self, from: encoded) == device)
         #expect(UserID(device.rawValue).rawValue == device.rawValue)
     }
+
+    /// New ids are version 4 UUIDs in lower case, each different.
+    @Test func aRandomIDIsALowerCaseVersion4UUID() throws {
+        let ids = (0..<1_000).map { _ in DeviceID.random().rawValue }
+        #expect(Set(ids).count == ids.count)
+        for id in ids {
+            let uuid = try #require(UUID(uuidString: id), "\(id)")
+            #expect(uuid.uuidString.lowercased() == id)
+            let bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }
+            #expect(bytes[6] >> 4 == 4 && bytes[8] >> 6 == 0b10, "\(id)")
+        }
+    }
 }

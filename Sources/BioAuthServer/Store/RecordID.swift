@@ -12,8 +12,15 @@ public struct RecordID<Record>: RawRepresentable, Hashable, Comparable, Sendable
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { rawValue = value }
 
-    /// A new random id (a lower-case UUID).
-    public static func random() -> Self { Self(UUID().uuidString.lowercased()) }
+    /// A new random id: a lower-case version 4 UUID, its 122 random bits from ``SecretBytes/random(count:)``
+    /// (Foundation's `UUID()` opens and reads `/dev/urandom` at each call on Linux).
+    public static func random() -> Self {
+        var bytes = [UInt8](SecretBytes.random(count: 16).data)
+        bytes[6] = bytes[6] & 0x0F | 0x40  // version 4
+        bytes[8] = bytes[8] & 0x3F | 0x80  // RFC 9562 variant
+        let uuid = bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }
+        return Self(UUID(uuid: uuid).uuidString.lowercased())
+    }
 
     public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
 
