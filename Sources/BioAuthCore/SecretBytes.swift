@@ -2,9 +2,11 @@ import Crypto
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Bytes that must never be printed: a stored secret, a key, a token.

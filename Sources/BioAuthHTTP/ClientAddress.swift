@@ -19,7 +19,11 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// Parses an address as proxies write it in `X-Forwarded-For`: `203.0.113.7`, `203.0.113.7:443`,
     /// `2001:db8::1`, `[2001:db8::1]` or `[2001:db8::1]:443` (a port, 0–65535, is dropped).
     init?(_ text: some StringProtocol) {
-        var text = String(text).trimmingCharacters(in: .whitespaces)
+        // Optional whitespace around a list member is spaces and tabs (RFC 9110 §5.6.3), nothing else.
+        func isSpace(_ character: Character) -> Bool { character == " " || character == "\t" }
+        var trimmed = Substring(text).drop(while: isSpace)
+        while let last = trimmed.last, isSpace(last) { trimmed.removeLast() }
+        var text = String(trimmed)
         func isPort(_ port: Substring) -> Bool { (1...5).contains(port.count) && port.allSatisfy { $0.isASCII && $0.isNumber } && UInt16(port) != nil }
         if text.hasPrefix("[") {  // [v6] or [v6]:port
             guard let end = text.firstIndex(of: "]") else { return nil }
@@ -45,7 +49,7 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// The rate-limit subject: `203.0.113.7`, or `2001:db8:1::/48`.
     var description: String {
-        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+        if bytes.count == 4 { return "\(bytes[0]).\(bytes[1]).\(bytes[2]).\(bytes[3])" }
         let groups = stride(from: 0, to: 6, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
         return groups.joined(separator: ":") + "::/48"
     }

@@ -25,6 +25,8 @@ struct ClientAddressTests {
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "1.2.3.4:65536") == "10.0.0.5")
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "1.2.3.4:+80") == "10.0.0.5", "digits only")
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "[2001:db8:1::1]x") == "10.0.0.5")
+        #expect(proxies.client(peer: "10.0.0.5", forwardedFor: " \t198.51.100.7\t ,10.0.0.9 ") == "198.51.100.7", "spaces and tabs around a hop")
+        #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "198.51.100.7\u{A0}") == "10.0.0.5", "no other whitespace (RFC 9110 §5.6.3)")
     }
 
     /// Proxies that write the client's port (`ip:port`, `[v6]:port`) do not collapse every client onto the proxy.
