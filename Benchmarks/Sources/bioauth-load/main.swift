@@ -27,6 +27,8 @@ import Synchronization
 // each from a new address, alternated, and prints the ratio of the median device-login p99s.
 // After each closed loop it prints who used the machine's cores: itself, the servers, the rest
 // (the database) and idle. BIOAUTH_LOAD_POOL_SIZE sets the servers' PostgreSQL pool (16).
+// With --server …/bioauth-floor it measures the floor: the same logins on a server that does only
+// what any server must (HTTP, JSON, the signature's verification, the access token's signature).
 
 struct Options {
     var server = "../.build/release/bioauth-server"
@@ -126,9 +128,11 @@ final class Server {
     /// One key-encryption key for every instance of the run: they share the sealed signing keys.
     static let signingKeyEncryption = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
 
-    init(executable: String, database: String) throws {
+    init(executable: String, database: String, deviceKey: Data) throws {
         process.executableURL = URL(fileURLWithPath: executable)
-        process.environment = ProcessInfo.processInfo.environment.merging(["BIOAUTH_SIGNING_KEY_KEK": Self.signingKeyEncryption]) { $1 }
+        // The device key is for bioauth-floor, which has no database to read it from.
+        let environment = ["BIOAUTH_SIGNING_KEY_KEK": Self.signingKeyEncryption, "BIOAUTH_LOAD_DEVICE_KEY": deviceKey.base64EncodedString()]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.arguments = [
             "--port", "0", "--database", database, "--relying-party", "load.test", "--requests-per-client", "1000000000", "--log-level", "error",
             "--database-tls", "disable", "--database-pool-size", ProcessInfo.processInfo.environment["BIOAUTH_LOAD_POOL_SIZE"] ?? "16",
@@ -458,12 +462,16 @@ do { options = try Options(CommandLine.arguments) } catch {
     exit(2)
 }
 let key = P256.Signing.PrivateKey()
-let kind = options.database == "sqlite" ? "SQLite" : "PostgreSQL"
+// bioauth-floor (HTTP, JSON and the login's crypto, no database) gets a label of its own.
+let floor = URL(fileURLWithPath: options.server).lastPathComponent == "bioauth-floor"
+let kind = floor ? "Floor (bioauth-floor: HTTP, JSON, crypto; no database)" : options.database == "sqlite" ? "SQLite" : "PostgreSQL"
 let seedStart = ContinuousClock.now
 let (database, cleanup) = try await seed(options, spki: key.publicKey.derRepresentation)
 let seedSeconds = Double(microseconds(since: seedStart)) / 1e6
 var servers: [Server] = []
-for _ in 0..<options.instances { servers.append(try Server(executable: options.server, database: database)) }
+for _ in 0..<options.instances {
+    servers.append(try Server(executable: options.server, database: database, deviceKey: key.publicKey.derRepresentation))
+}
 var pools: [ConnectionPool] = []
 for server in servers { pools.append(try await ConnectionPool(port: server.port, connections: options.connections)) }
 let client = Client(pools: pools, key: key, devices: options.devices)
