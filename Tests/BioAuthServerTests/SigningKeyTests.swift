@@ -43,6 +43,18 @@ struct SigningKeyTests {
     /// A server with a KEK stores only sealed keys, signs and verifies with them; the rows alone
     /// sign nothing the JWKS publishes. A server over the same rows with another KEK (or none)
     /// neither uses nor publishes them, and makes its own key.
+    /// A key's id is what an operator types after `keys retire`: never one a command line reads as
+    /// an option (base64url ids began with `-` for one key in 64).
+    @Test func signingKeyIDsAreHexThatACommandLineTakesAsAnArgument() async throws {
+        var ids: Set<String> = []
+        for _ in 0..<256 {
+            let id = try await SigningKeyRecord.generate(at: Date(), protection: .plaintextInDatabase).id
+            #expect(id.count == 32 && id.allSatisfy { $0.isHexDigit && !$0.isUppercase }, "\(id)")
+            ids.insert(id)
+        }
+        #expect(ids.count == 256)
+    }
+
     @Test func theDatabaseHoldsOnlySealedKeysAndAnotherKEKCannotUseThem() async throws {
         let path = temporaryDatabasePath()
         let kek = KeyEncryptionKey.random()

@@ -50,9 +50,11 @@ public struct SigningKeyRecord: Sendable, Hashable, CustomStringConvertible, Cus
         self.createdAt = createdAt
     }
 
-    /// A new random key created at `now`, sealed by `protection`; its id is 16 random bytes, base64url.
+    /// A new random key created at `now`, sealed by `protection`; its id is 16 random bytes in
+    /// lower-case hex. (Base64url, as before, began with `-` for one key in 64, which a command
+    /// line then read as an option: `keys retire ‹kid›` could not name it.)
     public static func generate(at now: Date, protection: SigningKeyProtection) async throws -> SigningKeyRecord {
-        let id = Base64URL.encode(SecretBytes.random(count: 16).data)
+        let id = SecretBytes.random(count: 16).data.hexString
         let sealed = try await protection.sealer.seal(SecretBytes(P256.Signing.PrivateKey().rawRepresentation), keyID: id)
         return SigningKeyRecord(id: id, storedKey: sealed, createdAt: now)
     }
