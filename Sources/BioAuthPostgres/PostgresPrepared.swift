@@ -4,7 +4,8 @@ import Foundation
 import PostgresNIO
 
 /// A statement every login runs, which PostgreSQL parses and plans once per connection instead of
-/// at every execution (PostgresNIO prepares it under its type's name on first use). Each writes its
+/// at every execution (PostgresNIO prepares it under its `name` on first use; each names itself,
+/// as PostgresNIO's default, the type's reflected name, costs microseconds at every execution). Each writes its
 /// SQL once, as an interpolated query like any other here (``query``); the text does not depend on
 /// the values, so the prepared text is the query's with sample values. Each names the columns it
 /// returns (no `*`): a migration that adds a column then cannot change the result type of a
@@ -17,6 +18,17 @@ protocol PreparedLoginStatement: PostgresPreparedStatement where Row == Postgres
 extension PreparedLoginStatement {
     func makeBindings() throws -> PostgresBindings { try query.binds }
     func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+}
+
+/// A login statement whose SQL is written once with numbered parameters (`$1`, a value used twice
+/// bound once) and whose values are bound by ``makeBindings()`` in that order: executing it
+/// builds no SQL text. The two statements every login runs are written so.
+protocol NumberedLoginStatement: PreparedLoginStatement {
+    func makeBindings() throws -> PostgresBindings
+}
+
+extension NumberedLoginStatement {
+    var query: PostgresQuery { get throws { PostgresQuery(unsafeSQL: Self.sql, binds: try makeBindings()) } }
 }
 
 extension PreparedLoginStatement {
@@ -41,6 +53,7 @@ struct TakeChallengeStatement: PreparedLoginStatement {
     let id: Data
     let lockout: LockoutQuery
 
+    static let name = "bioauth_take_challenge"
     static let sql = TakeChallengeStatement(id: Data(), lockout: .sample).sampleSQL
 
     var query: PostgresQuery { get throws { try .challengeWithDevice(id, lockout, taking: true) } }
@@ -52,6 +65,7 @@ struct PeekChallengeStatement: PreparedLoginStatement {
     let id: Data
     let lockout: LockoutQuery
 
+    static let name = "bioauth_peek_challenge"
     static let sql = PeekChallengeStatement(id: Data(), lockout: .sample).sampleSQL
 
     var query: PostgresQuery { get throws { try .challengeWithDevice(id, lockout, taking: false) } }
@@ -88,6 +102,7 @@ extension PostgresQuery {
 struct ClientFailuresStatement: PreparedLoginStatement {
     let lockout: LockoutQuery
 
+    static let name = "bioauth_client_failures"
     static let sql = ClientFailuresStatement(lockout: .sample).sampleSQL
 
     var query: PostgresQuery {
@@ -101,6 +116,7 @@ struct ClientFailuresStatement: PreparedLoginStatement {
 struct InsertChallengeStatement: PreparedLoginStatement {
     let challenge: ChallengeRecord
 
+    static let name = "bioauth_insert_challenge"
     static let sql = InsertChallengeStatement(
         challenge: ChallengeRecord(
             id: Data(), binding: .login, relyingPartyID: "", userID: "", deviceID: "", nonce: Data(), createdAt: Date(timeIntervalSince1970: 0),
@@ -125,7 +141,7 @@ struct InsertChallengeStatement: PreparedLoginStatement {
 /// such device), which ``PostgresIssuedChallenges`` keeps for the login; no row: refused.
 /// (A NULL bind has no type, and a selected one would be read as text: the nullable non-text
 /// values are cast.)
-struct IssueChallengeStatement: PreparedLoginStatement {
+struct IssueChallengeStatement: NumberedLoginStatement {
     let challenge: ChallengeRecord
     let lockout: LockoutQuery
 
@@ -137,27 +153,37 @@ struct IssueChallengeStatement: PreparedLoginStatement {
         (self.challenge, self.lockout) = (challenge, lockout)
     }
 
-    static let sql: String = {
-        let at = Date(timeIntervalSince1970: 0)
-        let sample = ChallengeRecord(id: Data(), binding: .login, relyingPartyID: "", userID: "", deviceID: "", nonce: Data(), createdAt: at, expiresAt: at)
-        return (try? IssueChallengeStatement(.issueChallenge(sample, lockout: .sample))?.query.sql) ?? ""
-    }()
+    static let name = "bioauth_issue_challenge"
+    static let sql = """
+        WITH stored AS (
+          INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
+          SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::bytea, $10::bytea, $11::text, $12::boolean, $13::text, $14::text
+          WHERE coalesce((SELECT count FROM counters WHERE window_start = $15 AND key = $16), 0) < $17
+          RETURNING device_id)
+        SELECT \(PostgresQuery.deviceColumns) FROM stored LEFT JOIN devices d ON d.id = stored.device_id
+        """
 
-    var query: PostgresQuery {
-        get throws {
-            let ch = challenge, columns = challenge.binding.columns
-            return try """
-            WITH stored AS (
-              INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
-              SELECT \(ch.id), \(Int16(ch.purpose.rawValue)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
-                     \(columns.operationHash)::bytea, \(columns.publicKey)::bytea, \(columns.deviceName)::text, \(columns.replacing)::boolean, \(ch.sessionID)::text,
-                     \(ch.enrolmentRequestID)::text
-              WHERE coalesce((SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(FailureSubject.client(lockout.client).storageKey)), 0)
-                < \(lockout.clientLimit)
-              RETURNING device_id)
-            SELECT \(unescaped: PostgresQuery.deviceColumns) FROM stored LEFT JOIN devices d ON d.id = stored.device_id
-            """
-        }
+    func makeBindings() throws -> PostgresBindings {
+        let ch = challenge, columns = challenge.binding.columns
+        var binds = PostgresBindings(capacity: 17)
+        try binds.append(ch.id)
+        binds.append(Int16(ch.purpose.rawValue))
+        binds.append(ch.relyingPartyID)
+        binds.append(ch.userID)
+        binds.append(ch.deviceID)
+        try binds.append(ch.nonce)
+        binds.append(ch.createdAt)
+        binds.append(ch.expiresAt)
+        try binds.append(columns.operationHash)
+        try binds.append(columns.publicKey)
+        binds.append(columns.deviceName)
+        binds.append(columns.replacing)
+        binds.append(ch.sessionID)
+        binds.append(ch.enrolmentRequestID)
+        binds.append(lockout.windowStart)
+        binds.append(FailureSubject.client(lockout.client).storageKey)
+        binds.append(lockout.clientLimit)
+        return binds
     }
 }
 
@@ -177,7 +203,7 @@ struct IssueChallengeStatement: PreparedLoginStatement {
 /// for a device session from a known address, its audit event not merging and not queued, behind
 /// that one guard); nil for any other. (A NULL bind has no type, and a selected one would be read
 /// as text: the nullable non-text values are cast.)
-struct FinishDeviceLogin: PreparedLoginStatement {
+struct FinishDeviceLogin: NumberedLoginStatement {
     let challengeID: Data
     let lockout: LockoutQuery
     let refusal: WritePlan.Guard
@@ -198,42 +224,60 @@ struct FinishDeviceLogin: PreparedLoginStatement {
         (self.session, self.device, self.publicKey, self.client, self.at, self.audit) = (session, device, publicKey, client, at, audit)
     }
 
-    static let sql: String = {
-        let at = Date(timeIntervalSince1970: 0)
-        let session = SessionRecord(id: "s", tokenHash: TokenHash(digest: Data()), userID: "u", deviceID: "d", kind: .device, createdAt: at, expiresAt: at)
-        var plan = WritePlan.login(session, from: "c", audit: AuditEvent(at: at, kind: .loginSucceeded, userID: "u")).publishing([])
-        plan.require(.activeDeviceKey(id: "d", userID: "u", publicKey: Data()))
-        return (try? FinishDeviceLogin(challengeID: Data(), lockout: .sample, plan: plan)?.query.sql) ?? ""
-    }()
+    static let name = "bioauth_finish_device_login"
+    static let sql = """
+        WITH taken AS (
+          DELETE FROM challenges WHERE id = $1
+            AND coalesce((SELECT count FROM counters WHERE window_start = $2 AND key = $3), 0) < $4
+            AND EXISTS (SELECT 1 FROM devices WHERE id = $5 AND user_id = $6 AND revoked_at IS NULL AND public_key = $7)
+          RETURNING id),
+        touched AS (
+          UPDATE devices SET last_used_at = $8
+          WHERE id = $5 AND user_id = $6 AND revoked_at IS NULL AND public_key = $7 AND EXISTS (SELECT 1 FROM taken)
+          RETURNING id),
+        known AS (
+          INSERT INTO known_clients (user_id, client, last_success_at) SELECT $6, $9, $10 FROM touched
+          ON CONFLICT (user_id, client) DO UPDATE SET last_success_at = EXCLUDED.last_success_at
+            WHERE known_clients.last_success_at < $11),
+        audited AS (
+          INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id, api_key_id)
+          SELECT $12, $13, $14, $15, $16, $17, $18, $19 FROM touched),
+        inserted AS (
+          INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash)
+          SELECT $20, $21, $6, $22, $23, $8, $24, $25::timestamptz, $26::bytea
+          FROM touched RETURNING 1)
+        SELECT (SELECT count(*) FROM taken)::int AS taken, (SELECT count(*) FROM inserted)::int AS inserted
+        """
 
-    var query: PostgresQuery {
-        get throws {
-            let (s, e) = (session, audit)
-            return try """
-            WITH taken AS (
-              DELETE FROM challenges WHERE id = \(challengeID)
-                AND coalesce((SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(FailureSubject.client(lockout.client).storageKey)), 0)
-                  < \(lockout.clientLimit)
-                AND EXISTS (SELECT 1 FROM devices WHERE id = \(device) AND user_id = \(s.userID) AND revoked_at IS NULL AND public_key = \(publicKey))
-              RETURNING id),
-            touched AS (
-              UPDATE devices SET last_used_at = \(s.createdAt)
-              WHERE id = \(device) AND user_id = \(s.userID) AND revoked_at IS NULL AND public_key = \(publicKey) AND EXISTS (SELECT 1 FROM taken)
-              RETURNING id),
-            known AS (
-              INSERT INTO known_clients (user_id, client, last_success_at) SELECT \(s.userID), \(client), \(at) FROM touched
-              ON CONFLICT (user_id, client) DO UPDATE SET last_success_at = EXCLUDED.last_success_at
-                WHERE known_clients.last_success_at < \(at.addingTimeInterval(-WritePlan.knownClientRefresh))),
-            audited AS (
-              INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id, api_key_id)
-              SELECT \(e.at), \(e.kind), \(e.userID), \(e.deviceID), \(e.reason), \(e.clientAddress), \(e.requestID), \(e.apiKeyID) FROM touched),
-            inserted AS (
-              INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash)
-              SELECT \(s.tokenHash), \(s.id), \(s.userID), \(s.deviceID), \(s.kind.rawValue), \(s.createdAt), \(s.expiresAt), \(s.revokedAt)::timestamptz,
-                     \(s.refreshTokenHash)::bytea
-              FROM touched RETURNING 1)
-            SELECT (SELECT count(*) FROM taken)::int AS taken, (SELECT count(*) FROM inserted)::int AS inserted
-            """
-        }
+    func makeBindings() throws -> PostgresBindings {
+        let (s, e) = (session, audit)
+        var binds = PostgresBindings(capacity: 26)
+        try binds.append(challengeID)  // $1
+        binds.append(lockout.windowStart)
+        binds.append(FailureSubject.client(lockout.client).storageKey)
+        binds.append(lockout.clientLimit)
+        binds.append(device)  // $5
+        binds.append(s.userID)
+        try binds.append(publicKey)
+        binds.append(s.createdAt)  // $8: the device's last use and the session's creation
+        binds.append(client)
+        binds.append(at)  // $10
+        binds.append(at.addingTimeInterval(-WritePlan.knownClientRefresh))
+        binds.append(e.at)
+        binds.append(e.kind)
+        binds.append(e.userID)
+        binds.append(e.deviceID)  // $15
+        binds.append(e.reason)
+        binds.append(e.clientAddress)
+        binds.append(e.requestID)
+        binds.append(e.apiKeyID)
+        binds.append(s.tokenHash)  // $20
+        binds.append(s.id)
+        binds.append(s.deviceID)
+        binds.append(s.kind.rawValue)
+        binds.append(s.expiresAt)
+        binds.append(s.revokedAt)  // $25
+        binds.append(s.refreshTokenHash)
+        return binds
     }
 }
