@@ -21,18 +21,25 @@ public struct SecretBytes: Sendable, Hashable, CustomStringConvertible, CustomDe
     public init(_ data: Data) { storage = data }
     public init<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 { storage = Data(bytes) }
 
-    /// `count` bytes from the system CSPRNG: `getentropy(3)`, one `getrandom(2)` system call per
-    /// 256 bytes on Linux (`SystemRandomNumberGenerator` makes one per 8 bytes).
+    /// `count` bytes from the system CSPRNG, the source `SystemRandomNumberGenerator` documents
+    /// (developer.apple.com/documentation/swift/systemrandomnumbergenerator): `arc4random_buf(3)`
+    /// on Apple platforms; elsewhere `getentropy(3)`, one `getrandom(2)` system call per 256 bytes
+    /// where the generator makes one per 8.
     public static func random(count: Int) -> SecretBytes {
         var bytes = Data(count: count)
         bytes.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let length = min(256, buffer.count - offset)  // getentropy's limit per call
-                // It fails only for a bad buffer or a kernel without a random source: nothing to go on with.
-                guard getentropy(buffer.baseAddress! + offset, length) == 0 else { fatalError("the system's random source failed") }
-                offset += length
-            }
+            guard let start = buffer.baseAddress else { return }
+            #if canImport(Darwin)
+                arc4random_buf(start, buffer.count)
+            #else
+                var offset = 0
+                while offset < buffer.count {
+                    let length = min(256, buffer.count - offset)  // getentropy's limit per call
+                    // It fails only for a bad buffer or a kernel without a random source: nothing to go on with.
+                    guard getentropy(start + offset, length) == 0 else { fatalError("the system's random source failed") }
+                    offset += length
+                }
+            #endif
         }
         return SecretBytes(bytes)
     }
