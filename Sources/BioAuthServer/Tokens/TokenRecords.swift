@@ -50,11 +50,12 @@ public struct SigningKeyRecord: Sendable, Hashable, CustomStringConvertible, Cus
         self.createdAt = createdAt
     }
 
-    /// A new random key created at `now`, sealed by `protection`; its id is 16 random bytes in
-    /// lower-case hex. (Base64url, as before, began with `-` for one key in 64, which a command
-    /// line then read as an option: `keys retire ‹kid›` could not name it.)
+    /// A new random key created at `now`, sealed by `protection`; its id is 16 random bytes,
+    /// base64url, drawn again while it begins with `-` (one draw in 64), which a command line
+    /// would read as an option: `keys retire ‹kid›` must be able to name every key.
     public static func generate(at now: Date, protection: SigningKeyProtection) async throws -> SigningKeyRecord {
-        let id = SecretBytes.random(count: 16).data.hexString
+        var id: String
+        repeat { id = Base64URL.encode(SecretBytes.random(count: 16).data) } while id.hasPrefix("-")
         let sealed = try await protection.sealer.seal(SecretBytes(P256.Signing.PrivateKey().rawRepresentation), keyID: id)
         return SigningKeyRecord(id: id, storedKey: sealed, createdAt: now)
     }
