@@ -25,11 +25,7 @@ extension BioAuthRoutes {
     /// The media type of a `Content-Type` value, lower-cased: what comes before its first `;`,
     /// without the optional white space (space, tab) around it (RFC 9110 §8.3.1).
     static func mediaType(_ value: String) -> String {
-        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        var type = Array(value.utf8.prefix { $0 != UInt8(ascii: ";") })
-        while let last = type.last, isSpace(last) { type.removeLast() }
-        let start = type.firstIndex { !isSpace($0) } ?? type.endIndex
-        return String(decoding: type[start...], as: UTF8.self).lowercased()
+        value.prefix { $0 != ";" }.trimmingOptionalWhitespace.lowercased()
     }
 }
 

@@ -19,11 +19,7 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// Parses an address as proxies write it in `X-Forwarded-For`: `203.0.113.7`, `203.0.113.7:443`,
     /// `2001:db8::1`, `[2001:db8::1]` or `[2001:db8::1]:443` (a port, 0–65535, is dropped).
     init?(_ text: some StringProtocol) {
-        // Optional whitespace around a list member is spaces and tabs (RFC 9110 §5.6.3), nothing else.
-        func isSpace(_ character: Character) -> Bool { character == " " || character == "\t" }
-        var trimmed = Substring(text).drop(while: isSpace)
-        while let last = trimmed.last, isSpace(last) { trimmed.removeLast() }
-        var text = String(trimmed)
+        var text = String(text.trimmingOptionalWhitespace)
         func isPort(_ port: Substring) -> Bool { (1...5).contains(port.count) && port.allSatisfy { $0.isASCII && $0.isNumber } && UInt16(port) != nil }
         if text.hasPrefix("[") {  // [v6] or [v6]:port
             guard let end = text.firstIndex(of: "]") else { return nil }

@@ -13,10 +13,10 @@ enum StrictJSON {
         if let duplicate = shape.duplicateKey { throw invalid(printable(duplicate), .duplicateField) }
         // A full parse only where the scan cannot tell: anything before the first brace (a byte
         // order mark), or a body with an unknown name, which is malformed first if it is not JSON.
-        let parsesAsObject = { (try? JSONSerialization.jsonObject(with: data)) is [String: Any] }
-        guard shape.isObject || parsesAsObject() else { throw invalid("body", .malformedJSON) }
+        lazy var parsesAsObject = (try? JSONSerialization.jsonObject(with: data)) is [String: Any]
+        guard shape.isObject || parsesAsObject else { throw invalid("body", .malformedJSON) }
         if let unknown = shape.topLevelKeys.sorted().first(where: { T.CodingKeys(stringValue: $0) == nil }) {
-            throw parsesAsObject() ? invalid(printable(unknown), .unknownField) : invalid("body", .malformedJSON)
+            throw parsesAsObject ? invalid(printable(unknown), .unknownField) : invalid("body", .malformedJSON)
         }
         do { return try JSONDecoder().decode(T.self, from: data) } catch let error as DecodingError {
             switch error {

@@ -4,12 +4,13 @@ import Foundation
 import PostgresNIO
 
 /// A statement every login runs, which PostgreSQL parses and plans once per connection instead of
-/// at every execution (PostgresNIO prepares it under its `name` on first use; each names itself,
-/// as PostgresNIO's default, the type's reflected name, costs microseconds at every execution). Each writes its
-/// SQL once, as an interpolated query like any other here (``query``); the text does not depend on
-/// the values, so the prepared text is the query's with sample values. Each names the columns it
-/// returns (no `*`): a migration that adds a column then cannot change the result type of a
-/// statement other instances hold prepared.
+/// at every execution (PostgresNIO prepares it under its `name` on first use). Each names itself:
+/// PostgresNIO's default name, the type's reflected name, is computed at every execution. Each
+/// writes its SQL once, as an interpolated query like any other here (``query``), the text not
+/// depending on the values, so the prepared text is the query's with sample values — or, for the
+/// two every login runs, with numbered parameters (``NumberedLoginStatement``). Each names the
+/// columns it returns (no `*`): a migration that adds a column then cannot change the result type
+/// of a statement other instances hold prepared.
 protocol PreparedLoginStatement: PostgresPreparedStatement where Row == PostgresRow {
     /// The statement with its values (encoding a value may throw).
     var query: PostgresQuery { get throws }
