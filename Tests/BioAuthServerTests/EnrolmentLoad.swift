@@ -25,10 +25,14 @@ enum EnrolmentLoad {
         await withTaskGroup(of: Void.self) { group in
             for (worker, http) in workers.enumerated() {
                 group.addTask {
-                    for round in 0... where !Task.isCancelled {
+                    // `for round in 0... where !Task.isCancelled` would skip the body once cancelled
+                    // and count on forever: a worker cancelled between two enrolments spun the CPU.
+                    var round = 0
+                    while !Task.isCancelled {
                         let user = "load\(worker)-\(round)"
                         guard let device = try? await enrolFirstDevice(of: user, on: http) else { return }
                         acknowledged.add(user, device)
+                        round += 1
                     }
                 }
             }
