@@ -1,10 +1,8 @@
 import BioAuthPostgres
 import BioAuthTesting
-import Dispatch
 import Foundation
 import Logging
 import PostgresNIO
-import Synchronization
 import Testing
 
 /// The PostgreSQL server `.ci/run` starts (`. .ci/postgres` locally): its URL is in
@@ -66,16 +64,20 @@ enum PostgresTestServer {
         return try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect()
     }
 
-    /// ``execute(_:on:)`` from synchronous code (a store's `decide` closure), on a thread of its own.
+    /// ``execute(_:on:)`` from synchronous code (a store's `decide` closure). It waits on SwiftNIO's
+    /// futures, whose work runs on the event loops: a task it started and waited for would need a
+    /// thread of the cooperative pool, which the waiting caller holds — with every other one busy,
+    /// nothing would ever run it.
     static func executeBlocking(_ sql: String, on url: String) throws {
-        let done = DispatchSemaphore(value: 0)
-        let failure = Mutex<(any Error)?>(nil)
-        Task.detached {
-            do { _ = try await execute(sql, on: url) } catch { failure.withLock { $0 = error } }
-            done.signal()
-        }
-        done.wait()
-        if let error = failure.withLock({ $0 }) { throw error }
+        let location = try #require(PostgresStore.Location(url: url))
+        let logger = Logger(label: "postgres-test")
+        let connection = try PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.any(),
+            configuration: .init(host: location.host, port: location.port, username: location.username, password: location.password, database: location.database, tls: .disable),
+            id: 3, logger: logger
+        ).wait()
+        defer { try? connection.close().wait() }
+        _ = try connection.simpleQuery(sql).wait()
     }
 
     /// Stops or starts the server with the `pg_ctl` command `.ci/postgres` exported. Spawned and
