@@ -1,34 +1,27 @@
 import Foundation
 
-/// Finds the shared test vectors: `$BIOAUTH_VECTORS`, else `../shared/vectors` beside the package.
-///
-/// Under CI (`CI=true`) a missing folder is an error; elsewhere ``directory`` is nil and tests
-/// print why they skip.
+/// Finds the test vectors: `Tests/Vectors` in the package (committed, so a fresh clone has them), or
+/// the folder `$BIOAUTH_VECTORS` names, laid out the same way.
 public enum TestVectors {
-    public static var directory: URL? {
-        let fileManager = FileManager.default
+    /// The vectors folder; `BIOAUTH_VECTORS`, when set and not empty, takes precedence.
+    public static var directory: URL {
         if let path = ProcessInfo.processInfo.environment["BIOAUTH_VECTORS"], !path.isEmpty {
-            return fileManager.fileExists(atPath: path) ? URL(fileURLWithPath: path) : nil
+            return URL(fileURLWithPath: path)
         }
-        let candidate = PackagePaths.root.deletingLastPathComponent().appendingPathComponent("shared/vectors")
-        return fileManager.fileExists(atPath: candidate.path) ? candidate : nil
+        return PackagePaths.root.appendingPathComponent("Tests/Vectors")
     }
-
-    public static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
 
     public struct Missing: Error, CustomStringConvertible {
         public let file: String
-        public var description: String { "test vectors not found: \(file) (set BIOAUTH_VECTORS or place shared/ beside the package)" }
+        public var description: String { "test vector not found: \(file) under \(TestVectors.directory.path) (Tests/Vectors, or $BIOAUTH_VECTORS when set)" }
     }
 
     /// The contents of `relativePath` under the vectors folder.
     public static func load(_ relativePath: String) throws -> Data {
-        guard let directory else { throw Missing(file: relativePath) }
-        return try Data(contentsOf: directory.appendingPathComponent(relativePath))
+        let url = directory.appendingPathComponent(relativePath)
+        guard FileManager.default.fileExists(atPath: url.path) else { throw Missing(file: relativePath) }
+        return try Data(contentsOf: url)
     }
-
-    /// Whether vector tests can run here; under CI they must.
-    public static var available: Bool { directory != nil || isCI }
 }
 
 /// Whether the suites that need a service of the test machine (PostgreSQL, Python's joserfc) must
@@ -37,4 +30,7 @@ public enum TestVectors {
 /// has neither.
 public enum TestServices {
     public static var required: Bool { ProcessInfo.processInfo.environment["BIOAUTH_REQUIRE_SERVICES"] == "1" }
+
+    /// Whether this run is CI's (`CI=true`), where a tool the image lacks is installed rather than skipped.
+    public static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
 }

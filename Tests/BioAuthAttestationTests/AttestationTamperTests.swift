@@ -8,10 +8,10 @@ import Testing
 import X509
 
 /// Every positive vector, changed in one place, is refused — by the check that place belongs to.
-@Suite(.enabled(if: TestVectors.available, "shared/vectors not found; set BIOAUTH_VECTORS"))
+@Suite
 struct AttestationTamperTests {
     static func cases() throws -> [AttestationCase] {
-        try AttestationFiles.cases(at: try #require(TestVectors.directory).appendingPathComponent("attestation"))
+        try AttestationFiles.cases(at: TestVectors.directory.appendingPathComponent("attestation"))
     }
 
     func refusal(_ body: () async throws -> Void) async -> AttestationError.Check? {
@@ -202,7 +202,7 @@ struct AttestationTamperTests {
     /// The `invalid/` chains are refused at their chain already; their key descriptions are refused on their own too
     /// (tags out of order; a root of trust whose deviceLocked is not a DER BOOLEAN).
     @Test func theInvalidKeyDescriptionsAreRefusedByTheDecoder() throws {
-        let folder = try #require(TestVectors.directory).appendingPathComponent("attestation/android-key/testdata/invalid")
+        let folder = TestVectors.directory.appendingPathComponent("attestation/android-key/testdata/invalid")
         for name in ["tags_not_in_ascending_order.pem", "malformed_rot_device_locked.pem"] {
             let ders = AttestationFiles.pemBlocks(try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))
             let leaf = try Certificate(derEncoded: [UInt8](try #require(ders.first)))
@@ -219,7 +219,7 @@ struct AttestationTamperTests {
     }
 
     @Test func theEmbeddedRootsAreThePublishedOnes() throws {
-        let folder = try #require(TestVectors.directory).appendingPathComponent("attestation/trust-anchors")
+        let folder = TestVectors.directory.appendingPathComponent("attestation/trust-anchors")
         func pem(_ name: String) throws -> Certificate { try Certificate(pemEncoded: try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)) }
         #expect(try pem("Apple_App_Attestation_Root_CA.pem") == TrustAnchors.appleAppAttestationRoot)
         #expect(try [pem("google-root-1-rsa4096.pem"), pem("google-root-2-ecp384.pem")] == TrustAnchors.googleHardwareAttestationRoots)

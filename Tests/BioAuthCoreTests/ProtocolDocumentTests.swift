@@ -39,7 +39,7 @@ struct ProtocolDocumentTests {
     }
 
     /// `openssl dgst -sha256 -verify` accepts the documented signatures (OpenSSL is installed by `.ci/run`).
-    @Test(.enabled(if: Self.openssl != nil || TestVectors.isCI, "openssl not installed"))
+    @Test(.enabled(if: Self.openssl != nil || TestServices.isCI, "openssl not installed"))
     func opensslVerifiesTheDocumentedSignatures() throws {
         let openssl = try #require(Self.openssl, "openssl is required under CI")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-vectors-\(UUID().uuidString)")

@@ -3,9 +3,9 @@ import BioAuthTesting
 import Foundation
 import Testing
 
-/// Every Wycheproof P-256 vector, none skipped (C2SP/wycheproof `testvectors_v1`). The files stay in
-/// `../shared/vectors/wycheproof/` (C2SP/wycheproof `testvectors_v1`, Apache-2.0).
-@Suite(.enabled(if: TestVectors.available, "shared/vectors not found; set BIOAUTH_VECTORS"))
+/// Every Wycheproof P-256 vector, none skipped (C2SP/wycheproof `testvectors_v1`, Apache-2.0), from
+/// `Tests/Vectors/wycheproof/`.
+@Suite
 struct WycheproofTests {
     struct File<Group: Decodable>: Decodable {
         let numberOfTests: Int

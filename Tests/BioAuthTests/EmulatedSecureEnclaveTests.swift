@@ -118,8 +118,8 @@ struct EmulatedSecureEnclaveTests {
         #expect(enclaveFailure { _ = try enclave.decrypt(tag: "k", ciphertext: Data(count: 80), context: nil) } == .status(.errSecParam))
     }
 
-    /// The ciphertext Apple's Security.framework produced (from the ECIES Go package by Jedda Wignall, MIT; kept with the test vectors outside the repository) decrypts to its plaintext.
-    @Test(.enabled(if: TestVectors.available, "shared/vectors not found; set BIOAUTH_VECTORS"))
+    /// The ciphertext Apple's Security.framework produced (from the ECIES Go package by Jedda Wignall, MIT; in `Tests/Vectors/apple/`) decrypts to its plaintext.
+    @Test
     func appleProducedCiphertextDecrypts() throws {
         let vector = try JSONSerialization.jsonObject(with: TestVectors.load("apple/ecies-p256-sha256-variable-iv.json")) as! [String: Any]
         let key = try P256.KeyAgreement.PrivateKey(derRepresentation: Data(base64Encoded: vector["privateKeySEC1DERBase64"] as! String)!)

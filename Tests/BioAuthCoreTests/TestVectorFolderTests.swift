@@ -1,0 +1,38 @@
+import BioAuthTesting
+import Foundation
+import Testing
+
+/// The committed vectors stand alone: a fresh clone finds them in the package, and every set has
+/// its licence and a row in `Tests/Vectors/README.md`.
+@Suite
+struct TestVectorFolderTests {
+    static let folder = PackagePaths.root.appendingPathComponent("Tests/Vectors")
+
+    @Test func withoutAnOverrideTheVectorsAreThePackagesOwn() {
+        guard ProcessInfo.processInfo.environment["BIOAUTH_VECTORS"]?.isEmpty ?? true else { return }
+        #expect(TestVectors.directory.standardizedFileURL == Self.folder.standardizedFileURL)
+    }
+
+    @Test func everySetHasARowAndALicence() throws {
+        let fileManager = FileManager.default
+        let readme = try PackagePaths.text("Tests/Vectors/README.md")
+        let sets = try fileManager.contentsOfDirectory(atPath: Self.folder.path).filter { name in
+            var isDirectory: ObjCBool = false
+            return fileManager.fileExists(atPath: Self.folder.appendingPathComponent(name).path, isDirectory: &isDirectory) && isDirectory.boolValue
+        }
+        #expect(sets.sorted() == ["apple", "attestation", "hardware-ecdsa", "wycheproof"])
+        for set in sets {
+            #expect(readme.contains("| `\(set)/"), "no row for \(set)/ in Tests/Vectors/README.md")
+        }
+        // Each folder of published files carries its source's licence; hardware-ecdsa is derived
+        // from the attestation sets and points at their licences.
+        for folder in ["apple", "wycheproof", "attestation/apple-app-attest", "attestation/android-key", "attestation/trust-anchors"] {
+            let names = try fileManager.contentsOfDirectory(atPath: Self.folder.appendingPathComponent(folder).path)
+            #expect(names.contains { $0.hasPrefix("LICENSE") }, "\(folder) has no licence file")
+        }
+    }
+
+    @Test func aMissingVectorIsATypedErrorNamingTheFile() {
+        #expect(throws: TestVectors.Missing.self) { try TestVectors.load("wycheproof/no_such_file.json") }
+    }
+}
