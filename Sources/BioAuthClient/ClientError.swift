@@ -48,7 +48,10 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible, C
         public static let credentialsUnavailable = Code("credentialsUnavailable")
         /// The server rejected a request field (``ClientError/field``): a value the app passed, such as a device name.
         public static let invalidRequest = Code("invalidRequest")
-        /// This session may not do that (for example, enrolling needs a primary login).
+        /// This session may not do that; ``ClientError/reason`` says what would: `deviceRequired`
+        /// (a password session cannot rename or revoke a device — sign in on an enrolled phone),
+        /// `settledDeviceRequired` (a device out of its first day), `enrolmentSessionRequired`,
+        /// `accountSessionRequired`, or `coolingDown` (this device is in its first day).
         public static let forbidden = Code("forbidden")
         /// This is not the user's first device, or it replaces a key: the server needs an approval
         /// from another of the user's devices or a recovery code
@@ -84,12 +87,15 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible, C
     public let retryAfter: TimeInterval?
     /// The device-side failure behind this one, if any.
     public let device: BioAuthError?
+    /// For ``Code/forbidden``: the server's reason (`docs/Protocol.md` §4, the authority table).
+    public let reason: String?
 
-    public init(_ code: Code, field: String? = nil, retryAfter: TimeInterval? = nil, device: BioAuthError? = nil) {
+    public init(_ code: Code, field: String? = nil, retryAfter: TimeInterval? = nil, device: BioAuthError? = nil, reason: String? = nil) {
         self.code = code
         self.field = field
         self.retryAfter = retryAfter
         self.device = device
+        self.reason = reason
     }
 
     /// What a device-side failure means for the flow.
@@ -110,6 +116,7 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible, C
     public var description: String {
         var parts = ["ClientError.\(code)"]
         if let field { parts.append("field \(field)") }
+        if let reason { parts.append("reason \(reason)") }
         if let retryAfter { parts.append("retry after \(Int(retryAfter.rounded(.up))) s") }
         if let device { parts.append("\(device)") }
         return parts.joined(separator: ", ")

@@ -134,7 +134,7 @@ struct ErrorMapping<Context: BioAuthRequestContext>: RouterMiddleware {
         let body: Wire.ErrorBody =
             switch error.code {
             // What was wrong — the field's format, the attestation's failed check — never a secret.
-            case .invalidRequest, .attestationRejected: Wire.ErrorBody(error: error.code.description, field: error.field, reason: error.detail)
+            case .invalidRequest, .attestationRejected, .forbidden: Wire.ErrorBody(error: error.code.description, field: error.field, reason: error.detail)
             case .authenticationFailed: Wire.ErrorBody(error: error.code.description)  // uniform: no reason, no field
             default: Wire.ErrorBody(error: error.code.description, field: error.field)
             }

@@ -13,7 +13,7 @@ extension PostgresStore {
         if let hash = locking.approval,
             let row = try await c.query(
                 """
-                SELECT a.*, EXISTS (SELECT 1 FROM devices d WHERE d.id = a.device_id AND d.revoked_at IS NULL) AS signer_active
+                SELECT a.*, EXISTS (SELECT 1 FROM devices d WHERE d.id = a.device_id AND d.revoked_at IS NULL AND coalesce(d.key_replaced_at, d.created_at) <= a.created_at) AS signer_active
                 FROM approvals a WHERE a.token_hash = \(hash) FOR UPDATE OF a
                 """, logger: logger
             ).collect().first

@@ -190,6 +190,10 @@ extension PostgresStore {
             try await c.query("DELETE FROM approvals WHERE session_id = \(session) AND consumed_at IS NULL", logger: logger)
         case .withdrawApprovals(.allOf(let user)):
             try await c.query("DELETE FROM approvals WHERE user_id = \(user) AND consumed_at IS NULL", logger: logger)
+        case .deleteChallenges(.ofDevice(let device, let user)):
+            try await c.query("DELETE FROM challenges WHERE device_id = \(device) AND user_id = \(user)", logger: logger)
+        case .deleteChallenges(.allOf(let user)):
+            try await c.query("DELETE FROM challenges WHERE user_id = \(user)", logger: logger)
         case .appendAudit(let event):
             try await appendAuditRow(event, c)
         case .enqueueEvent(let e):

@@ -161,6 +161,10 @@ extension SQLiteHandle {
             try query("DELETE FROM approvals WHERE session_id = ? AND consumed_at IS NULL", [.text(session)])
         case .withdrawApprovals(.allOf(let user)):
             try query("DELETE FROM approvals WHERE user_id = ? AND consumed_at IS NULL", [.text(user)])
+        case .deleteChallenges(.ofDevice(let device, let user)):
+            try query("DELETE FROM challenges WHERE device_id = ? AND user_id = ?", [.text(device), .text(user)])
+        case .deleteChallenges(.allOf(let user)):
+            try query("DELETE FROM challenges WHERE user_id = ?", [.text(user)])
         case .appendAudit(let event):
             try appendAuditRow(event)
         case .enqueueEvent(let e):

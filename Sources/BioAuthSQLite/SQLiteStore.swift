@@ -171,7 +171,7 @@ public final class SQLiteStore: BioAuthStore {
             var rows = LockedRows()
             if let hash = locking.approval,
                 let row = try db.query(
-                    "SELECT a.*, EXISTS (SELECT 1 FROM devices d WHERE d.id = a.device_id AND d.revoked_at IS NULL) AS signer_active FROM approvals a WHERE a.token_hash = ?",
+                    "SELECT a.*, EXISTS (SELECT 1 FROM devices d WHERE d.id = a.device_id AND d.revoked_at IS NULL AND coalesce(d.key_replaced_at, d.created_at) <= a.created_at) AS signer_active FROM approvals a WHERE a.token_hash = ?",
                     [.blob(hash)]
                 ).first
             {

@@ -24,7 +24,7 @@ extension StoreConformance {
 
     public func challenges(_ store: any BioAuthStore) async throws {
         let bindings: [ChallengeRecord.Binding] = [
-            .registration(publicKey: Data([1, 2, 3]), deviceName: "Phone", replacing: true), .login, .stepUp(operationHash: Data(repeating: 7, count: 32)),
+            .registration(publicKey: Data([1, 2, 3]), deviceName: "Phone", replacing: true), .login, .stepUp(operationHash: Data(repeating: 7, count: 32), deviceKey: Data(repeating: 4, count: 91)),
         ]
         // The record comes back whole, for every binding, exactly once.
         for (index, binding) in bindings.enumerated() {

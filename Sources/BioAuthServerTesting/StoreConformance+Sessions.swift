@@ -224,4 +224,28 @@ extension StoreConformance {
         try require(!(try await redeemable(8)), "withdrawal: revoking every session of the user")
         try require(try await redeemable(6, user: "bob"), "withdrawal: another user's approval is untouched")
     }
+
+    /// Revoking or re-keying a device deletes the challenges issued to it in the same
+    /// transaction (a step-up asked of the old key is never finished); other devices' challenges
+    /// and other users' stay.
+    public func challengeWithdrawal(_ store: any BioAuthStore) async throws {
+        for (id, user) in [("d1", "alice"), ("d2", "alice"), ("d3", "alice"), ("d9", "bob")] as [(DeviceID, UserID)] {
+            try await enrol(store, DeviceRecord(id: id, userID: user, name: id.rawValue, publicKey: Data(id.rawValue.utf8), createdAt: t0))
+        }
+        let issued = [challenge(device: "d1"), challenge(.login, device: "d2"), challenge(device: "d3"), challenge(user: "bob", device: "d9")]
+        for challenge in issued { try require(try await issue(store, challenge), "challenge withdrawal: issued") }
+        func outstanding(_ index: Int) async throws -> Bool { try await store.challenge(id: issued[index].id) != nil }
+
+        _ = try await store.apply(.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked")))
+        try require(!(try await outstanding(0)), "challenge withdrawal: revoking the device deletes its challenge")
+        let secondStays = try await outstanding(1), thirdStays = try await outstanding(2)
+        let othersStay = secondStays && thirdStays
+        try require(othersStay, "challenge withdrawal: other devices' challenges stay")
+        try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "d2", publicKey: Data([9, 9]), createdAt: t0), replacing: .recovery)
+        try require(!(try await outstanding(1)), "challenge withdrawal: replacing the key deletes the old key's challenge")
+        try require(try await outstanding(2), "challenge withdrawal: a re-key of another device leaves this one's")
+        _ = try await store.apply(.revokeDevices(userID: "alice", at: t0, audit: event("devices.revoked")))
+        try require(!(try await outstanding(2)), "challenge withdrawal: revoking every device deletes every challenge of the user")
+        try require(try await outstanding(3), "challenge withdrawal: another user's challenge stays")
+    }
 }

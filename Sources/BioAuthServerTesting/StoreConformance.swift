@@ -25,7 +25,7 @@ public struct StoreConformance: Sendable {
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
         case users, challenges, challengeRace, failures, passwordAttempts, verdicts, devices, sessions, approvals, approvalWithdrawal, audit, retention
         case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap, recoveryCodeLimits, cancelledRequests, firstDevice, userIDNamespaces
-        case appAttestCounters, staleDeviceKey
+        case appAttestCounters, staleDeviceKey, challengeWithdrawal
 
         public var description: String { rawValue }
     }
@@ -59,6 +59,7 @@ public struct StoreConformance: Sendable {
             case .userIDNamespaces: try await userIDNamespaces(store)
             case .appAttestCounters: try await appAttestCounters(store)
             case .staleDeviceKey: try await staleDeviceKey(store)
+            case .challengeWithdrawal: try await challengeWithdrawal(store)
             }
             try await store.close()
         } catch {
@@ -93,7 +94,7 @@ public struct StoreConformance: Sendable {
     }
 
     func challenge(
-        _ binding: ChallengeRecord.Binding = .stepUp(operationHash: Data(repeating: 9, count: 32)), user: UserID = "alice", device: DeviceID = "d1",
+        _ binding: ChallengeRecord.Binding = .stepUp(operationHash: Data(repeating: 9, count: 32), deviceKey: Data(repeating: 4, count: 91)), user: UserID = "alice", device: DeviceID = "d1",
         expires: TimeInterval = 60
     ) -> ChallengeRecord {
         ChallengeRecord(

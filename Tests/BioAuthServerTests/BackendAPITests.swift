@@ -114,7 +114,7 @@ struct BackendAPITests {
             #expect(try await api.redeem(first.approval, operation: operation).status == 200, "a wrong user consumed nothing")
 
             let second = try await api.stepUpApproval("alice", deviceID, phone, text: "pay 5 EUR")
-            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: token).status == 204)
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: second.session).status == 204)
             #expect(try await api.redeem(second.approval, operation: operation).isUniformFailure, "the signing device is revoked")
             #expect(try await api.redeem(second.approval, operation: operation, user: "no spaces").status == 400)
         }

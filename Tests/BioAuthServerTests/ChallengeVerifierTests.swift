@@ -68,14 +68,14 @@ struct ChallengeVerifierTests {
     }
 
     @Test func aSessionOfAnotherUserOrAForeignDeviceIsWrongUser() throws {
-        let stepUp = challenge(.stepUp(operationHash: Data(repeating: 3, count: 32)), user: "bob", session: session.id)
+        let stepUp = challenge(.stepUp(operationHash: Data(repeating: 3, count: 32), deviceKey: key.publicKey.derRepresentation), user: "bob", session: session.id)
         #expect(verify(stepUp, device: device(user: "bob"), signature: try signature(stepUp), purpose: .stepUp, session: session) == .rejected(.wrongUser))
         let login = challenge()
         #expect(verify(login, device: device(user: "mallory"), signature: try signature(login)) == .rejected(.wrongUser))
     }
 
     @Test func aChallengeFinishedByAnotherSessionOrNoneIsWrongSession() throws {
-        let stepUp = challenge(.stepUp(operationHash: Data(repeating: 3, count: 32)), session: "session-2")
+        let stepUp = challenge(.stepUp(operationHash: Data(repeating: 3, count: 32), deviceKey: key.publicKey.derRepresentation), session: "session-2")
         #expect(verify(stepUp, device: device(), signature: try signature(stepUp), purpose: .stepUp, session: session) == .rejected(.wrongSession))
         let bound = challenge(session: "session-2")
         #expect(verify(bound, device: device(), signature: try signature(bound)) == .rejected(.wrongSession))
@@ -87,6 +87,19 @@ struct ChallengeVerifierTests {
         #expect(verify(login, device: device(revoked: true), signature: try signature(login)) == .rejected(.revokedDevice))
         // The device problem is named even when the signature does not parse.
         #expect(verify(login, device: nil, signature: Data([1, 2, 3])) == .rejected(.unknownDevice))
+    }
+
+    /// Issue 42: a step-up challenge belongs to the key it was issued to. After a re-key the new
+    /// key's valid signature does not finish it, and neither does a challenge that names no key.
+    @Test func aStepUpIssuedToAnotherKeyOfTheDeviceIsReplacedKey() throws {
+        let newKey = P256.Signing.PrivateKey()
+        let issuedToOld = challenge(.stepUp(operationHash: Data(repeating: 3, count: 32), deviceKey: key.publicKey.derRepresentation), session: session.id)
+        #expect(
+            verify(issuedToOld, device: device(key: newKey), signature: try signature(issuedToOld, by: newKey), purpose: .stepUp, session: session)
+                == .rejected(.replacedKey))
+        let unbound = challenge(.stepUp(operationHash: Data(repeating: 3, count: 32), deviceKey: nil), session: session.id)
+        #expect(verify(unbound, device: device(), signature: try signature(unbound), purpose: .stepUp, session: session) == .rejected(.replacedKey))
+        #expect(verify(issuedToOld, device: device(), signature: try signature(issuedToOld), purpose: .stepUp, session: session) == .verified(issuedToOld))
     }
 
     @Test func aStoredKeyThatDoesNotParseIsUnknownDevice() throws {

@@ -221,7 +221,8 @@ struct NegativeCatalogueTests {
 
     @Test func row15UnknownRevokedAndForeignDevicesAreRejectedWithDistinctAuditReasons() async throws {
         try await harness.test { api in
-            let (token, deviceID) = try await alice(api)
+            let (_, deviceID) = try await alice(api)
+            let own = try await api.login("alice", deviceID, phone)["token"]  // the phone will revoke itself
             let unknown = UUID().uuidString.lowercased()
             let forUnknown = try await api.loginChallenge("alice", unknown)
             #expect(forUnknown.status == 200)  // no oracle at challenge time
@@ -233,7 +234,7 @@ struct NegativeCatalogueTests {
             let foreign = try await api.loginChallenge("alice", bobDevice)
             #expect(try await api.finish(foreign, signature: try bobPhone.sign(foreign)).isUniformFailure)
 
-            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: token).status == 204)
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: own).status == 204)
             let revoked = try await api.loginChallenge("alice", deviceID)
             #expect(try await api.finish(revoked, signature: try phone.sign(revoked)).isUniformFailure)
             #expect(try await harness.auditedReasons().suffix(3) == ["unknownDevice", "wrongUser", "revokedDevice"])
@@ -277,8 +278,12 @@ struct NegativeCatalogueTests {
             let rekey = try await api.post(
                 "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": attacker.spki, "replacesDeviceId": deviceID], token: phished)
             #expect(rekey.status == 403 && rekey["error"] == "approval_required")
-            // Revoking every device does not make the next one "first".
-            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: phished).status == 204)
+            // The password cannot take the phone away (issue 42)…
+            let taken = try await api.call(.delete, "/v1/devices/\(deviceID)", token: phished)
+            #expect(taken.status == 403 && taken["reason"] == "deviceRequired", "\(taken.text)")
+            // …and when the owner revokes every device, the next one is not "first".
+            let own = try await api.login("alice", deviceID, phone)["token"]
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: own).status == 204)
             let afterRevocation = try await api.post("/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": attacker.spki], token: phished)
             #expect(afterRevocation.status == 403 && afterRevocation["error"] == "approval_required")
             #expect(try await harness.service.store.devices(userID: "alice").count == 1)
@@ -328,7 +333,8 @@ struct NegativeCatalogueTests {
             let first = SoftwareDevice()
             let firstID = try await api.enrol(first, token: primary)
             harness.clock.advance(by: 1)
-            #expect(try await api.call(.delete, "/v1/devices/\(firstID)", token: primary).status == 204, "the phone was lost")
+            let lost = try await api.login("alice", firstID, first)["token"]
+            #expect(try await api.call(.delete, "/v1/devices/\(firstID)", token: lost).status == 204, "the phone revokes itself, then is lost")
             let newPhone = SoftwareDevice()
             let request = try await api.requestEnrolment(newPhone, token: primary, name: "New phone")
             let id = request["id"]
@@ -441,8 +447,9 @@ struct NegativeCatalogueTests {
     }
 
     /// An approved request the owner did not make is cancelled before it is used: the enrolment
-    /// then fails. A phone in its cool-down (the attacker's, say) cannot cancel the owner's requests.
-    @Test func theOwnerCancelsAnApprovedRequestAndACoolingDeviceCannot() async throws {
+    /// then fails. The owner's phone that is still in its cool-down can do it too (issue 42: any
+    /// enrolled device ends a request at any time).
+    @Test func theOwnerCancelsAnApprovedRequestEvenFromACoolingDevice() async throws {
         let channel = CapturingRecoveryChannel()
         let harness = ServerHarness(recoveryChannel: channel)
         try await harness.test { api in
@@ -452,13 +459,13 @@ struct NegativeCatalogueTests {
             let attacker = "198.51.100.40"
             let key = SoftwareDevice()
             let (phished, request) = try await api.requestApprovedByRecovery(key, channel: channel, client: attacker)
-            // A second phone of the owner's, added today, is in its cool-down: it cannot cancel.
+            // A second phone of the owner's, added today, is in its cool-down: it cancels all the same.
             let tablet = SoftwareDevice()
             let tabletID = try await api.enrolApproved(tablet, token: primary, name: "Tablet", approverID: ownerPhone, approver: phone)
             let cooling = try await api.login("alice", tabletID, tablet)["token"]
-            #expect(try await api.call(.delete, "/v1/enrolment-requests/\(request["id"])", token: cooling).status == 403)
+            #expect(try await api.call(.delete, "/v1/enrolment-requests/\(request["id"])", token: cooling).status == 204)
             let owner = try await api.login("alice", ownerPhone, phone)["token"]
-            #expect(try await api.call(.delete, "/v1/enrolment-requests/\(request["id"])", token: owner).status == 204)
+            #expect(try await api.call(.delete, "/v1/enrolment-requests/\(request["id"])", token: owner).status == 410, "ended already")
             let body: [String: any Sendable] = ["name": "Pad", "publicKey": key.spki, "enrolmentRequestId": request["id"]]
             let refused = try await api.post("/v1/devices/registration/challenge", body, token: phished, client: attacker)
             #expect(refused.status == 403 && refused["error"] == "approval_required", "\(refused.text)")
@@ -467,8 +474,8 @@ struct NegativeCatalogueTests {
 
     /// A device in its cool-down is in its cool-down (issue 20 item 5). A phone the attacker got
     /// enrolled (phished password + recovery code, from their own address) cannot revoke the
-    /// owner's older phone, rename it, end every session or another device's session, approve an
-    /// enrolment, or cancel one; it may still revoke itself. A day later it can.
+    /// owner's older phone, rename it, end every session or another device's session, or approve an
+    /// enrolment; it may still revoke itself and cancel a request. A day later it can do all of it.
     @Test func aDeviceInItsCoolDownCannotRemoveWhatCameBeforeIt() async throws {
         let channel = CapturingRecoveryChannel()
         let harness = ServerHarness(recoveryChannel: channel)
@@ -494,7 +501,8 @@ struct NegativeCatalogueTests {
             let pending = try await api.requestEnrolment(SoftwareDevice(), token: try await api.primarySession("alice"), name: "Tablet")
             let approval = try await call(.post, "/v1/enrolment-requests/\(pending["id"])/approve", ["approval": Base64URL.encode(Data(count: 32))])
             #expect(approval.status == 403, "cannot approve: \(approval.text)")
-            #expect(try await call(.delete, "/v1/enrolment-requests/\(pending["id"])").status == 403, "cannot cancel")
+            // Any enrolled device may end a pending request (issue 42): a request is never the owner's only way in.
+            #expect(try await call(.delete, "/v1/enrolment-requests/\(pending["id"])").status == 204, "may cancel")
             #expect(try await api.call(.get, "/v1/devices", token: owner["token"]).objects.allSatisfy { $0["revokedAt"] == nil }, "nothing was revoked")
             #expect(try await api.call(.get, "/v1/sessions", token: owner["token"]).status == 200, "the owner's session lives")
             // The owner revokes the attacker's phone; a day later a phone can do all of it.
@@ -639,8 +647,9 @@ struct NegativeCatalogueTests {
     /// device id by "re-enrolling" it; the phone must enrol as a new device.
     @Test func aRevokedDeviceNeverComesBack() async throws {
         try await harness.test { api in
-            let (primary, deviceID) = try await alice(api)
-            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: primary).status == 204)
+            let (_, deviceID) = try await alice(api)
+            let own = try await api.login("alice", deviceID, phone)["token"]
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: own).status == 204)
             let phished = try await api.primarySession("alice")
             let attempt = try await api.post(
                 "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": SoftwareDevice().spki, "replacesDeviceId": deviceID], token: phished)
@@ -687,7 +696,8 @@ struct NegativeCatalogueTests {
             harness.clock.advance(by: 86_401)
             let later = try await api.primarySession("alice")
             let beforeRevocation = try await approve(later, newKey)
-            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: later).status == 204)
+            let padSession = try await api.login("alice", padID, pad)["token"]
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: padSession).status == 204)
             #expect(try await redeem(beforeRevocation).isUniformFailure)
         }
     }

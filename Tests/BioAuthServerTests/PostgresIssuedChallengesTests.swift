@@ -21,7 +21,7 @@ struct PostgresIssuedChallengesTests {
         let device = DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0)
         let login = challenge(at: t0)
         issued.remember(login, device: device)
-        issued.remember(challenge(.stepUp(operationHash: Data(count: 32)), at: t0), device: device)
+        issued.remember(challenge(.stepUp(operationHash: Data(count: 32), deviceKey: nil), at: t0), device: device)
         issued.remember(challenge(.registration(publicKey: Data([4]), deviceName: "Phone", replacing: false), at: t0), device: nil)
         #expect(issued.count == 1, "login challenges only")
         #expect(issued.take(login.id) == TakenChallenge(challenge: login, device: device, lockedOut: false))

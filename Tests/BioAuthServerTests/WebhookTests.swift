@@ -145,10 +145,8 @@ struct WebhookTests {
             policy: DeliveryPolicy(optionalEvents: [.loginSucceeded]), clock: harness.clock, logger: Logger(label: "test"))
         try await harness.test { api in
             receiver.state.withLock { $0.failing = 3 }
-            let (_, deviceID, phone) = try await AccessTokenTests.login(api)  // device.enrolled, login.succeeded
-            let token = try await api.primarySession("alice")
-            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: token).status == 204)  // device.revoked
-            _ = phone
+            let (login, deviceID, _) = try await AccessTokenTests.login(api)  // device.enrolled, login.succeeded
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: login["token"]).status == 204)  // device.revoked
             var rounds = 0
             while receiver.events.count < 3, rounds < 20 {
                 try await delivery.deliverDue()

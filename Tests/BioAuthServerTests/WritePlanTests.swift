@@ -8,21 +8,25 @@ struct WritePlanTests {
     let at = Date(timeIntervalSince1970: 1_800_000_000)
     func event(_ kind: AuditKind) -> AuditEvent { AuditEvent(at: at, kind: kind, userID: "alice", deviceID: "d1") }
 
-    @Test func revokingADeviceEndsItsSessionsAndWithdrawsItsApprovalsOnlyWhileItIsActive() {
+    @Test func revokingADeviceEndsItsSessionsWithdrawsItsApprovalsAndChallengesOnlyWhileItIsActive() {
         let plan = WritePlan.revokeDevice(id: "d1", userID: "alice", at: at, audit: event(.deviceRevoked))
         #expect(plan.guards == [.activeDevice(id: "d1", userID: "alice")])
         #expect(
             plan.mutations == [
                 .revokeDevice(id: "d1", at: at), .withdrawApprovals(.ofDevice(id: "d1", userID: "alice")),
-                .revokeSessions(.openedBy(deviceID: "d1", userID: "alice"), at: at), .appendAudit(event(.deviceRevoked)),
-                .enqueueEvent(event(.deviceRevoked).delivered),
+                .revokeSessions(.openedBy(deviceID: "d1", userID: "alice"), at: at), .deleteChallenges(.ofDevice(id: "d1", userID: "alice")),
+                .appendAudit(event(.deviceRevoked)), .enqueueEvent(event(.deviceRevoked).delivered),
             ])
     }
 
     @Test func aReplacedKeyTakesTheSameSessionsAndApprovalsAsARevocation() {
         let replaced = WritePlan.replacedKey(deviceID: "d1", userID: "alice", at: at).mutations
         let revoked = WritePlan.revokeDevice(id: "d1", userID: "alice", at: at, audit: event(.deviceRevoked)).mutations
-        #expect(replaced == [.withdrawApprovals(.ofDevice(id: "d1", userID: "alice")), .revokeSessions(.openedBy(deviceID: "d1", userID: "alice"), at: at)])
+        #expect(
+            replaced == [
+                .withdrawApprovals(.ofDevice(id: "d1", userID: "alice")), .revokeSessions(.openedBy(deviceID: "d1", userID: "alice"), at: at),
+                .deleteChallenges(.ofDevice(id: "d1", userID: "alice")),
+            ], "issue 42: a step-up challenge issued to the old key dies with it")
         #expect(replaced.allSatisfy(revoked.contains))
     }
 

@@ -135,17 +135,21 @@ struct Account: Flow {
     }
 
     func sessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> [SessionRecord] {
-        try requireAccountSession(session)
+        try authorizeUnread(.listSessions, session)
         let now = clock.now()
         return try await run(request) { try await self.store.sessions(userID: session.userID) }.filter { $0.revokedAt == nil && $0.expiresAt > now }
     }
 
     func revokeSession(id: SessionID, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
-        try requireAccountSession(session)
-        if let actor = try await coolingDevice(of: session, request: request) {
-            // During its cool-down a device ends only the sessions it opened itself.
-            let target = try await run(request) { try await self.store.session(id: id) }
-            if let target, target.session.userID == session.userID, target.session.deviceID != actor.id { throw Self.coolingDown(field: "sessionId") }
+        if id == session.id {
+            try authorizeUnread(.endOwnSession, session)
+        } else {
+            let caller = try await authorize(.endOtherSession, session, request: request)
+            if caller.credential == .coolingDevice {
+                // During its cool-down a device ends only the sessions it opened itself.
+                let target = try await run(request) { try await self.store.session(id: id) }
+                if let target, target.session.userID == session.userID, target.session.deviceID != session.deviceID { throw Self.coolingDown(field: "sessionId") }
+            }
         }
         let audit = event(.sessionRevoked, user: session.userID, device: session.deviceID, request: request)
         let plan = WritePlan.revokeSession(id: id, userID: session.userID, at: clock.now(), audit: audit)
@@ -156,8 +160,7 @@ struct Account: Flow {
     }
 
     func revokeAllSessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Int {
-        try requireAccountSession(session)
-        if try await coolingDevice(of: session, request: request) != nil { throw Self.coolingDown() }
+        try await authorize(.endAllSessions, session, request: request)
         let audit = event(.sessionsRevoked, user: session.userID, device: session.deviceID, reason: AuditReason.allSessions.description, request: request)
         let plan = WritePlan.revokeSessions(userID: session.userID, at: clock.now(), audit: audit)
         let count = try await run(request, { try await self.store.apply(plan) }).revokedSessions
@@ -166,7 +169,7 @@ struct Account: Flow {
     }
 
     func auditEvents(of session: SessionRecord, limit: Int, request: RequestInfo) async throws(ServerError) -> [AuditEvent] {
-        try requireAccountSession(session)
+        try authorizeUnread(.readAuditLog, session)
         return try await run(request) { try await self.store.auditEvents(userID: session.userID, limit: min(max(limit, 1), 1000)) }
     }
 

@@ -59,7 +59,7 @@ struct EnrolmentAttestation: Flow {
     }
 
     func androidChallenge(for session: SessionRecord) throws(ServerError) -> Data {
-        try requireEnrolmentSession(session)
+        try authorizeUnread(.enrolDevice, session)
         return Self.androidChallenge(for: session)
     }
 

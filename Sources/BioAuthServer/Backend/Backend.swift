@@ -54,7 +54,7 @@ struct Backend: Flow {
             var request = request
             request.apiKeyID = record.id
             await audit(.apiKeyRejected, reason: FailureReason.apiKeyScope.description, request: request)
-            throw ServerError(.forbidden, detail: "this API key lacks the scope \(scope)")
+            throw ServerError(.forbidden, detail: "apiKeyScope")
         }
         return record
     }

@@ -1,8 +1,8 @@
 import Foundation
 
 /// What revoking, re-keying and logging out take away, written once for every store: a device
-/// that can no longer be trusted takes its sessions and every approval not yet redeemed with it;
-/// a session that ends takes the approvals it obtained.
+/// that can no longer be trusted takes its sessions, every approval not yet redeemed and every
+/// challenge not yet finished with it; a session that ends takes the approvals it obtained.
 extension WritePlan {
     /// Revokes an active device of the user, every session it opened and every approval it signed
     /// or its sessions obtained.
@@ -23,13 +23,15 @@ extension WritePlan {
         var plan = WritePlan()
         plan.add(.revokeDevices(userID: userID, at: at))
         plan.add(.withdrawApprovals(.allOf(userID: userID)))
+        plan.add(.deleteChallenges(.allOf(userID: userID)))
         plan.add(.revokeSessions(.allOf(userID: userID), at: at))
         plan.audit(audit)
         return plan
     }
 
     /// What a device whose key was replaced (re-enrolment after an enrollment change) loses: the
-    /// sessions the old key opened and the approvals it signed or they obtained.
+    /// sessions the old key opened, the approvals it signed or they obtained, and the challenges
+    /// issued to it (a step-up asked of the old key is never finished by the new one).
     public static func replacedKey(deviceID: DeviceID, userID: UserID, at: Date) -> WritePlan {
         var plan = WritePlan()
         plan.withdrawDevice(id: deviceID, userID: userID, at: at)
@@ -81,5 +83,6 @@ extension WritePlan {
         // Approvals first: the selection names the device's sessions, revoked or not.
         add(.withdrawApprovals(.ofDevice(id: id, userID: userID)))
         add(.revokeSessions(.openedBy(deviceID: id, userID: userID), at: at))
+        add(.deleteChallenges(.ofDevice(id: id, userID: userID)))
     }
 }

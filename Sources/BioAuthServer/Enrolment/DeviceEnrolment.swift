@@ -36,7 +36,7 @@ struct DeviceEnrolment: Flow {
         session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, request: RequestInfo
     ) async throws(ServerError) -> (name: String, publicKey: Data, deviceID: DeviceID, needsProof: Bool) {
         // Admitted by authenticate(token:request:), like every call that takes a session.
-        try requireEnrolmentSession(session)
+        try authorizeUnread(.enrolDevice, session)
         var name = try Validate.deviceName(name)
         let spki = try Validate.base64URL(publicKey, field: "publicKey", count: 1...512)
         do { _ = try DevicePublicKey(spki: spki, field: "publicKey") } catch { throw ServerError(error) }

@@ -11,6 +11,7 @@ struct EnrolmentRequests: Flow {
     func requestEnrolment(
         session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, request: RequestInfo
     ) async throws(ServerError) -> NewEnrolmentRequest {
+        try authorizeUnread(.requestEnrolment, session)
         let enrolment = try await DeviceEnrolment(context: context).subject(
             session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
         guard enrolment.needsProof else { throw ServerError(.conflict, detail: "this enrolment needs no approval") }
@@ -30,12 +31,17 @@ struct EnrolmentRequests: Flow {
     }
 
     func pending(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> [EnrolmentRequestRecord] {
-        try requireAccountSession(session)
+        try authorizeUnread(.listEnrolmentRequests, session)
         let now = clock.now()
         return try await run(request) { try await self.store.enrolmentRequests(userID: session.userID, now: now) }.filter { $0.isPending(at: now) }
     }
 
-    func enrolmentRequest(id: EnrolmentRequestID, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
+    func read(id: EnrolmentRequestID, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
+        try authorizeUnread(.readEnrolmentRequest, session)
+        return try await enrolmentRequest(id: id, of: session, request: request)
+    }
+
+    private func enrolmentRequest(id: EnrolmentRequestID, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
         let id = try Validate.serverAssigned(id, field: "id")
         guard let record = try await run(request, { try await self.store.enrolmentRequest(id: id) }), record.userID == session.userID,
             record.expiresAt > clock.now()
@@ -57,10 +63,9 @@ struct EnrolmentRequests: Flow {
     private static let ended = ServerError(.gone, detail: "this enrolment request has ended")
 
     func approve(requestID: EnrolmentRequestID, approval: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
-        guard session.kind == .device else { throw ServerError(.forbidden, detail: "only another enrolled device may approve an enrolment") }
+        try await authorize(.approveEnrolmentRequest, session, request: request)
         let token = try Validate.base64URL(approval, field: "approval", count: 32...32)
         let record = try await openRequest(id: requestID, of: session, request: request)
-        if try await coolingDevice(of: session, request: request) != nil { throw Self.coolingDown() }
         let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.approvedByDevice.description, request: request)
         let now = clock.now(), userID = session.userID, tokenHash = TokenHash(of: token)
         let approved = try await run(request) {
@@ -75,7 +80,8 @@ struct EnrolmentRequests: Flow {
     }
 
     func sendRecoveryCode(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
-        guard let recoveryChannel = context.recoveryChannel else { throw ServerError(.forbidden, detail: "no recovery channel is configured") }
+        try authorizeUnread(.sendRecoveryCode, session)
+        guard let recoveryChannel = context.recoveryChannel else { throw ServerError(.forbidden, detail: "noRecoveryChannel") }
         let record = try await openRequest(id: requestID, of: session, ownOnly: true, request: request)
         guard !record.isApproved else { throw ServerError(.conflict, detail: "already approved") }
         let code = RecoveryCode.random()
@@ -100,6 +106,7 @@ struct EnrolmentRequests: Flow {
     }
 
     func recover(requestID: EnrolmentRequestID, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+        try authorizeUnread(.recoverEnrolment, session)
         let record = try await openRequest(id: requestID, of: session, ownOnly: true, request: request)
         guard (1...32).contains(code.utf8.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == " ") }) else {
             throw ServerError(.invalidRequest, field: "code", detail: "1 to 32 letters, digits and dashes")
@@ -117,12 +124,11 @@ struct EnrolmentRequests: Flow {
         log(audit)
     }
 
-    /// The owner, from an enrolled device out of its cool-down, ends a request of theirs that
+    /// The owner, from any enrolled device (in its cool-down too), ends a request of theirs that
     /// is pending or approved and unused: whoever made it can no longer enrol with it.
     func cancel(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
-        guard session.kind == .device else { throw ServerError(.forbidden, detail: "only an enrolled device may cancel an enrolment request") }
+        try authorizeUnread(.cancelEnrolmentRequest, session)
         let record = try await openRequest(id: requestID, of: session, request: request)
-        if try await coolingDevice(of: session, request: request) != nil { throw Self.coolingDown() }
         let audit = event(.enrolmentRequestEnded, user: record.userID, device: record.deviceID, reason: EnrolmentRequestEnding.cancelled.rawValue, request: request)
         let now = clock.now(), userID = session.userID
         guard try await run(request, { try await self.store.cancelEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit) }) else {

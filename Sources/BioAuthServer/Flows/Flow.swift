@@ -34,16 +34,42 @@ extension Flow {
     var windows: RateWindows { context.windows }
     var metrics: ServiceMetrics { context.metrics }
 
-    /// Enrolment (and its attestation challenge) needs a primary login or an enrolment grant.
-    func requireEnrolmentSession(_ session: SessionRecord) throws(ServerError) {
-        guard session.kind == .primary || session.kind == .enrolmentGrant else {
-            throw ServerError(.forbidden, detail: "enrolment requires a primary login or an enrolment grant")
+    /// Ranks `session` for `action` and refuses it (403, the least credential that would do) unless
+    /// ``Authority`` permits it. A device session's device is read only where its cool-down matters.
+    @discardableResult
+    func authorize(_ action: AccountAction, _ session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Caller {
+        var device: DeviceRecord?
+        let credential: CallerCredential
+        switch session.kind {
+        case .enrolmentGrant: credential = .enrolmentGrant
+        case .primary: credential = .password
+        case .device:
+            if Authority.distinguishesCoolDown(action), let id = session.deviceID {
+                device = try await run(request) { try await self.store.device(id: id) }
+                // A device that cannot be read ranks lowest among devices.
+                var cooling = true
+                if let device { cooling = try await isCoolingDown(device, request: request) }
+                credential = cooling ? .coolingDevice : .device
+            } else {
+                credential = .device
+            }
         }
+        guard Authority.permits(action, credential) else {
+            throw ServerError(.forbidden, detail: Authority.refusal(action))
+        }
+        return Caller(session: session, credential: credential, device: device)
     }
 
-    /// Everything but enrolment needs a real session: an enrolment grant may do nothing else.
-    func requireAccountSession(_ session: SessionRecord) throws(ServerError) {
-        if session.kind == .enrolmentGrant { throw ServerError(.forbidden, detail: "an enrolment grant may only enrol a device") }
+    /// ``authorize(_:_:request:)`` without a read, for an action that does not tell a device in its
+    /// cool-down from one out of it (checked: such an action ranks every device session as cooling).
+    func authorizeUnread(_ action: AccountAction, _ session: SessionRecord) throws(ServerError) {
+        let credential: CallerCredential =
+            switch session.kind {
+            case .enrolmentGrant: .enrolmentGrant
+            case .primary: .password
+            case .device: Authority.distinguishesCoolDown(action) ? .coolingDevice : .device
+            }
+        guard Authority.permits(action, credential) else { throw ServerError(.forbidden, detail: Authority.refusal(action)) }
     }
 
     /// Counts a request against this instance's per-client limit.
@@ -88,17 +114,9 @@ extension Flow {
         if try await isCoolingDown(device, request: request) { throw Self.coolingDown(field: field) }
     }
 
-    /// The device of a device session while it is in its cool-down; nil for any other session.
-    /// Such a device cannot approve, cancel, or touch what came before it (``EnrolmentPolicy/mayManage(_:from:)``).
-    func coolingDevice(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> DeviceRecord? {
-        guard session.kind == .device, let id = session.deviceID, let device = try await run(request, { try await self.store.device(id: id) }) else {
-            return nil
-        }
-        return try await isCoolingDown(device, request: request) ? device : nil
-    }
-
     static func coolingDown(field: String? = nil) -> ServerError {
-        ServerError(.forbidden, field: field, detail: "a device added or re-keyed cannot do this during its cool-down")
+        // A device added or re-keyed cannot do this during its cool-down.
+        ServerError(.forbidden, field: field, detail: "coolingDown")
     }
 
     func refuseLockedOut(user: UserID?, device: DeviceID?, retryAfter: Int? = nil, _ request: RequestInfo) async -> ServerError {

@@ -47,6 +47,10 @@ package struct ChallengeVerifier: Sendable {
                 deviceProblem = .revokedDevice
             } else if device.userID != challenge.userID {
                 deviceProblem = .wrongUser
+            } else if case .stepUp(_, let issuedTo) = challenge.binding, issuedTo != device.publicKey || device.keySince > challenge.createdAt {
+                // Issued to another key of this device, or before its key arrived: the cool-down
+                // decided at issue was about another key. Verified against a key nobody holds.
+                deviceProblem = .replacedKey
             } else {
                 spki = device.publicKey
             }

@@ -160,7 +160,7 @@ public final class BioAuthService: Sendable {
 
     /// One of the user's unexpired enrolment requests (404 otherwise).
     public func enrolmentRequest(id: EnrolmentRequestID, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
-        try await enrolmentRequests.enrolmentRequest(id: id, of: session, request: request)
+        try await enrolmentRequests.read(id: id, of: session, request: request)
     }
 
     /// Approves an enrolment request with a step-up approval the approving device obtained for
@@ -185,7 +185,7 @@ public final class BioAuthService: Sendable {
     }
 
     /// The owner ends one of their enrolment requests — pending, or approved and not yet used —
-    /// from an enrolled device past its cool-down (403 otherwise); 410 if it has ended already.
+    /// from any enrolled device, in its cool-down too (403 for other sessions); 410 if it has ended already.
     public func cancelEnrolmentRequest(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try await enrolmentRequests.cancel(requestID: requestID, session: session, request: request)
     }

@@ -14,6 +14,8 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let unknownDevice = FailureReason("unknownDevice")
     public static let revokedDevice = FailureReason("revokedDevice")
     public static let wrongUser = FailureReason("wrongUser")
+    /// A step-up finished after its device's key changed: the challenge was issued to another key.
+    public static let replacedKey = FailureReason("replacedKey")
     public static let malformedSignature = FailureReason("malformedSignature")
     public static let badSignature = FailureReason("badSignature")
     public static let unknownUser = FailureReason("unknownUser")
@@ -59,7 +61,8 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     /// reason stays in the operator's audit log.
     public static func userVisible(_ reason: String) -> String {
         switch reason {
-        case unknownDevice.description, revokedDevice.description, wrongUser.description, malformedSignature.description, badSignature.description:
+        case unknownDevice.description, revokedDevice.description, wrongUser.description, replacedKey.description, malformedSignature.description,
+            badSignature.description:
             "verificationFailed"
         case unknownChallenge.description, expiredChallenge.description, wrongPurpose.description, wrongSession.description: "challengeRejected"
         case unknownUser.description, badPassword.description, primaryLoginRejected.description: "passwordRejected"
@@ -89,7 +92,9 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidRequest = Code("invalid_request")
         /// Any verification or session failure: one uniform answer (HTTP 401).
         public static let authenticationFailed = Code("authentication_failed")
-        /// Authenticated, but this session may not do that (403).
+        /// Authenticated, but this session may not do that (403); `detail` is the reason the
+        /// answer carries: what ``Authority/refusal(_:)`` names, `coolingDown`, `noRecoveryChannel`
+        /// or `apiKeyScope`.
         public static let forbidden = Code("forbidden")
         /// Enrolling this device needs an approved enrolment request: an approval from another of
         /// the user's devices or a recovery code (403).

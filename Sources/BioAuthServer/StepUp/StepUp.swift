@@ -10,7 +10,7 @@ struct StepUp: Flow {
     let context: FlowContext
 
     func begin(session: SessionRecord, deviceID: DeviceID, operation: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
-        try requireAccountSession(session)
+        try authorizeUnread(.stepUp, session)
         let deviceID = try Validate.deviceID(deviceID)
         let details = try Validate.base64URL(operation, field: "operation", count: 1...configuration.maxOperationSize)
         guard let device = try await run(request, { try await self.store.device(id: deviceID) }), device.userID == session.userID, !device.isRevoked else {
@@ -18,15 +18,15 @@ struct StepUp: Flow {
         }
         try await requireOutOfCoolDown(device, field: "deviceId", request: request)
         return try await Challenges(context: context).issue(
-            .stepUp(operationHash: Data(SHA256.hash(data: details))), user: session.userID, device: deviceID, session: session.id, request)
+            .stepUp(operationHash: Data(SHA256.hash(data: details)), deviceKey: device.publicKey), user: session.userID, device: deviceID, session: session.id, request)
     }
 
     func finish(session: SessionRecord, challengeID: String, signature: String, assertion: String? = nil, request: RequestInfo) async throws(ServerError) -> ApprovalGrant {
-        try requireAccountSession(session)
+        try authorizeUnread(.stepUp, session)
         let token = SecretBytes.random(count: 32)
         let (approval, _) = try await Challenges(context: context).finish(challengeID, signature, assertion: assertion, purpose: .stepUp, session: session, request) {
             challenge, _, now -> (verdict: (record: ApprovalRecord, audit: AuditEvent), plan: WritePlan)? in
-            guard case .stepUp(let operationHash) = challenge.binding else { return nil }
+            guard case .stepUp(let operationHash, _) = challenge.binding else { return nil }
             let record = ApprovalRecord(
                 tokenHash: TokenHash(of: token), userID: challenge.userID, deviceID: challenge.deviceID,
                 operationHash: operationHash, createdAt: now, expiresAt: now.addingTimeInterval(self.configuration.approvalTTL), sessionID: session.id)

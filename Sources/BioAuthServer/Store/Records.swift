@@ -100,8 +100,11 @@ public struct ChallengeRecord: Sendable, Hashable, CustomStringConvertible, Cust
         /// re-enrolment of an existing device whose key was invalidated.
         case registration(publicKey: Data, deviceName: String, replacing: Bool)
         case login
-        /// A step-up, bound to the SHA-256 of the operation text the device shows.
-        case stepUp(operationHash: Data)
+        /// A step-up, bound to the SHA-256 of the operation text the device shows and to the
+        /// device key (its SPKI) it was issued for: another key of the same device — a re-key in
+        /// between — cannot finish it. nil only for a challenge stored before step-ups named their
+        /// key, which no key finishes.
+        case stepUp(operationHash: Data, deviceKey: Data?)
 
         public var purpose: SignedMessage.Purpose {
             switch self {
@@ -154,7 +157,7 @@ public struct ChallengeRecord: Sendable, Hashable, CustomStringConvertible, Cust
     /// The message the device signed, rebuilt from what the server stored.
     public func message() throws(WireFormatError) -> SignedMessage {
         var operationHash: Data?
-        if case .stepUp(let hash) = binding { operationHash = hash }
+        if case .stepUp(let hash, _) = binding { operationHash = hash }
         return try SignedMessage(
             purpose: purpose, relyingPartyID: relyingPartyID, challengeID: id, nonce: nonce, userID: userID.rawValue, deviceID: deviceID.rawValue,
             expiresAt: UInt64(max(0, expiresAt.timeIntervalSince1970)), operationHash: operationHash)

@@ -35,7 +35,9 @@ public struct RowLocks: Sendable, Hashable {
 /// What ``RowLocks`` found; nil where the row does not exist (or was not asked for).
 public struct LockedRows: Sendable, Hashable {
     public var approval: ApprovalRecord?
-    /// Whether the device that signed ``approval`` exists and is not revoked.
+    /// Whether the device that signed ``approval`` exists, is not revoked, and still has the key
+    /// that signed it (no key arrived after the approval was made). The step-up that made the
+    /// approval was out of its cool-down with that key, so such a signer still is at redemption.
     public var approvalSignerActive: Bool
     public var enrolmentRequest: EnrolmentRequestRecord?
     /// The session the refresh token names, with its device's state.

@@ -7,11 +7,13 @@ import Foundation
 
 extension ChallengeRecord.Binding {
     /// The purpose-specific columns a SQL store keeps; NULL where the purpose has no such field.
+    /// `registration_key` holds the key a challenge is for: the key to enrol, or the device key a
+    /// step-up was issued to.
     package var columns: (publicKey: Data?, deviceName: String?, replacing: Bool?, operationHash: Data?) {
         switch self {
         case .registration(let key, let name, let replacing): (key, name, replacing, nil)
         case .login: (nil, nil, nil, nil)
-        case .stepUp(let hash): (nil, nil, nil, hash)
+        case .stepUp(let hash, let key): (key, nil, nil, hash)
         }
     }
 
@@ -25,7 +27,7 @@ extension ChallengeRecord.Binding {
         case .login: self = .login
         case .stepUp:
             guard let operationHash else { throw StoreError(.corruptRow, detail: "challenges.operation_hash") }
-            self = .stepUp(operationHash: operationHash)
+            self = .stepUp(operationHash: operationHash, deviceKey: publicKey)
         case nil: throw StoreError(.corruptRow, detail: "challenges.purpose")
         }
     }

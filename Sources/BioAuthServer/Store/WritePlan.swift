@@ -58,6 +58,14 @@ public struct WritePlan: Sendable, Hashable {
         case allOf(userID: UserID)
     }
 
+    /// Which outstanding challenges a withdrawal deletes: a challenge issued before a device was
+    /// revoked or re-keyed can no longer be finished.
+    public enum OutstandingChallenges: Sendable, Hashable {
+        /// Every challenge naming the device (login, step-up, and registrations replacing its key).
+        case ofDevice(id: DeviceID, userID: UserID)
+        case allOf(userID: UserID)
+    }
+
     public enum Mutation: Sendable, Hashable {
         /// Inserts the user; an existing id throws ``StoreError`` `duplicate` and nothing is written.
         case insertUser(UserRecord)
@@ -123,6 +131,7 @@ public struct WritePlan: Sendable, Hashable {
         /// Sets `revokedAt` on the selected sessions not yet revoked; their number is the outcome's.
         case revokeSessions(Sessions, at: Date)
         case withdrawApprovals(Approvals)
+        case deleteChallenges(OutstandingChallenges)
         /// One audit row, merged into the row it repeats (``AuditEvent/aggregates``).
         case appendAudit(AuditEvent)
         /// One event for the webhook outbox (its ``AuditEvent/delivered`` fields: no address, no request id).

@@ -1,0 +1,136 @@
+import Foundation
+
+/// The credential a session stands for, as the authority table ranks it.
+public enum CallerCredential: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// A one-time enrolment grant from the app's backend (``SessionKind/enrolmentGrant``).
+    case enrolmentGrant
+    /// A primary login: the password, or the backend's own login (``SessionKind/primary``).
+    case password
+    /// A device login of a device whose key is in its cool-down (``EnrolmentPolicy/isCoolingDown(_:among:at:)``).
+    case coolingDevice
+    /// A device login of a device out of its cool-down (or the user's first device, with its first key).
+    case device
+
+    public var description: String { rawValue }
+}
+
+/// Everything a session may ask of its own account. Each names the least credential it needs in
+/// ``Authority``; the backend API (API keys) is authorised by scope and ownership instead.
+public enum AccountAction: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    case listDevices, renameDevice, revokeDevice
+    case listSessions, endOwnSession, endOtherSession, endAllSessions
+    case readAuditLog
+    case enrolDevice, requestEnrolment, readEnrolmentRequest, listEnrolmentRequests
+    case sendRecoveryCode, recoverEnrolment, approveEnrolmentRequest, cancelEnrolmentRequest
+    case stepUp
+
+    public var description: String { rawValue }
+
+    /// The HTTP route of the action (`docs/Protocol.md`).
+    public var route: String {
+        switch self {
+        case .listDevices: "GET /v1/devices"
+        case .renameDevice: "PATCH /v1/devices/{id}"
+        case .revokeDevice: "DELETE /v1/devices/{id}"
+        case .listSessions: "GET /v1/sessions"
+        case .endOwnSession: "POST /v1/logout, DELETE /v1/sessions/{own id}"
+        case .endOtherSession: "DELETE /v1/sessions/{id}"
+        case .endAllSessions: "DELETE /v1/sessions"
+        case .readAuditLog: "GET /v1/audit"
+        case .enrolDevice: "POST /v1/devices/registration/…, GET …/attestation-challenge"
+        case .requestEnrolment: "POST /v1/enrolment-requests"
+        case .readEnrolmentRequest: "GET /v1/enrolment-requests/{id}"
+        case .listEnrolmentRequests: "GET /v1/enrolment-requests"
+        case .sendRecoveryCode: "POST /v1/enrolment-requests/{id}/recovery-code"
+        case .recoverEnrolment: "POST /v1/enrolment-requests/{id}/recover"
+        case .approveEnrolmentRequest: "POST /v1/enrolment-requests/{id}/approve"
+        case .cancelEnrolmentRequest: "DELETE /v1/enrolment-requests/{id}"
+        case .stepUp: "POST /v1/step-up/challenge, …/finish"
+        }
+    }
+}
+
+/// Who may do what to an account, written once: the flows consult ``permits(_:_:)`` and nothing
+/// else, `docs/Protocol.md` prints ``table``, and a test walks every route with every credential.
+///
+/// The rank it encodes: a password proves knowledge that can be phished, a device proves
+/// possession and biometry. So a password may look, enrol (with the policy's proof) and end its own
+/// session; removing or silencing a device — renaming or revoking it, ending sessions that are not
+/// its own — needs an enrolled device. A device in its cool-down may do that only to itself and to
+/// what came after it (``EnrolmentPolicy/mayManage(_:from:)``; its own sessions), and may cancel
+/// any pending enrolment request; ending every session and approving an enrolment need a device out
+/// of its cool-down.
+public enum Authority {
+    /// The credentials each action accepts.
+    public static let table: [AccountAction: Set<CallerCredential>] = [
+        .listDevices: [.password, .coolingDevice, .device],
+        .renameDevice: [.coolingDevice, .device],
+        .revokeDevice: [.coolingDevice, .device],
+        .listSessions: [.password, .coolingDevice, .device],
+        .endOwnSession: [.password, .coolingDevice, .device],
+        .endOtherSession: [.coolingDevice, .device],
+        .endAllSessions: [.device],
+        .readAuditLog: [.password, .coolingDevice, .device],
+        .enrolDevice: [.enrolmentGrant, .password],
+        .requestEnrolment: [.enrolmentGrant, .password],
+        .readEnrolmentRequest: [.enrolmentGrant, .password, .coolingDevice, .device],
+        .listEnrolmentRequests: [.password, .coolingDevice, .device],
+        .sendRecoveryCode: [.enrolmentGrant, .password],
+        .recoverEnrolment: [.enrolmentGrant, .password],
+        .approveEnrolmentRequest: [.device],
+        .cancelEnrolmentRequest: [.coolingDevice, .device],
+        .stepUp: [.password, .coolingDevice, .device],
+    ]
+
+    /// Where a device in its cool-down may act only on itself and what came after it: devices whose
+    /// key arrived no earlier than its own (``EnrolmentPolicy/mayManage(_:from:)``), sessions it opened.
+    public static let limitedWhileCooling: Set<AccountAction> = [.renameDevice, .revokeDevice, .endOtherSession]
+
+    /// The table as `docs/Protocol.md` prints it: a row per action, a column per credential
+    /// (✓ permitted, ◐ only on itself and what came after it, – refused).
+    public static var markdownTable: String {
+        var lines = [
+            "| action | route | enrolment grant | password | device in cool-down | device |",
+            "|---|---|---|---|---|---|",
+        ]
+        for action in AccountAction.allCases {
+            let cells = CallerCredential.allCases.map { credential in
+                guard permits(action, credential) else { return "–" }
+                return credential == .coolingDevice && limitedWhileCooling.contains(action) ? "◐" : "✓"
+            }
+            lines.append("| `\(action)` | `\(action.route)` | " + cells.joined(separator: " | ") + " |")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Whether `credential` may do `action`.
+    public static func permits(_ action: AccountAction, _ credential: CallerCredential) -> Bool {
+        table[action]?.contains(credential) ?? false
+    }
+
+    /// Whether the answer for `action` depends on a device session's cool-down: only then is the
+    /// device read to rank the caller.
+    static func distinguishesCoolDown(_ action: AccountAction) -> Bool {
+        permits(action, .coolingDevice) != permits(action, .device) || limitedWhileCooling.contains(action)
+    }
+
+    /// What a refusal says (the 403's `reason`): the least credential that would do.
+    /// `enrolmentSessionRequired` (a primary login or an enrolment grant), `accountSessionRequired`
+    /// (a primary or device login), `deviceRequired` (an enrolled device's login),
+    /// `settledDeviceRequired` (an enrolled device out of its cool-down).
+    public static func refusal(_ action: AccountAction) -> String {
+        let accepted = table[action] ?? []
+        if accepted.contains(.enrolmentGrant) { return "enrolmentSessionRequired" }
+        if accepted.contains(.password) { return "accountSessionRequired" }
+        if accepted.contains(.coolingDevice) { return "deviceRequired" }
+        return "settledDeviceRequired"
+    }
+}
+
+/// A session ranked for one action (``Flow/authorize(_:_:request:)``).
+struct Caller: Sendable {
+    let session: SessionRecord
+    let credential: CallerCredential
+    /// The session's device, when it was read to rank the caller.
+    let device: DeviceRecord?
+}

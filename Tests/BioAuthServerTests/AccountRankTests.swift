@@ -1,0 +1,117 @@
+import BioAuthCore
+import BioAuthServer
+import BioAuthTesting
+import Crypto
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Issue 42: the phone outranks the password. Each test plays the attacker from an address of
+/// their own with what a phishing page gets (the password) and, where said, the owner's mailbox.
+@Suite
+struct AccountRankTests {
+    static let attacker = "198.51.100.66"
+    static let payment = Base64URL.encode(Data("Pay 5000.00 EUR to Mallory".utf8))
+
+    /// The owner with one phone (the first device, exempt from the cool-down), signed in from 203.0.113.1.
+    static func owner(_ api: API) async throws -> (phoneID: String, phone: SoftwareDevice, session: Reply) {
+        let phone = SoftwareDevice()
+        let phoneID = try await api.enrol(phone, token: try await api.primarySession("alice"))
+        let session = try await api.login("alice", phoneID, phone)
+        #expect(session.status == 200)
+        return (phoneID, phone, session)
+    }
+
+    /// With the password alone the attacker can look, and leave, but not rename or revoke the
+    /// phone, end its sessions or end everyone's: the owner's Face ID login still works after.
+    @Test func aPhishedPasswordCannotTakeThePhoneAwayOrEndItsSessions() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let (phoneID, phone, ownerSession) = try await Self.owner(api)
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)["token"]
+            func call(_ method: HTTPRequest.Method, _ path: String, _ body: [String: any Sendable]? = nil) async throws -> Reply {
+                try await api.call(method, path, body, token: phished, client: Self.attacker)
+            }
+            #expect(try await call(.get, "/v1/devices").status == 200, "a password may look")
+            for (method, path, body) in [
+                (HTTPRequest.Method.patch, "/v1/devices/\(phoneID)", ["name": "Old junk"] as [String: any Sendable]?),
+                (.delete, "/v1/devices/\(phoneID)", nil),
+                (.delete, "/v1/sessions/\(ownerSession["sessionId"])", nil),
+            ] {
+                let reply = try await call(method, path, body)
+                #expect(reply.status == 403 && reply["reason"] == "deviceRequired", "\(method) \(path): \(reply.text)")
+            }
+            let all = try await call(.delete, "/v1/sessions")
+            #expect(all.status == 403 && all["reason"] == "settledDeviceRequired", "\(all.text)")
+            // Nothing changed: the phone, its name and its session are there, and Face ID still signs in.
+            let devices = try await api.call(.get, "/v1/devices", token: ownerSession["token"])
+            #expect(devices.status == 200 && devices.objects.first?["name"] as? String == "Phone" && devices.objects.first?["revokedAt"] == nil)
+            #expect(try await api.login("alice", phoneID, phone).status == 200)
+            // The password session may end itself.
+            #expect(try await call(.post, "/v1/logout").status == 204)
+            // The phone ends the attacker's other password sessions.
+            let another = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)
+            #expect(try await api.call(.delete, "/v1/sessions/\(another["sessionId"])", token: ownerSession["token"]).status == 204)
+            #expect(try await api.call(.get, "/v1/devices", token: another["token"], client: Self.attacker).isUniformFailure)
+        }
+    }
+
+    /// The re-key race of the outside review: a password session asks the owner's first (exempt)
+    /// phone for a step-up over the attacker's payment, re-keys that phone through recovery (the
+    /// mailbox is the attacker's too) within the challenge's minute, and finishes the old
+    /// challenge with the new key. The challenge died with the old key: no approval, nothing to
+    /// redeem, and the owner's old key cannot finish it either.
+    @Test func aStepUpChallengeDiesWithTheKeyItWasIssuedTo() async throws {
+        let channel = CapturingRecoveryChannel()
+        let harness = ServerHarness(recoveryChannel: channel)
+        try await harness.test { api in
+            let (phoneID, phone, _) = try await Self.owner(api)
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)["token"]
+            let challenge = try await api.post("/v1/step-up/challenge", ["deviceId": phoneID, "operation": Self.payment], token: phished, client: Self.attacker)
+            #expect(challenge.status == 200, "the first device is out of its cool-down: \(challenge.text)")
+            // Re-key the phone: a request naming it, a recovery code from the mailbox, the enrolment.
+            let newKey = SoftwareDevice()
+            let request = try await api.post(
+                "/v1/enrolment-requests", ["name": "Phone", "publicKey": newKey.spki, "replacesDeviceId": phoneID], token: phished, client: Self.attacker)
+            #expect(request.status == 201, "\(request.text)")
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: Self.attacker).status == 204)
+            let code = try #require(await channel.codes[request["id"]])
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: phished, client: Self.attacker).status == 204)
+            let registration = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": newKey.spki, "replacesDeviceId": phoneID, "enrolmentRequestId": request["id"]],
+                token: phished, client: Self.attacker)
+            let rekeyed = try await api.post(
+                "/v1/devices/registration/finish", ["challengeId": registration["challengeId"], "signature": try newKey.sign(registration)], token: phished,
+                client: Self.attacker)
+            #expect(rekeyed.status == 201 && rekeyed["id"] == phoneID, "\(rekeyed.text)")
+            harness.clock.advance(by: 10)  // within the challenge's 60 s
+            let finished = try await api.finish(challenge, signature: try newKey.sign(challenge), path: "/v1/step-up/finish", token: phished, client: Self.attacker)
+            #expect(finished.isUniformFailure, "\(finished.status) \(finished.text)")
+            let withOldKey = try await api.finish(challenge, signature: try phone.sign(challenge), path: "/v1/step-up/finish", token: phished, client: Self.attacker)
+            #expect(withOldKey.isUniformFailure)
+            // A new challenge for the re-keyed phone is refused: its new key is in its cool-down.
+            let again = try await api.post("/v1/step-up/challenge", ["deviceId": phoneID, "operation": Self.payment], token: phished, client: Self.attacker)
+            #expect(again.status == 403 && again["reason"] == "coolingDown", "\(again.text)")
+            #expect(try await harness.service.store.challenge(id: Base64URL.decode(challenge["challengeId"])!) == nil, "deleted with the old key")
+        }
+    }
+
+    /// An approval made with a key is redeemed only while that key is the device's: a key that
+    /// arrived after the approval refuses it at redemption, even where no re-key plan withdrew it.
+    @Test func aRedemptionNeedsTheKeyThatSignedTheApproval() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let (phoneID, phone, _) = try await Self.owner(api)
+            harness.clock.advance(by: 5)
+            let (approval, _) = try await api.stepUpApproval("alice", phoneID, phone, text: "Pay 5 EUR")
+            // The key replaced behind the flows' back: only the redemption's own check stands.
+            harness.clock.advance(by: 1)
+            let replaced = SoftwareDevice()
+            let store = harness.service.store
+            var plan = WritePlan()
+            plan.add(.replaceDeviceKey(id: DeviceID(phoneID), publicKey: replaced.key.publicKey.derRepresentation, attestation: nil, at: harness.clock.now(), how: .recovery))
+            _ = try await store.apply(plan)
+            #expect(try await api.redeem(approval, operation: Base64URL.encode(Data("Pay 5 EUR".utf8))).isUniformFailure)
+        }
+    }
+}
