@@ -117,6 +117,7 @@ extension PostgresStore {
             22, "Only failures are indexed for merging repeats",
             ["DROP INDEX audit_repeat", "CREATE INDEX audit_repeat ON audit (client, kind, at) WHERE \(Schema.mergedAuditKindsCondition)"]
         ),
+        (23, "Enrolment requests remember the address that asked", ["ALTER TABLE enrolment_requests ADD COLUMN requester TEXT"]),
     ]
 
     /// Applies the migrations this database lacks, under the migration lock (instances that start

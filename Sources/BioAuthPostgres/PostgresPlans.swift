@@ -159,10 +159,10 @@ extension PostgresStore {
             try await c.query(
                 """
                 INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at, approved_at, approved_by_device,
-                  recovery_code_hash, recovery_attempts, codes_sent, last_code_sent_at, ended_at, ending, approval_hash)
+                  recovery_code_hash, recovery_attempts, codes_sent, last_code_sent_at, ended_at, ending, approval_hash, requester)
                 VALUES (\(r.id), \(r.userID), \(r.deviceID), \(r.name), \(r.publicKey), \(r.replacing), \(r.sessionID), \(r.createdAt), \(r.expiresAt), \(r.approvedAt),
                         \(r.approvedByDevice), \(r.recoveryCodeHash), \(Int32(clamping: r.recoveryAttempts)), \(Int32(clamping: r.codesSent)), \(r.lastCodeSentAt),
-                        \(r.endedAt), \(r.ending?.rawValue), \(r.approvalHash))
+                        \(r.endedAt), \(r.ending?.rawValue), \(r.approvalHash), \(r.requester))
                 """, logger: logger)
         case .revokeApiKey(let id, let at):
             try await c.query("UPDATE api_keys SET revoked_at = \(at) WHERE id = \(id) AND revoked_at IS NULL", logger: logger)

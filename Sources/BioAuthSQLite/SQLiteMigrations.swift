@@ -118,5 +118,6 @@ extension SQLiteStore {
             "Only failures are indexed for merging repeats",
             ["DROP INDEX audit_repeat", "CREATE INDEX audit_repeat ON audit (client, kind, at) WHERE \(Schema.mergedAuditKindsCondition)"]
         ),
+        ("Enrolment requests remember the address that asked", ["ALTER TABLE enrolment_requests ADD COLUMN requester TEXT"]),
     ]
 }

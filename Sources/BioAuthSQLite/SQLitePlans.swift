@@ -130,14 +130,14 @@ extension SQLiteHandle {
             try query(
                 """
                 INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at, approved_at, approved_by_device,
-                  recovery_code_hash, recovery_attempts, codes_sent, last_code_sent_at, ended_at, ending, approval_hash)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  recovery_code_hash, recovery_attempts, codes_sent, last_code_sent_at, ended_at, ending, approval_hash, requester)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(r.id), .text(r.userID), .text(r.deviceID), .text(r.name), .blob(r.publicKey), .integer(r.replacing ? 1 : 0), .text(r.sessionID),
                     .date(r.createdAt), .date(r.expiresAt), .optionalDate(r.approvedAt), .optionalText(r.approvedByDevice), .optionalBlob(r.recoveryCodeHash),
                     .integer(r.recoveryAttempts), .integer(r.codesSent), .optionalDate(r.lastCodeSentAt), .optionalDate(r.endedAt), .optionalText(r.ending?.rawValue),
-                    .optionalBlob(r.approvalHash),
+                    .optionalBlob(r.approvalHash), .optionalText(r.requester),
                 ])
         case .revokeApiKey(let id, let at):
             try query("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(at), .text(id)])

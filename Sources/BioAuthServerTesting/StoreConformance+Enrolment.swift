@@ -87,7 +87,7 @@ extension StoreConformance {
         let code = TokenHash(digest: Data(repeating: 5, count: 32)), wrong = TokenHash(digest: Data(repeating: 6, count: 32))
         func send(_ id: EnrolmentRequestID, user: UserID = "bob", at now: Date? = nil) async throws -> RecoveryCodeDelivery {
             try await store.setRecoveryCode(
-                requestID: id, userID: user, codeHash: code, limits: RecoveryCodeLimits(), now: now ?? t0, audit: event("enrolment.recovery.sent", user: user))
+                requestID: id, userID: user, requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: now ?? t0, audit: event("enrolment.recovery.sent", user: user))
         }
         try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: no code sent")
         try require(try await send("r333") == .send, "recovery: code set")
@@ -116,19 +116,22 @@ extension StoreConformance {
         try require(swept.enrolmentRequests == 3, "requests: expired ones swept", "\(swept.enrolmentRequests)")
     }
 
-    /// The pending-request cap is decided on the user's requests read under a per-user lock: at
-    /// the limit a request is refused with nothing written and told when a slot frees; expired,
-    /// approved and ended ones do not count, another user's never do, and of 32 parallel requests
-    /// exactly enough to reach the limit land.
+    /// The pending-request cap is decided on the user's requests read under a per-user lock, per
+    /// requester: at the limit a request is refused with nothing written and told when a slot
+    /// frees; expired, approved and ended ones do not count, another user's or another requester's
+    /// never do, and of 32 parallel requests exactly enough to reach the limit land.
     public func pendingEnrolmentRequestCap(_ store: any BioAuthStore) async throws {
         let key = Data(P256.Signing.PrivateKey().publicKey.derRepresentation)
-        func request(_ id: EnrolmentRequestID, user: UserID, expires: TimeInterval = 900) -> EnrolmentRequestRecord {
+        func request(_ id: EnrolmentRequestID, user: UserID, expires: TimeInterval, requester: String) -> EnrolmentRequestRecord {
             EnrolmentRequestRecord(
                 id: id, userID: user, deviceID: DeviceID("d-" + id.rawValue), name: "Pad", publicKey: key, replacing: false, sessionID: "s", createdAt: t0,
-                expiresAt: t0.addingTimeInterval(expires))
+                expiresAt: t0.addingTimeInterval(expires), requester: requester)
         }
-        func ask(_ id: EnrolmentRequestID, user: UserID = "carol", expires: TimeInterval = 900, at now: Date? = nil) async throws -> Date? {
-            try await store.requestEnrolment(request(id, user: user, expires: expires), maxPending: 3, now: now ?? t0, audit: event("enrolment.requested", user: user))
+        func ask(_ id: EnrolmentRequestID, user: UserID = "carol", expires: TimeInterval = 900, at now: Date? = nil, from requester: String = "198.51.100.1")
+            async throws -> Date?
+        {
+            try await store.requestEnrolment(
+                request(id, user: user, expires: expires, requester: requester), maxPending: 3, now: now ?? t0, audit: event("enrolment.requested", user: user))
         }
         try require(try await ask("short", expires: 10) == nil, "request cap: below the limit")
         let second = try await ask("c2"), third = try await ask("c3")
@@ -137,11 +140,15 @@ extension StoreConformance {
         try require(refused == t0.addingTimeInterval(10), "request cap: refused at the limit, until the first pending one expires", "\(String(describing: refused))")
         try require(try await store.enrolmentRequest(id: "c4") == nil, "request cap: nothing written when refused")
         try require(try await ask("b1", user: "bob") == nil, "request cap: another user's count is their own")
+        try require(try await ask("owner", from: "203.0.113.1") == nil, "request cap: another requester's count is its own (issue 42)")
+        try require(try await store.enrolmentRequest(id: "owner")?.requester == "203.0.113.1", "request cap: the requester is stored")
         try require(try await ask("c5", at: t0.addingTimeInterval(10)) == nil, "request cap: an expired request does not count")
         try require(try await ask("c6", at: t0.addingTimeInterval(10)) != nil, "request cap: full again")
         let code = TokenHash(digest: Data(repeating: 5, count: 32))
         let later = t0.addingTimeInterval(10)
-        _ = try await store.setRecoveryCode(requestID: "c2", userID: "carol", codeHash: code, limits: RecoveryCodeLimits(), now: later, audit: event("enrolment.recovery.sent"))
+        _ = try await store.setRecoveryCode(
+            requestID: "c2", userID: "carol", requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: later,
+            audit: event("enrolment.recovery.sent"))
         try require(
             try await store.recoverEnrolmentRequest(id: "c2", codeHash: code, maxAttempts: 5, now: later, audit: event("enrolment.approved")) == .approved, "request cap: approved")
         try require(try await ask("c7", at: later) == nil, "request cap: an approved request does not count")
@@ -155,13 +162,13 @@ extension StoreConformance {
         try require(try await store.enrolmentRequests(userID: "dave", now: t0).count == 3, "request cap: 3 stored")
     }
 
-    /// Recovery-code limits are decided in one transaction with the request and the user's daily
-    /// counter: 3 codes per request, 60 s apart, 10 per user per day across requests; parallel
+    /// Recovery-code limits are decided in one transaction with the request and the requester's
+    /// daily counter: 3 codes per request, 60 s apart, 10 per user and requester per day across requests; parallel
     /// sends cannot pass a limit; a day later the count starts again; the sweep keeps the daily
     /// count for its day.
     public func recoveryCodeLimits(_ store: any BioAuthStore) async throws {
         let key = Data(P256.Signing.PrivateKey().publicKey.derRepresentation)
-        let limits = RecoveryCodeLimits(perRequest: 3, interval: 60, perUserPerDay: 10)
+        let limits = RecoveryCodeLimits(perRequest: 3, interval: 60, perRequesterPerDay: 10)
         func ask(_ id: EnrolmentRequestID, at now: Date) async throws {
             let record = EnrolmentRequestRecord(
                 id: id, userID: "frank", deviceID: DeviceID("d-" + id.rawValue), name: "Pad", publicKey: key, replacing: false, sessionID: "s", createdAt: now,
@@ -170,7 +177,7 @@ extension StoreConformance {
         }
         func send(_ id: EnrolmentRequestID, at seconds: TimeInterval) async throws -> RecoveryCodeDelivery {
             try await store.setRecoveryCode(
-                requestID: id, userID: "frank", codeHash: TokenHash(digest: Data(repeating: 5, count: 32)), limits: limits, now: t0.addingTimeInterval(seconds),
+                requestID: id, userID: "frank", requester: "203.0.113.9", codeHash: TokenHash(digest: Data(repeating: 5, count: 32)), limits: limits, now: t0.addingTimeInterval(seconds),
                 audit: event("enrolment.recovery.sent", user: "frank"))
         }
         try await ask("q0", at: t0)
@@ -196,6 +203,11 @@ extension StoreConformance {
             windowsBefore: t0.addingTimeInterval(3600), runsBefore: t0.addingTimeInterval(-RecoveryCodeLimits.day), auditBefore: t0, sessionsBefore: t0)
         try await ask("q9", at: t0.addingTimeInterval(3600))
         try require(try await send("q9", at: 3600) == .limited(until: t0.addingTimeInterval(RecoveryCodeLimits.day)), "codes: a sweep keeps the day's count")
+        // The owner, from their own address, has a budget of their own (issue 42).
+        let owner = try await store.setRecoveryCode(
+            requestID: "q9", userID: "frank", requester: "203.0.113.1", codeHash: TokenHash(digest: Data(repeating: 6, count: 32)), limits: limits,
+            now: t0.addingTimeInterval(3600), audit: event("enrolment.recovery.sent", user: "frank"))
+        try require(owner == .send, "codes: another requester's daily count is its own", "\(owner)")
         let tomorrow = RecoveryCodeLimits.day
         try await ask("q10", at: t0.addingTimeInterval(tomorrow))
         try require(try await send("q10", at: tomorrow) == .send, "codes: a new day starts again")
@@ -221,10 +233,10 @@ extension StoreConformance {
         try require(p1?.ending == .cancelled && p1?.endedAt == t0, "cancel: ended as cancelled")
         try require(try await !store.cancelEnrolmentRequest(id: "p1", userID: "gina", now: t0, audit: ended), "cancel: once")
         try require(
-            try await store.setRecoveryCode(requestID: "p1", userID: "gina", codeHash: code, limits: RecoveryCodeLimits(), now: t0, audit: event("x")) == .notPending,
+            try await store.setRecoveryCode(requestID: "p1", userID: "gina", requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: t0, audit: event("x")) == .notPending,
             "cancel: no code for it")
         // Approved, then cancelled before the enrolment: the enrolment is refused.
-        _ = try await store.setRecoveryCode(requestID: "p2", userID: "gina", codeHash: code, limits: RecoveryCodeLimits(), now: t0, audit: event("x"))
+        _ = try await store.setRecoveryCode(requestID: "p2", userID: "gina", requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: t0, audit: event("x"))
         _ = try await store.recoverEnrolmentRequest(id: "p2", codeHash: code, maxAttempts: 5, now: t0, audit: event("enrolment.approved"))
         try require(try await store.cancelEnrolmentRequest(id: "p2", userID: "gina", now: t0, audit: ended), "cancel: an approved, unused request")
         var registration = challenge(.registration(publicKey: key, deviceName: "Pad", replacing: false), user: "gina", device: "d-p2")

@@ -114,4 +114,44 @@ struct AccountRankTests {
             #expect(try await api.redeem(approval, operation: Base64URL.encode(Data("Pay 5 EUR".utf8))).isUniformFailure)
         }
     }
+
+    /// Nobody can hold the door shut: the attacker acts first from their own address, fills their
+    /// budget of pending requests and spends their day's recovery codes; the owner, whose phone's
+    /// key died with a new face, comes back from their own address with the password and a code.
+    @Test func theOwnerComesBackAfterAStrangerSpentTheirBudgets() async throws {
+        let channel = CapturingRecoveryChannel()
+        let harness = ServerHarness(recoveryChannel: channel)
+        try await harness.test { api in
+            let (phoneID, _, _) = try await Self.owner(api)
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)["token"]
+            var spent = 0
+            for round in 0..<4 {
+                let junk = try await api.post(
+                    "/v1/enrolment-requests", ["name": "Pad \(round)", "publicKey": SoftwareDevice().spki], token: phished, client: Self.attacker)
+                #expect(junk.status == 201, "\(junk.text)")
+                for _ in 0..<3 where spent < 10 {
+                    #expect(try await api.post("/v1/enrolment-requests/\(junk["id"])/recovery-code", token: phished, client: Self.attacker).status == 204)
+                    spent += 1
+                    harness.clock.advance(by: 60)
+                }
+            }
+            let fifth = try await api.post("/v1/enrolment-requests", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: phished, client: Self.attacker)
+            #expect(fifth.status == 201)
+            let full = try await api.post("/v1/enrolment-requests", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: phished, client: Self.attacker)
+            #expect(full.status == 429, "the attacker's own budget is full: \(full.text)")
+            let noCode = try await api.post("/v1/enrolment-requests/\(fifth["id"])/recovery-code", token: phished, client: Self.attacker)
+            #expect(noCode.status == 429, "the attacker's day of codes is spent: \(noCode.text)")
+
+            // The owner, from 203.0.113.1: a new key for the phone, approved by a recovery code.
+            let owner = try await api.primarySession("alice")
+            let newKey = SoftwareDevice()
+            let request = try await api.requestEnrolment(newKey, token: owner, replaces: phoneID)
+            #expect(request.status == 201, "\(request.text)")
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: owner).status == 204)
+            let code = try #require(await channel.codes[request["id"]])
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: owner).status == 204)
+            #expect(try await api.enrol(newKey, token: owner, replaces: phoneID, request: request["id"]) == phoneID)
+            #expect(try await api.login("alice", phoneID, newKey).status == 200, "the owner is back")
+        }
+    }
 }

@@ -74,22 +74,24 @@ public struct EnrolmentPolicy: Sendable, Hashable {
 }
 
 /// How many recovery codes a password session can have sent to the owner: whoever phished the
-/// password cannot use the recovery channel to flood the owner's inbox or phone.
+/// password cannot use the recovery channel to flood the owner's inbox or phone from one address,
+/// and cannot spend the owner's own codes from another (the daily budget is the requester's).
 public struct RecoveryCodeLimits: Sendable, Hashable {
-    /// Codes per enrolment request (3); a new request starts again, within ``perUserPerDay``.
+    /// Codes per enrolment request (3); a new request starts again, within ``perRequesterPerDay``.
     public var perRequest: Int
     /// Least time between two codes for one request (60 s).
     public var interval: TimeInterval
-    /// Codes per user in a fixed 24-hour window, across every request (10).
-    public var perUserPerDay: Int
+    /// Codes for one user's requests from one client address (IPv4 address, IPv6 prefix) in a
+    /// fixed 24-hour window, across every request (10).
+    public var perRequesterPerDay: Int
 
-    public init(perRequest: Int = 3, interval: TimeInterval = 60, perUserPerDay: Int = 10) {
+    public init(perRequest: Int = 3, interval: TimeInterval = 60, perRequesterPerDay: Int = 10) {
         self.perRequest = perRequest
         self.interval = interval
-        self.perUserPerDay = perUserPerDay
+        self.perRequesterPerDay = perRequesterPerDay
     }
 
-    /// The window of ``perUserPerDay``.
+    /// The window of ``perRequesterPerDay``.
     public static let day: TimeInterval = 86_400
 }
 
@@ -135,13 +137,19 @@ public struct EnrolmentRequestRecord: Sendable, Hashable {
     /// recovery code still can. A ``TokenHash``, so it shows in no description or `dump()`: the
     /// code has 40 bits, and its hash would give it away to a brute force.
     public var approvalHash: TokenHash?
+    /// The client address that asked, as limits count it (an IPv4 address, an IPv6 prefix):
+    /// pending requests are capped per requester, never per user, so a stranger's requests never
+    /// refuse the owner's (``WritePlan/requestEnrolment(_:_:maxPending:at:audit:)``). nil for a
+    /// request stored before requests remembered it.
+    public var requester: String?
 
     public init(
         id: EnrolmentRequestID, userID: UserID, deviceID: DeviceID, name: String, publicKey: Data, replacing: Bool, sessionID: SessionID, createdAt: Date, expiresAt: Date,
         approvedAt: Date? = nil, approvedByDevice: DeviceID? = nil, recoveryCodeHash: TokenHash? = nil, recoveryAttempts: Int = 0, codesSent: Int = 0,
-        lastCodeSentAt: Date? = nil, endedAt: Date? = nil, ending: EnrolmentRequestEnding? = nil, approvalHash: TokenHash? = nil
+        lastCodeSentAt: Date? = nil, endedAt: Date? = nil, ending: EnrolmentRequestEnding? = nil, approvalHash: TokenHash? = nil, requester: String? = nil
     ) {
         self.approvalHash = approvalHash
+        self.requester = requester
         self.codesSent = codesSent
         self.lastCodeSentAt = lastCodeSentAt
         self.endedAt = endedAt

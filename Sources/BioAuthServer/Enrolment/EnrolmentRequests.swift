@@ -19,7 +19,8 @@ struct EnrolmentRequests: Flow {
         let bindingCode = BindingCode.random()
         let record = EnrolmentRequestRecord(
             id: .random(), userID: session.userID, deviceID: enrolment.deviceID, name: enrolment.name, publicKey: enrolment.publicKey,
-            replacing: replacesDeviceID != nil, sessionID: session.id, createdAt: now, expiresAt: now.addingTimeInterval(configuration.enrolment.requestTTL)
+            replacing: replacesDeviceID != nil, sessionID: session.id, createdAt: now, expiresAt: now.addingTimeInterval(configuration.enrolment.requestTTL),
+            requester: request.clientAddress
         ).bound(to: bindingCode)
         let audit = event(.enrolmentRequested, user: session.userID, device: record.deviceID, request: request)
         let maxPending = BioAuthService.maxPendingEnrolmentRequests
@@ -88,13 +89,14 @@ struct EnrolmentRequests: Flow {
         let audit = event(.recoveryCodeSent, user: record.userID, device: record.deviceID, request: request)
         let now = clock.now(), limits = configuration.enrolment.recoveryCodes
         let delivery = try await run(request) {
-            try await self.store.setRecoveryCode(requestID: record.id, userID: record.userID, codeHash: code.hash, limits: limits, now: now, audit: audit)
+            try await self.store.setRecoveryCode(
+                requestID: record.id, userID: record.userID, requester: request.clientAddress, codeHash: code.hash, limits: limits, now: now, audit: audit)
         }
         switch delivery {
         case .send: break
         case .notPending: throw Self.ended
         case .limited(let until):
-            await self.audit(.rateLimited, user: record.userID, device: record.deviceID, reason: FailureSubject.recoveryCodes(record.userID).kind, request: request)
+            await self.audit(.rateLimited, user: record.userID, device: record.deviceID, reason: FailureSubject.recoveryCodes(record.userID, client: request.clientAddress).kind, request: request)
             guard let until else { throw ServerError(.rateLimited, detail: "this request has had all its recovery codes; make a new request") }
             throw ServerError(.rateLimited, detail: "too many recovery codes", retryAfter: retryAfter(until: until, from: now))
         }
@@ -173,14 +175,16 @@ public enum RecoveryCodeDelivery: Sendable, Hashable {
 }
 
 extension WritePlan {
-    /// Stores `request` while its user has fewer than `maxPending` pending requests among `rows`
-    /// (read under a per-user lock): someone with the password cannot flood the owner's approval
-    /// list, even with parallel requests on several instances. Verdict: nil when stored, else
-    /// when the first pending request stops being pending.
+    /// Stores `request` while its requester (``EnrolmentRequestRecord/requester``, the client
+    /// address) has fewer than `maxPending` pending requests for the user among `rows` (read under
+    /// a per-user lock, so parallel requests on several instances cannot pass it). The budget is
+    /// the requester's, never the user's: a stranger's requests from their own addresses never
+    /// refuse the owner's. Verdict: nil when stored, else when the requester's first pending
+    /// request stops being pending.
     public static func requestEnrolment(_ rows: LockedRows, _ request: EnrolmentRequestRecord, maxPending: Int, at now: Date, audit: AuditEvent) -> (
         verdict: Date?, plan: WritePlan
     ) {
-        let pending = rows.enrolmentRequests.filter { $0.userID == request.userID && $0.isPending(at: now) }
+        let pending = rows.enrolmentRequests.filter { $0.userID == request.userID && $0.requester == request.requester && $0.isPending(at: now) }
         guard pending.count < maxPending else { return (pending.map(\.expiresAt).min() ?? now, WritePlan()) }
         var plan = WritePlan()
         plan.add(.insertEnrolmentRequest(request))
@@ -207,23 +211,25 @@ extension WritePlan {
         return (true, plan)
     }
 
-    /// A new recovery code for the request in `rows` (read locked, with `userID`'s
-    /// ``FailureSubject/recoveryCodes(_:)`` counter): sent only while the request is pending and
-    /// within `limits` — per request, the interval since its last code, per user per day. The
+    /// A new recovery code for the request in `rows` (read locked, with the
+    /// ``FailureSubject/recoveryCodes(_:client:)`` counter of `userID` and the requester's address):
+    /// sent only while the request is pending and within `limits` — per request, the interval
+    /// since its last code, per requester per day (a stranger spending codes from their addresses
+    /// leaves the owner's own budget whole). The
     /// code is stored (the previous one stops working; attempts already made keep counting) and
     /// counted before it is delivered, so a failed delivery counts too.
     public static func sendRecoveryCode(
-        _ rows: LockedRows, userID: UserID, codeHash: TokenHash, limits: RecoveryCodeLimits, at now: Date, audit: AuditEvent
+        _ rows: LockedRows, userID: UserID, requester: String, codeHash: TokenHash, limits: RecoveryCodeLimits, at now: Date, audit: AuditEvent
     ) -> (verdict: RecoveryCodeDelivery, plan: WritePlan) {
         guard let request = rows.enrolmentRequest, request.userID == userID, request.isPending(at: now) else { return (.notPending, WritePlan()) }
         guard request.codesSent < limits.perRequest else { return (.limited(until: nil), WritePlan()) }
         if let last = request.lastCodeSentAt, now < last.addingTimeInterval(limits.interval) {
             return (.limited(until: last.addingTimeInterval(limits.interval)), WritePlan())
         }
-        let subject = FailureSubject.recoveryCodes(userID)
+        let subject = FailureSubject.recoveryCodes(userID, client: requester)
         var day = FailureCounter(since: now, count: 0)
         if let counter = rows.counters[subject], now < counter.since.addingTimeInterval(RecoveryCodeLimits.day) { day = counter }
-        guard day.count < limits.perUserPerDay else { return (.limited(until: day.since.addingTimeInterval(RecoveryCodeLimits.day)), WritePlan()) }
+        guard day.count < limits.perRequesterPerDay else { return (.limited(until: day.since.addingTimeInterval(RecoveryCodeLimits.day)), WritePlan()) }
         day.count += 1
         var plan = WritePlan()
         plan.add(.setRecoveryCode(requestID: request.id, codeHash: codeHash, sentAt: now, codesSent: request.codesSent + 1))

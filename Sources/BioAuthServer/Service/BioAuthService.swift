@@ -140,8 +140,9 @@ public final class BioAuthService: Sendable {
         try EnrolmentAttestation(context: enrolment.context).androidChallenge(for: session)
     }
 
-    /// Most unexpired enrolment requests a user may have: someone with the password cannot flood
-    /// the owner's approval list.
+    /// Most pending enrolment requests one requester (a client address, as limits count it) may
+    /// have for a user: someone with the password cannot flood the owner's approval list from one
+    /// address, and never fills a budget the owner's own request needs.
     public static let maxPendingEnrolmentRequests = 5
 
     /// Asks for an approval (or a recovery code) to enrol `publicKey` as `name`: the request

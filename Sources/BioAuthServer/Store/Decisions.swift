@@ -34,9 +34,9 @@ extension BioAuthStore {
         }.verdict
     }
 
-    /// Stores an enrolment request below the user's cap of pending ones
+    /// Stores an enrolment request below its requester's cap of pending ones for the user
     /// (``WritePlan/requestEnrolment(_:_:maxPending:at:audit:)``): nil when stored, else when
-    /// the first pending request stops being pending. Parallel requests cannot pass the cap.
+    /// the requester's first pending request stops being pending. Parallel requests cannot pass the cap.
     public func requestEnrolment(_ request: EnrolmentRequestRecord, maxPending: Int, now: Date, audit: AuditEvent) async throws -> Date? {
         try await decide(locking: RowLocks(enrolmentRequestsOf: request.userID)) { rows in
             WritePlan.requestEnrolment(rows, request, maxPending: maxPending, at: now, audit: audit)
@@ -44,13 +44,14 @@ extension BioAuthStore {
     }
 
     /// Stores and counts a new recovery code within `limits`
-    /// (``WritePlan/sendRecoveryCode(_:userID:codeHash:limits:at:audit:)``); nothing is written
-    /// unless the verdict is ``RecoveryCodeDelivery/send``.
+    /// (``WritePlan/sendRecoveryCode(_:userID:requester:codeHash:limits:at:audit:)``), counted for
+    /// `requester` (the client address asking); nothing is written unless the verdict is
+    /// ``RecoveryCodeDelivery/send``.
     public func setRecoveryCode(
-        requestID: EnrolmentRequestID, userID: UserID, codeHash: TokenHash, limits: RecoveryCodeLimits, now: Date, audit: AuditEvent
+        requestID: EnrolmentRequestID, userID: UserID, requester: String, codeHash: TokenHash, limits: RecoveryCodeLimits, now: Date, audit: AuditEvent
     ) async throws -> RecoveryCodeDelivery {
-        try await decide(locking: RowLocks(enrolmentRequest: requestID, counters: [.recoveryCodes(userID)])) { rows in
-            WritePlan.sendRecoveryCode(rows, userID: userID, codeHash: codeHash, limits: limits, at: now, audit: audit)
+        try await decide(locking: RowLocks(enrolmentRequest: requestID, counters: [.recoveryCodes(userID, client: requester)])) { rows in
+            WritePlan.sendRecoveryCode(rows, userID: userID, requester: requester, codeHash: codeHash, limits: limits, at: now, audit: audit)
         }.verdict
     }
 

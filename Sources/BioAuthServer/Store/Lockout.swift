@@ -13,9 +13,9 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
     /// windows: it slows attempts from addresses the user never signed in from (back-off).
     case passwordRun(UserID)
     case client(String)
-    /// Not a failure: the recovery codes sent to this user in the current day
-    /// (``RecoveryCodeLimits/perUserPerDay``).
-    case recoveryCodes(UserID)
+    /// Not a failure: the recovery codes sent for this user's requests asked from this client
+    /// address in the current day (``RecoveryCodeLimits/perRequesterPerDay``).
+    case recoveryCodes(UserID, client: String)
 
     /// The kind of subject, for the audit log.
     public var kind: String {

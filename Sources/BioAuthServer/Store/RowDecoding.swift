@@ -76,7 +76,8 @@ extension EnrolmentRequestRecord {
             expiresAt: try r.date("expires_at"), approvedAt: try r.optionalDate("approved_at"), approvedByDevice: try r.optionalID("approved_by_device"),
             recoveryCodeHash: try r.optionalTokenHash("recovery_code_hash"), recoveryAttempts: try r.int("recovery_attempts"), codesSent: try r.int("codes_sent"),
             lastCodeSentAt: try r.optionalDate("last_code_sent_at"), endedAt: try r.optionalDate("ended_at"),
-            ending: try EnrolmentRequestEnding(stored: try r.optionalString("ending")), approvalHash: try r.optionalTokenHash("approval_hash"))
+            ending: try EnrolmentRequestEnding(stored: try r.optionalString("ending")), approvalHash: try r.optionalTokenHash("approval_hash"),
+            requester: try r.optionalString("requester"))
     }
 }
 

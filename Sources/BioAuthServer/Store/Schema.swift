@@ -28,6 +28,7 @@ package enum Schema {
         "Outbox events the receiver kept refusing wait as dead letters",
         "Challenges are not kept through a crash",
         "Only failures are indexed for merging repeats",
+        "Enrolment requests remember the address that asked",
     ]
 
     /// The kinds whose repeats merge into one audit row (``AuditEvent/aggregates``) as the index
@@ -133,6 +134,7 @@ package enum Schema {
                 .init("approved_at", .date, nullable: true), .init("approved_by_device", .text, nullable: true), .init("recovery_code_hash", .bytes, nullable: true),
                 .init("recovery_attempts", .integer), .init("codes_sent", .integer), .init("last_code_sent_at", .date, nullable: true),
                 .init("ended_at", .date, nullable: true), .init("ending", .text, nullable: true), .init("approval_hash", .bytes, nullable: true),
+                .init("requester", .text, nullable: true),
             ]),
         Table("known_clients", [.init("user_id", .text), .init("client", .text), .init("last_success_at", .date)]),
         Table(

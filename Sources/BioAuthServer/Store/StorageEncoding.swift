@@ -61,8 +61,8 @@ extension FailureSubject {
     /// colons (an IPv6 address): nothing ever splits this key.
     package var storageKey: String {
         switch self {
-        case .password(let user, let client): kind + ":" + user.rawValue + "|" + client  // usernames never contain "|"
-        case .passwordRun(let user), .recoveryCodes(let user): kind + ":" + user.rawValue
+        case .password(let user, let client), .recoveryCodes(let user, let client): kind + ":" + user.rawValue + "|" + client  // usernames never contain "|"
+        case .passwordRun(let user): kind + ":" + user.rawValue
         case .client(let address): kind + ":" + address
         }
     }
@@ -70,7 +70,7 @@ extension FailureSubject {
     /// The SQL `LIKE` patterns of the counters a sweep keeps until `runsBefore` instead of
     /// `windowsBefore` (``BioAuthStore/sweep(windowsBefore:runsBefore:auditBefore:sessionsBefore:)``):
     /// password runs and the daily recovery-code counts.
-    package static let longLivedKeyPatterns = (run: passwordRun("").storageKey + "%", daily: recoveryCodes("").storageKey + "%")
+    package static let longLivedKeyPatterns = (run: passwordRun("").storageKey + "%", daily: recoveryCodes("", client: "").kind + ":%")
 }
 
 extension EnrolmentRequestEnding {
