@@ -125,6 +125,14 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("no-password-login"),
         help: "Switch the built-in password login and sign-up off (env BIOAUTH_NO_PASSWORD_LOGIN=1): for a deployment whose backend owns every user id (enrolment grants).")
     var noPasswordLogin = false
+    @Option(
+        name: .customLong("backend-user-prefix"),
+        help: """
+            A prefix every user id of your backend begins with (say shop-); repeatable (env BIOAUTH_BACKEND_USER_PREFIXES, comma-separated). \
+            Sign-up refuses such ids before your backend uses them; the backend API acts only on them.
+            """)
+    var backendUserPrefixes: [String] =
+        env("BIOAUTH_BACKEND_USER_PREFIXES")?.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } ?? []
     @Option(name: .customLong("password-rounds"), help: "PBKDF2-HMAC-SHA256 rounds for demo passwords, at least 600000 (env BIOAUTH_PASSWORD_ROUNDS).")
     var passwordRounds: Int = env("BIOAUTH_PASSWORD_ROUNDS").flatMap(Int.init) ?? ServerConfiguration.recommendedPasswordRounds
     @Flag(name: .customLong("insecure-password-rounds-for-tests"), help: "Allow --password-rounds below 600000 (test suites only: makes offline guessing of a stolen database cheap).")
@@ -216,6 +224,10 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--password-rounds must be at least \(ServerConfiguration.recommendedPasswordRounds) (OWASP's figure for PBKDF2-HMAC-SHA256)")
         }
         for proxy in trustedProxies where IPNetwork(proxy) == nil { throw ValidationError("--trusted-proxy: not an address or CIDR range: \(proxy)") }
+        let usernameCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._@-")
+        for prefix in backendUserPrefixes where !(1...63).contains(prefix.count) || !prefix.allSatisfy(usernameCharacters.contains) {
+            throw ValidationError("--backend-user-prefix: 1–63 letters, digits and . _ @ - (\(prefix))")
+        }
         guard passwordHashThreads > 0 else { throw ValidationError("--password-hash-threads must be positive") }
         if let passwordHashQueue, passwordHashQueue < 0 { throw ValidationError("--password-hash-queue must be 0 or more") }
         guard requestsPerClient > 0 else { throw ValidationError("--requests-per-client must be positive") }
@@ -266,6 +278,7 @@ struct Serve: AsyncParsableCommand {
             rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient))
         serverConfiguration.passwordHashing = PasswordHashingPolicy(threads: passwordHashThreads, queueLimit: passwordHashQueue)
         serverConfiguration.passwordLogin = !(noPasswordLogin || env("BIOAUTH_NO_PASSWORD_LOGIN") == "1")
+        serverConfiguration.backendUserIDPrefixes = backendUserPrefixes
         serverConfiguration.attestation = try attestation.policy()
         serverConfiguration.tokens = TokenPolicy(issuer: tokenIssuer, audience: tokenAudience, clientID: tokenClientID, accessTokenTTL: TimeInterval(accessTokenTTL))
         serverConfiguration.tokens.signingKeys = try signingKeys.protection(for: database)

@@ -3,6 +3,7 @@ import BioAuthServer
 import Foundation
 import Hummingbird
 import InMemoryLogging
+import HTTPTypes
 import Testing
 
 /// The backend API: API keys with scopes, enrolment grants, approval redemption.
@@ -49,6 +50,51 @@ struct BackendAPITests {
             #expect(refused.status == 409 && refused["field"] == "userId", "\(refused.text)")
             let audit = try await harness.service.store.auditEvents(userID: "dave", limit: 10).map(\.kind)
             #expect(!audit.contains(.enrolmentGrantIssued))
+        }
+    }
+
+    /// Issue 42: the backend acts only on its own users. A password account's user is 404 to the
+    /// backend user API — devices, sessions, requests, revocation and vouching alike — and the
+    /// user's phone and session are untouched.
+    @Test func theBackendUserAPIDoesNotReachAPasswordAccount() async throws {
+        let harness = ServerHarness(recoveryChannel: CapturingRecoveryChannel())
+        try await harness.test { api in
+            let primary = try await api.primarySession("dave")
+            let phone = SoftwareDevice()
+            let deviceID = try await api.enrol(phone, token: primary)
+            let session = try await api.login("dave", deviceID, phone)
+            let request = try await api.requestEnrolment(SoftwareDevice(), token: primary, name: "Pad")
+            let base = "/v1/backend/users/dave"
+            for (method, path) in [
+                (HTTPRequest.Method.get, base + "/devices"), (.get, base + "/sessions"), (.get, base + "/enrolment-requests"),
+                (.delete, base + "/devices/\(deviceID)"), (.delete, base + "/devices"), (.delete, base + "/sessions/\(session["sessionId"])"),
+                (.delete, base + "/sessions"), (.delete, base + "/enrolment-requests/\(request["id"])"),
+                (.post, base + "/enrolment-requests/\(request["id"])/approve"),
+            ] {
+                let reply = try await api.call(method, path, token: api.apiKey)
+                #expect(reply.status == 404 && reply["field"] == "userId", "\(method) \(path): \(reply.text)")
+            }
+            #expect(try await api.call(.get, "/v1/devices", token: session["token"]).objects.first?["revokedAt"] == nil, "the phone stays")
+            let pending = try await api.call(.get, "/v1/enrolment-requests/\(request["id"])", token: primary)
+            #expect(pending["status"] == "pending", "not vouched for: \(pending.text)")
+        }
+    }
+
+    /// With a declared namespace (`--backend-user-prefix shop-`) sign-up refuses the backend's
+    /// future ids too, and the backend acts on no id outside it.
+    @Test func aDeclaredBackendNamespaceIsClosedToSignUpBeforeTheBackendUsesIt() async throws {
+        let harness = ServerHarness { $0.backendUserIDPrefixes = ["shop-"] }
+        try await harness.test { api in
+            let stranger = "198.51.100.78"
+            let early = try await api.post("/v1/users", ["username": "shop-1042", "password": API.password], client: stranger)
+            #expect(early.status == 409 && early["field"] == "username", "a future id of the backend: \(early.text)")
+            let grant = try await api.post("/v1/backend/enrolment-grants", ["userId": "shop-1042"], token: api.apiKey)
+            #expect(grant.status == 201, "\(grant.text)")
+            let outside = try await api.post("/v1/backend/enrolment-grants", ["userId": "erin"], token: api.apiKey)
+            #expect(outside.status == 409 && outside["field"] == "userId", "\(outside.text)")
+            #expect(try await api.call(.get, "/v1/backend/users/erin/devices", token: api.apiKey).status == 404)
+            #expect(try await api.call(.get, "/v1/backend/users/shop-1042/devices", token: api.apiKey).status == 200)
+            #expect(try await api.post("/v1/users", ["username": "erin", "password": API.password], client: stranger).status == 201)
         }
     }
 

@@ -56,14 +56,16 @@ struct UserAdministrationTests {
     @Test func theBackendRevokesDevicesAndSessions() async throws {
         let harness = ServerHarness()
         try await harness.test { api in
+            // Users whose login the backend owns: it issues their enrolment grants (one device each).
+            func grant(_ user: String) async throws -> String { try await api.post("/v1/backend/enrolment-grants", ["userId": user], token: api.apiKey)["token"] }
             let phone = SoftwareDevice()
             let pad = SoftwareDevice()
-            let primary = try await api.primarySession("alice")
-            let phoneID = try await api.enrol(phone, token: primary)
+            let phoneID = try await api.enrol(phone, token: try await grant("alice"))
             harness.clock.advance(by: 1)  // the phone is first, not tied with the pad
-            let padID = try await api.enrolApproved(pad, token: primary, name: "Pad", approverID: phoneID, approver: phone)
+            let padID = try await api.enrolApproved(pad, token: try await grant("alice"), name: "Pad", approverID: phoneID, approver: phone)
+            let primary = try await grant("alice")  // a session of the backend's making, unused
             let bob = SoftwareDevice()
-            let bobID = try await api.enrol(bob, token: try await api.primarySession("bob"))
+            let bobID = try await api.enrol(bob, token: try await grant("bob"))
             let padSession = try await api.login("alice", padID, pad)["token"]
             let (approval, _) = try await api.stepUpApproval("alice", phoneID, phone, text: "pay 5 EUR")
 
@@ -82,7 +84,9 @@ struct UserAdministrationTests {
             #expect(all.status == 200 && all.json["devices"] as? Int == 2 && (all.json["sessions"] as? Int ?? 0) >= 2, "\(all.text)")
             #expect(try await api.login("alice", phoneID, phone).isUniformFailure)
             #expect(try await api.login("alice", padID, pad).isUniformFailure)
-            #expect(try await api.call(.get, "/v1/devices", token: primary).isUniformFailure, "every session ends, the primary one too")
+            #expect(
+                try await api.post("/v1/devices/registration/challenge", ["name": "X", "publicKey": SoftwareDevice().spki], token: primary).isUniformFailure,
+                "every session ends, the backend's grant too")
             #expect(try await api.redeem(approval, operation: Base64URL.encode(Data("pay 5 EUR".utf8))).isUniformFailure, "and every approval")
             let devices = try await api.call(.get, "/v1/backend/users/alice/devices", token: api.apiKey).objects
             #expect(devices.count == 2 && devices.allSatisfy { $0["revokedAt"] != nil })
@@ -102,8 +106,8 @@ struct UserAdministrationTests {
         let harness = ServerHarness()
         try await harness.test { api in
             let phone = SoftwareDevice()
-            let primary = try await api.primarySession("alice")
-            _ = try await api.enrol(phone, token: primary)
+            _ = try await api.enrol(phone, token: try await api.post("/v1/backend/enrolment-grants", ["userId": "alice"], token: api.apiKey)["token"])
+            let primary = try await api.post("/v1/backend/enrolment-grants", ["userId": "alice"], token: api.apiKey)["token"]
             let pending = try await api.requestEnrolment(SoftwareDevice(), token: primary, name: "Pad")
             let path = "/v1/backend/users/alice/enrolment-requests/\(pending["id"])"
             #expect(try await api.call(.delete, "/v1/backend/users/bob/enrolment-requests/\(pending["id"])", token: api.apiKey).status == 404)

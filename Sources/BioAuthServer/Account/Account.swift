@@ -14,6 +14,8 @@ struct Account: Flow {
         let username = try Validate.username(username)
         let password = try Validate.password(password)
         try admit(request)
+        // An id of the backend's declared namespace is taken, now or before the backend uses it.
+        if configuration.isDeclaredBackendUserID(username) { throw ServerError(.conflict, field: "username", detail: "exists") }
         let place = try reservePasswordHashing()
         let salt = SecretBytes.random(count: 16).data
         let hash = try await passwordHash(password, salt: salt, rounds: configuration.passwordRounds, in: place)

@@ -1,7 +1,8 @@
 import BioAuthCore
 import Foundation
 
-/// What the app's backend may do for a user whose login it owns, with an API key of the
+/// What the app's backend may do for a user whose login it owns — never a password account's,
+/// nor one outside its declared ids (404) — with an API key of the
 /// ``ApiKeyScope/users`` scope (``ApiKeyScope/recovery`` to vouch for an enrolment): the same
 /// withdrawal rules as the user's own requests (``WritePlan/revokeDevice(id:userID:at:audit:)``),
 /// every change and every refusal audited with the key's id (``RequestInfo/apiKeyID``).
@@ -121,14 +122,29 @@ public struct UserAdministration: Flow {
         return record
     }
 
-    /// Runs `body` for a validated user id; a refusal is audited (``AuditKind/backendRequestRefused``,
+    /// The backend acts only on its own users: never on a password account's id (the built-in login
+    /// owns it), nor, where ``ServerConfiguration/backendUserIDPrefixes`` declares the backend's
+    /// ids, on one outside them. Either is 404 `userId`, as an unknown user.
+    private func requireBackendOwns(_ userID: UserID, _ request: RequestInfo) async throws(ServerError) {
+        if !configuration.backendUserIDPrefixes.isEmpty && !configuration.isDeclaredBackendUserID(userID) {
+            throw ServerError(.notFound, field: "userId")
+        }
+        let lockout = windows.lockout(client: request.clientAddress, at: clock.now())
+        if try await run(request, { try await self.store.passwordLoginState(username: userID, lockout: lockout) }).user != nil {
+            throw ServerError(.notFound, field: "userId")
+        }
+    }
+
+    /// Runs `body` for a validated user id the backend owns; a refusal is audited (``AuditKind/backendRequestRefused``,
     /// the code and field as its reason, the key's id) before it is thrown. A failing store is
     /// not a refusal, and is not audited here.
     private func refusalsAudited<T: Sendable>(
         _ userID: UserID, _ request: RequestInfo, _ body: (UserID) async throws(ServerError) -> T
     ) async throws(ServerError) -> T {
         do {
-            return try await body(try Validate.userID(userID))
+            let userID = try Validate.userID(userID)
+            try await requireBackendOwns(userID, request)
+            return try await body(userID)
         } catch {
             if error.code != .unavailable && error.code != .internalError {
                 let known = (try? Validate.userID(userID)) != nil

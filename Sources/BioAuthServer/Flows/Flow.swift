@@ -94,6 +94,9 @@ extension Flow {
     /// Stores a session the app's backend vouched for, claiming its user id for the backend
     /// (``WritePlan/backendLogin(_:from:audit:)``); 409 `userId` if a password account has the id.
     func openBackendSession(_ session: SessionRecord, from client: String? = nil, audit: AuditEvent, request: RequestInfo) async throws(ServerError) {
+        if !configuration.backendUserIDPrefixes.isEmpty && !configuration.isDeclaredBackendUserID(session.userID) {
+            throw ServerError(.conflict, field: "userId", detail: "outside the backend's declared user ids")
+        }
         let outcome = try await run(request) { try await self.store.apply(.backendLogin(session, from: client, audit: audit)) }
         guard outcome.wasApplied else { throw ServerError(.conflict, field: "userId", detail: "a password account has this id") }
     }

@@ -42,6 +42,18 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// grants, ``PrimaryAuthenticator``): then no password exists that a stranger could guess or
     /// create for one of your users. On by default (the demo's accounts).
     public var passwordLogin = true
+    /// The prefixes every user id of the app's backend begins with (its enrolment grants and
+    /// ``PrimaryAuthenticator`` logins), say `["shop-"]`: sign-up refuses such an id before the
+    /// backend ever uses it, and the backend may vouch for, list and revoke only ids that carry
+    /// one (and no password account). Empty, the default: the backend's ids are those it has
+    /// claimed so far — with sign-up on, a stranger can take one the backend has not used yet
+    /// (`docs/ThreatModel.md`).
+    public var backendUserIDPrefixes: [String] = []
+
+    /// Whether `id` is in the namespace ``backendUserIDPrefixes`` declares (false when none is declared).
+    public func isDeclaredBackendUserID(_ id: UserID) -> Bool {
+        backendUserIDPrefixes.contains { !$0.isEmpty && id.rawValue.hasPrefix($0) }
+    }
     /// Keys the pseudonyms that stand for usernames in log lines (HMAC-SHA256, 8 bytes): a
     /// username may be a password typed into the wrong field. Random per process by default, so
     /// lines correlate within one instance's run; set one shared key to correlate across instances.
