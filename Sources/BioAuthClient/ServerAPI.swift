@@ -95,6 +95,14 @@ public struct ServerAPI: Sendable {
         let _: Empty = try await call(.post, "/v1/logout", Empty?.none, token: token)
     }
 
+    public func securityEvents(since: Int64?, token: BearerToken) async throws(ClientError) -> [Wire.SecurityEvent] {
+        try await call(.get, "/v1/security-events" + (since.map { "?since=\($0)" } ?? ""), Empty?.none, token: token)
+    }
+
+    public func changePassword(_ body: Wire.PasswordChange, token: BearerToken) async throws(ClientError) {
+        let _: Empty = try await call(.post, "/v1/password", body, token: token)
+    }
+
     public func audit(token: BearerToken) async throws(ClientError) -> [Wire.AuditEntry] {
         try await call(.get, "/v1/audit", Empty?.none, token: token)
     }

@@ -99,6 +99,19 @@ extension Wire {
         public var visibleFields: KeyValuePairs<String, Any> { [:] }
     }
 
+    /// `POST /v1/password`: the new built-in password, allowed by a step-up approval over
+    /// ``PasswordChangeText``. Both are secrets: neither is ever described.
+    public struct PasswordChange: WireRequest, Hashable, WireRedacted {
+        public var password: String
+        public var approval: String
+        public init(password: String, approval: String) {
+            self.password = password
+            self.approval = approval
+        }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case password, approval }
+        public var visibleFields: KeyValuePairs<String, Any> { [:] }
+    }
+
     /// `POST /v1/enrolment-requests/{id}/recover`: the recovery code the user received.
     public struct RecoveryCodeEntry: WireRequest, Hashable, WireRedacted {
         public var code: String

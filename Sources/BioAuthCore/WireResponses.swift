@@ -235,6 +235,22 @@ extension Wire {
         }
     }
 
+    /// A security-relevant event of the user's account (`GET /v1/security-events`): what the app
+    /// shows the owner — "Someone asked to add a device", "Your password was changed" — with the
+    /// client address it came from.
+    public struct SecurityEvent: Codable, Sendable, Hashable {
+        public var at: Int64
+        public var kind: String
+        public var deviceId: String?
+        public var client: String?
+        public init(at: Int64, kind: String, deviceId: String?, client: String?) {
+            self.at = at
+            self.kind = kind
+            self.deviceId = deviceId
+            self.client = client
+        }
+    }
+
     /// A device waiting to be enrolled (`/v1/enrolment-requests`).
     public struct EnrolmentRequest: Codable, Sendable, Hashable {
         public var id: String

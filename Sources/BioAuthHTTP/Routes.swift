@@ -277,6 +277,26 @@ public struct BioAuthRoutes: Sendable {
             try await service.revokeSession(id: session.id, by: session, request: info)
             return Response(status: .noContent)
         }
+        authenticated.get("security-events") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            var since: Date?
+            if let text = request.uri.queryParameters["since"] {
+                guard let seconds = Int64(String(text)), seconds >= 0 else {
+                    throw ServerError(.invalidRequest, field: "since", detail: WireFormatError.Code.invalidValue.description)
+                }
+                since = Date(timeIntervalSince1970: TimeInterval(seconds))
+            }
+            return try json(
+                try await service.securityEvents(of: session, since: since, request: info).map {
+                    Wire.SecurityEvent(at: $0.at.seconds, kind: $0.kind.description, deviceId: $0.deviceID?.rawValue, client: $0.clientAddress)
+                })
+        }
+        authenticated.post("password") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            let body = try await decode(Wire.PasswordChange.self, request)
+            try await service.changePassword(to: body.password, approval: body.approval, session: session, request: info)
+            return Response(status: .noContent)
+        }
         authenticated.get("audit") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             return try json(

@@ -178,6 +178,11 @@ extension PostgresStore {
                 case .openedBy(let device, let user):
                     "UPDATE sessions SET revoked_at = \(at) WHERE device_id = \(device) AND user_id = \(user) AND revoked_at IS NULL RETURNING id"
                 case .allOf(let user): "UPDATE sessions SET revoked_at = \(at) WHERE user_id = \(user) AND revoked_at IS NULL RETURNING id"
+                case .passwordSessionsOf(let user, let except):
+                    """
+                    UPDATE sessions SET revoked_at = \(at)
+                    WHERE user_id = \(user) AND kind = \(SessionKind.primary.rawValue) AND id <> \(except?.rawValue ?? "") AND revoked_at IS NULL RETURNING id
+                    """
                 }
             outcome.revokedSessions += try await c.query(query, logger: logger).collect().count
         case .withdrawApprovals(.ofDevice(let device, let user)):
@@ -190,6 +195,12 @@ extension PostgresStore {
             try await c.query("DELETE FROM approvals WHERE session_id = \(session) AND consumed_at IS NULL", logger: logger)
         case .withdrawApprovals(.allOf(let user)):
             try await c.query("DELETE FROM approvals WHERE user_id = \(user) AND consumed_at IS NULL", logger: logger)
+        case .withdrawApprovals(.obtainedByPasswordSessionsOf(let user, let except)):
+            try await c.query(
+                """
+                DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = \(user)
+                  AND session_id IN (SELECT id FROM sessions WHERE user_id = \(user) AND kind = \(SessionKind.primary.rawValue) AND id <> \(except?.rawValue ?? ""))
+                """, logger: logger)
         case .deleteChallenges(.ofDevice(let device, let user)):
             try await c.query("DELETE FROM challenges WHERE device_id = \(device) AND user_id = \(user)", logger: logger)
         case .deleteChallenges(.allOf(let user)):

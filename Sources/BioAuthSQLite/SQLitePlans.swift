@@ -151,6 +151,8 @@ extension SQLiteHandle {
                 case .one(let id, let user): ("id = ? AND user_id = ?", [.text(id), .text(user)])
                 case .openedBy(let device, let user): ("device_id = ? AND user_id = ?", [.text(device), .text(user)])
                 case .allOf(let user): ("user_id = ?", [.text(user)])
+                case .passwordSessionsOf(let user, let except):
+                    ("user_id = ? AND kind = ? AND id <> ?", [.text(user), .text(SessionKind.primary.rawValue), .text(except?.rawValue ?? "")])
                 }
             outcome.revokedSessions += try query("UPDATE sessions SET revoked_at = ? WHERE \(condition) AND revoked_at IS NULL RETURNING id", [.date(at)] + binds).count
         case .withdrawApprovals(.ofDevice(let device, let user)):
@@ -161,6 +163,10 @@ extension SQLiteHandle {
             try query("DELETE FROM approvals WHERE session_id = ? AND consumed_at IS NULL", [.text(session)])
         case .withdrawApprovals(.allOf(let user)):
             try query("DELETE FROM approvals WHERE user_id = ? AND consumed_at IS NULL", [.text(user)])
+        case .withdrawApprovals(.obtainedByPasswordSessionsOf(let user, let except)):
+            try query(
+                "DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = ? AND session_id IN (SELECT id FROM sessions WHERE user_id = ? AND kind = ? AND id <> ?)",
+                [.text(user), .text(user), .text(SessionKind.primary.rawValue), .text(except?.rawValue ?? "")])
         case .deleteChallenges(.ofDevice(let device, let user)):
             try query("DELETE FROM challenges WHERE device_id = ? AND user_id = ?", [.text(device), .text(user)])
         case .deleteChallenges(.allOf(let user)):

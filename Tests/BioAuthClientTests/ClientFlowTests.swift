@@ -144,6 +144,28 @@ struct ClientFlowTests {
         }
     }
 
+    /// Issue 42: the password changes with the phone's approval — one prompt showing the account —
+    /// and the old password stops working; a password session opened before it ends.
+    @Test func thePhoneChangesThePasswordWithOnePrompt() async throws {
+        try await Phone.with { phone in
+            let client = phone.client
+            try await phone.enrolAlice()
+            _ = try await client.logIn()
+            let other = try await client.signIn(username: "alice", password: "alice's long password")
+            let before = phone.device.promptCount
+            try await client.changePassword(to: "alice's new long password")
+            #expect(phone.device.promptCount == before + 1)
+            #expect(phone.device.prompts.last?.reason == "Change the password of account alice")
+            #expect(await failure { _ = try await client.signIn(username: "alice", password: "alice's long password") }?.code == .authenticationFailed)
+            _ = try await client.signIn(username: "alice", password: "alice's new long password")
+            let api = ServerAPI(transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!))
+            #expect(await failure { _ = try await api.devices(token: other.token) }?.code == .authenticationFailed, "the older password session ended")
+            let events = try await client.securityEvents()
+            #expect(events.first?.kind == "password.changed" && events.last?.kind == "device.enrolled", "\(events)")
+            #expect(try await client.securityEvents(since: Date(timeIntervalSince1970: TimeInterval(events[0].at))).isEmpty, "nothing newer")
+        }
+    }
+
     /// The access token for other services is refreshed with the stored refresh token when it
     /// nears expiry — no prompt — and ends with the session.
     @Test func accessTokensAreRefreshedWithoutAPromptAndEndWithTheSession() async throws {

@@ -4,6 +4,7 @@ import BioAuthTesting
 import Crypto
 import Foundation
 import HTTPTypes
+import InMemoryLogging
 import Testing
 
 /// Issue 42: the phone outranks the password. Each test plays the attacker from an address of
@@ -152,6 +153,66 @@ struct AccountRankTests {
             #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: owner).status == 204)
             #expect(try await api.enrol(newKey, token: owner, replaces: phoneID, request: request["id"]) == phoneID)
             #expect(try await api.login("alice", phoneID, newKey).status == 200, "the owner is back")
+        }
+    }
+
+    /// The password changes only with the phone's biometric approval: the attacker's password
+    /// session cannot change it (no approval, or one for other text), the owner's phone can, and
+    /// that ends the attacker's password session. The new password reaches no log.
+    @Test func thePasswordChangesOnlyWithThePhonesApprovalAndEndsOtherPasswordSessions() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let (phoneID, phone, ownerSession) = try await Self.owner(api)
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)["token"]
+            let newPassword = "owner's new passphrase 7"
+            let junk = try await api.post(
+                "/v1/password", ["password": "mallory's passphrase", "approval": Base64URL.encode(Data(count: 32))], token: phished, client: Self.attacker)
+            #expect(junk.isUniformFailure, "\(junk.text)")
+            let (wrongText, _) = try await api.stepUpApproval("alice", phoneID, phone, text: "Pay 5 EUR")
+            #expect(try await api.post("/v1/password", ["password": newPassword, "approval": wrongText], token: ownerSession["token"]).isUniformFailure)
+
+            let (approval, _) = try await api.stepUpApproval("alice", phoneID, phone, text: PasswordChangeText.make(userID: "alice"))
+            #expect(try await api.post("/v1/password", ["password": newPassword, "approval": approval], token: ownerSession["token"]).status == 204)
+            #expect(try await api.call(.get, "/v1/devices", token: phished, client: Self.attacker).isUniformFailure, "the attacker's password session ended")
+            #expect(try await api.call(.get, "/v1/devices", token: ownerSession["token"]).status == 200, "the phone's session stays")
+            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker).isUniformFailure)
+            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": newPassword]).status == 200)
+            #expect(try await api.post("/v1/password", ["password": "again and again", "approval": approval], token: ownerSession["token"]).isUniformFailure, "used once")
+            #expect(try await harness.service.store.auditEvents(userID: "alice", limit: 50).contains { $0.kind == .passwordChanged })
+            var scanner = SecretScanner()
+            scanner.add(newPassword, label: "new password")
+            scanner.add(approval, label: "approval")
+            let logged = harness.logs.entries.map { "\($0)" }.joined() + (try await harness.service.store.auditEvents(userID: nil, limit: 500)).map { "\($0)" }.joined()
+            #expect(scanner.leaks(in: logged).isEmpty)
+        }
+    }
+
+    /// The owner's phone sees what the password did: a request to add a device and a recovery
+    /// code asked for from the attacker's address, listed newest first with that address, and
+    /// only the newer ones after `since`; then the phone cancels the request.
+    @Test func thePhoneSeesWhatAPhishedPasswordAskedForAndCancelsIt() async throws {
+        let channel = CapturingRecoveryChannel()
+        let harness = ServerHarness(recoveryChannel: channel)
+        try await harness.test { api in
+            let (_, _, ownerSession) = try await Self.owner(api)
+            let owner = ownerSession["token"]
+            let before = try await api.call(.get, "/v1/security-events", token: owner)
+            #expect(before.status == 200 && before.objects.map { $0["kind"] as? String } == ["device.enrolled"], "\(before.text)")
+            let seen = try #require(before.objects.first?["at"] as? Int)
+            harness.clock.advance(by: 5)
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)["token"]
+            let request = try await api.post("/v1/enrolment-requests", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: phished, client: Self.attacker)
+            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: Self.attacker).status == 204)
+            let events = try await api.call(.get, "/v1/security-events?since=\(seen)", token: owner)
+            #expect(events.objects.map { $0["kind"] as? String } == ["enrolment.recovery.sent", "enrolment.requested"], "\(events.text)")
+            #expect(events.objects.allSatisfy { $0["client"] as? String == Self.attacker && $0["deviceId"] as? String == request["deviceId"] })
+            #expect(try await api.call(.get, "/v1/security-events?since=-1", token: owner).status == 400)
+            #expect(try await api.call(.delete, "/v1/enrolment-requests/\(request["id"])", token: owner).status == 204)
+            let answered = try await api.call(.get, "/v1/security-events?since=\(seen)", token: owner).objects.map { $0["kind"] as? String }
+            #expect(answered.first == "enrolment.request.ended", "\(answered)")
+            // The same events wait in the outbox for the deployment's mailer or push service.
+            let outbox = try await harness.service.store.claimOutbox(now: harness.clock.now(), leaseUntil: harness.clock.now().addingTimeInterval(30), limit: 50)
+            #expect(Set(outbox.map(\.event.kind)).isSuperset(of: [.enrolmentRequested, .recoveryCodeSent]), "\(outbox.map(\.event.kind))")
         }
     }
 }

@@ -73,6 +73,7 @@ struct AuthorityTests {
                 return try await api.call(.delete, "/v1/sessions/\(id)", token: token)
             case .endAllSessions: return try await api.call(.delete, "/v1/sessions", token: token)
             case .readAuditLog: return try await api.call(.get, "/v1/audit", token: token)
+            case .readSecurityEvents: return try await api.call(.get, "/v1/security-events", token: token)
             case .enrolDevice:
                 return try await api.post("/v1/devices/registration/challenge", ["name": "New", "publicKey": SoftwareDevice().spki], token: token)
             case .requestEnrolment: return try await api.requestEnrolment(SoftwareDevice(), token: token, name: "Other")
@@ -84,6 +85,8 @@ struct AuthorityTests {
             case .cancelEnrolmentRequest: return try await api.call(.delete, request, token: token)
             case .stepUp:
                 return try await api.post("/v1/step-up/challenge", ["deviceId": firstID, "operation": Base64URL.encode(Data("Pay 5 EUR".utf8))], token: token)
+            case .changePassword:
+                return try await api.post("/v1/password", ["password": "a new passphrase", "approval": Base64URL.encode(Data(count: 32))], token: token)
             }
         }
     }
@@ -100,7 +103,7 @@ struct AuthorityTests {
                     refusedByTable == !Authority.permits(action, credential),
                     "\(action) as \(credential): \(reply.status) \(reply.text); the table says \(Authority.permits(action, credential) ? "permitted" : "refused")")
                 // A wrong recovery code or approval is the uniform 401 once the caller may try one.
-                let provesASecret = action == .recoverEnrolment || action == .approveEnrolmentRequest
+                let provesASecret = [.recoverEnrolment, .approveEnrolmentRequest, .changePassword].contains(action)
                 #expect((provesASecret || reply.status != 401) && reply.status < 500, "\(action) as \(credential): \(reply.status) \(reply.text)")
             }
         }

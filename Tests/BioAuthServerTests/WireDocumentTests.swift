@@ -67,7 +67,7 @@ struct WireDocumentTests {
         ("/v1/token/refresh", Wire.RefreshRequest.fieldNames), ("/v1/introspect", Wire.IntrospectionRequest.fieldNames),
         ("/v1/backend/approvals/redeem", Wire.Redemption.fieldNames), ("/v1/backend/enrolment-grants", Wire.EnrolmentGrantRequest.fieldNames), ("/v1/devices/{id}", Wire.DeviceRename.fieldNames),
         ("/v1/enrolment-requests", Wire.EnrolmentRequestCreation.fieldNames), ("/v1/enrolment-requests/{id}/approve", Wire.EnrolmentApproval.fieldNames),
-        ("/v1/enrolment-requests/{id}/recover", Wire.RecoveryCodeEntry.fieldNames),
+        ("/v1/enrolment-requests/{id}/recover", Wire.RecoveryCodeEntry.fieldNames), ("/v1/password", Wire.PasswordChange.fieldNames),
     ])
     func requestBodiesMatchTheDocument(path: String, fields: Set<String>) throws {
         let schema = try Self.requestSchema(path)
@@ -119,6 +119,7 @@ struct WireDocumentTests {
             ("Redeemed", try Self.keys(Wire.RedeemedApproval(userId: "u", deviceId: "d"))),
             ("Revoked", try Self.keys(Wire.RevokedSessions(revoked: 1))),
             ("AuditEvent", try Self.keys(Wire.AuditEntry(at: 1, kind: "k", deviceId: "d", reason: "r", count: 2))),
+            ("SecurityEvent", try Self.keys(Wire.SecurityEvent(at: 1, kind: "k", deviceId: "d", client: "c"))),
             ("Created", try Self.keys(Wire.CreatedUser(username: "u"))),
             (
                 "EnrolmentRequest",

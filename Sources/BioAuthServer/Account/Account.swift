@@ -175,6 +175,21 @@ struct Account: Flow {
         return try await run(request) { try await self.store.auditEvents(userID: session.userID, limit: min(max(limit, 1), 1000)) }
     }
 
+    /// The user's security notices (``AuditKind/securityNotices``) after `since` (in whole seconds,
+    /// as the wire gives times), newest first, at most 100, from the last 1,000 rows of the user's audit log.
+    func securityEvents(of session: SessionRecord, since: Date?, request: RequestInfo) async throws(ServerError) -> [AuditEvent] {
+        try authorizeUnread(.readSecurityEvents, session)
+        let rows = try await run(request) { try await self.store.auditEvents(userID: session.userID, limit: 1_000) }
+        let after = since.map { $0.timeIntervalSince1970.rounded(.down) } ?? -.infinity
+        return Array(rows.filter { AuditKind.securityNotices.contains($0.kind) && $0.at.timeIntervalSince1970.rounded(.down) > after }.prefix(100))
+    }
+
+    /// A new password's hash at today's rounds, through the hashing pool like any password request.
+    func hashNewPassword(_ password: String, salt: Data) async throws(ServerError) -> Data {
+        let place = try reservePasswordHashing()
+        return try await passwordHash(password, salt: salt, rounds: configuration.passwordRounds, in: place)
+    }
+
     /// A place for one password request, or 503 with the time the waiting ones need (``PasswordHashingPolicy``).
     private func reservePasswordHashing() throws(ServerError) -> PasswordHashPool.Place {
         guard let place = context.passwordHashes.reserve() else {

@@ -19,10 +19,11 @@ public enum CallerCredential: String, Sendable, Hashable, CaseIterable, CustomSt
 public enum AccountAction: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case listDevices, renameDevice, revokeDevice
     case listSessions, endOwnSession, endOtherSession, endAllSessions
-    case readAuditLog
+    case readAuditLog, readSecurityEvents
     case enrolDevice, requestEnrolment, readEnrolmentRequest, listEnrolmentRequests
     case sendRecoveryCode, recoverEnrolment, approveEnrolmentRequest, cancelEnrolmentRequest
     case stepUp
+    case changePassword
 
     public var description: String { rawValue }
 
@@ -37,6 +38,7 @@ public enum AccountAction: String, Sendable, Hashable, CaseIterable, CustomStrin
         case .endOtherSession: "DELETE /v1/sessions/{id}"
         case .endAllSessions: "DELETE /v1/sessions"
         case .readAuditLog: "GET /v1/audit"
+        case .readSecurityEvents: "GET /v1/security-events"
         case .enrolDevice: "POST /v1/devices/registration/…, GET …/attestation-challenge"
         case .requestEnrolment: "POST /v1/enrolment-requests"
         case .readEnrolmentRequest: "GET /v1/enrolment-requests/{id}"
@@ -46,6 +48,7 @@ public enum AccountAction: String, Sendable, Hashable, CaseIterable, CustomStrin
         case .approveEnrolmentRequest: "POST /v1/enrolment-requests/{id}/approve"
         case .cancelEnrolmentRequest: "DELETE /v1/enrolment-requests/{id}"
         case .stepUp: "POST /v1/step-up/challenge, …/finish"
+        case .changePassword: "POST /v1/password (with a device's approval)"
         }
     }
 }
@@ -71,6 +74,7 @@ public enum Authority {
         .endOtherSession: [.coolingDevice, .device],
         .endAllSessions: [.device],
         .readAuditLog: [.password, .coolingDevice, .device],
+        .readSecurityEvents: [.password, .coolingDevice, .device],
         .enrolDevice: [.enrolmentGrant, .password],
         .requestEnrolment: [.enrolmentGrant, .password],
         .readEnrolmentRequest: [.enrolmentGrant, .password, .coolingDevice, .device],
@@ -80,6 +84,8 @@ public enum Authority {
         .approveEnrolmentRequest: [.device],
         .cancelEnrolmentRequest: [.coolingDevice, .device],
         .stepUp: [.password, .coolingDevice, .device],
+        // The approval of a device out of its cool-down is the authority; any account session carries it.
+        .changePassword: [.password, .coolingDevice, .device],
     ]
 
     /// Where a device in its cool-down may act only on itself and what came after it: devices whose

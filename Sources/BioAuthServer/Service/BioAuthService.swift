@@ -101,6 +101,18 @@ public final class BioAuthService: Sendable {
         try await account.revokeAllSessions(of: session, request: request)
     }
 
+    /// The user's security notices after `since` (``AuditKind/securityNotices``), newest first, at most 100.
+    public func securityEvents(of session: SessionRecord, since: Date? = nil, request: RequestInfo) async throws(ServerError) -> [AuditEvent] {
+        try await account.securityEvents(of: session, since: since, request: request)
+    }
+
+    /// A new built-in password, allowed by `approval`: a step-up approval of an enrolled device over
+    /// ``PasswordChangeText`` for the session's user. Ends every other password session; 401 for
+    /// an approval that does not fit, 404 `userId` for a user without a password account.
+    public func changePassword(to newPassword: String, approval: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+        try await PasswordChange(context: account.context).change(to: newPassword, approval: approval, session: session, request: request)
+    }
+
     /// The user's own audit events, newest first.
     public func auditEvents(of session: SessionRecord, limit: Int = 100, request: RequestInfo) async throws(ServerError) -> [AuditEvent] {
         try await account.auditEvents(of: session, limit: limit, request: request)

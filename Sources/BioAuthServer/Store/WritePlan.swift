@@ -47,6 +47,8 @@ public struct WritePlan: Sendable, Hashable {
         /// Every session the device opened.
         case openedBy(deviceID: DeviceID, userID: UserID)
         case allOf(userID: UserID)
+        /// Every primary (password) session of the user but `except`.
+        case passwordSessionsOf(userID: UserID, except: SessionID?)
     }
 
     /// Which unredeemed approvals a withdrawal deletes.
@@ -56,6 +58,8 @@ public struct WritePlan: Sendable, Hashable {
         /// Those the session obtained.
         case obtainedBy(sessionID: SessionID)
         case allOf(userID: UserID)
+        /// Those obtained by a primary (password) session of the user other than `except`.
+        case obtainedByPasswordSessionsOf(userID: UserID, except: SessionID?)
     }
 
     /// Which outstanding challenges a withdrawal deletes: a challenge issued before a device was
