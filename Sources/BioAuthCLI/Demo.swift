@@ -28,6 +28,7 @@ public struct Demo: Sendable {
 
     static let user = "alice"
     static let password = "correct horse battery staple"
+    static let newPassword = "a new horse for a new battery"
     static let appPasscode = "246810"
     static let devicePasscode = "123456"
     static let operation = "transfer 100.00 EUR to bob"
@@ -70,6 +71,7 @@ public struct Demo: Sendable {
         var deviceID = ""
         var primary: PrimarySession?
         var replay: TransportRequest?
+        var password = Self.password  // alice's, until her phone changes it
 
         // MARK: The story
         await record("story", "Primary login") {
@@ -160,13 +162,37 @@ public struct Demo: Sendable {
                 "the challenge came back bound to another user: the client compares purpose, relying party, user, device, operation hash and expiry with what it asked for, refuses (\(login ?? "-")), and shows \(prompts) prompts — nothing is signed"
             )
         }
+        await record("attack", "Phished password tries to take the phone away") {
+            let phone = EmulatedDevice(configuration: .init(biometry: .faceID))
+            let attacker = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: phone.platform, transport: wire)
+            let phished = try await attacker.signIn(username: Self.user, password: password)
+            var revokeReason: String?
+            do throws(ClientError) { try await api.revokeDevice(id: deviceID, token: phished.token) } catch { revokeReason = error.reason }
+            let endAll = await outcome { _ = try await api.revokeAllSessions(token: phished.token) }
+            let request = try await attacker.requestEnrolment(phished, deviceName: "Spare phone")
+            // Alice's phone shows what happened, with where it came from, and she answers it.
+            try await client.logIn()
+            let seen = try await client.securityEvents().first
+            for pending in try await client.enrolmentRequests() { try await client.cancelEnrolment(pending) }
+            let complete = await outcome { try await attacker.completeEnrolment(request, phished) }
+            let ending = try await attacker.refresh(request, phished).ending
+            try await client.changePassword(to: Self.newPassword)
+            password = Self.newPassword
+            let leftOver = await outcome { _ = try await api.devices(token: phished.token) }
+            let stillThere = try await client.devices().contains { $0.id == deviceID && $0.revokedAt == nil }
+            return (
+                revokeReason == "deviceRequired" && endAll == "forbidden" && seen?.kind == "enrolment.requested" && complete == "approvalRequired" && ending == .cancelled
+                    && leftOver == "authenticationFailed" && stillThere,
+                "the password may look but not remove: revoking alice's phone is refused (\(revokeReason ?? "accepted")), and so is ending her sessions (\(endAll ?? "accepted")); the attacker asks for a device instead — alice's phone lists it as \(seen?.kind ?? "-") from \(seen?.client ?? "-"), cancels it (the attacker's request ended: \(ending.map { "\($0)" } ?? "not ended"); enrolling with it: \(complete ?? "accepted")), and changes the password with one Face ID approval, which ends the attacker's password session (\(leftOver ?? "still open"))"
+            )
+        }
         await record("attack", "Someone who knows the device passcode enrols their face") {
             device.enrollBiometry()
             let login = await outcome { try await client.logIn() }
             let state = await lock.state
             let refused = await outcome { _ = try await lock.unlockWithBiometry(Prompt(reason: "Unlock BioAuth")) }
             _ = try await lock.unlockWithPasscode(Self.appPasscode)
-            let again = try await client.signIn(username: Self.user, password: Self.password)
+            let again = try await client.signIn(username: Self.user, password: password)
             // The password alone does not re-key the device: this is alice's only device, so she
             // proves herself with a recovery code sent to her e-mail (here, a file).
             let passwordOnly = await outcome { try await client.reenrol(again) }
@@ -190,10 +216,11 @@ public struct Demo: Sendable {
         await record("attack", "Phished password (the attacker enrols their own phone)") {
             let phone = EmulatedDevice(configuration: .init(biometry: .faceID, appAttest: EmulatedAppAttest(appID: Self.app, clock: server.clock)))
             let attacker = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: phone.platform, transport: wire)
-            let phished = try await attacker.signIn(username: Self.user, password: Self.password)
+            let phished = try await attacker.signIn(username: Self.user, password: password)
             let enrol = await outcome { try await attacker.enrol(phished, deviceName: "Alice's iPhone") }
             let request = try await attacker.requestEnrolment(phished, deviceName: "Alice's iPhone")
             let complete = await outcome { try await attacker.completeEnrolment(request, phished) }
+            let ending = try await attacker.refresh(request, phished).ending
             try await client.logIn()
             let shown = try await client.enrolmentRequests()
             let devices = try await client.devices()

@@ -194,8 +194,8 @@ extension BioAuthClient {
     }
 
     /// Cancels a request the user did not make (or no longer wants), pending or approved: it can
-    /// then enrol nothing. Needs a device session of a device past its cool-down
-    /// (``ClientError/Code/forbidden`` otherwise).
+    /// then enrol nothing. Needs a device session (``logIn()``); a device in its first day may
+    /// cancel too.
     public func cancelEnrolment(_ request: EnrolmentRequestToApprove) async throws(ClientError) {
         let session = try currentSession()
         try await authorized { () async throws(ClientError) in try await api.cancelEnrolmentRequest(id: request.id, token: session) }

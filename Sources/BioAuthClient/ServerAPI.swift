@@ -91,6 +91,12 @@ public struct ServerAPI: Sendable {
         try await call(.get, "/v1/sessions", Empty?.none, token: token)
     }
 
+    /// Ends every session of the user (a device out of its first day only); returns how many.
+    public func revokeAllSessions(token: BearerToken) async throws(ClientError) -> Int {
+        let reply: Wire.RevokedSessions = try await call(.delete, "/v1/sessions", Empty?.none, token: token)
+        return reply.revoked
+    }
+
     public func logout(token: BearerToken) async throws(ClientError) {
         let _: Empty = try await call(.post, "/v1/logout", Empty?.none, token: token)
     }
