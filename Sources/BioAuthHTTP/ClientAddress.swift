@@ -50,6 +50,14 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         return groups.joined(separator: ":") + "::/48"
     }
 
+    /// The request-limit subject: `203.0.113.7`, or `2001:db8:1:2::/64` — one customer's network,
+    /// so neighbours in a shared /48 never share a request budget.
+    var requestSubject: String {
+        if bytes.count == 4 { return description }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
+    }
+
     /// Every group, for IPv6 (`2001:db8:0:0:0:0:0:1`); IPv4 as itself.
     var fullDescription: String {
         guard bytes.count == 16 else { return description }
@@ -102,16 +110,24 @@ struct ClientAddressResolver: Sendable {
     /// Your proxies. Empty: ignore `X-Forwarded-For`.
     let trustedProxies: [IPNetwork]
 
+    /// The client as guessing budgets count it (``IPAddress/description``: IPv6 by its /48).
     func client(peer: String?, forwardedFor: String?) -> String {
+        subjects(peer: peer, forwardedFor: forwardedFor).client
+    }
+
+    /// The client address and, for the request limit, its /64 (``IPAddress/requestSubject``).
+    func subjects(peer: String?, forwardedFor: String?) -> (client: String, requests: String) {
+        func subjects(_ address: IPAddress) -> (client: String, requests: String) { (address.description, address.requestSubject) }
         let peerAddress = peer.flatMap { IPAddress($0) }
-        guard !trustedProxies.isEmpty, let forwardedFor else { return peerAddress?.description ?? peer ?? "unknown" }
+        let unknown = peer ?? "unknown"
+        guard !trustedProxies.isEmpty, let forwardedFor else { return peerAddress.map(subjects) ?? (unknown, unknown) }
         // A request that did not come through a trusted proxy tells us nothing with its header.
-        if let peerAddress, !isTrusted(peerAddress) { return peerAddress.description }
-        var lastTrusted = peerAddress?.description ?? "unknown"
+        if let peerAddress, !isTrusted(peerAddress) { return subjects(peerAddress) }
+        var lastTrusted = peerAddress.map(subjects) ?? ("unknown", "unknown")
         for hop in forwardedFor.split(separator: ",").reversed() {
             guard let address = IPAddress(hop) else { return lastTrusted }  // garbage: stop at the last hop we can vouch for
-            if !isTrusted(address) { return address.description }
-            lastTrusted = address.description
+            if !isTrusted(address) { return subjects(address) }
+            lastTrusted = subjects(address)
         }
         return lastTrusted
     }

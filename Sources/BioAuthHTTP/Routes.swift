@@ -361,8 +361,8 @@ public struct BioAuthRoutes: Sendable {
         // Every X-Forwarded-For line, in order: a proxy may add its own line instead of appending.
         let forwarded = request.headers[values: .init("X-Forwarded-For")!]
         let address = ClientAddressResolver(trustedProxies: options.trustedProxies)
-            .client(peer: context.remoteAddress?.ipAddress, forwardedFor: forwarded.isEmpty ? nil : forwarded.joined(separator: ","))
-        return RequestInfo(clientAddress: address, requestID: context.bioAuth.requestID, apiKeyID: context.bioAuth.apiKey?.id)
+            .subjects(peer: context.remoteAddress?.ipAddress, forwardedFor: forwarded.isEmpty ? nil : forwarded.joined(separator: ","))
+        return RequestInfo(clientAddress: address.client, requestSubject: address.requests, requestID: context.bioAuth.requestID, apiKeyID: context.bioAuth.apiKey?.id)
     }
 
     /// The session a request's bearer token names (401 otherwise, audited with its reason).

@@ -47,6 +47,19 @@ struct ClientAddressTests {
         #expect(proxies.client(peer: "::ffff:10.0.0.5", forwardedFor: "198.51.100.7") == "198.51.100.7", "IPv4-mapped IPv6 is IPv4")
     }
 
+    /// Issue 43: the request limit counts an IPv6 client by its /64, so neighbours in one /48 keep
+    /// their own budgets; guessing budgets keep the /48. IPv4 is itself for both.
+    @Test func requestLimitsCountIPv6ClientsPerSlash64() {
+        let a = proxies.subjects(peer: "10.0.0.5", forwardedFor: "2001:db8:1:2:aaaa::1")
+        let b = proxies.subjects(peer: "10.0.0.5", forwardedFor: "[2001:db8:1:2:bbbb:cccc:dddd:eeee]:443")
+        let neighbour = proxies.subjects(peer: "10.0.0.5", forwardedFor: "2001:db8:1:ffff::1")
+        #expect(a.requests == "2001:db8:1:2::/64" && a.requests == b.requests, "one /64, whichever host")
+        #expect(neighbour.requests == "2001:db8:1:ffff::/64" && neighbour.requests != a.requests)
+        #expect(a.client == neighbour.client && a.client == "2001:db8:1::/48", "guessing budgets stay per /48")
+        let v4 = proxies.subjects(peer: "10.0.0.5", forwardedFor: "198.51.100.7")
+        #expect(v4.client == "198.51.100.7" && v4.requests == "198.51.100.7")
+    }
+
     @Test func networksParseStrictly() {
         #expect(IPNetwork("10.0.0.0/8")?.description == "10.0.0.0/8")
         #expect(IPNetwork("::1")?.description == "0:0:0:0:0:0:0:1/128")

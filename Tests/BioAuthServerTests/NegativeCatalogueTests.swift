@@ -758,31 +758,57 @@ struct NegativeCatalogueTests {
         }
     }
 
-    @Test func row17BurstsOfFailuresMeetTheRateLimit() async throws {
+    /// Row 17, since issue 43: a burst of forged signatures meets the request limit of its sender
+    /// (an IPv4 address or an IPv6 /64) and locks out nobody — no lockout is recorded, and the
+    /// owner's neighbour in the same /48 signs in with Face ID and the password meanwhile.
+    @Test func row17BurstsOfForgeriesMeetTheRequestLimitAndLockOutNobody() async throws {
+        let harness = ServerHarness { $0.rateLimits.requestsPerClient = 40 }
         try await harness.test { api in
-            let (_, deviceID) = try await alice(api)
+            let token = try await api.primarySession("alice")
+            let deviceID = try await api.enrol(phone, token: token)
             let attacker = SoftwareDevice()
+            let forger = "2001:db8:1:2::66", owner = "2001:db8:1:3::7"  // two /64s of one /48
             var statuses: [Int] = []
             for _ in 0..<32 {
-                let challenge = try await api.loginChallenge("alice", deviceID, client: "198.51.100.66")
+                let challenge = try await api.loginChallenge("alice", deviceID, client: forger)
                 if challenge.status != 200 {
                     statuses.append(challenge.status)
                     continue
                 }
-                statuses.append(try await api.finish(challenge, signature: try attacker.sign(challenge), client: "198.51.100.66").status)
+                statuses.append(try await api.finish(challenge, signature: try attacker.sign(challenge), client: forger).status)
             }
-            #expect(statuses.prefix(30).allSatisfy { $0 == 401 })
-            #expect(statuses.suffix(2).allSatisfy { $0 == 429 })
-            let limited = try await api.loginChallenge("alice", deviceID, client: "198.51.100.66")
-            #expect(limited.status == 429)
-            #expect(Int(limited.headers[.retryAfter] ?? "") ?? 0 > 0)
-            #expect(try await harness.service.store.auditEvents(userID: "alice", limit: 100).contains { $0.kind == .lockout && $0.reason == "fail:client" })
-            // The attacking address waits out the window; then it may try again.
+            #expect(statuses.prefix(20).allSatisfy { $0 == 401 }, "\(statuses)")
+            #expect(statuses.suffix(10).allSatisfy { $0 == 429 }, "the sender's request limit: \(statuses)")
+            let limited = try await api.loginChallenge("alice", deviceID, client: forger)
+            #expect(limited.status == 429 && Int(limited.headers[.retryAfter] ?? "") ?? 0 > 0)
+            #expect(!(try await harness.service.store.auditEvents(userID: nil, limit: 500).contains { $0.kind == .lockout }), "nobody is locked out")
+            #expect(try await api.login("alice", deviceID, phone, client: owner).status == 200, "the neighbour's Face ID login")
+            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: owner).status == 200)
+            // The sender waits out the window; then it may try again.
             harness.clock.advance(by: 301)
-            #expect(try await api.loginChallenge("alice", deviceID, client: "198.51.100.66").status == 200)
+            #expect(try await api.loginChallenge("alice", deviceID, client: forger).status == 200)
             // Password guessing is limited per user, from any address.
             for n in 0..<10 { _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)") }
             #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: "192.0.2.99").status == 429)
+        }
+    }
+
+    /// Issue 43: 31 forged finishes from a NAT the owner shares, and 30 wrong passwords for other
+    /// users from it, do not keep the owner's valid signature out: a device proof is never refused
+    /// for its address's failures.
+    @Test func aValidSignatureGetsThroughItsAddressesLockout() async throws {
+        try await harness.test { api in
+            let (_, deviceID) = try await alice(api)
+            let nat = "203.0.113.200"
+            let forger = SoftwareDevice()
+            for _ in 0..<31 {
+                let challenge = try await api.loginChallenge("alice", deviceID, client: nat)
+                #expect(try await api.finish(challenge, signature: try forger.sign(challenge), client: nat).isUniformFailure)
+            }
+            #expect(try await api.login("alice", deviceID, phone, client: nat).status == 200, "forgeries count against nobody")
+            for n in 0..<30 { _ = try await api.post("/v1/login/password", ["username": "nobody\(n)", "password": "wrong password"], client: nat) }
+            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: nat).status == 429, "guesses lock the address")
+            #expect(try await api.login("alice", deviceID, phone, client: nat).status == 200, "a valid signature gets through")
         }
     }
 

@@ -101,14 +101,14 @@ struct EnrolmentAttestation: Flow {
     }
 
     /// A refused attestation (`error` nil: a missing one) is a failed finish like a bad signature:
-    /// the challenge is consumed and the failure counted against the sending address in one
-    /// transaction, so a locked-out address gets no new challenge to send attestations with.
+    /// the challenge is consumed and the failure audited in one transaction; like a forged
+    /// signature it counts against nobody (an attestation cannot be guessed either).
     /// Returns the 403 to throw.
     private func refuse(_ error: AttestationError?, field: String, challenge: ChallengeRecord, request: RequestInfo) async throws(ServerError) -> ServerError {
         let reason = error.map { FailureReason.attestation($0.check) } ?? .attestationMissing
         let audit = event(.deviceEnrollmentFailed, user: challenge.userID, device: challenge.deviceID, reason: reason.description, request: request)
-        let lockout = windows.lockout(client: request.clientAddress, at: clock.now())
-        let failure = FailureRecord(reason, lockout: lockout, audit: audit)
+        let lockout = windows.deviceProof(client: request.clientAddress, at: clock.now())
+        let failure = FailureRecord(unguessable: reason, lockout: lockout, audit: audit)
         let (_, outcome) = try await run(request) { try await self.store.consumeChallenge(id: challenge.id, lockout: lockout) { _ in ((), .failure(failure)) } }
         _ = failed(failure, locked: outcome.lockedSubjects, request)
         if let error { logger.debug("attestation refused", metadata: metadata(audit).merging(["why": "\(error.reason)"]) { $1 }) }

@@ -74,7 +74,7 @@ extension Flow {
 
     /// Counts a request against this instance's per-client limit.
     func admit(_ request: RequestInfo) throws(ServerError) {
-        if let retryAfter = context.requests.admit(request.clientAddress, at: clock.now()) {
+        if let retryAfter = context.requests.admit(request.requestSubject, at: clock.now()) {
             metrics.rateLimited.increment()
             throw ServerError(.rateLimited, retryAfter: retryAfter)
         }

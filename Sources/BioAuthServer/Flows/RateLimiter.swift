@@ -19,13 +19,21 @@ struct RateWindows: Sendable {
     /// When the current window ends.
     func windowEnd(_ now: Date) -> Date { windowStart(now).addingTimeInterval(policy.window) }
 
-    /// The failure limit in force for a request from `client` at `now`. Every failure counts
-    /// against the sending address; a wrong password also counts against the user from that
-    /// address (``RateLimitPolicy/passwordFailuresPerClient``) and the user's run. A device
-    /// signature's failures count against the address only: nobody can forge one, so they say
-    /// nothing against the device or its owner.
+    /// The failure limit in force for a guessing factor (a password, a primary login) from
+    /// `client` at `now`: such failures count against the sending address, and a wrong password
+    /// also against the user from that address (``RateLimitPolicy/passwordFailuresPerClient``)
+    /// and the user's run.
     func lockout(client: String, at now: Date) -> LockoutQuery {
         LockoutQuery(windowStart: windowStart(now), client: client, clientLimit: policy.failuresPerClient)
+    }
+
+    /// The failure limit for a device proof — a signature over a challenge, or an attestation —
+    /// from `client`: none. A forged signature cannot succeed by repetition, so it is no guessing
+    /// factor: it counts against nobody (``FailureRecord/init(unguessable:lockout:audit:)``), and a
+    /// valid signature gets through whatever other failures the address (a NAT, a /48 shared
+    /// with strangers) has. The request limit throttles whoever sends forgeries.
+    func deviceProof(client: String, at now: Date) -> LockoutQuery {
+        LockoutQuery(windowStart: windowStart(now), client: client, clientLimit: .max)
     }
 }
 
@@ -41,7 +49,8 @@ final class RequestLimiter: Sendable {
 
     init(windows: RateWindows) { self.windows = windows }
 
-    /// Counts a request; returns the seconds to wait when the client is over its limit.
+    /// Counts a request of `client` (``RequestInfo/requestSubject``: an IPv4 address or an IPv6
+    /// /64); returns the seconds to wait when the client is over its limit.
     func admit(_ client: String, at now: Date) -> Int? {
         let window = windows.windowStart(now)
         let count = state.withLock { state in

@@ -22,7 +22,7 @@ struct Challenges: Flow {
             enrolmentRequestID: enrolmentRequest)
         let message: SignedMessage
         do { message = try challenge.message() } catch { throw ServerError(error) }
-        let plan = WritePlan.issueChallenge(challenge, lockout: windows.lockout(client: request.clientAddress, at: now))
+        let plan = WritePlan.issueChallenge(challenge, lockout: windows.deviceProof(client: request.clientAddress, at: now))
         guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
             throw await refuseLockedOut(user: user, device: device, request)
         }
@@ -51,15 +51,15 @@ struct Challenges: Flow {
         let assertions = AppAttestAssertion(policy: configuration.attestation)
         if session == nil { try admit(request) }  // authenticated calls were admitted by authenticate(token:request:)
         let now = clock.now()
-        let lockout = windows.lockout(client: request.clientAddress, at: now)
+        let lockout = windows.deviceProof(client: request.clientAddress, at: now)
         let verifier = ChallengeVerifier(relyingPartyID: configuration.relyingPartyID)
         let (verdict, outcome) = try await run(request) {
             try await self.store.consumeChallenge(id: id, lockout: lockout) { taken -> (verdict: Finished<Success>, plan: WritePlan) in
                 func record(_ reason: FailureReason) -> FailureRecord {
                     let user = taken?.challenge.userID, device = taken?.challenge.deviceID
                     let audit = self.event(purpose.auditFailure, user: user, device: device, reason: reason.description, request: request)
-                    // A signature failure counts against the sending address only (FailureSubject).
-                    return FailureRecord(reason, lockout: lockout, audit: audit)
+                    // A signature cannot be guessed: its failure counts against nobody (RateWindows.deviceProof).
+                    return FailureRecord(unguessable: reason, lockout: lockout, audit: audit)
                 }
                 func failure(_ reason: FailureReason) -> (verdict: Finished<Success>, plan: WritePlan) {
                     let failure = record(reason)

@@ -94,11 +94,13 @@ public struct RateLimitPolicy: Sendable, Hashable {
     /// stranger's guesses never use up the owner's budget). Across addresses the user's run slows
     /// guesses instead (``PasswordRunPolicy``). Password failures never lock device-signature login.
     public var passwordFailuresPerClient: Int
-    /// Failed verifications of any kind per client address before that address is locked out for
-    /// the rest of the window. A forged signature cannot succeed, so signature failures throttle
-    /// only the address that sends them, never the device's owner.
+    /// Failed guesses (wrong passwords, refused primary logins) per client address before that
+    /// address's guesses are refused for the rest of the window. Device proofs are not guesses:
+    /// a forged signature counts against nobody and a valid one is never refused for an address's
+    /// failures (a device proof counts against nobody).
     public var failuresPerClient: Int
-    /// Authentication requests per client address per window.
+    /// Requests per window per requesting IPv4 address or IPv6 /64 (``RequestInfo/requestSubject``),
+    /// counted by each instance: what throttles a sender of forged signatures.
     public var requestsPerClient: Int
 
     public init(window: TimeInterval = 300, passwordFailuresPerClient: Int = 10, failuresPerClient: Int = 30, requestsPerClient: Int = 300) {
@@ -111,14 +113,23 @@ public struct RateLimitPolicy: Sendable, Hashable {
 
 /// Who made a request, for rate limits and the audit log.
 public struct RequestInfo: Sendable, Hashable {
+    /// The client as guessing budgets count it: an IPv4 address, or an IPv6 /48 (a subscriber
+    /// holds many /64s, so counting those would let one guesser rotate identities).
     public var clientAddress: String
+    /// The client as the request limit counts it: an IPv4 address, or an IPv6 /64 — the
+    /// smallest network a carrier or cloud hands one customer, so neighbours in one /48 never
+    /// share a request budget. The client address when not given.
+    public var requestSubject: String
     public var requestID: String
     /// The API key a backend request presented, once it is verified: every audit row the request
     /// writes names it.
     public var apiKeyID: ApiKeyID?
 
-    public init(clientAddress: String = "unknown", requestID: String = UUID().uuidString.lowercased(), apiKeyID: ApiKeyID? = nil) {
+    public init(
+        clientAddress: String = "unknown", requestSubject: String? = nil, requestID: String = UUID().uuidString.lowercased(), apiKeyID: ApiKeyID? = nil
+    ) {
         self.clientAddress = clientAddress
+        self.requestSubject = requestSubject ?? clientAddress
         self.requestID = requestID
         self.apiKeyID = apiKeyID
     }

@@ -163,6 +163,16 @@ public struct FailureRecord: Sendable, Hashable {
         self.audit = audit
     }
 
+    /// A failure of a device proof (a signature, an attestation), which cannot succeed by
+    /// repetition: audited, counted against nobody (``RateWindows`` throttles its sender by the
+    /// request limit instead), so a stranger's forgeries lock out neither a device, its owner, nor
+    /// the address they share.
+    public init(unguessable reason: FailureReason, lockout: LockoutQuery, audit: AuditEvent) {
+        self.init(reason, lockout: lockout, audit: audit)
+        subjects = []
+        limits = [:]
+    }
+
     /// The audit event for a subject that just reached its limit.
     public func lockoutEvent(_ subject: FailureSubject) -> AuditEvent {
         var event = audit
