@@ -146,8 +146,14 @@ struct Serve: AsyncParsableCommand {
         help: "Password requests that may wait for a hashing thread; more answer 503 with Retry-After (env BIOAUTH_PASSWORD_HASH_QUEUE; default 8 per thread).")
     var passwordHashQueueOption: Int?
     var passwordHashQueue: Int? { passwordHashQueueOption ?? env("BIOAUTH_PASSWORD_HASH_QUEUE").flatMap(Int.init) }
-    @Option(name: .customLong("requests-per-client"), help: "Requests per client address per 5-minute window, counted by this instance (env BIOAUTH_REQUESTS_PER_CLIENT).")
+    @Option(
+        name: .customLong("requests-per-client"),
+        help: "Requests per IPv4 address or IPv6 /64 per 5-minute window, counted by this instance; API-key calls are not (env BIOAUTH_REQUESTS_PER_CLIENT).")
     var requestsPerClient: Int = env("BIOAUTH_REQUESTS_PER_CLIENT").flatMap(Int.init) ?? RateLimitPolicy().requestsPerClient
+    @Option(name: .customLong("api-key-rate"), help: "Requests per second each backend API key may send, counted by this instance (env BIOAUTH_API_KEY_RATE; 100).")
+    var apiKeyRate: Double = env("BIOAUTH_API_KEY_RATE").flatMap(Double.init) ?? RateLimitPolicy().apiKeyRequestsPerSecond
+    @Option(name: .customLong("api-key-burst"), help: "Requests an API key may send at once above its rate (env BIOAUTH_API_KEY_BURST; 200).")
+    var apiKeyBurst: Int = env("BIOAUTH_API_KEY_BURST").flatMap(Int.init) ?? RateLimitPolicy().apiKeyBurst
     @Option(
         name: .customLong("recovery-code-directory"),
         help:
@@ -231,6 +237,8 @@ struct Serve: AsyncParsableCommand {
         guard passwordHashThreads > 0 else { throw ValidationError("--password-hash-threads must be positive") }
         if let passwordHashQueue, passwordHashQueue < 0 { throw ValidationError("--password-hash-queue must be 0 or more") }
         guard requestsPerClient > 0 else { throw ValidationError("--requests-per-client must be positive") }
+        guard apiKeyRate > 0, apiKeyRate.isFinite else { throw ValidationError("--api-key-rate must be a positive number") }
+        guard apiKeyBurst > 0 else { throw ValidationError("--api-key-burst must be positive") }
         guard sessionTTL > 0 else { throw ValidationError("--session-ttl must be positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
         guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json") }
@@ -275,7 +283,7 @@ struct Serve: AsyncParsableCommand {
         if logFormat == "json" { LoggingSystem.bootstrap(JSONLogHandler.init(label:)) } else { LoggingSystem.bootstrap(StreamLogHandler.standardError) }
         var serverConfiguration = ServerConfiguration(
             relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL), passwordRounds: passwordRounds,
-            rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient))
+            rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient, apiKeyRequestsPerSecond: apiKeyRate, apiKeyBurst: apiKeyBurst))
         serverConfiguration.passwordHashing = PasswordHashingPolicy(threads: passwordHashThreads, queueLimit: passwordHashQueue)
         serverConfiguration.passwordLogin = !(noPasswordLogin || env("BIOAUTH_NO_PASSWORD_LOGIN") == "1")
         serverConfiguration.backendUserIDPrefixes = backendUserPrefixes

@@ -98,6 +98,46 @@ struct BackendAPITests {
         }
     }
 
+    /// Issue 43: a backend's API key has its own budget. From one address a key sends past the
+    /// anonymous per-address limit, until its own bucket is empty (429 with the real wait); another
+    /// key and the address's anonymous requests are untouched, and the bucket refills.
+    @Test func aBackendKeyHasItsOwnBudgetNotItsAddresses() async throws {
+        let harness = ServerHarness { $0.rateLimits = RateLimitPolicy(requestsPerClient: 20, apiKeyRequestsPerSecond: 1, apiKeyBurst: 50) }
+        try await harness.test { api in
+            let shop = "198.51.100.90"
+            for n in 0..<50 {
+                let reply = try await api.post("/v1/introspect", ["token": "not-a-token"], token: api.apiKey, client: shop)
+                #expect(reply.status == 200, "request \(n): \(reply.status)")
+            }
+            let spent = try await api.post("/v1/introspect", ["token": "not-a-token"], token: api.apiKey, client: shop)
+            #expect(spent.status == 429 && spent.headers[.retryAfter] == "1", "\(spent.status) \(spent.headers[.retryAfter] ?? "-")")
+            let other = try await harness.service.createApiKey(name: "resource server", scopes: [.introspect], request: RequestInfo(clientAddress: "operator"))
+            #expect(try await api.post("/v1/introspect", ["token": "not-a-token"], token: other.secret.value, client: shop).status == 200)
+            #expect(try await api.post("/v1/login/challenge", ["userId": "alice", "deviceId": UUID().uuidString.lowercased()], client: shop).status == 200)
+            harness.clock.advance(by: 2)
+            #expect(try await api.post("/v1/introspect", ["token": "not-a-token"], token: api.apiKey, client: shop).status == 200, "refilled")
+            // Guessing keys is anonymous traffic: it pays the address's limit.
+            for _ in 0..<25 { _ = try await api.post("/v1/introspect", ["token": "x"], token: "bioauth_sk_" + String(repeating: "A", count: 43), client: "198.51.100.91") }
+            #expect(try await api.post("/v1/introspect", ["token": "x"], token: api.apiKey, client: "198.51.100.91").status == 429)
+        }
+    }
+
+    /// Issue 43: one user's junk approvals exhaust that user's failed redemptions only; another
+    /// user's genuine approval still redeems through the same key.
+    @Test func oneUsersJunkApprovalsDoNotRefuseAnothersGenuineOne() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let phone = SoftwareDevice()
+            let deviceID = try await api.enrol(phone, token: try await api.primarySession("alice"))
+            let (approval, _) = try await api.stepUpApproval("alice", deviceID, phone, text: "pay 5 EUR")
+            let operation = Base64URL.encode(Data("pay 5 EUR".utf8))
+            var statuses: [Int] = []
+            for _ in 0..<12 { statuses.append(try await api.redeem(Base64URL.encode(Data(count: 32)), operation: operation, user: "bob").status) }
+            #expect(statuses.prefix(10).allSatisfy { $0 == 401 } && statuses.suffix(2).allSatisfy { $0 == 429 }, "\(statuses)")
+            #expect(try await api.redeem(approval, operation: operation).status == 200, "alice's genuine approval")
+        }
+    }
+
     /// A deployment whose backend owns every id switches the built-in password login off: login
     /// and sign-up answer 404, grants still work.
     @Test func passwordLoginCanBeSwitchedOff() async throws {

@@ -1,6 +1,7 @@
 import BioAuthCore
 import Foundation
 import Logging
+import Metrics
 
 /// What the app's backend does with an API key, and the keys themselves: enrolment grants for
 /// users whose login the backend owns.
@@ -41,14 +42,29 @@ struct Backend: Flow {
         log(audit)
     }
 
+    /// The key `presented`, verified, with `scope`, counted once against the key's own budget
+    /// (``ApiKeyLimiter``): 429 when it is spent. A missing, unknown or revoked key pays the
+    /// sending address's request limit instead (guessing keys is anonymous traffic), and an
+    /// address over that limit gets no key looked up.
     func authenticate(apiKey presented: String?, scope: ApiKeyScope, request: RequestInfo) async throws(ServerError) -> ApiKeyRecord {
-        try admit(request)
+        var anonymous = request
+        anonymous.apiKeyID = nil
+        let now = clock.now()
+        if let retryAfter = context.requests.refusal(anonymous.requestSubject, at: now) {
+            metrics.rateLimited.increment()
+            throw ServerError(.rateLimited, retryAfter: retryAfter)
+        }
         let secret = presented.flatMap(ApiKeySecret.init(presented:))
         let record: ApiKeyRecord?
         if let secret { record = try await run(request) { try await self.store.apiKey(secretHash: secret.hash) } } else { record = nil }
         guard let record, record.revokedAt == nil else {
+            try admit(anonymous)
             await audit(.apiKeyRejected, reason: FailureReason.unknownApiKey.description, request: request)
             throw ServerError.authenticationFailed(.unknownApiKey)
+        }
+        if let retryAfter = context.apiKeyRequests.admit(record.id, at: now) {
+            metrics.rateLimited.increment()
+            throw ServerError(.rateLimited, retryAfter: retryAfter)
         }
         guard record.scopes.contains(scope) else {
             var request = request

@@ -14,6 +14,10 @@ struct FlowContext: Sendable {
     let logger: Logger
     let windows: RateWindows
     let requests: RequestLimiter
+    /// Requests per backend API key (``RateLimitPolicy/apiKeyRequestsPerSecond``).
+    let apiKeyRequests: ApiKeyLimiter
+    /// Failed approval redemptions per user (``RateLimitPolicy/failedRedemptionsPerUser``).
+    let failedRedemptions: RequestLimiter
     let metrics: ServiceMetrics
     let accessTokens: AccessTokenIssuer
     let passwordHashes: PasswordHashPool
@@ -72,8 +76,10 @@ extension Flow {
         guard Authority.permits(action, credential) else { throw ServerError(.forbidden, detail: Authority.refusal(action)) }
     }
 
-    /// Counts a request against this instance's per-client limit.
+    /// Counts a request against this instance's per-client limit — unless it came with a verified
+    /// API key, which was counted against the key's own budget (``ApiKeyLimiter``) instead.
     func admit(_ request: RequestInfo) throws(ServerError) {
+        guard request.apiKeyID == nil else { return }
         if let retryAfter = context.requests.admit(request.requestSubject, at: clock.now()) {
             metrics.rateLimited.increment()
             throw ServerError(.rateLimited, retryAfter: retryAfter)

@@ -45,19 +45,64 @@ struct RateWindows: Sendable {
 /// decide, live in the store and are shared by every instance.
 final class RequestLimiter: Sendable {
     private let windows: RateWindows
+    private let limit: Int
     private let state = Mutex<(window: Date, counts: [String: Int])>((Date.distantPast, [:]))
 
-    init(windows: RateWindows) { self.windows = windows }
+    /// `limit` per window; ``RateLimitPolicy/requestsPerClient`` when nil.
+    init(windows: RateWindows, limit: Int? = nil) {
+        self.windows = windows
+        self.limit = limit ?? windows.policy.requestsPerClient
+    }
 
     /// Counts a request of `client` (``RequestInfo/requestSubject``: an IPv4 address or an IPv6
     /// /64); returns the seconds to wait when the client is over its limit.
     func admit(_ client: String, at now: Date) -> Int? {
-        let window = windows.windowStart(now)
         let count = state.withLock { state in
-            if state.window != window { state = (window, [:]) }  // a new window forgets every client
+            reset(&state, now)
             state.counts[client, default: 0] += 1
             return state.counts[client, default: 0]
         }
-        return count > windows.policy.requestsPerClient ? windows.retryAfter(now) : nil
+        return count > limit ? windows.retryAfter(now) : nil
+    }
+
+    /// The seconds to wait if `client` is already over its limit, counting nothing.
+    func refusal(_ client: String, at now: Date) -> Int? {
+        let count = state.withLock { state in
+            reset(&state, now)
+            return state.counts[client, default: 0]
+        }
+        return count >= limit ? windows.retryAfter(now) : nil
+    }
+
+    private func reset(_ state: inout (window: Date, counts: [String: Int]), _ now: Date) {
+        let window = windows.windowStart(now)
+        if state.window != window { state = (window, [:]) }  // a new window forgets every client
+    }
+}
+
+/// Requests per backend API key: a token bucket of ``RateLimitPolicy/apiKeyRequestsPerSecond``
+/// and ``RateLimitPolicy/apiKeyBurst``, counted in this process only (keys are few: one entry
+/// each).
+final class ApiKeyLimiter: Sendable {
+    private let rate: Double
+    private let burst: Double
+    private let buckets = Mutex<[ApiKeyID: (tokens: Double, at: Date)]>([:])
+
+    init(policy: RateLimitPolicy) {
+        rate = max(policy.apiKeyRequestsPerSecond, 0.001)
+        burst = Double(max(policy.apiKeyBurst, 1))
+    }
+
+    /// Takes one request from `key`'s bucket; returns the whole seconds to wait when it is empty.
+    func admit(_ key: ApiKeyID, at now: Date) -> Int? {
+        buckets.withLock { buckets in
+            var bucket = buckets[key] ?? (burst, now)
+            bucket.tokens = min(burst, bucket.tokens + max(0, now.timeIntervalSince(bucket.at)) * rate)
+            bucket.at = now
+            defer { buckets[key] = bucket }
+            guard bucket.tokens >= 1 else { return max(1, Int(((1 - bucket.tokens) / rate).rounded(.up))) }
+            bucket.tokens -= 1
+            return nil
+        }
     }
 }

@@ -43,7 +43,8 @@ public final class BioAuthService: Sendable {
         let store = PublishingStore(base: store, published: configuration.publishedEvents)
         context = FlowContext(
             store: store, configuration: configuration, clock: clock, recoveryChannel: recoveryChannel, logger: logger, windows: windows,
-            requests: RequestLimiter(windows: windows), metrics: ServiceMetrics(factory: metricsFactory),
+            requests: RequestLimiter(windows: windows), apiKeyRequests: ApiKeyLimiter(policy: configuration.rateLimits),
+            failedRedemptions: RequestLimiter(windows: windows, limit: configuration.rateLimits.failedRedemptionsPerUser), metrics: ServiceMetrics(factory: metricsFactory),
             accessTokens: AccessTokenIssuer(store: store, policy: configuration.tokens, relyingPartyID: configuration.relyingPartyID, clock: clock, logger: logger),
             passwordHashes: passwordHashes)
     }

@@ -102,12 +102,28 @@ public struct RateLimitPolicy: Sendable, Hashable {
     /// Requests per window per requesting IPv4 address or IPv6 /64 (``RequestInfo/requestSubject``),
     /// counted by each instance: what throttles a sender of forged signatures.
     public var requestsPerClient: Int
+    /// Requests per second each backend API key may send, whatever its address, counted by each
+    /// instance (a token bucket): a busy shop behind one address never meets the anonymous
+    /// per-address limit, and one key's traffic never spends another's. 100 by default.
+    public var apiKeyRequestsPerSecond: Double
+    /// How many requests an API key may send at once above its rate (200 by default).
+    public var apiKeyBurst: Int
+    /// Failed approval redemptions per user per window before that user's redemptions are refused
+    /// for the rest of the window (10), counted by each instance: one user's junk approvals cannot
+    /// spend the budget another user's genuine approval needs.
+    public var failedRedemptionsPerUser: Int
 
-    public init(window: TimeInterval = 300, passwordFailuresPerClient: Int = 10, failuresPerClient: Int = 30, requestsPerClient: Int = 300) {
+    public init(
+        window: TimeInterval = 300, passwordFailuresPerClient: Int = 10, failuresPerClient: Int = 30, requestsPerClient: Int = 300,
+        apiKeyRequestsPerSecond: Double = 100, apiKeyBurst: Int = 200, failedRedemptionsPerUser: Int = 10
+    ) {
         self.window = window
         self.passwordFailuresPerClient = passwordFailuresPerClient
         self.failuresPerClient = failuresPerClient
         self.requestsPerClient = requestsPerClient
+        self.apiKeyRequestsPerSecond = apiKeyRequestsPerSecond
+        self.apiKeyBurst = apiKeyBurst
+        self.failedRedemptionsPerUser = failedRedemptionsPerUser
     }
 }
 

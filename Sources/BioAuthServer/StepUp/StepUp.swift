@@ -48,10 +48,17 @@ struct StepUp: Flow {
         let operationHash = Data(SHA256.hash(data: details))
         let audit = event(.approvalRedeemed, request: request)
         let now = clock.now()
+        // Failed redemptions are limited per key and user: one user's junk never refuses another's.
+        let failures = (request.apiKeyID?.rawValue ?? request.requestSubject) + "|" + userID.rawValue
+        if let retryAfter = context.failedRedemptions.refusal(failures, at: now) {
+            metrics.rateLimited.increment()
+            throw ServerError(.rateLimited, retryAfter: retryAfter)
+        }
         let redeemed = try await run(request) {
             try await self.store.redeemApproval(tokenHash: hash, operationHash: operationHash, userID: userID, now: now, audit: audit)
         }
         guard let record = redeemed else {
+            _ = context.failedRedemptions.admit(failures, at: now)
             await self.audit(.approvalRejected, user: userID, reason: FailureReason.approvalRejected.description, request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }
