@@ -206,8 +206,9 @@ public final class PostgresStore: BioAuthStore {
             let state = error.serverInfo?[.sqlState] ?? ""
             if state == "23505" { return StoreError(.duplicate, detail: "postgres 23505") }
             // 08: connection exception; 57P0x: shutdown or not yet accepting; 53: insufficient
-            // resources; 40001/40P01: serialisation failure or deadlock, safe to retry.
-            if state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53") || state == "40001" || state == "40P01" {
+            // resources; 40001/40P01: serialisation failure or deadlock; 55P03: a row lock not had
+            // within lock_timeout; 57014: statement_timeout — each safe to retry.
+            if state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53") || ["40001", "40P01", "55P03", "57014"].contains(state) {
                 return StoreError(.unavailable, detail: "postgres \(state)")
             }
             return error

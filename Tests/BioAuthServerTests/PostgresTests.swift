@@ -195,6 +195,34 @@ struct PostgresTests {
         #expect(error?.code == .schemaTooNew)
     }
 
+    /// Issue 43: a decision that waits past `lock_timeout` for a row another transaction holds is
+    /// `unavailable` (503 with Retry-After, safe to retry), not a 500.
+    @Test func aLockTimeoutIsUnavailable() async throws {
+        let url = try await PostgresTestServer.freshDatabaseURL()
+        let location = try #require(PostgresStore.Location(url: url))
+        let holder = try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2))
+        let waiter = try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2, lockTimeout: .milliseconds(100)))
+        let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+        let request = EnrolmentRequestRecord(
+            id: "r1", userID: "alice", deviceID: "d1", name: "Pad", publicKey: Data(repeating: 1, count: 91), replacing: false, sessionID: "s",
+            createdAt: t0, expiresAt: t0.addingTimeInterval(900))
+        #expect(try await holder.requestEnrolment(request, maxPending: 5, now: t0, audit: AuditEvent(at: t0, kind: .enrolmentRequested)) == nil)
+        let locked = Task {
+            // Holds the request's row for a second inside its transaction.
+            try await holder.decide(locking: RowLocks(enrolmentRequest: "r1")) { _ in
+                Thread.sleep(forTimeInterval: 1)
+                return ((), WritePlan())
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        await #expect(throws: StoreError(.unavailable, detail: "postgres 55P03")) {
+            try await waiter.cancelEnrolmentRequest(id: "r1", userID: "alice", now: t0, audit: AuditEvent(at: t0, kind: .enrolmentRequestEnded))
+        }
+        _ = try await locked.value
+        try await holder.close()
+        try await waiter.close()
+    }
+
     /// A NULL where the schema forbids one is an error, never a default.
     @Test func corruptRowsAreErrorsNotDefaults() async throws {
         let url = try await PostgresTestServer.freshDatabaseURL()
