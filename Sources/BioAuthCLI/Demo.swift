@@ -220,7 +220,6 @@ public struct Demo: Sendable {
             let enrol = await outcome { try await attacker.enrol(phished, deviceName: "Alice's iPhone") }
             let request = try await attacker.requestEnrolment(phished, deviceName: "Alice's iPhone")
             let complete = await outcome { try await attacker.completeEnrolment(request, phished) }
-            let ending = try await attacker.refresh(request, phished).ending
             try await client.logIn()
             let shown = try await client.enrolmentRequests()
             let devices = try await client.devices()
