@@ -16,10 +16,7 @@ struct AccountRankTests {
 
     /// The owner with one phone (the first device, exempt from the cool-down), signed in from 203.0.113.1.
     static func owner(_ api: API) async throws -> (phoneID: String, phone: SoftwareDevice, session: Reply) {
-        let phone = SoftwareDevice()
-        let phoneID = try await api.enrol(phone, token: try await api.primarySession("alice"))
-        let session = try await api.login("alice", phoneID, phone)
-        #expect(session.status == 200)
+        let (session, phoneID, phone) = try await AccessTokenTests.login(api)
         return (phoneID, phone, session)
     }
 

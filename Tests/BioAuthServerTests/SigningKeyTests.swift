@@ -6,6 +6,7 @@ import BioAuthSQLite
 import Foundation
 import HTTPTypes
 import Synchronization
+import InMemoryLogging
 import Testing
 
 /// The private keys that sign access tokens are sealed with a key-encryption key before they
@@ -53,6 +54,22 @@ struct SigningKeyTests {
             ids.insert(id)
         }
         #expect(ids.count == 1_000)
+    }
+
+    /// Issue 44: while the database cannot be read, the JWKS is served from the keys in memory —
+    /// past the minute after which they would be reloaded — so a resource server that starts
+    /// during an outage still verifies tokens. The stores answer again after it.
+    @Test func theJWKSIsServedFromMemoryWhileTheDatabaseCannotBeRead() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let before = try await api.call(.get, "/.well-known/jwks.json")
+            #expect(before.status == 200 && before.text.contains("\"kid\""))
+            harness.clock.advance(by: 61)  // past the reload
+            try await harness.service.store.close()  // the database is gone
+            let during = try await api.call(.get, "/.well-known/jwks.json")
+            #expect(during.status == 200 && during.text == before.text, "\(during.status) \(during.text)")
+            #expect(harness.logs.entries.contains { "\($0)".contains("publishing the keys in memory") })
+        }
     }
 
     @Test func theDatabaseHoldsOnlySealedKeysAndAnotherKEKCannotUseThem() async throws {

@@ -239,8 +239,17 @@ actor AccessTokenIssuer {
 
     /// The keys to publish: the signing key, newer ones (published before they sign) and older
     /// ones whose tokens may still live.
+    /// The keys a verifier needs now. While the database cannot be read, the keys loaded last
+    /// (at the previous read, at most a reload ago) are served from memory: no key changed that
+    /// this instance could know of, and a resource server that starts during an outage can still
+    /// verify tokens.
     func published(audit: AuditEvent) async throws -> [PublishedKey] {
-        let (keys, _) = try await current(audit: audit)
+        let keys: [OpenedSigningKey]
+        do { keys = try await current(audit: audit).0 } catch {
+            guard let last = loaded?.keys, !last.isEmpty else { throw error }
+            logger.warning("signing keys could not be read: publishing the keys in memory", metadata: ["error": "\(String(describing: type(of: error)))"])
+            keys = last
+        }
         let published = Set(Self.publishable(keys.map(\.record), at: clock.now(), policy: policy).map(\.id))
         return keys.filter { published.contains($0.record.id) }.map { PublishedKey(id: $0.record.id, publicKey: $0.privateKey.publicKey) }
     }
