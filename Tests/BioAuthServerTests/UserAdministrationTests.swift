@@ -51,6 +51,24 @@ struct UserAdministrationTests {
         }
     }
 
+    /// Issue 43: of sixteen concurrent vouches for one request exactly one approves it; every other
+    /// one answers 409 (approved already), never 410 (the request has not ended).
+    @Test func concurrentVouchesApproveOnceAndTheOthersAre409() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let grant = try await api.post("/v1/backend/enrolment-grants", ["userId": "carol"], token: api.apiKey)["token"]
+            _ = try await api.enrol(SoftwareDevice(), token: grant)
+            let regrant = try await api.post("/v1/backend/enrolment-grants", ["userId": "carol"], token: api.apiKey)["token"]
+            let pending = try await api.requestEnrolment(SoftwareDevice(), token: regrant, name: "Pad")
+            let path = "/v1/backend/users/carol/enrolment-requests/\(pending["id"])/approve"
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<16 { group.addTask { try await api.post(path, token: api.apiKey).status } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 204 }.count == 1 && statuses.filter { $0 == 409 }.count == 15, "\(statuses.sorted())")
+        }
+    }
+
     /// "I lost my phone": the backend revokes every device of the user at once — their sessions
     /// and unredeemed approvals go with them — or one device, or one or every session.
     @Test func theBackendRevokesDevicesAndSessions() async throws {

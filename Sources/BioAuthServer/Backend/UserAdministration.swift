@@ -104,6 +104,9 @@ public struct UserAdministration: Flow {
             let audit = event(.enrolmentApproved, user: userID, device: record.deviceID, reason: AuditReason.approvedByBackend.description, request: request)
             let now = clock.now()
             guard try await run(request, { try await self.store.vouchForEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit) }) else {
+                // Another vouch (or a code) approved it in between: approved, not ended — 409.
+                let current = try await run(request) { try await self.store.enrolmentRequest(id: record.id) }
+                if current?.isApproved == true && current?.hasEnded == false { throw ServerError(.conflict, field: "id", detail: "already approved") }
                 throw Self.ended
             }
             log(audit)

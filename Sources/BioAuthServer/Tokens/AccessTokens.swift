@@ -238,8 +238,7 @@ actor AccessTokenIssuer {
     }
 
     /// The keys to publish: the signing key, newer ones (published before they sign) and older
-    /// ones whose tokens may still live.
-    /// The keys a verifier needs now. While the database cannot be read, the keys loaded last
+    /// ones whose tokens may still live. While the database cannot be read, the keys loaded last
     /// (at the previous read, at most a reload ago) are served from memory: no key changed that
     /// this instance could know of, and a resource server that starts during an outage can still
     /// verify tokens.
