@@ -145,7 +145,7 @@ let package = Package(
         .target(
             name: "BioAuthTestServer",
             dependencies: [
-                "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite", "BioAuthCore",
+                "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite", "BioAuthCore", "BioAuthClient", "BioAuth",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,3 +1,5 @@
+import BioAuth
+import BioAuthClient
 import BioAuthCore
 import BioAuthHTTP
 import BioAuthServer
@@ -59,6 +61,19 @@ public struct InProcessServer: Sendable {
         return InProcessServer(
             url: "http://127.0.0.1:\(port)", clock: clock, databasePath: path, recoveryDirectory: recovery, apiKey: key.secret.value, group: group, task: task,
             app: app)
+    }
+
+    /// A client of this server that keeps time with it: the client reads ``clock`` for a
+    /// challenge's expiry and its sessions' lifetimes, so `clock.advance(by:)` moves the phone and
+    /// the server alike (give the emulated device the same clock:
+    /// `EmulatedDevice(configuration: .init(biometry: .faceID, clock: server.clock))`). A client made
+    /// with the system clock instead refuses every challenge once the server's clock has moved on.
+    public func client(
+        platform: DevicePlatform, relyingPartyID: String = "localhost", biometricPolicy: BiometricPolicy = .always
+    ) -> BioAuthClient {
+        BioAuthClient(
+            configuration: .init(relyingPartyID: relyingPartyID, biometricPolicy: biometricPolicy, clock: clock), platform: platform,
+            transport: URLSessionTransport(baseURL: URL(string: url)!))
     }
 
     /// Runs `body` against a server that is stopped (and its database deleted) when `body` ends,

@@ -166,6 +166,24 @@ struct ClientFlowTests {
         }
     }
 
+    /// Issue 44: one clock for a test. A client the in-process server makes, on a phone given the
+    /// server's clock, keeps time with it: two hours later (the device session expired) the phone
+    /// logs in again; a client on the system clock refuses the moved server's challenge.
+    @Test func aClientOfTheTestServerSharesItsClock() async throws {
+        try await InProcessServer.with { server in
+            let phone = EmulatedDevice(configuration: .init(biometry: .faceID, clock: server.clock))
+            let client = server.client(platform: phone.platform)
+            try await client.signUp(username: "alice", password: "alice's long password")
+            try await client.enrol(try await client.signIn(username: "alice", password: "alice's long password"), deviceName: "Alice's iPhone")
+            _ = try await client.logIn()
+            server.clock.advance(by: 13 * 3600)
+            #expect(try await client.session() == nil, "the 12-hour device session expired on the shared clock")
+            _ = try await client.logIn()
+            let systemClock = BioAuthClient(server: URL(string: server.url)!, relyingPartyID: "localhost", platform: phone.platform)
+            #expect(await failure { _ = try await systemClock.logIn() }?.code == .challengeMismatch)
+        }
+    }
+
     /// The access token for other services is refreshed with the stored refresh token when it
     /// nears expiry — no prompt — and ends with the session.
     @Test func accessTokensAreRefreshedWithoutAPromptAndEndWithTheSession() async throws {
