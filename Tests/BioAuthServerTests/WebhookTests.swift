@@ -195,26 +195,33 @@ struct WebhookTests {
 /// Issue 43: webhook bodies are events and recovery codes, so bioauth-server refuses a plain-http
 /// URL to any host but loopback unless the operator names the risk.
 struct WebhookURLSafetyTests {
-    func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, errors: String) {
+    /// Runs bioauth-server to its exit without holding a thread of Swift's cooperative pool: the
+    /// wait is the process's termination handler (a blocked pool thread starves the in-process
+    /// servers of the tests running beside this one).
+    func start(_ arguments: [String]) async throws -> (status: Int32, errors: String) {
         let process = Process()
         process.executableURL = try ServerProcess.executable("bioauth-server")
         process.arguments = ["--database", ":memory:", "--port", "0"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["BIOAUTH_WEBHOOK_SECRET": String(repeating: "s", count: 40)].merging(environment) { $1 }) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(["BIOAUTH_WEBHOOK_SECRET": String(repeating: "s", count: 40)]) { $1 }
         let errors = Pipe()
         process.standardError = errors
-        process.standardOutput = Pipe()
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        process.standardOutput = FileHandle.nullDevice
+        return try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { process in
+                let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                continuation.resume(returning: (process.terminationStatus, text))
+            }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
     }
 
-    @Test func plainHTTPToAnotherHostIsRefusedUnlessNamed() throws {
+    @Test func plainHTTPToAnotherHostIsRefusedUnlessNamed() async throws {
         for flag in ["--webhook-url", "--recovery-webhook-url"] {
-            let refused = try start([flag, "http://hooks.example.com/bioauth"])
+            let refused = try await start([flag, "http://hooks.example.com/bioauth"])
             #expect(refused.status != 0 && refused.errors.contains("must be https"), "\(flag): \(refused.errors)")
         }
         for url in ["http://10.0.0.7/h", "http://127.example.com/h", "HTTP://hooks.example.com/h"] {
-            let refused = try start(["--webhook-url", url])
+            let refused = try await start(["--webhook-url", url])
             #expect(refused.status != 0 && refused.errors.contains("must be https"), "\(url): \(refused.errors)")
         }
         // Loopback http is what the other webhook tests of this file run against (a receiver on 127.0.0.1).

@@ -49,7 +49,7 @@ struct PromptingCallTests {
         let observation: Observation = await withCheckedContinuation { continuation in
             Thread {
                 var observation = Observation()
-                let deadline = DispatchTime.now() + 30  // generous: the whole suite loads both cores; a blocked pool never gets there
+                let deadline = DispatchTime.now() + 10
                 for _ in 0..<count where keychain.entered.wait(timeout: deadline) == .timedOut { observation.everyReadWaiting = false }
                 let probe = DispatchSemaphore(value: 0)
                 Task { probe.signal() }
