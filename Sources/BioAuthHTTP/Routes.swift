@@ -281,7 +281,8 @@ public struct BioAuthRoutes: Sendable {
             let (session, info) = try context.authenticated(info(request, context))
             var since: Date?
             if let text = request.uri.queryParameters["since"] {
-                guard let seconds = Int64(String(text)), seconds >= 0 else {
+                // As the document says: 0 to 2^53 − 1, what a JSON number holds exactly.
+                guard let seconds = Int64(String(text)), (0...9_007_199_254_740_991).contains(seconds) else {
                     throw ServerError(.invalidRequest, field: "since", detail: WireFormatError.Code.invalidValue.description)
                 }
                 since = Date(timeIntervalSince1970: TimeInterval(seconds))
