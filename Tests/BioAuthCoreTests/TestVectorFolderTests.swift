@@ -24,11 +24,15 @@ struct TestVectorFolderTests {
         for set in sets {
             #expect(readme.contains("| `\(set)/"), "no row for \(set)/ in Tests/Vectors/README.md")
         }
-        // Each folder of published files carries its source's licence; hardware-ecdsa is derived
-        // from the attestation sets and points at their licences.
-        for folder in ["apple", "wycheproof", "attestation/apple-app-attest", "attestation/android-key", "attestation/trust-anchors"] {
-            let names = try fileManager.contentsOfDirectory(atPath: Self.folder.appendingPathComponent(folder).path)
-            #expect(names.contains { $0.hasPrefix("LICENSE") }, "\(folder) has no licence file")
+        // Every folder that holds vector files carries its source's licence beside them.
+        let walker = try #require(fileManager.enumerator(at: Self.folder, includingPropertiesForKeys: [.isRegularFileKey]))
+        var folders: [URL: [String]] = [:]
+        for case let file as URL in walker where (try file.resourceValues(forKeys: [.isRegularFileKey])).isRegularFile == true {
+            folders[file.deletingLastPathComponent().standardizedFileURL, default: []].append(file.lastPathComponent)
+        }
+        #expect(folders.count >= 10)
+        for (folder, names) in folders where names.contains(where: { !$0.hasPrefix("LICENSE") && $0 != "README.md" }) {
+            #expect(names.contains { $0.hasPrefix("LICENSE") }, "\(folder.path) has vector files but no licence file")
         }
     }
 
