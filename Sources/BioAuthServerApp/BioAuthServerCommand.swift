@@ -179,15 +179,6 @@ struct Serve: AsyncParsableCommand {
     var insecureHTTPWebhooksFlag = false
     var insecureHTTPWebhooks: Bool { insecureHTTPWebhooksFlag || env("BIOAUTH_INSECURE_HTTP_WEBHOOKS") == "1" }
 
-    /// Whether `url` may carry webhooks: https, or http to loopback, or any http when allowed.
-    static func isSafeWebhookURL(_ url: String, allowingHTTP: Bool) -> Bool {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else { return false }
-        if scheme == "https" || allowingHTTP { return true }
-        guard scheme == "http", let host = components.host?.lowercased() else { return false }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        let loopbackIPv4 = octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
-        return host == "localhost" || host == "::1" || host == "[::1]" || loopbackIPv4
-    }
     @Option(
         name: .customLong("webhook-events"),
         help:
@@ -269,7 +260,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--token-issuer: a URL issuer is https (or http on loopback) with a host and no query or fragment (RFC 8414)")
         }
         for (flag, url) in [("--webhook-url", webhookURL), ("--recovery-webhook-url", recoveryWebhookURL)] {
-            guard let url, !Self.isSafeWebhookURL(url, allowingHTTP: insecureHTTPWebhooks) else { continue }
+            guard let url, !WebhookURLPolicy.isSafe(url, allowingHTTP: insecureHTTPWebhooks) else { continue }
             throw ValidationError("\(flag) must be https (http only to loopback, or with --insecure-http-webhooks): its bodies are events and recovery codes")
         }
         if let recoveryWebhookURL {
