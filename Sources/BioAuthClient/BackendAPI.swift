@@ -31,4 +31,15 @@ public struct BackendAPI: Sendable {
     public func redeem(_ body: Wire.Redemption) async throws(ClientError) -> Wire.RedeemedApproval {
         try await server.call(.post, "/v1/backend/approvals/redeem", body, token: apiKey)
     }
+
+    /// Vouches for a pending enrolment request of `userID`, a user of the backend's own login,
+    /// after the backend's own account recovery proved the person — an e-mail link, a support
+    /// call, never the password alone (scope `recovery`). It approves the request as a recovery
+    /// code would; the app then completes the enrolment. ``ClientError/Code-swift.struct/conflict``
+    /// when it was approved already, ``ClientError/Code-swift.struct/requestEnded`` once it ended,
+    /// ``ClientError/Code-swift.struct/notFound`` for a request or user that is not the backend's.
+    public func vouch(forEnrolmentRequest id: String, of userID: String) async throws(ClientError) {
+        let path = "/v1/backend/users/" + ServerAPI.escape(userID) + "/enrolment-requests/" + ServerAPI.escape(id) + "/approve"
+        let _: ServerAPI.Empty = try await server.call(.post, path, ServerAPI.Empty?.none, token: apiKey)
+    }
 }

@@ -121,6 +121,10 @@ public actor BioAuthClient {
     /// Registers a new key for this phone's device after its key was invalidated (an enrollment
     /// change, biometry reset): the server replaces the old key of the same device. One prompt.
     ///
+    /// Calling it again, after a relaunch too, resumes the re-key in progress: the same key, and
+    /// the same request while it is live — completed here once it was approved, else
+    /// ``ClientError/Code/approvalRequired`` again (``requestEnrolment(_:deviceName:)`` returns it).
+    ///
     /// - Throws: ``ClientError/Code/notEnrolled`` without a registration;
     ///   ``ClientError/Code/alreadyEnrolled`` while the current key still works;
     ///   ``ClientError/Code/approvalRequired`` under the server's default policy: continue with
@@ -132,8 +136,17 @@ public actor BioAuthClient {
         guard try keyCondition() != .usable else { throw ClientError(.alreadyEnrolled) }
         guard registration.userID == primary.userID else { throw ClientError(.forbidden) }
         endBiometricSession()
+        let inProgress = try storage.pending()
         let key: DevicePublicKey
-        do { key = try signer.replaceKey() } catch { throw ClientError(device: error) }
+        if let inProgress, inProgress.replacing == registration.deviceID, let made = try keyInProgress(inProgress) {
+            key = made
+            if let live = try await liveRequest(inProgress, key: key, userID: primary.userID) {
+                guard live.request.isApproved else { throw ClientError(.approvalRequired) }
+                return try await register(key, for: live.primary, deviceName: live.request.deviceName, replacing: registration.deviceID, request: live.request)
+            }
+        } else {
+            do { key = try signer.replaceKey() } catch { throw ClientError(device: error) }
+        }
         let name = deviceName ?? registration.deviceName
         do {
             return try await register(key, for: primary, deviceName: name, replacing: registration.deviceID)

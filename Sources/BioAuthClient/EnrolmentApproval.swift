@@ -77,7 +77,9 @@ extension BioAuthClient {
     /// Asks the user's other devices to approve enrolling this phone (after ``enrol(_:deviceName:)``
     /// or ``reenrol(_:deviceName:)`` threw ``ClientError/Code/approvalRequired``). Creates the key
     /// — without a prompt — and keeps it until the enrolment completes. Calling again, after a
-    /// relaunch too, resumes with the same key. A key that still signs is never replaced.
+    /// relaunch too, resumes with the same key and returns the same request while it is live (no
+    /// new request, no recovery code spent); a new request only once it ended or expired, or its
+    /// primary session did. A key that still signs is never replaced.
     ///
     /// Everything needed to go on is kept in the keychain: a new client on this phone finds it
     /// with ``enrolmentInProgress()``.
@@ -96,6 +98,11 @@ extension BioAuthClient {
             if registration != nil, current != nil, try keyCondition() == .usable { throw ClientError(.alreadyEnrolled) }
             endBiometricSession()
             do { key = try signer.replaceKey() } catch { throw ClientError(device: error) }
+        }
+        if let inProgress, inProgress.key == key.spkiRepresentation, inProgress.replacing == registration?.deviceID,
+            let live = try await liveRequest(inProgress, key: key, userID: primary.userID)
+        {
+            return live.request
         }
         let name = deviceName ?? inProgress?.deviceName ?? registration?.deviceName ?? "iPhone"
         var record = PendingEnrolmentRecord(key: key.spkiRepresentation, primary: primary, deviceName: name, replacing: registration?.deviceID)
@@ -128,7 +135,11 @@ extension BioAuthClient {
     /// The request as the server has it now: poll until ``PendingEnrolment/isApproved`` — or
     /// ``PendingEnrolment/ending``, when the owner cancelled it or too many codes were wrong.
     public func refresh(_ request: PendingEnrolment, _ primary: PrimarySession) async throws(ClientError) -> PendingEnrolment {
-        let key = try pendingSigningKey()
+        try await refreshed(request, try session(of: request, primary), key: try pendingSigningKey())
+    }
+
+    /// `request` as the server has it now, kept as the enrolment in progress when it is that one.
+    func refreshed(_ request: PendingEnrolment, _ primary: PrimarySession, key: DevicePublicKey) async throws(ClientError) -> PendingEnrolment {
         let current = try pending(
             try await api.enrolmentRequest(id: request.id, token: primary.token), of: primary, key: key, replacing: request.replacing ? request.deviceID : nil,
             bindingCode: request.bindingCode)
@@ -139,25 +150,86 @@ extension BioAuthClient {
         return current
     }
 
+    /// The key made for `record` when it is still this phone's key.
+    func keyInProgress(_ record: PendingEnrolmentRecord) throws(ClientError) -> DevicePublicKey? {
+        let key: DevicePublicKey
+        do { key = try signer.publicKey() } catch  where error.code == .keyUnavailable { return nil } catch { throw ClientError(device: error) }
+        return key.spkiRepresentation == record.key ? key : nil
+    }
+
+    /// The recorded request as the server has it now, with the session that made it (the only one
+    /// the server lets use it), while both can still go on; nil when only a new request can: it
+    /// ended, expired or is unknown, or its session expired or was ended.
+    func liveRequest(_ record: PendingEnrolmentRecord, key: DevicePublicKey, userID: String) async throws(ClientError)
+        -> (request: PendingEnrolment, primary: PrimarySession)?
+    {
+        let now = configuration.clock.now()
+        guard let stored = record.request, stored.ending == nil, stored.expiresAt > now, record.primary.userID == userID, record.primary.expiresAt > now
+        else { return nil }
+        do {
+            let current = try await refreshed(stored, record.primary, key: key)
+            return current.ending == nil ? (current, record.primary) : nil
+        } catch  where [.notFound, .requestEnded, .authenticationFailed].contains(error.code) {
+            return nil
+        }
+    }
+
+    /// The session to use `request` with: the one that made it (the server binds a request to
+    /// its session) while it is valid and `primary`'s user's, else `primary`.
+    func session(of request: PendingEnrolment, _ primary: PrimarySession) throws(ClientError) -> PrimarySession {
+        guard let record = try storage.pending(), record.request?.id == request.id, record.primary.userID == primary.userID,
+            record.primary.expiresAt > configuration.clock.now()
+        else { return primary }
+        return record.primary
+    }
+
     /// Asks the server to send a recovery code to the user through the deployment's channel
     /// (e-mail, SMS): for a user without another device at hand. At most 3 per request, 60 s
     /// apart, and 10 a day: otherwise ``ClientError/Code/rateLimited`` with the wait in
     /// ``ClientError/retryAfter`` (none when this request had all its codes: make a new request).
     public func sendRecoveryCode(for request: PendingEnrolment, _ primary: PrimarySession) async throws(ClientError) {
-        try await api.sendRecoveryCode(id: request.id, token: primary.token)
+        try await api.sendRecoveryCode(id: request.id, token: try session(of: request, primary).token)
     }
 
     /// Approves the request with the recovery code the user received.
     public func recover(_ request: PendingEnrolment, code: String, _ primary: PrimarySession) async throws(ClientError) {
-        try await api.recoverEnrolment(id: request.id, Wire.RecoveryCodeEntry(code: code), token: primary.token)
+        try await api.recoverEnrolment(id: request.id, Wire.RecoveryCodeEntry(code: code), token: try session(of: request, primary).token)
     }
 
     /// Enrols this phone once its request is approved: one prompt (proof of possession).
+    ///
+    /// Calling it again is safe: once this phone is enrolled as `request`'s device it returns the
+    /// registration; when the app stopped after the server enrolled the key but before the phone
+    /// kept it, it finds the device on the server (no prompt) and keeps it.
     @discardableResult
     public func completeEnrolment(_ request: PendingEnrolment, _ primary: PrimarySession) async throws(ClientError) -> Registration {
         defer { publishState() }
+        if try storage.pending() == nil, let registration = try storage.registration(), registration.deviceID == request.deviceID,
+            registration.userID == primary.userID, try keyCondition() == .usable
+        {
+            return registration
+        }
         let key = try pendingSigningKey()
-        return try await register(key, for: primary, deviceName: request.deviceName, replacing: request.replacing ? request.deviceID : nil, request: request)
+        let session = try session(of: request, primary)
+        do {
+            return try await register(key, for: session, deviceName: request.deviceName, replacing: request.replacing ? request.deviceID : nil, request: request)
+        } catch  where error.code == .approvalRequired || error.code == .requestEnded {
+            guard let enrolled = try await enrolledOnServer(request, key: key, session) else { throw error }
+            return enrolled
+        }
+    }
+
+    /// `request`'s device when the server already holds this key for it (the request was used by
+    /// a completion whose answer never arrived), kept as this phone's registration. Not where the
+    /// server recorded an App Attest key: its id was not kept, so re-enrolment must make a new one.
+    func enrolledOnServer(_ request: PendingEnrolment, key: DevicePublicKey, _ primary: PrimarySession) async throws(ClientError) -> Registration? {
+        let devices = try await api.devices(token: primary.token)
+        guard let device = devices.first(where: { $0.id == request.deviceID && $0.revokedAt == nil && $0.publicKey == Base64URL.encode(key.spkiRepresentation) }),
+            device.attestation?.format != Wire.DeviceAttestation.appleAppAttest
+        else { return nil }
+        let registration = Registration(userID: primary.userID, deviceID: device.id, deviceName: device.name, appAttestKeyID: nil)
+        try remember(registration, key: key)
+        return registration
     }
 
     /// The key of the enrolment in progress.

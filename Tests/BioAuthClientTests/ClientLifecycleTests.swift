@@ -103,6 +103,102 @@ struct ClientLifecycleTests {
         }
     }
 
+    /// The documented re-key path, stopped after each step: the relaunched app calls `reenrol`
+    /// and `requestEnrolment` again (as an app written from the steps does), and each resumes what
+    /// is in progress — the same key, the same request, the code already sent still good, no new
+    /// code spent — then the path goes on from there; `completeEnrolment` twice enrols once.
+    @Test(arguments: 1...4)
+    func reenrolmentResumesAfterARelaunchAtEveryStep(stoppedAfter step: Int) async throws {
+        try await Phone.with { phone in
+            let registration = try await phone.enrolAlice()
+            phone.device.enrollBiometry()
+            let primary = try await phone.relaunched().signIn(username: "alice", password: Self.password)
+            #expect(await failure { try await phone.relaunched().reenrol(primary) }?.code == .approvalRequired)  // step 1
+            let key = try phone.client.signer.publicKey()
+            var request = step >= 2 ? try await phone.relaunched().requestEnrolment(primary) : nil
+            if step >= 3, let request { try await phone.relaunched().sendRecoveryCode(for: request, primary) }
+            let code = step >= 3 ? try request.map { try #require(phone.server.recoveryCode(for: $0.id)) } : nil
+            if step >= 4, let request, let code { try await phone.relaunched().recover(request, code: code, primary) }
+
+            // Relaunched after `step`; the app starts the documented path again, with a new sign-in.
+            let again = try await phone.relaunched().signIn(username: "alice", password: Self.password)
+            let prompts = phone.device.promptCount
+            if step == 4 {
+                let done = try await phone.relaunched().reenrol(again)  // approved meanwhile: completes it
+                #expect(done.deviceID == registration.deviceID && phone.device.promptCount == prompts + 1)
+            } else {
+                #expect(await failure { try await phone.relaunched().reenrol(again) }?.code == .approvalRequired)
+                let resumed = try await phone.relaunched().requestEnrolment(again)
+                #expect(try phone.client.signer.publicKey() == key, "no new key")
+                if let request { #expect(resumed.id == request.id && resumed.bindingCode == request.bindingCode, "no new request") }
+                #expect(await failure { try await phone.relaunched().reenrol(again) }?.code == .approvalRequired)
+                #expect(try await phone.relaunched().requestEnrolment(again).id == resumed.id)
+                request = resumed
+                let pending = try #require(request)
+                if step < 3 { try await phone.relaunched().sendRecoveryCode(for: pending, again) }
+                let typed = try #require(code ?? phone.server.recoveryCode(for: pending.id))
+                #expect(phone.server.recoveryCode(for: pending.id) == typed, "no new code sent")
+                try await phone.relaunched().recover(pending, code: typed, again)
+                let done = try await phone.relaunched().completeEnrolment(pending, again)
+                #expect(done.deviceID == registration.deviceID)
+            }
+            #expect(try phone.client.signer.publicKey() == key)
+            let completed = try await phone.relaunched().completeEnrolment(try #require(request), again)
+            #expect(completed.deviceID == registration.deviceID, "completing twice enrols once")
+            try await phone.relaunched().logIn()
+        }
+    }
+
+    /// The server enrolled the key but its answer never arrived (the app was killed, the network
+    /// dropped): the relaunched app's `completeEnrolment` finds the device on the server and keeps it.
+    @Test func aCompletionWhoseAnswerWasLostIsFoundOnTheServer() async throws {
+        let dropFinish = Atomic<Bool>(false)
+        try await Phone.with(tamper: { request, response in
+            guard dropFinish.load(ordering: .relaxed), request.path.hasSuffix("/registration/finish") else { return response }
+            return TransportResponse(status: 599, body: Data())
+        }) { phone in
+            let registration = try await phone.enrolAlice()
+            phone.device.enrollBiometry()
+            let primary = try await phone.client.signIn(username: "alice", password: Self.password)
+            let request = try await phone.client.requestEnrolment(primary)
+            try await phone.client.sendRecoveryCode(for: request, primary)
+            try await phone.client.recover(request, code: try #require(phone.server.recoveryCode(for: request.id)), primary)
+            dropFinish.store(true, ordering: .relaxed)
+            #expect(await failure { try await phone.client.completeEnrolment(request, primary) } != nil)
+            #expect(try await phone.relaunched().registration()?.deviceID == registration.deviceID)
+            #expect(await phone.relaunched().credentialState() == .enrolmentPending)
+
+            let prompts = phone.device.promptCount
+            let done = try await phone.relaunched().completeEnrolment(request, primary)
+            #expect(done.deviceID == registration.deviceID && phone.device.promptCount == prompts, "no prompt: the key is already the device's")
+            try await phone.relaunched().logIn()
+        }
+    }
+
+    /// A user of the backend's own login whose only phone saw a new face: the backend proves the
+    /// person its own way and vouches for the request (`BackendAPI.vouch`); no code is sent.
+    @Test func theBackendVouchesAfterItsOwnRecovery() async throws {
+        try await Phone.with { phone in
+            let backend = BackendAPI(transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!), apiKey: phone.server.apiKey)
+            func grant() async throws -> PrimarySession {
+                let grant = try await backend.enrolmentGrant(userID: "user-42")
+                return PrimarySession(userID: grant.userId, token: BearerToken(grant.token), expiresAt: Date(timeIntervalSince1970: TimeInterval(grant.expiresAt)))
+            }
+            let registration = try await phone.client.enrol(try await grant(), deviceName: "Bob's iPhone")
+            phone.device.enrollBiometry()
+            let primary = try await grant()
+            #expect(await failure { try await phone.relaunched().reenrol(primary) }?.code == .approvalRequired)
+            let request = try await phone.relaunched().requestEnrolment(primary)
+            #expect(await failure { try await backend.vouch(forEnrolmentRequest: request.id, of: "someone-else") }?.code == .notFound)
+            try await backend.vouch(forEnrolmentRequest: request.id, of: "user-42")
+            #expect(await failure { try await backend.vouch(forEnrolmentRequest: request.id, of: "user-42") }?.code == .conflict)
+            #expect(try await phone.relaunched().refresh(request, primary).isApproved)
+            #expect(phone.server.recoveryCode(for: request.id) == nil, "no code was sent")
+            #expect(try await phone.relaunched().completeEnrolment(request, primary).deviceID == registration.deviceID)
+            try await phone.relaunched().logIn()
+        }
+    }
+
     @Test func aRelaunchBeforeTheServerAnsweredResumesWithTheSameKey() async throws {
         try await Phone.with { phone in
             try await phone.enrolAlice()
