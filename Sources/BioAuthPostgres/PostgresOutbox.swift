@@ -54,7 +54,7 @@ extension PostgresStore {
             "SELECT COUNT(*) FILTER (WHERE dead_at IS NULL) AS pending, MIN(at) FILTER (WHERE dead_at IS NULL) AS oldest, COUNT(*) FILTER (WHERE dead_at IS NOT NULL) AS dead FROM outbox"
         )
         guard let row = rows.first?.makeRandomAccess() else { return OutboxStatus(pending: 0, oldestPendingAt: nil, deadLetters: 0) }
-        return OutboxStatus(pending: Int(try row.value("pending", Int64.self)), oldestPendingAt: try row.value("oldest", Date?.self), deadLetters: Int(try row.value("dead", Int64.self)))
+        return OutboxStatus(pending: Int(try row.value("pending", Int64.self)), oldestPendingAt: try row.optional("oldest", Date.self), deadLetters: Int(try row.value("dead", Int64.self)))
     }
 
     public func replayDeadLetters(ids: [Int64], now: Date) async throws -> Int {

@@ -11,6 +11,8 @@ extension StoreConformance {
     /// lease (a leased event is not claimed again until the lease ends, also under races); a
     /// retry waits for its time; a completed event is gone; the sweep drops old ones.
     public func outbox(_ store: any BioAuthStore) async throws {
+        let empty = try await store.outboxStatus()
+        try require(empty.pending == 0 && empty.deadLetters == 0 && empty.oldestPendingAt == nil, "outbox: an empty outbox has a status", "\(empty)")
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
         var login = session("s1", device: "d1")
         login.createdAt = t0
