@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "BioAuthSQLite", targets: ["BioAuthSQLite"]),
         .library(name: "BioAuthPostgres", targets: ["BioAuthPostgres"]),
         .library(name: "BioAuthHTTP", targets: ["BioAuthHTTP"]),
+        .library(name: "BioAuthWebhooks", targets: ["BioAuthWebhooks"]),
         .library(name: "BioAuthTesting", targets: ["BioAuthTesting"]),
         .library(name: "BioAuthServerTesting", targets: ["BioAuthServerTesting"]),
         // A real server inside an app's test process: link it from the app's test target only.
@@ -114,11 +115,22 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             resources: [.copy("openapi.yaml")]
+        ),
+        .target(
+            // Outgoing HTTP (AsyncHTTPClient, and with it a second TLS stack): only the server
+            // executable and embedders that post webhooks link it, never BioAuthTestServer.
+            name: "BioAuthWebhooks",
+            dependencies: [
+                "BioAuthServer", "BioAuthCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .target(name: "BioAuthTesting", dependencies: ["BioAuth", "BioAuthCore", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
@@ -134,7 +146,7 @@ let package = Package(
         .executableTarget(
             name: "BioAuthServerApp",
             dependencies: [
-                "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres", "BioAuthAttestation",
+                "BioAuthHTTP", "BioAuthWebhooks", "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres", "BioAuthAttestation",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -183,7 +195,7 @@ let package = Package(
         .testTarget(
             name: "BioAuthServerTests",
             dependencies: [
-                "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres", "BioAuthHTTP", "BioAuthTesting", "BioAuthServerTesting", "BioAuthCore", "BioAuthEmulator", "BioAuth", "BioAuthClient", "BioAuthCLI",
+                "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres", "BioAuthHTTP", "BioAuthWebhooks", "BioAuthTesting", "BioAuthServerTesting", "BioAuthCore", "BioAuthEmulator", "BioAuth", "BioAuthClient", "BioAuthCLI",
                 "BioAuthAttestation",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

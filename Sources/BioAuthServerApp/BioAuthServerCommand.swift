@@ -4,6 +4,7 @@ import BioAuthHTTP
 import BioAuthPostgres
 import BioAuthServer
 import BioAuthSQLite
+import BioAuthWebhooks
 import Foundation
 import Hummingbird
 import Logging

@@ -191,7 +191,8 @@ struct AccessTokenTests {
 
     /// Introspection accepts a token only with the header this server writes (RFC 9068 §4): the
     /// same claims re-signed with the server's own key are not active when the header says
-    /// another `alg` or `typ`, names no `kid` or an unknown one, or adds a `crit` extension.
+    /// another `alg` or `typ`, names no `kid` or an unknown one, adds a `crit` extension or any
+    /// member the server never writes (`jku`, `x5u`, `jwk`), or when `exp` has a fraction.
     @Test func introspectionRefusesHeadersTheServerNeverWrites() async throws {
         let harness = ServerHarness()
         try await harness.test { api in
@@ -202,7 +203,7 @@ struct AccessTokenTests {
             let stored = try #require(try await harness.service.store.signingKeys().first { $0.id == kid })
             let key = try P256.Signing.PrivateKey(rawRepresentation: stored.storedKey)  // plaintext in this harness
             let claims = String(login["accessToken"].split(separator: ".")[1])
-            func signed(_ header: [String: Any]) throws -> String {
+            func signed(_ header: [String: Any], claims: String = claims) throws -> String {
                 let encodedHeader = Base64URL.encode(try JSONSerialization.data(withJSONObject: header, options: .sortedKeys))
                 let signature = try key.signature(for: Data((encodedHeader + "." + claims).utf8)).rawRepresentation
                 return encodedHeader + "." + claims + "." + Base64URL.encode(signature)
@@ -214,10 +215,22 @@ struct AccessTokenTests {
                 ("no kid", own.filter { $0.key != "kid" }), ("unknown kid", own.merging(["kid": "nope"]) { $1 }),
                 ("typ JWT", own.merging(["typ": "JWT"]) { $1 }), ("no typ", own.filter { $0.key != "typ" }),
                 ("alg ES384", own.merging(["alg": "ES384"]) { $1 }), ("crit", own.merging(["crit": ["exp"], "exp": 1]) { $1 }),
+                ("jku", own.merging(["jku": "https://attacker.example/jwks.json"]) { $1 }),
+                ("x5u", own.merging(["x5u": "https://attacker.example/cert.pem"]) { $1 }), ("cty", own.merging(["cty": "JWT"]) { $1 }),
             ]
             for (name, header) in refused {
                 #expect(try await introspect(api, try signed(header))["active"] as? Bool == false, "\(name)")
             }
+            // The same claims with a fractional `exp` (a NumericDate may have one; this server's never do).
+            let claimBytes = try #require(Base64URL.decode(claims))
+            var payload = try #require(try JSONSerialization.jsonObject(with: claimBytes) as? [String: Any])
+            let exp = try #require(payload["exp"] as? Int)
+            payload["exp"] = Double(exp) - 0.5
+            let fractional = Base64URL.encode(try JSONSerialization.data(withJSONObject: payload, options: .sortedKeys))
+            #expect(try await introspect(api, try signed(own, claims: fractional))["active"] as? Bool == false, "fractional exp")
+            payload["exp"] = exp
+            let whole = Base64URL.encode(try JSONSerialization.data(withJSONObject: payload, options: .sortedKeys))
+            #expect(try await introspect(api, try signed(own, claims: whole))["active"] as? Bool == true, "the same claims re-encoded are active")
         }
     }
 

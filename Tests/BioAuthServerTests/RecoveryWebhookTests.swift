@@ -1,6 +1,7 @@
 import BioAuthCore
 import BioAuthHTTP
 import BioAuthServer
+import BioAuthWebhooks
 import Crypto
 import Foundation
 import HTTPTypes

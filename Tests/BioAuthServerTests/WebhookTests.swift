@@ -1,6 +1,7 @@
 import BioAuthCore
 import BioAuthHTTP
 import BioAuthServer
+import BioAuthWebhooks
 import BioAuthServerTesting
 import Crypto
 import Foundation

@@ -222,14 +222,15 @@ actor AccessTokenIssuer {
     /// The claims of a token this server issued, if its signature verifies with a published key
     /// and it is unexpired at the server's clock, for this issuer and audience; nil otherwise.
     /// Its header must say what this server writes (``AccessTokenHeader``): ES256, `at+jwt`, the
-    /// `kid` of a published key, no `crit` — a token without a `kid` is not tried with any key.
+    /// `kid` of a published key and nothing else — a token without a `kid` is not tried with any
+    /// key — and its `iat` and `exp` must be whole seconds.
     func verify(_ token: String, audit: AuditEvent) async throws -> AccessTokenClaims? {
         let (keys, collection) = try await current(audit: audit)
         guard let header = AccessTokenHeader(token), Self.publishable(keys.map(\.record), at: clock.now(), policy: policy).contains(where: { $0.id == header.keyID })
         else {
             return nil
         }
-        guard let claims = try? await collection.verify(token, as: AccessTokenClaims.self) else { return nil }
+        guard let claims = try? await collection.verify(token, as: AccessTokenClaims.self), AccessTokenHeader.hasWholeSecondTimes(token) else { return nil }
         let now = clock.now()
         guard claims.iss.value == issuer, claims.aud.value.contains(audience), claims.exp.value > now, claims.iat.value <= now.addingTimeInterval(60) else {
             return nil
@@ -320,19 +321,34 @@ struct OpenedSigningKey: Sendable {
 
 /// The protected header of an access token, accepted only as this server writes it (RFC 9068
 /// §4): `alg` ES256 (nothing else is ever tried, `none` least of all), `typ` `at+jwt` (or
-/// `application/at+jwt`, case-insensitive), a `kid`, and no `crit` — this server understands no
-/// extension, so a token that names one is refused (RFC 7515 §4.1.11).
+/// `application/at+jwt`, case-insensitive, which RFC 9068 §4 tells resource servers to accept),
+/// a `kid`, and nothing else — no `crit` (this server understands no extension, RFC 7515
+/// §4.1.11), no `jku`, `x5u`, `jwk` or any other member this server never writes.
 struct AccessTokenHeader: Equatable {
     let keyID: String
+    static let members: Set<String> = ["alg", "typ", "kid"]
 
     init?(_ token: String) {
         guard let encoded = token.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first,
             let data = Base64URL.decode(String(encoded)),
             let header = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            header["alg"] as? String == "ES256", header["crit"] == nil,
+            Set(header.keys).isSubset(of: Self.members),
+            header["alg"] as? String == "ES256",
             let type = (header["typ"] as? String)?.lowercased(), type == "at+jwt" || type == "application/at+jwt",
             let keyID = header["kid"] as? String, !keyID.isEmpty
         else { return nil }
         self.keyID = keyID
+    }
+
+    /// Whether the token's `iat` and `exp` are whole seconds, as this server writes them (a
+    /// NumericDate may have a fraction, RFC 7519 §2; these never do).
+    static func hasWholeSecondTimes(_ token: String) -> Bool {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Base64URL.decode(String(parts[1])) else { return false }
+        struct Times: Decodable {
+            let iat: Int64
+            let exp: Int64
+        }
+        return (try? JSONDecoder().decode(Times.self, from: data)) != nil
     }
 }
