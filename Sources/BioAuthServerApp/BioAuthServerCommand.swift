@@ -210,9 +210,20 @@ struct Serve: AsyncParsableCommand {
     @Option(
         name: .customLong("management-port"),
         help:
-            "Serve /metrics and the health probes on this port too (env BIOAUTH_MANAGEMENT_PORT), and /metrics no longer on the public one.")
+            "Port of the management listener, which serves /metrics and the health probes (env BIOAUTH_MANAGEMENT_PORT; default 9464; 0 picks a free one). The public listener serves no /metrics.")
     var managementPortOption: Int?
-    var managementPort: Int? { managementPortOption ?? env("BIOAUTH_MANAGEMENT_PORT").flatMap(Int.init) }
+    var managementPort: Int? {
+        if let port = managementPortOption ?? env("BIOAUTH_MANAGEMENT_PORT").flatMap(Int.init) { return port }
+        return publicMetrics ? nil : Self.defaultManagementPort
+    }
+    static let defaultManagementPort = 9464
+    @Flag(
+        name: .customLong("public-metrics"),
+        help:
+            "Serve /metrics on the public listener, and no management listener unless --management-port names one (env BIOAUTH_PUBLIC_METRICS=1): anyone who reaches the API then reads its traffic, failures and lockouts."
+    )
+    var publicMetricsFlag = false
+    var publicMetrics: Bool { publicMetricsFlag || env("BIOAUTH_PUBLIC_METRICS") == "1" }
     @Option(name: .customLong("management-host"), help: "Address of the management listener (env BIOAUTH_MANAGEMENT_HOST).")
     var managementHost: String = env("BIOAUTH_MANAGEMENT_HOST") ?? "127.0.0.1"
     @Option(name: .customLong("log-format"), help: "text (swift-log's lines) or json (one object per line, for log pipelines) (env BIOAUTH_LOG_FORMAT).")
@@ -308,7 +319,7 @@ struct Serve: AsyncParsableCommand {
             trustedProxies: trustedProxies.compactMap(IPNetwork.init) + (trustForwardedFor ? HTTPOptions.loopbackProxies : []),
             allowSignUp: allowSignUp || env("BIOAUTH_ALLOW_SIGN_UP") == "1")
         http.accessLog = accessLog
-        http.publicMetrics = managementPort == nil
+        http.publicMetrics = publicMetrics
         let configuration = ServerAppConfiguration(
             host: host, port: port, server: serverConfiguration, http: http,
             logLevel: Logger.Level(rawValue: logLevel) ?? .info)

@@ -26,7 +26,7 @@ public final class ServerProcess {
         return built
     }
 
-    /// Starts `bioauth-server --port 0` on `database` and waits until it listens. Test servers
+    /// Starts `bioauth-server --port 0 --management-port 0` on `database` and waits until it listens. Test servers
     /// allow sign-up unless `signUp` is false (the product's default is off).
     /// Its log lines go to `standardError` when given (a file the test reads), else to the test's own.
     public init(database: String, extra: [String] = [], environment: [String: String] = [:], signUp: Bool = true, standardError: FileHandle? = nil) throws {
@@ -34,7 +34,8 @@ public final class ServerProcess {
         if let standardError { process.standardError = standardError }
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.arguments =
-            ["--port", "0", "--database", database, "--password-rounds", "1000", "--insecure-password-rounds-for-tests", "--log-level", "error"] + (signUp ? ["--allow-sign-up"] : []) + extra
+            ["--port", "0", "--management-port", "0", "--database", database, "--password-rounds", "1000", "--insecure-password-rounds-for-tests", "--log-level", "error"]
+            + (signUp ? ["--allow-sign-up"] : []) + extra
         let output = Pipe()
         process.standardOutput = output
         try process.run()

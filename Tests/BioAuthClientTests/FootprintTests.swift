@@ -85,4 +85,22 @@ struct FootprintTests {
             }
         }
     }
+
+    /// What an app's test target builds for `BioAuthTestServer`: the server over SQLite and
+    /// Hummingbird, but no PostgreSQL, no outgoing HTTP client (and its second TLS stack) and no
+    /// command line — they cost minutes of a first build and a test needs none of them.
+    @Test func theTestServerBuildsNoPostgresNoHTTPClient() throws {
+        let manifest = try Self.dependencies()
+        var pending = ["BioAuthTestServer"], seen: Set<String> = []
+        while let target = pending.popLast() {
+            guard seen.insert(target).inserted else { continue }
+            for dependency in try #require(manifest[target], "no target \(target) in the manifest") {
+                for forbidden in ["Postgres", "AsyncHTTPClient", "BioAuthWebhooks", "ArgumentParser", "BioAuthServerApp", "BioAuthCLI"] {
+                    #expect(!dependency.name.contains(forbidden), "\(target) depends on \(dependency.name)")
+                }
+                if manifest[dependency.name] != nil { pending.append(dependency.name) }
+            }
+        }
+        #expect(seen.isSuperset(of: ["BioAuthTestServer", "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite"]))
+    }
 }

@@ -1,6 +1,7 @@
 import BioAuthCore
 @testable import BioAuthHTTP
 import BioAuthServer
+import BioAuthServerTesting
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -50,6 +51,36 @@ struct MetricsTests {
             #expect(try await client.execute(uri: "/v1/login/challenge", method: .post).status == .notFound, "the API is not on the management listener")
         }
         try await harness.service.store.close()
+    }
+
+    /// `bioauth-server` serves `/metrics` only on its management listener by default, and on the
+    /// public one only with `--public-metrics`.
+    @Test(.timeLimit(.minutes(2)))
+    func theServerBinaryServesMetricsOnlyOnTheManagementListener() async throws {
+        let database = temporaryDatabasePath()
+        let logFile = database + ".log"
+        #expect(FileManager.default.createFile(atPath: logFile, contents: nil))
+        defer { try? FileManager.default.removeItem(atPath: logFile) }
+        let server = try ServerProcess(
+            database: database, extra: ["--log-format", "json", "--log-level", "notice"], standardError: try FileHandle(forWritingTo: URL(fileURLWithPath: logFile)))
+        #expect(try await ServerClient(baseURL: "http://127.0.0.1:\(server.port)").get("/metrics").status == 404)
+        var address: String?
+        for _ in 0..<100 where address == nil {
+            let lines = try String(contentsOfFile: logFile, encoding: .utf8).split(separator: "\n")
+            address =
+                lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .first { ($0["message"] as? String)?.hasPrefix("management listener") == true }?["address"] as? String
+            if address == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let management = ServerClient(baseURL: "http://" + (try #require(address, "the management listener said where it listens")))
+        let metrics = try await management.get("/metrics")
+        #expect(metrics.status == 200 && metrics.text.contains("bioauth_logins_total"))
+        #expect(try await management.get("/health/ready").status == 200)
+        #expect(server.stop() == 0)
+
+        let open = try ServerProcess(database: database, extra: ["--public-metrics"])
+        #expect(try await ServerClient(baseURL: "http://127.0.0.1:\(open.port)").get("/metrics").status == 200)
+        #expect(open.stop() == 0)
     }
 
     /// The outbox's depth, the age of its oldest waiting event and its dead letters are gauges,

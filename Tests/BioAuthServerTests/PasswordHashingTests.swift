@@ -31,7 +31,7 @@ struct PasswordHashingTests {
     @Test func bioauthServerRefusesWeakPasswordRoundsOutsideTests() throws {
         let process = Process()
         process.executableURL = try ServerProcess.executable("bioauth-server")
-        process.arguments = ["--password-rounds", "1000", "--database", ":memory:", "--port", "0"]
+        process.arguments = ["--password-rounds", "1000", "--database", ":memory:", "--port", "0", "--management-port", "0"]
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = Pipe()

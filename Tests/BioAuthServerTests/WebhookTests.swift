@@ -202,7 +202,7 @@ struct WebhookURLSafetyTests {
     func start(_ arguments: [String]) async throws -> (status: Int32, errors: String) {
         let process = Process()
         process.executableURL = try ServerProcess.executable("bioauth-server")
-        process.arguments = ["--database", ":memory:", "--port", "0"] + arguments
+        process.arguments = ["--database", ":memory:", "--port", "0", "--management-port", "0"] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(["BIOAUTH_WEBHOOK_SECRET": String(repeating: "s", count: 40)]) { $1 }
         let errors = Pipe()
         process.standardError = errors

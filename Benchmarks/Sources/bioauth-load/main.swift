@@ -134,7 +134,7 @@ final class Server {
         let environment = ["BIOAUTH_SIGNING_KEY_KEK": Self.signingKeyEncryption, "BIOAUTH_LOAD_DEVICE_KEY": deviceKey.base64EncodedString()]
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.arguments = [
-            "--port", "0", "--database", database, "--relying-party", "load.test", "--requests-per-client", "1000000000", "--log-level", "error",
+            "--port", "0", "--management-port", "0", "--database", database, "--relying-party", "load.test", "--requests-per-client", "1000000000", "--log-level", "error",
             "--database-tls", "disable", "--database-pool-size", ProcessInfo.processInfo.environment["BIOAUTH_LOAD_POOL_SIZE"] ?? "16",
             // The password flood comes from many addresses, as a botnet's would: no per-address limit stops it.
             "--trust-forwarded-for",
