@@ -48,6 +48,10 @@ extension PostgresStore {
             rows.enrolmentRequests = try await c.query("SELECT * FROM enrolment_requests WHERE user_id = \(user) ORDER BY created_at, id", logger: logger)
                 .collect().map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
         }
+        if let id = locking.deviceRemoval {
+            rows.deviceRemoval = try await c.query("SELECT * FROM device_removals WHERE id = \(id) FOR UPDATE", logger: logger).collect().first
+                .map { try DeviceRemovalRecord(row: PostgresStoredRow($0)) }
+        }
         if !locking.counters.isEmpty {
             // A counter row may not exist yet: lock its key instead, in one order (no deadlock).
             let keys = locking.counters.map(\.storageKey).sorted()

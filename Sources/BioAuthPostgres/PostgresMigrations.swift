@@ -118,6 +118,14 @@ extension PostgresStore {
             ["DROP INDEX audit_repeat", "CREATE INDEX audit_repeat ON audit (client, kind, at) WHERE \(Schema.mergedAuditKindsCondition)"]
         ),
         (23, "Enrolment requests remember the address that asked", ["ALTER TABLE enrolment_requests ADD COLUMN requester TEXT"]),
+        (
+            24, "Device removals wait out a delay the owner's devices can cancel",
+            [
+                "CREATE TABLE device_removals (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, device_id TEXT NOT NULL, session_id TEXT NOT NULL, requester TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL, code_expires_at TIMESTAMPTZ NOT NULL, code_hash BYTEA NOT NULL, code_attempts INTEGER NOT NULL, scheduled_at TIMESTAMPTZ, executes_at TIMESTAMPTZ, ended_at TIMESTAMPTZ, ending TEXT)",
+                "CREATE INDEX device_removals_user ON device_removals (user_id, created_at)",
+                "CREATE INDEX device_removals_due ON device_removals (executes_at) WHERE ended_at IS NULL",
+            ]
+        ),
     ]
 
     /// Applies the migrations this database lacks, under the migration lock (instances that start

@@ -132,6 +132,20 @@ extension PostgresStore {
             try await c.query("UPDATE enrolment_requests SET ended_at = \(at), ending = \(ending.rawValue) WHERE id = \(id)", logger: logger)
         case .countRecoveryAttempt(let id):
             try await c.query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = \(id)", logger: logger)
+        case .insertDeviceRemoval(let r):
+            try await c.query(
+                """
+                INSERT INTO device_removals (id, user_id, device_id, session_id, requester, created_at, code_expires_at, code_hash, code_attempts, scheduled_at,
+                  executes_at, ended_at, ending)
+                VALUES (\(r.id), \(r.userID), \(r.deviceID), \(r.sessionID), \(r.requester), \(r.createdAt), \(r.codeExpiresAt), \(r.codeHash),
+                        \(Int32(clamping: r.codeAttempts)), \(r.scheduledAt), \(r.executesAt), \(r.endedAt), \(r.ending?.rawValue))
+                """, logger: logger)
+        case .updateDeviceRemoval(let r):
+            try await c.query(
+                """
+                UPDATE device_removals SET code_attempts = \(Int32(clamping: r.codeAttempts)), scheduled_at = \(r.scheduledAt), executes_at = \(r.executesAt),
+                  ended_at = \(r.endedAt), ending = \(r.ending?.rawValue) WHERE id = \(r.id)
+                """, logger: logger)
         case .redeemApproval(let hash, let at):
             try await c.query("UPDATE approvals SET consumed_at = \(at) WHERE token_hash = \(hash)", logger: logger)
         case .rotateRefreshToken(let session, let spent, let replacement, let at, let sealed):

@@ -345,6 +345,15 @@ public final class PostgresStore: BioAuthStore {
         try await rows("SELECT * FROM enrolment_requests WHERE id = \(id)").first.map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
     }
 
+    public func deviceRemovals(userID: UserID) async throws -> [DeviceRemovalRecord] {
+        try await rows("SELECT * FROM device_removals WHERE user_id = \(userID) ORDER BY created_at, id").map { try DeviceRemovalRecord(row: PostgresStoredRow($0)) }
+    }
+
+    public func dueDeviceRemovals(now: Date, limit: Int) async throws -> [DeviceRemovalRecord] {
+        try await rows("SELECT * FROM device_removals WHERE ended_at IS NULL AND executes_at <= \(now) ORDER BY executes_at, id LIMIT \(Int64(limit))")
+            .map { try DeviceRemovalRecord(row: PostgresStoredRow($0)) }
+    }
+
     public func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord] {
         try await rows("SELECT * FROM enrolment_requests WHERE user_id = \(userID) AND expires_at > \(now) ORDER BY created_at, id")
             .map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }

@@ -119,5 +119,13 @@ extension SQLiteStore {
             ["DROP INDEX audit_repeat", "CREATE INDEX audit_repeat ON audit (client, kind, at) WHERE \(Schema.mergedAuditKindsCondition)"]
         ),
         ("Enrolment requests remember the address that asked", ["ALTER TABLE enrolment_requests ADD COLUMN requester TEXT"]),
+        (
+            "Device removals wait out a delay the owner's devices can cancel",
+            [
+                "CREATE TABLE device_removals (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, device_id TEXT NOT NULL, session_id TEXT NOT NULL, requester TEXT NOT NULL, created_at REAL NOT NULL, code_expires_at REAL NOT NULL, code_hash BLOB NOT NULL, code_attempts INTEGER NOT NULL, scheduled_at REAL, executes_at REAL, ended_at REAL, ending TEXT)",
+                "CREATE INDEX device_removals_user ON device_removals (user_id, created_at)",
+                "CREATE INDEX device_removals_due ON device_removals (executes_at) WHERE ended_at IS NULL",
+            ]
+        ),
     ]
 }

@@ -107,6 +107,21 @@ extension SQLiteHandle {
             try query("UPDATE enrolment_requests SET ended_at = ?, ending = ? WHERE id = ?", [.date(at), .text(ending.rawValue), .text(id)])
         case .countRecoveryAttempt(let id):
             try query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = ?", [.text(id)])
+        case .insertDeviceRemoval(let r):
+            try query(
+                """
+                INSERT INTO device_removals (id, user_id, device_id, session_id, requester, created_at, code_expires_at, code_hash, code_attempts, scheduled_at,
+                  executes_at, ended_at, ending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(r.id), .text(r.userID), .text(r.deviceID), .text(r.sessionID), .text(r.requester), .date(r.createdAt), .date(r.codeExpiresAt),
+                    .blob(r.codeHash), .integer(r.codeAttempts), .optionalDate(r.scheduledAt), .optionalDate(r.executesAt), .optionalDate(r.endedAt),
+                    .optionalText(r.ending?.rawValue),
+                ])
+        case .updateDeviceRemoval(let r):
+            try query(
+                "UPDATE device_removals SET code_attempts = ?, scheduled_at = ?, executes_at = ?, ended_at = ?, ending = ? WHERE id = ?",
+                [.integer(r.codeAttempts), .optionalDate(r.scheduledAt), .optionalDate(r.executesAt), .optionalDate(r.endedAt), .optionalText(r.ending?.rawValue), .text(r.id)])
         case .redeemApproval(let hash, let at):
             try query("UPDATE approvals SET consumed_at = ? WHERE token_hash = ?", [.date(at), .blob(hash)])
         case .rotateRefreshToken(let session, let spent, let replacement, let at, let sealed):

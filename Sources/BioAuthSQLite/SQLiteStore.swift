@@ -195,6 +195,9 @@ public final class SQLiteStore: BioAuthStore {
                 rows.enrolmentRequests = try db.query("SELECT * FROM enrolment_requests WHERE user_id = ? ORDER BY created_at, id", [.text(user)])
                     .map { try EnrolmentRequestRecord(row: $0) }
             }
+            if let id = locking.deviceRemoval {
+                rows.deviceRemoval = try db.query("SELECT * FROM device_removals WHERE id = ?", [.text(id)]).first.map { try DeviceRemovalRecord(row: $0) }
+            }
             rows.counters = try db.counters(locking.counters)
             let decision = decide(rows)
             return (decision.verdict, try db.apply(decision.plan))
@@ -282,6 +285,20 @@ public final class SQLiteStore: BioAuthStore {
 
     public func enrolmentRequest(id: EnrolmentRequestID) async throws -> EnrolmentRequestRecord? {
         try await reader.read { db in try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map { try EnrolmentRequestRecord(row: $0) } }
+    }
+
+    public func deviceRemovals(userID: UserID) async throws -> [DeviceRemovalRecord] {
+        try await reader.read { db in
+            try db.query("SELECT * FROM device_removals WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map { try DeviceRemovalRecord(row: $0) }
+        }
+    }
+
+    public func dueDeviceRemovals(now: Date, limit: Int) async throws -> [DeviceRemovalRecord] {
+        try await reader.read { db in
+            try db.query(
+                "SELECT * FROM device_removals WHERE ended_at IS NULL AND executes_at <= ? ORDER BY executes_at, id LIMIT ?", [.date(now), .integer(limit)]
+            ).map { try DeviceRemovalRecord(row: $0) }
+        }
     }
 
     public func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord] {

@@ -25,7 +25,7 @@ public struct StoreConformance: Sendable {
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
         case users, challenges, challengeRace, failures, passwordAttempts, verdicts, devices, sessions, approvals, approvalWithdrawal, audit, retention
         case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap, recoveryCodeLimits, cancelledRequests, firstDevice, userIDNamespaces
-        case appAttestCounters, staleDeviceKey, challengeWithdrawal
+        case appAttestCounters, staleDeviceKey, challengeWithdrawal, deviceRemovals
 
         public var description: String { rawValue }
     }
@@ -60,6 +60,7 @@ public struct StoreConformance: Sendable {
             case .appAttestCounters: try await appAttestCounters(store)
             case .staleDeviceKey: try await staleDeviceKey(store)
             case .challengeWithdrawal: try await challengeWithdrawal(store)
+            case .deviceRemovals: try await deviceRemovals(store)
             }
             try await store.close()
         } catch {

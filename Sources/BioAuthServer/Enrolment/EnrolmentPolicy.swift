@@ -36,11 +36,16 @@ public struct EnrolmentPolicy: Sendable, Hashable {
     public var grantTTL: TimeInterval
     /// How many recovery codes may be sent, and how often.
     public var recoveryCodes: RecoveryCodeLimits
+    /// How long a device removal that a password and a recovery code scheduled waits before it
+    /// happens (24 h, `--lost-device-delay`): time for any of the user's devices to see it and
+    /// cancel it (``DeviceRemovalRecord``).
+    public var lostDeviceDelay: TimeInterval
 
     public init(
         additionalDevices: Proof = .approvalOrRecovery, coolDown: TimeInterval = 86_400, requestTTL: TimeInterval = 900, maxRecoveryAttempts: Int = 5,
-        grantTTL: TimeInterval = 600, recoveryCodes: RecoveryCodeLimits = RecoveryCodeLimits()
+        grantTTL: TimeInterval = 600, recoveryCodes: RecoveryCodeLimits = RecoveryCodeLimits(), lostDeviceDelay: TimeInterval = 86_400
     ) {
+        self.lostDeviceDelay = lostDeviceDelay
         self.additionalDevices = additionalDevices
         self.coolDown = coolDown
         self.requestTTL = requestTTL

@@ -72,6 +72,13 @@ public protocol BioAuthStore: Sendable {
     func enrolmentRequest(id: EnrolmentRequestID) async throws -> EnrolmentRequestRecord?
     /// The user's requests unexpired at `now`, in creation order.
     func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord]
+
+    // MARK: Device removals
+
+    /// The user's device removals, ended ones too, in creation order.
+    func deviceRemovals(userID: UserID) async throws -> [DeviceRemovalRecord]
+    /// Up to `limit` removals scheduled to happen at or before `now` and not ended, earliest first.
+    func dueDeviceRemovals(now: Date, limit: Int) async throws -> [DeviceRemovalRecord]
     // MARK: The event outbox
 
     // Every write that appends an audit event of a kind in ``AuditKind/deliveredEvents`` also

@@ -56,6 +56,8 @@ struct PublishingStore: BioAuthStore {
     func sessions(userID: UserID) async throws -> [SessionRecord] { try await base.sessions(userID: userID) }
     func enrolmentRequest(id: EnrolmentRequestID) async throws -> EnrolmentRequestRecord? { try await base.enrolmentRequest(id: id) }
     func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord] { try await base.enrolmentRequests(userID: userID, now: now) }
+    func deviceRemovals(userID: UserID) async throws -> [DeviceRemovalRecord] { try await base.deviceRemovals(userID: userID) }
+    func dueDeviceRemovals(now: Date, limit: Int) async throws -> [DeviceRemovalRecord] { try await base.dueDeviceRemovals(now: now, limit: limit) }
     func claimOutbox(now: Date, leaseUntil: Date, limit: Int, first: Set<AuditKind>) async throws -> [OutboxEvent] {
         try await base.claimOutbox(now: now, leaseUntil: leaseUntil, limit: limit, first: first)
     }

@@ -41,6 +41,8 @@ public typealias DeviceID = RecordID<DeviceRecord>
 public typealias SessionID = RecordID<SessionRecord>
 /// A request to enrol another device.
 public typealias EnrolmentRequestID = RecordID<EnrolmentRequestRecord>
+/// A scheduled device removal's id (``DeviceRemovalRecord``).
+public typealias DeviceRemovalID = RecordID<DeviceRemovalRecord>
 /// A backend API key.
 public typealias ApiKeyID = RecordID<ApiKeyRecord>
 

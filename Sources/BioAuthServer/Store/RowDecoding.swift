@@ -81,6 +81,18 @@ extension EnrolmentRequestRecord {
     }
 }
 
+extension DeviceRemovalRecord {
+    package init(row r: some StoredRow) throws(StoreError) {
+        let ending = try r.optionalString("ending")
+        guard ending.map({ DeviceRemovalEnding(rawValue: $0) != nil }) ?? true else { throw StoreError(.corruptRow, detail: "device_removals.ending") }
+        self.init(
+            id: try r.id("id"), userID: try r.id("user_id"), deviceID: try r.id("device_id"), sessionID: try r.id("session_id"), requester: try r.string("requester"),
+            createdAt: try r.date("created_at"), codeExpiresAt: try r.date("code_expires_at"), codeHash: try r.tokenHash("code_hash"),
+            codeAttempts: try r.int("code_attempts"), scheduledAt: try r.optionalDate("scheduled_at"), executesAt: try r.optionalDate("executes_at"),
+            endedAt: try r.optionalDate("ended_at"), ending: ending.flatMap(DeviceRemovalEnding.init(rawValue:)))
+    }
+}
+
 extension DeviceRecord {
     /// `prefix` names the columns of a joined device row (`d_id`, …).
     package init(row r: some StoredRow, prefix: String = "") throws(StoreError) {

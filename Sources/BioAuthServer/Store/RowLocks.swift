@@ -18,11 +18,14 @@ public struct RowLocks: Sendable, Hashable {
     public var enrolmentRequestsOf: UserID?
     /// These counters, each under its own lock (absent ones too).
     public var counters: [FailureSubject]
+    /// The device removal with this id.
+    public var deviceRemoval: DeviceRemovalID?
 
     public init(
         approval: TokenHash? = nil, enrolmentRequest: EnrolmentRequestID? = nil, refreshToken: TokenHash? = nil, passwordAttempt: PasswordAttemptKey? = nil,
-        enrolmentRequestsOf: UserID? = nil, counters: [FailureSubject] = []
+        enrolmentRequestsOf: UserID? = nil, counters: [FailureSubject] = [], deviceRemoval: DeviceRemovalID? = nil
     ) {
+        self.deviceRemoval = deviceRemoval
         self.enrolmentRequestsOf = enrolmentRequestsOf
         self.counters = counters
         self.approval = approval
@@ -49,6 +52,7 @@ public struct LockedRows: Sendable, Hashable {
     public var enrolmentRequests: [EnrolmentRequestRecord]
     /// ``RowLocks/counters`` that exist.
     public var counters: [FailureSubject: FailureCounter]
+    public var deviceRemoval: DeviceRemovalRecord?
 
     public init(
         approval: ApprovalRecord? = nil, approvalSignerActive: Bool = false, enrolmentRequest: EnrolmentRequestRecord? = nil, refreshSession: SessionState? = nil,

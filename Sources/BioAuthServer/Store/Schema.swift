@@ -29,6 +29,7 @@ package enum Schema {
         "Challenges are not kept through a crash",
         "Only failures are indexed for merging repeats",
         "Enrolment requests remember the address that asked",
+        "Device removals wait out a delay the owner's devices can cancel",
     ]
 
     /// The kinds whose repeats merge into one audit row (``AuditEvent/aggregates``) as the index
@@ -118,6 +119,14 @@ package enum Schema {
                 .init("session_id", .text, nullable: true), .init("enrolment_request_id", .text, nullable: true),
             ]),
         Table("counters", [.init("key", .text), .init("window_start", .date), .init("count", .integer)]),
+        Table(
+            "device_removals",
+            [
+                .init("id", .text), .init("user_id", .text), .init("device_id", .text), .init("session_id", .text), .init("requester", .text),
+                .init("created_at", .date), .init("code_expires_at", .date), .init("code_hash", .bytes), .init("code_attempts", .integer),
+                .init("scheduled_at", .date, nullable: true), .init("executes_at", .date, nullable: true), .init("ended_at", .date, nullable: true),
+                .init("ending", .text, nullable: true),
+            ]),
         Table(
             "devices",
             [

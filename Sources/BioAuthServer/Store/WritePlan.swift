@@ -122,6 +122,10 @@ public struct WritePlan: Sendable, Hashable {
         case endEnrolmentRequest(id: EnrolmentRequestID, at: Date, ending: EnrolmentRequestEnding)
         /// Counts one wrong recovery code against the request.
         case countRecoveryAttempt(requestID: EnrolmentRequestID)
+        /// Inserts the removal; an existing id throws ``StoreError`` `duplicate` and nothing is written.
+        case insertDeviceRemoval(DeviceRemovalRecord)
+        /// Writes the removal's code attempts, schedule and ending (the rest never changes).
+        case updateDeviceRemoval(DeviceRemovalRecord)
         /// Inserts the key; an existing id or secret hash throws ``StoreError`` `duplicate`.
         case insertApiKey(ApiKeyRecord)
         /// Inserts an access-token signing key; an existing id throws ``StoreError`` `duplicate`.
