@@ -113,6 +113,13 @@ extension Wire {
     }
 
     /// `POST /v1/enrolment-requests/{id}/recover`: the recovery code the user received.
+    /// `POST /v1/device-removals`: the device to remove after the security delay.
+    public struct DeviceRemovalCreation: WireRequest, Hashable {
+        public var deviceId: String
+        public init(deviceId: String) { self.deviceId = deviceId }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case deviceId }
+    }
+
     public struct RecoveryCodeEntry: WireRequest, Hashable, WireRedacted {
         public var code: String
         public init(code: String) { self.code = code }

@@ -35,7 +35,13 @@ extension Wire {
         public var keyFingerprint: String
         public var expiresAt: Int64
         public var text: String
-        public init(userId: String, requestId: String, code: String, replacing: Bool, keyFingerprint: String, expiresAt: Int64, text: String) {
+        /// `enrolment` (the code approves the enrolment request `requestId`) or `deviceRemoval`
+        /// (it confirms the device removal `requestId`, of the device whose key is `keyFingerprint`).
+        public var purpose: String
+        public init(
+            userId: String, requestId: String, code: String, replacing: Bool, keyFingerprint: String, expiresAt: Int64, text: String, purpose: String = "enrolment"
+        ) {
+            self.purpose = purpose
             type = "recovery.code"
             self.userId = userId
             self.requestId = requestId

@@ -252,6 +252,32 @@ extension Wire {
     }
 
     /// A device waiting to be enrolled (`/v1/enrolment-requests`).
+    /// A device removal that waits for its recovery code or its delay (`/v1/device-removals`).
+    public struct DeviceRemoval: Codable, Sendable, Hashable {
+        public var id: String
+        /// The device it removes.
+        public var deviceId: String
+        /// `awaitingCode` (the code was sent; until `codeExpiresAt`), `scheduled` (the device is
+        /// revoked at `executesAt` unless a device cancels it) or `ended` (by `endedBy`).
+        public var status: String
+        public var createdAt: Int64
+        public var codeExpiresAt: Int64
+        public var executesAt: Int64?
+        /// For an `ended` removal: `cancelled`, `wrongCodes`, `executed` or `deviceGone`.
+        public var endedBy: String?
+        public init(
+            id: String, deviceId: String, status: String, createdAt: Int64, codeExpiresAt: Int64, executesAt: Int64? = nil, endedBy: String? = nil
+        ) {
+            self.id = id
+            self.deviceId = deviceId
+            self.status = status
+            self.createdAt = createdAt
+            self.codeExpiresAt = codeExpiresAt
+            self.executesAt = executesAt
+            self.endedBy = endedBy
+        }
+    }
+
     public struct EnrolmentRequest: Codable, Sendable, Hashable {
         public var id: String
         /// The id the device will have (the replaced device's for a new key).

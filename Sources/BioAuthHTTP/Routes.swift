@@ -190,6 +190,28 @@ public struct BioAuthRoutes: Sendable {
             try await service.sendRecoveryCode(requestID: pathID(context), session: session, request: info)
             return Response(status: .noContent)
         }
+        authenticated.post("device-removals") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            let body = try await decode(Wire.DeviceRemovalCreation.self, request)
+            let removal = try await service.requestDeviceRemoval(deviceID: DeviceID(body.deviceId), session: session, request: info)
+            return try json(Wire.DeviceRemoval(removal, at: service.clock.now()), status: .created)
+        }
+        authenticated.get("device-removals") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            let now = service.clock.now()
+            return try json(try await service.deviceRemovals(of: session, request: info).map { Wire.DeviceRemoval($0, at: now) })
+        }
+        authenticated.post("device-removals/:id/confirm") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            let body = try await decode(Wire.RecoveryCodeEntry.self, request)
+            let removal = try await service.confirmDeviceRemoval(id: pathID(context), code: body.code, session: session, request: info)
+            return try json(Wire.DeviceRemoval(removal, at: service.clock.now()))
+        }
+        authenticated.delete("device-removals/:id") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            try await service.cancelDeviceRemoval(id: pathID(context), session: session, request: info)
+            return Response(status: .noContent)
+        }
         authenticated.post("enrolment-requests/:id/recover") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.RecoveryCodeEntry.self, request)

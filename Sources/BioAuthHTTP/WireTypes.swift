@@ -64,6 +64,14 @@ extension Wire.EnrolmentRequest {
     }
 }
 
+extension Wire.DeviceRemoval {
+    init(_ record: DeviceRemovalRecord, at now: Date) {
+        self.init(
+            id: record.id.rawValue, deviceId: record.deviceID.rawValue, status: record.status(at: now).rawValue, createdAt: record.createdAt.seconds,
+            codeExpiresAt: record.codeExpiresAt.seconds, executesAt: record.executesAt?.seconds, endedBy: record.ending?.rawValue)
+    }
+}
+
 extension Wire.SessionInfo {
     init(_ session: SessionRecord, current: Bool) {
         self.init(

@@ -114,6 +114,12 @@ struct Serve: AsyncParsableCommand {
     var challengeTTL: Int = env("BIOAUTH_CHALLENGE_TTL").flatMap(Int.init) ?? 60
     @Option(name: .customLong("session-ttl"), help: "Device-login session lifetime in seconds (env BIOAUTH_SESSION_TTL).")
     var sessionTTL: Int = env("BIOAUTH_SESSION_TTL").flatMap(Int.init) ?? 43_200
+    @Option(
+        name: .customLong("lost-device-delay"),
+        help:
+            "Seconds between the recovery code that confirms a device's removal without another device and the removal, 3600–604800 (env BIOAUTH_LOST_DEVICE_DELAY; default 86400): the owner's devices may cancel it meanwhile."
+    )
+    var lostDeviceDelay: Int = env("BIOAUTH_LOST_DEVICE_DELAY").flatMap(Int.init) ?? 86_400
     @Flag(name: .customLong("trust-forwarded-for"), help: "Shorthand for --trusted-proxy 127.0.0.0/8 --trusted-proxy ::1 (a reverse proxy on this host).")
     var trustForwardedFor = false
     @Option(
@@ -258,6 +264,7 @@ struct Serve: AsyncParsableCommand {
         guard apiKeyRate > 0, apiKeyRate.isFinite else { throw ValidationError("--api-key-rate must be a positive number") }
         guard apiKeyBurst > 0 else { throw ValidationError("--api-key-burst must be positive") }
         guard sessionTTL > 0 else { throw ValidationError("--session-ttl must be positive") }
+        guard (3600...604_800).contains(lostDeviceDelay) else { throw ValidationError("--lost-device-delay must be 3600–604800 seconds") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
         guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json") }
         if let managementPort, !(0...65_535).contains(managementPort) { throw ValidationError("--management-port must be 0–65535") }
@@ -308,6 +315,7 @@ struct Serve: AsyncParsableCommand {
             rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient, apiKeyRequestsPerSecond: apiKeyRate, apiKeyBurst: apiKeyBurst))
         serverConfiguration.passwordHashing = PasswordHashingPolicy(threads: passwordHashThreads, queueLimit: passwordHashQueue)
         serverConfiguration.passwordLogin = !(noPasswordLogin || env("BIOAUTH_NO_PASSWORD_LOGIN") == "1")
+        serverConfiguration.enrolment.lostDeviceDelay = TimeInterval(lostDeviceDelay)
         serverConfiguration.backendUserIDPrefixes = backendUserPrefixes
         serverConfiguration.attestation = try attestation.policy()
         serverConfiguration.tokens = TokenPolicy(issuer: tokenIssuer, audience: tokenAudience, clientID: tokenClientID, accessTokenTTL: TimeInterval(accessTokenTTL))
@@ -399,7 +407,7 @@ struct Serve: AsyncParsableCommand {
             "database": "\(database.described)",
             "database_tls": "\(database.postgres.map { $0.sslMode ?? database.databaseTLS.flatMap(PostgresStore.Options.TLSMode.init(name:)) ?? .automatic(for: $0.host) }.map(\.rawValue) ?? "n/a")",
             "relying_party": "\(server.relyingPartyID)", "password_login": "\(server.passwordLogin)", "sign_up": "\(http.allowSignUp)",
-            "enrolment_proof": "\(server.enrolment.additionalDevices)", "cool_down_s": "\(Int(server.enrolment.coolDown))",
+            "enrolment_proof": "\(server.enrolment.additionalDevices)", "cool_down_s": "\(Int(server.enrolment.coolDown))", "lost_device_delay_s": "\(Int(server.enrolment.lostDeviceDelay))",
             "apple_attestation": "\(rule(server.attestation.apple))", "android_attestation": "\(rule(server.attestation.android))",
             "token_issuer": "\(server.tokens.issuer ?? server.relyingPartyID)", "token_audience": "\(server.tokens.audience ?? server.relyingPartyID)",
             "access_token_ttl_s": "\(Int(server.tokens.accessTokenTTL))", "signing_keys": "\(server.tokens.signingKeys)", "recovery_channel": "\(recovery)",

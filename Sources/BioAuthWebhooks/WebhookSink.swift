@@ -89,7 +89,8 @@ public struct RecoveryWebhook: RecoveryChannel {
         return try encoder.encode(
             Wire.RecoveryCodeDelivery(
                 userId: message.userID.rawValue, requestId: message.requestID.rawValue, code: message.code.text, replacing: message.replacing,
-                keyFingerprint: message.keyFingerprint, expiresAt: Int64(message.expiresAt.timeIntervalSince1970.rounded(.down)), text: message.text))
+                keyFingerprint: message.keyFingerprint, expiresAt: Int64(message.expiresAt.timeIntervalSince1970.rounded(.down)), text: message.text,
+                purpose: message.purpose.rawValue))
     }
 
     public func deliver(_ message: RecoveryMessage) async throws {

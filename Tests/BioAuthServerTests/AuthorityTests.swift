@@ -22,6 +22,8 @@ struct AuthorityTests {
         let others: [CallerCredential: String]
         /// An enrolment request alice's password session made.
         let requestID: String
+        /// A removal of the first device alice's password session asked for (the security delay).
+        let removalID: String
 
         static func make(_ api: API, clock: ManualClock) async throws -> Account {
             let primary = try await api.primarySession("alice")
@@ -45,8 +47,11 @@ struct AuthorityTests {
             ]
             let request = try await api.requestEnrolment(SoftwareDevice(), token: primary, name: "Laptop")
             #expect(request.status == 201, "\(request.text)")
+            let removal = try await api.post("/v1/device-removals", ["deviceId": firstID], token: primary)
+            #expect(removal.status == 201, "\(removal.text)")
             return Account(
-                api: api, firstID: firstID, first: first, coolingID: coolingID, primary: primary, sessions: sessions, others: others, requestID: request["id"])
+                api: api, firstID: firstID, first: first, coolingID: coolingID, primary: primary, sessions: sessions, others: others, requestID: request["id"],
+                removalID: removal["id"])
         }
 
         func sessionID(of token: String) async throws -> String {
@@ -87,6 +92,10 @@ struct AuthorityTests {
                 return try await api.post("/v1/step-up/challenge", ["deviceId": firstID, "operation": Base64URL.encode(Data("Pay 5 EUR".utf8))], token: token)
             case .changePassword:
                 return try await api.post("/v1/password", ["password": "a new passphrase", "approval": Base64URL.encode(Data(count: 32))], token: token)
+            case .requestDeviceRemoval: return try await api.post("/v1/device-removals", ["deviceId": coolingID], token: token)
+            case .confirmDeviceRemoval: return try await api.post("/v1/device-removals/\(removalID)/confirm", ["code": "0000-0000-0000"], token: token)
+            case .listDeviceRemovals: return try await api.call(.get, "/v1/device-removals", token: token)
+            case .cancelDeviceRemoval: return try await api.call(.delete, "/v1/device-removals/\(removalID)", token: token)
             }
         }
     }
@@ -103,7 +112,7 @@ struct AuthorityTests {
                     refusedByTable == !Authority.permits(action, credential),
                     "\(action) as \(credential): \(reply.status) \(reply.text); the table says \(Authority.permits(action, credential) ? "permitted" : "refused")")
                 // A wrong recovery code or approval is the uniform 401 once the caller may try one.
-                let provesASecret = [.recoverEnrolment, .approveEnrolmentRequest, .changePassword].contains(action)
+                let provesASecret = [.recoverEnrolment, .approveEnrolmentRequest, .changePassword, .confirmDeviceRemoval].contains(action)
                 #expect((provesASecret || reply.status != 401) && reply.status < 500, "\(action) as \(credential): \(reply.status) \(reply.text)")
             }
         }

@@ -135,6 +135,7 @@ extension WritePlan {
             removal.ending = .wrongCodes
         }
         plan.add(.updateDeviceRemoval(removal))
+        plan.audit(audit.rejectedRecovery)
         return (.wrongCode(attemptsLeft: left), plan)
     }
 

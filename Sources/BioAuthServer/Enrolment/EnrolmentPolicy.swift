@@ -242,38 +242,79 @@ public protocol RecoveryChannel: Sendable {
 /// no free text — a password session cannot make the owner's inbox say what it likes. The key
 /// appears only as its fingerprint, which the new phone also shows.
 public struct RecoveryMessage: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// What the code confirms.
+    public enum Purpose: String, Sendable, Hashable {
+        /// Adding a device, or a new key for one (an enrolment request).
+        case enrolment
+        /// Removing a device after the security delay (a device removal).
+        case deviceRemoval
+    }
+
+    public let purpose: Purpose
     public let userID: UserID
+    /// The enrolment request the code approves; for a device removal, the removal's id (as
+    /// ``removalID``), so that a channel files every code under the id it belongs to.
     public let requestID: EnrolmentRequestID
+    /// The device removal the code confirms; nil for an enrolment.
+    public let removalID: DeviceRemovalID?
     public let code: RecoveryCode
-    /// A new key for an existing device rather than a new device.
+    /// A new key for an existing device rather than a new device (false for a removal).
     public let replacing: Bool
-    /// ``DevicePublicKey/fingerprint`` of the key the code lets in.
+    /// ``DevicePublicKey/fingerprint`` of the key the code lets in, or of the device's key a
+    /// removal takes away.
     public let keyFingerprint: String
-    /// When the code stops working (the request's expiry).
+    /// When the code stops working.
     public let expiresAt: Date
+    /// How long after the code is entered a removal happens; nil for an enrolment.
+    public let removalDelay: TimeInterval?
 
     public init(_ code: RecoveryCode, for request: EnrolmentRequestRecord) {
+        purpose = .enrolment
         userID = request.userID
         requestID = request.id
+        removalID = nil
         self.code = code
         replacing = request.replacing
         keyFingerprint = DevicePublicKey.fingerprint(spki: request.publicKey)
         expiresAt = request.expiresAt
+        removalDelay = nil
+    }
+
+    public init(_ code: RecoveryCode, for removal: DeviceRemovalRecord, of device: DeviceRecord, delay: TimeInterval) {
+        purpose = .deviceRemoval
+        userID = removal.userID
+        requestID = EnrolmentRequestID(removal.id.rawValue)
+        removalID = removal.id
+        self.code = code
+        replacing = false
+        keyFingerprint = DevicePublicKey.fingerprint(spki: device.publicKey)
+        expiresAt = removal.codeExpiresAt
+        removalDelay = delay
     }
 
     /// The message, in English, from the fields above only.
     public var text: String {
-        let what = replacing ? "a new key for one of your devices" : "a new device"
-        return """
-            Your BioAuth recovery code is \(code.text)
-            It lets \(what) (key \(keyFingerprint)) be added to your account until \(expiresAt.formatted(.iso8601)).
-            If you did not ask for it, do not give it to anyone, and change your password.
-            """
+        switch purpose {
+        case .enrolment:
+            let what = replacing ? "a new key for one of your devices" : "a new device"
+            return """
+                Your BioAuth recovery code is \(code.text)
+                It lets \(what) (key \(keyFingerprint)) be added to your account until \(expiresAt.formatted(.iso8601)).
+                If you did not ask for it, do not give it to anyone, and change your password.
+                """
+        case .deviceRemoval:
+            let hours = Int(((removalDelay ?? 0) / 3600).rounded(.up))
+            return """
+                Your BioAuth recovery code is \(code.text)
+                It confirms removing the device with key \(keyFingerprint) from your account, \(hours) hours after the code is entered, unless one of your devices cancels it. It works until \(expiresAt.formatted(.iso8601)).
+                If you did not ask for it, do not give it to anyone, cancel the removal on your phone, and change your password.
+                """
+        }
     }
 
     public var description: String { "RecoveryMessage(userID: \(userID), requestID: \(requestID), code: redacted)" }
     public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["userID": userID, "requestID": requestID, "replacing": replacing]) }
+    public var customMirror: Mirror { Mirror(self, children: ["purpose": purpose, "userID": userID, "requestID": requestID, "replacing": replacing]) }
 }
 
 /// The demo's recovery channel: writes each code to `‹directory›/recovery-‹request id›.txt`

@@ -24,6 +24,7 @@ public enum AccountAction: String, Sendable, Hashable, CaseIterable, CustomStrin
     case sendRecoveryCode, recoverEnrolment, approveEnrolmentRequest, cancelEnrolmentRequest
     case stepUp
     case changePassword
+    case requestDeviceRemoval, confirmDeviceRemoval, listDeviceRemovals, cancelDeviceRemoval
 
     public var description: String { rawValue }
 
@@ -49,6 +50,10 @@ public enum AccountAction: String, Sendable, Hashable, CaseIterable, CustomStrin
         case .cancelEnrolmentRequest: "DELETE /v1/enrolment-requests/{id}"
         case .stepUp: "POST /v1/step-up/challenge, …/finish"
         case .changePassword: "POST /v1/password (with a device's approval)"
+        case .requestDeviceRemoval: "POST /v1/device-removals"
+        case .confirmDeviceRemoval: "POST /v1/device-removals/{id}/confirm"
+        case .listDeviceRemovals: "GET /v1/device-removals"
+        case .cancelDeviceRemoval: "DELETE /v1/device-removals/{id}"
         }
     }
 }
@@ -61,8 +66,9 @@ public enum AccountAction: String, Sendable, Hashable, CaseIterable, CustomStrin
 /// session; removing or silencing a device — renaming or revoking it, ending sessions that are not
 /// its own — needs an enrolled device. A device in its cool-down may do that only to itself and to
 /// what came after it (``EnrolmentPolicy/mayManage(_:from:)``; its own sessions), and may cancel
-/// any pending enrolment request; ending every session and approving an enrolment need a device out
-/// of its cool-down.
+/// any pending enrolment request or device removal; ending every session and approving an
+/// enrolment need a device out of its cool-down. Without a device, a password and a recovery code
+/// schedule a device's removal after a delay that any enrolled device may cancel (``DeviceRemovalRecord``).
 public enum Authority {
     /// The credentials each action accepts.
     public static let table: [AccountAction: Set<CallerCredential>] = [
@@ -86,6 +92,11 @@ public enum Authority {
         .stepUp: [.password, .coolingDevice, .device],
         // The approval of a device out of its cool-down is the authority; any account session carries it.
         .changePassword: [.password, .coolingDevice, .device],
+        // The lost-phone case: a recovery code confirms, a delay follows, and any device may cancel.
+        .requestDeviceRemoval: [.password, .coolingDevice, .device],
+        .confirmDeviceRemoval: [.password, .coolingDevice, .device],
+        .listDeviceRemovals: [.password, .coolingDevice, .device],
+        .cancelDeviceRemoval: [.coolingDevice, .device],
     ]
 
     /// Where a device in its cool-down may act only on itself and what came after it: devices whose

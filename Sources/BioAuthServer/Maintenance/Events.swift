@@ -7,6 +7,7 @@ extension AuditKind {
     /// transaction as the change and its audit row, so none is lost between commit and delivery.
     public static let deliveredEvents: Set<AuditKind> = [
         loginSucceeded, deviceEnrolled, deviceReenrolled, deviceRevoked, lockout, enrolmentRequested, recoveryCodeSent, passwordChanged,
+        deviceRemovalRequested, deviceRemovalScheduled, deviceRemovalCancelled,
     ]
     /// The events delivered only when a deployment asks for them (``DeliveryPolicy/optionalEvents``):
     /// every device login, and lockouts — which anyone can cause from an address of their own, so
@@ -15,7 +16,10 @@ extension AuditKind {
     /// The security events: a device's key arrived, was replaced or removed, someone asked to
     /// add a device or for a recovery code, the password changed — what a deployment forwards to
     /// the owner's mail or phone. Delivered before the others of a round.
-    public static let securityEvents: Set<AuditKind> = [deviceEnrolled, deviceReenrolled, deviceRevoked, enrolmentRequested, recoveryCodeSent, passwordChanged]
+    public static let securityEvents: Set<AuditKind> = [
+        deviceEnrolled, deviceReenrolled, deviceRevoked, enrolmentRequested, recoveryCodeSent, passwordChanged, deviceRemovalRequested, deviceRemovalScheduled,
+        deviceRemovalCancelled,
+    ]
     /// What `GET /v1/security-events` lists for the owner: the security events, and how the
     /// account answered them (a device renamed, a request approved or ended, sessions ended).
     public static let securityNotices: Set<AuditKind> = securityEvents.union([deviceRenamed, enrolmentApproved, enrolmentRequestEnded, sessionsRevoked])

@@ -37,6 +37,7 @@ struct Maintenance: Flow {
             auditBefore: now.addingTimeInterval(-configuration.retention.audit), sessionsBefore: now.addingTimeInterval(-configuration.retention.sessions))
         result.challenges = try await store.deleteChallenges(expiredBefore: now)
         result.signingKeys = try await SigningKeys(context: context).sweep()
+        result.removedDevices = try await DeviceRemovals(context: context).executeDue()
         return result
     }
 }

@@ -57,6 +57,7 @@ public final class BioAuthService: Sendable {
     private var tokens: Tokens { Tokens(context: context) }
     private var backend: Backend { Backend(context: context) }
     private var deviceList: Devices { Devices(context: context) }
+    private var removals: DeviceRemovals { DeviceRemovals(context: context) }
     private var maintenance: Maintenance { Maintenance(context: context) }
 
     // MARK: - Primary login and sessions
@@ -202,6 +203,32 @@ public final class BioAuthService: Sendable {
     /// from any enrolled device, in its cool-down too (403 for other sessions); 410 if it has ended already.
     public func cancelEnrolmentRequest(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try await enrolmentRequests.cancel(requestID: requestID, session: session, request: request)
+    }
+
+    // MARK: - The security delay
+
+    /// Asks to remove one of the user's devices after ``EnrolmentPolicy/lostDeviceDelay``: the
+    /// lost-phone case without another device. Sends a recovery code to the owner; the removal
+    /// waits for it (``confirmDeviceRemoval(id:code:session:request:)``).
+    public func requestDeviceRemoval(deviceID: DeviceID, session: SessionRecord, request: RequestInfo) async throws(ServerError) -> DeviceRemovalRecord {
+        try await removals.request(deviceID: deviceID, session: session, request: request)
+    }
+
+    /// The recovery code for a removal this session asked for: schedules it.
+    public func confirmDeviceRemoval(id: DeviceRemovalID, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError)
+        -> DeviceRemovalRecord
+    {
+        try await removals.confirm(id: id, code: code, session: session, request: request)
+    }
+
+    /// The user's removals waiting for their code or their delay: what every device shows.
+    public func deviceRemovals(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> [DeviceRemovalRecord] {
+        try await removals.list(of: session, request: request)
+    }
+
+    /// Any enrolled device of the user ends an open removal: the device stays.
+    public func cancelDeviceRemoval(id: DeviceRemovalID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+        try await removals.cancel(id: id, session: session, request: request)
     }
 
     // MARK: - Login and tokens

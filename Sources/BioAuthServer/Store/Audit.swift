@@ -19,6 +19,12 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     public static let deviceEnrollmentFailed = AuditKind("device.enrollment.failed")
     public static let deviceRenamed = AuditKind("device.renamed")
     public static let deviceRevoked = AuditKind("device.revoked")
+    /// A password (or a device in its cool-down) asked to remove a device after the security
+    /// delay: a recovery code went to the owner.
+    public static let deviceRemovalRequested = AuditKind("device.removal.requested")
+    /// The code was entered: the device is revoked after the delay unless a device cancels it.
+    public static let deviceRemovalScheduled = AuditKind("device.removal.scheduled")
+    public static let deviceRemovalCancelled = AuditKind("device.removal.cancelled")
     public static let stepUpApproved = AuditKind("stepup.approved")
     public static let stepUpFailed = AuditKind("stepup.failed")
     public static let approvalRedeemed = AuditKind("approval.redeemed")
@@ -76,6 +82,8 @@ public struct AuditReason: Sendable, Hashable, CustomStringConvertible {
     public static let approvedByDevice = AuditReason("approval")
     /// An enrolment request was approved with a recovery code.
     public static let recoveryCode = AuditReason("recovery")
+    /// A device removal whose security delay passed (``DeviceRemovalRecord``).
+    public static let securityDelay = AuditReason("securityDelay")
     /// An enrolment request was approved by the app's backend after its own account recovery
     /// (the row names the API key).
     public static let approvedByBackend = AuditReason("backend")

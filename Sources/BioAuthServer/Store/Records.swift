@@ -269,6 +269,8 @@ public struct SweepResult: Sendable, Hashable {
     public var sessions: Int
     /// Signing keys past their publication window (``SigningKeyStatus/State/expired``).
     public var signingKeys: Int
+    /// Devices revoked because their removal's security delay passed (``DeviceRemovalRecord``).
+    public var removedDevices: Int = 0
 
     public init(
         challenges: Int = 0, counters: Int = 0, auditRows: Int = 0, approvals: Int = 0, enrolmentRequests: Int = 0, sessions: Int = 0, signingKeys: Int = 0
