@@ -176,14 +176,21 @@ public struct Demo: Sendable {
             for pending in try await client.enrolmentRequests() { try await client.cancelEnrolment(pending) }
             let complete = await outcome { try await attacker.completeEnrolment(request, phished) }
             let ending = try await attacker.refresh(request, phished).ending
+            // With the mailbox too, the attacker tries the lost-phone path: it only schedules the
+            // removal a day ahead, and alice's phone sees it and cancels it.
+            let removal = try await attacker.requestDeviceRemoval(deviceID: deviceID, phished)
+            guard let removalCode = server.recoveryCode(for: removal.id) else { return (false, "no removal code was delivered") }
+            let scheduled = try await attacker.confirmDeviceRemoval(removal, code: removalCode, phished)
+            let pendingRemovals = try await client.deviceRemovals()
+            for pending in pendingRemovals { try await client.cancelDeviceRemoval(pending) }
             try await client.changePassword(to: Self.newPassword)
             password = Self.newPassword
             let leftOver = await outcome { _ = try await api.devices(token: phished.token) }
             let stillThere = try await client.devices().contains { $0.id == deviceID && $0.revokedAt == nil }
             return (
                 revokeReason == "deviceRequired" && endAll == "forbidden" && seen?.kind == "enrolment.requested" && complete == "approvalRequired" && ending == .cancelled
-                    && leftOver == "authenticationFailed" && stillThere,
-                "the password may look but not remove: revoking alice's phone is refused (\(revokeReason ?? "accepted")), and so is ending her sessions (\(endAll ?? "accepted")); the attacker asks for a device instead — alice's phone lists it as \(seen?.kind ?? "-") from \(seen?.client ?? "-"), cancels it (the attacker's request ended: \(ending.map { "\($0)" } ?? "not ended"); enrolling with it: \(complete ?? "accepted")), and changes the password with one Face ID approval, which ends the attacker's password session (\(leftOver ?? "still open"))"
+                    && scheduled.status == "scheduled" && pendingRemovals.map(\.id) == [removal.id] && leftOver == "authenticationFailed" && stillThere,
+                "the password may look but not remove: revoking alice's phone is refused (\(revokeReason ?? "accepted")), and so is ending her sessions (\(endAll ?? "accepted")); the attacker asks for a device instead — alice's phone lists it as \(seen?.kind ?? "-") from \(seen?.client ?? "-"), cancels it (the attacker's request ended: \(ending.map { "\($0)" } ?? "not ended"); enrolling with it: \(complete ?? "accepted")); with her mailbox too, the lost-phone path only schedules the phone's removal a day ahead (\(scheduled.status)), her phone lists it and cancels it; and she changes the password with one Face ID approval, which ends the attacker's password session (\(leftOver ?? "still open"))"
             )
         }
         await record("attack", "Someone who knows the device passcode enrols their face") {

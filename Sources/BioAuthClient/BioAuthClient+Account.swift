@@ -26,4 +26,32 @@ extension BioAuthClient {
             try await api.changePassword(Wire.PasswordChange(password: newPassword, approval: approval.token.value), token: session)
         }
     }
+
+    // MARK: - The security delay
+
+    /// Removals of the user's devices that wait for their recovery code or their delay: show each
+    /// ("Someone is removing ‹device› — it goes at ‹executesAt›. Cancel?") and cancel the ones the
+    /// user did not ask for. No prompt; needs a device session (``logIn()``).
+    public func deviceRemovals() async throws(ClientError) -> [Wire.DeviceRemoval] {
+        let session = try currentSession()
+        return try await authorized { () async throws(ClientError) in try await api.deviceRemovals(token: session) }
+    }
+
+    /// Cancels a removal: the device stays. Any enrolled device may, in its first day too.
+    public func cancelDeviceRemoval(_ removal: Wire.DeviceRemoval) async throws(ClientError) {
+        let session = try currentSession()
+        try await authorized { () async throws(ClientError) in try await api.cancelDeviceRemoval(id: removal.id, token: session) }
+    }
+
+    /// The lost-phone case without another device: asks to remove `deviceID` with a primary
+    /// session; a recovery code goes to the user (``confirmDeviceRemoval(_:code:_:)``). The removal
+    /// happens a day after the code is entered unless one of the user's devices cancels it.
+    public func requestDeviceRemoval(deviceID: String, _ primary: PrimarySession) async throws(ClientError) -> Wire.DeviceRemoval {
+        try await api.requestDeviceRemoval(Wire.DeviceRemovalCreation(deviceId: deviceID), token: primary.token)
+    }
+
+    /// Schedules the removal with the code the user received (the same primary session that asked).
+    public func confirmDeviceRemoval(_ removal: Wire.DeviceRemoval, code: String, _ primary: PrimarySession) async throws(ClientError) -> Wire.DeviceRemoval {
+        try await api.confirmDeviceRemoval(id: removal.id, Wire.RecoveryCodeEntry(code: code), token: primary.token)
+    }
 }

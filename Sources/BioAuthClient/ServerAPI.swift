@@ -75,6 +75,22 @@ public struct ServerAPI: Sendable {
         let _: Empty = try await call(.post, "/v1/enrolment-requests/" + Self.escape(id) + "/recover", body, token: token)
     }
 
+    public func requestDeviceRemoval(_ body: Wire.DeviceRemovalCreation, token: BearerToken) async throws(ClientError) -> Wire.DeviceRemoval {
+        try await call(.post, "/v1/device-removals", body, token: token)
+    }
+
+    public func confirmDeviceRemoval(id: String, _ body: Wire.RecoveryCodeEntry, token: BearerToken) async throws(ClientError) -> Wire.DeviceRemoval {
+        try await call(.post, "/v1/device-removals/" + Self.escape(id) + "/confirm", body, token: token)
+    }
+
+    public func deviceRemovals(token: BearerToken) async throws(ClientError) -> [Wire.DeviceRemoval] {
+        try await call(.get, "/v1/device-removals", Empty?.none, token: token)
+    }
+
+    public func cancelDeviceRemoval(id: String, token: BearerToken) async throws(ClientError) {
+        let _: Empty = try await call(.delete, "/v1/device-removals/" + Self.escape(id), Empty?.none, token: token)
+    }
+
     public func devices(token: BearerToken) async throws(ClientError) -> [Wire.Device] {
         try await call(.get, "/v1/devices", Empty?.none, token: token)
     }

@@ -102,7 +102,14 @@ public struct InProcessServer: Sendable {
         try? FileManager.default.removeItem(at: recoveryDirectory)
     }
 
-    /// The recovery code delivered for an enrolment request, read as a user reads the e-mail.
+    /// Runs the server's once-a-minute maintenance now, at ``clock``'s time: expired rows go, and
+    /// device removals whose security delay has passed happen. Call it after `clock.advance(by:)`.
+    public func runMaintenance() async throws {
+        _ = try await app.service.sweep()
+    }
+
+    /// The recovery code delivered for an enrolment request or a device removal, read as a user
+    /// reads the e-mail.
     public func recoveryCode(for requestID: String) -> String? {
         DirectoryRecoveryChannel.readCode(for: EnrolmentRequestID(requestID), in: recoveryDirectory)
     }

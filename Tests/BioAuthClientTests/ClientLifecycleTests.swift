@@ -199,6 +199,31 @@ struct ClientLifecycleTests {
         }
     }
 
+    /// The security delay from both ends: a password (with the mailbox) schedules the phone's
+    /// removal; the phone lists it and cancels it, and still signs in.
+    @Test func thePhoneCancelsARemovalAPasswordScheduled() async throws {
+        try await Phone.with { phone in
+            let registration = try await phone.enrolAlice()
+            let browser = phone.anotherPhone().client
+            let primary = try await browser.signIn(username: "alice", password: Self.password)
+            let removal = try await browser.requestDeviceRemoval(deviceID: registration.deviceID, primary)
+            #expect(removal.status == "awaitingCode" && removal.deviceId == registration.deviceID)
+            let code = try #require(phone.server.recoveryCode(for: removal.id))
+            let scheduled = try await browser.confirmDeviceRemoval(removal, code: code, primary)
+            #expect(scheduled.status == "scheduled" && scheduled.executesAt != nil)
+            try await phone.client.logIn()
+            let listed = try await phone.client.deviceRemovals()
+            #expect(listed.map(\.id) == [removal.id])
+            let refused = await failure { try await browser.cancelDeviceRemoval(scheduled) }
+            #expect(refused?.code == .notEnrolled || refused?.code == .sessionExpired, "a browser with a password cannot cancel: \(String(describing: refused))")
+            try await phone.client.cancelDeviceRemoval(try #require(listed.first))
+            #expect(try await phone.client.deviceRemovals().isEmpty)
+            phone.passTime(86_401)
+            try await phone.server.runMaintenance()
+            try await phone.relaunched().logIn()
+        }
+    }
+
     @Test func aRelaunchBeforeTheServerAnsweredResumesWithTheSameKey() async throws {
         try await Phone.with { phone in
             try await phone.enrolAlice()
