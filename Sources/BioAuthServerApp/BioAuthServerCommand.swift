@@ -342,6 +342,10 @@ struct Serve: AsyncParsableCommand {
         }
         if serverConfiguration.tokens.signingKeys == .plaintextInDatabase {
             logger.warning("access-token signing keys are stored unsealed (--insecure-plaintext-signing-keys): a copy of the database mints tokens")
+        } else if let beside = signingKeys.kekBesideDatabase(database) {
+            logger.warning(
+                "the key-encryption key lies beside the database: a copy of that directory opens the signing keys. Move it elsewhere and name it with --signing-key-kek-file",
+                metadata: ["file": "\(beside)"])
         } else {
             logger.info("access-token signing keys sealed", metadata: ["by": "\(serverConfiguration.tokens.signingKeys)"])
         }

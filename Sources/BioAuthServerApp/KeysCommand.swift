@@ -10,7 +10,7 @@ struct SigningKeyOptions: ParsableArguments {
     @Option(
         name: .customLong("signing-key-kek-file"),
         help:
-            "A file holding the key-encryption key (32 bytes, base64; `bioauth-server keys generate-kek`) that seals the access-token signing keys in the database (env BIOAUTH_SIGNING_KEY_KEK_FILE, or the key itself in BIOAUTH_SIGNING_KEY_KEK). Default: for a SQLite file, DATABASE.signing-kek beside it, created 0600; PostgreSQL needs one."
+            "A file holding the key-encryption key (32 bytes, base64; `bioauth-server keys generate-kek`) that seals the access-token signing keys in the database (env BIOAUTH_SIGNING_KEY_KEK_FILE, or the key itself in BIOAUTH_SIGNING_KEY_KEK). Default: for a SQLite file, one created 0600 outside the database's directory, in $XDG_STATE_HOME/bioauth-server (else ~/.local/state/bioauth-server); PostgreSQL needs one."
     )
     var kekFileOption: String?
     var kekFile: String? { kekFileOption ?? env("BIOAUTH_SIGNING_KEY_KEK_FILE") }
@@ -40,11 +40,24 @@ struct SigningKeyOptions: ParsableArguments {
                 "PostgreSQL needs a key-encryption key for the signing keys: --signing-key-kek-file or BIOAUTH_SIGNING_KEY_KEK (every instance the same; `bioauth-server keys generate-kek` makes one), or --insecure-plaintext-signing-keys"
             )
         }
-        let beside = database.database + ".signing-kek"
-        if !FileManager.default.fileExists(atPath: beside) {
-            try PrivateFile.write(Data((KeyEncryptionKey.random().base64 + "\n").utf8), to: beside)
+        if let legacy = kekBesideDatabase(database) { return .keyEncryptionKey(try Self.read(legacy)) }
+        guard let file = DefaultKEKLocation.file(forSQLiteDatabase: database.database, environment: ProcessInfo.processInfo.environment) else {
+            throw ValidationError(
+                "no place for the key-encryption key outside the database's directory (neither XDG_STATE_HOME nor HOME is set): name one with --signing-key-kek-file")
         }
-        return .keyEncryptionKey(try Self.read(beside))
+        if !FileManager.default.fileExists(atPath: file) {
+            try PrivateFile.makeDirectory(URL(fileURLWithPath: file).deletingLastPathComponent())
+            try PrivateFile.write(Data((KeyEncryptionKey.random().base64 + "\n").utf8), to: file)
+        }
+        return .keyEncryptionKey(try Self.read(file))
+    }
+
+    /// The key-encryption key file an older version made beside `database`, when it is the one in
+    /// use (no key named): a copy of that directory holds both the sealed keys and their key.
+    func kekBesideDatabase(_ database: DatabaseOptions) -> String? {
+        guard !plaintext, kekFile == nil, env("BIOAUTH_SIGNING_KEY_KEK") == nil, database.postgres == nil, database.database != ":memory:" else { return nil }
+        let beside = DefaultKEKLocation.besideDatabase(database.database)
+        return FileManager.default.fileExists(atPath: beside) ? beside : nil
     }
 
     static func read(_ path: String) throws -> KeyEncryptionKey {

@@ -1,3 +1,4 @@
+import BioAuthServer
 import BioAuthTesting
 import Foundation
 
@@ -32,7 +33,7 @@ public final class ServerProcess {
     public init(database: String, extra: [String] = [], environment: [String: String] = [:], signUp: Bool = true, standardError: FileHandle? = nil) throws {
         process.executableURL = try Self.executable("bioauth-server")
         if let standardError { process.standardError = standardError }
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        process.environment = Self.environment(environment)
         process.arguments =
             ["--port", "0", "--management-port", "0", "--database", database, "--password-rounds", "1000", "--insecure-password-rounds-for-tests", "--log-level", "error"]
             + (signUp ? ["--allow-sign-up"] : []) + extra
@@ -58,13 +59,27 @@ public final class ServerProcess {
 
     public var processIdentifier: Int32 { process.processIdentifier }
 
+    /// Where test servers keep the key-encryption keys of their SQLite files (`XDG_STATE_HOME`):
+    /// a temporary directory, not the home of whoever runs the tests.
+    public static let stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-test-state").path
+
+    /// This process's environment with `overrides`, and ``stateDirectory`` unless they name one.
+    static func environment(_ overrides: [String: String]) -> [String: String] {
+        ProcessInfo.processInfo.environment.merging(["XDG_STATE_HOME": stateDirectory]) { $1 }.merging(overrides) { $1 }
+    }
+
+    /// The key-encryption key file a test server makes for the SQLite file `database`.
+    public static func kekFile(forDatabase database: String) -> String {
+        DefaultKEKLocation.file(forSQLiteDatabase: database, environment: ["XDG_STATE_HOME": stateDirectory]) ?? database + ".signing-kek"
+    }
+
     /// Runs `bioauth-server` with `arguments` (and `environment` over this process's) to completion:
     /// its exit status and standard output.
     public static func command(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = try executable("bioauth-server")
         process.arguments = arguments
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        process.environment = Self.environment(environment)
         let output = Pipe()
         process.standardOutput = output
         try process.run()

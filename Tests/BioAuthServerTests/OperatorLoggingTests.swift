@@ -52,15 +52,17 @@ struct OperatorLoggingTests {
         let lines = try text.split(separator: "\n").map { line in try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)") }
         let start = try #require(lines.first { ($0["message"] as? String)?.contains("the policy in force") == true })
         #expect((start["message"] as? String)?.contains(BioAuthVersion.current) == true && start["relying_party"] as? String == "localhost")
-        #expect(start["signing_keys"] as? String == "kek:" + (try #require(KeyEncryptionKey(base64: try String(contentsOfFile: database + ".signing-kek", encoding: .utf8)))).fingerprint)
+        #expect(
+            start["signing_keys"] as? String == "kek:" + (try #require(KeyEncryptionKey(base64: try String(contentsOfFile: ServerProcess.kekFile(forDatabase: database), encoding: .utf8)))).fingerprint
+        )
         let requests = lines.filter { $0["message"] as? String == "request" }
         #expect(requests.contains { $0["route"] as? String == "/v1/backend/users/{userId}/devices" && $0["status"] as? String == "200" }, "\(requests)")
         #expect(requests.contains { $0["route"] as? String == "/health/ready" })
         #expect(lines.contains { $0["message"] as? String == "stopped" })
         #expect(!text.contains("carol.secret.name"), "the access log names routes, not paths")
-        let kek = try String(contentsOfFile: database + ".signing-kek", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let kek = try String(contentsOfFile: ServerProcess.kekFile(forDatabase: database), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         for secret in [apiKey, kek] { #expect(!text.contains(secret)) }
-        try? FileManager.default.removeItem(atPath: database + ".signing-kek")
+        try? FileManager.default.removeItem(atPath: ServerProcess.kekFile(forDatabase: database))
 
         let version = try ServerProcess.command(["--version"])
         #expect(version.status == 0 && version.output.trimmingCharacters(in: .whitespacesAndNewlines) == BioAuthVersion.current)

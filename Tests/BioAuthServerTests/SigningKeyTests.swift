@@ -141,17 +141,20 @@ struct SigningKeyTests {
         }
     }
 
-    /// `bioauth-server keys …` on the real executable: a SQLite file gets its KEK beside it (0600)
-    /// and the rows are sealed by it; list, rotate, retire and generate-kek work; PostgreSQL
+    /// `bioauth-server keys …` on the real executable: a SQLite file gets its KEK (0600) outside
+    /// the database's directory and the rows are sealed by it; a KEK an older version left beside
+    /// the database is still used; list, rotate, retire and generate-kek work; PostgreSQL
     /// without a KEK is refused before anything is written.
     @Test(.timeLimit(.minutes(2)))
     func theKeysCommandManagesSealedKeys() async throws {
         let database = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-keys-\(UUID().uuidString).sqlite").path
-        defer { try? FileManager.default.removeItem(atPath: database + ".signing-kek") }
+        let kekFile = ServerProcess.kekFile(forDatabase: database)
+        defer { try? FileManager.default.removeItem(atPath: kekFile) }
         let rotated = try ServerProcess.command(["keys", "rotate", "--database", database])
         #expect(rotated.status == 0 && rotated.output.hasPrefix("added "), "\(rotated.output)")
-        let kekFile = database + ".signing-kek"
         #expect(try FileManager.default.attributesOfItem(atPath: kekFile)[.posixPermissions] as? Int == 0o600)
+        #expect(!FileManager.default.fileExists(atPath: database + ".signing-kek"), "nothing beside the database")
+        #expect(URL(fileURLWithPath: kekFile).deletingLastPathComponent().path != URL(fileURLWithPath: database).deletingLastPathComponent().path)
         let kek = try #require(KeyEncryptionKey(base64: try String(contentsOfFile: kekFile, encoding: .utf8)))
         let list = try ServerProcess.command(["keys", "list", "--database", database])
         #expect(list.status == 0 && list.output.contains("sealed by kek:\(kek.fingerprint)") && !list.output.contains(kek.base64), "\(list.output)")
@@ -163,5 +166,18 @@ struct SigningKeyTests {
         #expect(generated.status == 0 && KeyEncryptionKey(base64: generated.output) != nil)
         let postgres = try ServerProcess.command(["keys", "list", "--database", "postgres://bioauth@127.0.0.1:1/none"])
         #expect(postgres.status != 0, "PostgreSQL needs a key-encryption key")
+
+        // A database whose KEK an older version made beside it keeps using that one.
+        let older = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-keys-\(UUID().uuidString).sqlite").path
+        let beside = older + ".signing-kek"
+        try Data((KeyEncryptionKey.random().base64 + "\n").utf8).write(to: URL(fileURLWithPath: beside))
+        defer { try? FileManager.default.removeItem(atPath: beside) }
+        #expect(try ServerProcess.command(["keys", "rotate", "--database", older]).status == 0)
+        let besideKEK = try #require(KeyEncryptionKey(base64: try String(contentsOfFile: beside, encoding: .utf8)))
+        #expect(try ServerProcess.command(["keys", "list", "--database", older]).output.contains("sealed by kek:\(besideKEK.fingerprint)"))
+        #expect(!FileManager.default.fileExists(atPath: ServerProcess.kekFile(forDatabase: older)), "no second key made")
+        // Without HOME or XDG_STATE_HOME there is no place outside: the start is refused, naming the flag.
+        let nowhere = try ServerProcess.command(["keys", "list", "--database", database + "-2"], environment: ["HOME": "", "XDG_STATE_HOME": ""])
+        #expect(nowhere.status != 0)
     }
 }

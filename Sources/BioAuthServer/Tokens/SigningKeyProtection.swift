@@ -145,3 +145,28 @@ public struct SigningKeyUnavailable: Error, Sendable, Hashable, CustomStringConv
     public let reason: Reason
     public var description: String { "signing key \(keyID) cannot be used: \(reason)" }
 }
+
+/// Where `bioauth-server` keeps the key-encryption key of a SQLite database file that names none:
+/// outside the database's directory, so that a copy of that directory — a backup, a snapshot —
+/// holds the sealed keys without the key that opens them.
+public enum DefaultKEKLocation {
+    /// `$XDG_STATE_HOME/bioauth-server/`, else `$HOME/.local/state/bioauth-server/`, then the
+    /// database file's name and the first 8 bytes of SHA-256 of its absolute path, in hex, with
+    /// `.signing-kek`. nil when `environment` names neither directory.
+    public static func file(forSQLiteDatabase path: String, environment: [String: String]) -> String? {
+        let base: String
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            base = state
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            base = home + "/.local/state"
+        } else {
+            return nil
+        }
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        let digest = SHA256.hash(data: Data(absolute.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        return "\(base)/bioauth-server/\(URL(fileURLWithPath: absolute).lastPathComponent)-\(digest).signing-kek"
+    }
+
+    /// Where earlier versions kept it: beside the database file, in the same directory.
+    public static func besideDatabase(_ path: String) -> String { path + ".signing-kek" }
+}
