@@ -275,6 +275,11 @@ public final class PostgresStore: BioAuthStore {
             _ = try await count("WITH gone AS (DELETE FROM known_clients WHERE last_success_at < \(auditBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
             _ = try await count(
                 """
+                WITH gone AS (DELETE FROM device_removals WHERE (ended_at IS NOT NULL AND ended_at < \(auditBefore))
+                  OR (scheduled_at IS NULL AND code_expires_at < \(auditBefore)) RETURNING 1) SELECT COUNT(*) FROM gone
+                """)
+            _ = try await count(
+                """
                 WITH gone AS (DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < \(windowsBefore)) RETURNING 1)
                 SELECT COUNT(*) FROM gone
                 """)

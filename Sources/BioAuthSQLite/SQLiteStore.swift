@@ -230,6 +230,9 @@ public final class SQLiteStore: BioAuthStore {
                 "DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < ?)", [.date(windowsBefore)])
             try db.query("DELETE FROM outbox WHERE at < ?", [.date(auditBefore)])
             try db.query("DELETE FROM known_clients WHERE last_success_at < ?", [.date(auditBefore)])
+            try db.query(
+                "DELETE FROM device_removals WHERE (ended_at IS NOT NULL AND ended_at < ?) OR (scheduled_at IS NULL AND code_expires_at < ?)",
+                [.date(auditBefore), .date(auditBefore)])
             let ended = "SELECT id FROM sessions WHERE expires_at < ? OR revoked_at < ?"
             try db.query("DELETE FROM spent_refresh_tokens WHERE session_id IN (\(ended))", [.date(sessionsBefore), .date(sessionsBefore)])
             let sessions = try db.query("DELETE FROM sessions WHERE id IN (\(ended)) RETURNING id", [.date(sessionsBefore), .date(sessionsBefore)]).count

@@ -380,5 +380,11 @@ extension StoreConformance {
         try require(try await store.session(id: "s1")?.session.revokedAt != nil, "removals: and the sessions it opened")
         try require(try await store.dueDeviceRemovals(now: day1.addingTimeInterval(200_000), limit: 10).isEmpty, "removals: an executed one is not due again")
         try require(try await store.deviceRemovals(userID: "alice").first { $0.id == "r4" }?.ending == .executed, "removals: ended as executed")
+        // Retention: ended removals and codes never entered go with the audit rows of their time.
+        _ = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: day1.addingTimeInterval(86_399), sessionsBefore: t0)
+        let kept = try await store.deviceRemovals(userID: "alice").map(\.id)
+        try require(kept == ["r4"], "removals: swept with the audit once ended or never confirmed, and only then", "\(kept)")
+        _ = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: day1.addingTimeInterval(86_401), sessionsBefore: t0)
+        try require(try await store.deviceRemovals(userID: "alice").isEmpty, "removals: the executed one goes with the audit of its time")
     }
 }
