@@ -40,6 +40,7 @@ let package = Package(
                 .product(name: "BioAuthCore", package: bioauth),
                 .product(name: "BioAuthServer", package: bioauth),
                 .product(name: "BioAuthSQLite", package: bioauth),
+                .product(name: "BioAuthWebhooks", package: bioauth),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

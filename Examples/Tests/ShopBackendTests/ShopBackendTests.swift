@@ -2,6 +2,7 @@ import BioAuthCore
 import BioAuthHTTP
 import BioAuthServer
 import BioAuthSQLite
+import BioAuthWebhooks
 import Crypto
 import Foundation
 import HTTPTypes
