@@ -97,16 +97,12 @@ extension WritePlan {
     public static func requestDeviceRemoval(
         _ removal: DeviceRemovalRecord, _ rows: LockedRows, limits: RecoveryCodeLimits, audit: AuditEvent
     ) -> (verdict: Date?, plan: WritePlan) {
-        let subject = FailureSubject.recoveryCodes(removal.userID, client: removal.requester)
-        let now = removal.createdAt
-        var day = FailureCounter(since: now, count: 0)
-        if let counter = rows.counters[subject], now < counter.since.addingTimeInterval(RecoveryCodeLimits.day) { day = counter }
-        guard day.count < limits.perRequesterPerDay else { return (day.since.addingTimeInterval(RecoveryCodeLimits.day), WritePlan()) }
-        day.count += 1
         var plan = WritePlan()
+        if let until = plan.chargeRecoveryCode(rows, userID: removal.userID, requester: removal.requester, limits: limits, at: removal.createdAt) {
+            return (until, WritePlan())
+        }
         plan.require(.activeDevice(id: removal.deviceID, userID: removal.userID))
         plan.add(.insertDeviceRemoval(removal))
-        plan.add(.setCounter(subject, day))
         plan.audit(audit)
         return (nil, plan)
     }

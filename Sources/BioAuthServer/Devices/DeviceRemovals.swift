@@ -55,10 +55,8 @@ struct DeviceRemovals: Flow {
         try authorizeUnread(.confirmDeviceRemoval, session)
         let removal = try await own(id, of: session, request: request)
         guard removal.sessionID == session.id else { throw ServerError(.notFound, field: "id") }
-        guard (1...32).contains(code.utf8.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == " ") }) else {
-            throw ServerError(.invalidRequest, field: "code", detail: "1 to 32 letters, digits and dashes")
-        }
-        let now = clock.now(), policy = configuration.enrolment, entered = RecoveryCode.hash(ofEntered: code), sessionID = session.id
+        let entered = try Validate.recoveryCode(code)
+        let now = clock.now(), policy = configuration.enrolment, sessionID = session.id
         guard removal.status(at: now) == .awaitingCode else { throw Self.ended }
         let audit = event(.deviceRemovalScheduled, user: removal.userID, device: removal.deviceID, reason: AuditReason.recoveryCode.description, request: request)
         let decided = try await run(request) {

@@ -110,11 +110,9 @@ struct EnrolmentRequests: Flow {
     func recover(requestID: EnrolmentRequestID, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try authorizeUnread(.recoverEnrolment, session)
         let record = try await openRequest(id: requestID, of: session, ownOnly: true, request: request)
-        guard (1...32).contains(code.utf8.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == " ") }) else {
-            throw ServerError(.invalidRequest, field: "code", detail: "1 to 32 letters, digits and dashes")
-        }
+        let entered = try Validate.recoveryCode(code)
         let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.recoveryCode.description, request: request)
-        let now = clock.now(), entered = RecoveryCode.hash(ofEntered: code), maxAttempts = configuration.enrolment.maxRecoveryAttempts
+        let now = clock.now(), maxAttempts = configuration.enrolment.maxRecoveryAttempts
         let outcome = try await run(request) {
             try await self.store.recoverEnrolmentRequest(id: record.id, codeHash: entered, maxAttempts: maxAttempts, now: now, audit: audit)
         }
@@ -226,16 +224,24 @@ extension WritePlan {
         if let last = request.lastCodeSentAt, now < last.addingTimeInterval(limits.interval) {
             return (.limited(until: last.addingTimeInterval(limits.interval)), WritePlan())
         }
+        var plan = WritePlan()
+        if let until = plan.chargeRecoveryCode(rows, userID: userID, requester: requester, limits: limits, at: now) { return (.limited(until: until), WritePlan()) }
+        plan.add(.setRecoveryCode(requestID: request.id, codeHash: codeHash, sentAt: now, codesSent: request.codesSent + 1))
+        plan.audit(audit)
+        return (.send, plan)
+    }
+
+    /// Counts one recovery code against the requester's daily budget (the counter locked in
+    /// `rows`, ``RecoveryCodeLimits/perRequesterPerDay``): nil once added to the plan, or when the
+    /// budget frees up again, with nothing added.
+    mutating func chargeRecoveryCode(_ rows: LockedRows, userID: UserID, requester: String, limits: RecoveryCodeLimits, at now: Date) -> Date? {
         let subject = FailureSubject.recoveryCodes(userID, client: requester)
         var day = FailureCounter(since: now, count: 0)
         if let counter = rows.counters[subject], now < counter.since.addingTimeInterval(RecoveryCodeLimits.day) { day = counter }
-        guard day.count < limits.perRequesterPerDay else { return (.limited(until: day.since.addingTimeInterval(RecoveryCodeLimits.day)), WritePlan()) }
+        guard day.count < limits.perRequesterPerDay else { return day.since.addingTimeInterval(RecoveryCodeLimits.day) }
         day.count += 1
-        var plan = WritePlan()
-        plan.add(.setRecoveryCode(requestID: request.id, codeHash: codeHash, sentAt: now, codesSent: request.codesSent + 1))
-        plan.add(.setCounter(subject, day))
-        plan.audit(audit)
-        return (.send, plan)
+        add(.setCounter(subject, day))
+        return nil
     }
 
     /// A recovery code entered for `request` (read locked): only a pending request with a code and

@@ -37,6 +37,15 @@ enum Validate {
         return id
     }
 
+    /// An entered recovery code: 1–32 letters, digits, dashes and spaces (the code is 12 Crockford
+    /// characters; ``RecoveryCode/hash(ofEntered:)`` ignores case, dashes and spaces).
+    static func recoveryCode(_ code: String) throws(ServerError) -> TokenHash {
+        guard (1...32).contains(code.utf8.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == " ") }) else {
+            throw ServerError(.invalidRequest, field: "code", detail: "1 to 32 letters, digits and dashes")
+        }
+        return RecoveryCode.hash(ofEntered: code)
+    }
+
     /// Passwords: 8–1024 Unicode code points, as JSON Schema's `minLength`/`maxLength` count them
     /// (the upper bound keeps hashing cheap to refuse).
     static func password(_ text: String) throws(ServerError) -> String {
