@@ -83,9 +83,20 @@ public actor BioAuthClient {
     }
 
     /// A password login with the server's built-in accounts. The session stays in memory.
-    public func signIn(username: String, password: String) async throws(ClientError) -> PrimarySession {
-        let session = try await api.passwordLogin(Wire.Credentials(username: username, password: password))
+    ///
+    /// After strangers' wrong passwords, a login from a network where the user never signed in
+    /// waits (``ClientError/Code/rateLimited`` with the real wait): ask for a sign-in code
+    /// (``requestSignInCode(username:)``), which reaches the user by mail or text, and pass it as
+    /// `signInCode`.
+    public func signIn(username: String, password: String, signInCode: String? = nil) async throws(ClientError) -> PrimarySession {
+        let session = try await api.passwordLogin(Wire.PasswordLogin(username: username, password: password, signInCode: signInCode))
         return PrimarySession(userID: session.userId, token: BearerToken(session.token), expiresAt: Date(seconds: session.expiresAt))
+    }
+
+    /// Asks the server to send `username` a sign-in code for a password login from this network
+    /// (15 minutes, once). The answer is the same whether or not the user exists.
+    public func requestSignInCode(username: String) async throws(ClientError) {
+        try await api.requestSignInCode(Wire.SignInCodeRequest(username: username))
     }
 
     /// A signed login or step-up with the App Attest assertion over

@@ -14,8 +14,13 @@ public struct ServerAPI: Sendable {
         try await call(.post, "/v1/users", body)
     }
 
-    public func passwordLogin(_ body: Wire.Credentials) async throws(ClientError) -> Wire.Session {
+    public func passwordLogin(_ body: Wire.PasswordLogin) async throws(ClientError) -> Wire.Session {
         try await call(.post, "/v1/login/password", body)
+    }
+
+    /// `POST /v1/login/password/code`: 202, nothing returned.
+    public func requestSignInCode(_ body: Wire.SignInCodeRequest) async throws(ClientError) {
+        let _: Empty = try await call(.post, "/v1/login/password/code", body)
     }
 
     public func loginChallenge(_ body: Wire.LoginChallengeRequest) async throws(ClientError) -> ChallengeEnvelope {

@@ -50,6 +50,28 @@ extension Wire {
         public var visibleFields: KeyValuePairs<String, Any> { ["username": username] }
     }
 
+    /// `POST /v1/login/password`: the credentials, and a sign-in code sent for this address
+    /// (`POST /v1/login/password/code`) when strangers' wrong passwords slow logins from it.
+    public struct PasswordLogin: WireRequest, Hashable, WireRedacted {
+        public var username: String
+        public var password: String
+        public var signInCode: String?
+        public init(username: String, password: String, signInCode: String? = nil) {
+            self.username = username
+            self.password = password
+            self.signInCode = signInCode
+        }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case username, password, signInCode }
+        public var visibleFields: KeyValuePairs<String, Any> { ["username": username] }
+    }
+
+    /// `POST /v1/login/password/code`: whose password login a sign-in code is for.
+    public struct SignInCodeRequest: WireRequest, Hashable {
+        public var username: String
+        public init(username: String) { self.username = username }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case username }
+    }
+
     /// `POST /v1/login/challenge`.
     public struct LoginChallengeRequest: WireRequest, Hashable {
         public var userId: String

@@ -35,13 +35,18 @@ extension Wire {
         public var keyFingerprint: String
         public var expiresAt: Int64
         public var text: String
-        /// `enrolment` (the code approves the enrolment request `requestId`) or `deviceRemoval`
-        /// (it confirms the device removal `requestId`, of the device whose key is `keyFingerprint`).
+        /// `enrolment` (the code approves the enrolment request `requestId`), `deviceRemoval`
+        /// (it confirms the device removal `requestId`, of the device whose key is `keyFingerprint`)
+        /// or `signIn` (a password login from `clientAddress`; no key: `keyFingerprint` is empty).
         public var purpose: String
+        /// For `signIn`: the network the code works from (an IPv4 address or an IPv6 /48).
+        public var clientAddress: String?
         public init(
-            userId: String, requestId: String, code: String, replacing: Bool, keyFingerprint: String, expiresAt: Int64, text: String, purpose: String = "enrolment"
+            userId: String, requestId: String, code: String, replacing: Bool, keyFingerprint: String, expiresAt: Int64, text: String, purpose: String = "enrolment",
+            clientAddress: String? = nil
         ) {
             self.purpose = purpose
+            self.clientAddress = clientAddress
             type = "recovery.code"
             self.userId = userId
             self.requestId = requestId

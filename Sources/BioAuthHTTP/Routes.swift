@@ -131,8 +131,14 @@ public struct BioAuthRoutes: Sendable {
             return try json(Wire.CreatedUser(username: body.username), status: .created)
         }
         v1.post("login/password") { request, context in
-            let body = try await decode(Wire.Credentials.self, request)
-            return try json(Wire.Session(try await service.passwordLogin(username: body.username, password: body.password, request: info(request, context))))
+            let body = try await decode(Wire.PasswordLogin.self, request)
+            let grant = try await service.passwordLogin(username: body.username, password: body.password, signInCode: body.signInCode, request: info(request, context))
+            return try json(Wire.Session(grant))
+        }
+        v1.post("login/password/code") { request, context in
+            let body = try await decode(Wire.SignInCodeRequest.self, request)
+            try await service.sendSignInCode(username: body.username, request: info(request, context))
+            return Response(status: .accepted)
         }
         v1.post("login/challenge") { request, context in
             let body = try await decode(Wire.LoginChallengeRequest.self, request)

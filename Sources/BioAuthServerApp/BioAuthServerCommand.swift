@@ -150,12 +150,16 @@ struct Serve: AsyncParsableCommand {
     var passwordHashThreads: Int = env("BIOAUTH_PASSWORD_HASH_THREADS").flatMap(Int.init) ?? PasswordHashingPolicy().threads
     @Option(
         name: .customLong("password-hash-queue"),
-        help: "Password requests that may wait for a hashing thread; more answer 503 with Retry-After (env BIOAUTH_PASSWORD_HASH_QUEUE; default 8 per thread).")
+        help:
+            "Password requests of one lane (proven, existing user; the anonymous lane has a quarter) that may wait for a hashing thread; more answer 503 with Retry-After (env BIOAUTH_PASSWORD_HASH_QUEUE; default 8 per thread)."
+    )
     var passwordHashQueueOption: Int?
     var passwordHashQueue: Int? { passwordHashQueueOption ?? env("BIOAUTH_PASSWORD_HASH_QUEUE").flatMap(Int.init) }
     @Option(
         name: .customLong("requests-per-client"),
-        help: "Requests per IPv4 address or IPv6 /64 per 5-minute window, counted by this instance; API-key calls are not (env BIOAUTH_REQUESTS_PER_CLIENT).")
+        help:
+            "Requests per IPv4 address or IPv6 /64 per 5-minute window, shared by every instance through the database (plus (N - 1) x a twentieth of it); API-key calls are not counted (env BIOAUTH_REQUESTS_PER_CLIENT)."
+    )
     var requestsPerClient: Int = env("BIOAUTH_REQUESTS_PER_CLIENT").flatMap(Int.init) ?? RateLimitPolicy().requestsPerClient
     @Option(name: .customLong("api-key-rate"), help: "Requests per second each backend API key may send, counted by this instance (env BIOAUTH_API_KEY_RATE; 100).")
     var apiKeyRate: Double = env("BIOAUTH_API_KEY_RATE").flatMap(Double.init) ?? RateLimitPolicy().apiKeyRequestsPerSecond

@@ -113,6 +113,12 @@ public struct InProcessServer: Sendable {
     public func recoveryCode(for requestID: String) -> String? {
         DirectoryRecoveryChannel.readCode(for: EnrolmentRequestID(requestID), in: recoveryDirectory)
     }
+
+    /// The last sign-in code delivered to `username` (`requestSignInCode(username:)`), read as the
+    /// user reads their mail; nil if none was.
+    public func signInCode(for username: String) -> String? {
+        DirectoryRecoveryChannel.readSignInCode(for: UserID(username), in: recoveryDirectory)
+    }
 }
 
 /// The in-process server could not start.

@@ -90,7 +90,7 @@ public struct RecoveryWebhook: RecoveryChannel {
             Wire.RecoveryCodeDelivery(
                 userId: message.userID.rawValue, requestId: message.requestID.rawValue, code: message.code.text, replacing: message.replacing,
                 keyFingerprint: message.keyFingerprint, expiresAt: Int64(message.expiresAt.timeIntervalSince1970.rounded(.down)), text: message.text,
-                purpose: message.purpose.rawValue))
+                purpose: message.purpose.rawValue, clientAddress: message.clientAddress))
     }
 
     public func deliver(_ message: RecoveryMessage) async throws {

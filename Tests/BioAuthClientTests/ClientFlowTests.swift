@@ -166,6 +166,28 @@ struct ClientFlowTests {
         }
     }
 
+    /// Issue 43: a network where the user never signed in waits after strangers' wrong passwords;
+    /// a sign-in code from the user's mail gets the owner in at once.
+    @Test func aSignInCodeGetsTheOwnerPastTheBackOff() async throws {
+        try await Phone.with(server: { $0.passwordRun = PasswordRunPolicy(threshold: 3) }) { phone in
+            let client = phone.client
+            try await client.signUp(username: "alice", password: "alice's long password")
+            for _ in 0..<3 { #expect(await failure { _ = try await client.signIn(username: "alice", password: "a stranger's guess") }?.code == .authenticationFailed) }
+            let waiting = await failure { _ = try await client.signIn(username: "alice", password: "alice's long password") }
+            #expect(waiting?.code == .rateLimited && (waiting?.retryAfter ?? 0) >= 60, "\(String(describing: waiting))")
+            try await client.requestSignInCode(username: "alice")
+            var code: String?
+            for _ in 0..<200 where code == nil {
+                code = phone.server.signInCode(for: "alice")
+                if code == nil { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            let received = try #require(code, "the code reached the user's mail")
+            #expect(await failure { _ = try await client.signIn(username: "alice", password: "alice's long password", signInCode: "0000-0000-0000") }?.code == .authenticationFailed)
+            let primary = try await client.signIn(username: "alice", password: "alice's long password", signInCode: received)
+            #expect(primary.userID == "alice")
+        }
+    }
+
     /// Issue 44: one clock for a test. A client the in-process server makes, on a phone given the
     /// server's clock, keeps time with it: two hours later (the device session expired) the phone
     /// logs in again; a client on the system clock refuses the moved server's challenge.

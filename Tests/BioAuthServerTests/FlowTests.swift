@@ -216,7 +216,7 @@ struct OpenAPIDocumentTests {
                 operation.path.replacingOccurrences(of: "{id}", with: UUID().uuidString.lowercased()).replacingOccurrences(of: "{userId}", with: "carol")
             )
         }
-        #expect(operations.count == 51)
+        #expect(operations.count == 52)
         let documented = operations
         // With an issuer URL, so the discovery documents exist (404 otherwise).
         let harness = ServerHarness { $0.tokens.issuer = "https://auth.example.com" }

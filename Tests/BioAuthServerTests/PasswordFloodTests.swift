@@ -16,13 +16,20 @@ struct PasswordFloodTests {
         let entered = Atomic<Int>(0)
         let release = DispatchSemaphore(value: 0)
         let threadNames = Mutex<Set<String>>([])
+        /// The scheduling policies the flood's hashes ran under, and the others'.
         let schedulingPolicies = Mutex<Set<Int32>>([])
+        let otherPolicies = Mutex<Set<Int32>>([])
 
         func derive(_ password: String, salt: Data, rounds: Int) throws -> Data {
             #if os(Linux)
                 let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "unreadable"
                 threadNames.withLock { _ = $0.insert(name.trimmingCharacters(in: .newlines)) }
-                schedulingPolicies.withLock { _ = $0.insert(PasswordFloodTests.schedulingPolicy()) }
+                let policy = PasswordFloodTests.schedulingPolicy()
+                if password.hasPrefix("flood") {
+                    schedulingPolicies.withLock { _ = $0.insert(policy) }
+                } else {
+                    otherPolicies.withLock { _ = $0.insert(policy) }
+                }
             #else
                 threadNames.withLock { _ = $0.insert(Thread.current.name ?? "unnamed") }
             #endif
@@ -40,19 +47,19 @@ struct PasswordFloodTests {
         }
     }
 
-    @Test func aPasswordFloodCannotStarveDeviceLoginsAndIsShedBeforeItIsCounted() async throws {
+    @Test func aPasswordFloodStarvesNeitherDeviceLoginsNorTheOwnerAndPaysForWhatIsShed() async throws {
         // More hashing threads than cores, every one held: were hashing on the cooperative pool,
         // nothing else could run at all.
         let threads = ProcessInfo.processInfo.activeProcessorCount + 1
         let held = HeldHashing()
         let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: threads, queueLimit: 0), derive: held.derive)
-        // One wrong password per user and address: a shed attempt that was counted would lock the owner's address.
-        let harness = ServerHarness(passwordHashes: pool) { $0.rateLimits.passwordFailuresPerClient = 1 }
+        let harness = ServerHarness(passwordHashes: pool)
         try await harness.test { api in
-            let session = try await api.primarySession()
+            let session = try await api.primarySession()  // the owner's address is known from here on
             let phone = SoftwareDevice()
             let deviceID = try await api.enrol(phone, token: session)
 
+            // Guesses for usernames nobody has, each from an address of its own, fill their lane.
             let flood = Task {
                 try await withThrowingTaskGroup(of: Int.self) { group in
                     for n in 0..<threads {
@@ -64,35 +71,86 @@ struct PasswordFloodTests {
             try await held.waitUntilHolding(threads)
 
             #expect(try await api.login("alice", deviceID, phone).status == 200, "a device login runs while every hashing thread is busy")
-            // The owner's own password attempt finds no place: 503 with a real wait, and nothing counted.
-            let shed = try await api.post("/v1/login/password", ["username": "alice", "password": "not the password"])
+            // One more guess finds the anonymous lane full: 503 with a real wait, counted against its address.
+            let shed = try await api.post("/v1/login/password", ["username": "mallory-late", "password": "flood guess"], client: "203.0.113.9")
             #expect(shed.status == 503 && shed.json["error"] as? String == "unavailable", "\(shed.text)")
             #expect(Int(shed.headers[HTTPField.Name("Retry-After")!] ?? "") ?? 0 >= 1)
             #expect(try await api.call(.get, "/metrics").text.contains("bioauth_password_requests_shed_total 1"))
+            #expect(try await harness.auditedReasons().contains("passwordShed"), "a shed guess is not free: it is counted")
 
+            // The owner, at an address where they signed in, takes a place of the proven lane, which
+            // has threads of its own: hashed while every background thread is still held.
+            held.otherPolicies.withLock { $0 = [] }
+            let owner = try await api.post("/v1/login/password", ["username": "alice", "password": API.password])
+            #expect(owner.status == 200, "the owner's right password is admitted during the flood: \(owner.text)")
             for _ in 0..<threads { held.release.signal() }
             #expect(try await flood.value == Array(repeating: 401, count: threads), "the held guesses finish and fail as usual")
             #expect(held.threadNames.withLock { $0 } == [PasswordHashPool.threadName], "every hash ran on the pool's own threads")
             #if os(Linux)
-                #expect(held.schedulingPolicies.withLock { $0 } == [5], "SCHED_IDLE: a waking request thread preempts a hash at once")
+                #expect(held.schedulingPolicies.withLock { $0 } == [5], "SCHED_IDLE: a waking request thread preempts a guess's hash at once")
+                #expect(held.otherPolicies.withLock { $0 } == [0], "the owner's hash runs at normal priority: no flood of cheap requests starves it")
             #endif
-            #expect(!(try await harness.auditedReasons().contains("bad_password")), "the shed attempt was never counted as a wrong password")
-            let owner = try await api.post("/v1/login/password", ["username": "alice", "password": API.password])
-            #expect(owner.status == 200, "the shed attempt did not use up the owner's one attempt: \(owner.text)")
         }
+    }
+
+    /// The proven lane hashes on threads of its own while the others wait; a free background thread
+    /// takes three existing-user hashes for each anonymous one.
+    @Test func theProvenLaneNeverWaitsAndTheOthersShareWithoutStarving() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let order = Mutex<[String]>([])
+        let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: 1, queueLimit: 8)) { password, _, _ in
+            if password == "blocker" { gate.wait() } else { order.withLock { $0.append(password) } }
+            return Data()
+        }
+        let blocker = Task {
+            guard let place = pool.reserve(.existingUser) else { throw CancellationError() }
+            _ = try await place.derive("blocker", salt: Data(), rounds: 1)
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let queued: [(PasswordHashLane, String)] = [
+            (.anonymous, "a1"), (.anonymous, "a2"), (.existingUser, "e1"), (.existingUser, "e2"), (.existingUser, "e3"), (.existingUser, "e4"),
+            (.proven, "p1"),
+        ]
+        var tasks: [Task<Void, any Error>] = []
+        for (lane, name) in queued {
+            tasks.append(
+                Task {
+                    guard let place = pool.reserve(lane) else { throw CancellationError() }
+                    _ = try await place.derive(name, salt: Data(), rounds: 1)
+                })
+            try await Task.sleep(for: .milliseconds(30))  // each is queued before the next
+        }
+        gate.signal()
+        try await blocker.value
+        for task in tasks { try await task.value }
+        // The blocker was the existing-user lane's first hash: two more, then the anonymous lane's.
+        #expect(order.withLock { $0 } == ["p1", "e1", "e2", "a1", "e3", "e4", "a2"])
+    }
+
+    @Test func eachLaneHasPlacesOfItsOwnAndTheAnonymousLaneFewer() {
+        let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: 1, queueLimit: 4))
+        let first = pool.reserve(.anonymous)
+        let second = pool.reserve(.anonymous)
+        let bothGranted = !first.isNone && !second.isNone
+        let thirdRefused = pool.reserve(.anonymous).isNone
+        #expect(bothGranted && thirdRefused, "one thread and a quarter of the queue")
+        let existing = !pool.reserve(.existingUser).isNone
+        let proven = !pool.reserve(.proven).isNone
+        #expect(existing && proven, "a full anonymous lane leaves the other lanes their places")
+        #expect(PasswordHashingPolicy(threads: 2, queueLimit: 16).places(.proven) == 18)
     }
 
     @Test func aPlaceIsHeldUntilItsRequestEnds() {
         let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: 1, queueLimit: 1))
         do {
-            let first = pool.reserve()
-            let second = pool.reserve()
+            let first = pool.reserve(.proven)
+            let second = pool.reserve(.proven)
             let bothGranted = !first.isNone && !second.isNone
-            let thirdRefused = pool.reserve().isNone
+            let thirdRefused = pool.reserve(.proven).isNone
             #expect(bothGranted)
             #expect(thirdRefused, "one thread and one waiting place: a third request is refused")
         }
-        let grantedAgain = !pool.reserve().isNone
+        let grantedAgain = !pool.reserve(.proven).isNone
         #expect(grantedAgain, "the places came back when their requests ended")
     }
 
@@ -103,16 +161,16 @@ struct PasswordFloodTests {
             return Data()
         }
         do {
-            guard let place = pool.reserve() else { throw CancellationError() }
-            #expect(pool.retryAfter == 1, "nothing measured yet: one place, the shortest wait")
+            guard let place = pool.reserve(.proven) else { throw CancellationError() }
+            #expect(pool.retryAfter(.proven) == 1, "nothing measured yet: one place, the shortest wait")
             _ = try await place.derive("password", salt: Data(), rounds: 1)
         }
-        let first = pool.reserve()
-        let second = pool.reserve()
-        let third = pool.reserve()
+        let first = pool.reserve(.proven)
+        let second = pool.reserve(.proven)
+        let third = pool.reserve(.proven)
         let held = !first.isNone && !second.isNone && !third.isNone
         #expect(held)
-        #expect((4...6).contains(pool.retryAfter), "three waiting hashes of about 1.2 s on one thread: \(pool.retryAfter) s")
+        #expect((4...6).contains(pool.retryAfter(.proven)), "three waiting hashes of about 1.2 s on one thread: \(pool.retryAfter(.proven)) s")
     }
 
     @Test func hashingThreadsStartWithWorkAndEndWhenIdle() async throws {
@@ -120,7 +178,7 @@ struct PasswordFloodTests {
         // to resume this task after the hash, and the thread had already ended).
         let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: 2), idleExit: 10)
         #expect(pool.runningThreads == 0)
-        guard let place = pool.reserve() else {
+        guard let place = pool.reserve(.proven) else {
             Issue.record("an idle pool refused a request")
             return
         }
@@ -154,7 +212,7 @@ struct PasswordFloodTests {
                 return Data()
             }
             for _ in 0..<2 {
-                guard let place = pool.reserve() else { throw CancellationError() }
+                guard let place = pool.reserve(.existingUser) else { throw CancellationError() }
                 _ = try await place.derive("password", salt: Data(), rounds: 1)
             }
             #expect(policies.withLock { $0 } == [5, 0, 5, 0], "each hash starts idle and is promoted once it has run too long")

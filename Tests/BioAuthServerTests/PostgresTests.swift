@@ -300,6 +300,22 @@ struct PostgresTests {
         }
     }
 
+    /// Issue 43: the request window is the deployment's, not each process's. A client sending
+    /// round-robin to three processes gets the limit plus the documented slack ((N − 1) × a
+    /// twentieth), not three times the limit.
+    @Test(.timeLimit(.minutes(2)))
+    func threeProcessesShareOneRequestWindow() async throws {
+        try await Cluster.with(requestsPerClient: 60) { cluster in
+            var answered: [Int: Int] = [:]
+            for n in 0..<180 {
+                let reply = try await cluster.client(n % 3).get("/v1/devices", token: Base64URL.encode(Data(repeating: 7, count: 32)))
+                answered[reply.status, default: 0] += 1
+            }
+            let admitted = answered[401] ?? 0
+            #expect((60...66).contains(admitted) && admitted + (answered[429] ?? 0) == 180, "\(answered)")
+        }
+    }
+
     /// A session revoked, and a device revoked, through one instance are refused by the others
     /// on their next request.
     @Test(.timeLimit(.minutes(2)))
@@ -398,13 +414,16 @@ struct Cluster: Sendable {
     let ports: [Int]
     let processIDs: [Int32]
 
-    static func with(instances: Int = 3, _ body: (Cluster) async throws -> Void) async throws {
+    /// Every request of these tests comes from 127.0.0.1, which the instances count together: a
+    /// request limit far above what the tests send, unless a test sets its own.
+    static func with(instances: Int = 3, requestsPerClient: Int = 1_000_000, _ body: (Cluster) async throws -> Void) async throws {
         let url = try await PostgresTestServer.freshDatabaseURL()
         var servers: [ServerProcess] = []
         defer { for server in servers { server.stop() } }
         // Every instance seals and opens the signing keys with the same key-encryption key.
         let kek = ["BIOAUTH_SIGNING_KEY_KEK": KeyEncryptionKey.random().base64]
-        for _ in 0..<instances { servers.append(try ServerProcess(database: url, extra: ["--database-pool-size", "8"], environment: kek)) }
+        let extra = ["--database-pool-size", "8", "--requests-per-client", "\(requestsPerClient)"]
+        for _ in 0..<instances { servers.append(try ServerProcess(database: url, extra: extra, environment: kek)) }
         try await body(Cluster(ports: servers.map(\.port), processIDs: servers.map(\.processIdentifier)))
     }
 

@@ -59,7 +59,8 @@ struct WireDocumentTests {
     }
 
     @Test(arguments: [
-        ("/v1/users", Wire.Credentials.fieldNames), ("/v1/login/password", Wire.Credentials.fieldNames),
+        ("/v1/users", Wire.Credentials.fieldNames), ("/v1/login/password", Wire.PasswordLogin.fieldNames),
+        ("/v1/login/password/code", Wire.SignInCodeRequest.fieldNames),
         ("/v1/login/challenge", Wire.LoginChallengeRequest.fieldNames),
         ("/v1/devices/registration/challenge", Wire.RegistrationChallengeRequest.fieldNames),
         ("/v1/devices/registration/finish", Wire.RegistrationFinish.fieldNames), ("/v1/login/finish", Wire.SignedChallenge.fieldNames),

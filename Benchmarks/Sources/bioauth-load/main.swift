@@ -17,6 +17,7 @@ import Synchronization
 //
 //   bioauth-load [--server PATH] [--database sqlite|postgres://…] [--devices N] [--instances N]
 //                [--connections N] [--seconds N] [--rates 0.5,0.8] [--password-flood N]
+//                [--owner-password N]
 //
 // It seeds the devices straight into the database, starts the instances, runs a closed loop
 // (maximum logins/s), then open loops at the given fractions of that maximum (wrk2-style: each
@@ -25,6 +26,10 @@ import Synchronization
 // With --password-flood N it then runs the first rate's open loop three times alone and three times
 // while N connections send password guesses for unknown users (PBKDF2 at 600 000 rounds each),
 // each from a new address, alternated, and prints the ratio of the median device-login p99s.
+// With --owner-password N it signs an owner up, signs them in once from their address, then times
+// the owner's right-password logins from that address (four a second) three times alone and three
+// times while N connections send guesses — half for the owner's username, half for unknown ones —
+// each from a /48 of its own, and prints the owner's success rate and p99 both ways.
 // After each closed loop it prints who used the machine's cores: itself, the servers, the rest
 // (the database) and idle. BIOAUTH_LOAD_POOL_SIZE sets the servers' PostgreSQL pool (16).
 // With --server …/bioauth-floor it measures the floor: the same logins on a server that does only
@@ -40,6 +45,8 @@ struct Options {
     var rates: [Double] = [0.5, 0.8]
     /// Connections sending password guesses while a second open loop runs at the first rate; 0: none.
     var passwordFlood = 0
+    /// Connections sending guesses from many /48s while the owner signs in with the password; 0: none.
+    var ownerPasswordFlood = 0
 
     init(_ arguments: [String]) throws {
         var iterator = arguments.dropFirst().makeIterator()
@@ -54,6 +61,7 @@ struct Options {
             case "--seconds": seconds = Double(try Self.number(value, flag))
             case "--rates": rates = value.split(separator: ",").compactMap { Double($0) }
             case "--password-flood": passwordFlood = try Self.number(value, flag)
+            case "--owner-password": ownerPasswordFlood = try Self.number(value, flag)
             default: throw LoadError("unknown flag \(flag)")
             }
         }
@@ -138,6 +146,8 @@ final class Server {
             "--database-tls", "disable", "--database-pool-size", ProcessInfo.processInfo.environment["BIOAUTH_LOAD_POOL_SIZE"] ?? "16",
             // The password flood comes from many addresses, as a botnet's would: no per-address limit stops it.
             "--trust-forwarded-for",
+            // The owner-password row signs its owner up.
+            "--allow-sign-up",
         ]
         let output = Pipe()
         process.standardOutput = output
@@ -421,7 +431,9 @@ final class PasswordFlood: Sendable {
     private let shared = Shared()
     private let task: Task<Void, Never>
 
-    init(port: Int, connections: Int) async throws {
+    /// Guesses for unknown users from a new IPv4 address each; with `owner`, every other guess is
+    /// for the owner's username, and each comes from an IPv6 /48 of its own.
+    init(port: Int, connections: Int, owner: String? = nil) async throws {
         var opened: [HTTPConnection] = []
         for _ in 0..<connections { opened.append(try await HTTPConnection.connect(port: port)) }
         let shared = shared
@@ -432,8 +444,11 @@ final class PasswordFlood: Sendable {
                         var n = 0
                         while !shared.stopped.load(ordering: .relaxed) {
                             n += 1
-                            let client = "10.\(worker % 256).\(n / 256 % 256).\(n % 256)"
-                            let body = #"{"username":"guess\#(worker)x\#(n)","password":"guessed password \#(n)"}"#
+                            let client =
+                                owner == nil
+                                ? "10.\(worker % 256).\(n / 256 % 256).\(n % 256)" : "2a0\(worker % 10):\(String(n / 65_536 % 65_536, radix: 16)):\(String(n % 65_536, radix: 16))::1"
+                            let username = owner.flatMap { n % 2 == 0 ? $0 : nil } ?? "guess\(worker)x\(n)"
+                            let body = #"{"username":"\#(username)","password":"guessed password \#(n)"}"#
                             let status = (try? await connection.post("/v1/login/password", body, client: client).0) ?? 0
                             shared.statuses.withLock { $0[status, default: 0] += 1 }
                         }
@@ -526,6 +541,52 @@ if options.passwordFlood > 0, let fraction = options.rates.first {
     let (alone, flooded) = (median(p99[false] ?? []), median(p99[true] ?? []))
     print(
         "device-login p99, median of 3: \(milliseconds(UInt64(flooded))) ms with the password flood / \(milliseconds(UInt64(alone))) ms without: \(String(format: "%.2f", flooded / max(alone, 1)))×"
+    )
+}
+if options.ownerPasswordFlood > 0 {
+    // The owner signs up and in from their address, which the server then knows.
+    let ownerAddress = "2001:db8:beef::7"
+    let owner = try await HTTPConnection.connect(port: servers[0].port)
+    let credentials = #"{"username":"owner","password":"the owner's right password"}"#
+    let (created, _) = try await owner.post("/v1/users", credentials, client: ownerAddress)
+    let (first, _) = try await owner.post("/v1/login/password", credentials, client: ownerAddress)
+    guard created == 201 || created == 200, first == 200 else { throw LoadError("the owner could not sign up (\(created)) or in (\(first))") }
+    var rows: [Bool: [(success: Double, p99: Double)]] = [:]
+    for _ in 0..<3 {
+        for flooded in [false, true] {
+            let flood = flooded ? try await PasswordFlood(port: servers[0].port, connections: options.ownerPasswordFlood, owner: "owner") : nil
+            let tally = Tally()
+            var admitted = 0
+            let start = ContinuousClock.now
+            var n = 0
+            while ContinuousClock.now < start + .seconds(options.seconds) {
+                let due = start + .milliseconds(250 * n)
+                try? await Task.sleep(until: due, clock: .continuous)
+                let (status, _) = try await owner.post("/v1/login/password", credentials, client: ownerAddress)
+                if status == 200 { admitted += 1 }
+                tally.record(microseconds(since: due), status == 200 ? nil : "\(status)")
+                n += 1
+            }
+            let statuses = await flood?.stop() ?? [:]
+            let success = Double(admitted) / Double(max(n, 1))
+            let h = tally.snapshot.histogram
+            rows[flooded, default: []].append((success, Double(h.valueAtPercentile(99))))
+            let answered = statuses.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")
+            let mode =
+                flooded
+                ? "owner's right password + guesses from many /48s (\(options.ownerPasswordFlood) connections; answered \(answered))"
+                : "owner's right password, no flood"
+            print(
+                "| \(label) | \(mode) | \(n) logins, \(String(format: "%.0f", success * 100)) % admitted | p50 \(milliseconds(h.valueAtPercentile(50))) ms | p99 \(milliseconds(h.valueAtPercentile(99))) ms | p99.9 \(milliseconds(h.valueAtPercentile(99.9))) ms | max \(milliseconds(h.max)) ms |"
+            )
+        }
+    }
+    await owner.close()
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    let alone = rows[false] ?? [], flooded = rows[true] ?? []
+    let (aloneP99, floodedP99) = (median(alone.map(\.p99)), median(flooded.map(\.p99)))
+    print(
+        "owner password login, median of 3: \(String(format: "%.0f", median(flooded.map(\.success)) * 100)) % admitted with the flood / \(String(format: "%.0f", median(alone.map(\.success)) * 100)) % without; p99 \(milliseconds(UInt64(floodedP99))) ms / \(milliseconds(UInt64(aloneP99))) ms: \(String(format: "%.2f", floodedP99 / max(aloneP99, 1)))×"
     )
 }
 for pool in pools { await pool.close() }

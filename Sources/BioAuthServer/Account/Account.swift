@@ -13,10 +13,11 @@ struct Account: Flow {
         try requirePasswordLogin()
         let username = try Validate.username(username)
         let password = try Validate.password(password)
-        try admit(request)
+        try await admit(request)
         // An id of the backend's declared namespace is taken, now or before the backend uses it.
         if configuration.isDeclaredBackendUserID(username) { throw ServerError(.conflict, field: "username", detail: "exists") }
-        let place = try reservePasswordHashing()
+        // A sign-up waits with the unknown usernames: nobody has the name yet.
+        let place = try reservePasswordHashing(.anonymous)
         let salt = SecretBytes.random(count: 16).data
         let hash = try await passwordHash(password, salt: salt, rounds: configuration.passwordRounds, in: place)
         let now = clock.now()
@@ -38,39 +39,59 @@ struct Account: Flow {
         guard configuration.passwordLogin else { throw ServerError(.notFound, detail: "password login is switched off") }
     }
 
-    func passwordLogin(username: String, password: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
+    /// Audits a failed password attempt and counts it against the address (the user's counters
+    /// were counted when the attempt was decided); the uniform error to throw. An unknown
+    /// "username" may be a password typed into the wrong field: it is not written to the audit log
+    /// (the log line carries only a keyed hash of it).
+    private func countFailure(
+        _ reason: FailureReason, of attempt: PasswordAttempt, username: UserID, lockout: LockoutQuery, _ request: RequestInfo
+    ) async throws(ServerError) -> ServerError {
+        let audited = event(.passwordLoginFailed, user: attempt.user == nil ? nil : username, reason: reason.description, request: request)
+        var failure = FailureRecord(reason, lockout: lockout, audit: audited)
+        failure.reachedEarlier = attempt.reached
+        let locked = try await run(request) { [failure] in try await self.store.apply(.failure(failure)).lockedSubjects }
+        return failed(failure, locked: locked, request)
+    }
+
+    /// A password login; `signInCode` is one ``sendSignInCode(username:request:)`` sent for this
+    /// address, which lets the attempt past the back-off strangers' wrong passwords caused.
+    func passwordLogin(username: String, password: String, signInCode: String? = nil, request: RequestInfo) async throws(ServerError) -> SessionGrant {
         try requirePasswordLogin()
         let username = try Validate.username(username)
         let password = try Validate.password(password)
-        try admit(request)
-        // A place among the password requests is taken first: one that finds none is turned away
-        // before its attempt is counted (it could be the owner's).
-        let place = try reservePasswordHashing()
+        let code = try signInCode.map { (code) throws(ServerError) in try Validate.recoveryCode(code, field: "signInCode") }
+        try await admit(request)
         let now = clock.now()
         let lockout = windows.lockout(client: request.clientAddress, at: now)
         // The attempt is decided and counted before the slow hash, in one transaction under the
         // user's lock: parallel guesses cannot all pass it. A success clears the counters below.
         let limits = PasswordAttemptLimits(
-            lockout: lockout, windowEnd: windows.windowEnd(now), passwordsPerClient: windows.policy.passwordFailuresPerClient, run: configuration.passwordRun)
+            lockout: lockout, windowEnd: windows.windowEnd(now), passwordsPerClient: windows.policy.passwordFailuresPerClient, run: configuration.passwordRun,
+            signInCode: code)
         let attempt = try await run(request) { try await self.store.beginPasswordAttempt(username: username, limits: limits, now: now) }
         if let until = attempt.refusedUntil {
             // The real wait: the window's end or the back-off's, whichever is later.
             throw await refuseLockedOut(user: attempt.user == nil ? nil : username, device: nil, retryAfter: retryAfter(until: until, from: now), request)
+        }
+        if attempt.rejectedCode {
+            // A wrong, expired or other network's sign-in code: counted like a wrong password
+            // (against the user from this address and the run) and refused without a hash — the
+            // answer says nothing about the password.
+            throw try await countFailure(.recoveryCodeRejected, of: attempt, username: username, lockout: lockout, request)
+        }
+        // The attempt waits for a hash in the lane of what it can be: the owner at a known address
+        // never queues behind strangers' guesses. One that finds its lane full was counted already
+        // and counts against its address too: a flood's refused guesses are not free.
+        guard let place = context.passwordHashes.reserve(attempt.lane) else {
+            _ = try await countFailure(.passwordShed, of: attempt, username: username, lockout: lockout, request)
+            throw shed(attempt.lane)
         }
         // Unknown users cost a hash too, so timing does not tell which usernames exist.
         let user = attempt.user
         let salt = user?.passwordSalt ?? Data(SHA256.hash(data: Data(username.rawValue.utf8)).prefix(16))
         let hash = try await passwordHash(password, salt: salt, rounds: user?.passwordRounds ?? configuration.passwordRounds, in: place)
         guard let user, constantTimeEquals(hash, user.passwordHash) else {
-            let reason: FailureReason = user == nil ? .unknownUser : .badPassword
-            // An unknown "username" may be a password typed into the wrong field: it is not written
-            // to the audit log (the log line carries only a keyed hash of it).
-            let audited = event(.passwordLoginFailed, user: user == nil ? nil : username, reason: reason.description, request: request)
-            // The user's counters were counted already; the address is counted now.
-            var failure = FailureRecord(reason, lockout: lockout, audit: audited)
-            failure.reachedEarlier = attempt.reached
-            let locked = try await run(request) { [failure] in try await self.store.apply(.failure(failure)).lockedSubjects }
-            throw failed(failure, locked: locked, request)
+            throw try await countFailure(user == nil ? .unknownUser : .badPassword, of: attempt, username: username, lockout: lockout, request)
         }
         let (session, token) = newSession(user: username, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, at: now)
         // A hash made with fewer rounds than today's setting is replaced now, while the password is at hand.
@@ -82,8 +103,10 @@ struct Account: Flow {
                 passwordHash: try await passwordHash(password, salt: salt, rounds: configuration.passwordRounds, in: place), createdAt: user.createdAt)
         }
         try await run(request) { [rehashed] in
+            // A sign-in code works once.
+            let used = code.map { [FailureSubject.signInCode(username, client: lockout.client, code: $0)] } ?? []
             let plan = WritePlan.login(
-                session, from: lockout.client, clearing: [.password(username, client: lockout.client), .passwordRun(username)], rehashed: rehashed,
+                session, from: lockout.client, clearing: [.password(username, client: lockout.client), .passwordRun(username)] + used, rehashed: rehashed,
                 audit: self.event(.passwordLoginSucceeded, user: username, request: request))
             _ = try await self.store.apply(plan)
         }
@@ -91,10 +114,52 @@ struct Account: Flow {
         return SessionGrant(token: token, session: session)
     }
 
+    /// Sends a sign-in code (``RecoveryMessage/Purpose-swift.enum/signIn``) to `username` through
+    /// the recovery channel, for a password login from the requesting address within
+    /// ``RecoveryCodeLimits/signInCodeLifetime``: the owner's way past the back-off that strangers'
+    /// wrong passwords cause at every address the owner never used. Codes count against the
+    /// requester's ``RecoveryCodeLimits/perRequesterPerDay`` for the username, whether or not the
+    /// user exists, and the answer is the same either way: it never tells which usernames exist.
+    func sendSignInCode(username: String, request: RequestInfo) async throws(ServerError) {
+        try requirePasswordLogin()
+        let username = try Validate.username(username)
+        try await admit(request)
+        guard let channel = context.recoveryChannel else { throw ServerError(.forbidden, detail: "noRecoveryChannel") }
+        let now = clock.now(), limits = configuration.enrolment.recoveryCodes, client = request.clientAddress
+        let exists = try await run(request) { try await self.store.passwordLoginState(username: username, lockout: self.windows.lockout(client: client, at: now)) }.user != nil
+        let code = RecoveryCode.random(), expiresAt = now.addingTimeInterval(RecoveryCodeLimits.signInCodeLifetime)
+        let audit = event(.signInCodeSent, user: username, request: request)
+        let decided = try await run(request) {
+            try await self.store.decide(locking: RowLocks(counters: [.recoveryCodes(username, client: client)])) { rows -> (verdict: Date?, plan: WritePlan) in
+                var plan = WritePlan()
+                if let until = plan.chargeRecoveryCode(rows, userID: username, requester: client, limits: limits, at: now) { return (until, WritePlan()) }
+                if exists {
+                    plan.add(.setCounter(.signInCode(username, client: client, code: code.hash), FailureCounter(since: expiresAt, count: 0)))
+                    plan.audit(audit)
+                }
+                return (nil, plan)
+            }
+        }
+        if let until = decided.verdict {
+            throw ServerError(.rateLimited, detail: "too many recovery codes", retryAfter: retryAfter(until: until, from: now))
+        }
+        guard exists else { return }
+        log(audit)
+        // Delivered after the answer, so its time does not tell that the user exists; a failed
+        // delivery is logged (the requester, who may be anyone, is not told).
+        let message = RecoveryMessage(signIn: code, userID: username, clientAddress: client, id: EnrolmentRequestID(UUID().uuidString.lowercased()), expiresAt: expiresAt)
+        let logger = logger, metadata = metadata(audit)
+        Task {
+            do { try await channel.deliver(message) } catch {
+                logger.error("sign-in code delivery failed", metadata: metadata.merging(["error": "\(type(of: error))"]) { $1 })
+            }
+        }
+    }
+
     func primaryLogin<Authenticator: PrimaryAuthenticator>(
         _ credential: Authenticator.Credential, with authenticator: Authenticator, request: RequestInfo
     ) async throws(ServerError) -> SessionGrant {
-        try admit(request)
+        try await admit(request)
         let now = clock.now()
         let lockout = windows.lockout(client: request.clientAddress, at: now)
         // Only the address's counter is consulted ("" names no user).
@@ -121,7 +186,7 @@ struct Account: Flow {
     }
 
     func authenticate(token: String?, request: RequestInfo) async throws(ServerError) -> SessionRecord {
-        try admit(request)  // token guessing pays the request limit too
+        try await admit(request)  // token guessing pays the request limit too
         guard let token, let bytes = Base64URL.decode(token), bytes.count == 32 else {
             throw ServerError.authenticationFailed(token == nil ? .missingSession : .unknownSession)
         }
@@ -184,19 +249,23 @@ struct Account: Flow {
         return Array(rows.filter { AuditKind.securityNotices.contains($0.kind) && $0.at.timeIntervalSince1970.rounded(.down) > after }.prefix(100))
     }
 
-    /// A new password's hash at today's rounds, through the hashing pool like any password request.
+    /// A new password's hash at today's rounds, through the hashing pool like any password request
+    /// (in the proven lane: a signed-in user asks).
     func hashNewPassword(_ password: String, salt: Data) async throws(ServerError) -> Data {
-        let place = try reservePasswordHashing()
+        let place = try reservePasswordHashing(.proven)
         return try await passwordHash(password, salt: salt, rounds: configuration.passwordRounds, in: place)
     }
 
-    /// A place for one password request, or 503 with the time the waiting ones need (``PasswordHashingPolicy``).
-    private func reservePasswordHashing() throws(ServerError) -> PasswordHashPool.Place {
-        guard let place = context.passwordHashes.reserve() else {
-            metrics.passwordRequestsShed.increment()
-            throw ServerError(.unavailable, detail: "too many password requests", retryAfter: context.passwordHashes.retryAfter)
-        }
+    /// A place for one password request in `lane`, or 503 with the time the waiting ones need (``PasswordHashingPolicy``).
+    private func reservePasswordHashing(_ lane: PasswordHashLane) throws(ServerError) -> PasswordHashPool.Place {
+        guard let place = context.passwordHashes.reserve(lane) else { throw shed(lane) }
         return place
+    }
+
+    /// The 503 for a request whose lane is full, with the time the requests ahead of it need.
+    private func shed(_ lane: PasswordHashLane) -> ServerError {
+        metrics.passwordRequestsShed.increment()
+        return ServerError(.unavailable, detail: "too many password requests", retryAfter: context.passwordHashes.retryAfter(lane))
     }
 
     private func passwordHash(_ password: String, salt: Data, rounds: Int, in place: borrowing PasswordHashPool.Place) async throws(ServerError) -> Data {

@@ -50,7 +50,7 @@ struct Backend: Flow {
         var anonymous = request
         anonymous.apiKeyID = nil
         let now = clock.now()
-        if let retryAfter = context.requests.refusal(anonymous.requestSubject, at: now) {
+        if let retryAfter = await context.requests.refusal(anonymous.requestSubject, at: now) {
             metrics.rateLimited.increment()
             throw ServerError(.rateLimited, retryAfter: retryAfter)
         }
@@ -58,7 +58,7 @@ struct Backend: Flow {
         let record: ApiKeyRecord?
         if let secret { record = try await run(request) { try await self.store.apiKey(secretHash: secret.hash) } } else { record = nil }
         guard let record, record.revokedAt == nil else {
-            try admit(anonymous)
+            try await admit(anonymous)
             await audit(.apiKeyRejected, reason: FailureReason.unknownApiKey.description, request: request)
             throw ServerError.authenticationFailed(.unknownApiKey)
         }

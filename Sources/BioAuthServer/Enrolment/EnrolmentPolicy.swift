@@ -98,6 +98,8 @@ public struct RecoveryCodeLimits: Sendable, Hashable {
 
     /// The window of ``perRequesterPerDay``.
     public static let day: TimeInterval = 86_400
+    /// How long a sign-in code (``RecoveryMessage/Purpose-swift.enum/signIn``) works: 15 minutes.
+    public static let signInCodeLifetime: TimeInterval = 900
 }
 
 /// Why an enrolment request ended before it was used or expired.
@@ -248,6 +250,9 @@ public struct RecoveryMessage: Sendable, CustomStringConvertible, CustomDebugStr
         case enrolment
         /// Removing a device after the security delay (a device removal).
         case deviceRemoval
+        /// A password login from an address the user never signed in from, while strangers'
+        /// wrong passwords slow such logins down (`POST /v1/login/password/code`).
+        case signIn
     }
 
     public let purpose: Purpose
@@ -267,6 +272,8 @@ public struct RecoveryMessage: Sendable, CustomStringConvertible, CustomDebugStr
     public let expiresAt: Date
     /// How long after the code is entered a removal happens; nil for an enrolment.
     public let removalDelay: TimeInterval?
+    /// For a sign-in code, the address (an IPv4 address or an IPv6 /48) it works from.
+    public let clientAddress: String?
 
     public init(_ code: RecoveryCode, for request: EnrolmentRequestRecord) {
         purpose = .enrolment
@@ -278,6 +285,22 @@ public struct RecoveryMessage: Sendable, CustomStringConvertible, CustomDebugStr
         keyFingerprint = DevicePublicKey.fingerprint(spki: request.publicKey)
         expiresAt = request.expiresAt
         removalDelay = nil
+        clientAddress = nil
+    }
+
+    /// A sign-in code for `userID`'s password login from `clientAddress`, filed under `id` (a new
+    /// one each code: nothing refers to it but the channel).
+    public init(signIn code: RecoveryCode, userID: UserID, clientAddress: String, id: EnrolmentRequestID, expiresAt: Date) {
+        purpose = .signIn
+        self.userID = userID
+        requestID = id
+        removalID = nil
+        self.code = code
+        replacing = false
+        keyFingerprint = ""
+        self.expiresAt = expiresAt
+        removalDelay = nil
+        self.clientAddress = clientAddress
     }
 
     public init(_ code: RecoveryCode, for removal: DeviceRemovalRecord, of device: DeviceRecord, delay: TimeInterval) {
@@ -290,6 +313,7 @@ public struct RecoveryMessage: Sendable, CustomStringConvertible, CustomDebugStr
         keyFingerprint = DevicePublicKey.fingerprint(spki: device.publicKey)
         expiresAt = removal.codeExpiresAt
         removalDelay = delay
+        clientAddress = nil
     }
 
     /// The message, in English, from the fields above only.
@@ -309,6 +333,12 @@ public struct RecoveryMessage: Sendable, CustomStringConvertible, CustomDebugStr
                 It confirms removing the device with key \(keyFingerprint) from your account, \(hours) hours after the code is entered, unless one of your devices cancels it. It works until \(expiresAt.formatted(.iso8601)).
                 If you did not ask for it, do not give it to anyone, cancel the removal on your phone, and change your password.
                 """
+        case .signIn:
+            return """
+                Your BioAuth sign-in code is \(code.text)
+                It lets a password sign-in from the network \(clientAddress ?? "unknown") into your account until \(expiresAt.formatted(.iso8601)).
+                If you did not ask for it, do not give it to anyone, and change your password.
+                """
         }
     }
 
@@ -325,7 +355,7 @@ public struct DirectoryRecoveryChannel: RecoveryChannel {
     public init(directory: URL) { self.directory = directory }
 
     public func deliver(_ message: RecoveryMessage) async throws {
-        let file = Self.file(for: message.requestID, in: directory)
+        let file = message.purpose == .signIn ? Self.signInFile(for: message.userID, in: directory) : Self.file(for: message.requestID, in: directory)
         let text = "To: \(message.userID)\n\(message.text)\n"
         // The inbox holds live recovery codes: a 0700 directory of 0600 files, from their first byte.
         try PrivateFile.makeDirectory(directory)
@@ -334,9 +364,23 @@ public struct DirectoryRecoveryChannel: RecoveryChannel {
 
     /// The code delivered for a request (the word of its file shaped `XXXX-XXXX-XXXX`), nil if none was.
     public static func readCode(for requestID: EnrolmentRequestID, in directory: URL) -> String? {
-        guard !requestID.rawValue.isEmpty, requestID.rawValue.allSatisfy({ $0.isHexDigit || $0 == "-" }),
-            let data = FileManager.default.contents(atPath: file(for: requestID, in: directory).path)
-        else { return nil }
+        guard !requestID.rawValue.isEmpty, requestID.rawValue.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { return nil }
+        return code(in: file(for: requestID, in: directory))
+    }
+
+    /// The last sign-in code delivered to `userID` (``RecoveryMessage/Purpose-swift.enum/signIn``), nil if none was.
+    public static func readSignInCode(for userID: UserID, in directory: URL) -> String? {
+        code(in: signInFile(for: userID, in: directory))
+    }
+
+    /// Where the sign-in codes for a user are written, the last one over the one before.
+    public static func signInFile(for userID: UserID, in directory: URL) -> URL {
+        directory.appendingPathComponent("sign-in-\(Data(userID.rawValue.utf8).hexString).txt")
+    }
+
+    /// The word of `file` shaped `XXXX-XXXX-XXXX`.
+    private static func code(in file: URL) -> String? {
+        guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
         return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).map(String.init).first { word in
             word.count == 14 && word.enumerated().allSatisfy { index, character in [4, 9].contains(index) ? character == "-" : CrockfordCode.alphabet.contains(character) }
         }

@@ -78,9 +78,9 @@ extension Flow {
 
     /// Counts a request against this instance's per-client limit — unless it came with a verified
     /// API key, which was counted against the key's own budget (``ApiKeyLimiter``) instead.
-    func admit(_ request: RequestInfo) throws(ServerError) {
+    func admit(_ request: RequestInfo) async throws(ServerError) {
         guard request.apiKeyID == nil else { return }
-        if let retryAfter = context.requests.admit(request.requestSubject, at: clock.now()) {
+        if let retryAfter = await context.requests.admit(request.requestSubject, at: clock.now()) {
             metrics.rateLimited.increment()
             throw ServerError(.rateLimited, retryAfter: retryAfter)
         }

@@ -37,44 +37,107 @@ struct RateWindows: Sendable {
     }
 }
 
-/// Requests per client address per window, counted in this process only.
+/// Requests per subject (a client's IPv4 address or IPv6 /64, or a user's failed redemptions) per
+/// window, shared by every instance through the store's counters.
 ///
-/// A pure request-rate limit protects this instance's CPU; it decides nothing about security, so
-/// it costs no database write. With N instances behind a load balancer a client may send up to
-/// N × ``RateLimitPolicy/requestsPerClient`` per window. Failure counters and lockouts, which do
-/// decide, live in the store and are shared by every instance.
+/// Each instance counts in memory and adds what it counted to the subject's counter in the store
+/// (``FailureSubject/requests(_:)``) when it has counted ``batch`` since it last did, or a second
+/// has passed; the store answers with the total of every instance, which the next decision
+/// starts from. A request costs no database write of its own, and N instances behind a load
+/// balancer allow at most the limit plus what the other instances counted and have not added
+/// yet: (N − 1) × ``batch`` (a twentieth of the limit each) within a second. A store that cannot
+/// be reached leaves each instance counting alone until it can.
 final class RequestLimiter: Sendable {
-    private let windows: RateWindows
-    private let limit: Int
-    private let state = Mutex<(window: Date, counts: [String: Int])>((Date.distantPast, [:]))
-
-    /// `limit` per window; ``RateLimitPolicy/requestsPerClient`` when nil.
-    init(windows: RateWindows, limit: Int? = nil) {
-        self.windows = windows
-        self.limit = limit ?? windows.policy.requestsPerClient
+    private struct Entry {
+        /// The store's total at the last exchange, every instance's requests included.
+        var known = 0
+        /// Requests counted here since then.
+        var pending = 0
+        var exchangedAt: Date
+        var exchanging = false
     }
 
-    /// Counts a request of `client` (``RequestInfo/requestSubject``: an IPv4 address or an IPv6
-    /// /64); returns the seconds to wait when the client is over its limit.
-    func admit(_ client: String, at now: Date) -> Int? {
-        let count = state.withLock { state in
+    private let windows: RateWindows
+    private let limit: Int
+    private let store: (any BioAuthStore)?
+    private let subject: @Sendable (String) -> FailureSubject
+    /// Requests an instance counts before it adds them to the store's counter.
+    let batch: Int
+    /// The longest an instance keeps a subject's count to itself.
+    static let exchangeInterval: TimeInterval = 1
+    private let state = Mutex<(window: Date, entries: [String: Entry])>((Date.distantPast, [:]))
+
+    /// `limit` per window (``RateLimitPolicy/requestsPerClient`` when nil), shared through `store`
+    /// under `subject`'s counter (per instance without a store).
+    init(windows: RateWindows, limit: Int? = nil, store: (any BioAuthStore)? = nil, subject: @escaping @Sendable (String) -> FailureSubject = { .requests($0) }) {
+        self.windows = windows
+        self.limit = limit ?? windows.policy.requestsPerClient
+        self.store = store
+        self.subject = subject
+        batch = max(1, self.limit / 20)
+    }
+
+    /// Counts a request of `client`; returns the seconds to wait when the client is over its limit.
+    func admit(_ client: String, at now: Date) async -> Int? {
+        let due = state.withLock { state in
             reset(&state, now)
-            state.counts[client, default: 0] += 1
-            return state.counts[client, default: 0]
+            // A client seen for the first time is counted here for up to a second or a batch: a
+            // botnet's one-off addresses cost no database write each.
+            state.entries[client, default: Entry(exchangedAt: now)].pending += 1
+            return isDue(state.entries[client]!, now)
         }
-        return count > limit ? windows.retryAfter(now) : nil
+        if due { await exchange(client, at: now) }
+        return count(client, now) > limit ? windows.retryAfter(now) : nil
     }
 
     /// The seconds to wait if `client` is already over its limit, counting nothing.
-    func refusal(_ client: String, at now: Date) -> Int? {
-        let count = state.withLock { state in
+    func refusal(_ client: String, at now: Date) async -> Int? {
+        let due = state.withLock { state in
             reset(&state, now)
-            return state.counts[client, default: 0]
+            // A subject this instance has not seen yet: what the others counted is read first.
+            return isDue(state.entries[client] ?? Entry(exchangedAt: .distantPast), now)
         }
-        return count >= limit ? windows.retryAfter(now) : nil
+        if due { await exchange(client, at: now) }
+        return count(client, now) >= limit ? windows.retryAfter(now) : nil
     }
 
-    private func reset(_ state: inout (window: Date, counts: [String: Int]), _ now: Date) {
+    private func count(_ client: String, _ now: Date) -> Int {
+        state.withLock { state in
+            reset(&state, now)
+            return state.entries[client].map { $0.known + $0.pending } ?? 0
+        }
+    }
+
+    private func isDue(_ entry: Entry, _ now: Date) -> Bool {
+        store != nil && !entry.exchanging && (entry.pending >= batch || now.timeIntervalSince(entry.exchangedAt) >= Self.exchangeInterval)
+    }
+
+    /// Adds this instance's pending count to the store's counter and takes its total.
+    private func exchange(_ client: String, at now: Date) async {
+        guard let store else { return }
+        let window = windows.windowStart(now)
+        let delta = state.withLock { state -> Int in
+            state.entries[client, default: Entry(exchangedAt: now)].exchanging = true
+            defer { state.entries[client]!.pending = 0 }
+            return state.entries[client]!.pending
+        }
+        let subject = subject(client)
+        let total = try? await store.decide(locking: RowLocks(counters: [subject])) { rows -> (verdict: Int, plan: WritePlan) in
+            let stored = rows.counters[subject].flatMap { $0.since == window ? $0.count : nil } ?? 0
+            var plan = WritePlan()
+            if delta > 0 { plan.add(.setCounter(subject, FailureCounter(since: window, count: stored + delta))) }
+            return (stored + delta, plan)
+        }.verdict
+        state.withLock { state in
+            guard state.window == window, var entry = state.entries[client] else { return }
+            entry.exchanging = false
+            entry.exchangedAt = now
+            if let total { entry.known = total } else { entry.pending += delta }  // unreachable: keep counting here
+            state.entries[client] = entry
+        }
+    }
+
+    private func reset(_ state: inout (window: Date, entries: [String: Entry]), _ now: Date) {
         let window = windows.windowStart(now)
         if state.window != window { state = (window, [:]) }  // a new window forgets every client
     }

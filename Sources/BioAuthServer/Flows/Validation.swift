@@ -39,9 +39,9 @@ enum Validate {
 
     /// An entered recovery code: 1–32 letters, digits, dashes and spaces (the code is 12 Crockford
     /// characters; ``RecoveryCode/hash(ofEntered:)`` ignores case, dashes and spaces).
-    static func recoveryCode(_ code: String) throws(ServerError) -> TokenHash {
+    static func recoveryCode(_ code: String, field: String = "code") throws(ServerError) -> TokenHash {
         guard (1...32).contains(code.utf8.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == " ") }) else {
-            throw ServerError(.invalidRequest, field: "code", detail: "1 to 32 letters, digits and dashes")
+            throw ServerError(.invalidRequest, field: field, detail: "1 to 32 letters, digits and dashes")
         }
         return RecoveryCode.hash(ofEntered: code)
     }

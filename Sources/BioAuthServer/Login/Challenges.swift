@@ -49,7 +49,7 @@ struct Challenges: Flow {
             try Validate.base64URL(text, field: "appAttestAssertion", count: 1...Self.maximumAssertionSize)
         }
         let assertions = AppAttestAssertion(policy: configuration.attestation)
-        if session == nil { try admit(request) }  // authenticated calls were admitted by authenticate(token:request:)
+        if session == nil { try await admit(request) }  // authenticated calls were admitted by authenticate(token:request:)
         let now = clock.now()
         let lockout = windows.deviceProof(client: request.clientAddress, at: now)
         let verifier = ChallengeVerifier(relyingPartyID: configuration.relyingPartyID)

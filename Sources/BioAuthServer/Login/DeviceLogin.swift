@@ -12,7 +12,7 @@ struct DeviceLogin: Flow {
     func begin(userID: UserID, deviceID: DeviceID, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
         let userID = try Validate.userID(userID)
         let deviceID = try Validate.deviceID(deviceID)
-        try admit(request)
+        try await admit(request)
         return try await Challenges(context: context).issue(.login, user: userID, device: deviceID, request)
     }
 

@@ -43,8 +43,10 @@ public final class BioAuthService: Sendable {
         let store = PublishingStore(base: store, published: configuration.publishedEvents)
         context = FlowContext(
             store: store, configuration: configuration, clock: clock, recoveryChannel: recoveryChannel, logger: logger, windows: windows,
-            requests: RequestLimiter(windows: windows), apiKeyRequests: ApiKeyLimiter(policy: configuration.rateLimits),
-            failedRedemptions: RequestLimiter(windows: windows, limit: configuration.rateLimits.failedRedemptionsPerUser), metrics: ServiceMetrics(factory: metricsFactory),
+            requests: RequestLimiter(windows: windows, store: store), apiKeyRequests: ApiKeyLimiter(policy: configuration.rateLimits),
+            failedRedemptions: RequestLimiter(
+                windows: windows, limit: configuration.rateLimits.failedRedemptionsPerUser, store: store, subject: { .failedRedemptions($0) }),
+            metrics: ServiceMetrics(factory: metricsFactory),
             accessTokens: AccessTokenIssuer(store: store, policy: configuration.tokens, relyingPartyID: configuration.relyingPartyID, clock: clock, logger: logger),
             passwordHashes: passwordHashes)
     }
@@ -68,8 +70,17 @@ public final class BioAuthService: Sendable {
     }
 
     /// Checks a username and password and opens a primary session (which may enrol devices).
-    public func passwordLogin(username: String, password: String, request: RequestInfo) async throws(ServerError) -> SessionGrant {
-        try await account.passwordLogin(username: username, password: password, request: request)
+    /// `signInCode`: one ``sendSignInCode(username:request:)`` sent for this address — the way
+    /// past the back-off strangers' wrong passwords cause at addresses the user never signed in from.
+    public func passwordLogin(username: String, password: String, signInCode: String? = nil, request: RequestInfo) async throws(ServerError) -> SessionGrant {
+        try await account.passwordLogin(username: username, password: password, signInCode: signInCode, request: request)
+    }
+
+    /// Sends `username` a sign-in code for a password login from the requesting address, through
+    /// the recovery channel (403 `noRecoveryChannel` without one); the same answer whether or not
+    /// the user exists (429 past the requester's daily codes).
+    public func sendSignInCode(username: String, request: RequestInfo) async throws(ServerError) {
+        try await account.sendSignInCode(username: username, request: request)
     }
 
     /// A primary session for the user your own login proves (``PrimaryAuthenticator``): what a

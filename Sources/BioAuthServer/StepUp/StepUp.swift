@@ -40,7 +40,7 @@ struct StepUp: Flow {
     }
 
     func redeem(approval: String, operation: String, userID: UserID, request: RequestInfo) async throws(ServerError) -> ApprovalRecord {
-        try admit(request)
+        try await admit(request)
         let token = try Validate.base64URL(approval, field: "approval", count: 32...32)
         let details = try Validate.base64URL(operation, field: "operation", count: 1...configuration.maxOperationSize)
         let userID = try Validate.userID(userID)
@@ -50,7 +50,7 @@ struct StepUp: Flow {
         let now = clock.now()
         // Failed redemptions are limited per key and user: one user's junk never refuses another's.
         let failures = (request.apiKeyID?.rawValue ?? request.requestSubject) + "|" + userID.rawValue
-        if let retryAfter = context.failedRedemptions.refusal(failures, at: now) {
+        if let retryAfter = await context.failedRedemptions.refusal(failures, at: now) {
             metrics.rateLimited.increment()
             throw ServerError(.rateLimited, retryAfter: retryAfter)
         }
@@ -58,7 +58,7 @@ struct StepUp: Flow {
             try await self.store.redeemApproval(tokenHash: hash, operationHash: operationHash, userID: userID, now: now, audit: audit)
         }
         guard let record = redeemed else {
-            _ = context.failedRedemptions.admit(failures, at: now)
+            _ = await context.failedRedemptions.admit(failures, at: now)
             await self.audit(.approvalRejected, user: userID, reason: FailureReason.approvalRejected.description, request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }

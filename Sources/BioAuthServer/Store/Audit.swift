@@ -40,6 +40,8 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     public static let enrolmentApproved = AuditKind("enrolment.approved")
     public static let recoveryCodeSent = AuditKind("enrolment.recovery.sent")
     public static let recoveryCodeRejected = AuditKind("enrolment.recovery.rejected")
+    /// A sign-in code was sent to the user for a password login from a new address (the row's).
+    public static let signInCodeSent = AuditKind("login.code.sent")
     /// An enrolment request ended before it was used: its reason is the ``EnrolmentRequestEnding``.
     public static let enrolmentRequestEnded = AuditKind("enrolment.request.ended")
     public static let apiKeyCreated = AuditKind("apikey.created")

@@ -10,7 +10,7 @@ extension BioAuthStore {
     /// refused with nothing counted, or counted and handed the user row. A successful login
     /// clears the counters (``WritePlan/login(_:from:clearing:rehashed:audit:)``).
     public func beginPasswordAttempt(username: UserID, limits: PasswordAttemptLimits, now: Date) async throws -> PasswordAttempt {
-        try await decide(locking: RowLocks(passwordAttempt: PasswordAttemptKey(user: username, client: limits.lockout.client))) { rows in
+        try await decide(locking: RowLocks(passwordAttempt: PasswordAttemptKey(user: username, client: limits.lockout.client, signInCode: limits.signInCode))) { rows in
             PasswordAttempt.decide(
                 rows.passwordAttempt ?? PasswordAttemptRows(user: nil, counters: [:], knownClient: false), user: username, limits: limits, now: now)
         }.verdict

@@ -16,6 +16,17 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
     /// Not a failure: the recovery codes sent for this user's requests asked from this client
     /// address in the current day (``RecoveryCodeLimits/perRequesterPerDay``).
     case recoveryCodes(UserID, client: String)
+    /// Not a failure: a sign-in code sent to this user for a password login from this client
+    /// address, by the hash of the code; the counter's time is when the code expires, and a
+    /// login that uses it deletes it (``PasswordAttempt/decide(_:user:limits:now:)``).
+    case signInCode(UserID, client: String, code: TokenHash)
+    /// Not a failure: requests of this client (an IPv4 address or an IPv6 /64) in the current
+    /// window, as every instance counted them (``RateLimitPolicy/requestsPerClient``).
+    case requests(String)
+    /// Failed approval redemptions for one backend key (or anonymous client) and one user,
+    /// `‹key id›|‹user id›`, in the current window, across every instance
+    /// (``RateLimitPolicy/failedRedemptionsPerUser``).
+    case failedRedemptions(String)
 
     /// The kind of subject, for the audit log.
     public var kind: String {
@@ -24,6 +35,9 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
         case .passwordRun: "fail:password-run"
         case .client: "fail:client"
         case .recoveryCodes: "rate:recovery-codes"
+        case .signInCode: "code:sign-in"
+        case .requests: "rate:requests"
+        case .failedRedemptions: "rate:failed-redemptions"
         }
     }
 
@@ -47,6 +61,7 @@ public struct LockoutQuery: Sendable, Hashable {
 }
 
 /// A failure counter as stored: a window counter's window start, or a run's last attempt.
+/// (For a ``FailureSubject/signInCode(_:client:code:)``: when the code expires.)
 public struct FailureCounter: Sendable, Hashable {
     public var since: Date
     public var count: Int
@@ -88,7 +103,8 @@ public struct PasswordAttemptRows: Sendable, Hashable {
     public var user: UserRecord?
     /// The client's, the (user, client) and the run counter, where they exist.
     public var counters: [FailureSubject: FailureCounter]
-    /// True if the user signed in successfully from this client address before.
+    /// True if the user signed in successfully from this client address before, or the app's
+    /// backend vouched for the address (``WritePlan/Mutation/rememberClient(userID:client:at:)``).
     public var knownClient: Bool
 
     public init(user: UserRecord?, counters: [FailureSubject: FailureCounter], knownClient: Bool) {
@@ -100,6 +116,8 @@ public struct PasswordAttemptRows: Sendable, Hashable {
 
 /// The limits a password attempt is decided on.
 public struct PasswordAttemptLimits: Sendable, Hashable {
+    /// The hash of the sign-in code the attempt carries (``FailureSubject/signInCode(_:client:code:)``), if any.
+    public var signInCode: TokenHash?
     /// The window, the sending address and its limit for failures of any kind.
     public var lockout: LockoutQuery
     /// When the window ends: the wait for a window limit.
@@ -108,7 +126,8 @@ public struct PasswordAttemptLimits: Sendable, Hashable {
     public var passwordsPerClient: Int
     public var run: PasswordRunPolicy
 
-    public init(lockout: LockoutQuery, windowEnd: Date, passwordsPerClient: Int, run: PasswordRunPolicy) {
+    public init(lockout: LockoutQuery, windowEnd: Date, passwordsPerClient: Int, run: PasswordRunPolicy, signInCode: TokenHash? = nil) {
+        self.signInCode = signInCode
         self.lockout = lockout
         self.windowEnd = windowEnd
         self.passwordsPerClient = passwordsPerClient
@@ -123,17 +142,34 @@ public struct PasswordAttempt: Sendable, Hashable {
     public var refusedUntil: Date?
     /// Subjects whose limit this attempt reached (audited as lockouts if the attempt fails).
     public var reached: [FailureSubject]
+    /// True if the user signed in from this address before (``PasswordAttemptRows/knownClient``),
+    /// or the attempt carries a sign-in code sent for this address: the run's back-off does not
+    /// apply, and the attempt hashes in the proven lane.
+    public var proven: Bool = false
+    /// The attempt carried a sign-in code that is wrong, expired or sent for another address: it
+    /// was counted like a wrong password, and is answered as one without a hash.
+    public var rejectedCode: Bool = false
 
-    public init(user: UserRecord?, refusedUntil: Date?, reached: [FailureSubject]) {
+    public init(user: UserRecord?, refusedUntil: Date?, reached: [FailureSubject], proven: Bool = false, rejectedCode: Bool = false) {
         self.user = user
         self.refusedUntil = refusedUntil
         self.reached = reached
+        self.proven = proven
+        self.rejectedCode = rejectedCode
+    }
+
+    /// The hashing lane the attempt waits in (``PasswordHashLane``): an existing user's proven
+    /// attempt first, then an existing user's from elsewhere, then unknown usernames.
+    public var lane: PasswordHashLane {
+        guard user != nil else { return .anonymous }
+        return proven ? .proven : .existingUser
     }
 
     /// The decision on the rows as read, every store alike: refused while the address's or the
     /// (user, address) window limit is reached, or — from an address the user never signed in
-    /// from — while the run's back-off runs; otherwise counted against the (user, address) window
-    /// and the run.
+    /// from, without a sign-in code sent for it — while the run's back-off runs; otherwise counted
+    /// against the (user, address) window and the run. A sign-in code that does not match one sent
+    /// for this user and address, unexpired, rejects the attempt, counted the same way.
     public static func decide(_ rows: PasswordAttemptRows, user: UserID, limits: PasswordAttemptLimits, now: Date) -> (verdict: PasswordAttempt, plan: WritePlan) {
         let (lockout, passwordLimit, run) = (limits.lockout, limits.passwordsPerClient, limits.run)
         let pair = FailureSubject.password(user, client: lockout.client)
@@ -142,9 +178,12 @@ public struct PasswordAttempt: Sendable, Hashable {
         }
         let pairCount = windowCount(pair)
         let runCounter = rows.counters[.passwordRun(user)]
+        let code = limits.signInCode.map { FailureSubject.signInCode(user, client: lockout.client, code: $0) }
+        let codeAccepted = code.flatMap { rows.counters[$0] }.map { $0.since > now } ?? false
+        let proven = rows.knownClient || codeAccepted
         var waits: [Date] = []
         if lockout.isLockedOut(clientCount: windowCount(.client(lockout.client))) || pairCount >= passwordLimit { waits.append(limits.windowEnd) }
-        if !rows.knownClient, let runCounter, let next = run.nextAttempt(count: runCounter.count, last: runCounter.since), next > now {
+        if !proven, code == nil, let runCounter, let next = run.nextAttempt(count: runCounter.count, last: runCounter.since), next > now {
             waits.append(next)
         }
         if let until = waits.max() { return (PasswordAttempt(user: rows.user, refusedUntil: until, reached: []), WritePlan()) }
@@ -155,7 +194,8 @@ public struct PasswordAttempt: Sendable, Hashable {
         var plan = WritePlan()
         plan.add(.setCounter(pair, FailureCounter(since: lockout.windowStart, count: pairCount + 1)))
         plan.add(.setCounter(.passwordRun(user), FailureCounter(since: now, count: runCount)))
-        return (PasswordAttempt(user: rows.user, refusedUntil: nil, reached: reached), plan)
+        let verdict = PasswordAttempt(user: rows.user, refusedUntil: nil, reached: reached, proven: proven, rejectedCode: code != nil && !codeAccepted)
+        return (verdict, plan)
     }
 }
 

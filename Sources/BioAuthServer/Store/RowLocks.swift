@@ -74,14 +74,20 @@ public struct LockedRows: Sendable, Hashable {
 public struct PasswordAttemptKey: Sendable, Hashable {
     public var user: UserID
     public var client: String
+    /// The hash of the sign-in code the attempt carries, if any.
+    public var signInCode: TokenHash?
 
-    public init(user: UserID, client: String) {
+    public init(user: UserID, client: String, signInCode: TokenHash? = nil) {
         self.user = user
         self.client = client
+        self.signInCode = signInCode
     }
 
-    /// The counters the attempt is decided on: the address's, the (user, address) window and the run.
-    public var subjects: [FailureSubject] { [.client(client), .password(user, client: client), .passwordRun(user)] }
+    /// The counters the attempt is decided on: the address's, the (user, address) window, the run
+    /// and the sign-in code's.
+    public var subjects: [FailureSubject] {
+        [.client(client), .password(user, client: client), .passwordRun(user)] + (signInCode.map { [.signInCode(user, client: client, code: $0)] } ?? [])
+    }
 }
 
 /// A rotated-away refresh token: when it was spent, and its successor sealed under it

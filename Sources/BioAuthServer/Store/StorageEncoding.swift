@@ -63,7 +63,8 @@ extension FailureSubject {
         switch self {
         case .password(let user, let client), .recoveryCodes(let user, let client): kind + ":" + user.rawValue + "|" + client  // usernames never contain "|"
         case .passwordRun(let user): kind + ":" + user.rawValue
-        case .client(let address): kind + ":" + address
+        case .client(let address), .requests(let address), .failedRedemptions(let address): kind + ":" + address
+        case .signInCode(let user, let client, let code): kind + ":" + user.rawValue + "|" + client + "|" + code.digest.hexString
         }
     }
 

@@ -9,7 +9,7 @@ struct Tokens: Flow {
     let context: FlowContext
 
     func refresh(refreshToken: String, request: RequestInfo) async throws(ServerError) -> TokenGrant {
-        try admit(request)
+        try await admit(request)
         let presented = try Validate.base64URL(refreshToken, field: "refreshToken", count: 32...32)
         let next = SecretBytes.random(count: 32)
         let rotated = event(.tokenRefreshed, request: request)
