@@ -250,7 +250,8 @@ public final class PostgresStore: BioAuthStore {
     public func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await transaction { c in
             let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map { try UserRecord(row: PostgresStoredRow($0)) }
-            return PasswordLoginState(user: user, lockedOut: try await self.isLockedOut(lockout, c))
+            let known = try await c.query("SELECT 1 FROM known_clients WHERE user_id = \(username) AND client = \(lockout.client)", logger: self.logger).collect().first != nil
+            return PasswordLoginState(user: user, lockedOut: try await self.isLockedOut(lockout, c), knownClient: known)
         }
     }
 

@@ -209,7 +209,8 @@ public final class SQLiteStore: BioAuthStore {
     public func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await reader.read { db in
             let user = try db.query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map { try UserRecord(row: $0) }
-            return PasswordLoginState(user: user, lockedOut: try db.isLockedOut(lockout))
+            let known = try db.query("SELECT 1 FROM known_clients WHERE user_id = ? AND client = ?", [.text(username), .text(lockout.client)]).first != nil
+            return PasswordLoginState(user: user, lockedOut: try db.isLockedOut(lockout), knownClient: known)
         }
     }
 

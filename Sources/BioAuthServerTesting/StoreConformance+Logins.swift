@@ -257,11 +257,15 @@ extension StoreConformance {
         // A known address's time moves at most once per refresh interval: a login half an hour
         // later leaves it, so a sweep just after the first login forgets the address.
         let roaming = "198.51.100.77"
+        let roamingState = LockoutQuery(windowStart: next, client: roaming, clientLimit: 30)
+        try require(!(try await store.passwordLoginState(username: "alice", lockout: roamingState).knownClient), "password attempts: an address is unknown until a login")
         for (id, offset) in [("s-r1", 2.0), ("s-r2", 2 + WritePlan.knownClientRefresh / 2)] {
             var login = session(SessionID(id), device: "d1")
             login.createdAt = next.addingTimeInterval(offset)
             _ = try await store.apply(.login(login, from: roaming, audit: event("login.succeeded")))
         }
+        let known = try await store.passwordLoginState(username: "alice", lockout: roamingState)
+        try require(known.knownClient && known.lane == .proven, "password attempts: the state read tells a known address")
         _ = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: next.addingTimeInterval(3), sessionsBefore: t0)
         let stale = try await attempt(from: roaming, at: next.addingTimeInterval(4), window: next)
         try require(stale.refusedUntil != nil, "password attempts: a known address's time is not rewritten within the refresh interval")

@@ -53,7 +53,7 @@ struct PasswordFloodTests {
         let threads = ProcessInfo.processInfo.activeProcessorCount + 1
         let held = HeldHashing()
         let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: threads, queueLimit: 0), derive: held.derive)
-        let harness = ServerHarness(passwordHashes: pool)
+        let harness = ServerHarness(passwordHashes: pool) { $0.rateLimits.requestsPerClient = 30 }
         try await harness.test { api in
             let session = try await api.primarySession()  // the owner's address is known from here on
             let phone = SoftwareDevice()
@@ -71,12 +71,19 @@ struct PasswordFloodTests {
             try await held.waitUntilHolding(threads)
 
             #expect(try await api.login("alice", deviceID, phone).status == 200, "a device login runs while every hashing thread is busy")
-            // One more guess finds the anonymous lane full: 503 with a real wait, counted against its address.
-            let shed = try await api.post("/v1/login/password", ["username": "mallory-late", "password": "flood guess"], client: "203.0.113.9")
-            #expect(shed.status == 503 && shed.json["error"] as? String == "unavailable", "\(shed.text)")
-            #expect(Int(shed.headers[HTTPField.Name("Retry-After")!] ?? "") ?? 0 >= 1)
-            #expect(try await api.call(.get, "/metrics").text.contains("bioauth_password_requests_shed_total 1"))
-            #expect(try await harness.auditedReasons().contains("passwordShed"), "a shed guess is not free: it is counted")
+            // More guesses find the anonymous lane full: 503 with a real wait, before anything is
+            // written, each costing its sender ten requests of its thirty.
+            for n in 0..<3 {
+                let shed = try await api.post("/v1/login/password", ["username": "mallory-late\(n)", "password": "flood guess"], client: "203.0.113.9")
+                #expect(shed.status == 503 && shed.json["error"] as? String == "unavailable", "\(shed.text)")
+                #expect(Int(shed.headers[HTTPField.Name("Retry-After")!] ?? "") ?? 0 >= 1)
+            }
+            #expect(try await api.call(.get, "/metrics").text.contains("bioauth_password_requests_shed_total 3"))
+            let pair = FailureSubject.password("mallory-late0", client: "203.0.113.9")
+            let counted = try await harness.service.store.decide(locking: RowLocks(counters: [pair])) { rows in (rows.counters[pair], WritePlan()) }.verdict
+            #expect(counted == nil, "a guess shed before it was decided writes nothing")
+            let spent = try await api.post("/v1/login/challenge", ["userId": "alice", "deviceId": deviceID], client: "203.0.113.9")
+            #expect(spent.status == 429, "three shed guesses spent the sender's thirty requests: \(spent.status)")
 
             // The owner, at an address where they signed in, takes a place of the proven lane, which
             // has threads of its own: hashed while every background thread is still held.

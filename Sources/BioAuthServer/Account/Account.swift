@@ -17,7 +17,7 @@ struct Account: Flow {
         // An id of the backend's declared namespace is taken, now or before the backend uses it.
         if configuration.isDeclaredBackendUserID(username) { throw ServerError(.conflict, field: "username", detail: "exists") }
         // A sign-up waits with the unknown usernames: nobody has the name yet.
-        let place = try reservePasswordHashing(.anonymous)
+        let place = try await reservePasswordHashing(.anonymous)
         let salt = SecretBytes.random(count: 16).data
         let hash = try await passwordHash(password, salt: salt, rounds: configuration.passwordRounds, in: place)
         let now = clock.now()
@@ -53,6 +53,22 @@ struct Account: Flow {
         return failed(failure, locked: locked, request)
     }
 
+    /// Under a flood, when a background lane is full: reads (no write) which lane the attempt
+    /// would wait in and, if that one is full too, answers 503 at once, charged to the sender as
+    /// ``shedRequestCost`` requests — a flood's refused guesses cost neither the database a write
+    /// nor the device logins beside them. An attempt with a sign-in code goes on to be decided.
+    private func shedEarly(username: UserID, lockout: LockoutQuery, carriesCode: Bool, _ request: RequestInfo) async throws(ServerError) {
+        let pool = context.passwordHashes
+        guard !carriesCode, !pool.hasRoom(.existingUser) || !pool.hasRoom(.anonymous) else { return }
+        let lane = try await run(request) { try await self.store.passwordLoginState(username: username, lockout: lockout) }.lane
+        guard !pool.hasRoom(lane) else { return }
+        throw await shed(lane, charging: request)
+    }
+
+    /// What a shed password login costs its sender: ten requests of the request limit
+    /// (``RateLimitPolicy/requestsPerClient``), the one it was included.
+    static let shedRequestCost = 10
+
     /// A password login; `signInCode` is one ``sendSignInCode(username:request:)`` sent for this
     /// address, which lets the attempt past the back-off strangers' wrong passwords caused.
     func passwordLogin(username: String, password: String, signInCode: String? = nil, request: RequestInfo) async throws(ServerError) -> SessionGrant {
@@ -63,6 +79,7 @@ struct Account: Flow {
         try await admit(request)
         let now = clock.now()
         let lockout = windows.lockout(client: request.clientAddress, at: now)
+        try await shedEarly(username: username, lockout: lockout, carriesCode: code != nil, request)
         // The attempt is decided and counted before the slow hash, in one transaction under the
         // user's lock: parallel guesses cannot all pass it. A success clears the counters below.
         let limits = PasswordAttemptLimits(
@@ -80,12 +97,9 @@ struct Account: Flow {
             throw try await countFailure(.recoveryCodeRejected, of: attempt, username: username, lockout: lockout, request)
         }
         // The attempt waits for a hash in the lane of what it can be: the owner at a known address
-        // never queues behind strangers' guesses. One that finds its lane full was counted already
-        // and counts against its address too: a flood's refused guesses are not free.
-        guard let place = context.passwordHashes.reserve(attempt.lane) else {
-            _ = try await countFailure(.passwordShed, of: attempt, username: username, lockout: lockout, request)
-            throw shed(attempt.lane)
-        }
+        // never queues behind strangers' guesses. One that finds its lane full (taken since
+        // shedEarly looked) was counted already, and costs its sender as a shed request does.
+        guard let place = context.passwordHashes.reserve(attempt.lane) else { throw await shed(attempt.lane, charging: request) }
         // Unknown users cost a hash too, so timing does not tell which usernames exist.
         let user = attempt.user
         let salt = user?.passwordSalt ?? Data(SHA256.hash(data: Data(username.rawValue.utf8)).prefix(16))
@@ -252,19 +266,21 @@ struct Account: Flow {
     /// A new password's hash at today's rounds, through the hashing pool like any password request
     /// (in the proven lane: a signed-in user asks).
     func hashNewPassword(_ password: String, salt: Data) async throws(ServerError) -> Data {
-        let place = try reservePasswordHashing(.proven)
+        let place = try await reservePasswordHashing(.proven)
         return try await passwordHash(password, salt: salt, rounds: configuration.passwordRounds, in: place)
     }
 
     /// A place for one password request in `lane`, or 503 with the time the waiting ones need (``PasswordHashingPolicy``).
-    private func reservePasswordHashing(_ lane: PasswordHashLane) throws(ServerError) -> PasswordHashPool.Place {
-        guard let place = context.passwordHashes.reserve(lane) else { throw shed(lane) }
+    private func reservePasswordHashing(_ lane: PasswordHashLane) async throws(ServerError) -> PasswordHashPool.Place {
+        guard let place = context.passwordHashes.reserve(lane) else { throw await shed(lane) }
         return place
     }
 
-    /// The 503 for a request whose lane is full, with the time the requests ahead of it need.
-    private func shed(_ lane: PasswordHashLane) -> ServerError {
+    /// The 503 for a request whose lane is full, with the time the requests ahead of it need;
+    /// a login attempt's sender is charged ``shedRequestCost`` requests for it.
+    private func shed(_ lane: PasswordHashLane, charging request: RequestInfo? = nil) async -> ServerError {
         metrics.passwordRequestsShed.increment()
+        if let request { _ = await context.requests.admit(request.requestSubject, at: clock.now(), weight: Self.shedRequestCost - 1) }
         return ServerError(.unavailable, detail: "too many password requests", retryAfter: context.passwordHashes.retryAfter(lane))
     }
 

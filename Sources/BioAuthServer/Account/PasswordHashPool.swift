@@ -111,6 +111,13 @@ package final class PasswordHashPool: @unchecked Sendable {
         return Place(pool: self, lane: lane)
     }
 
+    /// True if `lane` has a free place now (a hint: another request may take it first).
+    package func hasRoom(_ lane: PasswordHashLane) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return places[lane, default: 0] < policy.places(lane)
+    }
+
     /// Whole seconds, at least 1, until the requests holding places in `lane` and the lanes served
     /// before it have been hashed, at the average hash duration seen so far.
     package func retryAfter(_ lane: PasswordHashLane) -> Int {

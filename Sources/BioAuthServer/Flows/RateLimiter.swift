@@ -77,13 +77,14 @@ final class RequestLimiter: Sendable {
         batch = max(1, self.limit / 20)
     }
 
-    /// Counts a request of `client`; returns the seconds to wait when the client is over its limit.
-    func admit(_ client: String, at now: Date) async -> Int? {
+    /// Counts a request of `client` (as `weight` requests); returns the seconds to wait when the
+    /// client is over its limit.
+    func admit(_ client: String, at now: Date, weight: Int = 1) async -> Int? {
         let due = state.withLock { state in
             reset(&state, now)
             // A client seen for the first time is counted here for up to a second or a batch: a
             // botnet's one-off addresses cost no database write each.
-            state.entries[client, default: Entry(exchangedAt: now)].pending += 1
+            state.entries[client, default: Entry(exchangedAt: now)].pending += weight
             return isDue(state.entries[client]!, now)
         }
         if due { await exchange(client, at: now) }

@@ -20,9 +20,6 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let badSignature = FailureReason("badSignature")
     public static let unknownUser = FailureReason("unknownUser")
     public static let badPassword = FailureReason("badPassword")
-    /// A password attempt that found its hashing lane full (503): counted against its sender like
-    /// a wrong password, so a flood's refused guesses are not free.
-    public static let passwordShed = FailureReason("passwordShed")
     public static let missingSession = FailureReason("missingSession")
     public static let unknownSession = FailureReason("unknownSession")
     public static let expiredSession = FailureReason("expiredSession")
@@ -68,7 +65,7 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
             badSignature.description:
             "verificationFailed"
         case unknownChallenge.description, expiredChallenge.description, wrongPurpose.description, wrongSession.description: "challengeRejected"
-        case unknownUser.description, badPassword.description, passwordShed.description, primaryLoginRejected.description: "passwordRejected"
+        case unknownUser.description, badPassword.description, primaryLoginRejected.description: "passwordRejected"
         case missingSession.description, unknownSession.description, expiredSession.description, revokedSession.description,
             revokedDeviceSession.description, unknownRefreshToken.description, refreshTokenReused.description:
             "sessionRejected"

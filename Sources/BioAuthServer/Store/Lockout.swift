@@ -204,9 +204,18 @@ public struct PasswordLoginState: Sendable, Hashable {
     public var user: UserRecord?
     /// True if the client address's failure limit is reached.
     public var lockedOut: Bool
+    /// True if the user signed in from the client address before (``PasswordAttemptRows/knownClient``).
+    public var knownClient: Bool
 
-    public init(user: UserRecord?, lockedOut: Bool) {
+    public init(user: UserRecord?, lockedOut: Bool, knownClient: Bool = false) {
         self.user = user
         self.lockedOut = lockedOut
+        self.knownClient = knownClient
+    }
+
+    /// The hashing lane an attempt on this state would wait in, without a sign-in code.
+    public var lane: PasswordHashLane {
+        guard user != nil else { return .anonymous }
+        return knownClient ? .proven : .existingUser
     }
 }
