@@ -469,6 +469,16 @@ final class PasswordFlood: Sendable {
 
 func milliseconds(_ value: UInt64) -> String { String(format: "%.2f", Double(value) / 1000) }
 
+/// A row's latency cells: p50, p99, p99.9 and max.
+func latencies(_ h: Histogram<UInt64>) -> String {
+    "p50 \(milliseconds(h.valueAtPercentile(50))) ms | p99 \(milliseconds(h.valueAtPercentile(99))) ms | p99.9 \(milliseconds(h.valueAtPercentile(99.9))) ms | max \(milliseconds(h.max)) ms"
+}
+
+/// How a flood was answered: `57 × 401, 19688 × 503`.
+func answers(_ statuses: [Int: Int]) -> String {
+    statuses.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")
+}
+
 // MARK: Run
 
 let options: Options
@@ -527,14 +537,11 @@ if options.passwordFlood > 0, let fraction = options.rates.first {
             for (reason, count) in snapshot.failures { failures[reason, default: 0] += count }
             let h = snapshot.histogram
             p99[flooded, default: []].append(Double(h.valueAtPercentile(99)))
-            let answered = statuses.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")
             let mode =
                 flooded
-                ? "open loop at \(Int(fraction * 100)) % (\(Int(rate))/s) + password flood (\(options.passwordFlood) connections; answered \(answered))"
+                ? "open loop at \(Int(fraction * 100)) % (\(Int(rate))/s) + password flood (\(options.passwordFlood) connections; answered \(answers(statuses)))"
                 : "open loop at \(Int(fraction * 100)) % (\(Int(rate))/s), no flood"
-            print(
-                "| \(label) | \(mode) | \(snapshot.count) logins | p50 \(milliseconds(h.valueAtPercentile(50))) ms | p99 \(milliseconds(h.valueAtPercentile(99))) ms | p99.9 \(milliseconds(h.valueAtPercentile(99.9))) ms | max \(milliseconds(h.max)) ms |"
-            )
+            print("| \(label) | \(mode) | \(snapshot.count) logins | \(latencies(h)) |")
         }
     }
     func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
@@ -571,14 +578,11 @@ if options.ownerPasswordFlood > 0 {
             let success = Double(admitted) / Double(max(n, 1))
             let h = tally.snapshot.histogram
             rows[flooded, default: []].append((success, Double(h.valueAtPercentile(99))))
-            let answered = statuses.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")
             let mode =
                 flooded
-                ? "owner's right password + guesses from many /48s (\(options.ownerPasswordFlood) connections; answered \(answered))"
+                ? "owner's right password + guesses from many /48s (\(options.ownerPasswordFlood) connections; answered \(answers(statuses)))"
                 : "owner's right password, no flood"
-            print(
-                "| \(label) | \(mode) | \(n) logins, \(String(format: "%.0f", success * 100)) % admitted | p50 \(milliseconds(h.valueAtPercentile(50))) ms | p99 \(milliseconds(h.valueAtPercentile(99))) ms | p99.9 \(milliseconds(h.valueAtPercentile(99.9))) ms | max \(milliseconds(h.max)) ms |"
-            )
+            print("| \(label) | \(mode) | \(n) logins, \(String(format: "%.0f", success * 100)) % admitted | \(latencies(h)) |")
         }
     }
     await owner.close()
