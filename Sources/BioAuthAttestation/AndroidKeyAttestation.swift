@@ -65,7 +65,7 @@ public struct AndroidKeyAttestationVerifier: Sendable, Hashable {
             throw AttestationError(.malformed, "the leaf carries no key description")
         }
         // The chain first: bytes no trusted root vouches for are not worth decoding.
-        let leaf = try await CertificateChain.verify(chain, roots: roots, at: time)
+        let leaf = try CertificateChain.verifyKeyAttestationPath(chain, roots: roots, at: time)
         return (leaf, try KeyDescription(derEncoded: value))
     }
 

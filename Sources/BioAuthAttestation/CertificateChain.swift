@@ -50,4 +50,31 @@ enum CertificateChain {
         }
         return leaf
     }
+
+    /// Verifies an Android Key Attestation chain as Google's own verifier does (android/keyattestation,
+    /// `KeyAttestationCertPathValidator`: "Older Android devices produce Key Attestation certificate
+    /// chains that do not fully conform to RFC 5280"): from a trusted root down to `chain[0]`, each
+    /// certificate names the one above it as its issuer and carries its signature, and every one but
+    /// the leaf is valid at `time` (the device sets the leaf's dates). Basic constraints, key usage
+    /// and path length are not checked: factory-provisioned batch certificates are often marked
+    /// `CA:FALSE` without `keyCertSign`. Roots are trusted by public key, as in ``verify(_:roots:at:)``.
+    static func verifyKeyAttestationPath(_ chain: [Certificate], roots: [Certificate], at time: Date) throws(AttestationError) -> Certificate {
+        guard let leaf = chain.first else { throw AttestationError(.malformed, "the certificate chain is empty") }
+        if case .isCertificateAuthority = try? leaf.extensions.basicConstraints {
+            throw AttestationError(.certificateChain, "the first certificate of the chain is a CA certificate, not the key's")
+        }
+        // The device's copy of a root (expired, or current) is replaced by the trusted one.
+        let rootKeys = Set(roots.map(\.publicKey))
+        var path = chain
+        while path.count > 1, let last = path.last, rootKeys.contains(last.publicKey) { path.removeLast() }
+        let untrusted = AttestationError(.certificateChain, "the certificate chain does not lead to a trusted root at the verification time")
+        guard let top = path.last, roots.contains(where: { $0.subject == top.issuer && $0.publicKey.isValidSignature(top.signature, for: top) }) else {
+            throw untrusted
+        }
+        for (certificate, issuer) in zip(path, path.dropFirst()) {
+            guard certificate.issuer == issuer.subject, issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else { throw untrusted }
+        }
+        for certificate in path.dropFirst() where !(certificate.notValidBefore...certificate.notValidAfter).contains(time) { throw untrusted }
+        return leaf
+    }
 }
