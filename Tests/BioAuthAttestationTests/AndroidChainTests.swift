@@ -103,6 +103,30 @@ struct AndroidChainTests {
         #expect(check(Array(good.chain.reversed()), roots: [good.root]) == .certificateChain, "the wrong order")
     }
 
+    /// A leaf with the key description twice (which one would the verifier read?) is refused when
+    /// it is parsed: RFC 5280 §4.2 allows each extension once, and swift-certificates holds to it.
+    @Test func aLeafWithTwoKeyDescriptionsIsRefused() async throws {
+        let (chain, rootCertificate) = try factoryChain()
+        let sibling = ASN1ObjectIdentifier(arrayLiteral: 1, 3, 6, 1, 4, 1, 11129, 2, 1, 18)  // same length, last arc differs
+        let leaf = try Self.certificate(
+            key, issuedBy: batch, extensions: try Certificate.Extensions([Self.attestation, Certificate.Extension(oid: sibling, critical: false, value: [0x30, 0x00])]))
+        var serializer = DER.Serializer()
+        try serializer.serialize(leaf)
+        var der = Data(serializer.serializedBytes)
+        var encoded = DER.Serializer()
+        try encoded.serialize(sibling)
+        var attestationOID = DER.Serializer()
+        try attestationOID.serialize(KeyDescription.oid)
+        let range = try #require(der.range(of: Data(encoded.serializedBytes)))
+        der.replaceSubrange(range, with: attestationOID.serializedBytes)
+        var batchDER = DER.Serializer()
+        try batchDER.serialize(chain[1])
+        do {
+            _ = try await AndroidKeyAttestationVerifier.decode(chain: [der, Data(batchDER.serializedBytes)], roots: [rootCertificate], at: Self.now)
+            Issue.record("a leaf with two key descriptions was accepted")
+        } catch { #expect(error.check == .malformed, "\(error)") }
+    }
+
     @Test func anAttestationExtensionOutsideTheLeafIsRefused() async throws {
         let (chain, rootCertificate) = try factoryChain(batchExtension: true)
         let ders = try chain.map { certificate in
