@@ -49,11 +49,13 @@ struct PromptingCallTests {
         let observation: Observation = await withCheckedContinuation { continuation in
             Thread {
                 var observation = Observation()
-                let deadline = DispatchTime.now() + 10
+                // Generous bounds: the whole suite starts at once on two cores, and a correct
+                // implementation passes in milliseconds; only a broken one waits them out.
+                let deadline = DispatchTime.now() + 60
                 for _ in 0..<count where keychain.entered.wait(timeout: deadline) == .timedOut { observation.everyReadWaiting = false }
                 let probe = DispatchSemaphore(value: 0)
                 Task { probe.signal() }
-                observation.otherTaskRan = probe.wait(timeout: .now() + 5) == .success
+                observation.otherTaskRan = probe.wait(timeout: .now() + 30) == .success
                 for _ in 0..<count { keychain.answered.signal() }  // the person answers every sheet
                 continuation.resume(returning: observation)
             }.start()
