@@ -82,6 +82,7 @@ public struct AndroidKeyAttestationVerifier: Sendable, Hashable {
         }
         // What the secure hardware enforces counts; what Android's software enforces does not.
         let enforced = key.hardwareEnforced
+        try Self.checkKind(enforced)
         guard let application = key.softwareEnforced.applicationID ?? enforced.applicationID,
             let package = application.packages.first(where: { requirements.packageNames.contains($0.name) })
         else { throw AttestationError(.appIdentifier, "the key belongs to an app this server does not accept") }
@@ -107,4 +108,24 @@ public struct AndroidKeyAttestationVerifier: Sendable, Hashable {
         }
         return AndroidAttestedKey(publicKey: publicKey, securityLevel: level, packageName: package.name, keyDescription: key)
     }
+
+    /// What the key is, as the secure hardware says: generated there (an imported key's private
+    /// half existed outside it), for signing, EC on P-256. The SPKI match proves the curve of the
+    /// leaf's key; these prove the hardware made that key and holds it for this use. Not
+    /// configurable: BioAuth's device keys are all of this kind.
+    static func checkKind(_ enforced: AuthorizationList) throws(AttestationError) {
+        guard enforced.origin == KeyMint.originGenerated else { throw AttestationError(.keyOrigin, "the key was not generated in the secure hardware") }
+        guard enforced.purposes.contains(KeyMint.purposeSign) else { throw AttestationError(.keyPurpose, "the key may not sign") }
+        guard enforced.algorithm == KeyMint.algorithmEC else { throw AttestationError(.keyAlgorithm, "the secure hardware does not hold the key as an EC key") }
+        guard enforced.ecCurve == KeyMint.curveP256 else { throw AttestationError(.keyCurve, "the secure hardware does not hold the key on P-256") }
+    }
+}
+
+/// Values of the KeyMint HAL's enums (`hardware/interfaces/security/keymint/aidl`: `KeyOrigin`,
+/// `KeyPurpose`, `Algorithm`, `EcCurve`), the same in Keymaster 2 to 4.
+enum KeyMint {
+    static let originGenerated = 0
+    static let purposeSign = 2
+    static let algorithmEC = 3
+    static let curveP256 = 1
 }

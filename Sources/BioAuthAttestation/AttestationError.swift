@@ -31,6 +31,15 @@ public struct AttestationError: Error, Sendable, Hashable, CustomStringConvertib
         public static let challenge = Check("challenge")
         /// Android: attestation or KeyMint security level is Software (or below what the policy needs).
         public static let securityLevel = Check("securityLevel")
+        /// Android: the key was imported, not generated in the secure hardware (`origin` not GENERATED):
+        /// its private half existed outside it.
+        public static let keyOrigin = Check("keyOrigin")
+        /// Android: the key may not sign (`purpose` without SIGN).
+        public static let keyPurpose = Check("keyPurpose")
+        /// Android: the hardware does not say the key is an EC key (`algorithm` not EC).
+        public static let keyAlgorithm = Check("keyAlgorithm")
+        /// Android: the hardware does not say the key is on P-256 (`ecCurve` not P_256).
+        public static let keyCurve = Check("keyCurve")
         /// Android: the app's signing certificate digest is not one the deployment accepts.
         public static let signingCertificate = Check("signingCertificate")
         /// Android: the key is not usable only after a biometric match on every use.

@@ -40,6 +40,14 @@ public enum EmulatedKeyAttestation {
         public var verifiedBoot = true
         /// YYYYMM.
         public var osPatchLevel = 202_610
+        /// `KeyOrigin`: 0 generated in the secure hardware, 2 imported into it.
+        public var origin = 0
+        /// `KeyPurpose` values: 2 is SIGN.
+        public var purposes = [2]
+        /// `Algorithm`: 3 is EC.
+        public var algorithm = 3
+        /// `EcCurve`: 1 is P_256; nil leaves the tag out.
+        public var ecCurve: Int? = 1
 
         public init(packageName: String, signingCertificateDigest: Data) {
             self.packageName = packageName
@@ -96,16 +104,16 @@ public enum EmulatedKeyAttestation {
             }
             // What the secure hardware enforces, tags ascending.
             try description.appendConstructedNode(identifier: .sequence) { list in
-                try explicit(1, &list) { try $0.serializeSetOf([2]) }  // purpose: SIGN
-                try explicit(2, &list) { try $0.serialize(3) }  // algorithm: EC
+                try explicit(1, &list) { try $0.serializeSetOf(p.purposes) }
+                try explicit(2, &list) { try $0.serialize(p.algorithm) }
                 try explicit(3, &list) { try $0.serialize(256) }  // key size
                 try explicit(5, &list) { try $0.serializeSetOf([4]) }  // digest: SHA-256
-                try explicit(10, &list) { try $0.serialize(1) }  // curve: P-256
+                if let curve = p.ecCurve { try explicit(10, &list) { try $0.serialize(curve) } }
                 if let type = p.userAuthType { try explicit(504, &list) { try $0.serialize(type) } } else { try explicit(503, &list) { try $0.serialize(ASN1Null()) } }
                 if let timeout = p.authTimeout { try explicit(505, &list) { try $0.serialize(timeout) } }
                 if p.allowWhileOnBody { try explicit(506, &list) { try $0.serialize(ASN1Null()) } }
                 if p.unlockedDeviceRequired { try explicit(509, &list) { try $0.serialize(ASN1Null()) } }
-                try explicit(702, &list) { try $0.serialize(0) }  // origin: generated
+                try explicit(702, &list) { try $0.serialize(p.origin) }
                 try explicit(704, &list) { list in
                     try list.appendConstructedNode(identifier: .sequence) { root in
                         try root.serialize(ASN1OctetString(contentBytes: ArraySlice(repeating: 0xB0, count: 32)))

@@ -80,6 +80,11 @@ struct AndroidEnrolmentTests {
                 ("userAuthentication", Self.chain(phone, challenge: challenge, at: now) { $0.authTimeout = 300 }),
                 ("userAuthentication", Self.chain(phone, challenge: challenge, at: now) { $0.userAuthType = nil }),
                 ("keyAuthorization", Self.chain(phone, challenge: challenge, at: now) { $0.allowWhileOnBody = true }),
+                ("keyOrigin", Self.chain(phone, challenge: challenge, at: now) { $0.origin = 2 }),
+                ("keyPurpose", Self.chain(phone, challenge: challenge, at: now) { $0.purposes = [0, 1] }),
+                ("keyAlgorithm", Self.chain(phone, challenge: challenge, at: now) { $0.algorithm = 1 }),
+                ("keyCurve", Self.chain(phone, challenge: challenge, at: now) { $0.ecCurve = 2 }),
+                ("keyCurve", Self.chain(phone, challenge: challenge, at: now) { $0.ecCurve = nil }),
                 ("verifiedBoot", Self.chain(phone, challenge: challenge, at: now) { $0.verifiedBoot = false }),
                 ("certificateChain", Self.chain(phone, challenge: challenge, at: now, forged: true)),
                 // (A leaf's own dates are the device's and are not checked, as Google's verifier does
