@@ -20,6 +20,11 @@ public enum EmulatedKeyAttestation {
     /// The test root every emulated chain ends below (made once per process; not in the chain,
     /// as chains issued since 2026 omit the root).
     public static var testRoot: Certificate { authority.root }
+    /// ``testRoot`` as PEM: the file `bioauth-server --insecure-android-attestation-root` reads.
+    public static var testRootPEM: String {
+        // A certificate this process made serialises.
+        (try? authority.root.serializeAsPEM().pemString) ?? ""
+    }
 
     /// What the key description says about the key and the device.
     public struct KeyProperties: Sendable, Hashable {

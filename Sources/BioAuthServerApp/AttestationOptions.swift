@@ -3,6 +3,7 @@ import BioAuthAttestation
 import BioAuthCore
 import BioAuthServer
 import Foundation
+import X509
 
 /// The server's ``AttestationPolicy`` from the command line: naming an app turns its platform's
 /// attestation on, `required` unless told otherwise.
@@ -51,6 +52,13 @@ struct AttestationOptions: ParsableArguments {
     var androidDigests: [String] { androidDigestOptions.isEmpty ? list("BIOAUTH_ANDROID_SIGNING_DIGESTS") : androidDigestOptions }
 
     @Option(
+        name: .customLong("insecure-android-attestation-root"),
+        help:
+            "Trust the PEM roots in this file instead of Google's hardware attestation roots (test suites only: a test CA's chains; anyone holding its key attests anything)."
+    )
+    var androidRootFile: String?
+
+    @Option(
         name: .customLong("android-attestation"), help: "required (default with --android-package), preferred or off (env BIOAUTH_ANDROID_ATTESTATION).")
     var androidRuleOption: String?
     var androidRule: String? { androidRuleOption ?? env("BIOAUTH_ANDROID_ATTESTATION") }
@@ -65,13 +73,7 @@ struct AttestationOptions: ParsableArguments {
             do { appIDs.insert(try AppAttest.AppID(id)) } catch { throw ValidationError("--apple-app-id: \(id) is not TEAMID.bundle.id") }
         }
         if !appIDs.isEmpty {
-            var roots = [TrustAnchors.appleAppAttestationRoot]
-            if let appAttestRootFile {
-                guard let text = try? String(contentsOfFile: appAttestRootFile, encoding: .utf8), let parsed = try? TrustAnchors.certificates(pem: text) else {
-                    throw ValidationError("--insecure-app-attest-root: no PEM certificate in \(appAttestRootFile)")
-                }
-                roots = parsed
-            }
+            let roots = try appAttestRootFile.map { try Self.roots($0, option: "--insecure-app-attest-root") } ?? [TrustAnchors.appleAppAttestationRoot]
             let verifier = AppAttestVerifier(appIDs: appIDs, environments: appAttestDevelopment ? [.production, .development] : [.production], roots: roots)
             policy.apple = try Self.rule(appleRule, verifier, option: "--apple-attestation")
         } else if appleRule.map({ $0 != "off" }) ?? false {
@@ -93,12 +95,26 @@ struct AttestationOptions: ParsableArguments {
                 digests.insert(digest)
             }
             guard !digests.isEmpty else { throw ValidationError("--android-package needs --android-signing-digest: a package name alone is no proof of the app") }
-            let verifier = AndroidKeyAttestationVerifier(requirements: AndroidKeyRequirements(packageNames: Set(androidPackages), signingCertificateDigests: digests))
+            let verifier = AndroidKeyAttestationVerifier(
+                requirements: AndroidKeyRequirements(packageNames: Set(androidPackages), signingCertificateDigests: digests),
+                roots: try androidRootFile.map { try Self.roots($0, option: "--insecure-android-attestation-root") } ?? TrustAnchors.googleHardwareAttestationRoots)
             policy.android = try Self.rule(androidRule, verifier, option: "--android-attestation")
         } else if androidRule.map({ $0 != "off" }) ?? false {
             throw ValidationError("--android-attestation needs --android-package")
         }
         return policy
+    }
+
+    /// The options that replace a platform's pinned roots with a test CA's: what the server warns of at start.
+    var insecureRoots: [String] {
+        [appAttestRootFile.map { _ in "--insecure-app-attest-root" }, androidRootFile.map { _ in "--insecure-android-attestation-root" }].compactMap { $0 }
+    }
+
+    private static func roots(_ file: String, option: String) throws -> [Certificate] {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8), let parsed = try? TrustAnchors.certificates(pem: text), !parsed.isEmpty else {
+            throw ValidationError("\(option): no PEM certificate in \(file)")
+        }
+        return parsed
     }
 
     private static func rule<Verifier>(_ name: String?, _ verifier: Verifier, option: String) throws -> AttestationPolicy.Rule<Verifier> {

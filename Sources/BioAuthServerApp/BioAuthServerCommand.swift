@@ -353,6 +353,9 @@ struct Serve: AsyncParsableCommand {
         } else {
             logger.info("access-token signing keys sealed", metadata: ["by": "\(serverConfiguration.tokens.signingKeys)"])
         }
+        for option in attestation.insecureRoots {
+            logger.warning("\(option): attestations are checked against a test root, not the platform's: whoever holds its key attests anything")
+        }
         if serverConfiguration.attestation.acceptsUnattested {
             logger.warning(
                 "enrolment accepts devices without attestation: a software key from any client can enrol (its tokens say amr pop, acr unattested-key); name your apps with --apple-app-id / --android-package"

@@ -35,6 +35,11 @@ public struct ServerClient: Sendable {
         try await send(.POST, path, body: try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]), token: token)
     }
 
+    /// A POST whose body has other values than strings (an Android chain's array, for one).
+    public func post(_ path: String, json body: [String: any Sendable], token: String? = nil) async throws -> Reply {
+        try await send(.POST, path, body: try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]), token: token)
+    }
+
     public func get(_ path: String, token: String? = nil) async throws -> Reply {
         try await send(.GET, path, body: nil, token: token)
     }

@@ -6,6 +6,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Testing
+import BioAuthServerTesting
 
 /// Android Key Attestation end to end: the chain an Android app makes with the session's
 /// attestation challenge (emulated under a test root the server is told to trust) enrols the key
@@ -98,5 +99,50 @@ struct AndroidEnrolmentTests {
             let good = try await AttestationEnrolmentTests.enrol(api, phone, token: token) { _ in Self.chain(phone, challenge: challenge, at: now) }
             #expect(good.status == 201, "\(good.text)")
         }
+    }
+}
+
+/// `--insecure-android-attestation-root` on the real executable: a required-attestation deployment
+/// tested end to end with chains of the tester's own, as `--insecure-app-attest-root` serves Apple.
+struct AndroidTestRootTests {
+    @Test(.timeLimit(.minutes(2)))
+    func aTestRootIsTrustedOnlyWhenNamedAndOnlyItsOwnChains() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-android-root-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let rootFile = directory.appendingPathComponent("root.pem")
+        try EmulatedKeyAttestation.testRootPEM.write(to: rootFile, atomically: true, encoding: .utf8)
+        let required = ["--android-package", AndroidEnrolmentTests.package, "--android-signing-digest", AndroidEnrolmentTests.digest.hexString]
+
+        /// What a new user's first Android enrolment on `server` gets: "enrolled", or the status and reason.
+        func enrol(on server: ServerProcess, forged: Bool = false) async throws -> String {
+            let http = ServerClient(baseURL: "http://127.0.0.1:\(server.port)")
+            // A new user each time: a user's first device needs no approval.
+            let credentials = ["username": "user-\(UUID().uuidString.prefix(8).lowercased())", "password": API.password]
+            _ = try await http.post("/v1/users", credentials)
+            let token = try await http.post("/v1/login/password", credentials)["token"]
+            let challenge = try #require(Base64URL.decode(try await http.get("/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
+            let phone = SoftwareDevice()
+            let registration = try await http.post("/v1/devices/registration/challenge", ["name": "Pixel", "publicKey": phone.spki], token: token)
+            #expect(registration.status == 200, "\(registration.text)")
+            let envelope = Reply(status: registration.status, text: registration.text, headers: [:])
+            var body = AndroidEnrolmentTests.chain(phone, challenge: challenge, at: Date(), forged: forged)
+            body["challengeId"] = registration["challengeId"]
+            body["signature"] = try phone.sign(envelope)
+            let finish = try await http.post("/v1/devices/registration/finish", json: body, token: token)
+            return finish.status == 201 ? "enrolled" : "\(finish.status) \(finish["reason"])"
+        }
+
+        let testing = try ServerProcess(database: ":memory:", extra: required + ["--insecure-android-attestation-root", rootFile.path])
+        defer { testing.stop() }
+        #expect(try await enrol(on: testing) == "enrolled")
+        #expect(try await enrol(on: testing, forged: true) == "403 certificateChain", "a chain under another root")
+        let production = try ServerProcess(database: ":memory:", extra: required)
+        defer { production.stop() }
+        #expect(try await enrol(on: production) == "403 certificateChain", "Google's roots alone do not vouch for the test root's chains")
+        let missing = try ServerProcess.command([
+            "--android-package", "p", "--android-signing-digest", AndroidEnrolmentTests.digest.hexString, "--insecure-android-attestation-root", directory.appendingPathComponent("none.pem").path,
+        ])
+        #expect(missing.status == 64, "a root file without a certificate stops the start (EX_USAGE)")
     }
 }
