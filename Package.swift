@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "BioAuthHTTP",
             dependencies: [
-                "BioAuthServer", "BioAuthCore",
+                "BioAuthServer", "BioAuthCore", "BioAuthAttestation",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -124,7 +124,7 @@ let package = Package(
             // executable and embedders that post webhooks link it, never BioAuthTestServer.
             name: "BioAuthWebhooks",
             dependencies: [
-                "BioAuthServer", "BioAuthCore",
+                "BioAuthServer", "BioAuthCore", "BioAuthAttestation",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -168,6 +168,7 @@ let package = Package(
             name: "BioAuthCLI",
             dependencies: [
                 "BioAuth", "BioAuthAttestation", "BioAuthClient", "BioAuthCore", "BioAuthEmulator", "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite", "BioAuthTestServer",
+                "BioAuthWebhooks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -44,18 +44,39 @@ public struct AndroidAttestedKey: Sendable, Hashable, CustomStringConvertible {
 /// Checks an Android Key Attestation certificate chain (leaf first) against Google's hardware
 /// attestation roots and a deployment's ``AndroidKeyRequirements``.
 public struct AndroidKeyAttestationVerifier: Sendable, Hashable {
+    /// Whether chains are checked against an attestation status list (revoked and suspended
+    /// attestation keys, leaked keyboxes among them).
+    public enum Revocation: Sendable, Hashable {
+        /// Every certificate's serial is looked up in the list in force; with none current, every
+        /// chain is refused (``AttestationError/Check/statusUnknown``).
+        case checked(AttestationStatus)
+        /// No list is consulted: a chain under a leaked, revoked batch key verifies. For test roots,
+        /// whose chains no list names; with Google's roots, an explicit, weaker choice
+        /// (`docs/ThreatModel.md`).
+        case unchecked
+    }
+
     public var requirements: AndroidKeyRequirements
     public var roots: [Certificate]
+    public var revocation: Revocation
 
-    public init(requirements: AndroidKeyRequirements, roots: [Certificate] = TrustAnchors.googleHardwareAttestationRoots) {
+    /// A verifier; `revocation` has no default, so that skipping the status list is written down.
+    public init(requirements: AndroidKeyRequirements, roots: [Certificate] = TrustAnchors.googleHardwareAttestationRoots, revocation: Revocation) {
         self.requirements = requirements
         self.roots = roots
+        self.revocation = revocation
     }
 
     /// Parses and chain-checks without applying the requirements: what `bioauth attestation check` prints.
     public static func decode(chain ders: [Data], roots: [Certificate] = TrustAnchors.googleHardwareAttestationRoots, at time: Date) async throws(AttestationError) -> (
         leaf: Certificate, description: KeyDescription
     ) {
+        let (chain, description) = try await decodeChain(ders, roots: roots, at: time)
+        return (chain[0], description)
+    }
+
+    /// The parsed chain, verified, and its leaf's key description.
+    static func decodeChain(_ ders: [Data], roots: [Certificate], at time: Date) async throws(AttestationError) -> (chain: [Certificate], description: KeyDescription) {
         let chain = try CertificateChain.parse(ders)
         // Only the leaf describes the key: an intermediate carrying the extension is a forged chain.
         for certificate in chain.dropFirst() where certificate.extensions[oid: KeyDescription.oid] != nil {
@@ -65,13 +86,16 @@ public struct AndroidKeyAttestationVerifier: Sendable, Hashable {
             throw AttestationError(.malformed, "the leaf carries no key description")
         }
         // The chain first: bytes no trusted root vouches for are not worth decoding.
-        let leaf = try CertificateChain.verifyKeyAttestationPath(chain, roots: roots, at: time)
-        return (leaf, try KeyDescription(derEncoded: value))
+        _ = try CertificateChain.verifyKeyAttestationPath(chain, roots: roots, at: time)
+        return (chain, try KeyDescription(derEncoded: value))
     }
 
     /// Verifies `chain` for a key that must be `publicKey` and was made with `challenge`.
     public func verify(chain ders: [Data], challenge: Data, publicKey: DevicePublicKey, at time: Date) async throws(AttestationError) -> AndroidAttestedKey {
-        let (leaf, key) = try await Self.decode(chain: ders, roots: roots, at: time)
+        let (chain, key) = try await Self.decodeChain(ders, roots: roots, at: time)
+        let leaf = chain[0]
+        // A verified chain first: a forgery is refused as such, even while the list is stale.
+        if case .checked(let status) = revocation { try status.check(chain, at: time) }
         guard let p256 = P256.Signing.PublicKey(leaf.publicKey), DevicePublicKey(p256) == publicKey else {
             throw AttestationError(.publicKey, "the attested key is not the key being enrolled")
         }

@@ -31,6 +31,11 @@ public struct AttestationError: Error, Sendable, Hashable, CustomStringConvertib
         public static let challenge = Check("challenge")
         /// Android: attestation or KeyMint security level is Software (or below what the policy needs).
         public static let securityLevel = Check("securityLevel")
+        /// Android: a certificate of the chain is on the attestation status list (revoked or suspended).
+        public static let certificateStatus = Check("certificateStatus")
+        /// Android: no attestation status list is loaded, or the one loaded is too old to tell (the server's
+        /// state, not the device's: answered 503, nothing counted).
+        public static let statusUnknown = Check("statusUnknown")
         /// Android: the key was imported, not generated in the secure hardware (`origin` not GENERATED):
         /// its private half existed outside it.
         public static let keyOrigin = Check("keyOrigin")

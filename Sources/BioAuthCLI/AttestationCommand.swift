@@ -8,7 +8,7 @@ import Foundation
 public struct AttestationCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "attestation", abstract: "Check App Attest and Android Key Attestation evidence as bioauth-server does.",
-        subcommands: [Check.self, Verify.self])
+        subcommands: [Check.self, Verify.self, Status.self])
     public init() {}
 }
 

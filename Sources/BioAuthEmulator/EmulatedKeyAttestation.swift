@@ -12,7 +12,7 @@ import X509
 ///
 /// For a server's tests of the Android enrolment: the Kotlin side is not Swift, but its output is
 /// this chain. A server trusts it only when told to
-/// (`AndroidKeyAttestationVerifier(requirements:roots: [EmulatedKeyAttestation.testRoot])`). Each
+/// (`AndroidKeyAttestationVerifier(requirements:roots: [EmulatedKeyAttestation.testRoot], revocation: .unchecked)`). Each
 /// ``KeyProperties`` field is what a real device may report, so a test can make every chain a
 /// careless or hostile app would send: a software key, a key usable without a biometric, an
 /// unlocked bootloader, another app.

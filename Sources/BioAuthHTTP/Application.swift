@@ -1,3 +1,4 @@
+import BioAuthAttestation
 import BioAuthCore
 import BioAuthServer
 import Foundation
@@ -89,7 +90,11 @@ public struct BioAuthServerApp: Sendable {
     /// to its own `ServiceGroup` (or its Hummingbird `Application`'s `services`); it stops on
     /// graceful shutdown.
     public func backgroundService(logger: Logger? = nil) -> some Service {
-        BackgroundWork(sweeper: Sweeper(service: service, logger: logger ?? self.logger, registry: routes.registry), delivery: delivery.map(EventDeliverer.init))
+        BackgroundWork(
+            sweeper: Sweeper(service: service, logger: logger ?? self.logger, registry: routes.registry), delivery: delivery.map(EventDeliverer.init),
+            statusLists: service.configuration.attestation.statusLists.filter { $0.source != nil }.map {
+                AttestationStatusRefresher(status: $0, clock: service.clock, logger: logger ?? self.logger, registry: routes.registry)
+            })
     }
 
     /// Closes the store.
@@ -98,15 +103,17 @@ public struct BioAuthServerApp: Sendable {
     }
 }
 
-/// The sweep and the delivery side by side; one ending ends the other.
+/// The sweep, the delivery and the status lists' refreshes side by side; one ending ends the others.
 struct BackgroundWork: Service {
     let sweeper: Sweeper
     let delivery: EventDeliverer?
+    let statusLists: [AttestationStatusRefresher]
 
     func run() async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await sweeper.run() }
             if let delivery { group.addTask { try await delivery.run() } }
+            for refresher in statusLists { group.addTask { try await refresher.run() } }
             try await group.next()
             group.cancelAll()
         }

@@ -78,7 +78,8 @@ public struct BioAuthRoutes: Sendable {
         router.get("/health/live") { _, _ in try json(["status": "ok"]) }
         router.get("/health/ready") { _, _ in
             guard await service.isReady() else { return try json(["status": "unavailable"], status: .serviceUnavailable) }
-            return try json(["status": "ready"])
+            let notes = service.readinessNotes()
+            return try json(Readiness(status: "ready", notes: notes.isEmpty ? nil : notes))
         }
         guard metrics else {
             router.get("/metrics") { _, _ -> Response in throw ServerError(.notFound, detail: "metrics are served on the management listener") }
@@ -415,4 +416,10 @@ public struct BioAuthRoutes: Sendable {
 /// when absent or not decodable, which validation refuses.
 private func pathID<Record>(_ context: some RequestContext, _ name: String = "id") -> RecordID<Record> {
     RecordID(context.parameters.get(name)?.removingPercentEncoding ?? "")
+}
+
+/// `GET /health/ready` of a ready instance, with what it cannot do now (absent when nothing).
+struct Readiness: Encodable {
+    let status: String
+    let notes: [String]?
 }

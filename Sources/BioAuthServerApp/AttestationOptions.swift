@@ -2,6 +2,7 @@ import ArgumentParser
 import BioAuthAttestation
 import BioAuthCore
 import BioAuthServer
+import BioAuthWebhooks
 import Foundation
 import X509
 
@@ -59,6 +60,21 @@ struct AttestationOptions: ParsableArguments {
     var androidRootFile: String?
 
     @Option(
+        name: .customLong("android-attestation-status"),
+        help:
+            "Where the attestation status list (revoked attestation keys) comes from: an https URL, a file kept by `bioauth attestation status update`, or off (default Google's list; env BIOAUTH_ANDROID_ATTESTATION_STATUS)."
+    )
+    var androidStatusOption: String?
+    var androidStatus: String { androidStatusOption ?? env("BIOAUTH_ANDROID_ATTESTATION_STATUS") ?? AttestationStatusList.googleURL.absoluteString }
+
+    @Option(
+        name: .customLong("android-attestation-status-max-age"),
+        help: "Seconds a status list stays good; older, Android enrolments are refused with 503 (default 604800, 7 days; env BIOAUTH_ANDROID_ATTESTATION_STATUS_MAX_AGE)."
+    )
+    var androidStatusMaxAgeOption: Int?
+    var androidStatusMaxAge: Int? { androidStatusMaxAgeOption ?? env("BIOAUTH_ANDROID_ATTESTATION_STATUS_MAX_AGE").flatMap { Int($0) } }
+
+    @Option(
         name: .customLong("android-attestation"), help: "required (default with --android-package), preferred or off (env BIOAUTH_ANDROID_ATTESTATION).")
     var androidRuleOption: String?
     var androidRule: String? { androidRuleOption ?? env("BIOAUTH_ANDROID_ATTESTATION") }
@@ -97,12 +113,25 @@ struct AttestationOptions: ParsableArguments {
             guard !digests.isEmpty else { throw ValidationError("--android-package needs --android-signing-digest: a package name alone is no proof of the app") }
             let verifier = AndroidKeyAttestationVerifier(
                 requirements: AndroidKeyRequirements(packageNames: Set(androidPackages), signingCertificateDigests: digests),
-                roots: try androidRootFile.map { try Self.roots($0, option: "--insecure-android-attestation-root") } ?? TrustAnchors.googleHardwareAttestationRoots)
+                roots: try androidRootFile.map { try Self.roots($0, option: "--insecure-android-attestation-root") } ?? TrustAnchors.googleHardwareAttestationRoots,
+                revocation: try revocation())
             policy.android = try Self.rule(androidRule, verifier, option: "--android-attestation")
         } else if androidRule.map({ $0 != "off" }) ?? false {
             throw ValidationError("--android-attestation needs --android-package")
         }
         return policy
+    }
+
+    /// The status list the Android verifier checks: read from its source by the server's refresher.
+    private func revocation() throws -> AndroidKeyAttestationVerifier.Revocation {
+        guard androidStatus != "off" else { return .unchecked }
+        let maximumAge = androidStatusMaxAge ?? Int(AttestationStatus.defaultMaximumAge)
+        guard maximumAge >= 3600 else { throw ValidationError("--android-attestation-status-max-age: at least 3600 seconds") }
+        do {
+            return .checked(AttestationStatus(source: try AttestationStatusSource(androidStatus), maximumAge: TimeInterval(maximumAge), fetch: attestationStatusFetch))
+        } catch {
+            throw ValidationError("--android-attestation-status: \(error.reason)")
+        }
     }
 
     /// The options that replace a platform's pinned roots with a test CA's: what the server warns of at start.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BioAuthAttestation
 import BioAuthCore
 import BioAuthHTTP
 import BioAuthPostgres
@@ -361,6 +362,13 @@ struct Serve: AsyncParsableCommand {
                 "enrolment accepts devices without attestation: a software key from any client can enrol (its tokens say amr pop, acr unattested-key); name your apps with --apple-app-id / --android-package"
             )
         }
+        // The status lists are read before the first request, so a list at hand is in force from it;
+        // one that cannot be read leaves Android enrolments refused until the refresher reads it.
+        for status in serverConfiguration.attestation.statusLists {
+            do { try await status.refresh(now: Date()) } catch {
+                logger.warning("attestation status list not read: Android enrolments are refused until it is", metadata: ["why": "\(error)"])
+            }
+        }
         let store = try await database.open(logLevel: Logger.Level(rawValue: logLevel) ?? .info, logger: logger)
         let described = database.described
         let server = BioAuthServerApp.build(
@@ -420,6 +428,7 @@ struct Serve: AsyncParsableCommand {
             "relying_party": "\(server.relyingPartyID)", "password_login": "\(server.passwordLogin)", "sign_up": "\(http.allowSignUp)",
             "enrolment_proof": "\(server.enrolment.additionalDevices)", "cool_down_s": "\(Int(server.enrolment.coolDown))", "lost_device_delay_s": "\(Int(server.enrolment.lostDeviceDelay))",
             "apple_attestation": "\(rule(server.attestation.apple))", "android_attestation": "\(rule(server.attestation.android))",
+            "android_attestation_status": "\(server.attestation.statusLists.first?.source?.description ?? "off")",
             "token_issuer": "\(server.tokens.issuer ?? server.relyingPartyID)", "token_audience": "\(server.tokens.audience ?? server.relyingPartyID)",
             "access_token_ttl_s": "\(Int(server.tokens.accessTokenTTL))", "signing_keys": "\(server.tokens.signingKeys)", "recovery_channel": "\(recovery)",
             "webhook": "\(webhookURL.flatMap { URL(string: $0)?.host } ?? "none")", "trusted_proxies": "\(http.trustedProxies.count)",

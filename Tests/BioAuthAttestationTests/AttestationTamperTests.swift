@@ -148,10 +148,10 @@ struct AttestationTamperTests {
             requirements.biometricOnEveryUse = false  // No vector has a biometric-only key.
             let challenge = description.attestationChallenge
             func verify(_ requirements: AndroidKeyRequirements, challenge: Data = challenge, key: DevicePublicKey = key) async -> AttestationError.Check? {
-                await refusal { _ = try await AndroidKeyAttestationVerifier(requirements: requirements).verify(chain: ders, challenge: challenge, publicKey: key, at: time) }
+                await refusal { _ = try await AndroidKeyAttestationVerifier(requirements: requirements, revocation: .unchecked).verify(chain: ders, challenge: challenge, publicKey: key, at: time) }
             }
             #expect(await verify(requirements) == nil)
-            let attested = try await AndroidKeyAttestationVerifier(requirements: requirements).verify(chain: ders, challenge: challenge, publicKey: key, at: time)
+            let attested = try await AndroidKeyAttestationVerifier(requirements: requirements, revocation: .unchecked).verify(chain: ders, challenge: challenge, publicKey: key, at: time)
             #expect(attested.packageName == application.packages[0].name && attested.securityLevel >= .trustedEnvironment)
             #expect(await verify(requirements, challenge: challenge + Data([0])) == .challenge)
             #expect(await verify(requirements, key: DevicePublicKey(P256.Signing.PrivateKey().publicKey)) == .publicKey)
@@ -188,11 +188,11 @@ struct AttestationTamperTests {
             guard item.name.hasPrefix("akita/sdk34/TEE_EC"), let p256 = P256.Signing.PublicKey(leaf.publicKey) else { continue }
             let application = try #require(description.softwareEnforced.applicationID)
             var requirements = AndroidKeyRequirements(packageNames: Set(application.packages.map(\.name)), signingCertificateDigests: Set(application.signatureDigests))
-            let verifier = AndroidKeyAttestationVerifier(requirements: requirements)
+            let verifier = AndroidKeyAttestationVerifier(requirements: requirements, revocation: .unchecked)
             let challenge = description.attestationChallenge
             #expect(await refusal { _ = try await verifier.verify(chain: ders, challenge: challenge, publicKey: DevicePublicKey(p256), at: time) } == .userAuthentication)
             requirements.biometricOnEveryUse = false
-            let lenient = AndroidKeyAttestationVerifier(requirements: requirements)
+            let lenient = AndroidKeyAttestationVerifier(requirements: requirements, revocation: .unchecked)
             #expect(await refusal { _ = try await lenient.verify(chain: ders, challenge: challenge, publicKey: DevicePublicKey(p256), at: time) } == .verifiedBoot)
             checked += 1
         }

@@ -17,6 +17,35 @@ struct AttestationCommandTests {
         #expect(!result.output.contains("FAIL"))
     }
 
+    /// `status update` copies a checked list into the file a server reads; `status show` tells its
+    /// age, its counts and whether serials are listed (exit 1 when one is).
+    @Test func statusUpdateKeepsTheListFileAndShowLooksUpSerials() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-status-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("mirror.json").path, file = directory.appendingPathComponent("status.json").path
+        try Data(#"{"entries": {"2C8CDDDFD5E03BFC": {"status": "REVOKED", "reason": "KEY_COMPROMISE"}, "0c8966fcb2fbb0d7a": {"status": "SUSPENDED"}}}"#.utf8)
+            .write(to: URL(fileURLWithPath: source))
+        let update = await CommandRunner.run(["attestation", "status", "update", "--source", source, "--file", file])
+        #expect(update.exitCode == 0 && update.output.contains("2 listed certificates"), "\(update.output)")
+
+        let listed = await CommandRunner.run(["attestation", "status", "show", "--file", file, "--serial", "2c:8c:dd:df:d5:e0:3b:fc", "--serial", "00abcdef"])
+        #expect(listed.exitCode == 1, "\(listed.output)")
+        #expect(listed.output.contains("REVOKED: 1") && listed.output.contains("SUSPENDED: 1"))
+        #expect(listed.output.contains("2c8cdddfd5e03bfc: REVOKED (KEY_COMPROMISE)") && listed.output.contains("abcdef: not listed"))
+        let unlisted = await CommandRunner.run(["attestation", "status", "show", "--file", file, "--serial", "abcdef"])
+        #expect(unlisted.exitCode == 0 && unlisted.output.contains("(0 hours ago), 2 listed"), "\(unlisted.output)")
+
+        // A source that is no list leaves the file as it was.
+        let before = try Data(contentsOf: URL(fileURLWithPath: file))
+        try Data("<html>".utf8).write(to: URL(fileURLWithPath: source))
+        let refused = await CommandRunner.run(["attestation", "status", "update", "--source", source, "--file", file])
+        #expect(refused.exitCode != 0 && refused.output.contains("left as it was"), "\(refused.output)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
+        let insecure = await CommandRunner.run(["attestation", "status", "update", "--source", "http://mirror.example.com/status", "--file", file])
+        #expect(insecure.exitCode != 0 && insecure.output.contains("https"))
+    }
+
     @Test func exitsOneWhenAPositiveCaseFails() async throws {
         // In 2100 every chain has expired.
         let result = await CommandRunner.run(["attestation", "check", try folder.appendingPathComponent("apple-app-attest").path, "--at", "2100-01-01T00:00:00Z"])

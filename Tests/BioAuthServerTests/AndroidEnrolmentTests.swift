@@ -2,11 +2,19 @@ import BioAuthAttestation
 import BioAuthCore
 import BioAuthEmulator
 import BioAuthServer
+import BioAuthServerTesting
+import BioAuthWebhooks
 import Crypto
 import Foundation
 import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import SwiftASN1
+import Synchronization
 import Testing
-import BioAuthServerTesting
+import X509
 
 /// Android Key Attestation end to end: the chain an Android app makes with the session's
 /// attestation challenge (emulated under a test root the server is told to trust) enrols the key
@@ -15,11 +23,51 @@ struct AndroidEnrolmentTests {
     static let package = "dev.bioauth.android"
     static let digest = Data(repeating: 0x5A, count: 32)
 
-    static func harness() -> ServerHarness {
+    static func harness(revocation: AndroidKeyAttestationVerifier.Revocation = .unchecked) -> ServerHarness {
         ServerHarness { configuration in
             configuration.attestation.android = .required(
                 AndroidKeyAttestationVerifier(
-                    requirements: AndroidKeyRequirements(packageNames: [package], signingCertificateDigests: [digest]), roots: [EmulatedKeyAttestation.testRoot]))
+                    requirements: AndroidKeyRequirements(packageNames: [package], signingCertificateDigests: [digest]), roots: [EmulatedKeyAttestation.testRoot],
+                    revocation: revocation))
+        }
+    }
+
+    /// Issue 45 item 2 at the server: a listed certificate refuses the enrolment by name; a list
+    /// the server cannot trust any more answers 503 and leaves the challenge to finish once it can.
+    @Test func theStatusListRefusesAListedChainAndFailsClosedWhenStale() async throws {
+        let status = AttestationStatus()
+        let harness = Self.harness(revocation: .checked(status))
+        try await harness.test { api in
+            let token = try await api.primarySession()
+            let challenge = try #require(Base64URL.decode(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
+            let phone = SoftwareDevice()
+            let now = harness.clock.now()
+            let fields = Self.chain(phone, challenge: challenge, at: now)
+            let intermediate = try Certificate(derEncoded: [UInt8](try #require(Base64URL.decode((fields["androidKeyAttestation"] as? [String])?.last ?? ""))))
+
+            // No list yet: 503 with Retry-After, the readiness probe says why, nothing counted or consumed.
+            let registration = try await api.post("/v1/devices/registration/challenge", ["name": "Pixel", "publicKey": phone.spki], token: token)
+            var body: [String: any Sendable] = ["challengeId": registration["challengeId"], "signature": try phone.sign(registration)]
+            body.merge(fields) { $1 }
+            let unknown = try await api.post("/v1/devices/registration/finish", body, token: token)
+            #expect(unknown.status == 503 && unknown.json["error"] as? String == "unavailable" && unknown.headers[.retryAfter] == "300", "\(unknown.text)")
+            let ready = try await api.call(.get, "/health/ready")
+            #expect(ready.status == 200 && (ready.json["notes"] as? [String])?.first?.contains("Android enrolments are refused") == true, "\(ready.text)")
+
+            // The intermediate listed: refused by name, audited; the challenge is spent.
+            status.update(.init(list: AttestationStatusList(entries: [AttestationStatusList.key(intermediate.serialNumber): .init(status: "REVOKED", reason: "KEY_COMPROMISE")]), asOf: now))
+            #expect(try await api.call(.get, "/health/ready").json["notes"] == nil)
+            let revoked = try await api.post("/v1/devices/registration/finish", body, token: token)
+            #expect(revoked.status == 403 && revoked["reason"] == "certificateStatus", "\(revoked.text)")
+            let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 10)
+            #expect(audit.contains { $0.kind == .deviceEnrollmentFailed && $0.reason == "attestation.certificateStatus" })
+
+            // A list that names nobody of the chain, but is eight days old: 503 again.
+            status.update(.init(list: AttestationStatusList(entries: [:]), asOf: now))
+            harness.clock.advance(by: 8 * 86_400)
+            let stale = try await AttestationEnrolmentTests.enrol(api, phone, token: try await api.primarySession()) { _ in fields }
+            #expect(stale.status == 503, "\(stale.text)")
+            #expect(try await harness.service.store.devices(userID: "alice").isEmpty, "nothing refused is stored")
         }
     }
 
@@ -133,16 +181,69 @@ struct AndroidTestRootTests {
             return finish.status == 201 ? "enrolled" : "\(finish.status) \(finish["reason"])"
         }
 
-        let testing = try ServerProcess(database: ":memory:", extra: required + ["--insecure-android-attestation-root", rootFile.path])
+        // A status list of the tester's own, in Google's format: an empty one, and one that names the test intermediate.
+        let emptyList = directory.appendingPathComponent("status.json"), revokedList = directory.appendingPathComponent("revoked.json")
+        try AttestationStatusList(entries: [:]).json().write(to: emptyList)
+        let intermediate = try Certificate(
+            derEncoded: [UInt8](EmulatedKeyAttestation.chain(for: P256.Signing.PrivateKey().publicKey, challenge: Data(), properties: .init(packageName: "p", signingCertificateDigest: Data()))[1]))
+        try AttestationStatusList(entries: [AttestationStatusList.key(intermediate.serialNumber): .init(status: "REVOKED", reason: "KEY_COMPROMISE")]).json().write(to: revokedList)
+        let testRoot = required + ["--insecure-android-attestation-root", rootFile.path]
+
+        let testing = try ServerProcess(database: ":memory:", extra: testRoot + ["--android-attestation-status", emptyList.path])
         defer { testing.stop() }
         #expect(try await enrol(on: testing) == "enrolled")
         #expect(try await enrol(on: testing, forged: true) == "403 certificateChain", "a chain under another root")
-        let production = try ServerProcess(database: ":memory:", extra: required)
+        let revoked = try ServerProcess(database: ":memory:", extra: testRoot + ["--android-attestation-status", revokedList.path])
+        defer { revoked.stop() }
+        #expect(try await enrol(on: revoked) == "403 certificateStatus", "the intermediate is on the list")
+        // A list that cannot be read: fail closed, and the readiness probe says why.
+        let unread = try ServerProcess(database: ":memory:", extra: testRoot + ["--android-attestation-status", directory.appendingPathComponent("absent.json").path])
+        defer { unread.stop() }
+        #expect(try await enrol(on: unread) == "503 ")
+        let ready = try await ServerClient(baseURL: "http://127.0.0.1:\(unread.port)").get("/health/ready")
+        #expect(ready.status == 200 && (ready.json["notes"] as? [String])?.count == 1, "\(ready.text)")
+
+        let production = try ServerProcess(database: ":memory:", extra: required + ["--android-attestation-status", "off"])
         defer { production.stop() }
         #expect(try await enrol(on: production) == "403 certificateChain", "Google's roots alone do not vouch for the test root's chains")
         let missing = try ServerProcess.command([
             "--android-package", "p", "--android-signing-digest", AndroidEnrolmentTests.digest.hexString, "--insecure-android-attestation-root", directory.appendingPathComponent("none.pem").path,
         ])
         #expect(missing.status == 64, "a root file without a certificate stops the start (EX_USAGE)")
+    }
+}
+
+/// The status list over HTTP, as `bioauth-server` and `bioauth attestation status update` fetch it.
+struct AttestationStatusFetchTests {
+    @Test(.timeLimit(.minutes(1)))
+    func aListServedOverHTTPIsFetchedAndAFailedFetchKeepsTheListInForce() async throws {
+        let serving = Mutex(true)
+        let router = Router()
+        router.get("status") { _, _ -> Response in
+            guard serving.withLock({ $0 }) else { return Response(status: .notFound) }
+            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: #"{"entries": {"2c8cdddfd5e03bfc": {"status": "REVOKED"}}}"#)))
+        }
+        var logger = Logger(label: "mirror")
+        logger.logLevel = .critical
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) },
+            logger: logger)
+        let group = ServiceGroup(services: [app], logger: logger)
+        let task = Task { try await group.run() }
+        defer { Task { await group.triggerGracefulShutdown() } }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        _ = task
+
+        let status = AttestationStatus(source: try AttestationStatusSource("http://127.0.0.1:\(port)/status"), fetch: attestationStatusFetch)
+        let now = Date()
+        let loaded = try await status.refresh(now: now)
+        #expect(loaded.list.entries["2c8cdddfd5e03bfc"]?.status == "REVOKED" && loaded.asOf == now)
+        serving.withLock { $0 = false }
+        await #expect(throws: AttestationStatusListError.self) { try await status.refresh(now: now + 3600) }
+        #expect(status.loaded?.asOf == now, "the list in force stays")
+        // Without an HTTP client a URL cannot be read (the verification module links none).
+        await #expect(throws: AttestationStatusListError.self) { try await AttestationStatus(source: .google).refresh(now: now) }
     }
 }

@@ -173,7 +173,7 @@ struct AttestationEnrolmentTests {
     @Test func anAndroidChainIsCheckedAgainstTheSessionsChallengeAndTheEnrolledKey() async throws {
         let harness = ServerHarness { configuration in
             configuration.attestation.android = .required(
-                AndroidKeyAttestationVerifier(requirements: AndroidKeyRequirements(packageNames: ["dev.bioauth"], signingCertificateDigests: [Data(count: 32)])))
+                AndroidKeyAttestationVerifier(requirements: AndroidKeyRequirements(packageNames: ["dev.bioauth"], signingCertificateDigests: [Data(count: 32)]), revocation: .unchecked))
         }
         try await harness.test { api in
             let token = try await api.primarySession()

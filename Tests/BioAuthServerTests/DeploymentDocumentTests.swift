@@ -3,6 +3,7 @@ import BioAuthServerTesting
 import BioAuthTesting
 import Foundation
 import HTTPTypes
+import BioAuthAttestation
 import Logging
 import Testing
 
@@ -39,6 +40,8 @@ struct DeploymentDocumentTests {
         try await harness.test { api in
             _ = try await api.call(.get, "/health")
             await Sweeper(service: harness.service, logger: Logger(label: "test"), registry: harness.routes.registry).measureOutbox()
+            // What a server with Android attestation adds: the status list's age and failed reads.
+            AttestationStatusRefresher(status: AttestationStatus(), clock: harness.clock, logger: Logger(label: "test"), registry: harness.routes.registry).measure()
             let exposition = try await api.call(.get, "/metrics").text
             let shown = Set(
                 exposition.matches(of: #/(?m)^# TYPE (bioauth_[a-z_]+) /#).map { String($0.1) })

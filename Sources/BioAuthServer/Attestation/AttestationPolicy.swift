@@ -57,6 +57,12 @@ public struct AttestationPolicy: Sendable, Hashable {
         self.assertions = assertions
     }
 
+    /// The attestation status lists the verifiers check, for a refresher to keep current.
+    public var statusLists: [AttestationStatus] {
+        guard case .checked(let status)? = android.verifier?.revocation else { return [] }
+        return [status]
+    }
+
     /// Whether an enrolment without attestation is accepted: only while no platform requires one.
     public var acceptsUnattested: Bool { !apple.isRequired && !android.isRequired }
 }

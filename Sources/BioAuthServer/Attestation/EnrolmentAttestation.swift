@@ -58,6 +58,9 @@ struct EnrolmentAttestation: Flow {
         Data(SHA256.hash(data: Data("BioAuth/v1 android-attestation".utf8) + session.tokenHash.digest))
     }
 
+    /// Seconds a device waits before it tries again while the attestation status list cannot tell.
+    static let statusRetryAfter = 300
+
     func androidChallenge(for session: SessionRecord) throws(ServerError) -> Data {
         try authorizeUnread(.enrolDevice, session)
         return Self.androidChallenge(for: session)
@@ -95,7 +98,12 @@ struct EnrolmentAttestation: Flow {
         case (.androidKey(let chain)?, _, let verifier?):
             do {
                 return DeviceAttestation(try await verifier.verify(chain: chain, challenge: Self.androidChallenge(for: session), publicKey: key, at: now), at: now)
-            } catch { throw try await refuse(error, field: "androidKeyAttestation", challenge: challenge, request: request) }
+            } catch {
+                // The server cannot tell (its status list is missing or too old): fail closed, but as
+                // the server's failure — the challenge stays, nothing is counted, the device retries.
+                if error.check == .statusUnknown { throw ServerError(.unavailable, field: "androidKeyAttestation", retryAfter: Self.statusRetryAfter) }
+                throw try await refuse(error, field: "androidKeyAttestation", challenge: challenge, request: request)
+            }
         default: throw try await refuse(nil, field: "attestation", challenge: challenge, request: request)
         }
     }

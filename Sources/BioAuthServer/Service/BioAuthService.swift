@@ -1,3 +1,4 @@
+import BioAuthAttestation
 import BioAuthCore
 import Foundation
 import Logging
@@ -356,6 +357,13 @@ public final class BioAuthService: Sendable {
     /// Whether this instance can serve: its store answers a read within `limit` (the readiness
     /// probe, `GET /health/ready`).
     public func isReady(within limit: Duration = .seconds(2)) async -> Bool { await maintenance.isReady(within: limit) }
+
+    /// What this instance, though ready, cannot do now (the readiness probe's `notes`): Android
+    /// enrolments while the attestation status list is missing or too old.
+    public func readinessNotes() -> [String] {
+        let now = clock.now()
+        return configuration.attestation.statusLists.compactMap { $0.note(at: now) }
+    }
 
     /// Deletes expired challenges; returns how many. Safe to run on every instance at once.
     @discardableResult
