@@ -90,6 +90,14 @@ public struct AndroidKeyAttestationVerifier: Sendable, Hashable {
         return (chain, try KeyDescription(derEncoded: value))
     }
 
+    /// The attestation challenge the leaf of `chain` claims, unverified: for a server that issues
+    /// one-time challenges to learn which one to take, and then to ``verify(chain:challenge:publicKey:at:)`` with it.
+    public static func claimedChallenge(chain ders: [Data]) throws(AttestationError) -> Data {
+        let chain = try CertificateChain.parse(ders)
+        guard let value = chain[0].extensions[oid: KeyDescription.oid]?.value else { throw AttestationError(.malformed, "the leaf carries no key description") }
+        return try KeyDescription(derEncoded: value).attestationChallenge
+    }
+
     /// Verifies `chain` for a key that must be `publicKey` and was made with `challenge`.
     public func verify(chain ders: [Data], challenge: Data, publicKey: DevicePublicKey, at time: Date) async throws(AttestationError) -> AndroidAttestedKey {
         let (chain, key) = try await Self.decodeChain(ders, roots: roots, at: time)

@@ -153,8 +153,8 @@ public struct BioAuthRoutes: Sendable {
                         challengeID: body.challengeId, signature: body.signature, appAttestAssertion: body.appAttestAssertion, request: info(request, context))))
         }
         authenticated.get("devices/registration/attestation-challenge") { request, context in
-            let (session, _) = try context.authenticated(info(request, context))
-            return try json(Wire.AttestationChallenge(challenge: Base64URL.encode(try service.androidAttestationChallenge(session: session))))
+            let (session, info) = try context.authenticated(info(request, context))
+            return try json(Wire.AttestationChallenge(challenge: Base64URL.encode(try await service.androidAttestationChallenge(session: session, request: info))))
         }
         authenticated.post("devices/registration/challenge") { request, context in
             let (session, info) = try context.authenticated(info(request, context))

@@ -32,6 +32,39 @@ struct AndroidEnrolmentTests {
         }
     }
 
+    /// Issue 45 item 3: the attestation challenge is the server's, for one enrolment, for ten
+    /// minutes: a chain made with it enrols once; made up, expired or already used, it is refused.
+    @Test func oneAttestationChallengeEnrolsOnceInItsSessionWithinItsLifetime() async throws {
+        let harness = Self.harness()
+        try await harness.test { api in
+            let token = try await api.primarySession()
+            func issue() async throws -> Data {
+                try #require(Base64URL.decode(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
+            }
+            let phone = SoftwareDevice()
+            /// The finish of a registration of `phone` with a chain made for `challenge`, signed by `signer`.
+            func enrol(_ challenge: Data, signer: SoftwareDevice? = nil) async throws -> String {
+                let registration = try await api.post("/v1/devices/registration/challenge", ["name": "Pixel", "publicKey": phone.spki], token: token)
+                var body = Self.chain(phone, challenge: challenge, at: harness.clock.now())
+                body["challengeId"] = registration["challengeId"]
+                body["signature"] = try (signer ?? phone).sign(registration)
+                let reply = try await api.post("/v1/devices/registration/finish", body, token: token)
+                return reply.status == 201 ? "enrolled" : "\(reply.status) \(reply.json["reason"] as? String ?? "")"
+            }
+            #expect(try await enrol(Data((0..<32).map { _ in UInt8.random(in: 0...255) })) == "403 challenge", "one the server never issued")
+            // A finish that takes the challenge and then fails (a bad signature) spends it.
+            let first = try await issue()
+            #expect(try await enrol(first, signer: SoftwareDevice()).hasPrefix("401"))
+            #expect(try await enrol(first) == "403 challenge", "used once already")
+            // One that waits past its ten minutes.
+            let late = try await issue()
+            harness.clock.advance(by: AttestationPolicy.androidChallengeLifetime + 1)
+            #expect(try await enrol(late) == "403 challenge", "expired")
+            #expect(try await harness.service.store.devices(userID: "alice").isEmpty)
+            #expect(try await enrol(try await issue()) == "enrolled")
+        }
+    }
+
     /// Issue 45 item 2 at the server: a listed certificate refuses the enrolment by name; a list
     /// the server cannot trust any more answers 503 and leaves the challenge to finish once it can.
     @Test func theStatusListRefusesAListedChainAndFailsClosedWhenStale() async throws {

@@ -57,6 +57,10 @@ public struct AttestationPolicy: Sendable, Hashable {
         self.assertions = assertions
     }
 
+    /// How long an Android attestation challenge may wait for its registration finish (ten
+    /// minutes): the key is made, its registration begun, signed and finished within it.
+    public static let androidChallengeLifetime: TimeInterval = 600
+
     /// The attestation status lists the verifiers check, for a refresher to keep current.
     public var statusLists: [AttestationStatus] {
         guard case .checked(let status)? = android.verifier?.revocation else { return [] }

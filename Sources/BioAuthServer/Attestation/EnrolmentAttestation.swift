@@ -51,19 +51,35 @@ public enum PresentedAttestation: Sendable, Hashable {
 struct EnrolmentAttestation: Flow {
     let context: FlowContext
 
-    /// The Android attestation challenge of an enrolling session: SHA-256 of a fixed tag and the
-    /// session's token hash. Stateless and secret to the session's holder; a chain made for one
-    /// session proves nothing in another.
-    static func androidChallenge(for session: SessionRecord) -> Data {
-        Data(SHA256.hash(data: Data("BioAuth/v1 android-attestation".utf8) + session.tokenHash.digest))
-    }
-
     /// Seconds a device waits before it tries again while the attestation status list cannot tell.
     static let statusRetryAfter = 300
 
-    func androidChallenge(for session: SessionRecord) throws(ServerError) -> Data {
+    /// A new Android attestation challenge for `session`: 32 random bytes, stored by their hash
+    /// until they expire or the registration finish whose chain carries them takes them. A chain
+    /// made for it enrols once, in this session, within ``AttestationPolicy/androidChallengeLifetime``.
+    func androidChallenge(for session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Data {
         try authorizeUnread(.enrolDevice, session)
-        return Self.androidChallenge(for: session)
+        let challenge = Data((0..<32).map { _ in UInt8.random(in: .min ... .max) })
+        let expiresAt = clock.now().addingTimeInterval(AttestationPolicy.androidChallengeLifetime)
+        var issue = WritePlan()
+        issue.add(.setCounter(.attestationChallenge(session.id, challenge: TokenHash(of: challenge)), FailureCounter(since: expiresAt, count: 0)))
+        let plan = issue
+        _ = try await run(request) { try await self.store.apply(plan) }
+        return challenge
+    }
+
+    /// Takes `challenge` if it is a live one of `session`'s: true for exactly one caller.
+    private func takeAndroidChallenge(_ challenge: Data, session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Bool {
+        let subject = FailureSubject.attestationChallenge(session.id, challenge: TokenHash(of: challenge))
+        let now = clock.now()
+        return try await run(request) {
+            try await self.store.decide(locking: RowLocks(counters: [subject])) { rows in
+                guard let issued = rows.counters[subject], issued.since > now else { return (false, WritePlan()) }
+                var plan = WritePlan()
+                plan.add(.clearFailures([subject]))
+                return (true, plan)
+            }.verdict
+        }
     }
 
     /// What `presented` proves about the key the registration challenge `challengeID` enrols,
@@ -97,13 +113,24 @@ struct EnrolmentAttestation: Flow {
             }
         case (.androidKey(let chain)?, _, let verifier?):
             do {
-                return DeviceAttestation(try await verifier.verify(chain: chain, challenge: Self.androidChallenge(for: session), publicKey: key, at: now), at: now)
-            } catch {
+                // The chain is verified with the challenge it claims, then that challenge is taken:
+                // only one this server issued to this session, unused and unexpired, is there to take.
+                let claimed = try AndroidKeyAttestationVerifier.claimedChallenge(chain: chain)
+                let attested = try await verifier.verify(chain: chain, challenge: claimed, publicKey: key, at: now)
+                guard try await takeAndroidChallenge(claimed, session: session, request: request) else {
+                    throw try await refuse(
+                        AttestationError(.challenge, "the attestation challenge is not one this server issued to this session, or it was used or expired"),
+                        field: "androidKeyAttestation", challenge: challenge, request: request)
+                }
+                return DeviceAttestation(attested, at: now)
+            } catch let error as ServerError {
+                throw error
+            } catch let error as AttestationError {
                 // The server cannot tell (its status list is missing or too old): fail closed, but as
                 // the server's failure — the challenge stays, nothing is counted, the device retries.
                 if error.check == .statusUnknown { throw ServerError(.unavailable, field: "androidKeyAttestation", retryAfter: Self.statusRetryAfter) }
                 throw try await refuse(error, field: "androidKeyAttestation", challenge: challenge, request: request)
-            }
+            } catch { throw ServerError(.internalError) }
         default: throw try await refuse(nil, field: "attestation", challenge: challenge, request: request)
         }
     }

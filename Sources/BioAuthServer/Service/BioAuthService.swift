@@ -160,10 +160,11 @@ public final class BioAuthService: Sendable {
         try await enrolment.finishRegistration(session: session, challengeID: challengeID, signature: signature, attestation: attestation, request: request)
     }
 
-    /// The challenge an Android device puts in its key's attestation
-    /// (`setAttestationChallenge`) before enrolling it in this session.
-    public func androidAttestationChallenge(session: SessionRecord) throws(ServerError) -> Data {
-        try EnrolmentAttestation(context: enrolment.context).androidChallenge(for: session)
+    /// A new challenge an Android device puts in its key's attestation (`setAttestationChallenge`)
+    /// before enrolling that key in this session: random, for one registration finish, for
+    /// ``AttestationPolicy/androidChallengeLifetime``.
+    public func androidAttestationChallenge(session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Data {
+        try await EnrolmentAttestation(context: enrolment.context).androidChallenge(for: session, request: request)
     }
 
     /// Most pending enrolment requests one requester (a client address, as limits count it) may

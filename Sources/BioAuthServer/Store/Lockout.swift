@@ -20,6 +20,10 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
     /// address, by the hash of the code; the counter's time is when the code expires, and a
     /// login that uses it deletes it (``PasswordAttempt/decide(_:user:limits:now:)``).
     case signInCode(UserID, client: String, code: TokenHash)
+    /// Not a failure: an Android attestation challenge issued to this session, by its hash; the
+    /// counter's time is when it expires, and the registration finish whose chain carries it
+    /// deletes it (one challenge, one enrolment).
+    case attestationChallenge(SessionID, challenge: TokenHash)
     /// Not a failure: requests of this client (an IPv4 address or an IPv6 /64) in the current
     /// window, as every instance counted them (``RateLimitPolicy/requestsPerClient``).
     case requests(String)
@@ -36,6 +40,7 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
         case .client: "fail:client"
         case .recoveryCodes: "rate:recovery-codes"
         case .signInCode: "code:sign-in"
+        case .attestationChallenge: "code:android-attestation"
         case .requests: "rate:requests"
         case .failedRedemptions: "rate:failed-redemptions"
         }

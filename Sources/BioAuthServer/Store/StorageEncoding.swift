@@ -65,6 +65,7 @@ extension FailureSubject {
         case .passwordRun(let user): kind + ":" + user.rawValue
         case .client(let address), .requests(let address), .failedRedemptions(let address): kind + ":" + address
         case .signInCode(let user, let client, let code): kind + ":" + user.rawValue + "|" + client + "|" + code.digest.hexString
+        case .attestationChallenge(let session, let challenge): kind + ":" + session.rawValue + "|" + challenge.digest.hexString
         }
     }
 
