@@ -99,17 +99,32 @@ public actor BioAuthClient {
         try await api.requestSignInCode(Wire.SignInCodeRequest(username: username))
     }
 
-    /// A signed login or step-up with the App Attest assertion over
-    /// ``AttestationBinding/assertionHash(_:signature:)`` — this message and this signature — when
-    /// the server recorded an attested key for the device. Without one (App Attest failed, e.g. the
-    /// key is gone after a reinstall) the body goes as it is: the server's policy decides.
-    func asserting(_ signed: SignedProof, _ registration: Registration) async -> Wire.SignedChallenge {
+    /// A signed login or step-up with the genuine app's word, when the server recorded an attested
+    /// key for the device: the App Attest assertion over ``AttestationBinding/assertionHash(_:signature:)``
+    /// — this message and this signature. When that key cannot assert (it is gone with a reinstall)
+    /// or `reattesting`, a new App Attest key attested over this message and the device key
+    /// (``attest(_:message:)``) goes instead, and its id comes back to be kept once the server took
+    /// it (`docs/Attestation.md`, "Re-attestation"). Without App Attest the body goes as it is: the
+    /// server's policy decides.
+    func asserting(_ signed: SignedProof, _ registration: Registration, reattesting: Bool = false) async -> (body: Wire.SignedChallenge, newKeyID: Data?) {
         var body = signed.body
-        guard let keyID = registration.appAttestKeyID, let service = platform.appAttest, service.isSupported else { return body }
-        if let assertion = try? await service.generateAssertion(keyID, clientDataHash: AttestationBinding.assertionHash(signed.message, signature: signed.der)) {
+        guard let keyID = registration.appAttestKeyID, let service = platform.appAttest, service.isSupported else { return (body, nil) }
+        if !reattesting,
+            let assertion = try? await service.generateAssertion(keyID, clientDataHash: AttestationBinding.assertionHash(signed.message, signature: signed.der))
+        {
             body.appAttestAssertion = Base64URL.encode(assertion)
+            return (body, nil)
         }
-        return body
+        guard let key = try? signer.publicKey(), let attested = await attest(key, message: signed.message) else { return (body, nil) }
+        body.appAttestKeyId = Base64URL.encode(attested.keyID)
+        body.appAttestation = Base64URL.encode(attested.object)
+        return (body, attested.keyID)
+    }
+
+    /// Keeps the App Attest key the server just recorded for this device in place of the lost one.
+    func keep(newAppAttestKey keyID: Data?, _ registration: Registration) {
+        guard let keyID else { return }
+        try? storage.save(Registration(userID: registration.userID, deviceID: registration.deviceID, deviceName: registration.deviceName, appAttestKeyID: keyID))
     }
 
     // MARK: - Login and approval
@@ -129,7 +144,36 @@ public actor BioAuthClient {
         let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: registration.userID, deviceId: registration.deviceID))
         let expectation = ChallengeExpectation(purpose: .login, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID)
         let signed = try await sign(challenge, expecting: expectation, prompt: configuration.loginPrompt, reusing: true)
-        let session = try await api.finishLogin(await asserting(signed, registration))
+        let (body, newKeyID) = await asserting(signed, registration)
+        let session: Wire.Session
+        do { session = try await api.finishLogin(body) } catch  where newKeyID == nil && Self.assertionKeyUnknown(error, registration) {
+            // The server does not know this app's key (its records were restored, or this key was
+            // made after a reinstall): the genuine app attests a new one, after one more prompt.
+            return try await logIn(reattesting: registration)
+        }
+        keep(newAppAttestKey: newKeyID, registration)
+        return try saved(session, registration)
+    }
+
+    /// A login whose finish carries a new App Attest key's attestation instead of an assertion.
+    private func logIn(reattesting registration: Registration) async throws(ClientError) -> DeviceSession {
+        let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: registration.userID, deviceId: registration.deviceID))
+        let expectation = ChallengeExpectation(purpose: .login, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID)
+        let signed = try await sign(challenge, expecting: expectation, prompt: configuration.loginPrompt, reusing: true)
+        let (body, newKeyID) = await asserting(signed, registration, reattesting: true)
+        let session = try await api.finishLogin(body)
+        keep(newAppAttestKey: newKeyID, registration)
+        return try saved(session, registration)
+    }
+
+    /// Whether the server refused the assertion of an App Attest device as one it cannot check
+    /// with the key it holds (`missing` or `signature`): what a re-attestation answers.
+    static func assertionKeyUnknown(_ error: ClientError, _ registration: Registration) -> Bool {
+        registration.appAttestKeyID != nil && error.code == .attestationRejected && error.field == "appAttestAssertion"
+            && ["missing", "signature"].contains(error.reason ?? "")
+    }
+
+    private func saved(_ session: Wire.Session, _ registration: Registration) throws(ClientError) -> DeviceSession {
         guard session.userId == registration.userID, session.deviceId == registration.deviceID, let deviceSession = DeviceSession(session) else {
             throw ClientError(.protocolViolation)
         }
@@ -152,8 +196,9 @@ public actor BioAuthClient {
         let expectation = ChallengeExpectation(
             purpose: .stepUp, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID, operation: operation)
         let signed = try await sign(challenge, expecting: expectation, prompt: Prompt(reason: reason ?? operation), reusing: true)
-        let body = await asserting(signed, registration)
+        let (body, newKeyID) = await asserting(signed, registration)
         let approval = try await authorized { () async throws(ClientError) in try await api.finishStepUp(body, token: session) }
+        keep(newAppAttestKey: newKeyID, registration)
         return Approval(operation: operation, token: BearerToken(approval.approval), expiresAt: Date(seconds: approval.expiresAt))
     }
 

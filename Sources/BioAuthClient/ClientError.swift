@@ -87,7 +87,8 @@ public struct ClientError: Error, Sendable, Hashable, CustomStringConvertible, C
     public let retryAfter: TimeInterval?
     /// The device-side failure behind this one, if any.
     public let device: BioAuthError?
-    /// For ``Code/forbidden``: the server's reason (`docs/Protocol.md` §4, the authority table).
+    /// For ``Code/forbidden``: the server's reason (`docs/Protocol.md` §4, the authority table);
+    /// for ``Code/attestationRejected``: the check that failed (`missing`, `signature`, …).
     public let reason: String?
 
     public init(_ code: Code, field: String? = nil, retryAfter: TimeInterval? = nil, device: BioAuthError? = nil, reason: String? = nil) {

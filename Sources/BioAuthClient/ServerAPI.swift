@@ -163,7 +163,7 @@ public struct ServerAPI: Sendable {
         case 400, 413, 415: return ClientError(.invalidRequest, field: body?.field)
         case 401: return ClientError(.authenticationFailed)
         case 403 where body?.error == "approval_required": return ClientError(.approvalRequired, field: body?.field)
-        case 403 where body?.error == "attestation_rejected": return ClientError(.attestationRejected, field: body?.field)
+        case 403 where body?.error == "attestation_rejected": return ClientError(.attestationRejected, field: body?.field, reason: body?.reason)
         case 403: return ClientError(.forbidden, field: body?.field, reason: body?.reason)
         case 404: return ClientError(.notFound, field: body?.field)
         case 409: return ClientError(.conflict, field: body?.field)

@@ -168,13 +168,22 @@ extension Wire {
         /// App Attest: the assertion `generateAssertion(_:clientDataHash:)` returned for
         /// ``AttestationBinding/assertionHash(_:signature:)`` (CBOR, base64url).
         public var appAttestAssertion: String?
-        public init(challengeId: String, signature: String, appAttestAssertion: String? = nil) {
+        /// App Attest after a reinstall, instead of an assertion: a new key's id and the
+        /// attestation object `attestKey(_:clientDataHash:)` returned for
+        /// ``AttestationBinding/registrationHash(_:publicKey:)`` of this message and the device key.
+        public var appAttestKeyId: String?
+        public var appAttestation: String?
+        public init(challengeId: String, signature: String, appAttestAssertion: String? = nil, appAttestKeyId: String? = nil, appAttestation: String? = nil) {
             self.challengeId = challengeId
             self.signature = signature
             self.appAttestAssertion = appAttestAssertion
+            self.appAttestKeyId = appAttestKeyId
+            self.appAttestation = appAttestation
         }
-        public enum CodingKeys: String, CodingKey, CaseIterable { case challengeId, signature, appAttestAssertion }
-        public var visibleFields: KeyValuePairs<String, Any> { ["challengeId": challengeId, "appAttestAssertion": appAttestAssertion != nil] }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case challengeId, signature, appAttestAssertion, appAttestKeyId, appAttestation }
+        public var visibleFields: KeyValuePairs<String, Any> {
+            ["challengeId": challengeId, "appAttestAssertion": appAttestAssertion != nil, "appAttestation": appAttestation != nil]
+        }
     }
 
     /// `POST /v1/devices/registration/finish`: the new key's signature over the challenge's

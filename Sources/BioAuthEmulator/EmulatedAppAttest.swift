@@ -61,6 +61,14 @@ public final class EmulatedAppAttest: Sendable {
         return keyID
     }
 
+    /// The app deleted and installed again: every App Attest key is gone, as App Attest keys do not
+    /// survive a reinstall ("Establishing your app's integrity",
+    /// developer.apple.com/documentation/devicecheck/establishing-your-app-s-integrity). A key id
+    /// the app kept (in the keychain, which stays) now gets ``Failure/invalidKey``.
+    public func reinstall() {
+        keys.withLock { $0.removeAll() }
+    }
+
     /// `attestKey(_:clientDataHash:)`: the attestation object for a key, once per key.
     public func attestKey(_ keyID: Data, clientDataHash: Data, at time: Date? = nil) throws(Failure) -> Data {
         guard isSupported else { throw .featureUnsupported }

@@ -210,6 +210,34 @@ public final class EmulatedDevice: Sendable {
         return EmulatedLAContext(device: self, id: id)
     }
 
+    /// What a reinstall leaves of the app's keychain. **Unknown, configurable:** Apple documents
+    /// neither that keychain items outlive the app nor whether Secure Enclave keys do
+    /// (`docs/EmulatorFidelity.md`; `docs/DeviceChecklist.md` row 16 records a real device).
+    public enum ReinstallKeychain: Sendable, Hashable {
+        /// Every item stays, the Secure Enclave device key with the saved registration.
+        case kept
+        /// The items stay, the Secure Enclave keys do not: the app must enrol again.
+        case secureEnclaveKeysLost
+        /// Nothing stays.
+        case erased
+    }
+
+    /// The app deleted and installed again: its App Attest keys are gone
+    /// (``EmulatedAppAttest/reinstall()``; "Establishing your app's integrity": they do not survive
+    /// a reinstall), and of its keychain what `keychain` says.
+    public func reinstallApp(keychain: ReinstallKeychain = .kept) {
+        configuration.appAttest?.reinstall()
+        state.withLock { state in
+            switch keychain {
+            case .kept: break
+            case .secureEnclaveKeysLost: state.keys.removeAll()
+            case .erased:
+                state.keys.removeAll()
+                state.items.removeAll()
+            }
+        }
+    }
+
     // MARK: - Scripting the person
 
     /// Appends actions the person will take at the next prompts, in order.

@@ -146,11 +146,12 @@ public struct BioAuthRoutes: Sendable {
             return try json(try await service.beginLogin(userID: UserID(body.userId), deviceID: DeviceID(body.deviceId), request: info(request, context)))
         }
         v1.post("login/finish") { request, context in
-            let body = try await decode(Wire.SignedChallenge.self, request)
+            let body = try await decode(Wire.SignedChallenge.self, request, maxBodySize: PresentedAttestation.maximumBodySize)
             return try json(
                 Wire.Session(
                     try await service.finishLogin(
-                        challengeID: body.challengeId, signature: body.signature, appAttestAssertion: body.appAttestAssertion, request: info(request, context))))
+                        challengeID: body.challengeId, signature: body.signature, appAttestAssertion: body.appAttestAssertion, appAttestKeyID: body.appAttestKeyId,
+                        appAttestation: body.appAttestation, request: info(request, context))))
         }
         authenticated.get("devices/registration/attestation-challenge") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
@@ -242,9 +243,10 @@ public struct BioAuthRoutes: Sendable {
         }
         authenticated.post("step-up/finish") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
-            let body = try await decode(Wire.SignedChallenge.self, request)
+            let body = try await decode(Wire.SignedChallenge.self, request, maxBodySize: PresentedAttestation.maximumBodySize)
             let grant = try await service.finishStepUp(
-                session: session, challengeID: body.challengeId, signature: body.signature, appAttestAssertion: body.appAttestAssertion, request: info)
+                session: session, challengeID: body.challengeId, signature: body.signature, appAttestAssertion: body.appAttestAssertion,
+                appAttestKeyID: body.appAttestKeyId, appAttestation: body.appAttestation, request: info)
             return try json(Wire.Approval(approval: grant.approval, expiresAt: grant.record.expiresAt.seconds))
         }
         v1.post("token/refresh") { request, context in

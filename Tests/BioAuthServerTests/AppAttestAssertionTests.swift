@@ -191,3 +191,98 @@ struct AssertionLoginTests {
         }
     }
 }
+
+/// Issue 45 item 4: an app reinstalled over its keychain has lost its App Attest key; one login
+/// (or step-up) signed by its still-valid device key attests a new one, and the device carries on
+/// under required assertions without revocation or a new enrolment.
+struct ReattestationTests {
+    static let app = AttestationEnrolmentTests.app
+
+    /// The finish body for `challenge`, signed by `phone`, with a new key of `service` attested over
+    /// this message and `spki` (the device key's by default).
+    static func reattested(_ challenge: Reply, _ phone: SoftwareDevice, service: EmulatedAppAttest, spki: Data? = nil) throws -> (body: [String: any Sendable], keyID: Data) {
+        var body = try AssertionLoginTests.signed(challenge, phone)
+        let keyID = try service.generateKey()
+        let hash = AttestationBinding.registrationHash(try phone.message(challenge), publicKey: spki ?? phone.key.publicKey.derRepresentation)
+        body["appAttestKeyId"] = Base64URL.encode(keyID)
+        body["appAttestation"] = Base64URL.encode(try service.attestKey(keyID, clientDataHash: hash))
+        return (body, keyID)
+    }
+
+    @Test func aReinstalledAppAttestsANewKeyWithOneSignedLoginAndCarriesOn() async throws {
+        let harness = AssertionLoginTests.harness(.required)
+        let service = EmulatedAppAttest(appID: Self.app, clock: harness.clock)
+        try await harness.test { api in
+            let phone = SoftwareDevice()
+            let (deviceID, oldKey) = try await AssertionLoginTests.enrol(api, harness, phone, service: service)
+            let old = try #require(oldKey)
+            service.reinstall()
+            #expect(throws: EmulatedAppAttest.Failure.invalidKey) { try service.generateAssertion(old, clientDataHash: Data(count: 32)) }
+            func reason(_ reply: Reply) -> String {
+                #expect(reply.status == 403 && reply.json["field"] as? String == "appAttestation", "\(reply.text)")
+                return reply.json["reason"] as? String ?? ""
+            }
+
+            // What an attacker can send is refused by name, and nothing changes.
+            let otherApp = EmulatedAppAttest(appID: try AppAttest.AppID("ZZZZZZZZZZ.com.attacker.app"), clock: harness.clock)
+            #expect(reason(try await api.post("/v1/login/finish", try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: otherApp).body)) == "appIdentifier")
+            let otherKey = SoftwareDevice().key.publicKey.derRepresentation
+            #expect(reason(try await api.post("/v1/login/finish", try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: service, spki: otherKey).body)) == "nonce")
+            let forgedChallenge = try await api.loginChallenge("alice", deviceID)
+            let forgedKey = P256.Signing.PrivateKey().publicKey
+            var forgedBody = try AssertionLoginTests.signed(forgedChallenge, phone)
+            forgedBody["appAttestKeyId"] = Base64URL.encode(Data(SHA256.hash(data: forgedKey.x963Representation)))
+            forgedBody["appAttestation"] = Base64URL.encode(
+                EmulatedAppAttest.forgedAttestation(
+                    for: forgedKey, appID: Self.app, environment: .development,
+                    clientDataHash: AttestationBinding.registrationHash(try phone.message(forgedChallenge), publicKey: phone.key.publicKey.derRepresentation), at: harness.clock.now()))
+            #expect(reason(try await api.post("/v1/login/finish", forgedBody)) == "certificateChain")
+            // A re-attestation needs the device key's signature too: without it, the usual uniform failure.
+            var unsigned = try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: service).body
+            unsigned["signature"] = try SoftwareDevice().sign(try await api.loginChallenge("alice", deviceID))
+            #expect(try await api.post("/v1/login/finish", unsigned).isUniformFailure)
+            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation?.appAttestKey?.keyID == old)
+
+            // The genuine app's new key, attested over this login and the device key: the login succeeds and the key is replaced.
+            let (body, newKey) = try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: service)
+            let login = try await api.post("/v1/login/finish", body)
+            #expect(login.status == 200, "\(login.text)")
+            let stored = try #require(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation)
+            #expect(stored.appAttestKey?.keyID == newKey && stored.appAttestKey?.counter == 0 && stored.format == .appleAppAttest)
+            let events = try await harness.service.store.auditEvents(userID: "alice", limit: 50)
+            #expect(events.contains { $0.kind == .deviceReattested && $0.deviceID == DeviceID(deviceID) })
+            #expect(events.contains { $0.reason == "reattestation.appIdentifier" } && events.contains { $0.reason == "reattestation.nonce" })
+
+            // It asserts from now on; the lost key's assertions would not.
+            let next = try await api.loginChallenge("alice", deviceID)
+            #expect(try await api.post("/v1/login/finish", try AssertionLoginTests.signed(next, phone, service: service, keyID: newKey)).status == 200)
+            // A step-up can re-attest too.
+            let operation = Base64URL.encode(Data("pay 10 EUR".utf8))
+            service.reinstall()
+            let stepUp = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": operation], token: login["token"])
+            let (stepUpBody, thirdKey) = try Self.reattested(stepUp, phone, service: service)
+            #expect(try await api.post("/v1/step-up/finish", stepUpBody, token: login["token"]).status == 200)
+            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation?.appAttestKey?.keyID == thirdKey)
+        }
+    }
+
+    @Test func onlyADeviceAppAttestProvedReattestsAndTheFieldsAreCheckedForShape() async throws {
+        let harness = AssertionLoginTests.harness(.verifiedWhenSent)
+        let service = EmulatedAppAttest(appID: Self.app, clock: harness.clock)
+        try await harness.test { api in
+            let phone = SoftwareDevice()
+            let (deviceID, _) = try await AssertionLoginTests.enrol(api, harness, phone, service: nil)
+            let reply = try await api.post("/v1/login/finish", try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: service).body)
+            #expect(reply.status == 403 && reply.json["reason"] as? String == "format", "an unattested device enrols again: \(reply.text)")
+            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation == nil)
+
+            var both = try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: service).body
+            both["appAttestAssertion"] = "AAAA"
+            #expect(try await api.post("/v1/login/finish", both).status == 400)
+            var half = try AssertionLoginTests.signed(try await api.loginChallenge("alice", deviceID), phone)
+            half["appAttestation"] = "AAAA"
+            let refused = try await api.post("/v1/login/finish", half)
+            #expect(refused.status == 400 && refused.json["field"] as? String == "appAttestKeyId", "\(refused.text)")
+        }
+    }
+}

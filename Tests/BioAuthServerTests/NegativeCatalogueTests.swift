@@ -960,7 +960,7 @@ struct NegativeCatalogueTests {
 
     @Test func row18OversizedAndDeeplyNestedBodiesAreRejectedWithoutACrash() async throws {
         try await harness.test { api in
-            let big = try await api.post("/v1/login/finish", raw: "{\"challengeId\":\"" + String(repeating: "A", count: 20_000) + "\"}")
+            let big = try await api.post("/v1/login/finish", raw: "{\"challengeId\":\"" + String(repeating: "A", count: 60_000) + "\"}")
             #expect(big.status == 413 && big["error"] == "payload_too_large" && big["field"] == "body")
             let nested = try await api.post("/v1/login/finish", raw: String(repeating: "[", count: 5_000) + String(repeating: "]", count: 5_000))
             #expect(nested.status == 400 && nested["reason"] == "malformedJSON")

@@ -2,6 +2,36 @@ import BioAuthAttestation
 import BioAuthCore
 import Foundation
 
+/// What a login or step-up finish carries for the genuine app (`docs/Attestation.md`).
+public enum AppAttestProof: Sendable, Hashable {
+    /// An assertion of the device's attested App Attest key.
+    case assertion(Data)
+    /// A new App Attest key, attested over ``AttestationBinding/registrationHash(_:publicKey:)`` of
+    /// this challenge's message and the device key's SPKI: the app was reinstalled and the key the
+    /// server knows is gone. The device key's biometric signature in the same finish authorises it.
+    case reattestation(keyID: Data, object: Data)
+
+    /// The App Attest fields of a login or step-up finish, checked for shape: an assertion, or a new
+    /// key id with its attestation object, not both. Nil when none is sent.
+    public init?(assertion: String?, keyID: String?, attestation: String?) throws(ServerError) {
+        switch (assertion, keyID, attestation) {
+        case (nil, nil, nil): return nil
+        case (let assertion?, nil, nil):
+            self = .assertion(try Validate.base64URL(assertion, field: "appAttestAssertion", count: 1...Self.maximumAssertionSize))
+        case (nil, let keyID?, let object?):
+            self = .reattestation(
+                keyID: try Validate.base64URL(keyID, field: "appAttestKeyId", count: 32...32),
+                object: try Validate.base64URL(object, field: "appAttestation", count: 1...PresentedAttestation.maximumObjectSize))
+        case (.some, _, _): throw ServerError(.invalidRequest, field: "appAttestAssertion", detail: "an assertion or a new key's attestation, not both")
+        case (nil, nil, .some): throw ServerError(.invalidRequest, field: "appAttestKeyId", detail: "required with appAttestation")
+        case (nil, .some, nil): throw ServerError(.invalidRequest, field: "appAttestation", detail: "required with appAttestKeyId")
+        }
+    }
+
+    /// The largest App Attest assertion taken, in bytes (real ones are about 200).
+    public static let maximumAssertionSize = 1024
+}
+
 /// Decides what the App Attest assertion of a login or step-up proves, under the
 /// ``AttestationPolicy``. Pure: the device row, the verified challenge's message and signature
 /// are passed in (`AppAttestAssertionTests`).

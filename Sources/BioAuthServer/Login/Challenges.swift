@@ -36,20 +36,26 @@ struct Challenges: Flow {
     /// decided with the outcome of its plan. `success` returns nil
     /// when the challenge's binding does not fit.
     ///
-    /// A login or step-up's App Attest assertion (base64url; nil: none sent) is checked after the
-    /// signature (``AppAttestAssertion``): a refusal is a failure like a bad signature, answered
-    /// 403 `attestation_rejected`; an accepted one stores its counter in `success`'s plan.
+    /// A login or step-up's App Attest assertion (nil: none sent) is checked after the signature
+    /// (``AppAttestAssertion``): a refusal is a failure like a bad signature, answered 403
+    /// `attestation_rejected`; an accepted one stores its counter in `success`'s plan. A
+    /// re-attestation (``AppAttestProof/reattestation(keyID:object:)``) is verified before the
+    /// challenge is taken, like an enrolment's, and an accepted one replaces the device's App Attest key.
     func finish<Success: Sendable>(
-        _ challengeID: String, _ signature: String, assertion: String? = nil, purpose: SignedMessage.Purpose, session: SessionRecord?, _ request: RequestInfo,
-        success: @escaping @Sendable (ChallengeRecord, TakenChallenge, Date) -> (verdict: Success, plan: WritePlan)?
+        _ challengeID: String, _ signature: String, appAttest: AppAttestProof? = nil, purpose: SignedMessage.Purpose, session: SessionRecord?,
+        _ request: RequestInfo, success: @escaping @Sendable (ChallengeRecord, TakenChallenge, Date) -> (verdict: Success, plan: WritePlan)?
     ) async throws(ServerError) -> (verdict: Success, outcome: PlanOutcome) {
         let id = try Validate.base64URL(challengeID, field: "challengeId", count: 16...16)
         let signatureBytes = try Validate.base64URL(signature, field: "signature", count: 1...256)
-        let assertionBytes = try assertion.map { (text) throws(ServerError) in
-            try Validate.base64URL(text, field: "appAttestAssertion", count: 1...Self.maximumAssertionSize)
-        }
+        let assertionBytes: Data? = if case .assertion(let bytes)? = appAttest { bytes } else { nil }
         let assertions = AppAttestAssertion(policy: configuration.attestation)
         if session == nil { try await admit(request) }  // authenticated calls were admitted by authenticate(token:request:)
+        let reattested: Reattestation?
+        if case .reattestation(let keyID, let object)? = appAttest {
+            reattested = try await reattestation(keyID: keyID, object: object, challengeID: id, purpose: purpose, request: request)
+        } else {
+            reattested = nil
+        }
         let now = clock.now()
         let lockout = windows.deviceProof(client: request.clientAddress, at: now)
         let verifier = ChallengeVerifier(relyingPartyID: configuration.relyingPartyID)
@@ -77,6 +83,21 @@ struct Challenges: Flow {
                     guard purpose != .registration, let device = taken.device else { return (.succeeded(success.verdict), success.plan) }
                     // The key just verified must still be the device's when the writes land.
                     success.plan.require(.activeDeviceKey(id: device.id, userID: device.userID, publicKey: device.publicKey))
+                    if let reattested {
+                        // Only a device App Attest proved has a key to replace (others enrol again); the
+                        // attestation must be bound to the key that has just signed.
+                        let check: AttestationError.Check? =
+                            device.attestation?.format != .appleAppAttest
+                            ? .format : reattested.result.failedCheck ?? (reattested.deviceKey == device.publicKey ? nil : .nonce)
+                        guard check == nil, case .success(let attestation) = reattested.result else {
+                            let check = check ?? .malformed
+                            let failure = record(.reattestation(check))
+                            return (.reattestationRejected(failure, check: check), .failure(failure))
+                        }
+                        success.plan.add(.storeAttestation(deviceID: device.id, attestation))
+                        success.plan.audit(self.event(.deviceReattested, user: device.userID, device: device.id, request: request))
+                        return (.succeeded(success.verdict), success.plan)
+                    }
                     switch assertions.check(assertionBytes, device: device, message: { try? challenge.message() }, signature: signatureBytes) {
                     case .notApplicable: break
                     case .accepted(let attestation): success.plan.assertion(attestation, device: device.id)
@@ -93,27 +114,68 @@ struct Challenges: Flow {
         case .assertionRejected(let failure, let check):
             _ = failed(failure, locked: outcome.lockedSubjects, request)
             throw ServerError(.attestationRejected, field: "appAttestAssertion", detail: check.refusalDetail)
+        case .reattestationRejected(let failure, let check):
+            _ = failed(failure, locked: outcome.lockedSubjects, request)
+            throw ServerError(.attestationRejected, field: "appAttestation", detail: check.description)
         case .refused(let event):
             metrics.rateLimited.increment()
             log(event)
             throw ServerError(.rateLimited, retryAfter: windows.retryAfter(now))
-        case .succeeded(let success):
-            if case .activeDeviceKey(let device, let user, _)? = outcome.refusal {
-                // A revocation or re-key committed after the rows were read: nothing was written.
-                await audit(purpose.auditFailure, user: user, device: device, reason: FailureReason.revokedDevice.description, request: request)
-                throw ServerError.authenticationFailed(.revokedDevice)
-            }
-            if case .appAttestCounter(let device, _, _)? = outcome.refusal {
-                // A concurrent request advanced the counter as far, or re-keyed the device: this assertion came second.
-                await audit(purpose.auditFailure, device: device, reason: FailureReason.assertion(.counter).description, request: request)
-                throw ServerError(.attestationRejected, field: "appAttestAssertion", detail: AttestationError.Check.counter.description)
-            }
-            return (success, outcome)
+        case .succeeded(let success): return try await succeeded(success, outcome, purpose: purpose, request)
         }
     }
 
-    /// The largest App Attest assertion taken, in bytes (real ones are about 200).
-    static let maximumAssertionSize = 1024
+    /// A success whose plan a guard may still have refused.
+    private func succeeded<Success>(_ success: Success, _ outcome: PlanOutcome, purpose: SignedMessage.Purpose, _ request: RequestInfo) async throws(ServerError) -> (
+        verdict: Success, outcome: PlanOutcome
+    ) {
+        if case .activeDeviceKey(let device, let user, _)? = outcome.refusal {
+            // A revocation or re-key committed after the rows were read: nothing was written.
+            await audit(purpose.auditFailure, user: user, device: device, reason: FailureReason.revokedDevice.description, request: request)
+            throw ServerError.authenticationFailed(.revokedDevice)
+        }
+        if case .appAttestCounter(let device, _, _)? = outcome.refusal {
+            // A concurrent request advanced the counter as far, or re-keyed the device: this assertion came second.
+            await audit(purpose.auditFailure, device: device, reason: FailureReason.assertion(.counter).description, request: request)
+            throw ServerError(.attestationRejected, field: "appAttestAssertion", detail: AttestationError.Check.counter.description)
+        }
+        return (success, outcome)
+    }
+
+    /// A re-attestation verified against the challenge before it is taken: the App Attest key
+    /// attested over SHA-256(message ‖ the device key's SPKI), or the check that failed; nil when
+    /// there is nothing to verify it against (App Attest off, an unknown or used challenge: the
+    /// finish then fails as it would without it).
+    private func reattestation(keyID: Data, object: Data, challengeID: Data, purpose: SignedMessage.Purpose, request: RequestInfo) async throws(ServerError)
+        -> Reattestation?
+    {
+        guard let verifier = configuration.attestation.apple.verifier,
+            let challenge = try await run(request, { try await self.store.challenge(id: challengeID) }), challenge.purpose == purpose,
+            let device = try await run(request, { try await self.store.device(id: challenge.deviceID) })
+        else { return nil }
+        let message: SignedMessage
+        do { message = try challenge.message() } catch { return nil }
+        let now = clock.now()
+        do {
+            let key = try await verifier.verifyAttestation(object, keyID: keyID, clientDataHash: AttestationBinding.registrationHash(message, publicKey: device.publicKey), at: now)
+            return Reattestation(deviceKey: device.publicKey, result: .success(DeviceAttestation(key, at: now)))
+        } catch {
+            return Reattestation(deviceKey: device.publicKey, result: .failure(error))
+        }
+    }
+}
+
+/// A new App Attest key's attestation, verified before the challenge is taken, and the device key
+/// it was bound to.
+private struct Reattestation: Sendable {
+    let deviceKey: Data
+    let result: Result<DeviceAttestation, AttestationError>
+}
+
+extension Result where Failure == AttestationError {
+    fileprivate var failedCheck: AttestationError.Check? {
+        if case .failure(let error) = self { error.check } else { nil }
+    }
 }
 
 /// What ``Challenges/finish(_:_:purpose:session:_:success:)`` decided inside the transaction.
@@ -123,6 +185,8 @@ private enum Finished<Success: Sendable>: Sendable {
     case failed(FailureRecord)
     /// The signature verified but the App Attest assertion did not (the failed check; nil: missing).
     case assertionRejected(FailureRecord, check: AttestationError.Check?)
+    /// The signature verified but the new App Attest key's attestation did not.
+    case reattestationRejected(FailureRecord, check: AttestationError.Check)
     case succeeded(Success)
 }
 

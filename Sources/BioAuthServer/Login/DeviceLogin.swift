@@ -16,10 +16,10 @@ struct DeviceLogin: Flow {
         return try await Challenges(context: context).issue(.login, user: userID, device: deviceID, request)
     }
 
-    func finish(challengeID: String, signature: String, assertion: String? = nil, request: RequestInfo) async throws(ServerError) -> SessionGrant {
+    func finish(challengeID: String, signature: String, appAttest: AppAttestProof? = nil, request: RequestInfo) async throws(ServerError) -> SessionGrant {
         let token = SecretBytes.random(count: 32)
         let refresh = SecretBytes.random(count: 32)
-        let (login, _) = try await Challenges(context: context).finish(challengeID, signature, assertion: assertion, purpose: .login, session: nil, request) { challenge, taken, now in
+        let (login, _) = try await Challenges(context: context).finish(challengeID, signature, appAttest: appAttest, purpose: .login, session: nil, request) { challenge, taken, now in
             var session = self.sessionRecord(token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now)
             session.refreshTokenHash = TokenHash(of: refresh)
             let audit = self.event(.loginSucceeded, user: challenge.userID, device: challenge.deviceID, request: request)

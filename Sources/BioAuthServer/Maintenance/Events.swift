@@ -7,7 +7,7 @@ extension AuditKind {
     /// transaction as the change and its audit row, so none is lost between commit and delivery.
     public static let deliveredEvents: Set<AuditKind> = [
         loginSucceeded, deviceEnrolled, deviceReenrolled, deviceRevoked, lockout, enrolmentRequested, recoveryCodeSent, passwordChanged,
-        deviceRemovalRequested, deviceRemovalScheduled, deviceRemovalCancelled, signInCodeSent,
+        deviceRemovalRequested, deviceRemovalScheduled, deviceRemovalCancelled, signInCodeSent, deviceReattested,
     ]
     /// The events delivered only when a deployment asks for them (``DeliveryPolicy/optionalEvents``):
     /// every device login, and lockouts — which anyone can cause from an address of their own, so
@@ -18,7 +18,7 @@ extension AuditKind {
     /// the owner's mail or phone. Delivered before the others of a round.
     public static let securityEvents: Set<AuditKind> = [
         deviceEnrolled, deviceReenrolled, deviceRevoked, enrolmentRequested, recoveryCodeSent, passwordChanged, deviceRemovalRequested, deviceRemovalScheduled,
-        deviceRemovalCancelled, signInCodeSent,
+        deviceRemovalCancelled, signInCodeSent, deviceReattested,
     ]
     /// What `GET /v1/security-events` lists for the owner: the security events, and how the
     /// account answered them (a device renamed, a request approved or ended, sessions ended).

@@ -254,8 +254,15 @@ public final class BioAuthService: Sendable {
 
     /// Verifies the device's signature over its login challenge — and the App Attest assertion
     /// (base64url) that ``AttestationPolicy/assertions`` asks of its device — and opens a session.
-    public func finishLogin(challengeID: String, signature: String, appAttestAssertion: String? = nil, request: RequestInfo) async throws(ServerError) -> SessionGrant {
-        try await login.finish(challengeID: challengeID, signature: signature, assertion: appAttestAssertion, request: request)
+    ///
+    /// `appAttestKeyID` with `appAttestation`, instead of an assertion: a new App Attest key of a
+    /// reinstalled app (``AppAttestProof/reattestation(keyID:object:)``).
+    public func finishLogin(
+        challengeID: String, signature: String, appAttestAssertion: String? = nil, appAttestKeyID: String? = nil, appAttestation: String? = nil,
+        request: RequestInfo
+    ) async throws(ServerError) -> SessionGrant {
+        let proof = try AppAttestProof(assertion: appAttestAssertion, keyID: appAttestKeyID, attestation: appAttestation)
+        return try await login.finish(challengeID: challengeID, signature: signature, appAttest: proof, request: request)
     }
 
     /// A new access token for a device session's refresh token, which is replaced: each refresh
@@ -286,9 +293,11 @@ public final class BioAuthService: Sendable {
 
     /// Verifies the step-up signature and returns a one-time approval for that operation.
     public func finishStepUp(
-        session: SessionRecord, challengeID: String, signature: String, appAttestAssertion: String? = nil, request: RequestInfo
+        session: SessionRecord, challengeID: String, signature: String, appAttestAssertion: String? = nil, appAttestKeyID: String? = nil,
+        appAttestation: String? = nil, request: RequestInfo
     ) async throws(ServerError) -> ApprovalGrant {
-        try await stepUp.finish(session: session, challengeID: challengeID, signature: signature, assertion: appAttestAssertion, request: request)
+        let proof = try AppAttestProof(assertion: appAttestAssertion, keyID: appAttestKeyID, attestation: appAttestation)
+        return try await stepUp.finish(session: session, challengeID: challengeID, signature: signature, appAttest: proof, request: request)
     }
 
     /// Redeems a step-up approval for the app's backend (an API key with the `approvals` scope):

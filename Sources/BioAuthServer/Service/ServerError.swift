@@ -54,6 +54,8 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let assertionMissing = FailureReason("assertionMissing")
     /// A login or step-up whose App Attest assertion failed `check`: `assertion.<check>`.
     public static func assertion(_ check: AttestationError.Check) -> FailureReason { FailureReason("assertion." + check.description) }
+    /// A login or step-up's new App Attest key (after a reinstall) whose attestation failed `check`.
+    public static func reattestation(_ check: AttestationError.Check) -> FailureReason { FailureReason("reattestation." + check.description) }
 
     /// What a user may see of a reason in their own audit log (`GET /v1/audit`): the class of
     /// failure, not which check failed. "unknownDevice" versus "wrongUser" versus "revokedDevice"
@@ -71,7 +73,7 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
             "sessionRejected"
         case approvalRejected.description, recoveryCodeRejected.description: "approvalRejected"
         case attestationMissing.description, assertionMissing.description,
-            _ where reason.hasPrefix("attestation.") || reason.hasPrefix("assertion."):
+            _ where reason.hasPrefix("attestation.") || reason.hasPrefix("assertion.") || reason.hasPrefix("reattestation."):
             "attestationRejected"
         case lockedOut.description, tooManyChallenges.description, FailureSubject.password("", client: "").kind, FailureSubject.passwordRun("").kind,
             FailureSubject.client("").kind:

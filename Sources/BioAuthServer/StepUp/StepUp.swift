@@ -21,10 +21,12 @@ struct StepUp: Flow {
             .stepUp(operationHash: Data(SHA256.hash(data: details)), deviceKey: device.publicKey), user: session.userID, device: deviceID, session: session.id, request)
     }
 
-    func finish(session: SessionRecord, challengeID: String, signature: String, assertion: String? = nil, request: RequestInfo) async throws(ServerError) -> ApprovalGrant {
+    func finish(session: SessionRecord, challengeID: String, signature: String, appAttest: AppAttestProof? = nil, request: RequestInfo) async throws(ServerError)
+        -> ApprovalGrant
+    {
         try authorizeUnread(.stepUp, session)
         let token = SecretBytes.random(count: 32)
-        let (approval, _) = try await Challenges(context: context).finish(challengeID, signature, assertion: assertion, purpose: .stepUp, session: session, request) {
+        let (approval, _) = try await Challenges(context: context).finish(challengeID, signature, appAttest: appAttest, purpose: .stepUp, session: session, request) {
             challenge, _, now -> (verdict: (record: ApprovalRecord, audit: AuditEvent), plan: WritePlan)? in
             guard case .stepUp(let operationHash, _) = challenge.binding else { return nil }
             let record = ApprovalRecord(

@@ -16,6 +16,9 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     public static let loginFailed = AuditKind("login.failed")
     public static let deviceEnrolled = AuditKind("device.enrolled")
     public static let deviceReenrolled = AuditKind("device.reenrolled")
+    /// A device's app attested a new App Attest key at a login or step-up, its old one gone with
+    /// a reinstall (`docs/Attestation.md`, "Re-attestation").
+    public static let deviceReattested = AuditKind("device.reattested")
     public static let deviceEnrollmentFailed = AuditKind("device.enrollment.failed")
     public static let deviceRenamed = AuditKind("device.renamed")
     public static let deviceRevoked = AuditKind("device.revoked")
