@@ -114,16 +114,28 @@ public final class EmulatedAppAttest: Sendable {
 
     static let authority = TestAuthority(name: "BioAuth Emulated App Attestation")
 
+    /// An attestation under the test root whose `counter` or `credentialID` is not a fresh key's (0,
+    /// the key id): what only a broken App Attest would sign, for the verifier's steps 7 and 9.
+    package static func irregularAttestation(
+        for publicKey: P256.Signing.PublicKey, appID: AppAttest.AppID, clientDataHash: Data, at time: Date, counter: UInt32 = 0, credentialID: Data? = nil
+    ) -> Data {
+        attestation(
+            for: publicKey, appID: appID, environment: .development, clientDataHash: clientDataHash, authority: authority, at: time, counter: counter,
+            credentialID: credentialID)
+    }
+
     static func attestation(
-        for publicKey: P256.Signing.PublicKey, appID: AppAttest.AppID, environment: AppAttest.Environment, clientDataHash: Data, authority: TestAuthority, at time: Date
+        for publicKey: P256.Signing.PublicKey, appID: AppAttest.AppID, environment: AppAttest.Environment, clientDataHash: Data, authority: TestAuthority,
+        at time: Date, counter: UInt32 = 0, credentialID: Data? = nil
     ) -> Data {
         let keyID = Data(SHA256.hash(data: publicKey.x963Representation))
+        let credential = credentialID ?? keyID
         // authenticatorData: rpIdHash, flags (attested credential data), counter 0, aaguid, credential id, COSE key.
         let x = publicKey.x963Representation.dropFirst().prefix(32)
         let y = publicKey.x963Representation.suffix(32)
         let coseKey = CBOR.map([(.unsigned(1), .unsigned(2)), (.unsigned(3), .negative(6)), (.negative(0), .unsigned(1)), (.negative(1), .bytes(x)), (.negative(2), .bytes(y))])
-        var authenticatorData = appID.relyingPartyIDHash + Data([0x40]) + bigEndian(UInt32(0)) + environment.aaguid
-        authenticatorData += Data([UInt8(keyID.count >> 8), UInt8(keyID.count & 0xFF)]) + keyID + coseKey.encoded
+        var authenticatorData = appID.relyingPartyIDHash + Data([0x40]) + bigEndian(counter) + environment.aaguid
+        authenticatorData += Data([UInt8(credential.count >> 8), UInt8(credential.count & 0xFF)]) + credential + coseKey.encoded
         let nonce = Data(SHA256.hash(data: authenticatorData + clientDataHash))
         do {
             var serializer = DER.Serializer()

@@ -194,3 +194,24 @@ struct AttestationEnrolmentTests {
         }
     }
 }
+
+/// Apple's steps 7 and 9, which only an attestation signed under a trusted root can reach (any
+/// change to the authenticator data of a real one breaks its nonce first).
+struct AppAttestStepTests {
+    @Test func anAttestationWhoseCounterIsNotZeroOrWhoseCredentialIsAnotherKeyIsRefused() async throws {
+        let verifier = AppAttestVerifier(appIDs: [AttestationEnrolmentTests.app], environments: [.development], roots: [EmulatedAppAttest.testRoot])
+        let key = P256.Signing.PrivateKey().publicKey, keyID = Data(SHA256.hash(data: key.x963Representation)), hash = Data(repeating: 7, count: 32)
+        let now = Date()
+        func check(counter: UInt32 = 0, credentialID: Data? = nil) async -> AttestationError.Check? {
+            let object = EmulatedAppAttest.irregularAttestation(
+                for: key, appID: AttestationEnrolmentTests.app, clientDataHash: hash, at: now, counter: counter, credentialID: credentialID)
+            do {
+                _ = try await verifier.verifyAttestation(object, keyID: keyID, clientDataHash: hash, at: now)
+                return nil
+            } catch { return error.check }
+        }
+        #expect(await check() == nil, "the regular object verifies")
+        #expect(await check(counter: 1) == .counter)
+        #expect(await check(credentialID: Data(repeating: 9, count: 32)) == .credentialIdentifier)
+    }
+}
