@@ -72,9 +72,9 @@ extension ClientAttestationTests {
 
     /// The request bodies the phone sent to `path`, as JSON objects.
     final class Sent: Sendable {
-        let bodies = Mutex<[String: [[String: Any & Sendable]]]>([:])
+        let bodies = Mutex<[String: [[String: any Sendable]]]>([:])
         func record(_ request: TransportRequest) {
-            guard let body = request.body, let json = try? JSONSerialization.jsonObject(with: body) as? [String: Any & Sendable] else { return }
+            guard let body = request.body, let json = try? JSONSerialization.jsonObject(with: body) as? [String: any Sendable] else { return }
             bodies.withLock { $0[request.path, default: []].append(json) }
         }
         func fields(_ path: String) -> [Set<String>] { bodies.withLock { ($0[path] ?? []).map { Set($0.keys) } } }
