@@ -45,7 +45,9 @@ let package = Package(
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
                 // PBKDF2 only where CommonCrypto is absent: an Apple app links no BoringSSL.
-                .product(name: "CryptoExtras", package: "swift-crypto", condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi])),
+                .product(
+                    name: "CryptoExtras", package: "swift-crypto",
+                    condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi])),
             ]
         ),
         .target(
@@ -167,7 +169,8 @@ let package = Package(
         .target(
             name: "BioAuthCLI",
             dependencies: [
-                "BioAuth", "BioAuthAttestation", "BioAuthClient", "BioAuthCore", "BioAuthEmulator", "BioAuthHTTP", "BioAuthServer", "BioAuthSQLite", "BioAuthTestServer",
+                "BioAuth", "BioAuthAttestation", "BioAuthClient", "BioAuthCore", "BioAuthEmulator", "BioAuthHTTP", "BioAuthServer",
+                "BioAuthSQLite", "BioAuthTestServer",
                 "BioAuthWebhooks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -176,7 +179,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "bioauth", dependencies: ["BioAuthCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .executableTarget(
+            name: "bioauth", dependencies: ["BioAuthCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(
             name: "BioAuthAttestationTests",
             dependencies: [
@@ -184,7 +188,8 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
-        .testTarget(name: "BioAuthCoreTests", dependencies: ["BioAuthCore", "BioAuthTesting", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(
+            name: "BioAuthCoreTests", dependencies: ["BioAuthCore", "BioAuthTesting", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(
             name: "BioAuthTests",
             dependencies: [
@@ -197,7 +202,8 @@ let package = Package(
         .testTarget(
             name: "BioAuthServerTests",
             dependencies: [
-                "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres", "BioAuthHTTP", "BioAuthWebhooks", "BioAuthTesting", "BioAuthServerTesting", "BioAuthCore", "BioAuthEmulator", "BioAuth", "BioAuthClient", "BioAuthCLI",
+                "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres", "BioAuthHTTP", "BioAuthWebhooks", "BioAuthTesting",
+                "BioAuthServerTesting", "BioAuthCore", "BioAuthEmulator", "BioAuth", "BioAuthClient", "BioAuthCLI",
                 "BioAuthAttestation",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -213,13 +219,16 @@ let package = Package(
         .testTarget(
             name: "BioAuthClientTests",
             dependencies: [
-                "BioAuthClient", "BioAuth", "BioAuthCore", "BioAuthEmulator", "BioAuthTesting", "BioAuthTestServer", "BioAuthServer", "BioAuthAttestation",
+                "BioAuthClient", "BioAuth", "BioAuthCore", "BioAuthEmulator", "BioAuthTesting", "BioAuthTestServer", "BioAuthServer",
+                "BioAuthAttestation",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(
             name: "BioAuthCLITests",
-            dependencies: ["BioAuthCLI", "BioAuthTesting", "BioAuthServerTesting", "BioAuthCore", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "BioAuthCLI", "BioAuthTesting", "BioAuthServerTesting", "BioAuthCore", .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
     ]
 )

@@ -13,7 +13,8 @@ package struct AccessControl: Sendable, Hashable, Codable {
     ///   flags are set, or when `.userPresence` is combined with another constraint.
     package init(accessibility: KeychainAccessibility, flags: AccessControlFlags) throws(SecStatus) {
         if flags.contains(.or) && flags.contains(.and) { throw .errSecParam }  // "only one logical operation can be set"
-        if flags.contains(.biometryAny) && flags.contains(.biometryCurrentSet) { throw .errSecParam }  // "only one bio constraint can be set"
+        // "only one bio constraint can be set"
+        if flags.contains(.biometryAny) && flags.contains(.biometryCurrentSet) { throw .errSecParam }
         if flags.contains(.userPresence) {
             let allowed: AccessControlFlags = [.userPresence, .applicationPassword, .privateKeyUsage]
             guard flags.subtracting(allowed).isEmpty else { throw .errSecParam }

@@ -74,7 +74,8 @@ public actor AppLock {
 
     public init(
         platform: DevicePlatform, service: ServiceName = "bioauth.app-lock", passcodePolicy: AppPasscodePolicy = AppPasscodePolicy(),
-        clock: any WallClock = SystemWallClock(), uptime: any WallClock = SystemUptimeClock(), logger: Logger = Logger(label: "BioAuth.AppLock") { _ in SwiftLogNoOpLogHandler() }
+        clock: any WallClock = SystemWallClock(), uptime: any WallClock = SystemUptimeClock(),
+        logger: Logger = Logger(label: "BioAuth.AppLock") { _ in SwiftLogNoOpLogHandler() }
     ) {
         self.platform = platform
         let records = PlainRecords(keychain: platform.keychain, service: service.rawValue)
@@ -184,7 +185,9 @@ public actor AppLock {
     /// Unlocks with the app passcode. If biometric unlock is on and biometry is usable, re-creates
     /// the biometric copy and the enrollment baseline (the user just proved who they are).
     public func unlockWithPasscode(_ code: String) async throws(BioAuthError) -> SymmetricKey {
-        try await changes.withLock { () async throws(BioAuthError) -> SymmetricKey in SymmetricKey(data: try await unlockWithPasscodeNow(code).data) }
+        try await changes.withLock { () async throws(BioAuthError) -> SymmetricKey in
+            SymmetricKey(data: try await unlockWithPasscodeNow(code).data)
+        }
     }
 
     private func unlockWithPasscodeNow(_ code: String) async throws(BioAuthError) -> SecretBytes {
@@ -229,7 +232,9 @@ public actor AppLock {
 
     private func lockedState() -> AppLockState {
         guard (try? records.read(Self.enabledAccount)) ?? nil != nil else { return .lockedPasscodeRequired(.biometricUnlockNotEnabled) }
-        if let pending = try? records.read(Self.requiredAccount), let reason = PasscodeReason(rawValue: String(decoding: pending.data, as: UTF8.self)) {
+        if let pending = try? records.read(Self.requiredAccount),
+            let reason = PasscodeReason(rawValue: String(decoding: pending.data, as: UTF8.self))
+        {
             return .lockedPasscodeRequired(reason)
         }
         switch BiometricStatus(contexts: platform.contexts) {

@@ -94,7 +94,8 @@ public actor AppPasscode {
         clock: any WallClock = SystemWallClock(), uptime: any WallClock = SystemUptimeClock(),
         logger: Logger = Logger(label: "BioAuth.AppPasscode") { _ in SwiftLogNoOpLogHandler() }, onWipe: @escaping @Sendable () -> Void = {}
     ) {
-        self.init(platform: platform, service: service.rawValue, policy: policy, clock: clock, uptime: uptime, logger: logger, onWipe: onWipe)
+        self.init(
+            platform: platform, service: service.rawValue, policy: policy, clock: clock, uptime: uptime, logger: logger, onWipe: onWipe)
     }
 
     package init(
@@ -131,7 +132,8 @@ public actor AppPasscode {
         let secret = try newDeviceSecret()
         let salt = SecretBytes.random(count: 16).data
         let (verifier, kek) = try derive(passcode, salt: salt, rounds: policy.rounds, deviceSecret: secret?.secret)
-        try records.writeJSON(Verifier(salt: salt, rounds: policy.rounds, verifier: verifier, sealedDeviceSecret: secret?.sealed), Self.verifierAccount)
+        try records.writeJSON(
+            Verifier(salt: salt, rounds: policy.rounds, verifier: verifier, sealedDeviceSecret: secret?.sealed), Self.verifierAccount)
         try records.remove(Self.attemptsAccount)
         logger.info("app passcode set")
         return kek
@@ -237,13 +239,16 @@ public actor AppPasscode {
 
     /// HKDF-SHA256 over the whole PBKDF2 output and the device secret, expanded twice: the
     /// verifier and the key-encryption key never share bytes.
-    private func derive(_ passcode: String, salt: Data, rounds: Int, deviceSecret: SecretBytes?) throws(BioAuthError) -> (verifier: Data, kek: SymmetricKey) {
+    private func derive(_ passcode: String, salt: Data, rounds: Int, deviceSecret: SecretBytes?) throws(BioAuthError) -> (
+        verifier: Data, kek: SymmetricKey
+    ) {
         guard let stretched = try? SlowHash.derive(passcode, salt: salt, rounds: rounds, outputByteCount: 32) else {
             throw BioAuthError(.cryptographyFailure)
         }
         let material = SymmetricKey(data: stretched + (deviceSecret?.data ?? Data()))
         func expand(_ label: String) -> SymmetricKey {
-            HKDF<SHA256>.deriveKey(inputKeyMaterial: material, salt: salt, info: Data("BioAuth app passcode v2 \(label)".utf8), outputByteCount: 32)
+            HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: material, salt: salt, info: Data("BioAuth app passcode v2 \(label)".utf8), outputByteCount: 32)
         }
         return (expand("verifier").withUnsafeBytes { Data($0) }, expand("key-encryption key"))
     }

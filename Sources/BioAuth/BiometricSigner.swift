@@ -6,7 +6,8 @@ import Foundation
 ///
 /// The key is created with `.privateKeyUsage` and, by default, `.biometryCurrentSet`,
 /// `WhenPasscodeSetThisDeviceOnly`: it cannot leave the enclave, cannot be used without a fresh
-/// match, and dies when a finger or face is enrolled (SecAccessControl.h `biometryCurrentSet`: "When fingers are added or removed, the item is invalidated"; SecKey.h).
+/// match, and dies when a finger or face is enrolled (SecAccessControl.h `biometryCurrentSet`: "When fingers are added or removed, the item
+/// is invalidated"; SecKey.h).
 public struct BiometricSigner: Sendable {
     public let platform: DevicePlatform
     public let tag: KeyTag
@@ -77,7 +78,9 @@ public struct BiometricSigner: Sendable {
     /// An LAError from the key operation stays what it is: the context was not really
     /// authenticated (a hooked `evaluatePolicy` reports a match the enclave never saw). A policy without its
     /// own evaluation (`.devicePasscode`) prompts inside the key operation, so its refusal stays what it is.
-    package func signAfterEvaluation(_ message: Data, context: any AuthenticationContext) throws(BioAuthError) -> P256.Signing.ECDSASignature {
+    package func signAfterEvaluation(_ message: Data, context: any AuthenticationContext) throws(BioAuthError)
+        -> P256.Signing.ECDSASignature
+    {
         do { return try sign(message, context: context) } catch {
             // errSecItemNotFound already reads as keyUnavailable (``BioAuthError/init(enclave:)``);
             // errSecAuthFailed after a match is the other status reported for a dead key (UNCONFIRMED).
@@ -108,7 +111,9 @@ public struct BiometricSigner: Sendable {
         let context = try await platform.context(for: policy, prompt: prompt)
         defer { context.invalidate() }
         return try await PromptingCall.run { () throws(BioAuthError) in
-            do throws(EnclaveFailure) { return try self.platform.enclave.decrypt(tag: self.tag.rawValue, ciphertext: ciphertext, context: context) } catch {
+            do throws(EnclaveFailure) {
+                return try self.platform.enclave.decrypt(tag: self.tag.rawValue, ciphertext: ciphertext, context: context)
+            } catch {
                 throw BioAuthError(enclave: error)
             }
         }

@@ -18,7 +18,8 @@ public enum BiometricStatus: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads the status with one pre-flight on a fresh context. No UI.
     ///
-    /// Mapping (LAError.h codes; a derived rule, not an Apple spec — expo/expo PR #30565 also reads -8 as enrolled): success → available; -7 → notEnrolled; -8 → lockedOut;
+    /// Mapping (LAError.h codes; a derived rule, not an Apple spec — expo/expo PR #30565 also reads -8 as enrolled): success → available;
+    /// -7 → notEnrolled; -8 → lockedOut;
     /// -5 → noPasscode; -6 with a known type → deniedForApp; -6 with none → unavailable;
     /// -12 and -13 (macOS) → accessoryNotConnected.
     public init(platform: DevicePlatform) { self.init(contexts: platform.contexts) }
@@ -43,7 +44,9 @@ public enum BiometricStatus: Sendable, Hashable, CustomStringConvertible {
     /// The biometry type, `.none` when there is no hardware.
     public var biometryKind: BiometryKind {
         switch self {
-        case .available(let k), .notEnrolled(let k), .lockedOut(let k), .deniedForApp(let k), .noPasscode(let k), .accessoryNotConnected(let k): k
+        case .available(let k), .notEnrolled(let k), .lockedOut(let k), .deniedForApp(let k), .noPasscode(let k),
+            .accessoryNotConnected(let k):
+            k
         case .unavailable: .none
         }
     }

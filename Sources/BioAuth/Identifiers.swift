@@ -6,7 +6,9 @@ import Foundation
 ///
 /// Build one from a literal (`"login"`) or, for text from elsewhere, with ``init(rawValue:)``,
 /// which refuses an empty string. An empty literal is a programming error and stops the program.
-public struct Identifier<Role: IdentifierRole>: RawRepresentable, Hashable, Sendable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct Identifier<Role: IdentifierRole>: RawRepresentable, Hashable, Sendable, Codable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
     public let rawValue: String
 
     /// nil for an empty string.

@@ -62,7 +62,9 @@ public struct ProtectedItemStore: Sendable {
         try remove(account)
         do {
             try platform.keychain.add(
-                KeychainItem(service: service.rawValue, account: account.rawValue, accessibility: .whenPasscodeSetThisDeviceOnly, accessControl: access),
+                KeychainItem(
+                    service: service.rawValue, account: account.rawValue, accessibility: .whenPasscodeSetThisDeviceOnly,
+                    accessControl: access),
                 data: secret)
         } catch {
             if error == .errSecAuthFailed { throw BioAuthError(.passcodeNotSet, status: error) }
@@ -81,7 +83,9 @@ public struct ProtectedItemStore: Sendable {
 
     /// Reads the secret with a context the caller already authenticated: no second prompt.
     package func read(_ account: AccountName, context: any AuthenticationContext) throws(BioAuthError) -> SecretBytes {
-        do { return try platform.keychain.copyData(KeychainQuery(service: service.rawValue, account: account.rawValue, context: context)) } catch {
+        do {
+            return try platform.keychain.copyData(KeychainQuery(service: service.rawValue, account: account.rawValue, context: context))
+        } catch {
             throw BioAuthError(status: error)
         }
     }
@@ -155,7 +159,9 @@ package struct PlainRecords: Sendable {
 
     package func readJSON<T: Decodable>(_ type: T.Type, _ account: String) throws(BioAuthError) -> T? {
         guard let bytes = try read(account) else { return nil }
-        do { return try JSONDecoder().decode(T.self, from: bytes.data) } catch { throw BioAuthError(.keychainFailure, status: .errSecDecode) }
+        do { return try JSONDecoder().decode(T.self, from: bytes.data) } catch {
+            throw BioAuthError(.keychainFailure, status: .errSecDecode)
+        }
     }
 
     package func writeJSON<T: Encodable>(_ value: T, _ account: String) throws(BioAuthError) {

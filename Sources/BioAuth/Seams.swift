@@ -80,7 +80,9 @@ package struct KeychainQuery: Sendable {
     package var context: (any AuthenticationContext)?
     package var authenticationUI: AuthenticationUI
 
-    package init(service: String, account: String? = nil, context: (any AuthenticationContext)? = nil, authenticationUI: AuthenticationUI = .allow) {
+    package init(
+        service: String, account: String? = nil, context: (any AuthenticationContext)? = nil, authenticationUI: AuthenticationUI = .allow
+    ) {
         self.service = service
         self.account = account
         self.context = context
@@ -199,7 +201,8 @@ public struct DevicePlatform: Sendable {
     package var appAttest: (any AppAttestService)?
 
     package init(
-        contexts: any AuthenticationContextFactory, keychain: any KeychainService, enclave: any EnclaveKeyStore, appAttest: (any AppAttestService)? = nil
+        contexts: any AuthenticationContextFactory, keychain: any KeychainService, enclave: any EnclaveKeyStore,
+        appAttest: (any AppAttestService)? = nil
     ) {
         self.contexts = contexts
         self.keychain = keychain

@@ -25,7 +25,9 @@
         }
 
         package func generateAssertion(_ keyID: Data, clientDataHash: Data) async throws(AppAttestFailure) -> Data {
-            do { return try await DCAppAttestService.shared.generateAssertion(keyID.base64EncodedString(), clientDataHash: clientDataHash) } catch {
+            do {
+                return try await DCAppAttestService.shared.generateAssertion(keyID.base64EncodedString(), clientDataHash: clientDataHash)
+            } catch {
                 throw Self.failure(error)
             }
         }

@@ -47,7 +47,10 @@
             attributes[kSecAttrSynchronizable as String] = item.synchronizable
             if let access = item.accessControl {
                 // SecAccessControl.h: `SecAccessControlCreateWithFlags(allocator, protection, flags, error)`
-                guard let ref = SecAccessControlCreateWithFlags(nil, item.accessibility.secValue, SecAccessControlCreateFlags(rawValue: access.flags.rawValue), nil) else {
+                guard
+                    let ref = SecAccessControlCreateWithFlags(
+                        nil, item.accessibility.secValue, SecAccessControlCreateFlags(rawValue: access.flags.rawValue), nil)
+                else {
                     throw .errSecParam
                 }
                 attributes[kSecAttrAccessControl as String] = ref
@@ -79,7 +82,8 @@
             return (result as? [[String: Any]] ?? []).map { attributes in
                 KeychainRecord(
                     account: attributes[kSecAttrAccount as String] as? String ?? "",
-                    accessibility: KeychainAccessibility(rawValue: attributes[kSecAttrAccessible as String] as? String ?? "") ?? .whenUnlocked)
+                    accessibility: KeychainAccessibility(rawValue: attributes[kSecAttrAccessible as String] as? String ?? "")
+                        ?? .whenUnlocked)
             }
         }
 

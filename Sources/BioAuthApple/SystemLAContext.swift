@@ -121,7 +121,8 @@
             if !ok { throw LAErrorCode(rawValue: error?.code ?? LAErrorCode.authenticationFailed.rawValue) }
         }
 
-        // LAContext.h: `- (void)evaluatePolicy:(LAPolicy)policy localizedReason:(NSString *)localizedReason reply:(void(^)(BOOL success, NSError *error))reply`
+        // LAContext.h: `- (void)evaluatePolicy:(LAPolicy)policy localizedReason:(NSString *)localizedReason reply:(void(^)(BOOL success,
+        // NSError *error))reply`
         // A cancelled task invalidates the context, so the sheet goes away with the view that asked;
         // the reply then reports appCancel (-9).
         package func evaluatePolicy(_ policy: AuthenticationPolicy, localizedReason: String) async throws(LAErrorCode) {
@@ -130,7 +131,8 @@
             let code: Int? = await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     context.evaluatePolicy(sdk, localizedReason: localizedReason) { success, error in
-                        continuation.resume(returning: success ? nil : ((error as NSError?)?.code ?? LAErrorCode.authenticationFailed.rawValue))
+                        continuation.resume(
+                            returning: success ? nil : ((error as NSError?)?.code ?? LAErrorCode.authenticationFailed.rawValue))
                     }
                 }
             } onCancel: {

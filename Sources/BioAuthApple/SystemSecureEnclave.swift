@@ -54,7 +54,8 @@
         package func createKey(_ parameters: EnclaveKeyParameters) throws(EnclaveFailure) -> Data {
             guard
                 let access = SecAccessControlCreateWithFlags(
-                    nil, parameters.accessControl.accessibility.secValue, SecAccessControlCreateFlags(rawValue: parameters.accessControl.flags.rawValue), nil)
+                    nil, parameters.accessControl.accessibility.secValue,
+                    SecAccessControlCreateFlags(rawValue: parameters.accessControl.flags.rawValue), nil)
             else { throw .status(.errSecParam) }
             let attributes: [String: Any] = [
                 kSecAttrKeyType as String: parameters.keyType == .ecSECPrimeRandom ? kSecAttrKeyTypeECSECPrimeRandom : kSecAttrKeyTypeRSA,
@@ -98,7 +99,10 @@
         package func decrypt(tag: String, ciphertext: Data, context: (any AuthenticationContext)?) throws(EnclaveFailure) -> SecretBytes {
             let key = try privateKey(tag, context)
             var error: Unmanaged<CFError>?
-            guard let plaintext = SecKeyCreateDecryptedData(key, .eciesEncryptionCofactorVariableIVX963SHA256AESGCM, ciphertext as CFData, &error) as Data? else {
+            guard
+                let plaintext = SecKeyCreateDecryptedData(
+                    key, .eciesEncryptionCofactorVariableIVX963SHA256AESGCM, ciphertext as CFData, &error) as Data?
+            else {
                 throw failure(error)
             }
             return SecretBytes(plaintext)
@@ -120,7 +124,9 @@
         /// and, on iOS, App Attest.
         public static var system: DevicePlatform {
             #if canImport(DeviceCheck) && os(iOS)
-                DevicePlatform(contexts: SystemContextFactory(), keychain: SystemKeychain(), enclave: SystemSecureEnclave(), appAttest: SystemAppAttest())
+                DevicePlatform(
+                    contexts: SystemContextFactory(), keychain: SystemKeychain(), enclave: SystemSecureEnclave(),
+                    appAttest: SystemAppAttest())
             #else
                 DevicePlatform(contexts: SystemContextFactory(), keychain: SystemKeychain(), enclave: SystemSecureEnclave())
             #endif

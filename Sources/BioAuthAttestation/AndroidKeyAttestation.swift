@@ -61,22 +61,28 @@ public struct AndroidKeyAttestationVerifier: Sendable, Hashable {
     public var revocation: Revocation
 
     /// A verifier; `revocation` has no default, so that skipping the status list is written down.
-    public init(requirements: AndroidKeyRequirements, roots: [Certificate] = TrustAnchors.googleHardwareAttestationRoots, revocation: Revocation) {
+    public init(
+        requirements: AndroidKeyRequirements, roots: [Certificate] = TrustAnchors.googleHardwareAttestationRoots, revocation: Revocation
+    ) {
         self.requirements = requirements
         self.roots = roots
         self.revocation = revocation
     }
 
     /// Parses and chain-checks without applying the requirements: what `bioauth attestation check` prints.
-    public static func decode(chain ders: [Data], roots: [Certificate] = TrustAnchors.googleHardwareAttestationRoots, at time: Date) async throws(AttestationError) -> (
-        leaf: Certificate, description: KeyDescription
-    ) {
+    public static func decode(chain ders: [Data], roots: [Certificate] = TrustAnchors.googleHardwareAttestationRoots, at time: Date)
+        async throws(AttestationError) -> (
+            leaf: Certificate, description: KeyDescription
+        )
+    {
         let (chain, description) = try await decodeChain(ders, roots: roots, at: time)
         return (chain[0], description)
     }
 
     /// The parsed chain, verified, and its leaf's key description.
-    static func decodeChain(_ ders: [Data], roots: [Certificate], at time: Date) async throws(AttestationError) -> (chain: [Certificate], description: KeyDescription) {
+    static func decodeChain(_ ders: [Data], roots: [Certificate], at time: Date) async throws(AttestationError) -> (
+        chain: [Certificate], description: KeyDescription
+    ) {
         let chain = try CertificateChain.parse(ders)
         // Only the leaf describes the key: an intermediate carrying the extension is a forged chain.
         for certificate in chain.dropFirst() where certificate.extensions[oid: KeyDescription.oid] != nil {
@@ -94,12 +100,16 @@ public struct AndroidKeyAttestationVerifier: Sendable, Hashable {
     /// one-time challenges to learn which one to take, and then to ``verify(chain:challenge:publicKey:at:)`` with it.
     public static func claimedChallenge(chain ders: [Data]) throws(AttestationError) -> Data {
         let chain = try CertificateChain.parse(ders)
-        guard let value = chain[0].extensions[oid: KeyDescription.oid]?.value else { throw AttestationError(.malformed, "the leaf carries no key description") }
+        guard let value = chain[0].extensions[oid: KeyDescription.oid]?.value else {
+            throw AttestationError(.malformed, "the leaf carries no key description")
+        }
         return try KeyDescription(derEncoded: value).attestationChallenge
     }
 
     /// Verifies `chain` for a key that must be `publicKey` and was made with `challenge`.
-    public func verify(chain ders: [Data], challenge: Data, publicKey: DevicePublicKey, at time: Date) async throws(AttestationError) -> AndroidAttestedKey {
+    public func verify(chain ders: [Data], challenge: Data, publicKey: DevicePublicKey, at time: Date) async throws(AttestationError)
+        -> AndroidAttestedKey
+    {
         let (chain, key) = try await Self.decodeChain(ders, roots: roots, at: time)
         let leaf = chain[0]
         // A verified chain first: a forgery is refused as such, even while the list is stale.
@@ -107,7 +117,9 @@ public struct AndroidKeyAttestationVerifier: Sendable, Hashable {
         guard let p256 = P256.Signing.PublicKey(leaf.publicKey), DevicePublicKey(p256) == publicKey else {
             throw AttestationError(.publicKey, "the attested key is not the key being enrolled")
         }
-        guard key.attestationChallenge == challenge else { throw AttestationError(.challenge, "the attestation challenge is not the one this server issued") }
+        guard key.attestationChallenge == challenge else {
+            throw AttestationError(.challenge, "the attestation challenge is not the one this server issued")
+        }
         let level = min(key.attestationSecurityLevel, key.keyMintSecurityLevel)
         guard level >= max(requirements.minimumSecurityLevel, .trustedEnvironment) else {
             throw AttestationError(.securityLevel, "the key or its attestation is not in the TEE or StrongBox")
@@ -136,7 +148,9 @@ public struct AndroidKeyAttestationVerifier: Sendable, Hashable {
             }
         }
         if let minimum = requirements.minimumOSPatchLevel {
-            guard let level = enforced.osPatchLevel, level >= minimum else { throw AttestationError(.patchLevel, "the OS patch level is older than this server accepts") }
+            guard let level = enforced.osPatchLevel, level >= minimum else {
+                throw AttestationError(.patchLevel, "the OS patch level is older than this server accepts")
+            }
         }
         return AndroidAttestedKey(publicKey: publicKey, securityLevel: level, packageName: package.name, keyDescription: key)
     }
@@ -146,10 +160,16 @@ public struct AndroidKeyAttestationVerifier: Sendable, Hashable {
     /// leaf's key; these prove the hardware made that key and holds it for this use. Not
     /// configurable: BioAuth's device keys are all of this kind.
     static func checkKind(_ enforced: AuthorizationList) throws(AttestationError) {
-        guard enforced.origin == KeyMint.originGenerated else { throw AttestationError(.keyOrigin, "the key was not generated in the secure hardware") }
+        guard enforced.origin == KeyMint.originGenerated else {
+            throw AttestationError(.keyOrigin, "the key was not generated in the secure hardware")
+        }
         guard enforced.purposes.contains(KeyMint.purposeSign) else { throw AttestationError(.keyPurpose, "the key may not sign") }
-        guard enforced.algorithm == KeyMint.algorithmEC else { throw AttestationError(.keyAlgorithm, "the secure hardware does not hold the key as an EC key") }
-        guard enforced.ecCurve == KeyMint.curveP256 else { throw AttestationError(.keyCurve, "the secure hardware does not hold the key on P-256") }
+        guard enforced.algorithm == KeyMint.algorithmEC else {
+            throw AttestationError(.keyAlgorithm, "the secure hardware does not hold the key as an EC key")
+        }
+        guard enforced.ecCurve == KeyMint.curveP256 else {
+            throw AttestationError(.keyCurve, "the secure hardware does not hold the key on P-256")
+        }
     }
 }
 

@@ -14,7 +14,8 @@ public enum AppAttest {
 
         public init(teamID: String, bundleID: String) throws(AttestationError) {
             let isTeamID = teamID.count == 10 && teamID.allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber) }
-            guard isTeamID, !bundleID.isEmpty, bundleID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }) else {
+            guard isTeamID, !bundleID.isEmpty, bundleID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") })
+            else {
                 throw AttestationError(.appIdentifier, "an app id is a 10-character team id, a dot and a bundle id")
             }
             self.teamID = teamID
@@ -23,7 +24,9 @@ public enum AppAttest {
 
         /// Parses `TEAMID.bundle.identifier`.
         public init(_ appID: String) throws(AttestationError) {
-            guard let dot = appID.firstIndex(of: ".") else { throw AttestationError(.appIdentifier, "an app id is TEAMID.bundle.identifier") }
+            guard let dot = appID.firstIndex(of: ".") else {
+                throw AttestationError(.appIdentifier, "an app id is TEAMID.bundle.identifier")
+            }
             try self.init(teamID: String(appID[..<dot]), bundleID: String(appID[appID.index(after: dot)...]))
         }
 
@@ -62,7 +65,9 @@ public struct AppAttestKey: Sendable, Hashable, CustomStringConvertible {
     /// Apple's signed receipt, for the fraud-metric service; kept, not interpreted.
     public let receipt: Data
 
-    public init(keyID: Data, publicKey: DevicePublicKey, appID: AppAttest.AppID, environment: AppAttest.Environment, counter: UInt32, receipt: Data) {
+    public init(
+        keyID: Data, publicKey: DevicePublicKey, appID: AppAttest.AppID, environment: AppAttest.Environment, counter: UInt32, receipt: Data
+    ) {
         self.keyID = keyID
         self.publicKey = publicKey
         self.appID = appID
@@ -81,18 +86,29 @@ public struct AppAttestVerifier: Sendable, Hashable {
     public var roots: [Certificate]
 
     /// A production deployment accepts production keys only; add `.development` for development builds.
-    public init(appIDs: Set<AppAttest.AppID>, environments: Set<AppAttest.Environment> = [.production], roots: [Certificate] = [TrustAnchors.appleAppAttestationRoot]) {
+    public init(
+        appIDs: Set<AppAttest.AppID>, environments: Set<AppAttest.Environment> = [.production],
+        roots: [Certificate] = [TrustAnchors.appleAppAttestationRoot]
+    ) {
         self.appIDs = appIDs
         self.environments = environments
         self.roots = roots
     }
 
     /// The attestation object `DCAppAttestService.attestKey(_:clientDataHash:)` returned, checked at `time`.
-    public func verifyAttestation(_ object: Data, keyID: Data, clientDataHash: Data, at time: Date) async throws(AttestationError) -> AppAttestKey {
+    public func verifyAttestation(_ object: Data, keyID: Data, clientDataHash: Data, at time: Date) async throws(AttestationError)
+        -> AppAttestKey
+    {
         let decoded: CBOR
-        do { decoded = try CBOR(decoding: object) } catch { throw AttestationError(.malformed, "the attestation object is not CBOR (\(error.code))") }
-        guard decoded["fmt"]?.textValue == "apple-appattest" else { throw AttestationError(.format, "the attestation format is not apple-appattest") }
-        guard let statement = decoded["attStmt"], let x5c = statement["x5c"]?.arrayValue, let authenticatorData = decoded["authData"]?.bytesValue else {
+        do { decoded = try CBOR(decoding: object) } catch {
+            throw AttestationError(.malformed, "the attestation object is not CBOR (\(error.code))")
+        }
+        guard decoded["fmt"]?.textValue == "apple-appattest" else {
+            throw AttestationError(.format, "the attestation format is not apple-appattest")
+        }
+        guard let statement = decoded["attStmt"], let x5c = statement["x5c"]?.arrayValue,
+            let authenticatorData = decoded["authData"]?.bytesValue
+        else {
             throw AttestationError(.malformed, "the attestation object lacks attStmt.x5c or authData")
         }
         var ders: [Data] = []
@@ -106,9 +122,13 @@ public struct AppAttestVerifier: Sendable, Hashable {
         let leaf = try await CertificateChain.verify(try CertificateChain.parse(ders), roots: roots, at: time)
         // 2–4. The leaf's nonce is SHA-256(authenticatorData ‖ clientDataHash).
         let nonce = Data(SHA256.hash(data: authenticatorData + clientDataHash))
-        guard try Self.nonce(in: leaf) == nonce else { throw AttestationError(.nonce, "the certificate's nonce is not SHA-256(authenticatorData ‖ clientDataHash)") }
+        guard try Self.nonce(in: leaf) == nonce else {
+            throw AttestationError(.nonce, "the certificate's nonce is not SHA-256(authenticatorData ‖ clientDataHash)")
+        }
         // 5. The key id is SHA-256 of the leaf's public key.
-        guard let p256 = P256.Signing.PublicKey(leaf.publicKey) else { throw AttestationError(.publicKey, "the attested key is not a P-256 key") }
+        guard let p256 = P256.Signing.PublicKey(leaf.publicKey) else {
+            throw AttestationError(.publicKey, "the attested key is not a P-256 key")
+        }
         let publicKey = DevicePublicKey(p256)
         guard Data(SHA256.hash(data: publicKey.x963Representation)) == keyID else {
             throw AttestationError(.keyIdentifier, "the key id is not SHA-256 of the attested public key")
@@ -121,7 +141,9 @@ public struct AppAttestVerifier: Sendable, Hashable {
         // 7. A fresh key's counter is 0.
         guard data.counter == 0 else { throw AttestationError(.counter, "an attestation's counter is not 0") }
         // 8. The environment is one the deployment accepts.
-        guard let environment = AppAttest.Environment.allCases.first(where: { $0.aaguid == data.aaguid }), environments.contains(environment) else {
+        guard let environment = AppAttest.Environment.allCases.first(where: { $0.aaguid == data.aaguid }),
+            environments.contains(environment)
+        else {
             throw AttestationError(.environment, "the attestation's environment is not one this server accepts")
         }
         // 9. The credential id is the key id.
@@ -134,7 +156,9 @@ public struct AppAttestVerifier: Sendable, Hashable {
     /// the caller stores it in the same transaction as what the assertion authorises.
     public func verifyAssertion(_ object: Data, clientData: Data, key: AppAttestKey) throws(AttestationError) -> AppAttestKey {
         let decoded: CBOR
-        do { decoded = try CBOR(decoding: object) } catch { throw AttestationError(.malformed, "the assertion is not CBOR (\(error.code))") }
+        do { decoded = try CBOR(decoding: object) } catch {
+            throw AttestationError(.malformed, "the assertion is not CBOR (\(error.code))")
+        }
         guard let signature = decoded["signature"]?.bytesValue, let authenticatorData = decoded["authenticatorData"]?.bytesValue else {
             throw AttestationError(.malformed, "the assertion lacks signature or authenticatorData")
         }
@@ -148,7 +172,9 @@ public struct AppAttestVerifier: Sendable, Hashable {
             throw AttestationError(.appIdentifier, "the assertion is for an app this server does not accept")
         }
         guard data.counter > key.counter else { throw AttestationError(.counter, "the assertion's counter is not above the last one") }
-        return AppAttestKey(keyID: key.keyID, publicKey: key.publicKey, appID: key.appID, environment: key.environment, counter: data.counter, receipt: key.receipt)
+        return AppAttestKey(
+            keyID: key.keyID, publicKey: key.publicKey, appID: key.appID, environment: key.environment, counter: data.counter,
+            receipt: key.receipt)
     }
 
     static func nonce(in leaf: Certificate) throws(AttestationError) -> Data {
@@ -159,7 +185,9 @@ public struct AppAttestVerifier: Sendable, Hashable {
         do {
             let node = try DER.parse(value)
             return try DER.sequence(node, identifier: .sequence) { nodes in
-                let octets = try DER.explicitlyTagged(&nodes, tagNumber: 1, tagClass: .contextSpecific) { try ASN1OctetString(derEncoded: $0) }
+                let octets = try DER.explicitlyTagged(&nodes, tagNumber: 1, tagClass: .contextSpecific) {
+                    try ASN1OctetString(derEncoded: $0)
+                }
                 return Data(octets.bytes)
             }
         } catch {
@@ -187,14 +215,18 @@ struct AuthenticatorData {
             credentialID = Data()
             return
         }
-        guard bytes[32] & 0x40 != 0, bytes.count >= 55 else { throw AttestationError(.malformed, "authenticator data carries no attested credential") }
+        guard bytes[32] & 0x40 != 0, bytes.count >= 55 else {
+            throw AttestationError(.malformed, "authenticator data carries no attested credential")
+        }
         aaguid = Data(bytes[37..<53])
         let length = Int(bytes[53]) << 8 | Int(bytes[54])
         guard bytes.count >= 55 + length else { throw AttestationError(.malformed, "the credential id is truncated") }
         credentialID = Data(bytes[55..<(55 + length)])
         // The COSE key follows; the key that counts is the certificate's, so it is only checked to be CBOR that fills the rest.
         let used: Int
-        do { used = try CBOR.decodePrefix(bytes[(55 + length)...]).length } catch { throw AttestationError(.malformed, "the credential public key is not CBOR") }
+        do { used = try CBOR.decodePrefix(bytes[(55 + length)...]).length } catch {
+            throw AttestationError(.malformed, "the credential public key is not CBOR")
+        }
         guard 55 + length + used == bytes.count else { throw AttestationError(.malformed, "bytes follow the credential public key") }
     }
 }

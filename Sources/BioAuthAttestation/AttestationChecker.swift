@@ -57,7 +57,10 @@ package struct AndroidExpectation: Decodable, Sendable {
         check("keyMintVersion", keyMintVersion, String(decoded.keyMintVersion))
         check("keyMintSecurityLevel", keyMintSecurityLevel, decoded.keyMintSecurityLevel.description)
         check("attestationChallenge", attestationChallenge, decoded.attestationChallenge.base64EncodedString())
-        for (label, expected, actual) in [("softwareEnforced", softwareEnforced, decoded.softwareEnforced), ("hardwareEnforced", hardwareEnforced, decoded.hardwareEnforced)] {
+        for (label, expected, actual) in [
+            ("softwareEnforced", softwareEnforced, decoded.softwareEnforced),
+            ("hardwareEnforced", hardwareEnforced, decoded.hardwareEnforced),
+        ] {
             guard let expected else { continue }
             let origins = ["GENERATED", "DERIVED", "IMPORTED", "UNKNOWN", "SECURELY_IMPORTED"]
             check("\(label).purposes", expected.purposes?.joined(separator: ","), actual.purposes.map(String.init).joined(separator: ","))
@@ -68,7 +71,8 @@ package struct AndroidExpectation: Decodable, Sendable {
             check("\(label).userAuthType", expected.userAuthType, actual.userAuthType.map(String.init))
             check("\(label).authTimeout", expected.authTimeout, actual.authTimeout.map(String.init))
             check("\(label).allowWhileOnBody", expected.allowWhileOnBody.map(String.init), String(actual.allowWhileOnBody))
-            check("\(label).unlockedDeviceRequired", expected.unlockedDeviceRequired.map(String.init), String(actual.unlockedDeviceRequired))
+            check(
+                "\(label).unlockedDeviceRequired", expected.unlockedDeviceRequired.map(String.init), String(actual.unlockedDeviceRequired))
             check("\(label).origin", expected.origin, actual.origin.map { origins.indices.contains($0) ? origins[$0] : String($0) })
             check("\(label).osVersion", expected.osVersion, actual.osVersion.map(String.init))
             check("\(label).osPatchLevel", expected.osPatchLevel, actual.osPatchLevel.map(String.init))
@@ -76,14 +80,19 @@ package struct AndroidExpectation: Decodable, Sendable {
             check("\(label).bootPatchLevel", expected.bootPatchLevel, actual.bootPatchLevel.map(String.init))
             check("\(label).creationDateTime", expected.creationDateTime, actual.creationDateTime.map(String.init))
             if let root = expected.rootOfTrust {
-                check("\(label).rootOfTrust.verifiedBootKey", root.verifiedBootKey, actual.rootOfTrust?.verifiedBootKey.base64EncodedString())
+                check(
+                    "\(label).rootOfTrust.verifiedBootKey", root.verifiedBootKey, actual.rootOfTrust?.verifiedBootKey.base64EncodedString())
                 check("\(label).rootOfTrust.deviceLocked", String(root.deviceLocked), actual.rootOfTrust.map { String($0.deviceLocked) })
                 check("\(label).rootOfTrust.verifiedBootState", root.verifiedBootState, actual.rootOfTrust?.verifiedBootState.description)
-                check("\(label).rootOfTrust.verifiedBootHash", root.verifiedBootHash, actual.rootOfTrust?.verifiedBootHash?.base64EncodedString())
+                check(
+                    "\(label).rootOfTrust.verifiedBootHash", root.verifiedBootHash,
+                    actual.rootOfTrust?.verifiedBootHash?.base64EncodedString())
             }
             if let application = expected.attestationApplicationId {
                 let packages = application.packages.map { "\($0.name)@\($0.version)" }.sorted()
-                check("\(label).attestationApplicationId.packages", packages.joined(separator: ","), actual.applicationID?.packages.map { "\($0.name)@\($0.version)" }.sorted().joined(separator: ","))
+                check(
+                    "\(label).attestationApplicationId.packages", packages.joined(separator: ","),
+                    actual.applicationID?.packages.map { "\($0.name)@\($0.version)" }.sorted().joined(separator: ","))
                 check(
                     "\(label).attestationApplicationId.signatures", application.signatures.sorted().joined(separator: ","),
                     actual.applicationID?.signatureDigests.map { $0.base64EncodedString() }.sorted().joined(separator: ","))
@@ -98,7 +107,8 @@ package enum AttestationChecker {
     /// `appIDs` are the apps App Attest cases may be for (a case that names its app adds it); `time`
     /// overrides the case's own.
     package static func check(
-        _ item: AttestationCase, appIDs: Set<AppAttest.AppID>, environments: Set<AppAttest.Environment> = Set(AppAttest.Environment.allCases), at time: Date? = nil
+        _ item: AttestationCase, appIDs: Set<AppAttest.AppID>,
+        environments: Set<AppAttest.Environment> = Set(AppAttest.Environment.allCases), at time: Date? = nil
     ) async -> AttestationVerdict {
         let when = time ?? item.time ?? Date()
         do throws(AttestationError) {
@@ -110,22 +120,33 @@ package enum AttestationChecker {
             case .appAssertion(let object, let clientData, let publicKey, let appID, let environment, let counter):
                 let verifier = AppAttestVerifier(appIDs: appIDs.union([appID]), environments: environments)
                 let keyID = Data(SHA256.hash(data: publicKey.x963Representation))
-                let before = AppAttestKey(keyID: keyID, publicKey: publicKey, appID: appID, environment: environment, counter: counter - 1, receipt: Data())
+                let before = AppAttestKey(
+                    keyID: keyID, publicKey: publicKey, appID: appID, environment: environment, counter: counter - 1, receipt: Data())
                 let after = try verifier.verifyAssertion(object, clientData: clientData, key: before)
-                guard after.counter == counter else { throw AttestationError(.counter, "the assertion's counter is not the one the source gives") }
+                guard after.counter == counter else {
+                    throw AttestationError(.counter, "the assertion's counter is not the one the source gives")
+                }
                 return AttestationVerdict(passed: true, facts: facts(after), error: nil)
             case .androidChain(let ders, let expected):
                 let (leaf, description) = try await AndroidKeyAttestationVerifier.decode(chain: ders, at: when)
                 let level = min(description.attestationSecurityLevel, description.keyMintSecurityLevel)
-                guard level >= .trustedEnvironment else { throw AttestationError(.securityLevel, "the key or its attestation is not in the TEE or StrongBox") }
+                guard level >= .trustedEnvironment else {
+                    throw AttestationError(.securityLevel, "the key or its attestation is not in the TEE or StrongBox")
+                }
                 if let mismatches = expected?.mismatches(description), !mismatches.isEmpty {
                     throw AttestationError(.malformed, "decoded differently from its expectation: \(mismatches.joined(separator: ", "))")
                 }
                 let enforced = description.hardwareEnforced
                 var facts: [(String, String)] = [
-                    ("security level", description.attestationSecurityLevel.description), ("KeyMint", "\(description.keyMintVersion) \(description.keyMintSecurityLevel)"),
+                    ("security level", description.attestationSecurityLevel.description),
+                    ("KeyMint", "\(description.keyMintVersion) \(description.keyMintSecurityLevel)"),
                     ("key", "\(leaf.publicKey.description.prefix(40))"),
-                    ("user authentication", enforced.noAuthRequired ? "none" : "type \(enforced.userAuthType.map(String.init) ?? "-"), timeout \(enforced.authTimeout.map(String.init) ?? "none")"),
+                    (
+                        "user authentication",
+                        enforced.noAuthRequired
+                            ? "none"
+                            : "type \(enforced.userAuthType.map(String.init) ?? "-"), timeout \(enforced.authTimeout.map(String.init) ?? "none")"
+                    ),
                     ("verified boot", enforced.rootOfTrust.map { "\($0.verifiedBootState), locked \($0.deviceLocked)" } ?? "-"),
                     ("OS patch level", enforced.osPatchLevel.map(String.init) ?? "-"),
                 ]
@@ -140,6 +161,9 @@ package enum AttestationChecker {
     }
 
     static func facts(_ key: AppAttestKey) -> [(String, String)] {
-        [("app", key.appID.description), ("environment", key.environment.rawValue), ("key", key.publicKey.fingerprint), ("counter", String(key.counter))]
+        [
+            ("app", key.appID.description), ("environment", key.environment.rawValue), ("key", key.publicKey.fingerprint),
+            ("counter", String(key.counter)),
+        ]
     }
 }

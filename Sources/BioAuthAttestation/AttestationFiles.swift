@@ -11,7 +11,9 @@ import X509
 package struct AttestationCase: Sendable {
     package enum Evidence: Sendable {
         case appAttestation(object: Data, keyID: Data, clientDataHash: Data, appID: AppAttest.AppID?)
-        case appAssertion(object: Data, clientData: Data, publicKey: DevicePublicKey, appID: AppAttest.AppID, environment: AppAttest.Environment, counter: UInt32)
+        case appAssertion(
+            object: Data, clientData: Data, publicKey: DevicePublicKey, appID: AppAttest.AppID, environment: AppAttest.Environment,
+            counter: UInt32)
         /// `expected` is the decoded expectation (android/keyattestation's JSON), when the folder has one.
         case androidChain(ders: [Data], expected: AndroidExpectation?)
     }
@@ -88,12 +90,15 @@ package enum AttestationFiles {
             else { throw CocoaError(.fileReadCorruptFile) }
             let time = document["timestamp"].flatMap(parseTime)
             if type == "attestation", let object = document["attestationBase64"].flatMap({ Data(base64Encoded: $0) }) {
-                let evidence = AttestationCase.Evidence.appAttestation(object: object, keyID: keyID, clientDataHash: Data(SHA256.hash(data: clientData)), appID: appID)
+                let evidence = AttestationCase.Evidence.appAttestation(
+                    object: object, keyID: keyID, clientDataHash: Data(SHA256.hash(data: clientData)), appID: appID)
                 cases.append(AttestationCase(name: label, evidence: evidence, shouldPass: true, time: time))
             } else if type == "assertion", let object = document["assertionBase64"].flatMap({ Data(base64Encoded: $0) }),
-                let pem = document["publicKey"], let key = try? DevicePublicKey(pem: pem), let counter = document["counter"].flatMap({ UInt32($0) })
+                let pem = document["publicKey"], let key = try? DevicePublicKey(pem: pem),
+                let counter = document["counter"].flatMap({ UInt32($0) })
             {
-                let evidence = AttestationCase.Evidence.appAssertion(object: object, clientData: clientData, publicKey: key, appID: appID, environment: environment, counter: counter)
+                let evidence = AttestationCase.Evidence.appAssertion(
+                    object: object, clientData: clientData, publicKey: key, appID: appID, environment: environment, counter: counter)
                 cases.append(AttestationCase(name: label, evidence: evidence, shouldPass: true, time: time))
             }
         }
@@ -122,7 +127,8 @@ package enum AttestationFiles {
                 if value == "|" {
                     block = (key, [])
                 } else if !value.isEmpty {
-                    current[key] = value.hasPrefix("'") && value.hasSuffix("'") && value.count >= 2 ? String(value.dropFirst().dropLast()) : value
+                    current[key] =
+                        value.hasPrefix("'") && value.hasSuffix("'") && value.count >= 2 ? String(value.dropFirst().dropLast()) : value
                 }
             }
         }
@@ -137,18 +143,21 @@ package enum AttestationFiles {
         guard let json = try JSONSerialization.jsonObject(with: withoutComments(text)) as? [String: Any] else { return [] }
         func bytes(_ key: String) -> Data? { (json[key] as? String).flatMap { Data(base64Encoded: $0) } }
         if let object = bytes("attestation"), let keyID = bytes("keyId"), let challenge = bytes("challenge") {
-            let evidence = AttestationCase.Evidence.appAttestation(object: object, keyID: keyID, clientDataHash: Data(SHA256.hash(data: challenge)), appID: nil)
+            let evidence = AttestationCase.Evidence.appAttestation(
+                object: object, keyID: keyID, clientDataHash: Data(SHA256.hash(data: challenge)), appID: nil)
             // No timestamp: the moment its chain was issued.
             let chain = (try? CBOR(decoding: object))?["attStmt"]?["x5c"]?.arrayValue?.compactMap(\.bytesValue) ?? []
             return [AttestationCase(name: name, evidence: evidence, shouldPass: true, time: try? issuedAt(chain))]
         }
         if let object = bytes("assertionBase64"), let clientData = json["clientData"] as? String,
             let key = (json["publicKeyPem"] as? String).flatMap({ try? DevicePublicKey(pem: $0) }),
-            let appID = try? AppAttest.AppID(teamID: json["teamIdentifier"] as? String ?? "", bundleID: json["bundleIdentifier"] as? String ?? ""),
+            let appID = try? AppAttest.AppID(
+                teamID: json["teamIdentifier"] as? String ?? "", bundleID: json["bundleIdentifier"] as? String ?? ""),
             let counter = json["expectedCounter"] as? Int
         {
             let evidence = AttestationCase.Evidence.appAssertion(
-                object: object, clientData: Data(clientData.utf8), publicKey: key, appID: appID, environment: .development, counter: UInt32(counter))
+                object: object, clientData: Data(clientData.utf8), publicKey: key, appID: appID, environment: .development,
+                counter: UInt32(counter))
             return [AttestationCase(name: name, evidence: evidence, shouldPass: true, time: nil)]
         }
         return []  // An Android expectation: read with its PEM.
@@ -170,12 +179,17 @@ package enum AttestationFiles {
         let software = expected?.attestationSecurityLevel == "SOFTWARE" || expected?.hardwareEnforced?.algorithms == "4"
         let shouldPass = !invalid && !software && !bringsOwnRoot(ders)
         let time = try? issuedAt(ders)
-        return AttestationCase(name: url.pathComponents.suffix(3).joined(separator: "/"), evidence: .androidChain(ders: ders, expected: expected), shouldPass: shouldPass, time: time)
+        return AttestationCase(
+            name: url.pathComponents.suffix(3).joined(separator: "/"), evidence: .androidChain(ders: ders, expected: expected),
+            shouldPass: shouldPass, time: time)
     }
 
     /// Some expectations carry `//` comment lines, which JSON does not allow.
     static func withoutComments(_ json: String) -> Data {
-        Data(json.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }.joined(separator: "\n").utf8)
+        Data(
+            json.split(separator: "\n", omittingEmptySubsequences: false).filter {
+                !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//")
+            }.joined(separator: "\n").utf8)
     }
 
     /// The DER of every PEM block in `text`.
@@ -200,7 +214,9 @@ package enum AttestationFiles {
     static func issuedAt(_ ders: [Data]) throws -> Date {
         let chain = try ders.map { try Certificate(derEncoded: [UInt8]($0)) }
         let issuers = Set(chain.map(\.issuer))
-        let roots = (TrustAnchors.googleHardwareAttestationRoots + [TrustAnchors.appleAppAttestationRoot]).filter { issuers.contains($0.subject) }
+        let roots = (TrustAnchors.googleHardwareAttestationRoots + [TrustAnchors.appleAppAttestationRoot]).filter {
+            issuers.contains($0.subject)
+        }
         return (chain + roots).map(\.notValidBefore).max() ?? Date()
     }
 

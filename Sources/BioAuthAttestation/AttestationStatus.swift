@@ -23,7 +23,8 @@ public enum AttestationStatusSource: Sendable, Hashable, CustomStringConvertible
         if text.hasPrefix("https://") || text.hasPrefix("http://") {
             guard let url = URL(string: text), let host = url.host else { throw AttestationStatusListError("\(text) is not a URL") }
             guard url.scheme == "https" || ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) else {
-                throw AttestationStatusListError("the list must come over https (http only from loopback): a list changed in transit hides revocations")
+                throw AttestationStatusListError(
+                    "the list must come over https (http only from loopback): a list changed in transit hides revocations")
             }
             self = .url(url)
         } else {
@@ -50,7 +51,9 @@ public enum AttestationStatusSource: Sendable, Hashable, CustomStringConvertible
             guard let data = try? Data(contentsOf: url), let attributes = try? FileManager.default.attributesOfItem(atPath: path),
                 let modified = attributes[.modificationDate] as? Date
             else { throw AttestationStatusListError("cannot read \(path)") }
-            guard data.count <= Self.maximumSize else { throw AttestationStatusListError("\(path) is larger than \(Self.maximumSize) bytes") }
+            guard data.count <= Self.maximumSize else {
+                throw AttestationStatusListError("\(path) is larger than \(Self.maximumSize) bytes")
+            }
             return AttestationStatus.Loaded(list: try AttestationStatusList(json: data), asOf: modified)
         case .url(let url):
             guard let fetch else { throw AttestationStatusListError("no HTTP client to fetch \(url.absoluteString) with") }
@@ -95,7 +98,10 @@ public final class AttestationStatus: Sendable, Hashable, CustomStringConvertibl
 
     /// A status read from `source` (a URL's with `fetch`) by ``refresh(now:)``, or given its list
     /// now (`loaded`) for a caller that keeps it up to date itself with ``update(_:)``.
-    public init(source: AttestationStatusSource? = nil, maximumAge: TimeInterval = defaultMaximumAge, fetch: AttestationStatusFetch? = nil, loaded: Loaded? = nil) {
+    public init(
+        source: AttestationStatusSource? = nil, maximumAge: TimeInterval = defaultMaximumAge, fetch: AttestationStatusFetch? = nil,
+        loaded: Loaded? = nil
+    ) {
         self.source = source
         self.maximumAge = maximumAge
         self.fetch = fetch
@@ -131,7 +137,8 @@ public final class AttestationStatus: Sendable, Hashable, CustomStringConvertibl
     public func note(at now: Date) -> String? {
         guard let age = age(at: now) else { return "no attestation status list is loaded yet: Android enrolments are refused (503)" }
         guard age > maximumAge else { return nil }
-        return "the attestation status list is \(Int(age / 3600)) hours old (limit \(Int(maximumAge / 3600))): Android enrolments are refused (503)"
+        return
+            "the attestation status list is \(Int(age / 3600)) hours old (limit \(Int(maximumAge / 3600))): Android enrolments are refused (503)"
     }
 
     /// Refuses `chain` if a certificate of it is listed, or if the list cannot tell.

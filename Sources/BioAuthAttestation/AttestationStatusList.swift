@@ -32,7 +32,9 @@ public struct AttestationStatusList: Sendable, Hashable {
         /// list's free text never reaches a log line or an answer.
         public var description: String {
             func name(_ text: String?) -> String? {
-                guard let text, (1...32).contains(text.count), text.allSatisfy({ $0.isASCII && ($0.isUppercase || $0 == "_") }) else { return nil }
+                guard let text, (1...32).contains(text.count), text.allSatisfy({ $0.isASCII && ($0.isUppercase || $0 == "_") }) else {
+                    return nil
+                }
                 return text
             }
             return "\(name(status) ?? "LISTED") (\(name(reason) ?? "UNSPECIFIED"))"
@@ -51,7 +53,8 @@ public struct AttestationStatusList: Sendable, Hashable {
     /// Decodes the list's JSON: an object with `entries`, each a serial mapped to an object with a
     /// string `status`. Unknown fields are ignored (the format may grow); anything else is refused.
     public init(json data: Data) throws(AttestationStatusListError) {
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let listed = object["entries"] as? [String: Any] else {
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let listed = object["entries"] as? [String: Any]
+        else {
             throw AttestationStatusListError("not a status list: a JSON object with \"entries\" is expected")
         }
         var entries: [String: Entry] = [:]

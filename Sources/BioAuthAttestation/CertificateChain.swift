@@ -19,7 +19,9 @@ enum CertificateChain {
     static let mlDSAPrefix = Data([0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03])
 
     static func parse(_ ders: [Data]) throws(AttestationError) -> [Certificate] {
-        guard !ders.isEmpty, ders.count <= maximumLength else { throw AttestationError(.malformed, "the certificate chain must have 1 to \(maximumLength) certificates") }
+        guard !ders.isEmpty, ders.count <= maximumLength else {
+            throw AttestationError(.malformed, "the certificate chain must have 1 to \(maximumLength) certificates")
+        }
         var certificates: [Certificate] = []
         for der in ders {
             do { certificates.append(try Certificate(derEncoded: [UInt8](der))) } catch {
@@ -58,7 +60,9 @@ enum CertificateChain {
     /// the leaf is valid at `time` (the device sets the leaf's dates). Basic constraints, key usage
     /// and path length are not checked: factory-provisioned batch certificates are often marked
     /// `CA:FALSE` without `keyCertSign`. Roots are trusted by public key, as in ``verify(_:roots:at:)``.
-    static func verifyKeyAttestationPath(_ chain: [Certificate], roots: [Certificate], at time: Date) throws(AttestationError) -> Certificate {
+    static func verifyKeyAttestationPath(_ chain: [Certificate], roots: [Certificate], at time: Date) throws(AttestationError)
+        -> Certificate
+    {
         guard let leaf = chain.first else { throw AttestationError(.malformed, "the certificate chain is empty") }
         if case .isCertificateAuthority = try? leaf.extensions.basicConstraints {
             throw AttestationError(.certificateChain, "the first certificate of the chain is a CA certificate, not the key's")
@@ -67,14 +71,21 @@ enum CertificateChain {
         let rootKeys = Set(roots.map(\.publicKey))
         var path = chain
         while path.count > 1, let last = path.last, rootKeys.contains(last.publicKey) { path.removeLast() }
-        let untrusted = AttestationError(.certificateChain, "the certificate chain does not lead to a trusted root at the verification time")
-        guard let top = path.last, roots.contains(where: { $0.subject == top.issuer && $0.publicKey.isValidSignature(top.signature, for: top) }) else {
+        let untrusted = AttestationError(
+            .certificateChain, "the certificate chain does not lead to a trusted root at the verification time")
+        guard let top = path.last,
+            roots.contains(where: { $0.subject == top.issuer && $0.publicKey.isValidSignature(top.signature, for: top) })
+        else {
             throw untrusted
         }
         for (certificate, issuer) in zip(path, path.dropFirst()) {
-            guard certificate.issuer == issuer.subject, issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else { throw untrusted }
+            guard certificate.issuer == issuer.subject, issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else {
+                throw untrusted
+            }
         }
-        for certificate in path.dropFirst() where !(certificate.notValidBefore...certificate.notValidAfter).contains(time) { throw untrusted }
+        for certificate in path.dropFirst() where !(certificate.notValidBefore...certificate.notValidAfter).contains(time) {
+            throw untrusted
+        }
         return leaf
     }
 }

@@ -46,7 +46,9 @@ public struct KeyDescription: Sendable, Hashable {
                 let keyMintLevel = try Self.securityLevel(&nodes)
                 let challenge = try ASN1OctetString(derEncoded: &nodes)
                 let unique = try ASN1OctetString(derEncoded: &nodes)
-                guard let software = nodes.next(), let hardware = nodes.next() else { throw ASN1Error.invalidASN1Object(reason: "missing authorisation list") }
+                guard let software = nodes.next(), let hardware = nodes.next() else {
+                    throw ASN1Error.invalidASN1Object(reason: "missing authorisation list")
+                }
                 return KeyDescription(
                     attestationVersion: version, attestationSecurityLevel: attestationLevel, keyMintVersion: keyMintVersion,
                     keyMintSecurityLevel: keyMintLevel, attestationChallenge: Data(challenge.bytes), uniqueID: Data(unique.bytes),
@@ -116,7 +118,8 @@ public struct AuthorizationList: Sendable, Hashable {
         static let purpose: UInt = 1, algorithm: UInt = 2, keySize: UInt = 3, digest: UInt = 5, padding: UInt = 6, ecCurve: UInt = 10
         static let noAuthRequired: UInt = 503, userAuthType: UInt = 504, authTimeout: UInt = 505, allowWhileOnBody: UInt = 506
         static let trustedUserPresenceRequired: UInt = 507, unlockedDeviceRequired: UInt = 509
-        static let creationDateTime: UInt = 701, origin: UInt = 702, rootOfTrust: UInt = 704, osVersion: UInt = 705, osPatchLevel: UInt = 706
+        static let creationDateTime: UInt = 701, origin: UInt = 702, rootOfTrust: UInt = 704, osVersion: UInt = 705,
+            osPatchLevel: UInt = 706
         static let attestationApplicationID: UInt = 709, vendorPatchLevel: UInt = 718, bootPatchLevel: UInt = 719
     }
 
@@ -163,7 +166,9 @@ public struct AuthorizationList: Sendable, Hashable {
                 // Every field is EXPLICIT: one constructed wrapper around one value.
                 guard case .constructed(let inner) = field.content else { throw ASN1Error.invalidASN1Object(reason: "not explicit") }
                 var children = inner.makeIterator()
-                guard let value = children.next(), children.next() == nil else { throw ASN1Error.invalidASN1Object(reason: "explicit tag holds one value") }
+                guard let value = children.next(), children.next() == nil else {
+                    throw ASN1Error.invalidASN1Object(reason: "explicit tag holds one value")
+                }
                 try list.read(tag: tag, value)
             }
             return list
@@ -206,18 +211,24 @@ public struct AuthorizationList: Sendable, Hashable {
         try DER.sequence(node, identifier: .sequence) { nodes in
             let key = try ASN1OctetString(derEncoded: &nodes)
             let locked = try Bool(derEncoded: &nodes)
-            guard let stateNode = nodes.next(), let state = RootOfTrust.VerifiedBootState(rawValue: try Int(derEncoded: stateNode, withIdentifier: .enumerated)) else {
+            guard let stateNode = nodes.next(),
+                let state = RootOfTrust.VerifiedBootState(rawValue: try Int(derEncoded: stateNode, withIdentifier: .enumerated))
+            else {
                 throw ASN1Error.invalidASN1Object(reason: "verified boot state")
             }
             let hash = try nodes.next().map { try ASN1OctetString(derEncoded: $0) }
-            return RootOfTrust(verifiedBootKey: Data(key.bytes), deviceLocked: locked, verifiedBootState: state, verifiedBootHash: hash.map { Data($0.bytes) })
+            return RootOfTrust(
+                verifiedBootKey: Data(key.bytes), deviceLocked: locked, verifiedBootState: state,
+                verifiedBootHash: hash.map { Data($0.bytes) })
         }
     }
 
     /// The application id is DER inside an OCTET STRING.
     private static func applicationID(_ octets: ASN1OctetString) throws -> ApplicationID {
         try DER.sequence(try DER.parse(octets.bytes), identifier: .sequence) { nodes in
-            guard let packagesNode = nodes.next(), let digestsNode = nodes.next() else { throw ASN1Error.invalidASN1Object(reason: "application id") }
+            guard let packagesNode = nodes.next(), let digestsNode = nodes.next() else {
+                throw ASN1Error.invalidASN1Object(reason: "application id")
+            }
             let packages = try DER.set(packagesNode, identifier: .set) { packageNodes in
                 var packages: [ApplicationID.Package] = []
                 while let package = packageNodes.next() {
@@ -225,7 +236,9 @@ public struct AuthorizationList: Sendable, Hashable {
                         try DER.sequence(package, identifier: .sequence) { fields in
                             let name = try ASN1OctetString(derEncoded: &fields)
                             let version = try Int(derEncoded: &fields)
-                            guard let text = String(validating: name.bytes, as: UTF8.self) else { throw ASN1Error.invalidASN1Object(reason: "package name") }
+                            guard let text = String(validating: name.bytes, as: UTF8.self) else {
+                                throw ASN1Error.invalidASN1Object(reason: "package name")
+                            }
                             return ApplicationID.Package(name: text, version: version)
                         })
                 }

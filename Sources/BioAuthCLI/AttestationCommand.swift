@@ -41,13 +41,16 @@ extension AttestationCommand {
 
         @Argument(help: "Files or folders.") var paths: [String]
         @Option(help: "Check every case at this ISO 8601 time instead of its own.") var at: String?
-        @Option(name: .customLong("app-id"), help: "An App Attest app id (TEAMID.bundle) to accept besides those the files name.") var appIDs: [String] = []
+        @Option(name: .customLong("app-id"), help: "An App Attest app id (TEAMID.bundle) to accept besides those the files name.")
+        var appIDs: [String] = []
 
         func run() async throws {
             let time = try at.map(parseInstant)
             var cases: [AttestationCase] = []
             for path in paths {
-                do { cases += try AttestationFiles.cases(at: URL(fileURLWithPath: path)) } catch { throw CLIError("cannot read \(path) as attestation vectors") }
+                do { cases += try AttestationFiles.cases(at: URL(fileURLWithPath: path)) } catch {
+                    throw CLIError("cannot read \(path) as attestation vectors")
+                }
             }
             var apps = AttestationFiles.appIDs(in: cases)
             for appID in appIDs {
@@ -87,10 +90,13 @@ extension AttestationCommand {
             }
             let item = AttestationCase(
                 name: "attestation",
-                evidence: .appAttestation(object: try bytes(attestation, "attestation"), keyID: try bytes(keyID, "key-id"), clientDataHash: try bytes(clientDataHash, "client-data-hash"), appID: nil),
+                evidence: .appAttestation(
+                    object: try bytes(attestation, "attestation"), keyID: try bytes(keyID, "key-id"),
+                    clientDataHash: try bytes(clientDataHash, "client-data-hash"), appID: nil),
                 shouldPass: true, time: nil)
             let environments: Set<AppAttest.Environment> = development ? [.development, .production] : [.production]
-            let verdict = await AttestationChecker.check(item, appIDs: apps, environments: environments, at: try at.map(parseInstant) ?? Date())
+            let verdict = await AttestationChecker.check(
+                item, appIDs: apps, environments: environments, at: try at.map(parseInstant) ?? Date())
             printVerdict("attestation", verdict, expected: true)
             if !verdict.passed { throw ExitCode.failure }
         }

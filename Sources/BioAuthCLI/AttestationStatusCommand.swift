@@ -41,7 +41,8 @@ extension AttestationCommand.Status {
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print a status list file's age and counts, or the status of serial numbers.", discussion: "Exits 1 if a serial given is listed.")
+            abstract: "Print a status list file's age and counts, or the status of serial numbers.",
+            discussion: "Exits 1 if a serial given is listed.")
 
         @Option(name: .long, help: "The list file (as bioauth attestation status update writes it, or Google's JSON).")
         var file: String
@@ -54,7 +55,9 @@ extension AttestationCommand.Status {
             do { loaded = try await AttestationStatusSource.file(file).load(now: Date()) } catch { throw CLIError(error.description) }
             let age = Int(Date().timeIntervalSince(loaded.asOf) / 3600)
             let statuses = Dictionary(grouping: loaded.list.entries.values, by: \.status).mapValues(\.count).sorted { $0.key < $1.key }
-            Console.line("\(file): as of \(ISO8601DateFormatter().string(from: loaded.asOf)) (\(age) hours ago), \(loaded.list.entries.count) listed")
+            Console.line(
+                "\(file): as of \(ISO8601DateFormatter().string(from: loaded.asOf)) (\(age) hours ago), \(loaded.list.entries.count) listed"
+            )
             for (status, count) in statuses { Console.line("  \(status): \(count)") }
             var listed = false
             for serial in serial {

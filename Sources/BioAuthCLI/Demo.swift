@@ -37,7 +37,8 @@ public struct Demo: Sendable {
 
     /// The demo server: App Attest required for the demo app, trusting the emulator's test root.
     static func requireAppAttest(_ configuration: inout ServerConfiguration) {
-        configuration.attestation.apple = .required(AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
+        configuration.attestation.apple = .required(
+            AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
     }
 
     /// Runs the demo; returns whether every step behaved as expected.
@@ -47,7 +48,8 @@ public struct Demo: Sendable {
 
     func run(on server: InProcessServer) async throws -> Bool {
         let device = EmulatedDevice(
-            configuration: .init(biometry: .faceID, appAttest: EmulatedAppAttest(appID: Self.app, clock: server.clock)), passcode: Self.devicePasscode)
+            configuration: .init(biometry: .faceID, appAttest: EmulatedAppAttest(appID: Self.app, clock: server.clock)),
+            passcode: Self.devicePasscode)
         let wire = Wiretap(URLSessionTransport(baseURL: URL(string: server.url)!))
         let client = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: device.platform, transport: wire)
         let api = client.api
@@ -135,7 +137,9 @@ public struct Demo: Sendable {
             let unlock = await outcome { _ = try await lock.unlockWithBiometry(Prompt(reason: "Unlock BioAuth")) }
             let sign = await outcome { try await client.logIn() }
             let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: Self.user, deviceId: deviceID))
-            let forgery = await outcome { _ = try await api.finishLogin(Wire.SignedChallenge(challengeId: challenge.challengeId, signature: try forged())) }
+            let forgery = await outcome {
+                _ = try await api.finishLogin(Wire.SignedChallenge(challengeId: challenge.challengeId, signature: try forged()))
+            }
             device.jailbreakHookEnabled = false
             device.unscriptedAction = .match
             device.unlockDeviceWithPasscode(Self.devicePasscode)  // the owner clears the lockout the attacker caused
@@ -148,7 +152,9 @@ public struct Demo: Sendable {
         await record("attack", "Tampered challenge (a hostile server or proxy asks to sign for another account)") {
             let before = device.promptCount
             wire.tamper = { request, response in
-                guard request.path == "/v1/login/challenge", var envelope = try? JSONDecoder().decode(ChallengeEnvelope.self, from: response.body) else { return response }
+                guard request.path == "/v1/login/challenge",
+                    var envelope = try? JSONDecoder().decode(ChallengeEnvelope.self, from: response.body)
+                else { return response }
                 envelope.userId = "mallory"
                 var tampered = response
                 tampered.body = (try? JSONEncoder().encode(envelope)) ?? response.body
@@ -188,8 +194,10 @@ public struct Demo: Sendable {
             let leftOver = await outcome { _ = try await api.devices(token: phished.token) }
             let stillThere = try await client.devices().contains { $0.id == deviceID && $0.revokedAt == nil }
             return (
-                revokeReason == "deviceRequired" && endAll == "forbidden" && seen?.kind == "enrolment.requested" && complete == "approvalRequired" && ending == .cancelled
-                    && scheduled.status == "scheduled" && pendingRemovals.map(\.id) == [removal.id] && leftOver == "authenticationFailed" && stillThere,
+                revokeReason == "deviceRequired" && endAll == "forbidden" && seen?.kind == "enrolment.requested"
+                    && complete == "approvalRequired" && ending == .cancelled
+                    && scheduled.status == "scheduled" && pendingRemovals.map(\.id) == [removal.id] && leftOver == "authenticationFailed"
+                    && stillThere,
                 "the password may look but not remove: revoking alice's phone is refused (\(revokeReason ?? "accepted")), and so is ending her sessions (\(endAll ?? "accepted")); the attacker asks for a device instead — alice's phone lists it as \(seen?.kind ?? "-") from \(seen?.client ?? "-"), cancels it (the attacker's request ended: \(ending.map { "\($0)" } ?? "not ended"); enrolling with it: \(complete ?? "accepted")); with her mailbox too, the lost-phone path only schedules the phone's removal a day ahead (\(scheduled.status)), her phone lists it and cancels it; and she changes the password with one Face ID approval, which ends the attacker's password session (\(leftOver ?? "still open"))"
             )
         }
@@ -207,7 +215,8 @@ public struct Demo: Sendable {
             try await client.sendRecoveryCode(for: request, again)
             // While alice reads her mail, iOS kills the app; the relaunched app resumes from the keychain.
             let relaunched = BioAuthClient(configuration: client.configuration, platform: device.platform, transport: wire)
-            guard let resumed = try await relaunched.enrolmentInProgress(), let pending = resumed.request, let primary = resumed.primary else {
+            guard let resumed = try await relaunched.enrolmentInProgress(), let pending = resumed.request, let primary = resumed.primary
+            else {
                 return (false, "the relaunched app found no enrolment in progress")
             }
             guard let code = server.recoveryCode(for: pending.id) else { return (false, "no recovery code was delivered") }
@@ -221,7 +230,8 @@ public struct Demo: Sendable {
             )
         }
         await record("attack", "Phished password (the attacker enrols their own phone)") {
-            let phone = EmulatedDevice(configuration: .init(biometry: .faceID, appAttest: EmulatedAppAttest(appID: Self.app, clock: server.clock)))
+            let phone = EmulatedDevice(
+                configuration: .init(biometry: .faceID, appAttest: EmulatedAppAttest(appID: Self.app, clock: server.clock)))
             let attacker = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: phone.platform, transport: wire)
             let phished = try await attacker.signIn(username: Self.user, password: password)
             let enrol = await outcome { try await attacker.enrol(phished, deviceName: "Alice's iPhone") }
@@ -238,38 +248,52 @@ public struct Demo: Sendable {
         await record("attack", "Replayed signature") {
             guard let replay else { return (false, "no earlier login to replay") }
             let reply = try await wire.send(replay)
-            return (reply.status == 401, "the login request of step 4, sent again byte for byte: HTTP \(reply.status) — its challenge was consumed by the first use")
+            return (
+                reply.status == 401,
+                "the login request of step 4, sent again byte for byte: HTTP \(reply.status) — its challenge was consumed by the first use"
+            )
         }
         await record("attack", "Stolen public key") {
             let publicKey = try client.signer.publicKey()
-            let mallory = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: EmulatedDevice(configuration: .init(biometry: .faceID)).platform, transport: wire)
+            let mallory = BioAuthClient(
+                configuration: .init(relyingPartyID: "localhost"),
+                platform: EmulatedDevice(configuration: .init(biometry: .faceID)).platform, transport: wire)
             try await mallory.signUp(username: "mallory", password: "mallory's own password")
             let token = try await mallory.signIn(username: "mallory", password: "mallory's own password").token
-            let challenge = try await api.registrationChallenge(Wire.RegistrationChallengeRequest(name: "Stolen", publicKey: Base64URL.encode(publicKey.spkiRepresentation)), token: token)
+            let challenge = try await api.registrationChallenge(
+                Wire.RegistrationChallengeRequest(name: "Stolen", publicKey: Base64URL.encode(publicKey.spkiRepresentation)), token: token)
             // Mallory runs the genuine app on a real phone: the attestation passes, the signature cannot.
             let genuine = EmulatedAppAttest(appID: Self.app, clock: server.clock)
             let keyID = try genuine.generateKey()
             let attestation = try genuine.attestKey(
-                keyID, clientDataHash: AttestationBinding.registrationHash(try challenge.message(), publicKey: publicKey.spkiRepresentation))
+                keyID, clientDataHash: AttestationBinding.registrationHash(try challenge.message(), publicKey: publicKey.spkiRepresentation)
+            )
             let finish = Wire.RegistrationFinish(
-                challengeId: challenge.challengeId, signature: try forged(), appAttestKeyId: Base64URL.encode(keyID), appAttestation: Base64URL.encode(attestation))
+                challengeId: challenge.challengeId, signature: try forged(), appAttestKeyId: Base64URL.encode(keyID),
+                appAttestation: Base64URL.encode(attestation))
             let attempt = await outcome { _ = try await api.finishRegistration(finish, token: token) }
             let loginChallenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: Self.user, deviceId: deviceID))
-            let login = await outcome { _ = try await api.finishLogin(Wire.SignedChallenge(challengeId: loginChallenge.challengeId, signature: try forged())) }
+            let login = await outcome {
+                _ = try await api.finishLogin(Wire.SignedChallenge(challengeId: loginChallenge.challengeId, signature: try forged()))
+            }
             return (
                 attempt == "authenticationFailed" && login == "authenticationFailed",
                 "a public key is public: registering alice's key under mallory's account needs a signature by it (\(attempt ?? "-")); logging in as alice's device needs one too (\(login ?? "-"))"
             )
         }
         await record("attack", "Re-signed app (a software key, or a copy of the app signed by another team)") {
-            let mallory = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: EmulatedDevice(configuration: .init(biometry: .faceID)).platform, transport: wire)
+            let mallory = BioAuthClient(
+                configuration: .init(relyingPartyID: "localhost"),
+                platform: EmulatedDevice(configuration: .init(biometry: .faceID)).platform, transport: wire)
             try await mallory.signUp(username: "mallory2", password: "mallory's other password")
             let session = try await mallory.signIn(username: "mallory2", password: "mallory's other password")
             let script = await outcome { try await mallory.enrol(session, deviceName: "Script") }
             let resignedApp = try AppAttest.AppID("EVILTEAM01.dev.bioauth.demo")
             let resigned = BioAuthClient(
                 configuration: .init(relyingPartyID: "localhost", keyTag: "dev.bioauth.resigned"),
-                platform: EmulatedDevice(configuration: .init(biometry: .faceID, appAttest: EmulatedAppAttest(appID: resignedApp, clock: server.clock))).platform,
+                platform: EmulatedDevice(
+                    configuration: .init(biometry: .faceID, appAttest: EmulatedAppAttest(appID: resignedApp, clock: server.clock))
+                ).platform,
                 transport: wire)
             let copy = await outcome { try await resigned.enrol(session, deviceName: "Copy") }
             let enrolled = try await mallory.api.devices(token: session.token)
@@ -282,8 +306,14 @@ public struct Demo: Sendable {
             let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: Self.user, deviceId: deviceID))
             let signature = try await client.signer.sign(challenge, prompt: Prompt(reason: "Sign in"))
             server.clock.advance(by: 61)
-            let reply = await outcome { _ = try await api.finishLogin(Wire.SignedChallenge(challengeId: challenge.challengeId, signature: Base64URL.encode(signature.derRepresentation))) }
-            return (reply == "authenticationFailed", "a valid signature sent 61 s after the challenge was issued (TTL 60 s, checked in code): \(reply ?? "accepted")")
+            let reply = await outcome {
+                _ = try await api.finishLogin(
+                    Wire.SignedChallenge(challengeId: challenge.challengeId, signature: Base64URL.encode(signature.derRepresentation)))
+            }
+            return (
+                reply == "authenticationFailed",
+                "a valid signature sent 61 s after the challenge was issued (TTL 60 s, checked in code): \(reply ?? "accepted")"
+            )
         }
         await record("attack", "Brute-force burst") {
             var outcomes: [String] = []
@@ -315,7 +345,9 @@ public struct Demo: Sendable {
         do {
             try await body()
             return nil
-        } catch let error as ClientError { return "\(error.code)" } catch let error as BioAuthError { return "\(error.code)" } catch { return "\(type(of: error))" }
+        } catch let error as ClientError { return "\(error.code)" } catch let error as BioAuthError { return "\(error.code)" } catch {
+            return "\(type(of: error))"
+        }
     }
 
     func header(_ url: String) {
@@ -343,7 +375,10 @@ public struct Demo: Sendable {
         if json {
             Console.line(#"{"passed":\#(passed),"steps":\#(steps.count),"ok":\#(good)}"#)
         } else {
-            Console.line(passed ? "\nAll \(steps.count) steps behaved as expected." : "\n\(steps.count - good) of \(steps.count) steps did NOT behave as expected.")
+            Console.line(
+                passed
+                    ? "\nAll \(steps.count) steps behaved as expected."
+                    : "\n\(steps.count - good) of \(steps.count) steps did NOT behave as expected.")
         }
     }
 }

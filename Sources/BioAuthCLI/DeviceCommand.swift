@@ -43,7 +43,9 @@ struct DeviceFile: Codable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CLIError("no device state at \(path)", hint: "create one with `bioauth device create --state \(path)`")
         }
-        guard let file = try? JSONDecoder().decode(DeviceFile.self, from: data) else { throw CLIError("\(path) is not a device state file") }
+        guard let file = try? JSONDecoder().decode(DeviceFile.self, from: data) else {
+            throw CLIError("\(path) is not a device state file")
+        }
         return (try EmulatedDevice(snapshot: file.device), file.client)
     }
 
@@ -64,7 +66,8 @@ func writePrivately(_ data: Data, to path: String) throws {
 extension DeviceFile.Client {
     /// The app's client for this device, or an error when no server was registered yet.
     func client(for device: EmulatedDevice) throws -> BioAuthClient {
-        BioAuthClient(configuration: .init(relyingPartyID: relyingParty ?? "localhost"), platform: device.platform, transport: try transport())
+        BioAuthClient(
+            configuration: .init(relyingPartyID: relyingParty ?? "localhost"), platform: device.platform, transport: try transport())
     }
 
     /// A transport to the registered server.
@@ -80,17 +83,20 @@ extension DeviceFile.Client {
 func explain(_ error: ClientError) -> CLIError {
     let hint: String? =
         switch error.code {
-        case .reenrolmentRequired: "the key is gone (an enrollment change destroys .biometryCurrentSet keys): re-enrol with `bioauth device register --reenrol`"
+        case .reenrolmentRequired:
+            "the key is gone (an enrollment change destroys .biometryCurrentSet keys): re-enrol with `bioauth device register --reenrol`"
         case .passcodeRequired:
             error.device?.code == .passcodeNotSet
-                ? "set a device passcode first: `bioauth device set-passcode`" : "biometry is locked out: unlock the device with its passcode (`bioauth device unlock`)"
+                ? "set a device passcode first: `bioauth device set-passcode`"
+                : "biometry is locked out: unlock the device with its passcode (`bioauth device unlock`)"
         case .notRecognised, .cancelled: "the person at the prompt was not recognised or cancelled"
         case .authenticationFailed: "the server's audit log has the reason"
         case .rateLimited: "retry after \(Int(error.retryAfter ?? 0)) seconds"
         case .serverUnreachable: "start it with `swift run bioauth-server` (or pass --server URL)"
         case .sessionExpired: "run `bioauth device login` first"
         case .notEnrolled: "run `bioauth device register --user NAME`"
-        case .approvalRequired: "the user has a device already: approve from it, or pass --recovery-inbox DIR (the server's --recovery-code-directory)"
+        case .approvalRequired:
+            "the user has a device already: approve from it, or pass --recovery-inbox DIR (the server's --recovery-code-directory)"
         default: nil
         }
     return CLIError("\(error)", hint: hint)
@@ -116,7 +122,9 @@ func readSecret(_ what: String, file: String?) throws -> String {
         return text.trimmingCharacters(in: .newlines)
     }
     guard let line = Console.input.readLine(), !line.isEmpty else {
-        throw CLIError("expected the \(what) on standard input", hint: "e.g. `printf '%s\\n' \"$SECRET\" | bioauth device …`, or use a --…-file option")
+        throw CLIError(
+            "expected the \(what) on standard input", hint: "e.g. `printf '%s\\n' \"$SECRET\" | bioauth device …`, or use a --…-file option"
+        )
     }
     return line
 }
@@ -145,7 +153,8 @@ enum PersonOption: String, ExpressibleByArgument, CaseIterable {
 
 extension DeviceCommand {
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create an emulated phone with one enrolled face or finger; reads its passcode from stdin.")
+        static let configuration = CommandConfiguration(
+            abstract: "Create an emulated phone with one enrolled face or finger; reads its passcode from stdin.")
         @OptionGroup var options: StateOptions
         @Option(help: "face-id, touch-id or optic-id.") var biometry: BiometryOption = .faceID
         @Flag(help: "Create it without a device passcode (biometry then cannot be used).") var noPasscode = false
@@ -171,14 +180,17 @@ extension DeviceCommand {
         func run() async throws {
             try await withDevice(options) { device, client in
                 let app = BioAuthClient(
-                    configuration: .init(relyingPartyID: client.relyingParty ?? "localhost"), platform: device.platform, transport: ClosureTransport { _ in throw URLError(.notConnectedToInternet) })
+                    configuration: .init(relyingPartyID: client.relyingParty ?? "localhost"), platform: device.platform,
+                    transport: ClosureTransport { _ in throw URLError(.notConnectedToInternet) })
                 let signer = app.signer
                 Console.line("biometry:   \(BiometricStatus(platform: device.platform))")
                 Console.line("enrolled:   \(device.enrolledIdentities.count)")
                 Console.line("passcode:   \(device.hasPasscode ? "set" : "not set")")
                 let key = try? signer.publicKey()
                 let dead = await app.credentialState() == .reenrolmentRequired
-                Console.line("device key: \(key.map { dead ? "invalidated (\($0.fingerprint)): re-enrol" : "present (\($0.fingerprint))" } ?? "none")")
+                Console.line(
+                    "device key: \(key.map { dead ? "invalidated (\($0.fingerprint)): re-enrol" : "present (\($0.fingerprint))" } ?? "none")"
+                )
                 if let registration = try await advised({ () async throws(ClientError) in try await app.registration() }) {
                     Console.line("registered: \(registration.userID) / device \(registration.deviceID) at \(client.server ?? "?")")
                 } else {
@@ -189,12 +201,15 @@ extension DeviceCommand {
     }
 
     struct Enroll: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Enrol another face or finger (what someone who knows the passcode can do).")
+        static let configuration = CommandConfiguration(
+            abstract: "Enrol another face or finger (what someone who knows the passcode can do).")
         @OptionGroup var options: StateOptions
         func run() async throws {
             try await withDevice(options) { device, _ in
                 device.enrollBiometry()
-                Console.line("enrolled another \(device.configuration.biometry == .touchID ? "finger" : "face"); keys and items bound to .biometryCurrentSet are now invalid")
+                Console.line(
+                    "enrolled another \(device.configuration.biometry == .touchID ? "finger" : "face"); keys and items bound to .biometryCurrentSet are now invalid"
+                )
             }
         }
     }
@@ -205,25 +220,29 @@ extension DeviceCommand {
         func run() async throws {
             try await withDevice(options) { device, _ in
                 device.removeBiometry(device.enrolledIdentities.last)
-                Console.line("removed one enrollment; \(device.enrolledIdentities.count) left; .biometryCurrentSet keys and items are now invalid")
+                Console.line(
+                    "removed one enrollment; \(device.enrolledIdentities.count) left; .biometryCurrentSet keys and items are now invalid")
             }
         }
     }
 
     struct ResetBiometry: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "reset-biometry", abstract: "Reset Face ID: remove every enrollment, then enrol one new face.")
+        static let configuration = CommandConfiguration(
+            commandName: "reset-biometry", abstract: "Reset Face ID: remove every enrollment, then enrol one new face.")
         @OptionGroup var options: StateOptions
         func run() async throws {
             try await withDevice(options) { device, _ in
                 device.resetBiometry()
                 device.enrollBiometry()
-                Console.line("reset \(device.configuration.biometry) and enrolled a new one; .biometryCurrentSet keys and items are now invalid")
+                Console.line(
+                    "reset \(device.configuration.biometry) and enrolled a new one; .biometryCurrentSet keys and items are now invalid")
             }
         }
     }
 
     struct SetPasscode: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "set-passcode", abstract: "Set or change the device passcode (read from stdin).")
+        static let configuration = CommandConfiguration(
+            commandName: "set-passcode", abstract: "Set or change the device passcode (read from stdin).")
         @OptionGroup var options: StateOptions
         func run() async throws {
             let passcode = try readSecret("device passcode", file: nil)
@@ -235,7 +254,8 @@ extension DeviceCommand {
     }
 
     struct RemovePasscode: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "remove-passcode", abstract: "Turn the passcode off: the system deletes every passcode-class item and key.")
+        static let configuration = CommandConfiguration(
+            commandName: "remove-passcode", abstract: "Turn the passcode off: the system deletes every passcode-class item and key.")
         @OptionGroup var options: StateOptions
         func run() async throws {
             try await withDevice(options) { device, _ in
@@ -246,12 +266,14 @@ extension DeviceCommand {
     }
 
     struct LockOut: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "lock-out", abstract: "Lock biometry out, as after five failed matches.")
+        static let configuration = CommandConfiguration(
+            commandName: "lock-out", abstract: "Lock biometry out, as after five failed matches.")
         @OptionGroup var options: StateOptions
         func run() async throws {
             try await withDevice(options) { device, _ in
                 device.lockOutBiometry()
-                Console.line("\(device.configuration.biometry) is locked out until the device passcode is entered (`bioauth device unlock`)")
+                Console.line(
+                    "\(device.configuration.biometry) is locked out until the device passcode is entered (`bioauth device unlock`)")
             }
         }
     }
@@ -270,7 +292,9 @@ extension DeviceCommand {
 
     struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Sign in with a password (stdin or --password-file), or take the backend's enrolment grant (--grant), and enrol this device's key.")
+            abstract:
+                "Sign in with a password (stdin or --password-file), or take the backend's enrolment grant (--grant), and enrol this device's key."
+        )
         @OptionGroup var options: StateOptions
         @Option(help: "The server's base URL.") var server: String = "http://127.0.0.1:8080"
         @Option(help: "The server's relying-party id (its --relying-party).") var relyingParty: String = "localhost"
@@ -284,11 +308,16 @@ extension DeviceCommand {
         @Option(help: "The device's name on the server.") var name: String = "Emulated iPhone"
         @Flag(help: "Replace the key of the device registered before (after an enrollment change).") var reenrol = false
         @Flag(help: "Create the user first (demo sign-up).") var signUp = false
-        @Option(help: "When the server asks for an approval: read the recovery code from this directory (the demo server's --recovery-code-directory), as a user reads their e-mail.")
+        @Option(
+            help:
+                "When the server asks for an approval: read the recovery code from this directory (the demo server's --recovery-code-directory), as a user reads their e-mail."
+        )
         var recoveryInbox: String?
 
         func validate() throws {
-            if grant && signUp { throw ValidationError("--grant and --sign-up exclude each other: the backend's user needs no password account") }
+            if grant && signUp {
+                throw ValidationError("--grant and --sign-up exclude each other: the backend's user needs no password account")
+            }
         }
 
         func run() async throws {
@@ -298,7 +327,9 @@ extension DeviceCommand {
                 let app = try client.client(for: device)
                 let registration = try await advised { () async throws(ClientError) in
                     if signUp {
-                        do throws(ClientError) { try await app.signUp(username: user, password: secret) } catch  where error.code == .conflict {}
+                        do throws(ClientError) { try await app.signUp(username: user, password: secret) } catch
+                            where error.code == .conflict
+                        {}
                     }
                     // A grant is used where a primary session is; the server knows its expiry.
                     let primary =
@@ -313,14 +344,19 @@ extension DeviceCommand {
                         let request = try await app.requestEnrolment(primary, deviceName: name)
                         Console.line("the server needs an approval for \"\(request.approvalText)\"; asking for a recovery code")
                         try await app.sendRecoveryCode(for: request, primary)
-                        guard let code = DirectoryRecoveryChannel.readCode(for: EnrolmentRequestID(request.id), in: URL(fileURLWithPath: recoveryInbox)) else {
+                        guard
+                            let code = DirectoryRecoveryChannel.readCode(
+                                for: EnrolmentRequestID(request.id), in: URL(fileURLWithPath: recoveryInbox))
+                        else {
                             throw ClientError(.notFound, field: "recoveryInbox")
                         }
                         try await app.recover(request, code: code, primary)
                         return try await app.completeEnrolment(request, primary)
                     }
                 }
-                Console.line("\(reenrol ? "re-enrolled" : "enrolled") device \(registration.deviceID) for \(user) at \(client.server ?? server) (key \(try app.signer.publicKey().fingerprint))")
+                Console.line(
+                    "\(reenrol ? "re-enrolled" : "enrolled") device \(registration.deviceID) for \(user) at \(client.server ?? server) (key \(try app.signer.publicKey().fingerprint))"
+                )
             }
         }
     }
@@ -340,7 +376,8 @@ extension DeviceCommand {
         @OptionGroup var options: StateOptions
         @OptionGroup var prompt: PromptOptions
         @Flag(help: "Print the session token.") var printToken = false
-        @Flag(help: "Print the access token (a JWT for your other services; verify it with /.well-known/jwks.json).") var printAccessToken = false
+        @Flag(help: "Print the access token (a JWT for your other services; verify it with /.well-known/jwks.json).") var printAccessToken =
+            false
 
         func run() async throws {
             try await withDevice(options) { device, client in
@@ -349,17 +386,22 @@ extension DeviceCommand {
                 let session = try await advised { () async throws(ClientError) in try await app.logIn() }
                 Console.line("signed in as \(session.userID) with device \(session.deviceID) (\(device.promptCount) prompt)")
                 if printToken { Console.line(session.token.value) }
-                if printAccessToken { Console.line(try await advised { () async throws(ClientError) in try await app.accessToken() }.token.value) }
+                if printAccessToken {
+                    Console.line(try await advised { () async throws(ClientError) in try await app.accessToken() }.token.value)
+                }
             }
         }
     }
 
     struct StepUp: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "step-up", abstract: "Approve one operation with a signature (uses the session from `login`).")
+        static let configuration = CommandConfiguration(
+            commandName: "step-up", abstract: "Approve one operation with a signature (uses the session from `login`).")
         @OptionGroup var options: StateOptions
         @OptionGroup var prompt: PromptOptions
         @Option(help: "The operation to approve, as shown to the user.") var operation: String
-        @Option(name: .customLong("api-key"), help: "Also play the app's backend: redeem the approval with this backend API key (env BIOAUTH_API_KEY).")
+        @Option(
+            name: .customLong("api-key"),
+            help: "Also play the app's backend: redeem the approval with this backend API key (env BIOAUTH_API_KEY).")
         var apiKeyOption: String?
         var apiKey: String? { apiKeyOption ?? ProcessInfo.processInfo.environment["BIOAUTH_API_KEY"] }
         @Flag(

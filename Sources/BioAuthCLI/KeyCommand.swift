@@ -43,7 +43,9 @@ func parsePublicKey(_ data: Data) throws -> DevicePublicKey {
         let bytes = decodeBinary(data)
         return bytes.count == 65 ? try DevicePublicKey(x963Representation: bytes) : try DevicePublicKey(spki: bytes)
     } catch {
-        throw CLIError("not a P-256 public key: \(error.code)", hint: "give X9.63 (65 bytes) or SPKI DER (91 bytes) as binary, hex or base64; PEM; or JWK")
+        throw CLIError(
+            "not a P-256 public key: \(error.code)",
+            hint: "give X9.63 (65 bytes) or SPKI DER (91 bytes) as binary, hex or base64; PEM; or JWK")
     }
 }
 
@@ -57,7 +59,8 @@ func encode(_ data: Data, _ encoding: BinaryEncoding) -> String {
 
 extension KeyCommand {
     struct Convert: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Convert a P-256 public key between X9.63, SPKI DER, PEM and JWK (input format detected).")
+        static let configuration = CommandConfiguration(
+            abstract: "Convert a P-256 public key between X9.63, SPKI DER, PEM and JWK (input format detected).")
         @Option(help: "Output format: x963, spki, pem or jwk.") var to: KeyFormat
         @Option(help: "Text encoding of binary output: hex, base64 or base64url.") var encoding: BinaryEncoding = .hex
         @Argument(help: "Key file, or - for stdin.") var input: String = "-"
@@ -74,7 +77,8 @@ extension KeyCommand {
     }
 
     struct Verify: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Verify an ECDSA P-256 SHA-256 signature (DER, or raw r‖s with --raw) over a file.")
+        static let configuration = CommandConfiguration(
+            abstract: "Verify an ECDSA P-256 SHA-256 signature (DER, or raw r‖s with --raw) over a file.")
         @Option(help: "Public key file (any format `convert` reads).") var key: String
         @Option(help: "Signature file: binary, hex or base64.") var signature: String
         @Option(help: "The signed message file (bytes as they are).") var message: String
@@ -94,7 +98,8 @@ extension KeyCommand {
     }
 
     struct Vectors: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print protocol v1's test vectors (docs/Protocol.md) with fresh signatures by the published test key.")
+        static let configuration = CommandConfiguration(
+            abstract: "Print protocol v1's test vectors (docs/Protocol.md) with fresh signatures by the published test key.")
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
@@ -106,8 +111,14 @@ extension KeyCommand {
                 records.append(["vector": vector.name, "message": vector.message.encoded.hexString, "signature": signature.hexString])
             }
             if json {
-                let object: [String: any Sendable] = ["testPrivateKey": ProtocolVectors.testPrivateKeyHex, "publicKeySPKI": publicKey.spkiRepresentation.hexString, "vectors": records]
-                Console.line(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted]), as: UTF8.self))
+                let object: [String: any Sendable] = [
+                    "testPrivateKey": ProtocolVectors.testPrivateKeyHex, "publicKeySPKI": publicKey.spkiRepresentation.hexString,
+                    "vectors": records,
+                ]
+                Console.line(
+                    String(
+                        decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted]), as: UTF8.self)
+                )
                 return
             }
             Console.line("test private key (RFC 6979 A.2.5, never for real use): \(ProtocolVectors.testPrivateKeyHex)")

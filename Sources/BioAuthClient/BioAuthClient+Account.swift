@@ -51,7 +51,9 @@ extension BioAuthClient {
     }
 
     /// Schedules the removal with the code the user received (the same primary session that asked).
-    public func confirmDeviceRemoval(_ removal: Wire.DeviceRemoval, code: String, _ primary: PrimarySession) async throws(ClientError) -> Wire.DeviceRemoval {
+    public func confirmDeviceRemoval(_ removal: Wire.DeviceRemoval, code: String, _ primary: PrimarySession) async throws(ClientError)
+        -> Wire.DeviceRemoval
+    {
         try await api.confirmDeviceRemoval(id: removal.id, Wire.RecoveryCodeEntry(code: code), token: primary.token)
     }
 }

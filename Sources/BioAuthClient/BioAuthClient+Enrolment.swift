@@ -59,7 +59,8 @@ extension BioAuthClient {
             key = made
             if let live = try await liveRequest(inProgress, key: key, userID: primary.userID) {
                 guard live.request.isApproved else { throw ClientError(.approvalRequired) }
-                return try await register(key, for: live.primary, deviceName: live.request.deviceName, replacing: registration.deviceID, request: live.request)
+                return try await register(
+                    key, for: live.primary, deviceName: live.request.deviceName, replacing: registration.deviceID, request: live.request)
             }
         } else {
             do { key = try signer.replaceKey() } catch { throw ClientError(device: error) }
@@ -69,19 +70,23 @@ extension BioAuthClient {
             return try await register(key, for: primary, deviceName: name, replacing: registration.deviceID)
         } catch {
             // Registered nowhere yet: ``requestEnrolment(_:deviceName:)`` continues with it, after a relaunch too.
-            try? storage.save(PendingEnrolmentRecord(key: key.spkiRepresentation, primary: primary, deviceName: name, replacing: registration.deviceID))
+            try? storage.save(
+                PendingEnrolmentRecord(key: key.spkiRepresentation, primary: primary, deviceName: name, replacing: registration.deviceID))
             throw error
         }
     }
 
     func register(
-        _ key: DevicePublicKey, for primary: PrimarySession, deviceName: String, replacing deviceID: String?, request pending: PendingEnrolment? = nil
+        _ key: DevicePublicKey, for primary: PrimarySession, deviceName: String, replacing deviceID: String?,
+        request pending: PendingEnrolment? = nil
     ) async throws(ClientError) -> Registration {
         let request = Wire.RegistrationChallengeRequest(
-            name: deviceName, publicKey: Base64URL.encode(key.spkiRepresentation), replacesDeviceId: deviceID, enrolmentRequestId: pending?.id)
+            name: deviceName, publicKey: Base64URL.encode(key.spkiRepresentation), replacesDeviceId: deviceID,
+            enrolmentRequestId: pending?.id)
         let challenge = try await api.registrationChallenge(request, token: primary.token)
         let expectation = ChallengeExpectation(
-            purpose: .registration, relyingPartyID: configuration.relyingPartyID, userID: primary.userID, deviceID: deviceID ?? pending?.deviceID)
+            purpose: .registration, relyingPartyID: configuration.relyingPartyID, userID: primary.userID,
+            deviceID: deviceID ?? pending?.deviceID)
         let signed = try await sign(challenge, expecting: expectation, prompt: configuration.enrolmentPrompt, reusing: false)
         var finish = Wire.RegistrationFinish(challengeId: signed.body.challengeId, signature: signed.body.signature)
         let attested = await attest(key, message: signed.message)
@@ -109,7 +114,11 @@ extension BioAuthClient {
         guard let service = platform.appAttest, service.isSupported else { return nil }
         do {
             let keyID = try await service.generateKey()
-            return (keyID, try await service.attestKey(keyID, clientDataHash: AttestationBinding.registrationHash(message, publicKey: key.spkiRepresentation)))
+            return (
+                keyID,
+                try await service.attestKey(
+                    keyID, clientDataHash: AttestationBinding.registrationHash(message, publicKey: key.spkiRepresentation))
+            )
         } catch { return nil }
     }
 }

@@ -72,7 +72,8 @@ public actor BioAuthClient {
 
     /// A client of the server at `url` over `URLSession`.
     public init(server url: URL, relyingPartyID: String, platform: DevicePlatform) {
-        self.init(configuration: Configuration(relyingPartyID: relyingPartyID), platform: platform, transport: URLSessionTransport(baseURL: url))
+        self.init(
+            configuration: Configuration(relyingPartyID: relyingPartyID), platform: platform, transport: URLSessionTransport(baseURL: url))
     }
 
     // MARK: - Primary login (the server's built-in accounts)
@@ -106,11 +107,14 @@ public actor BioAuthClient {
     /// (``attest(_:message:)``) goes instead, and its id comes back to be kept once the server took
     /// it (`docs/Attestation.md`, "Re-attestation"). Without App Attest the body goes as it is: the
     /// server's policy decides.
-    func asserting(_ signed: SignedProof, _ registration: Registration, reattesting: Bool = false) async -> (body: Wire.SignedChallenge, newKeyID: Data?) {
+    func asserting(_ signed: SignedProof, _ registration: Registration, reattesting: Bool = false) async -> (
+        body: Wire.SignedChallenge, newKeyID: Data?
+    ) {
         var body = signed.body
         guard let keyID = registration.appAttestKeyID, let service = platform.appAttest, service.isSupported else { return (body, nil) }
         if !reattesting,
-            let assertion = try? await service.generateAssertion(keyID, clientDataHash: AttestationBinding.assertionHash(signed.message, signature: signed.der))
+            let assertion = try? await service.generateAssertion(
+                keyID, clientDataHash: AttestationBinding.assertionHash(signed.message, signature: signed.der))
         {
             body.appAttestAssertion = Base64URL.encode(assertion)
             return (body, nil)
@@ -124,7 +128,9 @@ public actor BioAuthClient {
     /// Keeps the App Attest key the server just recorded for this device in place of the lost one.
     func keep(newAppAttestKey keyID: Data?, _ registration: Registration) {
         guard let keyID else { return }
-        try? storage.save(Registration(userID: registration.userID, deviceID: registration.deviceID, deviceName: registration.deviceName, appAttestKeyID: keyID))
+        try? storage.save(
+            Registration(
+                userID: registration.userID, deviceID: registration.deviceID, deviceName: registration.deviceName, appAttestKeyID: keyID))
     }
 
     // MARK: - Login and approval
@@ -141,8 +147,10 @@ public actor BioAuthClient {
         defer { publishState() }
         _ = try storage.session()  // a locked device refuses this read: stop before the server opens a session
         let registration = try enrolled()
-        let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: registration.userID, deviceId: registration.deviceID))
-        let expectation = ChallengeExpectation(purpose: .login, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID)
+        let challenge = try await api.loginChallenge(
+            Wire.LoginChallengeRequest(userId: registration.userID, deviceId: registration.deviceID))
+        let expectation = ChallengeExpectation(
+            purpose: .login, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID)
         let signed = try await sign(challenge, expecting: expectation, prompt: configuration.loginPrompt, reusing: true)
         let (body, newKeyID) = await asserting(signed, registration)
         let session: Wire.Session
@@ -157,8 +165,10 @@ public actor BioAuthClient {
 
     /// A login whose finish carries a new App Attest key's attestation instead of an assertion.
     private func logIn(reattesting registration: Registration) async throws(ClientError) -> DeviceSession {
-        let challenge = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: registration.userID, deviceId: registration.deviceID))
-        let expectation = ChallengeExpectation(purpose: .login, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID)
+        let challenge = try await api.loginChallenge(
+            Wire.LoginChallengeRequest(userId: registration.userID, deviceId: registration.deviceID))
+        let expectation = ChallengeExpectation(
+            purpose: .login, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID)
         let signed = try await sign(challenge, expecting: expectation, prompt: configuration.loginPrompt, reusing: true)
         let (body, newKeyID) = await asserting(signed, registration, reattesting: true)
         let session = try await api.finishLogin(body)
@@ -174,7 +184,8 @@ public actor BioAuthClient {
     }
 
     private func saved(_ session: Wire.Session, _ registration: Registration) throws(ClientError) -> DeviceSession {
-        guard session.userId == registration.userID, session.deviceId == registration.deviceID, let deviceSession = DeviceSession(session) else {
+        guard session.userId == registration.userID, session.deviceId == registration.deviceID, let deviceSession = DeviceSession(session)
+        else {
             throw ClientError(.protocolViolation)
         }
         try storage.save(session)
@@ -191,10 +202,12 @@ public actor BioAuthClient {
         let session = try currentSession()
         let operationBytes = Base64URL.encode(Data(operation.utf8))
         let challenge = try await authorized { () async throws(ClientError) in
-            try await api.stepUpChallenge(Wire.StepUpChallengeRequest(deviceId: registration.deviceID, operation: operationBytes), token: session)
+            try await api.stepUpChallenge(
+                Wire.StepUpChallengeRequest(deviceId: registration.deviceID, operation: operationBytes), token: session)
         }
         let expectation = ChallengeExpectation(
-            purpose: .stepUp, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID, operation: operation)
+            purpose: .stepUp, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID,
+            operation: operation)
         let signed = try await sign(challenge, expecting: expectation, prompt: Prompt(reason: reason ?? operation), reusing: true)
         let (body, newKeyID) = await asserting(signed, registration)
         let approval = try await authorized { () async throws(ClientError) in try await api.finishStepUp(body, token: session) }
@@ -257,7 +270,9 @@ public actor BioAuthClient {
         guard let stored = try storage.session(), stored.deviceId != nil, Date(seconds: stored.expiresAt) > configuration.clock.now() else {
             throw ClientError(.sessionExpired)
         }
-        if let token = stored.accessToken, let expiry = stored.accessTokenExpiresAt, Date(seconds: expiry) > configuration.clock.now().addingTimeInterval(minTTL) {
+        if let token = stored.accessToken, let expiry = stored.accessTokenExpiresAt,
+            Date(seconds: expiry) > configuration.clock.now().addingTimeInterval(minTTL)
+        {
             return AccessToken(token: BearerToken(token), expiresAt: Date(seconds: expiry))
         }
         if let refreshing { return try await refreshing.value.get() }
@@ -274,7 +289,9 @@ public actor BioAuthClient {
         var stored = stored
         guard let refreshToken = stored.refreshToken else { return .failure(ClientError(.sessionExpired)) }
         do {
-            let tokens = try await authorized { () async throws(ClientError) in try await api.refresh(Wire.RefreshRequest(refreshToken: refreshToken)) }
+            let tokens = try await authorized { () async throws(ClientError) in
+                try await api.refresh(Wire.RefreshRequest(refreshToken: refreshToken))
+            }
             stored.accessToken = tokens.accessToken
             stored.accessTokenExpiresAt = tokens.accessTokenExpiresAt
             stored.refreshToken = tokens.refreshToken
@@ -285,7 +302,9 @@ public actor BioAuthClient {
 
     /// The stored device session, if it has not expired.
     public func session() throws(ClientError) -> DeviceSession? {
-        guard let stored = try storage.session(), let session = DeviceSession(stored), session.expiresAt > configuration.clock.now() else { return nil }
+        guard let stored = try storage.session(), let session = DeviceSession(stored), session.expiresAt > configuration.clock.now() else {
+            return nil
+        }
         return session
     }
 
@@ -309,9 +328,12 @@ public actor BioAuthClient {
     typealias SignedProof = (body: Wire.SignedChallenge, message: SignedMessage, der: Data)
 
     /// Checks the challenge, then signs its message: one prompt, or none inside a policy's window.
-    func sign(_ challenge: ChallengeEnvelope, expecting expectation: ChallengeExpectation, prompt: Prompt, reusing: Bool) async throws(ClientError) -> SignedProof {
+    func sign(_ challenge: ChallengeEnvelope, expecting expectation: ChallengeExpectation, prompt: Prompt, reusing: Bool)
+        async throws(ClientError) -> SignedProof
+    {
         let message = try expectation.check(
-            challenge, now: configuration.clock.now(), maximumLifetime: configuration.maximumChallengeLifetime, clockSkew: configuration.clockSkew)
+            challenge, now: configuration.clock.now(), maximumLifetime: configuration.maximumChallengeLifetime,
+            clockSkew: configuration.clockSkew)
         let signature: P256.Signing.ECDSASignature
         do { signature = try await signMessage(message, prompt: prompt, reusing: reusing) } catch {
             if error.code == .keyUnavailable { keyFailedAfterMatch() }

@@ -15,7 +15,9 @@ struct ChallengeExpectation {
     var operation: String?
 
     /// Returns the message to sign, or the field that differs.
-    func check(_ envelope: ChallengeEnvelope, now: Date, maximumLifetime: TimeInterval, clockSkew: TimeInterval) throws(ClientError) -> SignedMessage {
+    func check(_ envelope: ChallengeEnvelope, now: Date, maximumLifetime: TimeInterval, clockSkew: TimeInterval) throws(ClientError)
+        -> SignedMessage
+    {
         let message: SignedMessage
         do { message = try envelope.message() } catch { throw ClientError(.challengeMismatch, field: error.field) }
         guard message.purpose == purpose else { throw ClientError(.challengeMismatch, field: "purpose") }

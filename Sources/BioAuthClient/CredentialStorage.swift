@@ -115,7 +115,8 @@ struct PendingEnrolmentRecord: Codable, Sendable, Hashable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         key = try container.decode(Data.self, forKey: .key)
         primary = PrimarySession(
-            userID: try container.decode(String.self, forKey: .userID), token: BearerToken(try container.decode(String.self, forKey: .primaryToken)),
+            userID: try container.decode(String.self, forKey: .userID),
+            token: BearerToken(try container.decode(String.self, forKey: .primaryToken)),
             expiresAt: try container.decode(Date.self, forKey: .primaryExpiresAt))
         deviceName = try container.decode(String.self, forKey: .deviceName)
         replacing = try container.decodeIfPresent(String.self, forKey: .replacing)

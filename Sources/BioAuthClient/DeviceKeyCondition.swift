@@ -30,7 +30,9 @@ extension BioAuthClient {
     /// OS update (`LAContext.h`), where re-enrolment costs the user one recovery but loses nothing.
     func keyCondition() throws(ClientError) -> DeviceKeyCondition {
         let key: DevicePublicKey
-        do { key = try signer.publicKey() } catch  where error.code == .keyUnavailable { return .missing } catch { throw ClientError(device: error) }
+        do { key = try signer.publicKey() } catch  where error.code == .keyUnavailable { return .missing } catch {
+            throw ClientError(device: error)
+        }
         guard var record = try storage.keyRecord() else { return .usable }  // registered before keys were recorded
         if record.invalidated || record.registeredKey != key.spkiRepresentation { return .dead }
         if let enrolled = record.domainState, let current = platform.currentDomainState, enrolled != current {
@@ -43,14 +45,16 @@ extension BioAuthClient {
 
     /// Records that the registered key failed after a successful match: it stays dead until re-enrolment.
     func keyFailedAfterMatch() {
-        guard var record = try? storage.keyRecord(), let key = try? signer.publicKey(), record.registeredKey == key.spkiRepresentation else { return }
+        guard var record = try? storage.keyRecord(), let key = try? signer.publicKey(), record.registeredKey == key.spkiRepresentation
+        else { return }
         record.invalidated = true
         try? storage.save(record)
     }
 
     /// Keeps the registration and what identifies its key; an enrolment in progress ends with it.
     func remember(_ registration: Registration, key: DevicePublicKey) throws(ClientError) {
-        try storage.save(DeviceKeyRecord(registeredKey: key.spkiRepresentation, domainState: platform.currentDomainState, invalidated: false))
+        try storage.save(
+            DeviceKeyRecord(registeredKey: key.spkiRepresentation, domainState: platform.currentDomainState, invalidated: false))
         try storage.save(registration)
         try storage.forgetPending()
     }

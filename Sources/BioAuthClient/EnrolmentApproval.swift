@@ -61,7 +61,9 @@ public struct EnrolmentRequestToApprove: Sendable, Hashable {
     public let expiresAt: Date
 
     init(_ request: Wire.EnrolmentRequest) throws(ClientError) {
-        guard let spki = Base64URL.decode(request.publicKey), let key = try? DevicePublicKey(spki: spki) else { throw ClientError(.protocolViolation) }
+        guard let spki = Base64URL.decode(request.publicKey), let key = try? DevicePublicKey(spki: spki) else {
+            throw ClientError(.protocolViolation)
+        }
         id = request.id
         deviceName = request.name
         fingerprint = key.fingerprint
@@ -90,7 +92,9 @@ extension BioAuthClient {
         let inProgress = try storage.pending()
         let key: DevicePublicKey
         let current: DevicePublicKey?
-        do { current = try signer.publicKey() } catch  where error.code == .keyUnavailable { current = nil } catch { throw ClientError(device: error) }
+        do { current = try signer.publicKey() } catch  where error.code == .keyUnavailable { current = nil } catch {
+            throw ClientError(device: error)
+        }
         if let current, current.spkiRepresentation == inProgress?.key || registration == nil {
             // The key of this request, or (without a registration) a key registered nowhere.
             key = current
@@ -105,10 +109,13 @@ extension BioAuthClient {
             return live.request
         }
         let name = deviceName ?? inProgress?.deviceName ?? registration?.deviceName ?? "iPhone"
-        var record = PendingEnrolmentRecord(key: key.spkiRepresentation, primary: primary, deviceName: name, replacing: registration?.deviceID)
+        var record = PendingEnrolmentRecord(
+            key: key.spkiRepresentation, primary: primary, deviceName: name, replacing: registration?.deviceID)
         try storage.save(record)  // before the server hears of it: a relaunch finds the key's purpose
-        let body = Wire.EnrolmentRequestCreation(name: name, publicKey: Base64URL.encode(key.spkiRepresentation), replacesDeviceId: registration?.deviceID)
-        let request = try pending(try await api.requestEnrolment(body, token: primary.token), of: primary, key: key, replacing: registration?.deviceID)
+        let body = Wire.EnrolmentRequestCreation(
+            name: name, publicKey: Base64URL.encode(key.spkiRepresentation), replacesDeviceId: registration?.deviceID)
+        let request = try pending(
+            try await api.requestEnrolment(body, token: primary.token), of: primary, key: key, replacing: registration?.deviceID)
         record.request = request
         try storage.save(record)
         return request
@@ -119,7 +126,8 @@ extension BioAuthClient {
     public func enrolmentInProgress() throws(ClientError) -> EnrolmentInProgress? {
         guard let record = try storage.pending() else { return nil }
         let primary = record.primary.expiresAt > configuration.clock.now() ? record.primary : nil
-        return EnrolmentInProgress(request: record.request, primary: primary, deviceName: record.deviceName, replacing: record.replacing != nil)
+        return EnrolmentInProgress(
+            request: record.request, primary: primary, deviceName: record.deviceName, replacing: record.replacing != nil)
     }
 
     /// Gives up the enrolment in progress: forgets it, and deletes its key when this phone has no
@@ -139,9 +147,12 @@ extension BioAuthClient {
     }
 
     /// `request` as the server has it now, kept as the enrolment in progress when it is that one.
-    func refreshed(_ request: PendingEnrolment, _ primary: PrimarySession, key: DevicePublicKey) async throws(ClientError) -> PendingEnrolment {
+    func refreshed(_ request: PendingEnrolment, _ primary: PrimarySession, key: DevicePublicKey) async throws(ClientError)
+        -> PendingEnrolment
+    {
         let current = try pending(
-            try await api.enrolmentRequest(id: request.id, token: primary.token), of: primary, key: key, replacing: request.replacing ? request.deviceID : nil,
+            try await api.enrolmentRequest(id: request.id, token: primary.token), of: primary, key: key,
+            replacing: request.replacing ? request.deviceID : nil,
             bindingCode: request.bindingCode)
         if var record = try storage.pending(), record.request?.id == request.id {
             record.request = current
@@ -153,7 +164,9 @@ extension BioAuthClient {
     /// The key made for `record` when it is still this phone's key.
     func keyInProgress(_ record: PendingEnrolmentRecord) throws(ClientError) -> DevicePublicKey? {
         let key: DevicePublicKey
-        do { key = try signer.publicKey() } catch  where error.code == .keyUnavailable { return nil } catch { throw ClientError(device: error) }
+        do { key = try signer.publicKey() } catch  where error.code == .keyUnavailable { return nil } catch {
+            throw ClientError(device: error)
+        }
         return key.spkiRepresentation == record.key ? key : nil
     }
 
@@ -164,7 +177,8 @@ extension BioAuthClient {
         -> (request: PendingEnrolment, primary: PrimarySession)?
     {
         let now = configuration.clock.now()
-        guard let stored = record.request, stored.ending == nil, stored.expiresAt > now, record.primary.userID == userID, record.primary.expiresAt > now
+        guard let stored = record.request, stored.ending == nil, stored.expiresAt > now, record.primary.userID == userID,
+            record.primary.expiresAt > now
         else { return nil }
         do {
             let current = try await refreshed(stored, record.primary, key: key)
@@ -212,7 +226,8 @@ extension BioAuthClient {
         let key = try pendingSigningKey()
         let session = try session(of: request, primary)
         do {
-            return try await register(key, for: session, deviceName: request.deviceName, replacing: request.replacing ? request.deviceID : nil, request: request)
+            return try await register(
+                key, for: session, deviceName: request.deviceName, replacing: request.replacing ? request.deviceID : nil, request: request)
         } catch  where error.code == .approvalRequired || error.code == .requestEnded {
             guard let enrolled = try await enrolledOnServer(request, key: key, session) else { throw error }
             return enrolled
@@ -222,9 +237,14 @@ extension BioAuthClient {
     /// `request`'s device when the server already holds this key for it (the request was used by
     /// a completion whose answer never arrived), kept as this phone's registration. Not where the
     /// server recorded an App Attest key: its id was not kept, so re-enrolment must make a new one.
-    func enrolledOnServer(_ request: PendingEnrolment, key: DevicePublicKey, _ primary: PrimarySession) async throws(ClientError) -> Registration? {
+    func enrolledOnServer(_ request: PendingEnrolment, key: DevicePublicKey, _ primary: PrimarySession) async throws(ClientError)
+        -> Registration?
+    {
         let devices = try await api.devices(token: primary.token)
-        guard let device = devices.first(where: { $0.id == request.deviceID && $0.revokedAt == nil && $0.publicKey == Base64URL.encode(key.spkiRepresentation) }),
+        guard
+            let device = devices.first(where: {
+                $0.id == request.deviceID && $0.revokedAt == nil && $0.publicKey == Base64URL.encode(key.spkiRepresentation)
+            }),
             device.attestation?.format != Wire.DeviceAttestation.appleAppAttest
         else { return nil }
         let registration = Registration(userID: primary.userID, deviceID: device.id, deviceName: device.name, appAttestKeyID: nil)
@@ -247,7 +267,8 @@ extension BioAuthClient {
     func pending(
         _ wire: Wire.EnrolmentRequest, of primary: PrimarySession, key: DevicePublicKey, replacing: String?, bindingCode: String? = nil
     ) throws(ClientError) -> PendingEnrolment {
-        guard wire.publicKey == Base64URL.encode(key.spkiRepresentation), wire.replacing == (replacing != nil), replacing == nil || wire.deviceId == replacing
+        guard wire.publicKey == Base64URL.encode(key.spkiRepresentation), wire.replacing == (replacing != nil),
+            replacing == nil || wire.deviceId == replacing
         else { throw ClientError(.protocolViolation) }
         return PendingEnrolment(
             id: wire.id, userID: primary.userID, deviceID: wire.deviceId, deviceName: wire.name, replacing: wire.replacing,
@@ -280,7 +301,8 @@ extension BioAuthClient {
     /// the server (``ClientError/Code/authenticationFailed``), after the prompt: only someone who
     /// sees the new phone can approve it.
     public func approveEnrolment(_ request: EnrolmentRequestToApprove, bindingCode: String) async throws(ClientError) {
-        let approval = try await approve(operation: EnrolmentApprovalText.signed(request.approvalText, bindingCode: bindingCode), reason: request.approvalText)
+        let approval = try await approve(
+            operation: EnrolmentApprovalText.signed(request.approvalText, bindingCode: bindingCode), reason: request.approvalText)
         // The session signed the step-up a moment ago: a 401 here is the approval refused (a wrong
         // binding code), not the session gone, so the session is kept.
         try await api.approveEnrolment(id: request.id, Wire.EnrolmentApproval(approval: approval.token.value), token: try currentSession())

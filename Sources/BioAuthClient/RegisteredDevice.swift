@@ -24,11 +24,15 @@ public struct RegisteredDevice: Sendable, Hashable {
     /// Whether this is the phone the client runs on.
     public let isThisDevice: Bool
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.id == rhs.id && lhs.publicKey.x963Representation == rhs.publicKey.x963Representation && lhs.revokedAt == rhs.revokedAt }
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.id == rhs.id && lhs.publicKey.x963Representation == rhs.publicKey.x963Representation && lhs.revokedAt == rhs.revokedAt
+    }
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
     init(_ device: Wire.Device, thisDevice: String?) throws(ClientError) {
-        guard let spki = Base64URL.decode(device.publicKey), let key = try? DevicePublicKey(spki: spki) else { throw ClientError(.protocolViolation) }
+        guard let spki = Base64URL.decode(device.publicKey), let key = try? DevicePublicKey(spki: spki) else {
+            throw ClientError(.protocolViolation)
+        }
         id = device.id
         name = device.name
         publicKey = key.signingKey

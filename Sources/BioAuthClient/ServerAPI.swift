@@ -31,7 +31,9 @@ public struct ServerAPI: Sendable {
         try await call(.post, "/v1/login/finish", body)
     }
 
-    public func registrationChallenge(_ body: Wire.RegistrationChallengeRequest, token: BearerToken) async throws(ClientError) -> ChallengeEnvelope {
+    public func registrationChallenge(_ body: Wire.RegistrationChallengeRequest, token: BearerToken) async throws(ClientError)
+        -> ChallengeEnvelope
+    {
         try await call(.post, "/v1/devices/registration/challenge", body, token: token)
     }
 
@@ -52,7 +54,9 @@ public struct ServerAPI: Sendable {
         try await call(.post, "/v1/token/refresh", body)
     }
 
-    public func requestEnrolment(_ body: Wire.EnrolmentRequestCreation, token: BearerToken) async throws(ClientError) -> Wire.EnrolmentRequest {
+    public func requestEnrolment(_ body: Wire.EnrolmentRequestCreation, token: BearerToken) async throws(ClientError)
+        -> Wire.EnrolmentRequest
+    {
         try await call(.post, "/v1/enrolment-requests", body, token: token)
     }
 
@@ -80,11 +84,14 @@ public struct ServerAPI: Sendable {
         let _: Empty = try await call(.post, "/v1/enrolment-requests/" + Self.escape(id) + "/recover", body, token: token)
     }
 
-    public func requestDeviceRemoval(_ body: Wire.DeviceRemovalCreation, token: BearerToken) async throws(ClientError) -> Wire.DeviceRemoval {
+    public func requestDeviceRemoval(_ body: Wire.DeviceRemovalCreation, token: BearerToken) async throws(ClientError) -> Wire.DeviceRemoval
+    {
         try await call(.post, "/v1/device-removals", body, token: token)
     }
 
-    public func confirmDeviceRemoval(id: String, _ body: Wire.RecoveryCodeEntry, token: BearerToken) async throws(ClientError) -> Wire.DeviceRemoval {
+    public func confirmDeviceRemoval(id: String, _ body: Wire.RecoveryCodeEntry, token: BearerToken) async throws(ClientError)
+        -> Wire.DeviceRemoval
+    {
         try await call(.post, "/v1/device-removals/" + Self.escape(id) + "/confirm", body, token: token)
     }
 
@@ -163,7 +170,8 @@ public struct ServerAPI: Sendable {
         case 400, 413, 415: return ClientError(.invalidRequest, field: body?.field)
         case 401: return ClientError(.authenticationFailed)
         case 403 where body?.error == "approval_required": return ClientError(.approvalRequired, field: body?.field)
-        case 403 where body?.error == "attestation_rejected": return ClientError(.attestationRejected, field: body?.field, reason: body?.reason)
+        case 403 where body?.error == "attestation_rejected":
+            return ClientError(.attestationRejected, field: body?.field, reason: body?.reason)
         case 403: return ClientError(.forbidden, field: body?.field, reason: body?.reason)
         case 404: return ClientError(.notFound, field: body?.field)
         case 409: return ClientError(.conflict, field: body?.field)

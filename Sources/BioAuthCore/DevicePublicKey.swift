@@ -4,7 +4,8 @@ import Foundation
 /// A P-256 public key as protocol v1 accepts it: a valid point on P-256, nothing else.
 ///
 /// Every parser is strict. SPKI must be exactly the 91-byte named-curve form with the fixed
-/// 26-byte prefix (swift-crypto's `P256.Signing.PublicKey(derRepresentation:)` alone ignores the AlgorithmIdentifier; see apple/swift-certificates#316);
+/// 26-byte prefix (swift-crypto's `P256.Signing.PublicKey(derRepresentation:)` alone ignores the AlgorithmIdentifier; see
+/// apple/swift-certificates#316);
 /// X9.63 must be the 65-byte uncompressed form `04‖X‖Y` that `SecKeyCopyExternalRepresentation`
 /// produces (`SecKey.h`); the point must lie on the curve.
 public struct DevicePublicKey: Sendable, Hashable {
@@ -109,7 +110,8 @@ public struct DevicePublicKey: Sendable, Hashable {
 /// An ECDSA signature parsed from strict DER: `SEQUENCE { INTEGER r, INTEGER s }`, short-form
 /// lengths, minimal positive integers of at most 32 significant bytes, no trailing bytes.
 ///
-/// High-S signatures are accepted (Wycheproof `ecdsa_secp256r1_sha256_test.json` tcId 5 "signature malleability" is valid; rejecting high-S broke real logins, passkey-go#5).
+/// High-S signatures are accepted (Wycheproof `ecdsa_secp256r1_sha256_test.json` tcId 5 "signature malleability" is valid; rejecting high-S
+/// broke real logins, passkey-go#5).
 /// Zero or out-of-range values parse here and fail verification.
 public struct ECDSADERSignature: Sendable, Hashable {
     /// `r‖s`, each left-padded to 32 bytes.

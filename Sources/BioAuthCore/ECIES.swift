@@ -4,7 +4,8 @@ import Foundation
 /// Apple's `eciesEncryptionCofactorVariableIVX963SHA256AESGCM`, byte for byte.
 ///
 /// Layout (`OSX/sec/Security/SecKeyAdaptors.m` l.815–1060 in apple-oss-distributions/Security,
-/// apple-oss-distributions/Security `OSX/sec/Security/SecKeyAdaptors.m` l.815–1060): `ephemeralPublicKey(65, 04‖X‖Y) ‖ AES-GCM ciphertext ‖ tag(16)`.
+/// apple-oss-distributions/Security `OSX/sec/Security/SecKeyAdaptors.m` l.815–1060): `ephemeralPublicKey(65, 04‖X‖Y) ‖ AES-GCM ciphertext ‖
+/// tag(16)`.
 /// The key material is ANSI X9.63 KDF with SHA-256 over the ECDH x-coordinate, with
 /// sharedInfo = the ephemeral public key, 32 bytes: AES-128 key = bytes 0..<16, the 16-byte GCM
 /// IV = bytes 16..<32. No AAD.

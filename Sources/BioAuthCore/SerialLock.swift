@@ -11,7 +11,8 @@ package final class SerialLock: Sendable {
 
     package init() {}
 
-    package func withLock<T, E: Error>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws(E) -> T) async throws(E) -> T {
+    package func withLock<T, E: Error>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws(E) -> T) async throws(E) -> T
+    {
         await acquire()
         defer { release() }
         return try await body()

@@ -22,7 +22,9 @@ public enum WebhookSignature {
     /// Whether `value` is a valid signature of `body` with `secret`, made within `tolerance` of
     /// `now`. Strict: exactly `t=` digits, `,v1=` and 64 lower-case hex digits; the MAC is
     /// compared in constant time.
-    public static func isValid(_ value: String, body: Data, secret: SymmetricKey, now: Date, tolerance: TimeInterval = defaultTolerance) -> Bool {
+    public static func isValid(_ value: String, body: Data, secret: SymmetricKey, now: Date, tolerance: TimeInterval = defaultTolerance)
+        -> Bool
+    {
         guard let match = value.wholeMatch(of: /t=([0-9]{1,12}),v1=([0-9a-f]{64})/), let seconds = Int64(match.1),
             abs(now.timeIntervalSince1970 - Double(seconds)) <= tolerance
         else { return false }

@@ -173,14 +173,19 @@ extension Wire {
         /// ``AttestationBinding/registrationHash(_:publicKey:)`` of this message and the device key.
         public var appAttestKeyId: String?
         public var appAttestation: String?
-        public init(challengeId: String, signature: String, appAttestAssertion: String? = nil, appAttestKeyId: String? = nil, appAttestation: String? = nil) {
+        public init(
+            challengeId: String, signature: String, appAttestAssertion: String? = nil, appAttestKeyId: String? = nil,
+            appAttestation: String? = nil
+        ) {
             self.challengeId = challengeId
             self.signature = signature
             self.appAttestAssertion = appAttestAssertion
             self.appAttestKeyId = appAttestKeyId
             self.appAttestation = appAttestation
         }
-        public enum CodingKeys: String, CodingKey, CaseIterable { case challengeId, signature, appAttestAssertion, appAttestKeyId, appAttestation }
+        public enum CodingKeys: String, CodingKey, CaseIterable {
+            case challengeId, signature, appAttestAssertion, appAttestKeyId, appAttestation
+        }
         public var visibleFields: KeyValuePairs<String, Any> {
             ["challengeId": challengeId, "appAttestAssertion": appAttestAssertion != nil, "appAttestation": appAttestation != nil]
         }
@@ -199,16 +204,24 @@ extension Wire {
         public var appAttestation: String?
         /// Android: the enrolled key's attestation certificate chain, leaf first (DER, base64url each).
         public var androidKeyAttestation: [String]?
-        public init(challengeId: String, signature: String, appAttestKeyId: String? = nil, appAttestation: String? = nil, androidKeyAttestation: [String]? = nil) {
+        public init(
+            challengeId: String, signature: String, appAttestKeyId: String? = nil, appAttestation: String? = nil,
+            androidKeyAttestation: [String]? = nil
+        ) {
             self.challengeId = challengeId
             self.signature = signature
             self.appAttestKeyId = appAttestKeyId
             self.appAttestation = appAttestation
             self.androidKeyAttestation = androidKeyAttestation
         }
-        public enum CodingKeys: String, CodingKey, CaseIterable { case challengeId, signature, appAttestKeyId, appAttestation, androidKeyAttestation }
+        public enum CodingKeys: String, CodingKey, CaseIterable {
+            case challengeId, signature, appAttestKeyId, appAttestation, androidKeyAttestation
+        }
         public var visibleFields: KeyValuePairs<String, Any> {
-            ["challengeId": challengeId, "appAttestation": appAttestation != nil, "androidKeyAttestation": androidKeyAttestation?.count ?? 0]
+            [
+                "challengeId": challengeId, "appAttestation": appAttestation != nil,
+                "androidKeyAttestation": androidKeyAttestation?.count ?? 0,
+            ]
         }
     }
 

@@ -26,7 +26,9 @@ extension Wire {
     /// A recovery code for the backend to deliver (`--recovery-webhook-url`): `type` is always
     /// `recovery.code`; `code` is the secret the user types, `text` a ready message built from
     /// the other fields only.
-    public struct RecoveryCodeDelivery: Codable, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public struct RecoveryCodeDelivery: Codable, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+        CustomReflectable
+    {
         public var type: String
         public var userId: String
         public var requestId: String
@@ -42,7 +44,8 @@ extension Wire {
         /// For `signIn`: the network the code works from (an IPv4 address or an IPv6 /48).
         public var clientAddress: String?
         public init(
-            userId: String, requestId: String, code: String, replacing: Bool, keyFingerprint: String, expiresAt: Int64, text: String, purpose: String = "enrolment",
+            userId: String, requestId: String, code: String, replacing: Bool, keyFingerprint: String, expiresAt: Int64, text: String,
+            purpose: String = "enrolment",
             clientAddress: String? = nil
         ) {
             self.purpose = purpose

@@ -68,8 +68,10 @@ extension Wire {
         /// The client the token was issued to (RFC 9068 `client_id`).
         public var clientId: String?
         public init(
-            active: Bool, tokenType: String? = nil, iss: String? = nil, aud: [String]? = nil, sub: String? = nil, exp: Int64? = nil, iat: Int64? = nil,
-            jti: String? = nil, deviceId: String? = nil, sid: String? = nil, amr: [String]? = nil, acr: String? = nil, att: AttestationClaim? = nil,
+            active: Bool, tokenType: String? = nil, iss: String? = nil, aud: [String]? = nil, sub: String? = nil, exp: Int64? = nil,
+            iat: Int64? = nil,
+            jti: String? = nil, deviceId: String? = nil, sid: String? = nil, amr: [String]? = nil, acr: String? = nil,
+            att: AttestationClaim? = nil,
             enr: String? = nil, clientId: String? = nil
         ) {
             self.clientId = clientId
@@ -162,7 +164,8 @@ extension Wire {
         /// enrolled before the server recorded it.
         public var enrolledBy: String?
         public init(
-            id: String, name: String, publicKey: String, createdAt: Int64, lastUsedAt: Int64?, revokedAt: Int64?, keyReplacedAt: Int64? = nil,
+            id: String, name: String, publicKey: String, createdAt: Int64, lastUsedAt: Int64?, revokedAt: Int64?,
+            keyReplacedAt: Int64? = nil,
             keyReplacedBy: String? = nil, attestation: DeviceAttestation? = nil, enrolledBy: String? = nil
         ) {
             self.attestation = attestation
@@ -266,7 +269,8 @@ extension Wire {
         /// For an `ended` removal: `cancelled`, `wrongCodes`, `executed` or `deviceGone`.
         public var endedBy: String?
         public init(
-            id: String, deviceId: String, status: String, createdAt: Int64, codeExpiresAt: Int64, executesAt: Int64? = nil, endedBy: String? = nil
+            id: String, deviceId: String, status: String, createdAt: Int64, codeExpiresAt: Int64, executesAt: Int64? = nil,
+            endedBy: String? = nil
         ) {
             self.id = id
             self.deviceId = deviceId
@@ -297,7 +301,8 @@ extension Wire {
         /// approving phone's user types (``EnrolmentApprovalText/signed(_:bindingCode:)``).
         public var bindingCode: String?
         public init(
-            id: String, deviceId: String, name: String, publicKey: String, replacing: Bool, approvalText: String, status: String, createdAt: Int64,
+            id: String, deviceId: String, name: String, publicKey: String, replacing: Bool, approvalText: String, status: String,
+            createdAt: Int64,
             expiresAt: Int64, endedBy: String? = nil, bindingCode: String? = nil
         ) {
             self.endedBy = endedBy

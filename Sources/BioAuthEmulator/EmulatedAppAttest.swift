@@ -45,7 +45,10 @@ public final class EmulatedAppAttest: Sendable {
     }
     private let keys = Mutex<[Data: Key]>([:])
 
-    public init(appID: AppAttest.AppID, environment: AppAttest.Environment = .development, isSupported: Bool = true, clock: any WallClock = SystemWallClock()) {
+    public init(
+        appID: AppAttest.AppID, environment: AppAttest.Environment = .development, isSupported: Bool = true,
+        clock: any WallClock = SystemWallClock()
+    ) {
         self.clock = clock
         self.appID = appID
         self.environment = environment
@@ -80,7 +83,9 @@ public final class EmulatedAppAttest: Sendable {
             return key.privateKey
         }
         guard let key else { throw .invalidKey }
-        return Self.attestation(for: key.publicKey, appID: appID, environment: environment, clientDataHash: clientDataHash, authority: Self.authority, at: time ?? clock.now())
+        return Self.attestation(
+            for: key.publicKey, appID: appID, environment: environment, clientDataHash: clientDataHash, authority: Self.authority,
+            at: time ?? clock.now())
     }
 
     /// `generateAssertion(_:clientDataHash:)`: signs SHA-256(authenticatorData ‖ clientDataHash) with the
@@ -99,15 +104,22 @@ public final class EmulatedAppAttest: Sendable {
         let nonce = Data(SHA256.hash(data: authenticatorData + clientDataHash))
         // The signature's message is the nonce (ECDSA hashes it again), as Apple's validation guide says.
         guard let signature = try? key.signature(for: nonce) else { throw .invalidInput }
-        return CBOR.map([(.text("signature"), .bytes(signature.derRepresentation)), (.text("authenticatorData"), .bytes(authenticatorData))]).encoded
+        return CBOR.map([
+            (.text("signature"), .bytes(signature.derRepresentation)), (.text("authenticatorData"), .bytes(authenticatorData)),
+        ]).encoded
     }
 
     // MARK: Attack scripts
 
     /// What an attacker with a software key can send: a well-formed attestation for `publicKey`, under a
     /// root of the attacker's own (only Apple's root, or in tests ``testRoot``, is trusted).
-    public static func forgedAttestation(for publicKey: P256.Signing.PublicKey, appID: AppAttest.AppID, environment: AppAttest.Environment, clientDataHash: Data, at time: Date = Date()) -> Data {
-        attestation(for: publicKey, appID: appID, environment: environment, clientDataHash: clientDataHash, authority: TestAuthority(name: "Attacker App Attestation"), at: time)
+    public static func forgedAttestation(
+        for publicKey: P256.Signing.PublicKey, appID: AppAttest.AppID, environment: AppAttest.Environment, clientDataHash: Data,
+        at time: Date = Date()
+    ) -> Data {
+        attestation(
+            for: publicKey, appID: appID, environment: environment, clientDataHash: clientDataHash,
+            authority: TestAuthority(name: "Attacker App Attestation"), at: time)
     }
 
     // MARK: The test authority
@@ -117,15 +129,18 @@ public final class EmulatedAppAttest: Sendable {
     /// An attestation under the test root whose `counter` or `credentialID` is not a fresh key's (0,
     /// the key id): what only a broken App Attest would sign, for the verifier's steps 7 and 9.
     package static func irregularAttestation(
-        for publicKey: P256.Signing.PublicKey, appID: AppAttest.AppID, clientDataHash: Data, at time: Date, counter: UInt32 = 0, credentialID: Data? = nil
+        for publicKey: P256.Signing.PublicKey, appID: AppAttest.AppID, clientDataHash: Data, at time: Date, counter: UInt32 = 0,
+        credentialID: Data? = nil
     ) -> Data {
         attestation(
-            for: publicKey, appID: appID, environment: .development, clientDataHash: clientDataHash, authority: authority, at: time, counter: counter,
+            for: publicKey, appID: appID, environment: .development, clientDataHash: clientDataHash, authority: authority, at: time,
+            counter: counter,
             credentialID: credentialID)
     }
 
     static func attestation(
-        for publicKey: P256.Signing.PublicKey, appID: AppAttest.AppID, environment: AppAttest.Environment, clientDataHash: Data, authority: TestAuthority,
+        for publicKey: P256.Signing.PublicKey, appID: AppAttest.AppID, environment: AppAttest.Environment, clientDataHash: Data,
+        authority: TestAuthority,
         at time: Date, counter: UInt32 = 0, credentialID: Data? = nil
     ) -> Data {
         let keyID = Data(SHA256.hash(data: publicKey.x963Representation))
@@ -133,23 +148,30 @@ public final class EmulatedAppAttest: Sendable {
         // authenticatorData: rpIdHash, flags (attested credential data), counter 0, aaguid, credential id, COSE key.
         let x = publicKey.x963Representation.dropFirst().prefix(32)
         let y = publicKey.x963Representation.suffix(32)
-        let coseKey = CBOR.map([(.unsigned(1), .unsigned(2)), (.unsigned(3), .negative(6)), (.negative(0), .unsigned(1)), (.negative(1), .bytes(x)), (.negative(2), .bytes(y))])
+        let coseKey = CBOR.map([
+            (.unsigned(1), .unsigned(2)), (.unsigned(3), .negative(6)), (.negative(0), .unsigned(1)), (.negative(1), .bytes(x)),
+            (.negative(2), .bytes(y)),
+        ])
         var authenticatorData = appID.relyingPartyIDHash + Data([0x40]) + bigEndian(counter) + environment.aaguid
         authenticatorData += Data([UInt8(credential.count >> 8), UInt8(credential.count & 0xFF)]) + credential + coseKey.encoded
         let nonce = Data(SHA256.hash(data: authenticatorData + clientDataHash))
         do {
             var serializer = DER.Serializer()
             try serializer.appendConstructedNode(identifier: .sequence) { sequence in
-                try sequence.serialize(ASN1OctetString(contentBytes: ArraySlice(nonce)), explicitlyTaggedWithTagNumber: 1, tagClass: .contextSpecific)
+                try sequence.serialize(
+                    ASN1OctetString(contentBytes: ArraySlice(nonce)), explicitlyTaggedWithTagNumber: 1, tagClass: .contextSpecific)
             }
             let leaf = try authority.leaf(
                 for: publicKey, subject: keyID.map { String(format: "%02x", $0) }.joined(), at: time,
-                extension: Certificate.Extension(oid: [1, 2, 840, 113635, 100, 8, 2], critical: false, value: ArraySlice(serializer.serializedBytes)))
+                extension: Certificate.Extension(
+                    oid: [1, 2, 840, 113635, 100, 8, 2], critical: false, value: ArraySlice(serializer.serializedBytes)))
             let statement = CBOR.map([
                 (.text("x5c"), .array([.bytes(try TestAuthority.der(leaf)), .bytes(try TestAuthority.der(authority.intermediate))])),
                 (.text("receipt"), .bytes(Data("emulated receipt".utf8))),
             ])
-            return CBOR.map([(.text("fmt"), .text("apple-appattest")), (.text("attStmt"), statement), (.text("authData"), .bytes(authenticatorData))]).encoded
+            return CBOR.map([
+                (.text("fmt"), .text("apple-appattest")), (.text("attStmt"), statement), (.text("authData"), .bytes(authenticatorData)),
+            ]).encoded
         } catch {
             fatalError("the emulated attestation could not be built: \(error)")
         }

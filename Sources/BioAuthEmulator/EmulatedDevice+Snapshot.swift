@@ -49,18 +49,27 @@ extension EmulatedDevice {
                 deniedForApp: state.deniedForApp, osDomainSalt: state.osDomainSalt,
                 items: state.items.map {
                     .init(
-                        service: $0.item.service, account: $0.item.account, accessibility: $0.item.accessibility, accessControl: $0.item.accessControl,
+                        service: $0.item.service, account: $0.item.account, accessibility: $0.item.accessibility,
+                        accessControl: $0.item.accessControl,
                         synchronizable: $0.item.synchronizable, data: $0.data.data, invalidated: $0.invalidated)
                 },
-                keys: state.keys.map { .init(tag: $0.tag, privateKey: $0.privateKey.rawRepresentation, accessControl: $0.accessControl, invalidated: $0.invalidated) })
+                keys: state.keys.map {
+                    .init(
+                        tag: $0.tag, privateKey: $0.privateKey.rawRepresentation, accessControl: $0.accessControl,
+                        invalidated: $0.invalidated)
+                })
         }
     }
 
     /// A device restored from a snapshot.
     public convenience init(snapshot: Snapshot, clock: any WallClock = SystemWallClock()) throws {
-        self.init(configuration: Configuration(biometry: snapshot.biometry, hasSecureEnclave: snapshot.hasSecureEnclave, clock: clock), passcode: snapshot.passcode, enrolled: false)
+        self.init(
+            configuration: Configuration(biometry: snapshot.biometry, hasSecureEnclave: snapshot.hasSecureEnclave, clock: clock),
+            passcode: snapshot.passcode, enrolled: false)
         let keys = try snapshot.keys.map {
-            StoredKey(tag: $0.tag, privateKey: try P256.Signing.PrivateKey(rawRepresentation: $0.privateKey), accessControl: $0.accessControl, invalidated: $0.invalidated)
+            StoredKey(
+                tag: $0.tag, privateKey: try P256.Signing.PrivateKey(rawRepresentation: $0.privateKey), accessControl: $0.accessControl,
+                invalidated: $0.invalidated)
         }
         state.withLock { state in
             state.enrolled = snapshot.enrolled
@@ -70,7 +79,9 @@ extension EmulatedDevice {
             state.osDomainSalt = snapshot.osDomainSalt
             state.items = snapshot.items.map {
                 StoredItem(
-                    item: KeychainItem(service: $0.service, account: $0.account, accessibility: $0.accessibility, accessControl: $0.accessControl, synchronizable: $0.synchronizable),
+                    item: KeychainItem(
+                        service: $0.service, account: $0.account, accessibility: $0.accessibility, accessControl: $0.accessControl,
+                        synchronizable: $0.synchronizable),
                     data: SecretBytes($0.data), invalidated: $0.invalidated)
             }
             state.keys = keys

@@ -26,7 +26,8 @@ public final class EmulatedDevice: Sendable {
         /// UNCONFIRMED (3 reported for Touch ID, 2 for Face ID: flutter/flutter#148947, react-native-biometrics README).
         public var perPromptFailureLimit: Int
         /// What reading a `.biometryCurrentSet` item or key reports after an enrollment change.
-        /// UNCONFIRMED (SecAccessControl.h says only "invalidated"; Valet and Bitwarden treat the item as gone): not found by default, an authentication failure also reported.
+        /// UNCONFIRMED (SecAccessControl.h says only "invalidated"; Valet and Bitwarden treat the item as gone): not found by default, an
+        /// authentication failure also reported.
         public var invalidatedRead: InvalidatedRead
         /// Whether adding an item with a biometric ACL fails (errSecAuthFailed) when nothing is
         /// enrolled. UNCONFIRMED (react-native-keychain #752 reports it does); false: the add succeeds.
@@ -196,7 +197,8 @@ public final class EmulatedDevice: Sendable {
     /// The three seams, for the client API.
     public var platform: DevicePlatform {
         DevicePlatform(
-            contexts: EmulatedContextFactory(device: self), keychain: EmulatedKeychain(device: self), enclave: EmulatedSecureEnclave(device: self),
+            contexts: EmulatedContextFactory(device: self), keychain: EmulatedKeychain(device: self),
+            enclave: EmulatedSecureEnclave(device: self),
             appAttest: configuration.appAttest.map(EmulatedAppAttestService.init))
     }
 

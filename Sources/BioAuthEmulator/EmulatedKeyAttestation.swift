@@ -62,7 +62,9 @@ public enum EmulatedKeyAttestation {
 
     /// The chain for `publicKey`, leaf first, DER each: what the Android app sends as
     /// `androidKeyAttestation` (base64url each).
-    public static func chain(for publicKey: P256.Signing.PublicKey, challenge: Data, properties: KeyProperties, at time: Date = Date()) -> [Data] {
+    public static func chain(for publicKey: P256.Signing.PublicKey, challenge: Data, properties: KeyProperties, at time: Date = Date())
+        -> [Data]
+    {
         chain(for: publicKey, challenge: challenge, properties: properties, authority: authority, at: time)
     }
 
@@ -70,15 +72,21 @@ public enum EmulatedKeyAttestation {
 
     /// A chain with the same key description under a root of the attacker's own: what a
     /// software Keystore or a script can make. Only Google's roots (or ``testRoot``) are trusted.
-    public static func forgedChain(for publicKey: P256.Signing.PublicKey, challenge: Data, properties: KeyProperties, at time: Date = Date()) -> [Data] {
-        chain(for: publicKey, challenge: challenge, properties: properties, authority: TestAuthority(name: "Attacker Key Attestation"), at: time)
+    public static func forgedChain(
+        for publicKey: P256.Signing.PublicKey, challenge: Data, properties: KeyProperties, at time: Date = Date()
+    ) -> [Data] {
+        chain(
+            for: publicKey, challenge: challenge, properties: properties, authority: TestAuthority(name: "Attacker Key Attestation"),
+            at: time)
     }
 
     // MARK: Encoding
 
     static let authority = TestAuthority(name: "BioAuth Emulated Key Attestation")
 
-    static func chain(for publicKey: P256.Signing.PublicKey, challenge: Data, properties: KeyProperties, authority: TestAuthority, at time: Date) -> [Data] {
+    static func chain(
+        for publicKey: P256.Signing.PublicKey, challenge: Data, properties: KeyProperties, authority: TestAuthority, at time: Date
+    ) -> [Data] {
         do {
             let description = try keyDescription(challenge: challenge, properties: properties, at: time)
             let leaf = try authority.leaf(
@@ -114,7 +122,11 @@ public enum EmulatedKeyAttestation {
                 try explicit(3, &list) { try $0.serialize(256) }  // key size
                 try explicit(5, &list) { try $0.serializeSetOf([4]) }  // digest: SHA-256
                 if let curve = p.ecCurve { try explicit(10, &list) { try $0.serialize(curve) } }
-                if let type = p.userAuthType { try explicit(504, &list) { try $0.serialize(type) } } else { try explicit(503, &list) { try $0.serialize(ASN1Null()) } }
+                if let type = p.userAuthType {
+                    try explicit(504, &list) { try $0.serialize(type) }
+                } else {
+                    try explicit(503, &list) { try $0.serialize(ASN1Null()) }
+                }
                 if let timeout = p.authTimeout { try explicit(505, &list) { try $0.serialize(timeout) } }
                 if p.allowWhileOnBody { try explicit(506, &list) { try $0.serialize(ASN1Null()) } }
                 if p.unlockedDeviceRequired { try explicit(509, &list) { try $0.serialize(ASN1Null()) } }

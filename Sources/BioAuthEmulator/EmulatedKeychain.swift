@@ -19,7 +19,9 @@ package struct EmulatedKeychain: KeychainService {
             // pdmn=akpu without a passcode → errSecAuthFailed (SecItemDb.c ~l.349).
             if item.accessibility == .whenPasscodeSetThisDeviceOnly && state.passcode == nil { return .errSecAuthFailed }
             if !state.classKeyAvailable(item.accessibility) { return .errSecInteractionNotAllowed }
-            if state.items.contains(where: { $0.item.service == item.service && $0.item.account == item.account && $0.item.synchronizable == item.synchronizable }) {
+            if state.items.contains(where: {
+                $0.item.service == item.service && $0.item.account == item.account && $0.item.synchronizable == item.synchronizable
+            }) {
                 return .errSecDuplicateItem
             }
             if let status = device.configuration.bioACLAddWithoutEnrollmentStatus, state.enrolled.isEmpty,
@@ -44,7 +46,9 @@ package struct EmulatedKeychain: KeychainService {
             if stored.invalidated { return .failure(device.configuration.invalidatedItemStatus) }
             if !state.classKeyAvailable(stored.item.accessibility) { return .failure(.errSecInteractionNotAllowed) }
             guard let access = stored.item.accessControl, access.guardsItemRead else { return .success(stored.data) }
-            switch device.authorize(access, context: contextID(query), skipUI: query.authenticationUI == .skip, source: .keychain, state: &state) {
+            switch device.authorize(
+                access, context: contextID(query), skipUI: query.authenticationUI == .skip, source: .keychain, state: &state)
+            {
             case .allowed: return .success(stored.data)
             case .skip: return .failure(.errSecItemNotFound)  // kSecUseAuthenticationUISkip: the item is skipped
             case .denied(let code): return .failure(SecStatus(laError: code))
@@ -72,7 +76,9 @@ package struct EmulatedKeychain: KeychainService {
             }
             for stored in matching {
                 if let access = stored.item.accessControl, access.guardsItemRead {
-                    switch device.authorize(access, context: queryContext, skipUI: query.authenticationUI == .skip, source: .keychain, state: &state) {
+                    switch device.authorize(
+                        access, context: queryContext, skipUI: query.authenticationUI == .skip, source: .keychain, state: &state)
+                    {
                     case .allowed: break
                     case .skip: continue
                     case .denied(let code): return .failure(SecStatus(laError: code))
@@ -95,7 +101,9 @@ package struct EmulatedKeychain: KeychainService {
             if !state.classKeyAvailable(state.items[index].item.accessibility) { return .errSecInteractionNotAllowed }
             // Updating an access-controlled item requires authentication (Valet SecureEnclave.swift).
             if let access = state.items[index].item.accessControl, access.guardsItemRead {
-                switch device.authorize(access, context: contextID(query), skipUI: query.authenticationUI == .skip, source: .keychain, state: &state) {
+                switch device.authorize(
+                    access, context: contextID(query), skipUI: query.authenticationUI == .skip, source: .keychain, state: &state)
+                {
                 case .allowed: break
                 case .skip: return .errSecItemNotFound
                 case .denied(let code): return SecStatus(laError: code)

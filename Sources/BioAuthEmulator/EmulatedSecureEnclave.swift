@@ -71,13 +71,17 @@ package struct EmulatedSecureEnclave: EnclaveKeyStore {
     /// a key operation on one always fails. A key operation while the device is locked fails with
     /// errSecInteractionNotAllowed when the key's data-protection class is unavailable
     /// (`WhenPasscodeSetThisDeviceOnly`: usable only while unlocked, `SecItem.h`).
-    private func withKey<T>(_ tag: String, lookupOnly: Bool = false, _ body: (StoredKey, inout State) -> Result<T, EnclaveFailure>) throws(EnclaveFailure) -> T {
+    private func withKey<T>(_ tag: String, lookupOnly: Bool = false, _ body: (StoredKey, inout State) -> Result<T, EnclaveFailure>)
+        throws(EnclaveFailure) -> T
+    {
         let result: Result<T, EnclaveFailure> = device.state.withLock { state in
             guard let key = state.keys.first(where: { $0.tag == tag }) else { return .failure(.status(.errSecItemNotFound)) }
             if key.invalidated && (!lookupOnly || device.configuration.invalidatedKeyLookup == .fails) {
                 return .failure(.status(device.configuration.invalidatedItemStatus))
             }
-            if !lookupOnly && !state.classKeyAvailable(key.accessControl.accessibility) { return .failure(.status(.errSecInteractionNotAllowed)) }
+            if !lookupOnly && !state.classKeyAvailable(key.accessControl.accessibility) {
+                return .failure(.status(.errSecInteractionNotAllowed))
+            }
             return body(key, &state)
         }
         return try result.get()
@@ -89,7 +93,9 @@ package struct EmulatedSecureEnclave: EnclaveKeyStore {
     private func authorizeKeyOperation(_ key: StoredKey, _ context: (any AuthenticationContext)?, _ state: inout State) -> EnclaveFailure? {
         guard key.accessControl.permitsKeyOperations else { return .authentication(.aclOperationNotAllowed) }
         guard key.accessControl.guardsKeyOperations else { return nil }
-        switch device.authorize(key.accessControl, context: (context as? EmulatedLAContext)?.id, skipUI: false, source: .secureEnclave, state: &state) {
+        switch device.authorize(
+            key.accessControl, context: (context as? EmulatedLAContext)?.id, skipUI: false, source: .secureEnclave, state: &state)
+        {
         case .allowed: return nil
         case .skip: return .status(.errSecItemNotFound)
         case .denied(let code):

@@ -66,7 +66,8 @@ struct State {
     /// The real value is opaque (32 bytes observed); approximated.
     var domainState: Data? {
         guard !enrolled.isEmpty else { return nil }
-        return Data(SHA256.hash(data: Data(("bioauth-emulator-domain-state:\(osDomainSalt):" + enrolled.sorted().joined(separator: ",")).utf8)))
+        return Data(
+            SHA256.hash(data: Data(("bioauth-emulator-domain-state:\(osDomainSalt):" + enrolled.sorted().joined(separator: ",")).utf8)))
     }
 
     /// "When fingers are added or removed, the item is invalidated. When Face ID is re-enrolled

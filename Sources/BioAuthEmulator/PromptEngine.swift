@@ -56,7 +56,8 @@ extension EmulatedDevice {
         let defaultFallback = policy.isBiometricOnly ? "Enter Password" : "Enter Passcode"
         let fallbackTitle = requestedFallback == "" ? nil : (requestedFallback ?? defaultFallback)
         let cancel = (record.cancelTitle?.isEmpty ?? true) ? "Cancel" : record.cancelTitle!
-        state.prompts.append(PromptRecord(source: source, policy: policy, reason: reason, fallbackTitle: fallbackTitle, cancelTitle: cancel))
+        state.prompts.append(
+            PromptRecord(source: source, policy: policy, reason: reason, fallbackTitle: fallbackTitle, cancelTitle: cancel))
 
         var onPasscodeScreen = !policy.isBiometricOnly && !biometryUsable(state)
         var failuresThisPrompt = 0

@@ -32,10 +32,12 @@ struct TestAuthority: Sendable {
             }
             root = try Certificate(
                 version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: start, notValidAfter: end,
-                issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA384, extensions: caExtensions, issuerPrivateKey: .init(rootKey))
+                issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA384, extensions: caExtensions,
+                issuerPrivateKey: .init(rootKey))
             intermediate = try Certificate(
                 version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey), notValidBefore: start, notValidAfter: end,
-                issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA384, extensions: caExtensions, issuerPrivateKey: .init(rootKey))
+                issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA384, extensions: caExtensions,
+                issuerPrivateKey: .init(rootKey))
             self.intermediateKey = intermediateKey
         } catch {
             // Fixed names and fresh keys: building these certificates cannot fail.
@@ -44,9 +46,11 @@ struct TestAuthority: Sendable {
     }
 
     /// A leaf for `publicKey` signed by the intermediate, valid from a minute before `time` for three days.
-    func leaf(for publicKey: P256.Signing.PublicKey, subject: String, at time: Date, extension: Certificate.Extension) throws -> Certificate {
+    func leaf(for publicKey: P256.Signing.PublicKey, subject: String, at time: Date, extension: Certificate.Extension) throws -> Certificate
+    {
         try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(publicKey), notValidBefore: time.addingTimeInterval(-60), notValidAfter: time.addingTimeInterval(3 * 86_400),
+            version: .v3, serialNumber: .init(), publicKey: .init(publicKey), notValidBefore: time.addingTimeInterval(-60),
+            notValidAfter: time.addingTimeInterval(3 * 86_400),
             issuer: intermediate.subject, subject: try DistinguishedName { CommonName(subject) }, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)

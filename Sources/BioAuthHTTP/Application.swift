@@ -45,7 +45,8 @@ public struct BioAuthServerApp: Sendable {
     /// outbox (``ServerConfiguration/publishedEvents``); without one, what the configuration says
     /// (every delivered kind by default: a backend may drain the outbox with its own `OutboxDelivery`).
     public static func build(
-        _ configuration: ServerAppConfiguration, store: any BioAuthStore, clock: any WallClock = SystemWallClock(), logger: Logger = .discarding("bioauth-server"),
+        _ configuration: ServerAppConfiguration, store: any BioAuthStore, clock: any WallClock = SystemWallClock(),
+        logger: Logger = .discarding("bioauth-server"),
         recoveryChannel: (any RecoveryChannel)? = nil, eventSink: (any EventSink)? = nil, delivery policy: DeliveryPolicy = DeliveryPolicy()
     ) -> BioAuthServerApp {
         var logger = logger
@@ -78,9 +79,12 @@ public struct BioAuthServerApp: Sendable {
     /// The management listener (`/metrics`, `/health/live`, `/health/ready`) on `host:port`, to
     /// run beside ``application(_:logger:onRunning:)`` — typically on loopback or a private
     /// network, while the public listener serves no `/metrics` (``HTTPOptions/publicMetrics``).
-    public func managementApplication(host: String, port: Int, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+    public func managementApplication(host: String, port: Int, onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
+        -> some ApplicationProtocol
+    {
         Application(
-            router: routes.makeManagementRouter(), configuration: .init(address: .hostname(host, port: port), serverName: "bioauth-server-management"),
+            router: routes.makeManagementRouter(),
+            configuration: .init(address: .hostname(host, port: port), serverName: "bioauth-server-management"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) }, logger: logger)
     }
 
@@ -91,7 +95,8 @@ public struct BioAuthServerApp: Sendable {
     /// graceful shutdown.
     public func backgroundService(logger: Logger? = nil) -> some Service {
         BackgroundWork(
-            sweeper: Sweeper(service: service, logger: logger ?? self.logger, registry: routes.registry), delivery: delivery.map(EventDeliverer.init),
+            sweeper: Sweeper(service: service, logger: logger ?? self.logger, registry: routes.registry),
+            delivery: delivery.map(EventDeliverer.init),
             statusLists: service.configuration.attestation.statusLists.filter { $0.source != nil }.map {
                 AttestationStatusRefresher(status: $0, clock: service.clock, logger: logger ?? self.logger, registry: routes.registry)
             })
@@ -153,7 +158,9 @@ struct Sweeper: Service {
     func measureOutbox() async {
         guard let status = try? await service.outboxStatus() else { return }
         func gauge(_ name: String, _ unit: String, _ help: String) -> Gauge {
-            registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "bioauth", subsystem: "outbox", metricName: name, unitName: unit, helpText: help))
+            registry.makeGauge(
+                descriptor: MetricNameDescriptor(
+                    namespace: "bioauth", subsystem: "outbox", metricName: name, unitName: unit, helpText: help))
         }
         gauge("pending", "events", "Events waiting for delivery (dead letters not included)").set(Double(status.pending))
         let age = status.oldestPendingAt.map { max(0, Date().timeIntervalSince($0)) } ?? 0

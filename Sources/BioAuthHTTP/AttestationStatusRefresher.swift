@@ -36,7 +36,9 @@ struct AttestationStatusRefresher: Service {
             var due = ContinuousClock.now + (status.loaded == nil ? .zero : AttestationStatus.refreshInterval)
             var lastNote: String?
             while !Task.isCancelled {
-                if ContinuousClock.now >= due { due = .now + (await refresh() ? AttestationStatus.refreshInterval : AttestationStatus.retryInterval) }
+                if ContinuousClock.now >= due {
+                    due = .now + (await refresh() ? AttestationStatus.refreshInterval : AttestationStatus.retryInterval)
+                }
                 measure()
                 // Once per change of the note (its hours tick), not each minute.
                 let note = status.note(at: clock.now())
@@ -51,11 +53,14 @@ struct AttestationStatusRefresher: Service {
     func refresh() async -> Bool {
         do {
             let loaded = try await status.refresh(now: clock.now())
-            logger.info("attestation status list read", metadata: ["source": "\(status.source?.description ?? "")", "entries": "\(loaded.list.entries.count)"])
+            logger.info(
+                "attestation status list read",
+                metadata: ["source": "\(status.source?.description ?? "")", "entries": "\(loaded.list.entries.count)"])
             return true
         } catch {
             failures.increment()
-            logger.warning("attestation status list not read", metadata: ["source": "\(status.source?.description ?? "")", "why": "\(error)"])
+            logger.warning(
+                "attestation status list not read", metadata: ["source": "\(status.source?.description ?? "")", "why": "\(error)"])
             return false
         }
     }

@@ -20,7 +20,9 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// `2001:db8::1`, `[2001:db8::1]` or `[2001:db8::1]:443` (a port, 0–65535, is dropped).
     init?(_ text: some StringProtocol) {
         var text = String(text.trimmingOptionalWhitespace)
-        func isPort(_ port: Substring) -> Bool { (1...5).contains(port.count) && port.allSatisfy { $0.isASCII && $0.isNumber } && UInt16(port) != nil }
+        func isPort(_ port: Substring) -> Bool {
+            (1...5).contains(port.count) && port.allSatisfy { $0.isASCII && $0.isNumber } && UInt16(port) != nil
+        }
         if text.hasPrefix("[") {  // [v6] or [v6]:port
             guard let end = text.firstIndex(of: "]") else { return nil }
             let rest = text[text.index(after: end)...]
@@ -61,7 +63,8 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// Every group, for IPv6 (`2001:db8:0:0:0:0:0:1`); IPv4 as itself.
     var fullDescription: String {
         guard bytes.count == 16 else { return description }
-        return stride(from: 0, to: 16, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }.joined(separator: ":")
+        return stride(from: 0, to: 16, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }.joined(
+            separator: ":")
     }
 
     /// True if this address lies in `network`.

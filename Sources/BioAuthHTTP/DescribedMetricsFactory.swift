@@ -36,8 +36,12 @@ public struct DescribedMetricsFactory: MetricsFactory {
     public func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
         base.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
     }
-    public func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler { base.makeMeter(label: label, dimensions: dimensions) }
-    public func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler { base.makeTimer(label: label, dimensions: dimensions) }
+    public func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
+        base.makeMeter(label: label, dimensions: dimensions)
+    }
+    public func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+        base.makeTimer(label: label, dimensions: dimensions)
+    }
     public func destroyCounter(_ handler: any CounterHandler) { base.destroyCounter(handler) }
     public func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) { base.destroyFloatingPointCounter(handler) }
     public func destroyRecorder(_ handler: any RecorderHandler) { base.destroyRecorder(handler) }

@@ -44,7 +44,9 @@ public struct JSONLogHandler: LogHandler {
             if Self.reserved.contains(key) { nested[key] = "\(value)" } else { object[key] = "\(value)" }
         }
         if !nested.isEmpty { object["metadata"] = nested }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            return
+        }
         write(String(decoding: data, as: UTF8.self))
     }
 }

@@ -27,7 +27,8 @@ struct ApiKeyAuthentication<Context: BioAuthRequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        context.bioAuth.apiKey = try await routes.service.authenticateBackend(apiKey: routes.bearerToken(request), scope: scope, request: routes.info(request, context))
+        context.bioAuth.apiKey = try await routes.service.authenticateBackend(
+            apiKey: routes.bearerToken(request), scope: scope, request: routes.info(request, context))
         return try await next(request, context)
     }
 }
@@ -79,7 +80,8 @@ final class RequestDurations: Sendable {
 
     static var buckets: [Duration] {
         [
-            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
             .seconds(5),
         ]
     }
@@ -120,7 +122,9 @@ struct ErrorMapping<Context: BioAuthRequestContext>: RouterMiddleware {
                 response = Self.response(ServerError(.methodNotAllowed))
                 response.headers[.allow] = allowed.joined(separator: ", ")
             } else {
-                response = Self.response(error.status == .notFound ? ServerError(.notFound) : ServerError(.invalidRequest, field: "request", detail: "\(error.status.code)"))
+                response = Self.response(
+                    error.status == .notFound
+                        ? ServerError(.notFound) : ServerError(.invalidRequest, field: "request", detail: "\(error.status.code)"))
             }
         } catch {
             logger.error("unhandled error", metadata: ["request_id": "\(context.bioAuth.requestID)", "type": "\(type(of: error))"])
@@ -134,7 +138,8 @@ struct ErrorMapping<Context: BioAuthRequestContext>: RouterMiddleware {
         let body: Wire.ErrorBody =
             switch error.code {
             // What was wrong — the field's format, the attestation's failed check — never a secret.
-            case .invalidRequest, .attestationRejected, .forbidden: Wire.ErrorBody(error: error.code.description, field: error.field, reason: error.detail)
+            case .invalidRequest, .attestationRejected, .forbidden:
+                Wire.ErrorBody(error: error.code.description, field: error.field, reason: error.detail)
             case .authenticationFailed: Wire.ErrorBody(error: error.code.description)  // uniform: no reason, no field
             default: Wire.ErrorBody(error: error.code.description, field: error.field)
             }

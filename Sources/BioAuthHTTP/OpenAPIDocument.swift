@@ -31,7 +31,9 @@ public enum OpenAPIDocument {
         return operations.filter { operation in
             let template = operation.path.split(separator: "/", omittingEmptySubsequences: false)
             return template.count == segments.count
-                && zip(template, segments).allSatisfy { pattern, segment in (pattern.hasPrefix("{") && !segment.isEmpty) || pattern == segment }
+                && zip(template, segments).allSatisfy { pattern, segment in
+                    (pattern.hasPrefix("{") && !segment.isEmpty) || pattern == segment
+                }
         }.map { $0.method.uppercased() }
     }
 }

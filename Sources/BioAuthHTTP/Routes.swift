@@ -42,7 +42,10 @@ public struct BioAuthRoutes: Sendable {
     public let options: HTTPOptions
     let logger: Logger
 
-    public init(service: BioAuthService, registry: PrometheusCollectorRegistry, options: HTTPOptions = HTTPOptions(), logger: Logger = .discarding("BioAuthHTTP")) {
+    public init(
+        service: BioAuthService, registry: PrometheusCollectorRegistry, options: HTTPOptions = HTTPOptions(),
+        logger: Logger = .discarding("BioAuthHTTP")
+    ) {
         self.service = service
         self.registry = registry
         self.options = options
@@ -58,7 +61,8 @@ public struct BioAuthRoutes: Sendable {
         router.get("/health") { _, _ in try json(["status": "ok"]) }
         addOperatorRoutes(to: router, metrics: options.publicMetrics)
         router.get("/openapi.yaml") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
         addAPI(to: router)
         return router
@@ -82,11 +86,15 @@ public struct BioAuthRoutes: Sendable {
             return try json(Readiness(status: "ready", notes: notes.isEmpty ? nil : notes))
         }
         guard metrics else {
-            router.get("/metrics") { _, _ -> Response in throw ServerError(.notFound, detail: "metrics are served on the management listener") }
+            router.get("/metrics") { _, _ -> Response in
+                throw ServerError(.notFound, detail: "metrics are served on the management listener")
+            }
             return
         }
         router.get("/metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
         }
     }
 
@@ -133,7 +141,8 @@ public struct BioAuthRoutes: Sendable {
         }
         v1.post("login/password") { request, context in
             let body = try await decode(Wire.PasswordLogin.self, request)
-            let grant = try await service.passwordLogin(username: body.username, password: body.password, signInCode: body.signInCode, request: info(request, context))
+            let grant = try await service.passwordLogin(
+                username: body.username, password: body.password, signInCode: body.signInCode, request: info(request, context))
             return try json(Wire.Session(grant))
         }
         v1.post("login/password/code") { request, context in
@@ -143,33 +152,40 @@ public struct BioAuthRoutes: Sendable {
         }
         v1.post("login/challenge") { request, context in
             let body = try await decode(Wire.LoginChallengeRequest.self, request)
-            return try json(try await service.beginLogin(userID: UserID(body.userId), deviceID: DeviceID(body.deviceId), request: info(request, context)))
+            return try json(
+                try await service.beginLogin(
+                    userID: UserID(body.userId), deviceID: DeviceID(body.deviceId), request: info(request, context)))
         }
         v1.post("login/finish") { request, context in
             let body = try await decode(Wire.SignedChallenge.self, request, maxBodySize: PresentedAttestation.maximumBodySize)
             return try json(
                 Wire.Session(
                     try await service.finishLogin(
-                        challengeID: body.challengeId, signature: body.signature, appAttestAssertion: body.appAttestAssertion, appAttestKeyID: body.appAttestKeyId,
+                        challengeID: body.challengeId, signature: body.signature, appAttestAssertion: body.appAttestAssertion,
+                        appAttestKeyID: body.appAttestKeyId,
                         appAttestation: body.appAttestation, request: info(request, context))))
         }
         authenticated.get("devices/registration/attestation-challenge") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
-            return try json(Wire.AttestationChallenge(challenge: Base64URL.encode(try await service.androidAttestationChallenge(session: session, request: info))))
+            return try json(
+                Wire.AttestationChallenge(
+                    challenge: Base64URL.encode(try await service.androidAttestationChallenge(session: session, request: info))))
         }
         authenticated.post("devices/registration/challenge") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.RegistrationChallengeRequest.self, request)
             return try json(
                 try await service.beginRegistration(
-                    session: session, name: body.name, publicKey: body.publicKey, replacesDeviceID: body.replacesDeviceId.map { DeviceID($0) },
+                    session: session, name: body.name, publicKey: body.publicKey,
+                    replacesDeviceID: body.replacesDeviceId.map { DeviceID($0) },
                     enrolmentRequestID: body.enrolmentRequestId.map { EnrolmentRequestID($0) }, request: info))
         }
         authenticated.post("enrolment-requests") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.EnrolmentRequestCreation.self, request)
             let new = try await service.requestEnrolment(
-                session: session, name: body.name, publicKey: body.publicKey, replacesDeviceID: body.replacesDeviceId.map { DeviceID($0) }, request: info)
+                session: session, name: body.name, publicKey: body.publicKey, replacesDeviceID: body.replacesDeviceId.map { DeviceID($0) },
+                request: info)
             var reply = Wire.EnrolmentRequest(new.record)
             reply.bindingCode = new.bindingCode.text
             return try json(reply, status: .created)
@@ -239,7 +255,9 @@ public struct BioAuthRoutes: Sendable {
         authenticated.post("step-up/challenge") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.StepUpChallengeRequest.self, request)
-            return try json(try await service.beginStepUp(session: session, deviceID: DeviceID(body.deviceId), operation: body.operation, request: info))
+            return try json(
+                try await service.beginStepUp(session: session, deviceID: DeviceID(body.deviceId), operation: body.operation, request: info)
+            )
         }
         authenticated.post("step-up/finish") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
@@ -266,12 +284,15 @@ public struct BioAuthRoutes: Sendable {
         }
         backend(.enrolmentGrants).post("backend/enrolment-grants") { request, context in
             let body = try await decode(Wire.EnrolmentGrantRequest.self, request)
-            return try json(Wire.Session(try await service.issueEnrolmentGrant(userID: UserID(body.userId), request: info(request, context))), status: .created)
+            return try json(
+                Wire.Session(try await service.issueEnrolmentGrant(userID: UserID(body.userId), request: info(request, context))),
+                status: .created)
         }
         backend(.approvals).post("backend/approvals/redeem") { request, context in
             let info = info(request, context)
             let body = try await decode(Wire.Redemption.self, request)
-            let record = try await service.redeemApproval(approval: body.approval, operation: body.operation, userID: UserID(body.userId), request: info)
+            let record = try await service.redeemApproval(
+                approval: body.approval, operation: body.operation, userID: UserID(body.userId), request: info)
             return try json(Wire.RedeemedApproval(userId: record.userID.rawValue, deviceId: record.deviceID.rawValue))
         }
         addUserAdministration(backend(.users).group("backend/users/:userId"), recovery: backend(.recovery).group("backend/users/:userId"))
@@ -292,7 +313,8 @@ public struct BioAuthRoutes: Sendable {
         }
         authenticated.get("sessions") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
-            return try json(try await service.sessions(of: session, request: info).map { Wire.SessionInfo($0, current: $0.id == session.id) })
+            return try json(
+                try await service.sessions(of: session, request: info).map { Wire.SessionInfo($0, current: $0.id == session.id) })
         }
         authenticated.delete("sessions/:id") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
@@ -320,7 +342,8 @@ public struct BioAuthRoutes: Sendable {
             }
             return try json(
                 try await service.securityEvents(of: session, since: since, request: info).map {
-                    Wire.SecurityEvent(at: $0.at.seconds, kind: $0.kind.description, deviceId: $0.deviceID?.rawValue, client: $0.clientAddress)
+                    Wire.SecurityEvent(
+                        at: $0.at.seconds, kind: $0.kind.description, deviceId: $0.deviceID?.rawValue, client: $0.clientAddress)
                 })
         }
         authenticated.post("password") { request, context in
@@ -333,7 +356,9 @@ public struct BioAuthRoutes: Sendable {
             let (session, info) = try context.authenticated(info(request, context))
             return try json(
                 try await service.auditEvents(of: session, request: info).map {
-                    Wire.AuditEntry(at: $0.at.seconds, kind: $0.kind.description, deviceId: $0.deviceID?.rawValue, reason: $0.reason.map(FailureReason.userVisible), count: $0.count)
+                    Wire.AuditEntry(
+                        at: $0.at.seconds, kind: $0.kind.description, deviceId: $0.deviceID?.rawValue,
+                        reason: $0.reason.map(FailureReason.userVisible), count: $0.count)
                 })
         }
     }
@@ -353,24 +378,33 @@ public struct BioAuthRoutes: Sendable {
             return Response(status: .noContent)
         }
         users.get("sessions") { request, context in
-            try json(try await service.users.sessions(of: pathID(context, "userId"), request: info(request, context)).map { Wire.SessionInfo($0, current: false) })
+            try json(
+                try await service.users.sessions(of: pathID(context, "userId"), request: info(request, context)).map {
+                    Wire.SessionInfo($0, current: false)
+                })
         }
         users.delete("sessions") { request, context in
-            try json(Wire.RevokedSessions(revoked: try await service.users.revokeAllSessions(of: pathID(context, "userId"), request: info(request, context))))
+            try json(
+                Wire.RevokedSessions(
+                    revoked: try await service.users.revokeAllSessions(of: pathID(context, "userId"), request: info(request, context))))
         }
         users.delete("sessions/:id") { request, context in
             try await service.users.revokeSession(id: pathID(context), of: pathID(context, "userId"), request: info(request, context))
             return Response(status: .noContent)
         }
         users.get("enrolment-requests") { request, context in
-            try json(try await service.users.pendingEnrolmentRequests(of: pathID(context, "userId"), request: info(request, context)).map(Wire.EnrolmentRequest.init))
+            try json(
+                try await service.users.pendingEnrolmentRequests(of: pathID(context, "userId"), request: info(request, context)).map(
+                    Wire.EnrolmentRequest.init))
         }
         users.delete("enrolment-requests/:id") { request, context in
-            try await service.users.cancelEnrolmentRequest(id: pathID(context), of: pathID(context, "userId"), request: info(request, context))
+            try await service.users.cancelEnrolmentRequest(
+                id: pathID(context), of: pathID(context, "userId"), request: info(request, context))
             return Response(status: .noContent)
         }
         recovery.post("enrolment-requests/:id/approve") { request, context in
-            try await service.users.approveEnrolmentRequest(id: pathID(context), of: pathID(context, "userId"), request: info(request, context))
+            try await service.users.approveEnrolmentRequest(
+                id: pathID(context), of: pathID(context, "userId"), request: info(request, context))
             return Response(status: .noContent)
         }
     }
@@ -384,7 +418,8 @@ public struct BioAuthRoutes: Sendable {
         guard TokenPolicy.issuerURL(issuer) != nil else { return nil }
         let base = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
         return Wire.ServerMetadata(
-            issuer: issuer, jwksURI: base + "/.well-known/jwks.json", introspectionEndpoint: base + "/v1/introspect", subjectTypesSupported: ["public"],
+            issuer: issuer, jwksURI: base + "/.well-known/jwks.json", introspectionEndpoint: base + "/v1/introspect",
+            subjectTypesSupported: ["public"],
             claimsSupported: ["iss", "aud", "sub", "exp", "iat", "jti", "client_id", "device_id", "sid", "amr", "acr", "att", "enr"],
             acrValuesSupported: [AttestationClass.attested, AttestationClass.unattested])
     }
@@ -394,7 +429,9 @@ public struct BioAuthRoutes: Sendable {
         let forwarded = request.headers[values: .init("X-Forwarded-For")!]
         let address = ClientAddressResolver(trustedProxies: options.trustedProxies)
             .subjects(peer: context.remoteAddress?.ipAddress, forwardedFor: forwarded.isEmpty ? nil : forwarded.joined(separator: ","))
-        return RequestInfo(clientAddress: address.client, requestSubject: address.requests, requestID: context.bioAuth.requestID, apiKeyID: context.bioAuth.apiKey?.id)
+        return RequestInfo(
+            clientAddress: address.client, requestSubject: address.requests, requestID: context.bioAuth.requestID,
+            apiKeyID: context.bioAuth.apiKey?.id)
     }
 
     /// The session a request's bearer token names (401 otherwise, audited with its reason).

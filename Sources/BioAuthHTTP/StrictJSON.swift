@@ -79,7 +79,13 @@ enum StrictJSON {
                     seenValue = true
                     var end = index + 1, escaped = false
                     while end < bytes.count {
-                        if escaped { escaped = false } else if bytes[end] == UInt8(ascii: "\\") { escaped = true } else if bytes[end] == UInt8(ascii: "\"") { break }
+                        if escaped {
+                            escaped = false
+                        } else if bytes[end] == UInt8(ascii: "\\") {
+                            escaped = true
+                        } else if bytes[end] == UInt8(ascii: "\"") {
+                            break
+                        }
                         end += 1
                     }
                     if expectKey, end < bytes.count, var keys = objects.last ?? nil {
@@ -101,7 +107,8 @@ enum StrictJSON {
         private static func key(_ literal: UnsafeRawBufferPointer) -> String {
             guard literal.contains(UInt8(ascii: "\\")) else { return String(decoding: literal.dropFirst().dropLast(), as: UTF8.self) }
             let data = Data(literal)
-            return (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) as? String ?? String(decoding: data, as: UTF8.self)
+            return (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) as? String
+                ?? String(decoding: data, as: UTF8.self)
         }
     }
 

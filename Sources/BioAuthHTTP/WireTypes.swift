@@ -7,15 +7,18 @@ import Foundation
 extension Wire.Session {
     init(_ grant: SessionGrant) {
         self.init(
-            token: grant.token, sessionId: grant.session.id.rawValue, userId: grant.session.userID.rawValue, deviceId: grant.session.deviceID?.rawValue,
-            expiresAt: grant.session.expiresAt.seconds, accessToken: grant.tokens?.accessToken, accessTokenExpiresAt: grant.tokens?.accessTokenExpiresAt.seconds,
+            token: grant.token, sessionId: grant.session.id.rawValue, userId: grant.session.userID.rawValue,
+            deviceId: grant.session.deviceID?.rawValue,
+            expiresAt: grant.session.expiresAt.seconds, accessToken: grant.tokens?.accessToken,
+            accessTokenExpiresAt: grant.tokens?.accessTokenExpiresAt.seconds,
             refreshToken: grant.tokens?.refreshToken)
     }
 }
 
 extension Wire.Tokens {
     init(_ grant: TokenGrant) {
-        self.init(accessToken: grant.accessToken, accessTokenExpiresAt: grant.accessTokenExpiresAt.seconds, refreshToken: grant.refreshToken)
+        self.init(
+            accessToken: grant.accessToken, accessTokenExpiresAt: grant.accessTokenExpiresAt.seconds, refreshToken: grant.refreshToken)
     }
 }
 
@@ -27,7 +30,8 @@ extension Wire.Introspection {
         }
         self.init(
             active: true, tokenType: "Bearer", iss: token.issuer, aud: token.audience, sub: token.subject, exp: token.expiresAt.seconds,
-            iat: token.issuedAt.seconds, jti: token.tokenID, deviceId: token.deviceID.rawValue, sid: token.sessionID.rawValue, amr: token.methods,
+            iat: token.issuedAt.seconds, jti: token.tokenID, deviceId: token.deviceID.rawValue, sid: token.sessionID.rawValue,
+            amr: token.methods,
             acr: token.authenticationClass, att: token.attestation, enr: token.enrolment, clientId: token.clientID)
     }
 }
@@ -46,7 +50,8 @@ extension Wire.Device {
             keyReplacedBy: device.keyReplacement?.rawValue,
             attestation: device.attestation.map {
                 Wire.DeviceAttestation(
-                    format: $0.format.rawValue, securityLevel: $0.securityLevel.rawValue, appId: $0.appID, environment: $0.environment, verifiedAt: $0.verifiedAt.seconds)
+                    format: $0.format.rawValue, securityLevel: $0.securityLevel.rawValue, appId: $0.appID, environment: $0.environment,
+                    verifiedAt: $0.verifiedAt.seconds)
             }, enrolledBy: device.enrolledBy?.rawValue)
     }
 }
@@ -58,8 +63,10 @@ extension Date {
 extension Wire.EnrolmentRequest {
     init(_ record: EnrolmentRequestRecord) {
         self.init(
-            id: record.id.rawValue, deviceId: record.deviceID.rawValue, name: record.name, publicKey: Base64URL.encode(record.publicKey), replacing: record.replacing,
-            approvalText: record.approvalText, status: record.hasEnded ? "ended" : record.isApproved ? "approved" : "pending", createdAt: record.createdAt.seconds,
+            id: record.id.rawValue, deviceId: record.deviceID.rawValue, name: record.name, publicKey: Base64URL.encode(record.publicKey),
+            replacing: record.replacing,
+            approvalText: record.approvalText, status: record.hasEnded ? "ended" : record.isApproved ? "approved" : "pending",
+            createdAt: record.createdAt.seconds,
             expiresAt: record.expiresAt.seconds, endedBy: record.ending?.rawValue)
     }
 }
@@ -67,7 +74,8 @@ extension Wire.EnrolmentRequest {
 extension Wire.DeviceRemoval {
     init(_ record: DeviceRemovalRecord, at now: Date) {
         self.init(
-            id: record.id.rawValue, deviceId: record.deviceID.rawValue, status: record.status(at: now).rawValue, createdAt: record.createdAt.seconds,
+            id: record.id.rawValue, deviceId: record.deviceID.rawValue, status: record.status(at: now).rawValue,
+            createdAt: record.createdAt.seconds,
             codeExpiresAt: record.codeExpiresAt.seconds, executesAt: record.executesAt?.seconds, endedBy: record.ending?.rawValue)
     }
 }
@@ -75,7 +83,8 @@ extension Wire.DeviceRemoval {
 extension Wire.SessionInfo {
     init(_ session: SessionRecord, current: Bool) {
         self.init(
-            id: session.id.rawValue, kind: session.kind.rawValue, deviceId: session.deviceID?.rawValue, createdAt: session.createdAt.seconds,
+            id: session.id.rawValue, kind: session.kind.rawValue, deviceId: session.deviceID?.rawValue,
+            createdAt: session.createdAt.seconds,
             expiresAt: session.expiresAt.seconds, current: current)
     }
 }

@@ -30,10 +30,13 @@ extension PostgresStore {
         // One connection for the read, the decision and the statement: a second lease from the pool
         // costs more than the verification it would spare the connection.
         let (early, finished) = try await bounded {
-            try await self.client.withConnection { c -> ((taken: TakenChallenge, decision: (verdict: Verdict, plan: WritePlan))?, PlanOutcome?) in
+            try await self.client.withConnection {
+                c -> ((taken: TakenChallenge, decision: (verdict: Verdict, plan: WritePlan))?, PlanOutcome?) in
                 guard let peeked = try await self.takenChallenge(id, lockout, taking: false, c) else { return (nil, nil) }
                 let early = (taken: peeked, decision: decide(peeked))
-                guard let statement = FinishDeviceLogin(challengeID: id, lockout: lockout, plan: early.decision.plan) else { return (early, nil) }
+                guard let statement = FinishDeviceLogin(challengeID: id, lockout: lockout, plan: early.decision.plan) else {
+                    return (early, nil)
+                }
                 return (early, try await self.finish(statement, c))
             }
         }
@@ -56,20 +59,26 @@ extension PostgresStore {
 
     /// The challenge (deleted when `taking`), its device, its enrolment request (locked when
     /// `taking`) and the lockout state; nil if no challenge has the id.
-    private func takenChallenge(_ id: Data, _ lockout: LockoutQuery, taking: Bool, _ c: PostgresConnection) async throws -> TakenChallenge? {
+    private func takenChallenge(_ id: Data, _ lockout: LockoutQuery, taking: Bool, _ c: PostgresConnection) async throws -> TakenChallenge?
+    {
         let rows =
             taking
-            ? try await run(TakeChallengeStatement(id: id, lockout: lockout), c) : try await run(PeekChallengeStatement(id: id, lockout: lockout), c)
+            ? try await run(TakeChallengeStatement(id: id, lockout: lockout), c)
+            : try await run(PeekChallengeStatement(id: id, lockout: lockout), c)
         guard let row = rows.first else { return nil }
         let r = row.makeRandomAccess()
         let challenge = try ChallengeRecord(row: PostgresStoredRow(r))
         let device = try r.joinedDevice()
         var request: EnrolmentRequestRecord?
         if let requestID = challenge.enrolmentRequestID {
-            let lock: PostgresQuery = taking ? "SELECT * FROM enrolment_requests WHERE id = \(requestID) FOR UPDATE" : "SELECT * FROM enrolment_requests WHERE id = \(requestID)"
+            let lock: PostgresQuery =
+                taking
+                ? "SELECT * FROM enrolment_requests WHERE id = \(requestID) FOR UPDATE"
+                : "SELECT * FROM enrolment_requests WHERE id = \(requestID)"
             request = try await c.query(lock, logger: logger).collect().first.map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
         }
         let failures = try r.optional("client_count", Int32.self).map(Int.init) ?? 0
-        return TakenChallenge(challenge: challenge, device: device, enrolmentRequest: request, lockedOut: lockout.isLockedOut(clientCount: failures))
+        return TakenChallenge(
+            challenge: challenge, device: device, enrolmentRequest: request, lockedOut: lockout.isLockedOut(clientCount: failures))
     }
 }

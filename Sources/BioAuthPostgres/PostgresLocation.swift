@@ -51,7 +51,8 @@ extension PostgresStore {
 
         /// nil: ``TLSMode/automatic(for:)`` of the host.
         public init(
-            tls: TLSMode? = nil, poolSize: Int = 20, operationTimeout: Duration = .seconds(5), statementTimeout: Duration? = nil, lockTimeout: Duration = .seconds(2),
+            tls: TLSMode? = nil, poolSize: Int = 20, operationTimeout: Duration = .seconds(5), statementTimeout: Duration? = nil,
+            lockTimeout: Duration = .seconds(2),
             preparedStatements: Bool = true
         ) {
             self.preparedStatements = preparedStatements

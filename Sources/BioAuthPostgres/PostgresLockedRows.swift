@@ -23,17 +23,21 @@ extension PostgresStore {
             rows.approvalSignerActive = try r.value("signer_active", Bool.self)
         }
         if let id = locking.enrolmentRequest {
-            rows.enrolmentRequest = try await c.query("SELECT * FROM enrolment_requests WHERE id = \(id) FOR UPDATE", logger: logger).collect().first
+            rows.enrolmentRequest = try await c.query("SELECT * FROM enrolment_requests WHERE id = \(id) FOR UPDATE", logger: logger)
+                .collect().first
                 .map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
         }
         if let hash = locking.refreshToken {
             // Only session rows are locked, so concurrent uses of one token queue on the
             // session: the later one finds the token spent.
             let select = SessionState.joinedSelect
-            if let current = try await c.query("\(unescaped: select) WHERE s.refresh_hash = \(hash) FOR UPDATE OF s", logger: logger).collect().first {
+            if let current = try await c.query("\(unescaped: select) WHERE s.refresh_hash = \(hash) FOR UPDATE OF s", logger: logger)
+                .collect().first
+            {
                 rows.refreshSession = try SessionState(row: PostgresStoredRow(current))
             } else if let spender = try await c.query(
-                "\(unescaped: select) WHERE s.id = (SELECT session_id FROM spent_refresh_tokens WHERE token_hash = \(hash)) FOR UPDATE OF s", logger: logger
+                "\(unescaped: select) WHERE s.id = (SELECT session_id FROM spent_refresh_tokens WHERE token_hash = \(hash)) FOR UPDATE OF s",
+                logger: logger
             ).collect().first {
                 rows.refreshSession = try SessionState(row: PostgresStoredRow(spender))
                 rows.spentRefreshToken = try await c.query(
@@ -45,17 +49,21 @@ extension PostgresStore {
         if let user = locking.enrolmentRequestsOf {
             // Parallel requests of one user queue here: a cap on them holds across instances.
             try await lockUser("enrolment-requests", user, c)
-            rows.enrolmentRequests = try await c.query("SELECT * FROM enrolment_requests WHERE user_id = \(user) ORDER BY created_at, id", logger: logger)
-                .collect().map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
+            rows.enrolmentRequests = try await c.query(
+                "SELECT * FROM enrolment_requests WHERE user_id = \(user) ORDER BY created_at, id", logger: logger
+            )
+            .collect().map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
         }
         if let id = locking.deviceRemoval {
-            rows.deviceRemoval = try await c.query("SELECT * FROM device_removals WHERE id = \(id) FOR UPDATE", logger: logger).collect().first
+            rows.deviceRemoval = try await c.query("SELECT * FROM device_removals WHERE id = \(id) FOR UPDATE", logger: logger).collect()
+                .first
                 .map { try DeviceRemovalRecord(row: PostgresStoredRow($0)) }
         }
         if !locking.counters.isEmpty {
             // A counter row may not exist yet: lock its key instead, in one order (no deadlock).
             let keys = locking.counters.map(\.storageKey).sorted()
-            try await c.query("SELECT pg_advisory_xact_lock(hashtextextended('counter:' || k, 0)) FROM unnest(\(keys)) AS k ORDER BY k", logger: logger)
+            try await c.query(
+                "SELECT pg_advisory_xact_lock(hashtextextended('counter:' || k, 0)) FROM unnest(\(keys)) AS k ORDER BY k", logger: logger)
             rows.counters = try await counters(locking.counters, c)
         }
         return rows
@@ -72,8 +80,11 @@ extension PostgresStore {
     /// guesses, on any instance, cannot all pass the check.
     func passwordAttemptRows(_ key: PasswordAttemptKey, _ c: PostgresConnection) async throws -> PasswordAttemptRows {
         try await lockUser("password", key.user, c)
-        let user = try await c.query("SELECT * FROM users WHERE id = \(key.user)", logger: logger).collect().first.map { try UserRecord(row: PostgresStoredRow($0)) }
-        let known = try await !c.query("SELECT 1 FROM known_clients WHERE user_id = \(key.user) AND client = \(key.client)", logger: logger).collect().isEmpty
+        let user = try await c.query("SELECT * FROM users WHERE id = \(key.user)", logger: logger).collect().first.map {
+            try UserRecord(row: PostgresStoredRow($0))
+        }
+        let known = try await !c.query("SELECT 1 FROM known_clients WHERE user_id = \(key.user) AND client = \(key.client)", logger: logger)
+            .collect().isEmpty
         return PasswordAttemptRows(user: user, counters: try await counters(key.subjects, c), knownClient: known)
     }
 
@@ -81,7 +92,8 @@ extension PostgresStore {
     func counters(_ subjects: [FailureSubject], _ c: PostgresConnection) async throws -> [FailureSubject: FailureCounter] {
         let bySubject = Dictionary(subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
         var counters: [FailureSubject: FailureCounter] = [:]
-        let rows = try await c.query("SELECT key, window_start, count FROM counters WHERE key = ANY(\(Array(bySubject.keys)))", logger: logger)
+        let rows = try await c.query(
+            "SELECT key, window_start, count FROM counters WHERE key = ANY(\(Array(bySubject.keys)))", logger: logger)
         for try await (stored, since, count) in rows.decode((String, Date, Int32).self) {
             if let subject = bySubject[stored] { counters[subject] = FailureCounter(since: since, count: Int(count)) }
         }

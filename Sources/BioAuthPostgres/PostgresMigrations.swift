@@ -59,7 +59,9 @@ extension PostgresStore {
         ),
         (
             7, "API keys for the backend API",
-            ["CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, secret_hash BYTEA NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL, revoked_at TIMESTAMPTZ)"]
+            [
+                "CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, secret_hash BYTEA NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL, revoked_at TIMESTAMPTZ)"
+            ]
         ),
         (
             8, "Access tokens: signing keys, refresh tokens",
@@ -93,7 +95,10 @@ extension PostgresStore {
         ),
         (
             13, "Spent refresh tokens remember when, and their successor sealed under them",
-            ["ALTER TABLE spent_refresh_tokens ADD COLUMN spent_at TIMESTAMPTZ", "ALTER TABLE spent_refresh_tokens ADD COLUMN successor BYTEA"]
+            [
+                "ALTER TABLE spent_refresh_tokens ADD COLUMN spent_at TIMESTAMPTZ",
+                "ALTER TABLE spent_refresh_tokens ADD COLUMN successor BYTEA",
+            ]
         ),
         (
             14, "Enrolment requests count their recovery codes and can end",
@@ -104,8 +109,14 @@ extension PostgresStore {
                 "ALTER TABLE enrolment_requests ADD COLUMN ending TEXT",
             ]
         ),
-        (15, "Enrolment requests keep the hash of the text an approval signs, binding code included", ["ALTER TABLE enrolment_requests ADD COLUMN approval_hash BYTEA"]),
-        (16, "User ids the app's backend vouched for", ["CREATE TABLE backend_users (id TEXT PRIMARY KEY, claimed_at TIMESTAMPTZ NOT NULL)"]),
+        (
+            15, "Enrolment requests keep the hash of the text an approval signs, binding code included",
+            ["ALTER TABLE enrolment_requests ADD COLUMN approval_hash BYTEA"]
+        ),
+        (
+            16, "User ids the app's backend vouched for",
+            ["CREATE TABLE backend_users (id TEXT PRIMARY KEY, claimed_at TIMESTAMPTZ NOT NULL)"]
+        ),
         (17, "Devices keep what their key's attestation proved", ["ALTER TABLE devices ADD COLUMN attestation TEXT"]),
         (18, "Devices remember how their enrolment was allowed", ["ALTER TABLE devices ADD COLUMN enrolled_by TEXT"]),
         (19, "Audit rows name the API key that acted", ["ALTER TABLE audit ADD COLUMN api_key_id TEXT"]),
@@ -140,18 +151,24 @@ extension PostgresStore {
                 "CREATE TABLE IF NOT EXISTS bioauth_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)",
                 logger: self.logger)
             var applied = Set<Int>(), names: [String] = []
-            for try await (version, name) in try await connection.query("SELECT version, name FROM bioauth_migrations", logger: self.logger).decode((Int, String).self) {
+            for try await (version, name) in try await connection.query("SELECT version, name FROM bioauth_migrations", logger: self.logger)
+                .decode((Int, String).self)
+            {
                 applied.insert(version)
                 names.append(name)
             }
             let unknown = Schema.unknown(names)
             guard unknown.isEmpty else {
-                throw StoreError(.schemaTooNew, detail: "the database has migrations this binary does not know: \(unknown.joined(separator: "; "))")
+                throw StoreError(
+                    .schemaTooNew, detail: "the database has migrations this binary does not know: \(unknown.joined(separator: "; "))")
             }
             for migration in Self.migrations where !applied.contains(migration.version) {
-                for statement in migration.statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger) }
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
+                }
                 try await connection.query(
-                    "INSERT INTO bioauth_migrations (version, name, applied_at) VALUES (\(migration.version), \(migration.name), \(Date()))", logger: self.logger)
+                    "INSERT INTO bioauth_migrations (version, name, applied_at) VALUES (\(migration.version), \(migration.name), \(Date()))",
+                    logger: self.logger)
                 self.logger.notice("applied migration", metadata: ["migration": "\(migration.version) \(migration.name)"])
             }
         }

@@ -32,20 +32,24 @@ extension PostgresStore {
     public func retryOutbox(id: Int64, attempts: Int, nextAttemptAt: Date) async throws {
         _ = try await transaction { c in
             try await c.query(
-                "UPDATE outbox SET attempts = \(attempts), next_attempt_at = \(nextAttemptAt), lease_until = NULL WHERE id = \(id)", logger: self.logger)
+                "UPDATE outbox SET attempts = \(attempts), next_attempt_at = \(nextAttemptAt), lease_until = NULL WHERE id = \(id)",
+                logger: self.logger)
         }
     }
 
     public func deadLetterOutbox(id: Int64, attempts: Int, at: Date) async throws {
         _ = try await transaction { c in
-            try await c.query("UPDATE outbox SET attempts = \(attempts), dead_at = \(at), lease_until = NULL WHERE id = \(id)", logger: self.logger)
+            try await c.query(
+                "UPDATE outbox SET attempts = \(attempts), dead_at = \(at), lease_until = NULL WHERE id = \(id)", logger: self.logger)
         }
     }
 
     public func deadLetters(limit: Int) async throws -> [OutboxEvent] {
         try await rows("SELECT * FROM outbox WHERE dead_at IS NOT NULL ORDER BY id LIMIT \(limit)").map { row in
             let r = row.makeRandomAccess()
-            return OutboxEvent(id: try r.value("id"), event: try AuditEvent(row: PostgresStoredRow(r), withOrigin: false), attempts: Int(try r.value("attempts", Int32.self)))
+            return OutboxEvent(
+                id: try r.value("id"), event: try AuditEvent(row: PostgresStoredRow(r), withOrigin: false),
+                attempts: Int(try r.value("attempts", Int32.self)))
         }
     }
 
@@ -54,7 +58,9 @@ extension PostgresStore {
             "SELECT COUNT(*) FILTER (WHERE dead_at IS NULL) AS pending, MIN(at) FILTER (WHERE dead_at IS NULL) AS oldest, COUNT(*) FILTER (WHERE dead_at IS NOT NULL) AS dead FROM outbox"
         )
         guard let row = rows.first?.makeRandomAccess() else { return OutboxStatus(pending: 0, oldestPendingAt: nil, deadLetters: 0) }
-        return OutboxStatus(pending: Int(try row.value("pending", Int64.self)), oldestPendingAt: try row.optional("oldest", Date.self), deadLetters: Int(try row.value("dead", Int64.self)))
+        return OutboxStatus(
+            pending: Int(try row.value("pending", Int64.self)), oldestPendingAt: try row.optional("oldest", Date.self),
+            deadLetters: Int(try row.value("dead", Int64.self)))
     }
 
     public func replayDeadLetters(ids: [Int64], now: Date) async throws -> Int {

@@ -18,14 +18,19 @@ extension PostgresStore {
         func exists(_ query: PostgresQuery) async throws -> Bool { try await !c.query(query, logger: logger).collect().isEmpty }
         func lock(_ rule: String, _ user: UserID) async throws { try await lockUser(rule, user, c) }
         switch condition {
-        case .activeDevice(let id, let user): return try await exists("SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE")
+        case .activeDevice(let id, let user):
+            return try await exists("SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE")
         case .activeDeviceKey(let id, let user, let key):
-            return try await exists("SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL AND public_key = \(key) FOR UPDATE")
-        case .ownedDevice(let id, let user): return try await exists("SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) FOR UPDATE")
-        case .activeSession(let id, let user): return try await exists("SELECT 1 FROM sessions WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE")
+            return try await exists(
+                "SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL AND public_key = \(key) FOR UPDATE")
+        case .ownedDevice(let id, let user):
+            return try await exists("SELECT 1 FROM devices WHERE id = \(id) AND user_id = \(user) FOR UPDATE")
+        case .activeSession(let id, let user):
+            return try await exists("SELECT 1 FROM sessions WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL FOR UPDATE")
         case .activeApiKey(let id): return try await exists("SELECT 1 FROM api_keys WHERE id = \(id) AND revoked_at IS NULL FOR UPDATE")
         case .approvedEnrolmentRequest(let id):
-            return try await exists("SELECT 1 FROM enrolment_requests WHERE id = \(id) AND approved_at IS NOT NULL AND ended_at IS NULL FOR UPDATE")
+            return try await exists(
+                "SELECT 1 FROM enrolment_requests WHERE id = \(id) AND approved_at IS NOT NULL AND ended_at IS NULL FOR UPDATE")
         case .belowFailureLimits(let lockout): return try await !isLockedOut(lockout, c)
         case .noDeviceEver(let user):
             try await lock("devices", user)
@@ -76,7 +81,8 @@ extension PostgresStore {
                 ON CONFLICT (key) DO UPDATE SET window_start = EXCLUDED.window_start, count = EXCLUDED.count
                 """, logger: logger)
         case .claimForBackend(let user, let at):
-            try await c.query("INSERT INTO backend_users (id, claimed_at) VALUES (\(user), \(at)) ON CONFLICT (id) DO NOTHING", logger: logger)
+            try await c.query(
+                "INSERT INTO backend_users (id, claimed_at) VALUES (\(user), \(at)) ON CONFLICT (id) DO NOTHING", logger: logger)
         case .rememberClient(let user, let client, let at):
             try await c.query(
                 """
@@ -123,13 +129,15 @@ extension PostgresStore {
         case .deleteEnrolmentRequest(let id):
             try await c.query("DELETE FROM enrolment_requests WHERE id = \(id)", logger: logger)
         case .approveEnrolmentRequest(let id, let at, let device):
-            try await c.query("UPDATE enrolment_requests SET approved_at = \(at), approved_by_device = \(device) WHERE id = \(id)", logger: logger)
+            try await c.query(
+                "UPDATE enrolment_requests SET approved_at = \(at), approved_by_device = \(device) WHERE id = \(id)", logger: logger)
         case .setRecoveryCode(let id, let hash, let at, let sent):
             try await c.query(
                 "UPDATE enrolment_requests SET recovery_code_hash = \(hash), last_code_sent_at = \(at), codes_sent = \(Int32(clamping: sent)) WHERE id = \(id)",
                 logger: logger)
         case .endEnrolmentRequest(let id, let at, let ending):
-            try await c.query("UPDATE enrolment_requests SET ended_at = \(at), ending = \(ending.rawValue) WHERE id = \(id)", logger: logger)
+            try await c.query(
+                "UPDATE enrolment_requests SET ended_at = \(at), ending = \(ending.rawValue) WHERE id = \(id)", logger: logger)
         case .countRecoveryAttempt(let id):
             try await c.query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = \(id)", logger: logger)
         case .insertDeviceRemoval(let r):
@@ -183,12 +191,15 @@ extension PostgresStore {
         case .revokeDevice(let id, let at):
             try await c.query("UPDATE devices SET revoked_at = \(at) WHERE id = \(id) AND revoked_at IS NULL", logger: logger)
         case .revokeDevices(let user, let at):
-            outcome.revokedDevices += try await c.query("UPDATE devices SET revoked_at = \(at) WHERE user_id = \(user) AND revoked_at IS NULL RETURNING id", logger: logger)
-                .collect().count
+            outcome.revokedDevices += try await c.query(
+                "UPDATE devices SET revoked_at = \(at) WHERE user_id = \(user) AND revoked_at IS NULL RETURNING id", logger: logger
+            )
+            .collect().count
         case .revokeSessions(let sessions, let at):
             let query: PostgresQuery =
                 switch sessions {
-                case .one(let id, let user): "UPDATE sessions SET revoked_at = \(at) WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL RETURNING id"
+                case .one(let id, let user):
+                    "UPDATE sessions SET revoked_at = \(at) WHERE id = \(id) AND user_id = \(user) AND revoked_at IS NULL RETURNING id"
                 case .openedBy(let device, let user):
                     "UPDATE sessions SET revoked_at = \(at) WHERE device_id = \(device) AND user_id = \(user) AND revoked_at IS NULL RETURNING id"
                 case .allOf(let user): "UPDATE sessions SET revoked_at = \(at) WHERE user_id = \(user) AND revoked_at IS NULL RETURNING id"

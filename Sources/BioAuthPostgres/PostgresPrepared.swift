@@ -120,7 +120,8 @@ struct InsertChallengeStatement: PreparedLoginStatement {
     static let name = "bioauth_insert_challenge"
     static let sql = InsertChallengeStatement(
         challenge: ChallengeRecord(
-            id: Data(), binding: .login, relyingPartyID: "", userID: "", deviceID: "", nonce: Data(), createdAt: Date(timeIntervalSince1970: 0),
+            id: Data(), binding: .login, relyingPartyID: "", userID: "", deviceID: "", nonce: Data(),
+            createdAt: Date(timeIntervalSince1970: 0),
             expiresAt: Date(timeIntervalSince1970: 0))
     ).sampleSQL
 
@@ -218,7 +219,8 @@ struct FinishDeviceLogin: NumberedLoginStatement {
     init?(challengeID: Data, lockout: LockoutQuery, plan: WritePlan) {
         guard plan.guards.count == 1, case .activeDeviceKey(let device, let user, let publicKey) = plan.guards[0] else { return nil }
         let mutations = plan.mutations
-        guard mutations.count == 3, case .insertSession(let session, let touched?) = mutations[0], touched == device, session.userID == user,
+        guard mutations.count == 3, case .insertSession(let session, let touched?) = mutations[0], touched == device,
+            session.userID == user,
             case .rememberClient(user, let client, let at) = mutations[1], case .appendAudit(let audit) = mutations[2], !audit.aggregates
         else { return nil }
         (self.challengeID, self.lockout, self.refusal) = (challengeID, lockout, plan.guards[0])

@@ -71,7 +71,9 @@ final class PostgresReachability: Sendable {
             } catch  where Self.looksLikeOutage(error) {
                 if !announced {
                     state.withLock { $0 = .unreachable }
-                    logger.error("database unreachable; answering 503 at once until a probe connects", metadata: ["cause": "\(Self.kind(of: error))"])
+                    logger.error(
+                        "database unreachable; answering 503 at once until a probe connects", metadata: ["cause": "\(Self.kind(of: error))"]
+                    )
                     announced = true
                 }
             } catch {

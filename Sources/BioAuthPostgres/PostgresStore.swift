@@ -41,7 +41,8 @@ public final class PostgresStore: BioAuthStore {
     static let migrationLock: Int64 = 0x6269_6f61_7574_68  // "bioauth"
 
     private init(
-        client: PostgresClient, runner: Task<Void, Never>, logger: Logger, timeout: Duration, reachability: PostgresReachability, preparedStatements: Bool
+        client: PostgresClient, runner: Task<Void, Never>, logger: Logger, timeout: Duration, reachability: PostgresReachability,
+        preparedStatements: Bool
     ) {
         self.preparedStatements = preparedStatements
         self.client = client
@@ -53,7 +54,9 @@ public final class PostgresStore: BioAuthStore {
 
     /// Connects, starts the pool and applies pending migrations (safe when several instances
     /// start at once).
-    public static func open(_ location: Location, options: Options = Options(), logger: Logger = .discarding("BioAuthPostgres")) async throws -> PostgresStore {
+    public static func open(_ location: Location, options: Options = Options(), logger: Logger = .discarding("BioAuthPostgres"))
+        async throws -> PostgresStore
+    {
         let mode = location.sslMode ?? options.tls ?? .automatic(for: location.host)
         // One connection made directly first: the pool retries quietly until its timeout, so only
         // this one can say why the database cannot be used.
@@ -65,7 +68,8 @@ public final class PostgresStore: BioAuthStore {
             case .require: .require(.makeClientConfiguration())
             }
         var configuration = PostgresClient.Configuration(
-            host: location.host, port: location.port, username: location.username, password: location.password, database: location.database, tls: tls)
+            host: location.host, port: location.port, username: location.username, password: location.password, database: location.database,
+            tls: tls)
         configuration.options.maximumConnections = max(1, options.poolSize)
         configuration.options.connectTimeout = options.operationTimeout
         configuration.options.additionalStartupParameters = options.startupParameters
@@ -103,7 +107,8 @@ public final class PostgresStore: BioAuthStore {
             case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
             }
         var configuration = PostgresConnection.Configuration(
-            host: location.host, port: location.port, username: location.username, password: location.password, database: location.database, tls: tls)
+            host: location.host, port: location.port, username: location.username, password: location.password, database: location.database,
+            tls: tls)
         configuration.options.connectTimeout = .seconds(max(1, timeout.components.seconds))
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
         try await connection.close()
@@ -118,12 +123,15 @@ public final class PostgresStore: BioAuthStore {
         case .server:
             let state = error.serverInfo?[.sqlState] ?? "?"
             let causes = [
-                "28P01": "authentication failed", "28000": "the role may not log in, or does not exist", "3D000": "the database does not exist",
+                "28P01": "authentication failed", "28000": "the role may not log in, or does not exist",
+                "3D000": "the database does not exist",
                 "42501": "insufficient privilege", "53300": "too many connections", "57P03": "the server is starting or shutting down",
             ]
-            return "\(causes[state] ?? "the server refused the connection") at \(location) (SQLSTATE \(state): \(error.serverInfo?[.message] ?? ""))"
+            return
+                "\(causes[state] ?? "the server refused the connection") at \(location) (SQLSTATE \(state): \(error.serverInfo?[.message] ?? ""))"
         case .sslUnsupported:
-            return "the server at \(location) offers no TLS and TLS is required (sslmode, --database-tls; disable only on a network you trust)"
+            return
+                "the server at \(location) offers no TLS and TLS is required (sslmode, --database-tls; disable only on a network you trust)"
         case .failedToAddSSLHandler:
             return "TLS could not start for \(location)"
         case .connectionError:
@@ -208,11 +216,14 @@ public final class PostgresStore: BioAuthStore {
             // 08: connection exception; 57P0x: shutdown or not yet accepting; 53: insufficient
             // resources; 40001/40P01: serialisation failure or deadlock; 55P03: a row lock not had
             // within lock_timeout; 57014: statement_timeout — each safe to retry.
-            if state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53") || ["40001", "40P01", "55P03", "57014"].contains(state) {
+            if state.hasPrefix("08") || state.hasPrefix("57P") || state.hasPrefix("53")
+                || ["40001", "40P01", "55P03", "57014"].contains(state)
+            {
                 return StoreError(.unavailable, detail: "postgres \(state)")
             }
             return error
-        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed, .queryCancelled, .sslUnsupported,
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed, .queryCancelled,
+            .sslUnsupported,
             .failedToAddSSLHandler:
             return StoreError(.unavailable, detail: "postgres \(error.code)")
         default:
@@ -249,8 +260,13 @@ public final class PostgresStore: BioAuthStore {
 
     public func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await transaction { c in
-            let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map { try UserRecord(row: PostgresStoredRow($0)) }
-            let known = try await c.query("SELECT 1 FROM known_clients WHERE user_id = \(username) AND client = \(lockout.client)", logger: self.logger).collect().first != nil
+            let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map {
+                try UserRecord(row: PostgresStoredRow($0))
+            }
+            let known =
+                try await c.query(
+                    "SELECT 1 FROM known_clients WHERE user_id = \(username) AND client = \(lockout.client)", logger: self.logger
+                ).collect().first != nil
             return PasswordLoginState(user: user, lockedOut: try await self.isLockedOut(lockout, c), knownClient: known)
         }
     }
@@ -269,11 +285,13 @@ public final class PostgresStore: BioAuthStore {
                   OR ((key LIKE \(runs) OR key LIKE \(daily)) AND window_start < \(runsBefore)) RETURNING 1) SELECT COUNT(*) FROM gone
                 """)
             let audit = try await count("WITH gone AS (DELETE FROM audit WHERE at < \(auditBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
-            let approvals = try await count("WITH gone AS (DELETE FROM approvals WHERE expires_at < \(windowsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
+            let approvals = try await count(
+                "WITH gone AS (DELETE FROM approvals WHERE expires_at < \(windowsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
             let requests = try await count(
                 "WITH gone AS (DELETE FROM enrolment_requests WHERE expires_at < \(windowsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
             _ = try await count("WITH gone AS (DELETE FROM outbox WHERE at < \(auditBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
-            _ = try await count("WITH gone AS (DELETE FROM known_clients WHERE last_success_at < \(auditBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
+            _ = try await count(
+                "WITH gone AS (DELETE FROM known_clients WHERE last_success_at < \(auditBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
             _ = try await count(
                 """
                 WITH gone AS (DELETE FROM device_removals WHERE (ended_at IS NOT NULL AND ended_at < \(auditBefore))
@@ -291,7 +309,8 @@ public final class PostgresStore: BioAuthStore {
                 SELECT COUNT(*) FROM gone
                 """)
             let sessions = try await count(
-                "WITH gone AS (DELETE FROM sessions WHERE expires_at < \(sessionsBefore) OR revoked_at < \(sessionsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
+                "WITH gone AS (DELETE FROM sessions WHERE expires_at < \(sessionsBefore) OR revoked_at < \(sessionsBefore) RETURNING 1) SELECT COUNT(*) FROM gone"
+            )
             return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests, sessions: sessions)
         }
     }
@@ -312,21 +331,29 @@ public final class PostgresStore: BioAuthStore {
     }
 
     public func devices(userID: UserID) async throws -> [DeviceRecord] {
-        try await rows("SELECT * FROM devices WHERE user_id = \(userID) ORDER BY created_at, id").map { try DeviceRecord(row: PostgresStoredRow($0)) }
+        try await rows("SELECT * FROM devices WHERE user_id = \(userID) ORDER BY created_at, id").map {
+            try DeviceRecord(row: PostgresStoredRow($0))
+        }
     }
 
     // MARK: Sessions
 
     public func session(tokenHash: TokenHash) async throws -> SessionState? {
-        try await rows("\(unescaped: SessionState.joinedSelect) WHERE s.token_hash = \(tokenHash)").first.map { try SessionState(row: PostgresStoredRow($0)) }
+        try await rows("\(unescaped: SessionState.joinedSelect) WHERE s.token_hash = \(tokenHash)").first.map {
+            try SessionState(row: PostgresStoredRow($0))
+        }
     }
 
     public func session(id: SessionID) async throws -> SessionState? {
-        try await rows("\(unescaped: SessionState.joinedSelect) WHERE s.id = \(id)").first.map { try SessionState(row: PostgresStoredRow($0)) }
+        try await rows("\(unescaped: SessionState.joinedSelect) WHERE s.id = \(id)").first.map {
+            try SessionState(row: PostgresStoredRow($0))
+        }
     }
 
     public func sessions(userID: UserID) async throws -> [SessionRecord] {
-        try await rows("SELECT * FROM sessions WHERE user_id = \(userID) ORDER BY created_at, id").map { try SessionRecord(row: PostgresStoredRow($0)) }
+        try await rows("SELECT * FROM sessions WHERE user_id = \(userID) ORDER BY created_at, id").map {
+            try SessionRecord(row: PostgresStoredRow($0))
+        }
     }
 
     // MARK: Signing keys
@@ -338,7 +365,9 @@ public final class PostgresStore: BioAuthStore {
     // MARK: API keys
 
     public func apiKey(secretHash: TokenHash) async throws -> ApiKeyRecord? {
-        try await rows("SELECT * FROM api_keys WHERE secret_hash = \(secretHash)").first.map { try ApiKeyRecord(row: PostgresStoredRow($0)) }
+        try await rows("SELECT * FROM api_keys WHERE secret_hash = \(secretHash)").first.map {
+            try ApiKeyRecord(row: PostgresStoredRow($0))
+        }
     }
 
     public func apiKeys() async throws -> [ApiKeyRecord] {
@@ -348,16 +377,22 @@ public final class PostgresStore: BioAuthStore {
     // MARK: Enrolment requests
 
     public func enrolmentRequest(id: EnrolmentRequestID) async throws -> EnrolmentRequestRecord? {
-        try await rows("SELECT * FROM enrolment_requests WHERE id = \(id)").first.map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
+        try await rows("SELECT * FROM enrolment_requests WHERE id = \(id)").first.map {
+            try EnrolmentRequestRecord(row: PostgresStoredRow($0))
+        }
     }
 
     public func deviceRemovals(userID: UserID) async throws -> [DeviceRemovalRecord] {
-        try await rows("SELECT * FROM device_removals WHERE user_id = \(userID) ORDER BY created_at, id").map { try DeviceRemovalRecord(row: PostgresStoredRow($0)) }
+        try await rows("SELECT * FROM device_removals WHERE user_id = \(userID) ORDER BY created_at, id").map {
+            try DeviceRemovalRecord(row: PostgresStoredRow($0))
+        }
     }
 
     public func dueDeviceRemovals(now: Date, limit: Int) async throws -> [DeviceRemovalRecord] {
-        try await rows("SELECT * FROM device_removals WHERE ended_at IS NULL AND executes_at <= \(now) ORDER BY executes_at, id LIMIT \(Int64(limit))")
-            .map { try DeviceRemovalRecord(row: PostgresStoredRow($0)) }
+        try await rows(
+            "SELECT * FROM device_removals WHERE ended_at IS NULL AND executes_at <= \(now) ORDER BY executes_at, id LIMIT \(Int64(limit))"
+        )
+        .map { try DeviceRemovalRecord(row: PostgresStoredRow($0)) }
     }
 
     public func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord] {

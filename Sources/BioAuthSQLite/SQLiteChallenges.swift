@@ -28,7 +28,9 @@ extension SQLiteStore {
         // (``Decisions``), it runs here, on the caller's thread, against the rows as they are now;
         // the transaction reads them again as it consumes the challenge and keeps this decision
         // only if they are the same — otherwise it decides again, inside.
-        let peeked = decisions == .beforeTheWriter ? try await reader.read { db in try db.takenChallenge(id: id, lockout: lockout, consuming: false) } : nil
+        let peeked =
+            decisions == .beforeTheWriter
+            ? try await reader.read { db in try db.takenChallenge(id: id, lockout: lockout, consuming: false) } : nil
         let early = peeked.map { (taken: $0, decision: decide($0)) }
         return try await writer.write { db in
             let taken = try db.takenChallenge(id: id, lockout: lockout, consuming: true)
@@ -38,7 +40,9 @@ extension SQLiteStore {
     }
 
     public func challenge(id: Data) async throws -> ChallengeRecord? {
-        try await reader.read { db in try db.query("SELECT * FROM challenges WHERE id = ?", [.blob(id)]).first.map { try ChallengeRecord(row: $0) } }
+        try await reader.read { db in
+            try db.query("SELECT * FROM challenges WHERE id = ?", [.blob(id)]).first.map { try ChallengeRecord(row: $0) }
+        }
     }
 
     public func deleteChallenges(expiredBefore date: Date) async throws -> Int {

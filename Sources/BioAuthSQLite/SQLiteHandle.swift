@@ -116,7 +116,8 @@ final class SQLiteHandle: @unchecked Sendable {
         try check(sql.withCString { sqlite_nio_sqlite3_prepare_v3(db, $0, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil) })
         guard let pointer else { throw SQLiteFailure(code: SQLITE_MISUSE, message: "empty statement") }
         let count = sqlite_nio_sqlite3_column_count(pointer)
-        let statement = PreparedStatement(pointer: pointer, names: (0..<count).map { String(cString: sqlite_nio_sqlite3_column_name(pointer, $0)) })
+        let statement = PreparedStatement(
+            pointer: pointer, names: (0..<count).map { String(cString: sqlite_nio_sqlite3_column_name(pointer, $0)) })
         statements[sql] = statement
         return statement
     }

@@ -60,7 +60,9 @@ extension SQLiteStore {
         ),
         (
             "API keys for the backend API",
-            ["CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, secret_hash BLOB NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at REAL NOT NULL, revoked_at REAL)"]
+            [
+                "CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, secret_hash BLOB NOT NULL UNIQUE, scopes TEXT NOT NULL, created_at REAL NOT NULL, revoked_at REAL)"
+            ]
         ),
         (
             "Access tokens: signing keys, refresh tokens",
@@ -105,7 +107,10 @@ extension SQLiteStore {
                 "ALTER TABLE enrolment_requests ADD COLUMN ending TEXT",
             ]
         ),
-        ("Enrolment requests keep the hash of the text an approval signs, binding code included", ["ALTER TABLE enrolment_requests ADD COLUMN approval_hash BLOB"]),
+        (
+            "Enrolment requests keep the hash of the text an approval signs, binding code included",
+            ["ALTER TABLE enrolment_requests ADD COLUMN approval_hash BLOB"]
+        ),
         ("User ids the app's backend vouched for", ["CREATE TABLE backend_users (id TEXT PRIMARY KEY, claimed_at REAL NOT NULL)"]),
         ("Devices keep what their key's attestation proved", ["ALTER TABLE devices ADD COLUMN attestation TEXT"]),
         ("Devices remember how their enrolment was allowed", ["ALTER TABLE devices ADD COLUMN enrolled_by TEXT"]),

@@ -28,20 +28,25 @@ extension SQLiteStore {
 
     public func retryOutbox(id: Int64, attempts: Int, nextAttemptAt: Date) async throws {
         try await writer.write { db in
-            try db.query("UPDATE outbox SET attempts = ?, next_attempt_at = ?, lease_until = NULL WHERE id = ?", [.integer(attempts), .date(nextAttemptAt), .integer(Int(id))])
+            try db.query(
+                "UPDATE outbox SET attempts = ?, next_attempt_at = ?, lease_until = NULL WHERE id = ?",
+                [.integer(attempts), .date(nextAttemptAt), .integer(Int(id))])
         }
     }
 
     public func deadLetterOutbox(id: Int64, attempts: Int, at: Date) async throws {
         try await writer.write { db in
-            try db.query("UPDATE outbox SET attempts = ?, dead_at = ?, lease_until = NULL WHERE id = ?", [.integer(attempts), .date(at), .integer(Int(id))])
+            try db.query(
+                "UPDATE outbox SET attempts = ?, dead_at = ?, lease_until = NULL WHERE id = ?",
+                [.integer(attempts), .date(at), .integer(Int(id))])
         }
     }
 
     public func deadLetters(limit: Int) async throws -> [OutboxEvent] {
         try await reader.read { db in
             try db.query("SELECT * FROM outbox WHERE dead_at IS NOT NULL ORDER BY id LIMIT ?", [.integer(limit)]).map { row in
-                OutboxEvent(id: Int64(try row.int("id")), event: try AuditEvent(row: row, withOrigin: false), attempts: try row.int("attempts"))
+                OutboxEvent(
+                    id: Int64(try row.int("id")), event: try AuditEvent(row: row, withOrigin: false), attempts: try row.int("attempts"))
             }
         }
     }
@@ -52,7 +57,8 @@ extension SQLiteStore {
                 "SELECT SUM(CASE WHEN dead_at IS NULL THEN 1 ELSE 0 END) AS pending, MIN(CASE WHEN dead_at IS NULL THEN at END) AS oldest, SUM(CASE WHEN dead_at IS NULL THEN 0 ELSE 1 END) AS dead FROM outbox"
             ).first
             return OutboxStatus(
-                pending: (try? row?.int("pending")) ?? 0, oldestPendingAt: (try? row?.optionalDate("oldest")) ?? nil, deadLetters: (try? row?.int("dead")) ?? 0)
+                pending: (try? row?.int("pending")) ?? 0, oldestPendingAt: (try? row?.optionalDate("oldest")) ?? nil,
+                deadLetters: (try? row?.int("dead")) ?? 0)
         }
     }
 

@@ -27,7 +27,8 @@ extension SQLiteHandle {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
-                    .blob(c.id), .integer(Int(c.purpose.rawValue)), .text(c.relyingPartyID), .text(c.userID), .text(c.deviceID), .blob(c.nonce),
+                    .blob(c.id), .integer(Int(c.purpose.rawValue)), .text(c.relyingPartyID), .text(c.userID), .text(c.deviceID),
+                    .blob(c.nonce),
                     .date(c.createdAt), .date(c.expiresAt), .optionalBlob(columns.operationHash), .optionalBlob(columns.publicKey),
                     .optionalText(columns.deviceName), columns.replacing.map { .integer($0 ? 1 : 0) } ?? .null, .optionalText(c.sessionID),
                     .optionalText(c.enrolmentRequestID),
@@ -40,7 +41,8 @@ extension SQLiteHandle {
             try query(
                 "INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    .blob(s.tokenHash), .text(s.id), .text(s.userID), .optionalText(s.deviceID), .text(s.kind.rawValue), .date(s.createdAt), .date(s.expiresAt),
+                    .blob(s.tokenHash), .text(s.id), .text(s.userID), .optionalText(s.deviceID), .text(s.kind.rawValue), .date(s.createdAt),
+                    .date(s.expiresAt),
                     .optionalDate(s.revokedAt), .optionalBlob(s.refreshTokenHash),
                 ])
             if let touched { try query("UPDATE devices SET last_used_at = ? WHERE id = ?", [.date(s.createdAt), .text(touched)]) }
@@ -81,7 +83,8 @@ extension SQLiteHandle {
             try query(
                 "INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at, key_replaced_at, key_replaced_by, attestation, enrolled_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    .text(d.id), .text(d.userID), .text(d.name), .blob(d.publicKey), .date(d.createdAt), .optionalDate(d.lastUsedAt), .optionalDate(d.revokedAt),
+                    .text(d.id), .text(d.userID), .text(d.name), .blob(d.publicKey), .date(d.createdAt), .optionalDate(d.lastUsedAt),
+                    .optionalDate(d.revokedAt),
                     .optionalDate(d.keyReplacedAt), .optionalText(d.keyReplacement?.rawValue), .optionalText(d.attestation?.stored),
                     .optionalText(d.enrolledBy?.rawValue),
                 ])
@@ -93,18 +96,23 @@ extension SQLiteHandle {
             try query(
                 "INSERT INTO approvals (token_hash, user_id, device_id, operation_hash, created_at, expires_at, consumed_at, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    .blob(a.tokenHash), .text(a.userID), .text(a.deviceID), .blob(a.operationHash), .date(a.createdAt), .date(a.expiresAt), .optionalDate(a.consumedAt),
+                    .blob(a.tokenHash), .text(a.userID), .text(a.deviceID), .blob(a.operationHash), .date(a.createdAt), .date(a.expiresAt),
+                    .optionalDate(a.consumedAt),
                     .optionalText(a.sessionID),
                 ])
         case .deleteEnrolmentRequest(let id):
             try query("DELETE FROM enrolment_requests WHERE id = ?", [.text(id)])
         case .approveEnrolmentRequest(let id, let at, let device):
-            try query("UPDATE enrolment_requests SET approved_at = ?, approved_by_device = ? WHERE id = ?", [.date(at), .optionalText(device), .text(id)])
+            try query(
+                "UPDATE enrolment_requests SET approved_at = ?, approved_by_device = ? WHERE id = ?",
+                [.date(at), .optionalText(device), .text(id)])
         case .setRecoveryCode(let id, let hash, let at, let sent):
             try query(
-                "UPDATE enrolment_requests SET recovery_code_hash = ?, last_code_sent_at = ?, codes_sent = ? WHERE id = ?", [.blob(hash), .date(at), .integer(sent), .text(id)])
+                "UPDATE enrolment_requests SET recovery_code_hash = ?, last_code_sent_at = ?, codes_sent = ? WHERE id = ?",
+                [.blob(hash), .date(at), .integer(sent), .text(id)])
         case .endEnrolmentRequest(let id, let at, let ending):
-            try query("UPDATE enrolment_requests SET ended_at = ?, ending = ? WHERE id = ?", [.date(at), .text(ending.rawValue), .text(id)])
+            try query(
+                "UPDATE enrolment_requests SET ended_at = ?, ending = ? WHERE id = ?", [.date(at), .text(ending.rawValue), .text(id)])
         case .countRecoveryAttempt(let id):
             try query("UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = ?", [.text(id)])
         case .insertDeviceRemoval(let r):
@@ -114,14 +122,19 @@ extension SQLiteHandle {
                   executes_at, ended_at, ending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
-                    .text(r.id), .text(r.userID), .text(r.deviceID), .text(r.sessionID), .text(r.requester), .date(r.createdAt), .date(r.codeExpiresAt),
-                    .blob(r.codeHash), .integer(r.codeAttempts), .optionalDate(r.scheduledAt), .optionalDate(r.executesAt), .optionalDate(r.endedAt),
+                    .text(r.id), .text(r.userID), .text(r.deviceID), .text(r.sessionID), .text(r.requester), .date(r.createdAt),
+                    .date(r.codeExpiresAt),
+                    .blob(r.codeHash), .integer(r.codeAttempts), .optionalDate(r.scheduledAt), .optionalDate(r.executesAt),
+                    .optionalDate(r.endedAt),
                     .optionalText(r.ending?.rawValue),
                 ])
         case .updateDeviceRemoval(let r):
             try query(
                 "UPDATE device_removals SET code_attempts = ?, scheduled_at = ?, executes_at = ?, ended_at = ?, ending = ? WHERE id = ?",
-                [.integer(r.codeAttempts), .optionalDate(r.scheduledAt), .optionalDate(r.executesAt), .optionalDate(r.endedAt), .optionalText(r.ending?.rawValue), .text(r.id)])
+                [
+                    .integer(r.codeAttempts), .optionalDate(r.scheduledAt), .optionalDate(r.executesAt), .optionalDate(r.endedAt),
+                    .optionalText(r.ending?.rawValue), .text(r.id),
+                ])
         case .redeemApproval(let hash, let at):
             try query("UPDATE approvals SET consumed_at = ? WHERE token_hash = ?", [.date(at), .blob(hash)])
         case .rotateRefreshToken(let session, let spent, let replacement, let at, let sealed):
@@ -134,7 +147,9 @@ extension SQLiteHandle {
                 "INSERT INTO api_keys (id, name, secret_hash, scopes, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)",
                 [.text(k.id), .text(k.name), .blob(k.secretHash), .text(k.storedScopes), .date(k.createdAt), .optionalDate(k.revokedAt)])
         case .insertSigningKey(let k):
-            try query("INSERT INTO signing_keys (id, private_key, created_at) VALUES (?, ?, ?)", [.text(k.id), .blob(k.storedKey), .date(k.createdAt)])
+            try query(
+                "INSERT INTO signing_keys (id, private_key, created_at) VALUES (?, ?, ?)",
+                [.text(k.id), .blob(k.storedKey), .date(k.createdAt)])
         case .deleteSigningKey(let id):
             try query("DELETE FROM signing_keys WHERE id = ?", [.text(id)])
         case .renameDevice(let id, let name):
@@ -149,9 +164,12 @@ extension SQLiteHandle {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
-                    .text(r.id), .text(r.userID), .text(r.deviceID), .text(r.name), .blob(r.publicKey), .integer(r.replacing ? 1 : 0), .text(r.sessionID),
-                    .date(r.createdAt), .date(r.expiresAt), .optionalDate(r.approvedAt), .optionalText(r.approvedByDevice), .optionalBlob(r.recoveryCodeHash),
-                    .integer(r.recoveryAttempts), .integer(r.codesSent), .optionalDate(r.lastCodeSentAt), .optionalDate(r.endedAt), .optionalText(r.ending?.rawValue),
+                    .text(r.id), .text(r.userID), .text(r.deviceID), .text(r.name), .blob(r.publicKey), .integer(r.replacing ? 1 : 0),
+                    .text(r.sessionID),
+                    .date(r.createdAt), .date(r.expiresAt), .optionalDate(r.approvedAt), .optionalText(r.approvedByDevice),
+                    .optionalBlob(r.recoveryCodeHash),
+                    .integer(r.recoveryAttempts), .integer(r.codesSent), .optionalDate(r.lastCodeSentAt), .optionalDate(r.endedAt),
+                    .optionalText(r.ending?.rawValue),
                     .optionalBlob(r.approvalHash), .optionalText(r.requester),
                 ])
         case .revokeApiKey(let id, let at):
@@ -159,7 +177,9 @@ extension SQLiteHandle {
         case .revokeDevice(let id, let at):
             try query("UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", [.date(at), .text(id)])
         case .revokeDevices(let user, let at):
-            outcome.revokedDevices += try query("UPDATE devices SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(user)]).count
+            outcome.revokedDevices += try query(
+                "UPDATE devices SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id", [.date(at), .text(user)]
+            ).count
         case .revokeSessions(let sessions, let at):
             let (condition, binds): (String, [SQLValue]) =
                 switch sessions {
@@ -167,9 +187,14 @@ extension SQLiteHandle {
                 case .openedBy(let device, let user): ("device_id = ? AND user_id = ?", [.text(device), .text(user)])
                 case .allOf(let user): ("user_id = ?", [.text(user)])
                 case .passwordSessionsOf(let user, let except):
-                    ("user_id = ? AND kind = ? AND id <> ?", [.text(user), .text(SessionKind.primary.rawValue), .text(except?.rawValue ?? "")])
+                    (
+                        "user_id = ? AND kind = ? AND id <> ?",
+                        [.text(user), .text(SessionKind.primary.rawValue), .text(except?.rawValue ?? "")]
+                    )
                 }
-            outcome.revokedSessions += try query("UPDATE sessions SET revoked_at = ? WHERE \(condition) AND revoked_at IS NULL RETURNING id", [.date(at)] + binds).count
+            outcome.revokedSessions += try query(
+                "UPDATE sessions SET revoked_at = ? WHERE \(condition) AND revoked_at IS NULL RETURNING id", [.date(at)] + binds
+            ).count
         case .withdrawApprovals(.ofDevice(let device, let user)):
             try query(
                 "DELETE FROM approvals WHERE consumed_at IS NULL AND user_id = ? AND (device_id = ? OR session_id IN (SELECT id FROM sessions WHERE device_id = ?))",
@@ -199,18 +224,24 @@ extension SQLiteHandle {
         // The single writer serialises transactions: nothing a guard reads can change before the writes.
         func exists(_ sql: String, _ binds: [SQLValue]) throws -> Bool { try !query(sql, binds).isEmpty }
         switch condition {
-        case .activeDevice(let id, let user): return try exists("SELECT 1 FROM devices WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
+        case .activeDevice(let id, let user):
+            return try exists("SELECT 1 FROM devices WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
         case .activeDeviceKey(let id, let user, let key):
-            return try exists("SELECT 1 FROM devices WHERE id = ? AND user_id = ? AND revoked_at IS NULL AND public_key = ?", [.text(id), .text(user), .blob(key)])
-        case .ownedDevice(let id, let user): return try exists("SELECT 1 FROM devices WHERE id = ? AND user_id = ?", [.text(id), .text(user)])
-        case .activeSession(let id, let user): return try exists("SELECT 1 FROM sessions WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
+            return try exists(
+                "SELECT 1 FROM devices WHERE id = ? AND user_id = ? AND revoked_at IS NULL AND public_key = ?",
+                [.text(id), .text(user), .blob(key)])
+        case .ownedDevice(let id, let user):
+            return try exists("SELECT 1 FROM devices WHERE id = ? AND user_id = ?", [.text(id), .text(user)])
+        case .activeSession(let id, let user):
+            return try exists("SELECT 1 FROM sessions WHERE id = ? AND user_id = ? AND revoked_at IS NULL", [.text(id), .text(user)])
         case .activeApiKey(let id): return try exists("SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL", [.text(id)])
         case .approvedEnrolmentRequest(let id):
             return try exists("SELECT 1 FROM enrolment_requests WHERE id = ? AND approved_at IS NOT NULL AND ended_at IS NULL", [.text(id)])
         case .belowFailureLimits(let lockout): return try !isLockedOut(lockout)
         case .noDeviceEver(let user): return try !exists("SELECT 1 FROM devices WHERE user_id = ?", [.text(user)])
         case .userIDFree(let user):
-            return try !exists("SELECT 1 FROM backend_users WHERE id = ?", [.text(user)]) && !exists("SELECT 1 FROM devices WHERE user_id = ?", [.text(user)])
+            return try !exists("SELECT 1 FROM backend_users WHERE id = ?", [.text(user)])
+                && !exists("SELECT 1 FROM devices WHERE user_id = ?", [.text(user)])
         case .noPasswordAccount(let user): return try !exists("SELECT 1 FROM users WHERE id = ?", [.text(user)])
         case .appAttestCounter(let id, _, _):
             let stored = try query("SELECT attestation FROM devices WHERE id = ?", [.text(id)]).first?.optionalString("attestation")
@@ -227,7 +258,8 @@ extension SQLiteHandle {
                   ORDER BY seq DESC LIMIT 1) RETURNING seq
                 """,
                 [
-                    .date(e.at), .optionalText(e.clientAddress), .text(e.kind), .date(e.at.addingTimeInterval(-AuditEvent.aggregationWindow)),
+                    .date(e.at), .optionalText(e.clientAddress), .text(e.kind),
+                    .date(e.at.addingTimeInterval(-AuditEvent.aggregationWindow)),
                     .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .optionalText(e.apiKeyID),
                 ])
             if !merged.isEmpty { return }
@@ -235,7 +267,8 @@ extension SQLiteHandle {
         try query(
             "INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id, api_key_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                .date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason), .optionalText(e.clientAddress),
+                .date(e.at), .text(e.kind), .optionalText(e.userID), .optionalText(e.deviceID), .optionalText(e.reason),
+                .optionalText(e.clientAddress),
                 .optionalText(e.requestID), .optionalText(e.apiKeyID),
             ])
     }

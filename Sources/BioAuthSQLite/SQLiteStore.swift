@@ -59,13 +59,17 @@ public final class SQLiteStore: BioAuthStore {
 
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
     /// - Throws: ``StoreError`` `unavailable` if the file cannot be opened.
-    public static func open(path: String, decisions: Decisions = .beforeTheWriter, logger: Logger = .discarding("BioAuthSQLite")) async throws -> SQLiteStore {
+    public static func open(path: String, decisions: Decisions = .beforeTheWriter, logger: Logger = .discarding("BioAuthSQLite"))
+        async throws -> SQLiteStore
+    {
         try prepared(path: path, decisions: decisions, logger: logger)
     }
 
     /// A private database in memory, gone when the store closes: the same SQL, rules and
     /// conformance as a file, without durability. For tests, demos and `bioauth-server --database :memory:`.
-    public static func inMemory(decisions: Decisions = .beforeTheWriter, logger: Logger = .discarding("BioAuthSQLite")) throws -> SQLiteStore {
+    public static func inMemory(decisions: Decisions = .beforeTheWriter, logger: Logger = .discarding("BioAuthSQLite")) throws
+        -> SQLiteStore
+    {
         try prepared(path: ":memory:", decisions: decisions, logger: logger)
     }
 
@@ -103,7 +107,8 @@ public final class SQLiteStore: BioAuthStore {
             db.close()
             throw error
         }
-        return SQLiteStore(writer: SQLiteWriter(connection: db), reader: SQLiteWriter(connection: reading, name: "sqlite-reader"), decisions: decisions)
+        return SQLiteStore(
+            writer: SQLiteWriter(connection: db), reader: SQLiteWriter(connection: reading, name: "sqlite-reader"), decisions: decisions)
     }
 
     /// Closes the connection after every queued transaction has committed. Idempotent.
@@ -117,7 +122,8 @@ public final class SQLiteStore: BioAuthStore {
         let applied = Set(try db.query("SELECT name FROM migrations").map { try $0.string("name") })
         let unknown = Schema.unknown(applied)
         guard unknown.isEmpty else {
-            throw StoreError(.schemaTooNew, detail: "the database has migrations this binary does not know: \(unknown.joined(separator: "; "))")
+            throw StoreError(
+                .schemaTooNew, detail: "the database has migrations this binary does not know: \(unknown.joined(separator: "; "))")
         }
         for migration in Self.migrations where !applied.contains(migration.name) {
             try db.execute("BEGIN IMMEDIATE")
@@ -146,9 +152,12 @@ public final class SQLiteStore: BioAuthStore {
     /// Every column of the database as SQLite declares it, tables by name, columns in order.
     package func declaredColumns() async throws -> [Schema.DeclaredColumn] {
         try await reader.read { db in
-            try db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'migrations' ORDER BY name").flatMap { table in
+            try db.query(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'migrations' ORDER BY name"
+            ).flatMap { table in
                 let name = try table.string("name")
-                return try db.query("SELECT name, type, \"notnull\" AS required, pk FROM pragma_table_info(?)", [.text(name)]).map { column in
+                return try db.query("SELECT name, type, \"notnull\" AS required, pk FROM pragma_table_info(?)", [.text(name)]).map {
+                    column in
                     Schema.DeclaredColumn(
                         table: name, column: try column.string("name"), type: try column.string("type"),
                         nullable: try column.int("required") == 0 && column.int("pk") == 0)
@@ -179,24 +188,34 @@ public final class SQLiteStore: BioAuthStore {
                 rows.approvalSignerActive = try row.int("signer_active") != 0
             }
             if let id = locking.enrolmentRequest {
-                rows.enrolmentRequest = try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map { try EnrolmentRequestRecord(row: $0) }
+                rows.enrolmentRequest = try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map {
+                    try EnrolmentRequestRecord(row: $0)
+                }
             }
             if let hash = locking.refreshToken {
                 if let current = try db.sessionState(where: "s.refresh_hash = ?", .blob(hash)) {
                     rows.refreshSession = current
-                } else if let spender = try db.sessionState(where: "s.id = (SELECT session_id FROM spent_refresh_tokens WHERE token_hash = ?)", .blob(hash)) {
+                } else if let spender = try db.sessionState(
+                    where: "s.id = (SELECT session_id FROM spent_refresh_tokens WHERE token_hash = ?)", .blob(hash))
+                {
                     rows.refreshSession = spender
-                    rows.spentRefreshToken = try db.query("SELECT spent_at, successor FROM spent_refresh_tokens WHERE token_hash = ?", [.blob(hash)]).first
+                    rows.spentRefreshToken = try db.query(
+                        "SELECT spent_at, successor FROM spent_refresh_tokens WHERE token_hash = ?", [.blob(hash)]
+                    ).first
                         .map { try SpentRefreshToken(row: $0) }
                 }
             }
             if let key = locking.passwordAttempt { rows.passwordAttempt = try db.passwordAttemptRows(key) }
             if let user = locking.enrolmentRequestsOf {
-                rows.enrolmentRequests = try db.query("SELECT * FROM enrolment_requests WHERE user_id = ? ORDER BY created_at, id", [.text(user)])
-                    .map { try EnrolmentRequestRecord(row: $0) }
+                rows.enrolmentRequests = try db.query(
+                    "SELECT * FROM enrolment_requests WHERE user_id = ? ORDER BY created_at, id", [.text(user)]
+                )
+                .map { try EnrolmentRequestRecord(row: $0) }
             }
             if let id = locking.deviceRemoval {
-                rows.deviceRemoval = try db.query("SELECT * FROM device_removals WHERE id = ?", [.text(id)]).first.map { try DeviceRemovalRecord(row: $0) }
+                rows.deviceRemoval = try db.query("SELECT * FROM device_removals WHERE id = ?", [.text(id)]).first.map {
+                    try DeviceRemovalRecord(row: $0)
+                }
             }
             rows.counters = try db.counters(locking.counters)
             let decision = decide(rows)
@@ -209,7 +228,9 @@ public final class SQLiteStore: BioAuthStore {
     public func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await reader.read { db in
             let user = try db.query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map { try UserRecord(row: $0) }
-            let known = try db.query("SELECT 1 FROM known_clients WHERE user_id = ? AND client = ?", [.text(username), .text(lockout.client)]).first != nil
+            let known =
+                try db.query("SELECT 1 FROM known_clients WHERE user_id = ? AND client = ?", [.text(username), .text(lockout.client)]).first
+                != nil
             return PasswordLoginState(user: user, lockedOut: try db.isLockedOut(lockout), knownClient: known)
         }
     }
@@ -228,7 +249,8 @@ public final class SQLiteStore: BioAuthStore {
             let approvals = try db.query("DELETE FROM approvals WHERE expires_at < ? RETURNING expires_at", [.date(windowsBefore)]).count
             let requests = try db.query("DELETE FROM enrolment_requests WHERE expires_at < ? RETURNING id", [.date(windowsBefore)]).count
             try db.query(
-                "DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < ?)", [.date(windowsBefore)])
+                "DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < ?)",
+                [.date(windowsBefore)])
             try db.query("DELETE FROM outbox WHERE at < ?", [.date(auditBefore)])
             try db.query("DELETE FROM known_clients WHERE last_success_at < ?", [.date(auditBefore)])
             try db.query(
@@ -236,7 +258,9 @@ public final class SQLiteStore: BioAuthStore {
                 [.date(auditBefore), .date(auditBefore)])
             let ended = "SELECT id FROM sessions WHERE expires_at < ? OR revoked_at < ?"
             try db.query("DELETE FROM spent_refresh_tokens WHERE session_id IN (\(ended))", [.date(sessionsBefore), .date(sessionsBefore)])
-            let sessions = try db.query("DELETE FROM sessions WHERE id IN (\(ended)) RETURNING id", [.date(sessionsBefore), .date(sessionsBefore)]).count
+            let sessions = try db.query(
+                "DELETE FROM sessions WHERE id IN (\(ended)) RETURNING id", [.date(sessionsBefore), .date(sessionsBefore)]
+            ).count
             return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests, sessions: sessions)
         }
     }
@@ -248,7 +272,11 @@ public final class SQLiteStore: BioAuthStore {
     }
 
     public func devices(userID: UserID) async throws -> [DeviceRecord] {
-        try await reader.read { db in try db.query("SELECT * FROM devices WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map { try DeviceRecord(row: $0) } }
+        try await reader.read { db in
+            try db.query("SELECT * FROM devices WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map {
+                try DeviceRecord(row: $0)
+            }
+        }
     }
 
     // MARK: Sessions
@@ -262,7 +290,11 @@ public final class SQLiteStore: BioAuthStore {
     }
 
     public func sessions(userID: UserID) async throws -> [SessionRecord] {
-        try await reader.read { db in try db.query("SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map { try SessionRecord(row: $0) } }
+        try await reader.read { db in
+            try db.query("SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map {
+                try SessionRecord(row: $0)
+            }
+        }
     }
 
     // MARK: Signing keys
@@ -278,7 +310,9 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: API keys
 
     public func apiKey(secretHash: TokenHash) async throws -> ApiKeyRecord? {
-        try await reader.read { db in try db.query("SELECT * FROM api_keys WHERE secret_hash = ?", [.blob(secretHash)]).first.map { try ApiKeyRecord(row: $0) } }
+        try await reader.read { db in
+            try db.query("SELECT * FROM api_keys WHERE secret_hash = ?", [.blob(secretHash)]).first.map { try ApiKeyRecord(row: $0) }
+        }
     }
 
     public func apiKeys() async throws -> [ApiKeyRecord] {
@@ -288,27 +322,35 @@ public final class SQLiteStore: BioAuthStore {
     // MARK: Enrolment requests
 
     public func enrolmentRequest(id: EnrolmentRequestID) async throws -> EnrolmentRequestRecord? {
-        try await reader.read { db in try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map { try EnrolmentRequestRecord(row: $0) } }
+        try await reader.read { db in
+            try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map { try EnrolmentRequestRecord(row: $0) }
+        }
     }
 
     public func deviceRemovals(userID: UserID) async throws -> [DeviceRemovalRecord] {
         try await reader.read { db in
-            try db.query("SELECT * FROM device_removals WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map { try DeviceRemovalRecord(row: $0) }
+            try db.query("SELECT * FROM device_removals WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map {
+                try DeviceRemovalRecord(row: $0)
+            }
         }
     }
 
     public func dueDeviceRemovals(now: Date, limit: Int) async throws -> [DeviceRemovalRecord] {
         try await reader.read { db in
             try db.query(
-                "SELECT * FROM device_removals WHERE ended_at IS NULL AND executes_at <= ? ORDER BY executes_at, id LIMIT ?", [.date(now), .integer(limit)]
+                "SELECT * FROM device_removals WHERE ended_at IS NULL AND executes_at <= ? ORDER BY executes_at, id LIMIT ?",
+                [.date(now), .integer(limit)]
             ).map { try DeviceRemovalRecord(row: $0) }
         }
     }
 
     public func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord] {
         try await reader.read { db in
-            try db.query("SELECT * FROM enrolment_requests WHERE user_id = ? AND expires_at > ? ORDER BY created_at, id", [.text(userID), .date(now)])
-                .map { try EnrolmentRequestRecord(row: $0) }
+            try db.query(
+                "SELECT * FROM enrolment_requests WHERE user_id = ? AND expires_at > ? ORDER BY created_at, id",
+                [.text(userID), .date(now)]
+            )
+            .map { try EnrolmentRequestRecord(row: $0) }
         }
     }
 
@@ -368,8 +410,12 @@ extension SQLiteHandle {
         let bySubject = Dictionary(subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
         let placeholders = Array(repeating: "?", count: bySubject.count).joined(separator: ", ")
         var counters: [FailureSubject: FailureCounter] = [:]
-        for row in try query("SELECT key, window_start, count FROM counters WHERE key IN (\(placeholders))", bySubject.keys.map { .text($0) }) {
-            if let subject = bySubject[try row.string("key")] { counters[subject] = FailureCounter(since: try row.date("window_start"), count: try row.int("count")) }
+        for row in try query(
+            "SELECT key, window_start, count FROM counters WHERE key IN (\(placeholders))", bySubject.keys.map { .text($0) })
+        {
+            if let subject = bySubject[try row.string("key")] {
+                counters[subject] = FailureCounter(since: try row.date("window_start"), count: try row.int("count"))
+            }
         }
         return counters
     }

@@ -84,7 +84,9 @@ final class SQLiteWriter: Sendable {
             // Reads first, outside any transaction: they see every acknowledged write (committed
             // before they were queued) and none of this group's, and do not wait for its fsync.
             for case .read(let body) in jobs { body(connection) }
-            let writes = jobs.compactMap { job -> WriteJob? in if case .write(let ephemeral, let run, let notRun) = job { (ephemeral, run, notRun) } else { nil } }
+            let writes = jobs.compactMap { job -> WriteJob? in
+                if case .write(let ephemeral, let run, let notRun) = job { (ephemeral, run, notRun) } else { nil }
+            }
             if !writes.isEmpty { commit(writes, on: connection, counts: counts) }
             for case .close(let done) in jobs {
                 connection.close()

@@ -7,7 +7,8 @@ import Logging
 /// with. Works on the database directly (the server may be running); every change is audited.
 struct ApiKeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "api-key", abstract: "Create, list and revoke the backend API's keys.", subcommands: [Create.self, List.self, Revoke.self])
+        commandName: "api-key", abstract: "Create, list and revoke the backend API's keys.",
+        subcommands: [Create.self, List.self, Revoke.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -18,7 +19,9 @@ struct ApiKeyCommand: AsyncParsableCommand {
         var scope: [String] = []
 
         func validate() throws {
-            guard !scope.isEmpty else { throw ValidationError("give at least one --scope (\(ApiKeyScope.all.map(\.description).joined(separator: ", ")))") }
+            guard !scope.isEmpty else {
+                throw ValidationError("give at least one --scope (\(ApiKeyScope.all.map(\.description).joined(separator: ", ")))")
+            }
             for name in scope where ApiKeyScope(name: name) == nil { throw ValidationError("--scope: unknown scope \(name)") }
         }
 
@@ -26,13 +29,16 @@ struct ApiKeyCommand: AsyncParsableCommand {
             let created = try await withOperatorService(database) { service in
                 try await service.createApiKey(name: name, scopes: Set(scope.compactMap(ApiKeyScope.init(name:))), request: operatorRequest)
             }
-            print("created \(created.record.id) (\(created.record.name); scopes: \(created.record.scopes.sorted().map(\.description).joined(separator: ", ")))")
+            print(
+                "created \(created.record.id) (\(created.record.name); scopes: \(created.record.scopes.sorted().map(\.description).joined(separator: ", ")))"
+            )
             print(created.secret.value)
         }
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List every key: id, name, scopes, created, and whether it is revoked. Never the key.")
+        static let configuration = CommandConfiguration(
+            abstract: "List every key: id, name, scopes, created, and whether it is revoked. Never the key.")
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
@@ -40,7 +46,9 @@ struct ApiKeyCommand: AsyncParsableCommand {
             if keys.isEmpty { print("no API keys") }
             for key in keys {
                 let state = key.revokedAt.map { "revoked \($0.formatted(.iso8601))" } ?? "active"
-                print("\(key.id)\t\(key.name)\t\(key.scopes.sorted().map(\.description).joined(separator: ","))\tcreated \(key.createdAt.formatted(.iso8601))\t\(state)")
+                print(
+                    "\(key.id)\t\(key.name)\t\(key.scopes.sorted().map(\.description).joined(separator: ","))\tcreated \(key.createdAt.formatted(.iso8601))\t\(state)"
+                )
             }
         }
     }
@@ -52,7 +60,9 @@ struct ApiKeyCommand: AsyncParsableCommand {
 
         func run() async throws {
             do {
-                try await withOperatorService(database) { service in try await service.revokeApiKey(id: ApiKeyID(id), request: operatorRequest) }
+                try await withOperatorService(database) { service in
+                    try await service.revokeApiKey(id: ApiKeyID(id), request: operatorRequest)
+                }
             } catch let error as ServerError where error.code == .notFound {
                 throw ValidationError("no active API key \(id)")
             }

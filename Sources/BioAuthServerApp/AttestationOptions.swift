@@ -11,7 +11,9 @@ import X509
 struct AttestationOptions: ParsableArguments {
     @Option(
         name: .customLong("apple-app-id"),
-        help: "An iOS app allowed to enrol, TEAMID.bundle.id; repeat for several (env BIOAUTH_APPLE_APP_IDS, comma-separated). Turns App Attest on.")
+        help:
+            "An iOS app allowed to enrol, TEAMID.bundle.id; repeat for several (env BIOAUTH_APPLE_APP_IDS, comma-separated). Turns App Attest on."
+    )
     var appleAppIDOptions: [String] = []
     var appleAppIDs: [String] { appleAppIDOptions.isEmpty ? list("BIOAUTH_APPLE_APP_IDS") : appleAppIDOptions }
 
@@ -23,13 +25,17 @@ struct AttestationOptions: ParsableArguments {
     var appleRuleOption: String?
     var appleRule: String? { appleRuleOption ?? env("BIOAUTH_APPLE_ATTESTATION") }
 
-    @Flag(name: .customLong("app-attest-development"), help: "Also accept App Attest keys of development builds (env BIOAUTH_APP_ATTEST_DEVELOPMENT=1).")
+    @Flag(
+        name: .customLong("app-attest-development"),
+        help: "Also accept App Attest keys of development builds (env BIOAUTH_APP_ATTEST_DEVELOPMENT=1).")
     var appAttestDevelopmentFlag = false
     var appAttestDevelopment: Bool { appAttestDevelopmentFlag || env("BIOAUTH_APP_ATTEST_DEVELOPMENT") == "1" }
 
     @Option(
         name: .customLong("insecure-app-attest-root"),
-        help: "Trust this PEM root instead of Apple's App Attestation Root (test suites only: an emulator's CA; anyone holding its key attests anything).")
+        help:
+            "Trust this PEM root instead of Apple's App Attestation Root (test suites only: an emulator's CA; anyone holding its key attests anything)."
+    )
     var appAttestRootFile: String?
 
     @Option(
@@ -42,13 +48,17 @@ struct AttestationOptions: ParsableArguments {
 
     @Option(
         name: .customLong("android-package"),
-        help: "An Android package allowed to enrol; repeat for several (env BIOAUTH_ANDROID_PACKAGES, comma-separated). Turns Android Key Attestation on.")
+        help:
+            "An Android package allowed to enrol; repeat for several (env BIOAUTH_ANDROID_PACKAGES, comma-separated). Turns Android Key Attestation on."
+    )
     var androidPackageOptions: [String] = []
     var androidPackages: [String] { androidPackageOptions.isEmpty ? list("BIOAUTH_ANDROID_PACKAGES") : androidPackageOptions }
 
     @Option(
         name: .customLong("android-signing-digest"),
-        help: "SHA-256 of a signing certificate the Android app may carry, hex; repeat for several (env BIOAUTH_ANDROID_SIGNING_DIGESTS, comma-separated).")
+        help:
+            "SHA-256 of a signing certificate the Android app may carry, hex; repeat for several (env BIOAUTH_ANDROID_SIGNING_DIGESTS, comma-separated)."
+    )
     var androidDigestOptions: [String] = []
     var androidDigests: [String] { androidDigestOptions.isEmpty ? list("BIOAUTH_ANDROID_SIGNING_DIGESTS") : androidDigestOptions }
 
@@ -65,17 +75,21 @@ struct AttestationOptions: ParsableArguments {
             "Where the attestation status list (revoked attestation keys) comes from: an https URL, a file kept by `bioauth attestation status update`, or off (default Google's list; env BIOAUTH_ANDROID_ATTESTATION_STATUS)."
     )
     var androidStatusOption: String?
-    var androidStatus: String { androidStatusOption ?? env("BIOAUTH_ANDROID_ATTESTATION_STATUS") ?? AttestationStatusList.googleURL.absoluteString }
+    var androidStatus: String {
+        androidStatusOption ?? env("BIOAUTH_ANDROID_ATTESTATION_STATUS") ?? AttestationStatusList.googleURL.absoluteString
+    }
 
     @Option(
         name: .customLong("android-attestation-status-max-age"),
-        help: "Seconds a status list stays good; older, Android enrolments are refused with 503 (default 604800, 7 days; env BIOAUTH_ANDROID_ATTESTATION_STATUS_MAX_AGE)."
+        help:
+            "Seconds a status list stays good; older, Android enrolments are refused with 503 (default 604800, 7 days; env BIOAUTH_ANDROID_ATTESTATION_STATUS_MAX_AGE)."
     )
     var androidStatusMaxAgeOption: Int?
     var androidStatusMaxAge: Int? { androidStatusMaxAgeOption ?? env("BIOAUTH_ANDROID_ATTESTATION_STATUS_MAX_AGE").flatMap { Int($0) } }
 
     @Option(
-        name: .customLong("android-attestation"), help: "required (default with --android-package), preferred or off (env BIOAUTH_ANDROID_ATTESTATION).")
+        name: .customLong("android-attestation"),
+        help: "required (default with --android-package), preferred or off (env BIOAUTH_ANDROID_ATTESTATION).")
     var androidRuleOption: String?
     var androidRule: String? { androidRuleOption ?? env("BIOAUTH_ANDROID_ATTESTATION") }
 
@@ -89,8 +103,12 @@ struct AttestationOptions: ParsableArguments {
             do { appIDs.insert(try AppAttest.AppID(id)) } catch { throw ValidationError("--apple-app-id: \(id) is not TEAMID.bundle.id") }
         }
         if !appIDs.isEmpty {
-            let roots = try appAttestRootFile.map { try Self.roots($0, option: "--insecure-app-attest-root") } ?? [TrustAnchors.appleAppAttestationRoot]
-            let verifier = AppAttestVerifier(appIDs: appIDs, environments: appAttestDevelopment ? [.production, .development] : [.production], roots: roots)
+            let roots =
+                try appAttestRootFile.map { try Self.roots($0, option: "--insecure-app-attest-root") } ?? [
+                    TrustAnchors.appleAppAttestationRoot
+                ]
+            let verifier = AppAttestVerifier(
+                appIDs: appIDs, environments: appAttestDevelopment ? [.production, .development] : [.production], roots: roots)
             policy.apple = try Self.rule(appleRule, verifier, option: "--apple-attestation")
         } else if appleRule.map({ $0 != "off" }) ?? false {
             throw ValidationError("--apple-attestation needs --apple-app-id")
@@ -110,10 +128,13 @@ struct AttestationOptions: ParsableArguments {
                 }
                 digests.insert(digest)
             }
-            guard !digests.isEmpty else { throw ValidationError("--android-package needs --android-signing-digest: a package name alone is no proof of the app") }
+            guard !digests.isEmpty else {
+                throw ValidationError("--android-package needs --android-signing-digest: a package name alone is no proof of the app")
+            }
             let verifier = AndroidKeyAttestationVerifier(
                 requirements: AndroidKeyRequirements(packageNames: Set(androidPackages), signingCertificateDigests: digests),
-                roots: try androidRootFile.map { try Self.roots($0, option: "--insecure-android-attestation-root") } ?? TrustAnchors.googleHardwareAttestationRoots,
+                roots: try androidRootFile.map { try Self.roots($0, option: "--insecure-android-attestation-root") }
+                    ?? TrustAnchors.googleHardwareAttestationRoots,
                 revocation: try revocation())
             policy.android = try Self.rule(androidRule, verifier, option: "--android-attestation")
         } else if androidRule.map({ $0 != "off" }) ?? false {
@@ -128,7 +149,10 @@ struct AttestationOptions: ParsableArguments {
         let maximumAge = androidStatusMaxAge ?? Int(AttestationStatus.defaultMaximumAge)
         guard maximumAge >= 3600 else { throw ValidationError("--android-attestation-status-max-age: at least 3600 seconds") }
         do {
-            return .checked(AttestationStatus(source: try AttestationStatusSource(androidStatus), maximumAge: TimeInterval(maximumAge), fetch: attestationStatusFetch))
+            return .checked(
+                AttestationStatus(
+                    source: try AttestationStatusSource(androidStatus), maximumAge: TimeInterval(maximumAge), fetch: attestationStatusFetch)
+            )
         } catch {
             throw ValidationError("--android-attestation-status: \(error.reason)")
         }
@@ -136,11 +160,14 @@ struct AttestationOptions: ParsableArguments {
 
     /// The options that replace a platform's pinned roots with a test CA's: what the server warns of at start.
     var insecureRoots: [String] {
-        [appAttestRootFile.map { _ in "--insecure-app-attest-root" }, androidRootFile.map { _ in "--insecure-android-attestation-root" }].compactMap { $0 }
+        [appAttestRootFile.map { _ in "--insecure-app-attest-root" }, androidRootFile.map { _ in "--insecure-android-attestation-root" }]
+            .compactMap { $0 }
     }
 
     private static func roots(_ file: String, option: String) throws -> [Certificate] {
-        guard let text = try? String(contentsOfFile: file, encoding: .utf8), let parsed = try? TrustAnchors.certificates(pem: text), !parsed.isEmpty else {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8), let parsed = try? TrustAnchors.certificates(pem: text),
+            !parsed.isEmpty
+        else {
             throw ValidationError("\(option): no PEM certificate in \(file)")
         }
         return parsed

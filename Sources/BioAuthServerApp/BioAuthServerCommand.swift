@@ -27,14 +27,17 @@ struct BioAuthServerCommand: AsyncParsableCommand {
 struct DatabaseOptions: ParsableArguments {
     @Option(
         name: .customLong("config"),
-        help: "A file of KEY=value settings named like the environment variables (env BIOAUTH_CONFIG); flags and the environment win over it.")
+        help:
+            "A file of KEY=value settings named like the environment variables (env BIOAUTH_CONFIG); flags and the environment win over it."
+    )
     var configFile: String?
     @Option(help: "SQLite database file, :memory:, or postgres://user[:password]@host[:port]/database (env BIOAUTH_DATABASE).")
     var database: String = env("BIOAUTH_DATABASE") ?? "bioauth.sqlite"
     @Option(
         name: .customLong("database-tls"),
         help:
-            "PostgreSQL TLS: disable, prefer, require (= verify-full: chain and host name) (env BIOAUTH_DATABASE_TLS; a URL's sslmode wins). Default: require, prefer for a loopback host.")
+            "PostgreSQL TLS: disable, prefer, require (= verify-full: chain and host name) (env BIOAUTH_DATABASE_TLS; a URL's sslmode wins). Default: require, prefer for a loopback host."
+    )
     var databaseTLSOption: String?
     var databaseTLS: String? { databaseTLSOption ?? env("BIOAUTH_DATABASE_TLS") }
     @Option(name: .customLong("database-pool-size"), help: "Most PostgreSQL connections of this instance (env BIOAUTH_DATABASE_POOL_SIZE).")
@@ -71,7 +74,10 @@ struct DatabaseOptions: ParsableArguments {
     func validate() throws {
         if case .failure(let error) = ConfigurationFile.loaded { throw ValidationError(error.description) }
         if database.hasPrefix("postgres:") || database.hasPrefix("postgresql:") {
-            guard postgres != nil else { throw ValidationError("--database: expected postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]") }
+            guard postgres != nil else {
+                throw ValidationError(
+                    "--database: expected postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]")
+            }
         }
         if let databaseTLS, PostgresStore.Options.TLSMode(name: databaseTLS) == nil {
             throw ValidationError("--database-tls must be disable, prefer, require or verify-full")
@@ -121,17 +127,28 @@ struct Serve: AsyncParsableCommand {
             "Seconds between the recovery code that confirms a device's removal without another device and the removal, 3600–604800 (env BIOAUTH_LOST_DEVICE_DELAY; default 86400): the owner's devices may cancel it meanwhile."
     )
     var lostDeviceDelay: Int = env("BIOAUTH_LOST_DEVICE_DELAY").flatMap(Int.init) ?? 86_400
-    @Flag(name: .customLong("trust-forwarded-for"), help: "Shorthand for --trusted-proxy 127.0.0.0/8 --trusted-proxy ::1 (a reverse proxy on this host).")
+    @Flag(
+        name: .customLong("trust-forwarded-for"),
+        help: "Shorthand for --trusted-proxy 127.0.0.0/8 --trusted-proxy ::1 (a reverse proxy on this host).")
     var trustForwardedFor = false
     @Option(
         name: .customLong("trusted-proxy"),
-        help: "A reverse proxy's address or CIDR range; repeatable (env BIOAUTH_TRUSTED_PROXIES, comma-separated). The client is the rightmost X-Forwarded-For address not in these.")
-    var trustedProxies: [String] = env("BIOAUTH_TRUSTED_PROXIES")?.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } ?? []
-    @Flag(name: .customLong("allow-sign-up"), help: "Enable POST /v1/users, the demo accounts' open sign-up (env BIOAUTH_ALLOW_SIGN_UP=1). Off by default: it reveals which usernames exist.")
+        help:
+            "A reverse proxy's address or CIDR range; repeatable (env BIOAUTH_TRUSTED_PROXIES, comma-separated). The client is the rightmost X-Forwarded-For address not in these."
+    )
+    var trustedProxies: [String] =
+        env("BIOAUTH_TRUSTED_PROXIES")?.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } ?? []
+    @Flag(
+        name: .customLong("allow-sign-up"),
+        help:
+            "Enable POST /v1/users, the demo accounts' open sign-up (env BIOAUTH_ALLOW_SIGN_UP=1). Off by default: it reveals which usernames exist."
+    )
     var allowSignUp = false
     @Flag(
         name: .customLong("no-password-login"),
-        help: "Switch the built-in password login and sign-up off (env BIOAUTH_NO_PASSWORD_LOGIN=1): for a deployment whose backend owns every user id (enrolment grants).")
+        help:
+            "Switch the built-in password login and sign-up off (env BIOAUTH_NO_PASSWORD_LOGIN=1): for a deployment whose backend owns every user id (enrolment grants)."
+    )
     var noPasswordLogin = false
     @Option(
         name: .customLong("backend-user-prefix"),
@@ -141,13 +158,19 @@ struct Serve: AsyncParsableCommand {
             """)
     var backendUserPrefixes: [String] =
         env("BIOAUTH_BACKEND_USER_PREFIXES")?.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } ?? []
-    @Option(name: .customLong("password-rounds"), help: "PBKDF2-HMAC-SHA256 rounds for demo passwords, at least 600000 (env BIOAUTH_PASSWORD_ROUNDS).")
+    @Option(
+        name: .customLong("password-rounds"),
+        help: "PBKDF2-HMAC-SHA256 rounds for demo passwords, at least 600000 (env BIOAUTH_PASSWORD_ROUNDS).")
     var passwordRounds: Int = env("BIOAUTH_PASSWORD_ROUNDS").flatMap(Int.init) ?? ServerConfiguration.recommendedPasswordRounds
-    @Flag(name: .customLong("insecure-password-rounds-for-tests"), help: "Allow --password-rounds below 600000 (test suites only: makes offline guessing of a stolen database cheap).")
+    @Flag(
+        name: .customLong("insecure-password-rounds-for-tests"),
+        help: "Allow --password-rounds below 600000 (test suites only: makes offline guessing of a stolen database cheap).")
     var insecurePasswordRounds = false
     @Option(
         name: .customLong("password-hash-threads"),
-        help: "Threads that hash passwords, apart from the ones serving requests (env BIOAUTH_PASSWORD_HASH_THREADS; default half the cores, at least 1).")
+        help:
+            "Threads that hash passwords, apart from the ones serving requests (env BIOAUTH_PASSWORD_HASH_THREADS; default half the cores, at least 1)."
+    )
     var passwordHashThreads: Int = env("BIOAUTH_PASSWORD_HASH_THREADS").flatMap(Int.init) ?? PasswordHashingPolicy().threads
     @Option(
         name: .customLong("password-hash-queue"),
@@ -162,9 +185,12 @@ struct Serve: AsyncParsableCommand {
             "Requests per IPv4 address or IPv6 /64 per 5-minute window, shared by every instance through the database (plus (N - 1) x a twentieth of it); API-key calls are not counted (env BIOAUTH_REQUESTS_PER_CLIENT)."
     )
     var requestsPerClient: Int = env("BIOAUTH_REQUESTS_PER_CLIENT").flatMap(Int.init) ?? RateLimitPolicy().requestsPerClient
-    @Option(name: .customLong("api-key-rate"), help: "Requests per second each backend API key may send, counted by this instance (env BIOAUTH_API_KEY_RATE; 100).")
+    @Option(
+        name: .customLong("api-key-rate"),
+        help: "Requests per second each backend API key may send, counted by this instance (env BIOAUTH_API_KEY_RATE; 100).")
     var apiKeyRate: Double = env("BIOAUTH_API_KEY_RATE").flatMap(Double.init) ?? RateLimitPolicy().apiKeyRequestsPerSecond
-    @Option(name: .customLong("api-key-burst"), help: "Requests an API key may send at once above its rate (env BIOAUTH_API_KEY_BURST; 200).")
+    @Option(
+        name: .customLong("api-key-burst"), help: "Requests an API key may send at once above its rate (env BIOAUTH_API_KEY_BURST; 200).")
     var apiKeyBurst: Int = env("BIOAUTH_API_KEY_BURST").flatMap(Int.init) ?? RateLimitPolicy().apiKeyBurst
     @Option(
         name: .customLong("recovery-code-directory"),
@@ -182,12 +208,16 @@ struct Serve: AsyncParsableCommand {
     var recoveryWebhookURL: String? { recoveryWebhookURLOption ?? env("BIOAUTH_RECOVERY_WEBHOOK_URL") }
     @Option(
         name: .customLong("webhook-url"),
-        help: "Post each event (device enrolled, key replaced, device revoked, lockout, device login) to this URL, signed; retried until delivered (env BIOAUTH_WEBHOOK_URL).")
+        help:
+            "Post each event (device enrolled, key replaced, device revoked, lockout, device login) to this URL, signed; retried until delivered (env BIOAUTH_WEBHOOK_URL)."
+    )
     var webhookURLOption: String?
     var webhookURL: String? { webhookURLOption ?? env("BIOAUTH_WEBHOOK_URL") }
     @Flag(
         name: .customLong("insecure-http-webhooks"),
-        help: "Allow plain-http webhook URLs to hosts other than loopback (env BIOAUTH_INSECURE_HTTP_WEBHOOKS=1): anyone on the path reads the events and the recovery codes.")
+        help:
+            "Allow plain-http webhook URLs to hosts other than loopback (env BIOAUTH_INSECURE_HTTP_WEBHOOKS=1): anyone on the path reads the events and the recovery codes."
+    )
     var insecureHTTPWebhooksFlag = false
     var insecureHTTPWebhooks: Bool { insecureHTTPWebhooksFlag || env("BIOAUTH_INSECURE_HTTP_WEBHOOKS") == "1" }
 
@@ -198,30 +228,44 @@ struct Serve: AsyncParsableCommand {
     )
     var webhookEventsOption: String?
     var webhookEvents: [String] {
-        (webhookEventsOption ?? env("BIOAUTH_WEBHOOK_EVENTS") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        (webhookEventsOption ?? env("BIOAUTH_WEBHOOK_EVENTS") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
     }
-    @Option(name: .customLong("webhook-concurrency"), help: "Users whose events are delivered at once, each user's in order (env BIOAUTH_WEBHOOK_CONCURRENCY; default 8).")
+    @Option(
+        name: .customLong("webhook-concurrency"),
+        help: "Users whose events are delivered at once, each user's in order (env BIOAUTH_WEBHOOK_CONCURRENCY; default 8).")
     var webhookConcurrency: Int = env("BIOAUTH_WEBHOOK_CONCURRENCY").flatMap(Int.init) ?? 8
-    @Option(name: .customLong("webhook-secret"), help: "The webhooks' HMAC-SHA256 key, at least 32 bytes (env BIOAUTH_WEBHOOK_SECRET; prefer the variable: arguments show in ps).")
+    @Option(
+        name: .customLong("webhook-secret"),
+        help: "The webhooks' HMAC-SHA256 key, at least 32 bytes (env BIOAUTH_WEBHOOK_SECRET; prefer the variable: arguments show in ps).")
     var webhookSecretOption: String?
     var webhookSecret: String? { webhookSecretOption ?? env("BIOAUTH_WEBHOOK_SECRET") }
     @Option(
         name: .customLong("token-issuer"),
-        help: "Access tokens' iss: this server's public https URL, which /.well-known/openid-configuration then describes (env BIOAUTH_TOKEN_ISSUER; default the relying-party id).")
+        help:
+            "Access tokens' iss: this server's public https URL, which /.well-known/openid-configuration then describes (env BIOAUTH_TOKEN_ISSUER; default the relying-party id)."
+    )
     var tokenIssuerOption: String?
     var tokenIssuer: String? { tokenIssuerOption ?? env("BIOAUTH_TOKEN_ISSUER") }
-    @Option(name: .customLong("token-audience"), help: "Access tokens' aud: your services' identifier (env BIOAUTH_TOKEN_AUDIENCE; default the relying-party id).")
+    @Option(
+        name: .customLong("token-audience"),
+        help: "Access tokens' aud: your services' identifier (env BIOAUTH_TOKEN_AUDIENCE; default the relying-party id).")
     var tokenAudienceOption: String?
     var tokenAudience: String? { tokenAudienceOption ?? env("BIOAUTH_TOKEN_AUDIENCE") }
-    @Option(name: .customLong("token-client-id"), help: "Access tokens' client_id (RFC 9068): your app (env BIOAUTH_TOKEN_CLIENT_ID; default the relying-party id).")
+    @Option(
+        name: .customLong("token-client-id"),
+        help: "Access tokens' client_id (RFC 9068): your app (env BIOAUTH_TOKEN_CLIENT_ID; default the relying-party id).")
     var tokenClientIDOption: String?
     var tokenClientID: String? { tokenClientIDOption ?? env("BIOAUTH_TOKEN_CLIENT_ID") }
-    @Option(name: .customLong("access-token-ttl"), help: "Access-token lifetime in seconds, 60–3600 (env BIOAUTH_ACCESS_TOKEN_TTL; default 300).")
+    @Option(
+        name: .customLong("access-token-ttl"),
+        help: "Access-token lifetime in seconds, 60–3600 (env BIOAUTH_ACCESS_TOKEN_TTL; default 300).")
     var accessTokenTTL: Int = env("BIOAUTH_ACCESS_TOKEN_TTL").flatMap(Int.init) ?? 300
     @Option(
         name: .customLong("management-port"),
         help:
-            "Port of the management listener, which serves /metrics and the health probes (env BIOAUTH_MANAGEMENT_PORT; default 9464; 0 picks a free one). The public listener serves no /metrics.")
+            "Port of the management listener, which serves /metrics and the health probes (env BIOAUTH_MANAGEMENT_PORT; default 9464; 0 picks a free one). The public listener serves no /metrics."
+    )
     var managementPortOption: Int?
     var managementPort: Int? {
         if let port = managementPortOption ?? env("BIOAUTH_MANAGEMENT_PORT").flatMap(Int.init) { return port }
@@ -237,10 +281,14 @@ struct Serve: AsyncParsableCommand {
     var publicMetrics: Bool { publicMetricsFlag || env("BIOAUTH_PUBLIC_METRICS") == "1" }
     @Option(name: .customLong("management-host"), help: "Address of the management listener (env BIOAUTH_MANAGEMENT_HOST).")
     var managementHost: String = env("BIOAUTH_MANAGEMENT_HOST") ?? "127.0.0.1"
-    @Option(name: .customLong("log-format"), help: "text (swift-log's lines) or json (one object per line, for log pipelines) (env BIOAUTH_LOG_FORMAT).")
+    @Option(
+        name: .customLong("log-format"),
+        help: "text (swift-log's lines) or json (one object per line, for log pipelines) (env BIOAUTH_LOG_FORMAT).")
     var logFormatOption: String?
     var logFormat: String { logFormatOption ?? env("BIOAUTH_LOG_FORMAT") ?? "text" }
-    @Flag(name: .customLong("access-log"), help: "Log one line per request: method, route pattern, status, duration, request id, client (env BIOAUTH_ACCESS_LOG=1).")
+    @Flag(
+        name: .customLong("access-log"),
+        help: "Log one line per request: method, route pattern, status, duration, request id, client (env BIOAUTH_ACCESS_LOG=1).")
     var accessLogFlag = false
     var accessLog: Bool { accessLogFlag || env("BIOAUTH_ACCESS_LOG") == "1" }
     @Option(
@@ -256,9 +304,13 @@ struct Serve: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0–65535") }
         guard challengeTTL > 0, challengeTTL <= 600 else { throw ValidationError("--challenge-ttl must be 1–600 seconds") }
         guard passwordRounds >= ServerConfiguration.recommendedPasswordRounds || (insecurePasswordRounds && passwordRounds >= 1_000) else {
-            throw ValidationError("--password-rounds must be at least \(ServerConfiguration.recommendedPasswordRounds) (OWASP's figure for PBKDF2-HMAC-SHA256)")
+            throw ValidationError(
+                "--password-rounds must be at least \(ServerConfiguration.recommendedPasswordRounds) (OWASP's figure for PBKDF2-HMAC-SHA256)"
+            )
         }
-        for proxy in trustedProxies where IPNetwork(proxy) == nil { throw ValidationError("--trusted-proxy: not an address or CIDR range: \(proxy)") }
+        for proxy in trustedProxies where IPNetwork(proxy) == nil {
+            throw ValidationError("--trusted-proxy: not an address or CIDR range: \(proxy)")
+        }
         let usernameCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._@-")
         for prefix in backendUserPrefixes where !(1...63).contains(prefix.count) || !prefix.allSatisfy(usernameCharacters.contains) {
             throw ValidationError("--backend-user-prefix: 1–63 letters, digits and . _ @ - (\(prefix))")
@@ -281,16 +333,21 @@ struct Serve: AsyncParsableCommand {
             }
         }
         if let tokenIssuer, tokenIssuer.contains("://"), TokenPolicy.issuerURL(tokenIssuer) == nil {
-            throw ValidationError("--token-issuer: a URL issuer is https (or http on loopback) with a host and no query or fragment (RFC 8414)")
+            throw ValidationError(
+                "--token-issuer: a URL issuer is https (or http on loopback) with a host and no query or fragment (RFC 8414)")
         }
         for (flag, url) in [("--webhook-url", webhookURL), ("--recovery-webhook-url", recoveryWebhookURL)] {
             guard let url, !WebhookURLPolicy.isSafe(url, allowingHTTP: insecureHTTPWebhooks) else { continue }
-            throw ValidationError("\(flag) must be https (http only to loopback, or with --insecure-http-webhooks): its bodies are events and recovery codes")
+            throw ValidationError(
+                "\(flag) must be https (http only to loopback, or with --insecure-http-webhooks): its bodies are events and recovery codes")
         }
         if let recoveryWebhookURL {
-            guard recoveryCodeDirectory == nil else { throw ValidationError("--recovery-webhook-url and --recovery-code-directory exclude each other: one recovery channel") }
+            guard recoveryCodeDirectory == nil else {
+                throw ValidationError("--recovery-webhook-url and --recovery-code-directory exclude each other: one recovery channel")
+            }
             guard let secret = webhookSecret, RecoveryWebhook(url: recoveryWebhookURL, secret: secret) != nil else {
-                throw ValidationError("--recovery-webhook-url must be an http(s) URL, with --webhook-secret (or BIOAUTH_WEBHOOK_SECRET) of at least 32 bytes")
+                throw ValidationError(
+                    "--recovery-webhook-url must be an http(s) URL, with --webhook-secret (or BIOAUTH_WEBHOOK_SECRET) of at least 32 bytes")
             }
         }
         let optional = Set(AuditKind.optionalEvents.map(\.description))
@@ -299,7 +356,9 @@ struct Serve: AsyncParsableCommand {
         }
         guard (1...64).contains(webhookConcurrency) else { throw ValidationError("--webhook-concurrency must be 1–64") }
         if let webhookURL {
-            guard let secret = webhookSecret else { throw ValidationError("--webhook-url needs --webhook-secret (or BIOAUTH_WEBHOOK_SECRET)") }
+            guard let secret = webhookSecret else {
+                throw ValidationError("--webhook-url needs --webhook-secret (or BIOAUTH_WEBHOOK_SECRET)")
+            }
             guard WebhookSink(url: webhookURL, secret: secret) != nil else {
                 throw ValidationError("--webhook-url must be an http(s) URL and --webhook-secret at least 32 bytes")
             }
@@ -314,16 +373,23 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         // Logs go to stderr; stdout carries only the "listening on" line scripts wait for.
-        if logFormat == "json" { LoggingSystem.bootstrap(JSONLogHandler.init(label:)) } else { LoggingSystem.bootstrap(StreamLogHandler.standardError) }
+        if logFormat == "json" {
+            LoggingSystem.bootstrap(JSONLogHandler.init(label:))
+        } else {
+            LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        }
         var serverConfiguration = ServerConfiguration(
-            relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL), passwordRounds: passwordRounds,
-            rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient, apiKeyRequestsPerSecond: apiKeyRate, apiKeyBurst: apiKeyBurst))
+            relyingPartyID: relyingParty, challengeTTL: TimeInterval(challengeTTL), sessionTTL: TimeInterval(sessionTTL),
+            passwordRounds: passwordRounds,
+            rateLimits: RateLimitPolicy(requestsPerClient: requestsPerClient, apiKeyRequestsPerSecond: apiKeyRate, apiKeyBurst: apiKeyBurst)
+        )
         serverConfiguration.passwordHashing = PasswordHashingPolicy(threads: passwordHashThreads, queueLimit: passwordHashQueue)
         serverConfiguration.passwordLogin = !(noPasswordLogin || env("BIOAUTH_NO_PASSWORD_LOGIN") == "1")
         serverConfiguration.enrolment.lostDeviceDelay = TimeInterval(lostDeviceDelay)
         serverConfiguration.backendUserIDPrefixes = backendUserPrefixes
         serverConfiguration.attestation = try attestation.policy()
-        serverConfiguration.tokens = TokenPolicy(issuer: tokenIssuer, audience: tokenAudience, clientID: tokenClientID, accessTokenTTL: TimeInterval(accessTokenTTL))
+        serverConfiguration.tokens = TokenPolicy(
+            issuer: tokenIssuer, audience: tokenAudience, clientID: tokenClientID, accessTokenTTL: TimeInterval(accessTokenTTL))
         serverConfiguration.tokens.signingKeys = try signingKeys.protection(for: database)
         if let key = try pseudonymKey() { serverConfiguration.logPseudonymKey = key }
         // No webhook, nobody to deliver to: no event is queued (the audit log has them all).
@@ -346,7 +412,8 @@ struct Serve: AsyncParsableCommand {
             logger.warning("the configuration file holds secrets and others may read it: chmod 600", metadata: ["file": "\(path)"])
         }
         if serverConfiguration.tokens.signingKeys == .plaintextInDatabase {
-            logger.warning("access-token signing keys are stored unsealed (--insecure-plaintext-signing-keys): a copy of the database mints tokens")
+            logger.warning(
+                "access-token signing keys are stored unsealed (--insecure-plaintext-signing-keys): a copy of the database mints tokens")
         } else if let beside = signingKeys.kekBesideDatabase(database) {
             logger.warning(
                 "the key-encryption key lies beside the database: a copy of that directory opens the signing keys. Move it elsewhere and name it with --signing-key-kek-file",
@@ -355,7 +422,8 @@ struct Serve: AsyncParsableCommand {
             logger.info("access-token signing keys sealed", metadata: ["by": "\(serverConfiguration.tokens.signingKeys)"])
         }
         for option in attestation.insecureRoots {
-            logger.warning("\(option): attestations are checked against a test root, not the platform's: whoever holds its key attests anything")
+            logger.warning(
+                "\(option): attestations are checked against a test root, not the platform's: whoever holds its key attests anything")
         }
         if serverConfiguration.attestation.acceptsUnattested {
             logger.warning(
@@ -366,7 +434,8 @@ struct Serve: AsyncParsableCommand {
         // one that cannot be read leaves Android enrolments refused until the refresher reads it.
         for status in serverConfiguration.attestation.statusLists {
             do { try await status.refresh(now: Date()) } catch {
-                logger.warning("attestation status list not read: Android enrolments are refused until it is", metadata: ["why": "\(error)"])
+                logger.warning(
+                    "attestation status list not read: Android enrolments are refused until it is", metadata: ["why": "\(error)"])
             }
         }
         let store = try await database.open(logLevel: Logger.Level(rawValue: logLevel) ?? .info, logger: logger)
@@ -375,16 +444,21 @@ struct Serve: AsyncParsableCommand {
             configuration, store: store, logger: logger,
             recoveryChannel: recoveryChannel,
             eventSink: webhookURL.flatMap { url in webhookSecret.flatMap { WebhookSink(url: url, secret: $0) } },
-            delivery: DeliveryPolicy(concurrency: webhookConcurrency, optionalEvents: Set(AuditKind.optionalEvents.filter { webhookEvents.contains($0.description) })))
+            delivery: DeliveryPolicy(
+                concurrency: webhookConcurrency,
+                optionalEvents: Set(AuditKind.optionalEvents.filter { webhookEvents.contains($0.description) })))
         let app = server.application(configuration) { [described] port in
-            FileHandle.standardOutput.write(Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(described))\n".utf8))
+            FileHandle.standardOutput.write(
+                Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(described))\n".utf8))
         }
         if let managementPort {
             let management = server.managementApplication(host: managementHost, port: managementPort) { [logger, managementHost] port in
                 logger.notice("management listener (metrics, health)", metadata: ["address": "\(managementHost):\(port)"])
             }
             let group = ServiceGroup(
-                configuration: .init(services: [.init(service: app), .init(service: management)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                configuration: .init(
+                    services: [.init(service: app), .init(service: management)], gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger))
             try await group.run()
         } else {
             try await app.runService()
@@ -398,7 +472,9 @@ struct Serve: AsyncParsableCommand {
     func pseudonymKey() throws -> SecretBytes? {
         let text: String
         if let pseudonymKeyFile {
-            guard let read = try? String(contentsOfFile: pseudonymKeyFile, encoding: .utf8) else { throw ValidationError("cannot read \(pseudonymKeyFile)") }
+            guard let read = try? String(contentsOfFile: pseudonymKeyFile, encoding: .utf8) else {
+                throw ValidationError("cannot read \(pseudonymKeyFile)")
+            }
             text = read
         } else if let variable = env("BIOAUTH_LOG_PSEUDONYM_KEY") {
             text = variable
@@ -421,18 +497,25 @@ struct Serve: AsyncParsableCommand {
             case .off: "off"
             }
         }
-        let recovery = recoveryWebhookURL.flatMap { URL(string: $0)?.host }.map { "webhook \($0)" } ?? (recoveryCodeDirectory == nil ? "none" : "directory")
+        let recovery =
+            recoveryWebhookURL.flatMap { URL(string: $0)?.host }.map { "webhook \($0)" }
+            ?? (recoveryCodeDirectory == nil ? "none" : "directory")
         return [
             "database": "\(database.described)",
-            "database_tls": "\(database.postgres.map { $0.sslMode ?? database.databaseTLS.flatMap(PostgresStore.Options.TLSMode.init(name:)) ?? .automatic(for: $0.host) }.map(\.rawValue) ?? "n/a")",
+            "database_tls":
+                "\(database.postgres.map { $0.sslMode ?? database.databaseTLS.flatMap(PostgresStore.Options.TLSMode.init(name:)) ?? .automatic(for: $0.host) }.map(\.rawValue) ?? "n/a")",
             "relying_party": "\(server.relyingPartyID)", "password_login": "\(server.passwordLogin)", "sign_up": "\(http.allowSignUp)",
-            "enrolment_proof": "\(server.enrolment.additionalDevices)", "cool_down_s": "\(Int(server.enrolment.coolDown))", "lost_device_delay_s": "\(Int(server.enrolment.lostDeviceDelay))",
+            "enrolment_proof": "\(server.enrolment.additionalDevices)", "cool_down_s": "\(Int(server.enrolment.coolDown))",
+            "lost_device_delay_s": "\(Int(server.enrolment.lostDeviceDelay))",
             "apple_attestation": "\(rule(server.attestation.apple))", "android_attestation": "\(rule(server.attestation.android))",
             "android_attestation_status": "\(server.attestation.statusLists.first?.source?.description ?? "off")",
-            "token_issuer": "\(server.tokens.issuer ?? server.relyingPartyID)", "token_audience": "\(server.tokens.audience ?? server.relyingPartyID)",
-            "access_token_ttl_s": "\(Int(server.tokens.accessTokenTTL))", "signing_keys": "\(server.tokens.signingKeys)", "recovery_channel": "\(recovery)",
+            "token_issuer": "\(server.tokens.issuer ?? server.relyingPartyID)",
+            "token_audience": "\(server.tokens.audience ?? server.relyingPartyID)",
+            "access_token_ttl_s": "\(Int(server.tokens.accessTokenTTL))", "signing_keys": "\(server.tokens.signingKeys)",
+            "recovery_channel": "\(recovery)",
             "webhook": "\(webhookURL.flatMap { URL(string: $0)?.host } ?? "none")", "trusted_proxies": "\(http.trustedProxies.count)",
-            "requests_per_client": "\(server.rateLimits.requestsPerClient)", "password_rounds": "\(server.passwordRounds)", "access_log": "\(http.accessLog)",
+            "requests_per_client": "\(server.rateLimits.requestsPerClient)", "password_rounds": "\(server.passwordRounds)",
+            "access_log": "\(http.accessLog)",
             "log_pseudonyms": "\(pseudonymKeyFile != nil || env("BIOAUTH_LOG_PSEUDONYM_KEY") != nil ? "configured key" : "per process")",
         ]
     }

@@ -30,7 +30,9 @@ struct SigningKeyOptions: ParsableArguments {
     func protection(for database: DatabaseOptions) throws -> SigningKeyProtection {
         if plaintext { return .plaintextInDatabase }
         if let text = env("BIOAUTH_SIGNING_KEY_KEK") {
-            guard let key = KeyEncryptionKey(base64: text) else { throw ValidationError("BIOAUTH_SIGNING_KEY_KEK must be 32 bytes, base64") }
+            guard let key = KeyEncryptionKey(base64: text) else {
+                throw ValidationError("BIOAUTH_SIGNING_KEY_KEK must be 32 bytes, base64")
+            }
             return .keyEncryptionKey(key)
         }
         if let kekFile { return .keyEncryptionKey(try Self.read(kekFile)) }
@@ -41,9 +43,11 @@ struct SigningKeyOptions: ParsableArguments {
             )
         }
         if let legacy = kekBesideDatabase(database) { return .keyEncryptionKey(try Self.read(legacy)) }
-        guard let file = DefaultKEKLocation.file(forSQLiteDatabase: database.database, environment: ProcessInfo.processInfo.environment) else {
+        guard let file = DefaultKEKLocation.file(forSQLiteDatabase: database.database, environment: ProcessInfo.processInfo.environment)
+        else {
             throw ValidationError(
-                "no place for the key-encryption key outside the database's directory (neither XDG_STATE_HOME nor HOME is set): name one with --signing-key-kek-file")
+                "no place for the key-encryption key outside the database's directory (neither XDG_STATE_HOME nor HOME is set): name one with --signing-key-kek-file"
+            )
         }
         if !FileManager.default.fileExists(atPath: file) {
             try PrivateFile.makeDirectory(URL(fileURLWithPath: file).deletingLastPathComponent())
@@ -55,13 +59,16 @@ struct SigningKeyOptions: ParsableArguments {
     /// The key-encryption key file an older version made beside `database`, when it is the one in
     /// use (no key named): a copy of that directory holds both the sealed keys and their key.
     func kekBesideDatabase(_ database: DatabaseOptions) -> String? {
-        guard !plaintext, kekFile == nil, env("BIOAUTH_SIGNING_KEY_KEK") == nil, database.postgres == nil, database.database != ":memory:" else { return nil }
+        guard !plaintext, kekFile == nil, env("BIOAUTH_SIGNING_KEY_KEK") == nil, database.postgres == nil, database.database != ":memory:"
+        else { return nil }
         let beside = DefaultKEKLocation.besideDatabase(database.database)
         return FileManager.default.fileExists(atPath: beside) ? beside : nil
     }
 
     static func read(_ path: String) throws -> KeyEncryptionKey {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ValidationError("cannot read the key-encryption key file \(path)") }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ValidationError("cannot read the key-encryption key file \(path)")
+        }
         guard let key = KeyEncryptionKey(base64: text) else { throw ValidationError("\(path) must hold 32 bytes, base64") }
         return key
     }
@@ -76,7 +83,8 @@ struct KeysCommand: AsyncParsableCommand {
         subcommands: [List.self, Rotate.self, Retire.self, GenerateKEK.self])
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Every signing key: id, created, state (signing, published, expired, unusable), how it is stored. Never a key.")
+        static let configuration = CommandConfiguration(
+            abstract: "Every signing key: id, created, state (signing, published, expired, unusable), how it is stored. Never a key.")
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var signing: SigningKeyOptions
 
@@ -90,26 +98,32 @@ struct KeysCommand: AsyncParsableCommand {
     }
 
     struct Rotate: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a new signing key now: published at once, signing once it is two minutes old.")
+        static let configuration = CommandConfiguration(
+            abstract: "Add a new signing key now: published at once, signing once it is two minutes old.")
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var signing: SigningKeyOptions
 
         func run() async throws {
-            let key = try await withOperatorService(database, signing) { service in try await service.rotateSigningKey(request: keysRequest) }
+            let key = try await withOperatorService(database, signing) { service in try await service.rotateSigningKey(request: keysRequest)
+            }
             print("added \(key.id) (\(describe(key.form))); it signs from \(key.createdAt.addingTimeInterval(120).formatted(.iso8601))")
         }
     }
 
     struct Retire: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete a signing key (a leaked one): no instance signs with or publishes it after its next reload, and its tokens stop verifying.")
+            abstract:
+                "Delete a signing key (a leaked one): no instance signs with or publishes it after its next reload, and its tokens stop verifying."
+        )
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var signing: SigningKeyOptions
         @Argument(help: "The key's id (its kid), as `list` shows it.") var id: String
 
         func run() async throws {
             do {
-                try await withOperatorService(database, signing) { service in try await service.retireSigningKey(id: id, request: keysRequest) }
+                try await withOperatorService(database, signing) { service in
+                    try await service.retireSigningKey(id: id, request: keysRequest)
+                }
             } catch let error as ServerError where error.code == .notFound {
                 throw ValidationError("no signing key \(id)")
             }
@@ -119,7 +133,8 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct GenerateKEK: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "generate-kek", abstract: "Print a new key-encryption key (32 random bytes, base64) for your secret store. Printed once, stored nowhere.")
+            commandName: "generate-kek",
+            abstract: "Print a new key-encryption key (32 random bytes, base64) for your secret store. Printed once, stored nowhere.")
 
         func run() async throws { print(KeyEncryptionKey.random().base64) }
     }

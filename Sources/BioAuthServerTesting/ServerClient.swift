@@ -17,7 +17,9 @@ public struct ServerClient: Sendable {
     public struct Reply: Sendable, CustomStringConvertible, CustomReflectable {
         public let status: Int
         public let text: String
-        public var json: [String: any Sendable] { ((try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: any Sendable]) ?? [:] }
+        public var json: [String: any Sendable] {
+            ((try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: any Sendable]) ?? [:]
+        }
         public subscript(_ key: String) -> String { json[key] as? String ?? "" }
         public var retryAfter: String?
         public var isSuccess: Bool { (200..<300).contains(status) }
@@ -63,7 +65,8 @@ public struct ServerClient: Sendable {
         do {
             let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
             let bytes = try await response.body.collect(upTo: 1 << 20)
-            return Reply(status: Int(response.status.code), text: String(buffer: bytes), retryAfter: response.headers.first(name: "Retry-After"))
+            return Reply(
+                status: Int(response.status.code), text: String(buffer: bytes), retryAfter: response.headers.first(name: "Retry-After"))
         } catch {
             throw Unreachable(baseURL: baseURL)
         }

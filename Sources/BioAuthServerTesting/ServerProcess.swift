@@ -23,19 +23,26 @@ public final class ServerProcess {
         try build.run()
         build.waitUntilExit()
         let built = scratch.appendingPathComponent("debug").appendingPathComponent(name)
-        guard build.terminationStatus == 0, FileManager.default.isExecutableFile(atPath: built.path) else { throw CocoaError(.fileNoSuchFile) }
+        guard build.terminationStatus == 0, FileManager.default.isExecutableFile(atPath: built.path) else {
+            throw CocoaError(.fileNoSuchFile)
+        }
         return built
     }
 
     /// Starts `bioauth-server --port 0 --management-port 0` on `database` and waits until it listens. Test servers
     /// allow sign-up unless `signUp` is false (the product's default is off).
     /// Its log lines go to `standardError` when given (a file the test reads), else to the test's own.
-    public init(database: String, extra: [String] = [], environment: [String: String] = [:], signUp: Bool = true, standardError: FileHandle? = nil) throws {
+    public init(
+        database: String, extra: [String] = [], environment: [String: String] = [:], signUp: Bool = true, standardError: FileHandle? = nil
+    ) throws {
         process.executableURL = try Self.executable("bioauth-server")
         if let standardError { process.standardError = standardError }
         process.environment = Self.environment(environment)
         process.arguments =
-            ["--port", "0", "--management-port", "0", "--database", database, "--password-rounds", "1000", "--insecure-password-rounds-for-tests", "--log-level", "error"]
+            [
+                "--port", "0", "--management-port", "0", "--database", database, "--password-rounds", "1000",
+                "--insecure-password-rounds-for-tests", "--log-level", "error",
+            ]
             + (signUp ? ["--allow-sign-up"] : []) + extra
         let output = Pipe()
         process.standardOutput = output
@@ -91,8 +98,11 @@ public final class ServerProcess {
     /// A new backend API key for `database` (`bioauth-server api-key create`): the key, which the
     /// command prints on its last line.
     public static func createApiKey(database: String, scopes: [String] = ["approvals", "enrolment-grants"]) throws -> String {
-        let (status, output) = try command(["api-key", "create", "--database", database, "--name", "test backend"] + scopes.flatMap { ["--scope", $0] })
-        guard status == 0, let key = output.split(separator: "\n").last, key.hasPrefix("bioauth_sk_") else { throw CocoaError(.fileReadCorruptFile) }
+        let (status, output) = try command(
+            ["api-key", "create", "--database", database, "--name", "test backend"] + scopes.flatMap { ["--scope", $0] })
+        guard status == 0, let key = output.split(separator: "\n").last, key.hasPrefix("bioauth_sk_") else {
+            throw CocoaError(.fileReadCorruptFile)
+        }
         return String(key)
     }
 

@@ -14,21 +14,28 @@ extension StoreConformance {
     public func enrolmentRequests(_ store: any BioAuthStore) async throws {
         let key = Data(P256.Signing.PrivateKey().publicKey.derRepresentation)
         let bound = TokenHash(ofText: "Add device Pad, key …, code K3QF7M2X")
-        func request(_ id: EnrolmentRequestID, user: UserID = "alice", device: DeviceID = "d2", expires: TimeInterval = 900) -> EnrolmentRequestRecord {
+        func request(_ id: EnrolmentRequestID, user: UserID = "alice", device: DeviceID = "d2", expires: TimeInterval = 900)
+            -> EnrolmentRequestRecord
+        {
             EnrolmentRequestRecord(
-                id: id, userID: user, deviceID: device, name: "Pad", publicKey: key, replacing: false, sessionID: SessionID("s-" + id.rawValue),
+                id: id, userID: user, deviceID: device, name: "Pad", publicKey: key, replacing: false,
+                sessionID: SessionID("s-" + id.rawValue),
                 createdAt: t0.addingTimeInterval(Double(id.rawValue.count)), expiresAt: t0.addingTimeInterval(expires), approvalHash: bound)
         }
         func ask(_ record: EnrolmentRequestRecord) async throws {
             try require(
-                try await store.requestEnrolment(record, maxPending: 5, now: t0, audit: event("enrolment.requested", user: record.userID)) == nil, "requests: stored")
+                try await store.requestEnrolment(record, maxPending: 5, now: t0, audit: event("enrolment.requested", user: record.userID))
+                    == nil, "requests: stored")
         }
         try await ask(request("r1"))
         try await ask(request("r22", expires: 10))
         try await ask(request("r333", user: "bob"))
         try require(await isDuplicate { try await ask(request("r1")) }, "requests: duplicate id")
-        try require(try await store.enrolmentRequests(userID: "alice", now: t0).map(\.id) == ["r1", "r22"], "requests: the user's, oldest first")
-        try require(try await store.enrolmentRequests(userID: "alice", now: t0.addingTimeInterval(10)).map(\.id) == ["r1"], "requests: unexpired only")
+        try require(
+            try await store.enrolmentRequests(userID: "alice", now: t0).map(\.id) == ["r1", "r22"], "requests: the user's, oldest first")
+        try require(
+            try await store.enrolmentRequests(userID: "alice", now: t0.addingTimeInterval(10)).map(\.id) == ["r1"],
+            "requests: unexpired only")
         try require(try await store.enrolmentRequest(id: "r1") == request("r1"), "requests: stored as given")
 
         // Approvals: a step-up approval of alice's device d1 for the request's text. Only an
@@ -39,7 +46,8 @@ extension StoreConformance {
             let step = challenge(user: user, device: device)
             _ = try await issue(store, step)
             let approval = ApprovalRecord(
-                tokenHash: TokenHash(digest: Data([token])), userID: user, deviceID: device, operationHash: operation, createdAt: t0, expiresAt: t0.addingTimeInterval(300))
+                tokenHash: TokenHash(digest: Data([token])), userID: user, deviceID: device, operationHash: operation, createdAt: t0,
+                expiresAt: t0.addingTimeInterval(300))
             try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved", user: user)) }
         }
         try await grant(1, device: "d1", operation: text)
@@ -66,7 +74,9 @@ extension StoreConformance {
         let stored = try await store.enrolmentRequest(id: "r1")
         try require(stored?.approvedAt == t0 && stored?.approvedByDevice == "d1", "requests: approved by the approval's device")
         try require(
-            try await store.redeemApproval(tokenHash: TokenHash(digest: Data([1])), operationHash: text, userID: "alice", now: t0, audit: event("approval.redeemed")) == nil,
+            try await store.redeemApproval(
+                tokenHash: TokenHash(digest: Data([1])), operationHash: text, userID: "alice", now: t0, audit: event("approval.redeemed"))
+                == nil,
             "requests: the approval is consumed")
 
         // An enrolment naming a request: only an approved one, consumed with the device.
@@ -87,30 +97,51 @@ extension StoreConformance {
         let code = TokenHash(digest: Data(repeating: 5, count: 32)), wrong = TokenHash(digest: Data(repeating: 6, count: 32))
         func send(_ id: EnrolmentRequestID, user: UserID = "bob", at now: Date? = nil) async throws -> RecoveryCodeDelivery {
             try await store.setRecoveryCode(
-                requestID: id, userID: user, requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: now ?? t0, audit: event("enrolment.recovery.sent", user: user))
+                requestID: id, userID: user, requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: now ?? t0,
+                audit: event("enrolment.recovery.sent", user: user))
         }
-        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: no code sent")
+        try require(
+            try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable,
+            "recovery: no code sent")
         try require(try await send("r333") == .send, "recovery: code set")
         try require(try await store.enrolmentRequest(id: "r333")?.codesSent == 1, "recovery: the code is counted")
         try require(try await send("nope") == .notPending, "recovery: unknown request")
         try require(try await send("r333", user: "alice") == .notPending, "recovery: another user's request")
-        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: wrong, maxAttempts: 3, now: t0, audit: approved) == .wrongCode(attemptsLeft: 2), "recovery: wrong code counted")
-        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0.addingTimeInterval(900), audit: approved) == .unavailable, "recovery: expired")
-        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .approved, "recovery: the code approves")
-        try require(try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable, "recovery: once")
+        try require(
+            try await store.recoverEnrolmentRequest(id: "r333", codeHash: wrong, maxAttempts: 3, now: t0, audit: approved)
+                == .wrongCode(attemptsLeft: 2), "recovery: wrong code counted")
+        try require(
+            try await store.recoverEnrolmentRequest(
+                id: "r333", codeHash: code, maxAttempts: 3, now: t0.addingTimeInterval(900), audit: approved) == .unavailable,
+            "recovery: expired")
+        try require(
+            try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .approved,
+            "recovery: the code approves")
+        try require(
+            try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable,
+            "recovery: once")
         try await ask(request("r4444", user: "bob"))
         try require(try await send("r4444") == .send, "recovery: a code for another request")
         for left in [1, 0] {
             try require(
-                try await store.recoverEnrolmentRequest(id: "r4444", codeHash: wrong, maxAttempts: 2, now: t0, audit: approved) == .wrongCode(attemptsLeft: left), "recovery: attempts count down")
+                try await store.recoverEnrolmentRequest(id: "r4444", codeHash: wrong, maxAttempts: 2, now: t0, audit: approved)
+                    == .wrongCode(attemptsLeft: left), "recovery: attempts count down")
         }
         let dead = try await store.enrolmentRequest(id: "r4444")
-        try require(dead?.endedAt == t0 && dead?.ending == .wrongCodes && dead?.isPending(at: t0) == false, "recovery: the last wrong code ends the request")
-        try require(try await store.recoverEnrolmentRequest(id: "r4444", codeHash: code, maxAttempts: 2, now: t0, audit: approved) == .unavailable, "recovery: no attempts left")
+        try require(
+            dead?.endedAt == t0 && dead?.ending == .wrongCodes && dead?.isPending(at: t0) == false,
+            "recovery: the last wrong code ends the request")
+        try require(
+            try await store.recoverEnrolmentRequest(id: "r4444", codeHash: code, maxAttempts: 2, now: t0, audit: approved) == .unavailable,
+            "recovery: no attempts left")
         try require(try await send("r4444", at: t0.addingTimeInterval(120)) == .notPending, "recovery: no code for an ended request")
-        let rejected = try await store.auditEvents(userID: nil, limit: 50).filter { $0.kind == .recoveryCodeRejected }.reduce(0) { $0 + $1.count }
+        let rejected = try await store.auditEvents(userID: nil, limit: 50).filter { $0.kind == .recoveryCodeRejected }.reduce(0) {
+            $0 + $1.count
+        }
         try require(rejected == 3, "recovery: each wrong code audited", "\(rejected)")
-        try require(try await store.auditEvents(userID: nil, limit: 50).contains { $0.kind == .enrolmentRequestEnded && $0.reason == "wrongCodes" }, "recovery: the end audited")
+        try require(
+            try await store.auditEvents(userID: nil, limit: 50).contains { $0.kind == .enrolmentRequestEnded && $0.reason == "wrongCodes" },
+            "recovery: the end audited")
 
         let swept = try await store.sweep(windowsBefore: t0.addingTimeInterval(901), runsBefore: t0, auditBefore: t0, sessionsBefore: t0)
         try require(swept.enrolmentRequests == 3, "requests: expired ones swept", "\(swept.enrolmentRequests)")
@@ -124,20 +155,27 @@ extension StoreConformance {
         let key = Data(P256.Signing.PrivateKey().publicKey.derRepresentation)
         func request(_ id: EnrolmentRequestID, user: UserID, expires: TimeInterval, requester: String) -> EnrolmentRequestRecord {
             EnrolmentRequestRecord(
-                id: id, userID: user, deviceID: DeviceID("d-" + id.rawValue), name: "Pad", publicKey: key, replacing: false, sessionID: "s", createdAt: t0,
+                id: id, userID: user, deviceID: DeviceID("d-" + id.rawValue), name: "Pad", publicKey: key, replacing: false, sessionID: "s",
+                createdAt: t0,
                 expiresAt: t0.addingTimeInterval(expires), requester: requester)
         }
-        func ask(_ id: EnrolmentRequestID, user: UserID = "carol", expires: TimeInterval = 900, at now: Date? = nil, from requester: String = "198.51.100.1")
+        func ask(
+            _ id: EnrolmentRequestID, user: UserID = "carol", expires: TimeInterval = 900, at now: Date? = nil,
+            from requester: String = "198.51.100.1"
+        )
             async throws -> Date?
         {
             try await store.requestEnrolment(
-                request(id, user: user, expires: expires, requester: requester), maxPending: 3, now: now ?? t0, audit: event("enrolment.requested", user: user))
+                request(id, user: user, expires: expires, requester: requester), maxPending: 3, now: now ?? t0,
+                audit: event("enrolment.requested", user: user))
         }
         try require(try await ask("short", expires: 10) == nil, "request cap: below the limit")
         let second = try await ask("c2"), third = try await ask("c3")
         try require(second == nil && third == nil, "request cap: up to the limit")
         let refused = try await ask("c4")
-        try require(refused == t0.addingTimeInterval(10), "request cap: refused at the limit, until the first pending one expires", "\(String(describing: refused))")
+        try require(
+            refused == t0.addingTimeInterval(10), "request cap: refused at the limit, until the first pending one expires",
+            "\(String(describing: refused))")
         try require(try await store.enrolmentRequest(id: "c4") == nil, "request cap: nothing written when refused")
         try require(try await ask("b1", user: "bob") == nil, "request cap: another user's count is their own")
         try require(try await ask("owner", from: "203.0.113.1") == nil, "request cap: another requester's count is its own (issue 42)")
@@ -150,9 +188,13 @@ extension StoreConformance {
             requestID: "c2", userID: "carol", requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: later,
             audit: event("enrolment.recovery.sent"))
         try require(
-            try await store.recoverEnrolmentRequest(id: "c2", codeHash: code, maxAttempts: 5, now: later, audit: event("enrolment.approved")) == .approved, "request cap: approved")
+            try await store.recoverEnrolmentRequest(
+                id: "c2", codeHash: code, maxAttempts: 5, now: later, audit: event("enrolment.approved")) == .approved,
+            "request cap: approved")
         try require(try await ask("c7", at: later) == nil, "request cap: an approved request does not count")
-        try require(try await store.cancelEnrolmentRequest(id: "c3", userID: "carol", now: later, audit: event("enrolment.request.ended")), "request cap: cancelled")
+        try require(
+            try await store.cancelEnrolmentRequest(id: "c3", userID: "carol", now: later, audit: event("enrolment.request.ended")),
+            "request cap: cancelled")
         try require(try await ask("c8", at: later) == nil, "request cap: an ended request does not count")
         let landed = try await withThrowingTaskGroup(of: Bool.self) { group in
             for n in 0..<32 { group.addTask { try await ask(EnrolmentRequestID("dave-\(n)"), user: "dave") == nil } }
@@ -171,13 +213,17 @@ extension StoreConformance {
         let limits = RecoveryCodeLimits(perRequest: 3, interval: 60, perRequesterPerDay: 10)
         func ask(_ id: EnrolmentRequestID, at now: Date) async throws {
             let record = EnrolmentRequestRecord(
-                id: id, userID: "frank", deviceID: DeviceID("d-" + id.rawValue), name: "Pad", publicKey: key, replacing: false, sessionID: "s", createdAt: now,
+                id: id, userID: "frank", deviceID: DeviceID("d-" + id.rawValue), name: "Pad", publicKey: key, replacing: false,
+                sessionID: "s", createdAt: now,
                 expiresAt: now.addingTimeInterval(900))
-            try require(try await store.requestEnrolment(record, maxPending: 100, now: now, audit: event("enrolment.requested", user: "frank")) == nil, "codes: request stored")
+            try require(
+                try await store.requestEnrolment(record, maxPending: 100, now: now, audit: event("enrolment.requested", user: "frank"))
+                    == nil, "codes: request stored")
         }
         func send(_ id: EnrolmentRequestID, at seconds: TimeInterval) async throws -> RecoveryCodeDelivery {
             try await store.setRecoveryCode(
-                requestID: id, userID: "frank", requester: "203.0.113.9", codeHash: TokenHash(digest: Data(repeating: 5, count: 32)), limits: limits, now: t0.addingTimeInterval(seconds),
+                requestID: id, userID: "frank", requester: "203.0.113.9", codeHash: TokenHash(digest: Data(repeating: 5, count: 32)),
+                limits: limits, now: t0.addingTimeInterval(seconds),
                 audit: event("enrolment.recovery.sent", user: "frank"))
         }
         try await ask("q0", at: t0)
@@ -198,14 +244,20 @@ extension StoreConformance {
             for n in 1...8 { group.addTask { try await send(EnrolmentRequestID("q\(n)"), at: 300) } }
             return try await group.reduce(into: [RecoveryCodeDelivery]()) { $0.append($1) }
         }
-        try require(refused.allSatisfy { $0 == .limited(until: t0.addingTimeInterval(RecoveryCodeLimits.day)) }, "codes: the day's end is the wait", "\(refused)")
+        try require(
+            refused.allSatisfy { $0 == .limited(until: t0.addingTimeInterval(RecoveryCodeLimits.day)) }, "codes: the day's end is the wait",
+            "\(refused)")
         _ = try await store.sweep(
-            windowsBefore: t0.addingTimeInterval(3600), runsBefore: t0.addingTimeInterval(-RecoveryCodeLimits.day), auditBefore: t0, sessionsBefore: t0)
+            windowsBefore: t0.addingTimeInterval(3600), runsBefore: t0.addingTimeInterval(-RecoveryCodeLimits.day), auditBefore: t0,
+            sessionsBefore: t0)
         try await ask("q9", at: t0.addingTimeInterval(3600))
-        try require(try await send("q9", at: 3600) == .limited(until: t0.addingTimeInterval(RecoveryCodeLimits.day)), "codes: a sweep keeps the day's count")
+        try require(
+            try await send("q9", at: 3600) == .limited(until: t0.addingTimeInterval(RecoveryCodeLimits.day)),
+            "codes: a sweep keeps the day's count")
         // The owner, from their own address, has a budget of their own (issue 42).
         let owner = try await store.setRecoveryCode(
-            requestID: "q9", userID: "frank", requester: "203.0.113.1", codeHash: TokenHash(digest: Data(repeating: 6, count: 32)), limits: limits,
+            requestID: "q9", userID: "frank", requester: "203.0.113.1", codeHash: TokenHash(digest: Data(repeating: 6, count: 32)),
+            limits: limits,
             now: t0.addingTimeInterval(3600), audit: event("enrolment.recovery.sent", user: "frank"))
         try require(owner == .send, "codes: another requester's daily count is its own", "\(owner)")
         let tomorrow = RecoveryCodeLimits.day
@@ -219,7 +271,8 @@ extension StoreConformance {
         let key = Data(P256.Signing.PrivateKey().publicKey.derRepresentation)
         func ask(_ id: EnrolmentRequestID) async throws {
             let record = EnrolmentRequestRecord(
-                id: id, userID: "gina", deviceID: DeviceID("d-" + id.rawValue), name: "Pad", publicKey: key, replacing: false, sessionID: "s", createdAt: t0,
+                id: id, userID: "gina", deviceID: DeviceID("d-" + id.rawValue), name: "Pad", publicKey: key, replacing: false,
+                sessionID: "s", createdAt: t0,
                 expiresAt: t0.addingTimeInterval(900))
             _ = try await store.requestEnrolment(record, maxPending: 5, now: t0, audit: event("enrolment.requested", user: "gina"))
         }
@@ -227,24 +280,32 @@ extension StoreConformance {
         let ended = event("enrolment.request.ended", user: "gina")
         try await ask("p1")
         try await ask("p2")
-        try require(try await !store.cancelEnrolmentRequest(id: "p1", userID: "mallory", now: t0, audit: ended), "cancel: another user's request")
+        try require(
+            try await !store.cancelEnrolmentRequest(id: "p1", userID: "mallory", now: t0, audit: ended), "cancel: another user's request")
         try require(try await store.cancelEnrolmentRequest(id: "p1", userID: "gina", now: t0, audit: ended), "cancel: a pending request")
         let p1 = try await store.enrolmentRequest(id: "p1")
         try require(p1?.ending == .cancelled && p1?.endedAt == t0, "cancel: ended as cancelled")
         try require(try await !store.cancelEnrolmentRequest(id: "p1", userID: "gina", now: t0, audit: ended), "cancel: once")
         try require(
-            try await store.setRecoveryCode(requestID: "p1", userID: "gina", requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: t0, audit: event("x")) == .notPending,
+            try await store.setRecoveryCode(
+                requestID: "p1", userID: "gina", requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: t0,
+                audit: event("x")) == .notPending,
             "cancel: no code for it")
         // Approved, then cancelled before the enrolment: the enrolment is refused.
-        _ = try await store.setRecoveryCode(requestID: "p2", userID: "gina", requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: t0, audit: event("x"))
+        _ = try await store.setRecoveryCode(
+            requestID: "p2", userID: "gina", requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: t0,
+            audit: event("x"))
         _ = try await store.recoverEnrolmentRequest(id: "p2", codeHash: code, maxAttempts: 5, now: t0, audit: event("enrolment.approved"))
-        try require(try await store.cancelEnrolmentRequest(id: "p2", userID: "gina", now: t0, audit: ended), "cancel: an approved, unused request")
+        try require(
+            try await store.cancelEnrolmentRequest(id: "p2", userID: "gina", now: t0, audit: ended), "cancel: an approved, unused request")
         var registration = challenge(.registration(publicKey: key, deviceName: "Pad", replacing: false), user: "gina", device: "d-p2")
         registration.enrolmentRequestID = "p2"
         try require(try await issue(store, registration), "cancel: challenge issued")
         let device = DeviceRecord(id: "d-p2", userID: "gina", name: "Pad", publicKey: key, createdAt: t0)
         try require(try await enrolled(store, registration, device, replacing: nil) == nil, "cancel: a cancelled request enrols nothing")
-        try require(try await store.auditEvents(userID: "gina", limit: 10).filter { $0.kind == .enrolmentRequestEnded }.count == 2, "cancel: audited")
+        try require(
+            try await store.auditEvents(userID: "gina", limit: 10).filter { $0.kind == .enrolmentRequestEnded }.count == 2,
+            "cancel: audited")
     }
 
     /// User-id namespaces: an id the backend claimed, or with a device, cannot become a password
@@ -252,14 +313,18 @@ extension StoreConformance {
     /// id exactly one kind lands (a per-id lock).
     public func userIDNamespaces(_ store: any BioAuthStore) async throws {
         func signUp(_ id: UserID) async throws -> PlanOutcome {
-            try await store.apply(.createUser(UserRecord(id: id, passwordSalt: Data([1]), passwordRounds: 7, passwordHash: Data([2]), createdAt: t0), audit: event("user.created")))
+            try await store.apply(
+                .createUser(
+                    UserRecord(id: id, passwordSalt: Data([1]), passwordRounds: 7, passwordHash: Data([2]), createdAt: t0),
+                    audit: event("user.created")))
         }
         func signedUp(_ id: UserID) async throws -> Bool {
             do { return try await signUp(id).wasApplied } catch let error as StoreError where error.code == .duplicate { return false }
         }
         func claim(_ id: UserID) async throws -> PlanOutcome {
             let session = SessionRecord(
-                id: SessionID("g-" + id.rawValue + UUID().uuidString), tokenHash: TokenHash(digest: Data(UUID().uuidString.utf8)), userID: id, deviceID: nil,
+                id: SessionID("g-" + id.rawValue + UUID().uuidString), tokenHash: TokenHash(digest: Data(UUID().uuidString.utf8)),
+                userID: id, deviceID: nil,
                 kind: .enrolmentGrant, createdAt: t0, expiresAt: t0.addingTimeInterval(600))
             return try await store.apply(.backendLogin(session, audit: event("enrolment.grant.issued", user: id)))
         }
@@ -270,10 +335,13 @@ extension StoreConformance {
         try await enrol(store, DeviceRecord(id: "h1", userID: "hank", name: "Phone", publicKey: Data([4]), createdAt: t0))
         try require(try await signUp("hank") == .refused(.userIDFree(userID: "hank")), "namespaces: an id with a device is not signed up")
         try require(try await signUp("dave").wasApplied, "namespaces: a free id is signed up")
-        try require(try await claim("dave") == .refused(.noPasswordAccount(userID: "dave")), "namespaces: a password account is not claimed")
+        try require(
+            try await claim("dave") == .refused(.noPasswordAccount(userID: "dave")), "namespaces: a password account is not claimed")
         let landed = try await withThrowingTaskGroup(of: String?.self) { group in
             for n in 0..<8 {
-                group.addTask { n % 2 == 0 ? (try await signedUp("ivy") ? "password" : nil) : (try await claim("ivy").wasApplied ? "backend" : nil) }
+                group.addTask {
+                    n % 2 == 0 ? (try await signedUp("ivy") ? "password" : nil) : (try await claim("ivy").wasApplied ? "backend" : nil)
+                }
             }
             return try await group.reduce(into: Set<String>()) { if let kind = $1 { $0.insert(kind) } }
         }
@@ -286,7 +354,8 @@ extension StoreConformance {
     public func firstDevice(_ store: any BioAuthStore) async throws {
         func first(_ id: DeviceID, user: UserID) -> WritePlan {
             let device = DeviceRecord(id: id, userID: user, name: "Phone", publicKey: Data(id.rawValue.utf8), createdAt: t0)
-            return .enrolment(device, replacing: nil, approvedRequest: nil, asFirstDevice: true, audit: event("device.enrolled", user: user, device: id))
+            return .enrolment(
+                device, replacing: nil, approvedRequest: nil, asFirstDevice: true, audit: event("device.enrolled", user: user, device: id))
         }
         let landed = try await withThrowingTaskGroup(of: Bool.self) { group in
             for n in 0..<8 { group.addTask { try await store.apply(first(DeviceID("erin-\(n)"), user: "erin")).wasApplied } }
@@ -312,7 +381,8 @@ extension StoreConformance {
         let code = TokenHash(ofText: "the code"), limits = RecoveryCodeLimits(perRequest: 3, interval: 60, perRequesterPerDay: 2)
         func removal(_ id: DeviceRemovalID, device: DeviceID = "d1", at: Date) -> DeviceRemovalRecord {
             DeviceRemovalRecord(
-                id: id, userID: "alice", deviceID: device, sessionID: "p1", requester: "192.0.2.7", createdAt: at, codeExpiresAt: at.addingTimeInterval(900), codeHash: code)
+                id: id, userID: "alice", deviceID: device, sessionID: "p1", requester: "192.0.2.7", createdAt: at,
+                codeExpiresAt: at.addingTimeInterval(900), codeHash: code)
         }
         func request(_ r: DeviceRemovalRecord) async throws -> (Date?, Bool) {
             let decided = try await store.decide(locking: RowLocks(counters: [.recoveryCodes(r.userID, client: r.requester)])) { rows in
@@ -327,31 +397,55 @@ extension StoreConformance {
         let second = try await request(removal("r2", at: t0.addingTimeInterval(1)))
         try require(first.1 && second.1, "removals: asked for within the budget")
         let third = try await request(removal("r3", at: t0.addingTimeInterval(2)))
-        try require(third.0 == t0.addingTimeInterval(RecoveryCodeLimits.day), "removals: the requester's daily budget holds", "\(String(describing: third.0))")
+        try require(
+            third.0 == t0.addingTimeInterval(RecoveryCodeLimits.day), "removals: the requester's daily budget holds",
+            "\(String(describing: third.0))")
         let listed = try await store.deviceRemovals(userID: "alice")
-        try require(listed.map(\.id) == ["r1", "r2"] && listed[0] == removal("r1", at: t0), "removals: listed in order as written", "\(listed.map(\.id))")
+        try require(
+            listed.map(\.id) == ["r1", "r2"] && listed[0] == removal("r1", at: t0), "removals: listed in order as written",
+            "\(listed.map(\.id))")
 
-        func confirm(_ id: DeviceRemovalID, _ entered: TokenHash, session: SessionID = "p1", at: Date) async throws -> DeviceRemovalConfirmation {
+        func confirm(_ id: DeviceRemovalID, _ entered: TokenHash, session: SessionID = "p1", at: Date) async throws
+            -> DeviceRemovalConfirmation
+        {
             try await store.decide(locking: RowLocks(deviceRemoval: id)) { rows in
                 WritePlan.confirmDeviceRemoval(
-                    rows, sessionID: session, entered: entered, maxAttempts: 2, delay: 86_400, at: at, audit: event("device.removal.scheduled", device: "d1"))
+                    rows, sessionID: session, entered: entered, maxAttempts: 2, delay: 86_400, at: at,
+                    audit: event("device.removal.scheduled", device: "d1"))
             }.verdict
         }
-        try require(try await confirm("r1", code, session: "other", at: t0.addingTimeInterval(10)) == .unavailable, "removals: only the asking session confirms")
-        try require(try await confirm("r2", TokenHash(ofText: "wrong"), at: t0.addingTimeInterval(10)) == .wrongCode(attemptsLeft: 1), "removals: a wrong code counts")
-        try require(try await confirm("r2", TokenHash(ofText: "wrong"), at: t0.addingTimeInterval(11)) == .wrongCode(attemptsLeft: 0), "removals: the last wrong code")
-        try require(try await confirm("r2", code, at: t0.addingTimeInterval(12)) == .unavailable, "removals: ended by wrong codes, the right one does nothing")
-        try require(try await confirm("r1", code, at: t0.addingTimeInterval(1000)) == .unavailable, "removals: a code entered too late does nothing")
+        try require(
+            try await confirm("r1", code, session: "other", at: t0.addingTimeInterval(10)) == .unavailable,
+            "removals: only the asking session confirms")
+        try require(
+            try await confirm("r2", TokenHash(ofText: "wrong"), at: t0.addingTimeInterval(10)) == .wrongCode(attemptsLeft: 1),
+            "removals: a wrong code counts")
+        try require(
+            try await confirm("r2", TokenHash(ofText: "wrong"), at: t0.addingTimeInterval(11)) == .wrongCode(attemptsLeft: 0),
+            "removals: the last wrong code")
+        try require(
+            try await confirm("r2", code, at: t0.addingTimeInterval(12)) == .unavailable,
+            "removals: ended by wrong codes, the right one does nothing")
+        try require(
+            try await confirm("r1", code, at: t0.addingTimeInterval(1000)) == .unavailable, "removals: a code entered too late does nothing"
+        )
         let fresh = try await request(removal("r4", at: t0.addingTimeInterval(RecoveryCodeLimits.day + 1)))
         try require(fresh.1, "removals: the budget frees up after a day")
         let day1 = t0.addingTimeInterval(RecoveryCodeLimits.day + 10)
-        guard case .scheduled(let scheduled) = try await confirm("r4", code, at: day1) else { throw ConformanceFailure("removals: the right code schedules it", "") }
-        try require(scheduled.executesAt == day1.addingTimeInterval(86_400) && scheduled.status(at: day1) == .scheduled, "removals: scheduled after the delay")
+        guard case .scheduled(let scheduled) = try await confirm("r4", code, at: day1) else {
+            throw ConformanceFailure("removals: the right code schedules it", "")
+        }
+        try require(
+            scheduled.executesAt == day1.addingTimeInterval(86_400) && scheduled.status(at: day1) == .scheduled,
+            "removals: scheduled after the delay")
         let stored = try await store.deviceRemovals(userID: "alice").first { $0.id == "r4" }
         try require(stored == scheduled, "removals: the schedule is stored", "\(String(describing: stored))")
-        try require(try await store.deviceRemovals(userID: "alice").first { $0.id == "r2" }?.ending == .wrongCodes, "removals: the ending is stored")
+        try require(
+            try await store.deviceRemovals(userID: "alice").first { $0.id == "r2" }?.ending == .wrongCodes, "removals: the ending is stored"
+        )
 
-        try require(try await store.dueDeviceRemovals(now: day1.addingTimeInterval(86_399), limit: 10).isEmpty, "removals: not due before its time")
+        try require(
+            try await store.dueDeviceRemovals(now: day1.addingTimeInterval(86_399), limit: 10).isEmpty, "removals: not due before its time")
         let due = try await store.dueDeviceRemovals(now: day1.addingTimeInterval(86_400), limit: 10)
         try require(due.map(\.id) == ["r4"], "removals: due at its time", "\(due.map(\.id))")
 
@@ -363,23 +457,32 @@ extension StoreConformance {
         }
         // A cancelled removal is never due and executes nothing.
         _ = try await request(removal("r5", at: day1))
-        guard case .scheduled = try await confirm("r5", code, at: day1.addingTimeInterval(1)) else { throw ConformanceFailure("removals: r5 scheduled", "") }
+        guard case .scheduled = try await confirm("r5", code, at: day1.addingTimeInterval(1)) else {
+            throw ConformanceFailure("removals: r5 scheduled", "")
+        }
         let cancelled = try await store.decide(locking: RowLocks(deviceRemoval: "r5")) { rows in
-            WritePlan.cancelDeviceRemoval(rows, userID: "alice", at: day1.addingTimeInterval(2), audit: event("device.removal.cancelled", device: "d1"))
+            WritePlan.cancelDeviceRemoval(
+                rows, userID: "alice", at: day1.addingTimeInterval(2), audit: event("device.removal.cancelled", device: "d1"))
         }
         try require(cancelled.verdict && cancelled.outcome.wasApplied, "removals: an open one is cancelled")
         let again = try await store.decide(locking: RowLocks(deviceRemoval: "r5")) { rows in
-            WritePlan.cancelDeviceRemoval(rows, userID: "alice", at: day1.addingTimeInterval(3), audit: event("device.removal.cancelled", device: "d1"))
+            WritePlan.cancelDeviceRemoval(
+                rows, userID: "alice", at: day1.addingTimeInterval(3), audit: event("device.removal.cancelled", device: "d1"))
         }
         try require(!again.verdict, "removals: an ended one is not cancelled again")
-        try require(try await store.dueDeviceRemovals(now: day1.addingTimeInterval(200_000), limit: 10).map(\.id) == ["r4"], "removals: a cancelled one is never due")
+        try require(
+            try await store.dueDeviceRemovals(now: day1.addingTimeInterval(200_000), limit: 10).map(\.id) == ["r4"],
+            "removals: a cancelled one is never due")
         try require(!(try await execute("r5", at: day1.addingTimeInterval(200_000))), "removals: a cancelled one executes nothing")
 
         try require(try await execute("r4", at: day1.addingTimeInterval(86_400)), "removals: executed at its time")
         try require(try await store.device(id: "d1")?.revokedAt != nil, "removals: executing revokes the device")
         try require(try await store.session(id: "s1")?.session.revokedAt != nil, "removals: and the sessions it opened")
-        try require(try await store.dueDeviceRemovals(now: day1.addingTimeInterval(200_000), limit: 10).isEmpty, "removals: an executed one is not due again")
-        try require(try await store.deviceRemovals(userID: "alice").first { $0.id == "r4" }?.ending == .executed, "removals: ended as executed")
+        try require(
+            try await store.dueDeviceRemovals(now: day1.addingTimeInterval(200_000), limit: 10).isEmpty,
+            "removals: an executed one is not due again")
+        try require(
+            try await store.deviceRemovals(userID: "alice").first { $0.id == "r4" }?.ending == .executed, "removals: ended as executed")
         // Retention: ended removals and codes never entered go with the audit rows of their time.
         _ = try await store.sweep(windowsBefore: t0, runsBefore: t0, auditBefore: day1.addingTimeInterval(86_399), sessionsBefore: t0)
         let kept = try await store.deviceRemovals(userID: "alice").map(\.id)

@@ -23,8 +23,10 @@ public struct StoreConformance: Sendable {
     /// One behaviour a store must have; each runs on a fresh store, and a test reports each on its
     /// own (`@Test(arguments: StoreConformance.Check.allCases)`).
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
-        case users, challenges, challengeRace, failures, passwordAttempts, verdicts, devices, sessions, approvals, approvalWithdrawal, audit, retention
-        case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap, recoveryCodeLimits, cancelledRequests, firstDevice, userIDNamespaces
+        case users, challenges, challengeRace, failures, passwordAttempts, verdicts, devices, sessions, approvals, approvalWithdrawal,
+            audit, retention
+        case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap, recoveryCodeLimits,
+            cancelledRequests, firstDevice, userIDNamespaces
         case appAttestCounters, staleDeviceKey, challengeWithdrawal, deviceRemovals
 
         public var description: String { rawValue }
@@ -95,7 +97,9 @@ public struct StoreConformance: Sendable {
     }
 
     func challenge(
-        _ binding: ChallengeRecord.Binding = .stepUp(operationHash: Data(repeating: 9, count: 32), deviceKey: Data(repeating: 4, count: 91)), user: UserID = "alice", device: DeviceID = "d1",
+        _ binding: ChallengeRecord.Binding = .stepUp(
+            operationHash: Data(repeating: 9, count: 32), deviceKey: Data(repeating: 4, count: 91)), user: UserID = "alice",
+        device: DeviceID = "d1",
         expires: TimeInterval = 60
     ) -> ChallengeRecord {
         ChallengeRecord(
@@ -114,17 +118,22 @@ public struct StoreConformance: Sendable {
 
     /// Takes a challenge and applies the plan `decide` makes of it.
     @discardableResult
-    func finish(_ store: any BioAuthStore, _ id: Data, lockout: LockoutQuery? = nil, _ decide: @escaping @Sendable (TakenChallenge?) -> WritePlan)
+    func finish(
+        _ store: any BioAuthStore, _ id: Data, lockout: LockoutQuery? = nil, _ decide: @escaping @Sendable (TakenChallenge?) -> WritePlan
+    )
         async throws -> PlanOutcome
     {
         try await store.consumeChallenge(id: id, lockout: lockout ?? self.lockout()) { taken in ((), decide(taken)) }.outcome
     }
 
     /// Applies an enrolment's plan through the challenge and returns the device as stored (nil if the plan was refused).
-    func enrolled(_ store: any BioAuthStore, _ challenge: ChallengeRecord, _ device: DeviceRecord, replacing: EnrolmentProof?) async throws -> DeviceRecord? {
+    func enrolled(_ store: any BioAuthStore, _ challenge: ChallengeRecord, _ device: DeviceRecord, replacing: EnrolmentProof?) async throws
+        -> DeviceRecord?
+    {
         let outcome = try await finish(store, challenge.id) { _ in
             .enrolment(
-                device, replacing: replacing, approvedRequest: challenge.enrolmentRequestID, audit: self.event("device.enrolled", user: device.userID, device: device.id))
+                device, replacing: replacing, approvedRequest: challenge.enrolmentRequestID,
+                audit: self.event("device.enrolled", user: device.userID, device: device.id))
         }
         return outcome.wasApplied ? try await store.device(id: device.id) : nil
     }
@@ -133,7 +142,8 @@ public struct StoreConformance: Sendable {
     @discardableResult
     func enrol(_ store: any BioAuthStore, _ device: DeviceRecord, replacing: EnrolmentProof? = nil) async throws -> DeviceRecord? {
         let registration = challenge(
-            .registration(publicKey: device.publicKey, deviceName: device.name, replacing: replacing != nil), user: device.userID, device: device.id)
+            .registration(publicKey: device.publicKey, deviceName: device.name, replacing: replacing != nil), user: device.userID,
+            device: device.id)
         try require(try await issue(store, registration), "enrol: challenge issued")
         return try await enrolled(store, registration, device, replacing: replacing)
     }

@@ -57,9 +57,11 @@ public struct InProcessServer: Sendable {
         let task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw TestServerError("the in-process server did not start") }
-        let key = try await app.service.createApiKey(name: "test backend", scopes: Set(ApiKeyScope.all), request: RequestInfo(clientAddress: "test"))
+        let key = try await app.service.createApiKey(
+            name: "test backend", scopes: Set(ApiKeyScope.all), request: RequestInfo(clientAddress: "test"))
         return InProcessServer(
-            url: "http://127.0.0.1:\(port)", clock: clock, databasePath: path, recoveryDirectory: recovery, apiKey: key.secret.value, group: group, task: task,
+            url: "http://127.0.0.1:\(port)", clock: clock, databasePath: path, recoveryDirectory: recovery, apiKey: key.secret.value,
+            group: group, task: task,
             app: app)
     }
 

@@ -3,7 +3,8 @@ import Foundation
 /// Where the package's own files are, for tests that read docs or spawn built products.
 public enum PackagePaths {
     /// The package root (this file is `Sources/BioAuthTesting/PackagePaths.swift`).
-    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// The contents of a file below the root, as text.
     public static func text(_ relativePath: String) throws -> String {
@@ -14,7 +15,8 @@ public enum PackagePaths {
     /// between the lines `// MARKER-BEGIN` and `// MARKER-END` — byte for byte.
     public static func document(_ document: String, printsBlock marker: String, of source: String) throws -> Bool {
         let code = try text(source)
-        guard code.contains("// \(marker)-BEGIN\n"), let block = code.components(separatedBy: "// \(marker)-BEGIN\n").last?.components(separatedBy: "// \(marker)-END").first
+        guard code.contains("// \(marker)-BEGIN\n"),
+            let block = code.components(separatedBy: "// \(marker)-BEGIN\n").last?.components(separatedBy: "// \(marker)-END").first
         else { return false }
         return try text(document).contains("```swift\n" + block + "```")
     }

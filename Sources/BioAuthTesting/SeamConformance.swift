@@ -83,7 +83,8 @@ public struct SeamConformance: Sendable {
         guard let access = try? AccessControl(accessibility: .whenPasscodeSetThisDeviceOnly, flags: .userPresence) else {
             throw ConformanceFailure("AccessControl(.userPresence)", "rejected")
         }
-        let protected = KeychainItem(service: service, account: "protected", accessibility: .whenPasscodeSetThisDeviceOnly, accessControl: access)
+        let protected = KeychainItem(
+            service: service, account: "protected", accessibility: .whenPasscodeSetThisDeviceOnly, accessControl: access)
         let added = status { try keychain.add(protected, data: secret) }
         try require(added == .success, "add ACL item", "\(added) (is a device passcode set?)")
         let context = platform.contexts.makeContext()
@@ -99,7 +100,8 @@ public struct SeamConformance: Sendable {
         try require(deleted == .success, "delete ACL item", "\(deleted)")
 
         // Synchronizable + ACL → errSecParam, and nothing is stored.
-        let synced = KeychainItem(service: service, account: "synced", accessibility: .whenPasscodeSetThisDeviceOnly, accessControl: access, synchronizable: true)
+        let synced = KeychainItem(
+            service: service, account: "synced", accessibility: .whenPasscodeSetThisDeviceOnly, accessControl: access, synchronizable: true)
         let syncStatus = status { try keychain.add(synced, data: secret) }
         try require(syncStatus == .errSecParam, "add synchronizable ACL item", "\(syncStatus)")
         let afterSync = status { _ = try keychain.copyData(KeychainQuery(service: service, account: "synced")) }

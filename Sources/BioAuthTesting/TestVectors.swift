@@ -13,7 +13,9 @@ public enum TestVectors {
 
     public struct Missing: Error, CustomStringConvertible {
         public let file: String
-        public var description: String { "test vector not found: \(file) under \(TestVectors.directory.path) (Tests/Vectors, or $BIOAUTH_VECTORS when set)" }
+        public var description: String {
+            "test vector not found: \(file) under \(TestVectors.directory.path) (Tests/Vectors, or $BIOAUTH_VECTORS when set)"
+        }
     }
 
     /// The contents of `relativePath` under the vectors folder.

@@ -30,7 +30,8 @@ public struct WebhookSink: EventSink {
         encoder.outputFormatting = [.sortedKeys]
         return try encoder.encode(
             Wire.Event(
-                id: String(event.id), type: event.event.kind.description, occurredAt: Int64(event.event.at.timeIntervalSince1970.rounded(.down)), userId: event.event.userID?.rawValue,
+                id: String(event.id), type: event.event.kind.description,
+                occurredAt: Int64(event.event.at.timeIntervalSince1970.rounded(.down)), userId: event.event.userID?.rawValue,
                 deviceId: event.event.deviceID?.rawValue, reason: event.event.reason))
     }
 
@@ -49,7 +50,8 @@ struct SignedPost: Sendable {
 
     /// An http(s) URL with a host and a secret of at least 32 bytes; nil otherwise.
     static func validated(url: String, secret: String) -> (String, SymmetricKey)? {
-        guard secret.utf8.count >= 32, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else { return nil }
+        guard secret.utf8.count >= 32, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil
+        else { return nil }
         return (url, SymmetricKey(data: Data(secret.utf8)))
     }
 
@@ -88,8 +90,10 @@ public struct RecoveryWebhook: RecoveryChannel {
         encoder.outputFormatting = [.sortedKeys]
         return try encoder.encode(
             Wire.RecoveryCodeDelivery(
-                userId: message.userID.rawValue, requestId: message.requestID.rawValue, code: message.code.text, replacing: message.replacing,
-                keyFingerprint: message.keyFingerprint, expiresAt: Int64(message.expiresAt.timeIntervalSince1970.rounded(.down)), text: message.text,
+                userId: message.userID.rawValue, requestId: message.requestID.rawValue, code: message.code.text,
+                replacing: message.replacing,
+                keyFingerprint: message.keyFingerprint, expiresAt: Int64(message.expiresAt.timeIntervalSince1970.rounded(.down)),
+                text: message.text,
                 purpose: message.purpose.rawValue, clientAddress: message.clientAddress))
     }
 

@@ -61,7 +61,8 @@ struct AndroidChainTests {
         if batchExtension { try batchExtensions.append(Self.attestation) }
         let batchCertificate = try Self.certificate(batch, issuedBy: root, from: batchFrom, until: batchUntil, extensions: batchExtensions)
         let leaf = try Self.certificate(
-            key, issuedBy: leafSigner ?? batch, issuerName: leafIssuerName ?? batch.name, until: leafUntil, extensions: try Certificate.Extensions([Self.attestation]))
+            key, issuedBy: leafSigner ?? batch, issuerName: leafIssuerName ?? batch.name, until: leafUntil,
+            extensions: try Certificate.Extensions([Self.attestation]))
         return ([leaf, batchCertificate], rootCertificate)
     }
 
@@ -77,7 +78,9 @@ struct AndroidChainTests {
         #expect(check(chain, roots: [rootCertificate]) == nil)
         #expect(check(chain + [rootCertificate], roots: [rootCertificate]) == nil, "with the root sent along")
         // RFC 5280 refuses the same chain: the relaxation is what makes such phones enrol.
-        await #expect(throws: AttestationError.self) { _ = try await CertificateChain.verify(chain, roots: [rootCertificate], at: Self.now) }
+        await #expect(throws: AttestationError.self) {
+            _ = try await CertificateChain.verify(chain, roots: [rootCertificate], at: Self.now)
+        }
     }
 
     @Test func theLeafsOwnDatesDoNotMatterButEveryOtherCertificatesDo() throws {
@@ -97,7 +100,9 @@ struct AndroidChainTests {
         #expect(check(misnamed.chain, roots: [misnamed.root]) == .certificateChain, "broken name chaining")
         let good = try factoryChain()
         let impostor = Signer("Test Attestation Root")
-        let otherRoot = try Self.certificate(impostor, issuedBy: impostor, extensions: try Certificate.Extensions { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)) })
+        let otherRoot = try Self.certificate(
+            impostor, issuedBy: impostor,
+            extensions: try Certificate.Extensions { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)) })
         #expect(check(good.chain, roots: [otherRoot]) == .certificateChain, "a root with the right name and another key")
         #expect(check([good.chain[0]], roots: [good.root]) == .certificateChain, "the batch certificate missing")
         #expect(check(Array(good.chain.reversed()), roots: [good.root]) == .certificateChain, "the wrong order")
@@ -109,7 +114,10 @@ struct AndroidChainTests {
         let (chain, rootCertificate) = try factoryChain()
         let sibling = ASN1ObjectIdentifier(arrayLiteral: 1, 3, 6, 1, 4, 1, 11129, 2, 1, 18)  // same length, last arc differs
         let leaf = try Self.certificate(
-            key, issuedBy: batch, extensions: try Certificate.Extensions([Self.attestation, Certificate.Extension(oid: sibling, critical: false, value: [0x30, 0x00])]))
+            key, issuedBy: batch,
+            extensions: try Certificate.Extensions([
+                Self.attestation, Certificate.Extension(oid: sibling, critical: false, value: [0x30, 0x00]),
+            ]))
         var serializer = DER.Serializer()
         try serializer.serialize(leaf)
         var der = Data(serializer.serializedBytes)
@@ -122,7 +130,8 @@ struct AndroidChainTests {
         var batchDER = DER.Serializer()
         try batchDER.serialize(chain[1])
         do {
-            _ = try await AndroidKeyAttestationVerifier.decode(chain: [der, Data(batchDER.serializedBytes)], roots: [rootCertificate], at: Self.now)
+            _ = try await AndroidKeyAttestationVerifier.decode(
+                chain: [der, Data(batchDER.serializedBytes)], roots: [rootCertificate], at: Self.now)
             Issue.record("a leaf with two key descriptions was accepted")
         } catch { #expect(error.check == .malformed, "\(error)") }
     }
@@ -134,6 +143,8 @@ struct AndroidChainTests {
             try serializer.serialize(certificate)
             return Data(serializer.serializedBytes)
         }
-        await #expect(throws: AttestationError.self) { _ = try await AndroidKeyAttestationVerifier.decode(chain: ders, roots: [rootCertificate], at: Self.now) }
+        await #expect(throws: AttestationError.self) {
+            _ = try await AndroidKeyAttestationVerifier.decode(chain: ders, roots: [rootCertificate], at: Self.now)
+        }
     }
 }

@@ -48,12 +48,16 @@ struct AttestationStatusTests {
     }
 
     /// The Pixel 9a TEE chain (2026 EC root) with a verifier that asks only what it has.
-    static func pixel() async throws -> (ders: [Data], chain: [Certificate], key: DevicePublicKey, challenge: Data, requirements: AndroidKeyRequirements, time: Date) {
+    static func pixel() async throws -> (
+        ders: [Data], chain: [Certificate], key: DevicePublicKey, challenge: Data, requirements: AndroidKeyRequirements, time: Date
+    ) {
         let item = try #require(try AttestationTamperTests.cases().first { $0.name.hasPrefix("tegu/sdk36/TEE_EC") })
         guard case .androidChain(let ders, _) = item.evidence, let time = item.time else { throw CocoaError(.fileReadCorruptFile) }
-        let (chain, description) = try await AndroidKeyAttestationVerifier.decodeChain(ders, roots: TrustAnchors.googleHardwareAttestationRoots, at: time)
+        let (chain, description) = try await AndroidKeyAttestationVerifier.decodeChain(
+            ders, roots: TrustAnchors.googleHardwareAttestationRoots, at: time)
         let application = try #require(description.softwareEnforced.applicationID)
-        var requirements = AndroidKeyRequirements(packageNames: [application.packages[0].name], signingCertificateDigests: Set(application.signatureDigests))
+        var requirements = AndroidKeyRequirements(
+            packageNames: [application.packages[0].name], signingCertificateDigests: Set(application.signatureDigests))
         requirements.biometricOnEveryUse = false
         let key = DevicePublicKey(try #require(P256.Signing.PublicKey(chain[0].publicKey)))
         return (ders, chain, key, description.attestationChallenge, requirements, time)
@@ -99,9 +103,15 @@ struct AttestationStatusTests {
         let empty = AttestationStatusList(entries: [:])
         #expect(await check(AttestationStatus(), pixel.ders) == .statusUnknown, "no list loaded")
         let week = AttestationStatus.defaultMaximumAge
-        #expect(await check(AttestationStatus(loaded: .init(list: empty, asOf: pixel.time - week - 1)), pixel.ders) == .statusUnknown, "older than 7 days")
-        #expect(await check(AttestationStatus(loaded: .init(list: empty, asOf: pixel.time - week + 60)), pixel.ders) == nil, "just inside 7 days")
-        #expect(await check(AttestationStatus(maximumAge: 3600, loaded: .init(list: empty, asOf: pixel.time - 3601)), pixel.ders) == .statusUnknown)
+        #expect(
+            await check(AttestationStatus(loaded: .init(list: empty, asOf: pixel.time - week - 1)), pixel.ders) == .statusUnknown,
+            "older than 7 days")
+        #expect(
+            await check(AttestationStatus(loaded: .init(list: empty, asOf: pixel.time - week + 60)), pixel.ders) == nil,
+            "just inside 7 days")
+        #expect(
+            await check(AttestationStatus(maximumAge: 3600, loaded: .init(list: empty, asOf: pixel.time - 3601)), pixel.ders)
+                == .statusUnknown)
         // A chain that does not verify is refused for that, stale list or not.
         var broken = pixel.ders
         broken.removeLast()
@@ -128,7 +138,9 @@ struct AttestationStatusTests {
         // An older list never replaces a newer one.
         status.update(.init(list: AttestationStatusList(entries: [:]), asOf: written - 60))
         #expect(status.loaded?.list.entries.count == 2)
-        await #expect(throws: AttestationStatusListError.self) { try await AttestationStatus(source: .file("/nonexistent/status.json")).refresh(now: Date()) }
+        await #expect(throws: AttestationStatusListError.self) {
+            try await AttestationStatus(source: .file("/nonexistent/status.json")).refresh(now: Date())
+        }
     }
 
     @Test func aListIsFetchedOverHTTPSOnlyExceptFromLoopback() throws {

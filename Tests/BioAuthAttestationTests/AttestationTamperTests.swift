@@ -49,35 +49,53 @@ struct AttestationTamperTests {
             let decoded = try CBOR(decoding: object)
             let authenticatorData = try #require(decoded["authData"]?.bytesValue)
             let x5c = try #require(decoded["attStmt"]?["x5c"]?.arrayValue)
-            func attest(_ object: CBOR, keyID: Data = keyID, hash: Data = clientDataHash, at: Date = time, verifier: AppAttestVerifier = verifier) async -> AttestationError.Check? {
+            func attest(
+                _ object: CBOR, keyID: Data = keyID, hash: Data = clientDataHash, at: Date = time, verifier: AppAttestVerifier = verifier
+            ) async -> AttestationError.Check? {
                 await refusal { _ = try await verifier.verifyAttestation(object.encoded, keyID: keyID, clientDataHash: hash, at: at) }
             }
             let name = item.name
             // One byte of authenticator data (the rpIdHash, then the counter): the nonce no longer matches.
             for index in [0, 36] {
-                #expect(await attest(Self.replacing(decoded, "authData", with: .bytes(Self.flipping(authenticatorData, at: index)))) == .nonce, "\(name)")
+                #expect(
+                    await attest(Self.replacing(decoded, "authData", with: .bytes(Self.flipping(authenticatorData, at: index)))) == .nonce,
+                    "\(name)")
             }
             #expect(await attest(decoded, hash: Self.flipping(clientDataHash, at: 0)) == .nonce, "\(name)")
             // One byte of the leaf's signature; the chain in the wrong order; the leaf alone.
             let leaf = try #require(x5c[0].bytesValue)
             let flippedLeaf = CBOR.array([.bytes(Self.flipping(leaf, at: leaf.count - 1))] + x5c.dropFirst())
             let statement = try #require(decoded["attStmt"])
-            #expect(await attest(Self.replacing(decoded, "attStmt", with: Self.replacing(statement, "x5c", with: flippedLeaf))) == .certificateChain, "\(name)")
-            #expect(await attest(Self.replacing(decoded, "attStmt", with: Self.replacing(statement, "x5c", with: .array(x5c.reversed())))) == .certificateChain, "\(name)")
-            #expect(await attest(Self.replacing(decoded, "attStmt", with: Self.replacing(statement, "x5c", with: .array([x5c[0]])))) == .certificateChain, "\(name)")
+            #expect(
+                await attest(Self.replacing(decoded, "attStmt", with: Self.replacing(statement, "x5c", with: flippedLeaf)))
+                    == .certificateChain, "\(name)")
+            #expect(
+                await attest(Self.replacing(decoded, "attStmt", with: Self.replacing(statement, "x5c", with: .array(x5c.reversed()))))
+                    == .certificateChain, "\(name)")
+            #expect(
+                await attest(Self.replacing(decoded, "attStmt", with: Self.replacing(statement, "x5c", with: .array([x5c[0]]))))
+                    == .certificateChain, "\(name)")
             // After the leaf expired (3 days on iOS 14, 11 months in 2024), or before it was issued.
             #expect(await attest(decoded, at: time.addingTimeInterval(400 * 86_400)) == .certificateChain, "\(name)")
             #expect(await attest(decoded, at: time.addingTimeInterval(-30 * 86_400)) == .certificateChain, "\(name)")
             // Another key id; another app; the production environment only; not the Apple root.
             #expect(await attest(decoded, keyID: Self.flipping(keyID, at: 0)) == .keyIdentifier, "\(name)")
             let otherApp = try AppAttest.AppID("ABCDE12345.com.example.other")
-            #expect(await attest(decoded, verifier: AppAttestVerifier(appIDs: [otherApp], environments: [.development])) == .appIdentifier, "\(name)")
-            #expect(await attest(decoded, verifier: AppAttestVerifier(appIDs: appIDs, environments: [.production])) == .environment, "\(name)")
+            #expect(
+                await attest(decoded, verifier: AppAttestVerifier(appIDs: [otherApp], environments: [.development])) == .appIdentifier,
+                "\(name)")
+            #expect(
+                await attest(decoded, verifier: AppAttestVerifier(appIDs: appIDs, environments: [.production])) == .environment, "\(name)")
             let otherRoot = TrustAnchors.googleHardwareAttestationRoots[1]
-            #expect(await attest(decoded, verifier: AppAttestVerifier(appIDs: appIDs, environments: [.development], roots: [otherRoot])) == .certificateChain, "\(name)")
+            #expect(
+                await attest(decoded, verifier: AppAttestVerifier(appIDs: appIDs, environments: [.development], roots: [otherRoot]))
+                    == .certificateChain, "\(name)")
             // Not an attestation at all.
             #expect(await attest(Self.replacing(decoded, "fmt", with: .text("packed"))) == .format, "\(name)")
-            #expect(await refusal { _ = try await verifier.verifyAttestation(object.dropLast(), keyID: keyID, clientDataHash: clientDataHash, at: time) } == .malformed)
+            #expect(
+                await refusal {
+                    _ = try await verifier.verifyAttestation(object.dropLast(), keyID: keyID, clientDataHash: clientDataHash, at: time)
+                } == .malformed)
             checked += 1
         }
         #expect(checked == 6)
@@ -87,26 +105,36 @@ struct AttestationTamperTests {
         let all = try Self.cases()
         var checked = 0
         for item in all {
-            guard case .appAssertion(let object, let clientData, let publicKey, let appID, let environment, let counter) = item.evidence else { continue }
+            guard case .appAssertion(let object, let clientData, let publicKey, let appID, let environment, let counter) = item.evidence
+            else { continue }
             let verifier = AppAttestVerifier(appIDs: [appID], environments: [environment])
             let keyID = Data(SHA256.hash(data: publicKey.x963Representation))
-            let before = AppAttestKey(keyID: keyID, publicKey: publicKey, appID: appID, environment: environment, counter: counter - 1, receipt: Data())
+            let before = AppAttestKey(
+                keyID: keyID, publicKey: publicKey, appID: appID, environment: environment, counter: counter - 1, receipt: Data())
             #expect(try verifier.verifyAssertion(object, clientData: clientData, key: before).counter == counter)
             let decoded = try CBOR(decoding: object)
             let signature = try #require(decoded["signature"]?.bytesValue)
             let authenticatorData = try #require(decoded["authenticatorData"]?.bytesValue)
-            func assert(_ object: CBOR, clientData: Data = clientData, key: AppAttestKey = before, verifier: AppAttestVerifier = verifier) async -> AttestationError.Check? {
+            func assert(_ object: CBOR, clientData: Data = clientData, key: AppAttestKey = before, verifier: AppAttestVerifier = verifier)
+                async -> AttestationError.Check?
+            {
                 await refusal { _ = try verifier.verifyAssertion(object.encoded, clientData: clientData, key: key) }
             }
-            #expect(await assert(Self.replacing(decoded, "signature", with: .bytes(Self.flipping(signature, at: signature.count - 1)))) == .signature)
-            #expect(await assert(Self.replacing(decoded, "authenticatorData", with: .bytes(Self.flipping(authenticatorData, at: 36)))) == .signature)
+            #expect(
+                await assert(Self.replacing(decoded, "signature", with: .bytes(Self.flipping(signature, at: signature.count - 1))))
+                    == .signature)
+            #expect(
+                await assert(Self.replacing(decoded, "authenticatorData", with: .bytes(Self.flipping(authenticatorData, at: 36))))
+                    == .signature)
             #expect(await assert(decoded, clientData: clientData + Data("x".utf8)) == .signature)
             // The same assertion again: its counter is no longer above the stored one.
-            let after = AppAttestKey(keyID: keyID, publicKey: publicKey, appID: appID, environment: environment, counter: counter, receipt: Data())
+            let after = AppAttestKey(
+                keyID: keyID, publicKey: publicKey, appID: appID, environment: environment, counter: counter, receipt: Data())
             #expect(await assert(decoded, key: after) == .counter)
             // Another device's key; an app the server no longer accepts.
             let stranger = AppAttestKey(
-                keyID: keyID, publicKey: DevicePublicKey(P256.Signing.PrivateKey().publicKey), appID: appID, environment: environment, counter: 0, receipt: Data())
+                keyID: keyID, publicKey: DevicePublicKey(P256.Signing.PrivateKey().publicKey), appID: appID, environment: environment,
+                counter: 0, receipt: Data())
             #expect(await assert(decoded, key: stranger) == .signature)
             let otherApp = try AppAttest.AppID("ABCDE12345.com.example.other")
             #expect(await assert(decoded, verifier: AppAttestVerifier(appIDs: [otherApp], environments: [environment])) == .appIdentifier)
@@ -128,7 +156,10 @@ struct AttestationTamperTests {
             #expect(await decode([ders[0]]) == .certificateChain, "\(item.name)")
             #expect(await decode(ders, at: Date(timeIntervalSince1970: 4_102_444_800)) == .certificateChain, "\(item.name)")  // 2100
             // A chain that brings its own root is not trusted because its root is self-signed.
-            #expect(await refusal { _ = try await AndroidKeyAttestationVerifier.decode(chain: ders, roots: [TrustAnchors.appleAppAttestationRoot], at: time) } == .certificateChain)
+            #expect(
+                await refusal {
+                    _ = try await AndroidKeyAttestationVerifier.decode(chain: ders, roots: [TrustAnchors.appleAppAttestationRoot], at: time)
+                } == .certificateChain)
             checked += 1
         }
         #expect(checked == 12)
@@ -144,14 +175,21 @@ struct AttestationTamperTests {
             let (leaf, description) = try await AndroidKeyAttestationVerifier.decode(chain: ders, at: time)
             let key = DevicePublicKey(try #require(P256.Signing.PublicKey(leaf.publicKey)))
             let application = try #require(description.softwareEnforced.applicationID)
-            var requirements = AndroidKeyRequirements(packageNames: [application.packages[0].name], signingCertificateDigests: Set(application.signatureDigests))
+            var requirements = AndroidKeyRequirements(
+                packageNames: [application.packages[0].name], signingCertificateDigests: Set(application.signatureDigests))
             requirements.biometricOnEveryUse = false  // No vector has a biometric-only key.
             let challenge = description.attestationChallenge
-            func verify(_ requirements: AndroidKeyRequirements, challenge: Data = challenge, key: DevicePublicKey = key) async -> AttestationError.Check? {
-                await refusal { _ = try await AndroidKeyAttestationVerifier(requirements: requirements, revocation: .unchecked).verify(chain: ders, challenge: challenge, publicKey: key, at: time) }
+            func verify(_ requirements: AndroidKeyRequirements, challenge: Data = challenge, key: DevicePublicKey = key) async
+                -> AttestationError.Check?
+            {
+                await refusal {
+                    _ = try await AndroidKeyAttestationVerifier(requirements: requirements, revocation: .unchecked).verify(
+                        chain: ders, challenge: challenge, publicKey: key, at: time)
+                }
             }
             #expect(await verify(requirements) == nil)
-            let attested = try await AndroidKeyAttestationVerifier(requirements: requirements, revocation: .unchecked).verify(chain: ders, challenge: challenge, publicKey: key, at: time)
+            let attested = try await AndroidKeyAttestationVerifier(requirements: requirements, revocation: .unchecked).verify(
+                chain: ders, challenge: challenge, publicKey: key, at: time)
             #expect(attested.packageName == application.packages[0].name && attested.securityLevel >= .trustedEnvironment)
             #expect(await verify(requirements, challenge: challenge + Data([0])) == .challenge)
             #expect(await verify(requirements, key: DevicePublicKey(P256.Signing.PrivateKey().publicKey)) == .publicKey)
@@ -187,13 +225,20 @@ struct AttestationTamperTests {
             checked += 1
             guard item.name.hasPrefix("akita/sdk34/TEE_EC"), let p256 = P256.Signing.PublicKey(leaf.publicKey) else { continue }
             let application = try #require(description.softwareEnforced.applicationID)
-            var requirements = AndroidKeyRequirements(packageNames: Set(application.packages.map(\.name)), signingCertificateDigests: Set(application.signatureDigests))
+            var requirements = AndroidKeyRequirements(
+                packageNames: Set(application.packages.map(\.name)), signingCertificateDigests: Set(application.signatureDigests))
             let verifier = AndroidKeyAttestationVerifier(requirements: requirements, revocation: .unchecked)
             let challenge = description.attestationChallenge
-            #expect(await refusal { _ = try await verifier.verify(chain: ders, challenge: challenge, publicKey: DevicePublicKey(p256), at: time) } == .userAuthentication)
+            #expect(
+                await refusal {
+                    _ = try await verifier.verify(chain: ders, challenge: challenge, publicKey: DevicePublicKey(p256), at: time)
+                } == .userAuthentication)
             requirements.biometricOnEveryUse = false
             let lenient = AndroidKeyAttestationVerifier(requirements: requirements, revocation: .unchecked)
-            #expect(await refusal { _ = try await lenient.verify(chain: ders, challenge: challenge, publicKey: DevicePublicKey(p256), at: time) } == .verifiedBoot)
+            #expect(
+                await refusal {
+                    _ = try await lenient.verify(chain: ders, challenge: challenge, publicKey: DevicePublicKey(p256), at: time)
+                } == .verifiedBoot)
             checked += 1
         }
         #expect(checked == 13)  // 12 chains, one of them also through the verifier
@@ -207,20 +252,27 @@ struct AttestationTamperTests {
             let ders = AttestationFiles.pemBlocks(try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))
             let leaf = try Certificate(derEncoded: [UInt8](try #require(ders.first)))
             let value = try #require(leaf.extensions.first { $0.oid == KeyDescription.oid }?.value)
-            #expect(throws: AttestationError(.malformed, "the key attestation extension does not follow the KeyDescription schema"), "\(name)") {
+            #expect(
+                throws: AttestationError(.malformed, "the key attestation extension does not follow the KeyDescription schema"), "\(name)"
+            ) {
                 try KeyDescription(derEncoded: value)
             }
         }
         // A valid chain's description decodes (so the refusal above is about the bytes, not the decoder).
         let valid = AttestationFiles.pemBlocks(
-            try String(contentsOf: folder.deletingLastPathComponent().appendingPathComponent("tegu/sdk36/TEE_EC_2026_ROOT.pem"), encoding: .utf8))
+            try String(
+                contentsOf: folder.deletingLastPathComponent().appendingPathComponent("tegu/sdk36/TEE_EC_2026_ROOT.pem"), encoding: .utf8))
         let leaf = try Certificate(derEncoded: [UInt8](try #require(valid.first)))
-        #expect(throws: Never.self) { try KeyDescription(derEncoded: try #require(leaf.extensions.first { $0.oid == KeyDescription.oid }?.value)) }
+        #expect(throws: Never.self) {
+            try KeyDescription(derEncoded: try #require(leaf.extensions.first { $0.oid == KeyDescription.oid }?.value))
+        }
     }
 
     @Test func theEmbeddedRootsAreThePublishedOnes() throws {
         let folder = TestVectors.directory.appendingPathComponent("attestation/trust-anchors")
-        func pem(_ name: String) throws -> Certificate { try Certificate(pemEncoded: try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)) }
+        func pem(_ name: String) throws -> Certificate {
+            try Certificate(pemEncoded: try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))
+        }
         #expect(try pem("Apple_App_Attestation_Root_CA.pem") == TrustAnchors.appleAppAttestationRoot)
         #expect(try [pem("google-root-1-rsa4096.pem"), pem("google-root-2-ecp384.pem")] == TrustAnchors.googleHardwareAttestationRoots)
     }

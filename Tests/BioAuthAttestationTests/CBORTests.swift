@@ -37,7 +37,10 @@ struct CBORTests {
     /// and whatever decodes encodes back to the same bytes (one encoding per value).
     @Test func randomInputIsDecodedOrRefused() {
         var generator = SystemRandomNumberGenerator()
-        let sample = CBOR.map([(.text("fmt"), .text("apple-appattest")), (.text("attStmt"), .map([(.text("x5c"), .array([.bytes(Data(repeating: 1, count: 40))]))]))]).encoded
+        let sample = CBOR.map([
+            (.text("fmt"), .text("apple-appattest")),
+            (.text("attStmt"), .map([(.text("x5c"), .array([.bytes(Data(repeating: 1, count: 40))]))])),
+        ]).encoded
         var decoded = 0
         for round in 0..<20_000 {
             let bytes: [UInt8]

@@ -13,7 +13,8 @@ struct DemoTests {
         #expect(result.output.contains("All 15 steps behaved as expected."))
         for title in [
             "Primary login", "Device-key enrolment", "Biometric login", "Step-up approval", "Hooked evaluatePolicy",
-            "Tampered challenge", "knows the device passcode", "Replayed signature", "Stolen public key", "Re-signed app", "Expired challenge", "Brute-force burst",
+            "Tampered challenge", "knows the device passcode", "Replayed signature", "Stolen public key", "Re-signed app",
+            "Expired challenge", "Brute-force burst",
         ] {
             #expect(result.output.contains(title), "missing step: \(title)")
         }

@@ -37,7 +37,8 @@ struct DeviceCommandTests {
         #expect(await device("step-up", "--operation", "transfer 5.00 EUR to bob").output.contains("pass --api-key to redeem it"))
         let redeemed = await device("step-up", "--operation", "transfer 100.00 EUR to bob", "--api-key", apiKey)
         #expect(redeemed.output.contains("the app's backend redeemed the one-time approval for device"), "\(redeemed.output)")
-        let wrongKey = await device("step-up", "--operation", "transfer 1.00 EUR to bob", "--api-key", "bioauth_sk_" + String(repeating: "A", count: 43))
+        let wrongKey = await device(
+            "step-up", "--operation", "transfer 1.00 EUR to bob", "--api-key", "bioauth_sk_" + String(repeating: "A", count: 43))
         #expect(wrongKey.exitCode == 1, "\(wrongKey.output)")
 
         // The jailbreak hook and a stranger's face get nothing.
@@ -58,7 +59,8 @@ struct DeviceCommandTests {
         #expect(await device("status").output.contains("device key: invalidated"))
         let passwordOnly = await device("register", "--server", url, "--user", "alice", "--reenrol", input: ["alice's password"])
         #expect(passwordOnly.exitCode == 1 && passwordOnly.output.contains("approvalRequired"), "\(passwordOnly.output)")
-        let reenrolled = await device("register", "--server", url, "--user", "alice", "--reenrol", "--recovery-inbox", inbox, input: ["alice's password"])
+        let reenrolled = await device(
+            "register", "--server", url, "--user", "alice", "--reenrol", "--recovery-inbox", inbox, input: ["alice's password"])
         #expect(reenrolled.exitCode == 0 && reenrolled.output.contains("re-enrolled"), "\(reenrolled.output)")
         #expect(await device("login").exitCode == 0)
 
@@ -107,8 +109,12 @@ struct DeviceCommandTests {
         let approval = try #require(approved.output.split(separator: "\n").last.map(String.init))
         #expect(approved.exitCode == 0 && approval.count == 43, "\(approved.output)")
         let operation = Base64URL.encode(Data("pay 5.00 EUR".utf8))
-        let redeemed = try await backend.post("/v1/backend/approvals/redeem", ["approval": approval, "operation": operation, "userId": "u-1842"], token: apiKey)
+        let redeemed = try await backend.post(
+            "/v1/backend/approvals/redeem", ["approval": approval, "operation": operation, "userId": "u-1842"], token: apiKey)
         #expect(redeemed.status == 200 && redeemed["userId"] == "u-1842", "\(redeemed)")
-        #expect(try await backend.post("/v1/backend/approvals/redeem", ["approval": approval, "operation": operation, "userId": "u-1842"], token: apiKey).status == 401, "once")
+        #expect(
+            try await backend.post(
+                "/v1/backend/approvals/redeem", ["approval": approval, "operation": operation, "userId": "u-1842"], token: apiKey
+            ).status == 401, "once")
     }
 }

@@ -21,7 +21,8 @@ struct KeyCommandTests {
             "pem": publicKey.pemRepresentation.trimmingCharacters(in: .newlines), "jwk": publicKey.jwkRepresentation,
         ]
         for to in ["x963", "spki", "pem", "jwk"] {
-            let result = await CommandRunner.run(["key", "convert", "--to", to], input: inputs[from]!.split(separator: "\n").map(String.init))
+            let result = await CommandRunner.run(
+                ["key", "convert", "--to", to], input: inputs[from]!.split(separator: "\n").map(String.init))
             #expect(result.exitCode == 0)
             #expect(result.output.trimmingCharacters(in: .newlines) == expected[to], "\(from) → \(to)")
         }
@@ -45,11 +46,17 @@ struct KeyCommandTests {
         ]
         for (name, data) in files { try data.write(to: directory.appendingPathComponent(name)) }
         func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
-        let valid = await CommandRunner.run(["key", "verify", "--key", path("key"), "--signature", path("der"), "--message", path("message")])
+        let valid = await CommandRunner.run([
+            "key", "verify", "--key", path("key"), "--signature", path("der"), "--message", path("message"),
+        ])
         #expect(valid.exitCode == 0 && valid.output.contains("valid signature"))
-        let raw = await CommandRunner.run(["key", "verify", "--raw", "--key", path("key"), "--signature", path("raw"), "--message", path("message")])
+        let raw = await CommandRunner.run([
+            "key", "verify", "--raw", "--key", path("key"), "--signature", path("raw"), "--message", path("message"),
+        ])
         #expect(raw.exitCode == 0)
-        let invalid = await CommandRunner.run(["key", "verify", "--key", path("key"), "--signature", path("der"), "--message", path("other")])
+        let invalid = await CommandRunner.run([
+            "key", "verify", "--key", path("key"), "--signature", path("der"), "--message", path("other"),
+        ])
         #expect(invalid.exitCode == 1 && invalid.output.contains("INVALID"))
     }
 

@@ -14,7 +14,8 @@ struct ClientAttestationTests {
     static let app = try! AppAttest.AppID("TEAM123456.dev.bioauth.app")
 
     static func requiringAppAttest(_ configuration: inout ServerConfiguration) {
-        configuration.attestation.apple = .required(AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
+        configuration.attestation.apple = .required(
+            AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
     }
 
     @Test func aPhoneWithAppAttestEnrolsAttested() async throws {
@@ -33,7 +34,9 @@ struct ClientAttestationTests {
     @Test func aPhoneWithoutAppAttestIsRefusedAndKeepsNothing() async throws {
         // The Simulator: no App Attest. A server that requires it refuses; the key made for the
         // enrolment is deleted, and the phone can enrol once the server prefers attestation.
-        try await Phone.with(device: { $0.appAttest = EmulatedAppAttest(appID: Self.app, isSupported: false) }, server: Self.requiringAppAttest) { phone in
+        try await Phone.with(
+            device: { $0.appAttest = EmulatedAppAttest(appID: Self.app, isSupported: false) }, server: Self.requiringAppAttest
+        ) { phone in
             try await phone.client.signUp(username: "alice", password: "alice's long password")
             let primary = try await phone.client.signIn(username: "alice", password: "alice's long password")
             let refused = await #expect(throws: ClientError.self) { try await phone.client.enrol(primary, deviceName: "Simulator") }
@@ -74,7 +77,9 @@ extension ClientAttestationTests {
     final class Sent: Sendable {
         let bodies = Mutex<[String: [[String: any Sendable]]]>([:])
         func record(_ request: TransportRequest) {
-            guard let body = request.body, let json = try? JSONSerialization.jsonObject(with: body) as? [String: any Sendable] else { return }
+            guard let body = request.body, let json = try? JSONSerialization.jsonObject(with: body) as? [String: any Sendable] else {
+                return
+            }
             bodies.withLock { $0[request.path, default: []].append(json) }
         }
         func fields(_ path: String) -> [Set<String>] { bodies.withLock { ($0[path] ?? []).map { Set($0.keys) } } }
@@ -99,7 +104,9 @@ extension ClientAttestationTests {
             _ = try await phone.client.logIn()
             let logins = sent.fields("/v1/login/finish")
             #expect(logins.count == 3)
-            #expect(logins[1].isSuperset(of: ["appAttestKeyId", "appAttestation"]) && !logins[1].contains("appAttestAssertion"), "the re-attesting login")
+            #expect(
+                logins[1].isSuperset(of: ["appAttestKeyId", "appAttestation"]) && !logins[1].contains("appAttestAssertion"),
+                "the re-attesting login")
             #expect(logins[2].contains("appAttestAssertion") && !logins[2].contains("appAttestation"), "the new key asserts")
             #expect(sent.fields("/v1/step-up/finish").first?.contains("appAttestAssertion") == true)
             let events = try await phone.client.securityEvents()
@@ -110,7 +117,9 @@ extension ClientAttestationTests {
     /// Where a reinstall also takes the Secure Enclave key (unknown on iOS: configurable), no
     /// re-attestation can help: the client asks for re-enrolment, without a prompt or a request.
     @Test func aReinstallThatLosesTheDeviceKeyAsksForReenrolment() async throws {
-        try await Phone.with(device: { $0.appAttest = EmulatedAppAttest(appID: Self.app, clock: $0.clock) }, server: Self.requiringAssertions) { phone in
+        try await Phone.with(
+            device: { $0.appAttest = EmulatedAppAttest(appID: Self.app, clock: $0.clock) }, server: Self.requiringAssertions
+        ) { phone in
             try await phone.enrolAlice()
             phone.device.reinstallApp(keychain: .secureEnclaveKeysLost)
             let prompts = phone.device.promptCount
@@ -130,9 +139,12 @@ extension ClientAttestationTests {
             device: { $0.appAttest = EmulatedAppAttest(appID: Self.app, clock: $0.clock) },
             tamper: { request, response in
                 sent.record(request)
-                guard request.path == "/v1/login/finish", sent.fields(request.path).count == 2, refuseFirst.withLock({ $0 }) else { return response }
+                guard request.path == "/v1/login/finish", sent.fields(request.path).count == 2, refuseFirst.withLock({ $0 }) else {
+                    return response
+                }
                 refuseFirst.withLock { $0 = false }
-                return TransportResponse(status: 403, body: Data(#"{"error":"attestation_rejected","field":"appAttestAssertion","reason":"signature"}"#.utf8))
+                return TransportResponse(
+                    status: 403, body: Data(#"{"error":"attestation_rejected","field":"appAttestAssertion","reason":"signature"}"#.utf8))
             }, server: Self.requiringAssertions
         ) { phone in
             try await phone.enrolAlice()

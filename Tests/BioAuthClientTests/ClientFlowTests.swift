@@ -28,7 +28,8 @@ struct Phone {
     let client: BioAuthClient
 
     static func start(
-        policy: BiometricPolicy = .always, relyingParty: String = "localhost", device configure: (inout EmulatedDevice.Configuration) -> Void = { _ in },
+        policy: BiometricPolicy = .always, relyingParty: String = "localhost",
+        device configure: (inout EmulatedDevice.Configuration) -> Void = { _ in },
         tamper: (@Sendable (TransportRequest, TransportResponse) -> TransportResponse)? = nil,
         server configureServer: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> Phone {
@@ -43,13 +44,15 @@ struct Phone {
             return tamper?(request, response) ?? response
         }
         let client = BioAuthClient(
-            configuration: .init(relyingPartyID: relyingParty, biometricPolicy: policy, clock: clock), platform: device.platform, transport: transport)
+            configuration: .init(relyingPartyID: relyingParty, biometricPolicy: policy, clock: clock), platform: device.platform,
+            transport: transport)
         return Phone(server: server, device: device, clock: clock, client: client)
     }
 
     /// Runs `body` with a phone and server, and stops the server when it ends, however it ends.
     static func with(
-        policy: BiometricPolicy = .always, relyingParty: String = "localhost", device configure: (inout EmulatedDevice.Configuration) -> Void = { _ in },
+        policy: BiometricPolicy = .always, relyingParty: String = "localhost",
+        device configure: (inout EmulatedDevice.Configuration) -> Void = { _ in },
         tamper: (@Sendable (TransportRequest, TransportResponse) -> TransportResponse)? = nil,
         server configureServer: (inout ServerConfiguration) -> Void = { _ in }, _ body: (Phone) async throws -> Void
     ) async throws {
@@ -65,7 +68,8 @@ struct Phone {
     /// keychain and Secure Enclave.
     func relaunched() -> BioAuthClient {
         BioAuthClient(
-            configuration: .init(relyingPartyID: client.configuration.relyingPartyID, biometricPolicy: client.configuration.biometricPolicy, clock: clock),
+            configuration: .init(
+                relyingPartyID: client.configuration.relyingPartyID, biometricPolicy: client.configuration.biometricPolicy, clock: clock),
             platform: device.platform, transport: URLSessionTransport(baseURL: URL(string: server.url)!))
     }
 
@@ -73,7 +77,8 @@ struct Phone {
     func anotherPhone(biometry: BiometryKind = .touchID) -> (client: BioAuthClient, device: EmulatedDevice) {
         let device = EmulatedDevice(configuration: .init(biometry: biometry, clock: clock))
         let client = BioAuthClient(
-            configuration: .init(relyingPartyID: "localhost", clock: clock), platform: device.platform, transport: URLSessionTransport(baseURL: URL(string: server.url)!))
+            configuration: .init(relyingPartyID: "localhost", clock: clock), platform: device.platform,
+            transport: URLSessionTransport(baseURL: URL(string: server.url)!))
         return (client, device)
     }
 
@@ -156,13 +161,18 @@ struct ClientFlowTests {
             try await client.changePassword(to: "alice's new long password")
             #expect(phone.device.promptCount == before + 1)
             #expect(phone.device.prompts.last?.reason == "Change the password of account alice")
-            #expect(await failure { _ = try await client.signIn(username: "alice", password: "alice's long password") }?.code == .authenticationFailed)
+            #expect(
+                await failure { _ = try await client.signIn(username: "alice", password: "alice's long password") }?.code
+                    == .authenticationFailed)
             _ = try await client.signIn(username: "alice", password: "alice's new long password")
             let api = ServerAPI(transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!))
-            #expect(await failure { _ = try await api.devices(token: other.token) }?.code == .authenticationFailed, "the older password session ended")
+            #expect(
+                await failure { _ = try await api.devices(token: other.token) }?.code == .authenticationFailed,
+                "the older password session ended")
             let events = try await client.securityEvents()
             #expect(events.first?.kind == "password.changed" && events.last?.kind == "device.enrolled", "\(events)")
-            #expect(try await client.securityEvents(since: Date(timeIntervalSince1970: TimeInterval(events[0].at))).isEmpty, "nothing newer")
+            #expect(
+                try await client.securityEvents(since: Date(timeIntervalSince1970: TimeInterval(events[0].at))).isEmpty, "nothing newer")
         }
     }
 
@@ -172,7 +182,11 @@ struct ClientFlowTests {
         try await Phone.with(server: { $0.passwordRun = PasswordRunPolicy(threshold: 3) }) { phone in
             let client = phone.client
             try await client.signUp(username: "alice", password: "alice's long password")
-            for _ in 0..<3 { #expect(await failure { _ = try await client.signIn(username: "alice", password: "a stranger's guess") }?.code == .authenticationFailed) }
+            for _ in 0..<3 {
+                #expect(
+                    await failure { _ = try await client.signIn(username: "alice", password: "a stranger's guess") }?.code
+                        == .authenticationFailed)
+            }
             let waiting = await failure { _ = try await client.signIn(username: "alice", password: "alice's long password") }
             #expect(waiting?.code == .rateLimited && (waiting?.retryAfter ?? 0) >= 60, "\(String(describing: waiting))")
             try await client.requestSignInCode(username: "alice")
@@ -182,7 +196,10 @@ struct ClientFlowTests {
                 if code == nil { try await Task.sleep(for: .milliseconds(10)) }
             }
             let received = try #require(code, "the code reached the user's mail")
-            #expect(await failure { _ = try await client.signIn(username: "alice", password: "alice's long password", signInCode: "0000-0000-0000") }?.code == .authenticationFailed)
+            #expect(
+                await failure {
+                    _ = try await client.signIn(username: "alice", password: "alice's long password", signInCode: "0000-0000-0000")
+                }?.code == .authenticationFailed)
             let primary = try await client.signIn(username: "alice", password: "alice's long password", signInCode: received)
             #expect(primary.userID == "alice")
         }
@@ -196,7 +213,8 @@ struct ClientFlowTests {
             let phone = EmulatedDevice(configuration: .init(biometry: .faceID, clock: server.clock))
             let client = server.client(platform: phone.platform)
             try await client.signUp(username: "alice", password: "alice's long password")
-            try await client.enrol(try await client.signIn(username: "alice", password: "alice's long password"), deviceName: "Alice's iPhone")
+            try await client.enrol(
+                try await client.signIn(username: "alice", password: "alice's long password"), deviceName: "Alice's iPhone")
             _ = try await client.logIn()
             server.clock.advance(by: 13 * 3600)
             #expect(try await client.session() == nil, "the 12-hour device session expired on the shared clock")
@@ -270,7 +288,8 @@ struct ClientFlowTests {
             #expect(try await phone.client.requestEnrolment(primary).id == request.id, "resumes the same request while it is live")
             try await phone.client.sendRecoveryCode(for: request, primary)
             let code = try #require(phone.server.recoveryCode(for: request.id))
-            #expect(await failure { try await phone.client.recover(request, code: "0000-0000-0000", primary) }?.code == .authenticationFailed)
+            #expect(
+                await failure { try await phone.client.recover(request, code: "0000-0000-0000", primary) }?.code == .authenticationFailed)
             try await phone.client.recover(request, code: code, primary)
             #expect(try await phone.client.refresh(request, primary).isApproved)
             try await phone.client.completeEnrolment(request, primary)
@@ -321,7 +340,8 @@ struct ClientFlowTests {
             // One tap is not enough: the user types the code the new phone shows.
             let code = try #require(request.bindingCode)
             #expect(code.count == 9 && code.dropFirst(4).first == "-")
-            #expect(await failure { try await phone.client.approveEnrolment(shown, bindingCode: "0000-0000") }?.code == .authenticationFailed)
+            #expect(
+                await failure { try await phone.client.approveEnrolment(shown, bindingCode: "0000-0000") }?.code == .authenticationFailed)
             #expect(try await newPhone.refresh(request, primary).isApproved == false)
             let before = phone.device.promptCount
             try await phone.client.approveEnrolment(shown, bindingCode: code.lowercased().replacingOccurrences(of: "-", with: " "))
@@ -350,7 +370,9 @@ struct ClientFlowTests {
     @Test func deviceStateBecomesTheErrorThatSaysWhatToDo() async throws {
         try await Phone.with { phone in
             #expect(await failure { try await phone.client.logIn() }?.code == .notEnrolled)
-            #expect(await failure { _ = try await phone.client.signIn(username: "nobody", password: "wrong password") }?.code == .authenticationFailed)
+            #expect(
+                await failure { _ = try await phone.client.signIn(username: "nobody", password: "wrong password") }?.code
+                    == .authenticationFailed)
             try await phone.enrolAlice()
 
             phone.device.script(.cancel)
@@ -381,7 +403,9 @@ struct ClientFlowTests {
             if code == .rateLimited || code == .serverUnavailable { #expect(error?.retryAfter == 7) }
         }
         let garbage = ServerAPI(transport: ClosureTransport { _ in TransportResponse(status: 200, body: Data("not json".utf8)) })
-        #expect(await failure { _ = try await garbage.loginChallenge(Wire.LoginChallengeRequest(userId: "a", deviceId: "b")) }?.code == .protocolViolation)
+        #expect(
+            await failure { _ = try await garbage.loginChallenge(Wire.LoginChallengeRequest(userId: "a", deviceId: "b")) }?.code
+                == .protocolViolation)
     }
 
     @Test func aServerThatIsNotThereIsUnreachable() async throws {
@@ -389,7 +413,9 @@ struct ClientFlowTests {
         let url = URL(string: closed.url)!
         await closed.stop()
         let api = ServerAPI(transport: URLSessionTransport(baseURL: url, timeout: 5))
-        #expect(await failure { _ = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: "a", deviceId: "b")) }?.code == .serverUnreachable)
+        #expect(
+            await failure { _ = try await api.loginChallenge(Wire.LoginChallengeRequest(userId: "a", deviceId: "b")) }?.code
+                == .serverUnreachable)
     }
 
     @Test func aSilentServerTimesOutAndCancellationEndsTheRequest() async throws {
@@ -397,7 +423,9 @@ struct ClientFlowTests {
         defer { silent.close() }
         let url = URL(string: "http://127.0.0.1:\(silent.port)")!
         let timeout = ServerAPI(transport: URLSessionTransport(baseURL: url, timeout: 1))
-        #expect(await failure { _ = try await timeout.loginChallenge(Wire.LoginChallengeRequest(userId: "a", deviceId: "b")) }?.code == .serverUnreachable)
+        #expect(
+            await failure { _ = try await timeout.loginChallenge(Wire.LoginChallengeRequest(userId: "a", deviceId: "b")) }?.code
+                == .serverUnreachable)
 
         let patient = ServerAPI(transport: URLSessionTransport(baseURL: url, timeout: 600))
         let task = Task { await failure { _ = try await patient.loginChallenge(Wire.LoginChallengeRequest(userId: "a", deviceId: "b")) } }
@@ -420,9 +448,13 @@ final class SilentListener: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
         guard bound == 0, listen(descriptor, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
         port = Int(UInt16(bigEndian: address.sin_port))
     }
 

@@ -55,13 +55,15 @@ import BioAuthTestServer
 struct ClientGuideExampleTests {
     @Test func theClientGuideShowsThisTestExactly() throws {
         #expect(
-            try PackagePaths.document("docs/Client.md", printsBlock: "CLIENT-GUIDE-TEST", of: "Tests/BioAuthClientTests/ClientGuideExampleTests.swift"),
+            try PackagePaths.document(
+                "docs/Client.md", printsBlock: "CLIENT-GUIDE-TEST", of: "Tests/BioAuthClientTests/ClientGuideExampleTests.swift"),
             "docs/Client.md's app-side test differs from the one this file runs")
     }
 
     @Test func theErrorTableNamesEveryCode() throws {
         let guide = try PackagePaths.text("docs/Client.md")
-        let table = try #require(guide.components(separatedBy: "### What each error asks of the app").last?.components(separatedBy: "###").first)
+        let table = try #require(
+            guide.components(separatedBy: "### What each error asks of the app").last?.components(separatedBy: "###").first)
         for code in ClientError.Code.all { #expect(table.contains("`\(code)`"), "docs/Client.md's error table omits \(code)") }
     }
 }

@@ -40,7 +40,9 @@ struct ClientLifecycleTests {
             #expect(await phone.relaunched().credentialState() == .reenrolmentRequired, "the verdict is kept across a relaunch")
 
             let primary = try await phone.client.signIn(username: "alice", password: Self.password)
-            #expect(await failure { try await phone.client.reenrol(primary) }?.code == .approvalRequired, "past alreadyEnrolled: the dead key is replaced")
+            #expect(
+                await failure { try await phone.client.reenrol(primary) }?.code == .approvalRequired,
+                "past alreadyEnrolled: the dead key is replaced")
             let request = try await phone.client.requestEnrolment(primary)
             #expect(request.replacing && request.deviceID == registration.deviceID)
             try await phone.client.sendRecoveryCode(for: request, primary)
@@ -170,7 +172,8 @@ struct ClientLifecycleTests {
 
             let prompts = phone.device.promptCount
             let done = try await phone.relaunched().completeEnrolment(request, primary)
-            #expect(done.deviceID == registration.deviceID && phone.device.promptCount == prompts, "no prompt: the key is already the device's")
+            #expect(
+                done.deviceID == registration.deviceID && phone.device.promptCount == prompts, "no prompt: the key is already the device's")
             try await phone.relaunched().logIn()
         }
     }
@@ -182,7 +185,9 @@ struct ClientLifecycleTests {
             let backend = BackendAPI(transport: URLSessionTransport(baseURL: URL(string: phone.server.url)!), apiKey: phone.server.apiKey)
             func grant() async throws -> PrimarySession {
                 let grant = try await backend.enrolmentGrant(userID: "user-42")
-                return PrimarySession(userID: grant.userId, token: BearerToken(grant.token), expiresAt: Date(timeIntervalSince1970: TimeInterval(grant.expiresAt)))
+                return PrimarySession(
+                    userID: grant.userId, token: BearerToken(grant.token),
+                    expiresAt: Date(timeIntervalSince1970: TimeInterval(grant.expiresAt)))
             }
             let registration = try await phone.client.enrol(try await grant(), deviceName: "Bob's iPhone")
             phone.device.enrollBiometry()
@@ -215,7 +220,9 @@ struct ClientLifecycleTests {
             let listed = try await phone.client.deviceRemovals()
             #expect(listed.map(\.id) == [removal.id])
             let refused = await failure { try await browser.cancelDeviceRemoval(scheduled) }
-            #expect(refused?.code == .notEnrolled || refused?.code == .sessionExpired, "a browser with a password cannot cancel: \(String(describing: refused))")
+            #expect(
+                refused?.code == .notEnrolled || refused?.code == .sessionExpired,
+                "a browser with a password cannot cancel: \(String(describing: refused))")
             try await phone.client.cancelDeviceRemoval(try #require(listed.first))
             #expect(try await phone.client.deviceRemovals().isEmpty)
             phone.passTime(86_401)

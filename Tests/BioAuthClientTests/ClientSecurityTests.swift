@@ -42,7 +42,9 @@ struct ClientSecurityTests {
     func aTamperedChallengeIsRefusedBeforeAnyPrompt(_ tampering: Tampering) async throws {
         let armed = Armed()
         try await Phone.with(tamper: { request, response in
-            guard armed.isOn, request.path == tampering.path, var envelope = try? JSONDecoder().decode(ChallengeEnvelope.self, from: response.body) else {
+            guard armed.isOn, request.path == tampering.path,
+                var envelope = try? JSONDecoder().decode(ChallengeEnvelope.self, from: response.body)
+            else {
                 return response
             }
             tampering.change(&envelope)
@@ -64,7 +66,11 @@ struct ClientSecurityTests {
             armed.isOn = true
             let before = phone.device.promptCount
             let error = await failure {
-                if tampering.path == "/v1/step-up/challenge" { _ = try await phone.client.approve(operation: "transfer 1.00 EUR to bob") } else { try await phone.client.logIn() }
+                if tampering.path == "/v1/step-up/challenge" {
+                    _ = try await phone.client.approve(operation: "transfer 1.00 EUR to bob")
+                } else {
+                    try await phone.client.logIn()
+                }
             }
             #expect(error?.code == .challengeMismatch && error?.field == tampering.field, "\(String(describing: error))")
             #expect(phone.device.promptCount == before, "no prompt for a challenge the client refused")
@@ -82,7 +88,8 @@ struct ClientSecurityTests {
         try await Phone.with { phone in
             try await phone.enrolAlice()
             let session = try await phone.client.logIn()
-            let records = try phone.device.platform.keychain.copyAttributes(KeychainQuery(service: phone.client.configuration.keychainService.rawValue))
+            let records = try phone.device.platform.keychain.copyAttributes(
+                KeychainQuery(service: phone.client.configuration.keychainService.rawValue))
             #expect(records.first { $0.account == "session" }?.accessibility == .whenUnlockedThisDeviceOnly)
             #expect(records.first { $0.account == "registration" }?.accessibility == .afterFirstUnlockThisDeviceOnly)
 
@@ -137,9 +144,12 @@ struct ClientSecurityTests {
             let wireSession = Wire.Session(token: session.token.value, sessionId: "s", userId: "alice", deviceId: "d", expiresAt: 1)
             let values: [Any] =
                 [
-                    primary, session, approval, primary.token, signed, inProgress, wireSession, Wire.Approval(approval: approval.token.value, expiresAt: 1),
-                    Wire.Credentials(username: "alice", password: "alice's long password"), Wire.Redemption(approval: approval.token.value, operation: "b3A", userId: "alice"),
-                    TransportRequest(method: .post, path: "/v1/login/finish", body: try JSONEncoder().encode(signed), bearerToken: session.token),
+                    primary, session, approval, primary.token, signed, inProgress, wireSession,
+                    Wire.Approval(approval: approval.token.value, expiresAt: 1),
+                    Wire.Credentials(username: "alice", password: "alice's long password"),
+                    Wire.Redemption(approval: approval.token.value, operation: "b3A", userId: "alice"),
+                    TransportRequest(
+                        method: .post, path: "/v1/login/finish", body: try JSONEncoder().encode(signed), bearerToken: session.token),
                 ] + ClientError.Code.all.map { ClientError($0, field: "userId", retryAfter: 3, device: BioAuthError(.keychainFailure)) }
             for value in values {
                 var dumped = ""

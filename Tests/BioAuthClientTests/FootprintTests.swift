@@ -57,14 +57,19 @@ struct FootprintTests {
             guard seen.insert(target).inserted else { continue }
             let dependencies = try #require(manifest[target], "no target \(target) in the manifest")
             for dependency in dependencies {
-                for forbidden in ["NIO", "SQLite", "Postgres", "Hummingbird", "Metrics", "Prometheus", "AsyncHTTPClient", "BioAuthServer", "BioAuthHTTP", "BioAuthEmulator", "ServiceLifecycle"] {
+                for forbidden in [
+                    "NIO", "SQLite", "Postgres", "Hummingbird", "Metrics", "Prometheus", "AsyncHTTPClient", "BioAuthServer", "BioAuthHTTP",
+                    "BioAuthEmulator", "ServiceLifecycle",
+                ] {
                     #expect(!dependency.name.contains(forbidden), "\(target) depends on \(dependency.name)")
                 }
                 if dependency.name == "CryptoExtras" {
                     // BoringSSL only where CommonCrypto is absent: never on an Apple platform.
                     let platforms = dependency.platforms ?? ["every platform"]
                     let apple = ["macos", "ios", "tvos", "watchos", "visionos", "maccatalyst", "driverkit", "every platform"]
-                    #expect(platforms.contains("linux") && !platforms.contains(where: apple.contains), "\(target) links CryptoExtras on \(platforms)")
+                    #expect(
+                        platforms.contains("linux") && !platforms.contains(where: apple.contains),
+                        "\(target) links CryptoExtras on \(platforms)")
                 }
                 if dependency.name.hasPrefix("BioAuth") { pending.append(dependency.name) }
             }
@@ -75,11 +80,15 @@ struct FootprintTests {
     @Test func appSideSourcesImportNothingElse() throws {
         for target in Self.appSide {
             let directory = PackagePaths.root.appendingPathComponent("Sources/\(target)")
-            let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil).filter { $0.pathExtension == "swift" }
+            let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil).filter {
+                $0.pathExtension == "swift"
+            }
             #expect(!files.isEmpty)
             for file in files {
                 for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n") {
-                    guard let module = line.firstMatch(of: /^(?:@preconcurrency |package |public )?import ([A-Za-z_]+)/)?.1 else { continue }
+                    guard let module = line.firstMatch(of: /^(?:@preconcurrency |package |public )?import ([A-Za-z_]+)/)?.1 else {
+                        continue
+                    }
                     #expect(Self.allowedImports.contains(String(module)), "\(target)/\(file.lastPathComponent) imports \(module)")
                 }
             }

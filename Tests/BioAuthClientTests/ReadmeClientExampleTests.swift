@@ -30,7 +30,8 @@ func signIn(to serverURL: URL, password: String) async throws {
 struct ReadmeClientExampleTests {
     @Test func theReadmeShowsThisExampleExactly() throws {
         #expect(
-            try PackagePaths.document("README.md", printsBlock: "README-EXAMPLE", of: "Tests/BioAuthClientTests/ReadmeClientExampleTests.swift"),
+            try PackagePaths.document(
+                "README.md", printsBlock: "README-EXAMPLE", of: "Tests/BioAuthClientTests/ReadmeClientExampleTests.swift"),
             "README.md's first example differs from the one this test runs")
     }
 

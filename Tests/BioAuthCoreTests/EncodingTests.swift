@@ -80,7 +80,10 @@ struct EncodingTests {
             let bytes = Data((0..<length).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
             let text = Base64URL.encode(bytes)
             let standard = bytes.base64EncodedString()
-            #expect(text == standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""))
+            #expect(
+                text
+                    == standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+                        of: "=", with: ""))
             #expect(Base64URL.decode(text) == bytes)
             guard length % 3 != 0, let last = text.last, last != "_" else { continue }
             // The next character in the alphabet differs from `last` in its lowest bit, which is unused.
@@ -100,8 +103,14 @@ struct EncodingTests {
 /// `SlowHash` is PBKDF2-HMAC-SHA256 exactly (CommonCrypto on Apple platforms, BoringSSL elsewhere).
 struct SlowHashTests {
     @Test(arguments: [
-        ("passwd", "salt", 1, "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc49ca9cccf179b645991664b39d77ef317c71b845b1e30bd509112041d3a19783"),
-        ("Password", "NaCl", 80_000, "4ddcd8f60b98be21830cee5ef22701f9641a4418d04c0414aeff08876b34ab56a1d425a1225833549adb841b51c9b3176a272bdebba1d078478f62b397f33c8d"),
+        (
+            "passwd", "salt", 1,
+            "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc49ca9cccf179b645991664b39d77ef317c71b845b1e30bd509112041d3a19783"
+        ),
+        (
+            "Password", "NaCl", 80_000,
+            "4ddcd8f60b98be21830cee5ef22701f9641a4418d04c0414aeff08876b34ab56a1d425a1225833549adb841b51c9b3176a272bdebba1d078478f62b397f33c8d"
+        ),
     ])
     func matchesRFC7914Section11(password: String, salt: String, rounds: Int, hex: String) throws {
         #expect(try SlowHash.derive(password, salt: Data(salt.utf8), rounds: rounds, outputByteCount: 64).hexString == hex)

@@ -27,7 +27,8 @@ struct ProtocolDocumentTests {
         for (doc, vector) in zip(documented, ProtocolVectors.all) {
             #expect(doc.message == vector.message.encoded.hexString, "\(vector.name)")
         }
-        #expect(Self.document.contains(DevicePublicKey(ProtocolVectors.testKey.publicKey).pemRepresentation.trimmingCharacters(in: .newlines)))
+        #expect(
+            Self.document.contains(DevicePublicKey(ProtocolVectors.testKey.publicKey).pemRepresentation.trimmingCharacters(in: .newlines)))
         #expect(Self.document.contains(Data(SHA256.hash(data: ProtocolVectors.stepUpOperation)).hexString.prefix(8)))
     }
 
@@ -65,7 +66,9 @@ struct ProtocolDocumentTests {
     }
 
     static var openssl: String? {
-        ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }
 }
 
@@ -75,7 +78,9 @@ struct EnrolmentApprovalTextTests {
         let key = DevicePublicKey(ProtocolVectors.testKey.publicKey)
         let fingerprint = Data(SHA256.hash(data: key.spkiRepresentation).prefix(8)).hexString
         #expect(fingerprint.count == 16 && fingerprint == fingerprint.lowercased())
-        #expect(EnrolmentApprovalText.make(deviceName: "Pad", publicKey: key.spkiRepresentation, replacing: false) == "Add device Pad, key \(fingerprint)")
+        #expect(
+            EnrolmentApprovalText.make(deviceName: "Pad", publicKey: key.spkiRepresentation, replacing: false)
+                == "Add device Pad, key \(fingerprint)")
         #expect(
             EnrolmentApprovalText.make(deviceName: "Pad", publicKey: key.spkiRepresentation, replacing: true)
                 == "Replace the key of device Pad, new key \(fingerprint)")

@@ -18,7 +18,8 @@ struct TestVectorFolderTests {
         let readme = try PackagePaths.text("Tests/Vectors/README.md")
         let sets = try fileManager.contentsOfDirectory(atPath: Self.folder.path).filter { name in
             var isDirectory: ObjCBool = false
-            return fileManager.fileExists(atPath: Self.folder.appendingPathComponent(name).path, isDirectory: &isDirectory) && isDirectory.boolValue
+            return fileManager.fileExists(atPath: Self.folder.appendingPathComponent(name).path, isDirectory: &isDirectory)
+                && isDirectory.boolValue
         }
         #expect(sets.sorted() == ["apple", "attestation", "hardware-ecdsa", "wycheproof"])
         for set in sets {

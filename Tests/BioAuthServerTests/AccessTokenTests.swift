@@ -16,7 +16,8 @@ struct CompactJWS {
 
     init?(_ token: String) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 3, let header = Base64URL.decode(parts[0]), let claims = Base64URL.decode(parts[1]), let signature = Base64URL.decode(parts[2]),
+        guard parts.count == 3, let header = Base64URL.decode(parts[0]), let claims = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2]),
             let headerJSON = try? JSONSerialization.jsonObject(with: header) as? [String: Any],
             let claimsJSON = try? JSONSerialization.jsonObject(with: claims) as? [String: Any]
         else { return nil }
@@ -28,7 +29,8 @@ struct CompactJWS {
 
     /// Whether the signature verifies with the JWKS key named by the header's `kid`.
     func verifies(with jwks: [String: Any]) -> Bool {
-        guard let keys = jwks["keys"] as? [[String: Any]], let kid = header["kid"] as? String, let key = keys.first(where: { $0["kid"] as? String == kid }),
+        guard let keys = jwks["keys"] as? [[String: Any]], let kid = header["kid"] as? String,
+            let key = keys.first(where: { $0["kid"] as? String == kid }),
             let x = (key["x"] as? String).flatMap(Base64URL.decode), let y = (key["y"] as? String).flatMap(Base64URL.decode),
             let publicKey = try? P256.Signing.PublicKey(x963Representation: Data([4]) + x + y),
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
@@ -73,11 +75,14 @@ struct AccessTokenTests {
             #expect((claims["jti"] as? String)?.isEmpty == false)
             #expect(claims["client_id"] as? String == ServerHarness.relyingParty, "RFC 9068 client_id")
             // This server asks for no attestation: the token claims no hardware key (RFC 8176 pop).
-            #expect(claims["amr"] as? [String] == ["pop", "user"] && claims["acr"] as? String == "urn:bioauth:acr:unattested-key" && claims["att"] == nil)
+            #expect(
+                claims["amr"] as? [String] == ["pop", "user"] && claims["acr"] as? String == "urn:bioauth:acr:unattested-key"
+                    && claims["att"] == nil)
             let issued = try #require(claims["iat"] as? Double), expires = try #require(claims["exp"] as? Double)
             #expect(expires - issued == 300 && Int64(expires) == login.json["accessTokenExpiresAt"] as? Int64)
             // NumericDate as whole seconds (RFC 7519 allows fractions, but several JWT libraries refuse them).
-            let payload = String(decoding: try #require(Base64URL.decode(String(login["accessToken"].split(separator: ".")[1]))), as: UTF8.self)
+            let payload = String(
+                decoding: try #require(Base64URL.decode(String(login["accessToken"].split(separator: ".")[1]))), as: UTF8.self)
             for claim in ["iat", "exp"] {
                 #expect(payload.contains(try Regex("\"\(claim)\":[0-9]+[,}]")), "\(claim) in \(payload)")
             }
@@ -85,7 +90,8 @@ struct AccessTokenTests {
 
             // A changed claim or another key's signature does not verify.
             var forged = login["accessToken"].split(separator: ".").map(String.init)
-            forged[1] = Base64URL.encode(Data(String(decoding: Base64URL.decode(forged[1])!, as: UTF8.self).replacingOccurrences(of: "alice", with: "mallo").utf8))
+            forged[1] = Base64URL.encode(
+                Data(String(decoding: Base64URL.decode(forged[1])!, as: UTF8.self).replacingOccurrences(of: "alice", with: "mallo").utf8))
             #expect(!(CompactJWS(forged.joined(separator: "."))?.verifies(with: keySet) ?? true))
 
             // A password session gets no access token.
@@ -102,7 +108,9 @@ struct AccessTokenTests {
             let (login, _, _) = try await Self.login(api)
             let first = login["refreshToken"]
             let refreshed = try await api.post("/v1/token/refresh", ["refreshToken": first])
-            #expect(refreshed.status == 200 && refreshed["refreshToken"] != first && refreshed["accessToken"] != login["accessToken"], "\(refreshed.text)")
+            #expect(
+                refreshed.status == 200 && refreshed["refreshToken"] != first && refreshed["accessToken"] != login["accessToken"],
+                "\(refreshed.text)")
             let second = try await api.post("/v1/token/refresh", ["refreshToken": refreshed["refreshToken"]])
             #expect(second.status == 200)
 
@@ -142,7 +150,8 @@ struct AccessTokenTests {
             let next = try await api.post("/v1/token/refresh", ["refreshToken": retried["refreshToken"]])
             #expect(next.status == 200)
             #expect(try await api.post("/v1/token/refresh", ["refreshToken": first]).isUniformFailure, "reuse once the successor was used")
-            #expect(try await api.post("/v1/token/refresh", ["refreshToken": next["refreshToken"]]).isUniformFailure, "the session is revoked")
+            #expect(
+                try await api.post("/v1/token/refresh", ["refreshToken": next["refreshToken"]]).isUniformFailure, "the session is revoked")
 
             // After the window, a retry is theft as before.
             let other = try await api.login("alice", deviceID, phone)
@@ -173,10 +182,14 @@ struct AccessTokenTests {
             #expect(try await introspect(api, other["accessToken"]).count == 1, "expired: only active=false")
 
             let stranger = P256.Signing.PrivateKey()
-            let header = Base64URL.encode(Data(#"{"alg":"ES256","typ":"at+jwt","kid":"\#(CompactJWS(other["accessToken"])!.header["kid"]!)"}"#.utf8))
+            let header = Base64URL.encode(
+                Data(#"{"alg":"ES256","typ":"at+jwt","kid":"\#(CompactJWS(other["accessToken"])!.header["kid"]!)"}"#.utf8))
             let body = other["accessToken"].split(separator: ".")[1]
             let signature = try stranger.signature(for: Data((header + "." + body).utf8)).rawRepresentation
-            for token in ["", "garbage", "a.b.c", header + "." + body + "." + Base64URL.encode(signature), Base64URL.encode(Data(#"{"alg":"none"}"#.utf8)) + "." + body + "."] {
+            for token in [
+                "", "garbage", "a.b.c", header + "." + body + "." + Base64URL.encode(signature),
+                Base64URL.encode(Data(#"{"alg":"none"}"#.utf8)) + "." + body + ".",
+            ] {
                 #expect(try await introspect(api, token)["active"] as? Bool == false)
             }
             // The request's schema allows 4096 code points: any string up to that is a token that
@@ -209,7 +222,8 @@ struct AccessTokenTests {
                 return encodedHeader + "." + claims + "." + Base64URL.encode(signature)
             }
             let own: [String: Any] = ["alg": "ES256", "typ": "at+jwt", "kid": kid]
-            #expect(try await introspect(api, try signed(own))["active"] as? Bool == true, "the same header re-signed is the server's token")
+            #expect(
+                try await introspect(api, try signed(own))["active"] as? Bool == true, "the same header re-signed is the server's token")
             #expect(try await introspect(api, try signed(own.merging(["typ": "application/at+JWT"]) { $1 }))["active"] as? Bool == true)
             let refused: [(String, [String: Any])] = [
                 ("no kid", own.filter { $0.key != "kid" }), ("unknown kid", own.merging(["kid": "nope"]) { $1 }),
@@ -230,7 +244,9 @@ struct AccessTokenTests {
             #expect(try await introspect(api, try signed(own, claims: fractional))["active"] as? Bool == false, "fractional exp")
             payload["exp"] = exp
             let whole = Base64URL.encode(try JSONSerialization.data(withJSONObject: payload, options: .sortedKeys))
-            #expect(try await introspect(api, try signed(own, claims: whole))["active"] as? Bool == true, "the same claims re-encoded are active")
+            #expect(
+                try await introspect(api, try signed(own, claims: whole))["active"] as? Bool == true,
+                "the same claims re-encoded are active")
         }
     }
 
@@ -250,7 +266,9 @@ struct AccessTokenTests {
             for path in ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"] {
                 let metadata = try await api.call(.get, path)
                 #expect(metadata.status == 200 && metadata.headers[.cacheControl] == "public, max-age=300")
-                #expect(metadata["issuer"] == "https://auth.example.com" && metadata["jwks_uri"] == "https://auth.example.com/.well-known/jwks.json")
+                #expect(
+                    metadata["issuer"] == "https://auth.example.com"
+                        && metadata["jwks_uri"] == "https://auth.example.com/.well-known/jwks.json")
                 #expect(metadata["introspection_endpoint"] == "https://auth.example.com/v1/introspect")
             }
             let (login, _, _) = try await Self.login(api)

@@ -26,7 +26,8 @@ struct AccountRankTests {
         let harness = ServerHarness()
         try await harness.test { api in
             let (phoneID, phone, ownerSession) = try await Self.owner(api)
-            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)["token"]
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)[
+                "token"]
             func call(_ method: HTTPRequest.Method, _ path: String, _ body: [String: any Sendable]? = nil) async throws -> Reply {
                 try await api.call(method, path, body, token: phished, client: Self.attacker)
             }
@@ -43,7 +44,8 @@ struct AccountRankTests {
             #expect(all.status == 403 && all["reason"] == "settledDeviceRequired", "\(all.text)")
             // Nothing changed: the phone, its name and its session are there, and Face ID still signs in.
             let devices = try await api.call(.get, "/v1/devices", token: ownerSession["token"])
-            #expect(devices.status == 200 && devices.objects.first?["name"] as? String == "Phone" && devices.objects.first?["revokedAt"] == nil)
+            #expect(
+                devices.status == 200 && devices.objects.first?["name"] as? String == "Phone" && devices.objects.first?["revokedAt"] == nil)
             #expect(try await api.login("alice", phoneID, phone).status == 200)
             // The password session may end itself.
             #expect(try await call(.post, "/v1/logout").status == 204)
@@ -64,33 +66,48 @@ struct AccountRankTests {
         let harness = ServerHarness(recoveryChannel: channel)
         try await harness.test { api in
             let (phoneID, phone, _) = try await Self.owner(api)
-            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)["token"]
-            let challenge = try await api.post("/v1/step-up/challenge", ["deviceId": phoneID, "operation": Self.payment], token: phished, client: Self.attacker)
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)[
+                "token"]
+            let challenge = try await api.post(
+                "/v1/step-up/challenge", ["deviceId": phoneID, "operation": Self.payment], token: phished, client: Self.attacker)
             #expect(challenge.status == 200, "the first device is out of its cool-down: \(challenge.text)")
             // Re-key the phone: a request naming it, a recovery code from the mailbox, the enrolment.
             let newKey = SoftwareDevice()
             let request = try await api.post(
-                "/v1/enrolment-requests", ["name": "Phone", "publicKey": newKey.spki, "replacesDeviceId": phoneID], token: phished, client: Self.attacker)
+                "/v1/enrolment-requests", ["name": "Phone", "publicKey": newKey.spki, "replacesDeviceId": phoneID], token: phished,
+                client: Self.attacker)
             #expect(request.status == 201, "\(request.text)")
-            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: Self.attacker).status == 204)
+            #expect(
+                try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: Self.attacker).status
+                    == 204)
             let code = try #require(await channel.codes[request["id"]])
-            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: phished, client: Self.attacker).status == 204)
+            #expect(
+                try await api.post(
+                    "/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: phished, client: Self.attacker
+                ).status == 204)
             let registration = try await api.post(
-                "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": newKey.spki, "replacesDeviceId": phoneID, "enrolmentRequestId": request["id"]],
+                "/v1/devices/registration/challenge",
+                ["name": "Phone", "publicKey": newKey.spki, "replacesDeviceId": phoneID, "enrolmentRequestId": request["id"]],
                 token: phished, client: Self.attacker)
             let rekeyed = try await api.post(
-                "/v1/devices/registration/finish", ["challengeId": registration["challengeId"], "signature": try newKey.sign(registration)], token: phished,
+                "/v1/devices/registration/finish",
+                ["challengeId": registration["challengeId"], "signature": try newKey.sign(registration)], token: phished,
                 client: Self.attacker)
             #expect(rekeyed.status == 201 && rekeyed["id"] == phoneID, "\(rekeyed.text)")
             harness.clock.advance(by: 10)  // within the challenge's 60 s
-            let finished = try await api.finish(challenge, signature: try newKey.sign(challenge), path: "/v1/step-up/finish", token: phished, client: Self.attacker)
+            let finished = try await api.finish(
+                challenge, signature: try newKey.sign(challenge), path: "/v1/step-up/finish", token: phished, client: Self.attacker)
             #expect(finished.isUniformFailure, "\(finished.status) \(finished.text)")
-            let withOldKey = try await api.finish(challenge, signature: try phone.sign(challenge), path: "/v1/step-up/finish", token: phished, client: Self.attacker)
+            let withOldKey = try await api.finish(
+                challenge, signature: try phone.sign(challenge), path: "/v1/step-up/finish", token: phished, client: Self.attacker)
             #expect(withOldKey.isUniformFailure)
             // A new challenge for the re-keyed phone is refused: its new key is in its cool-down.
-            let again = try await api.post("/v1/step-up/challenge", ["deviceId": phoneID, "operation": Self.payment], token: phished, client: Self.attacker)
+            let again = try await api.post(
+                "/v1/step-up/challenge", ["deviceId": phoneID, "operation": Self.payment], token: phished, client: Self.attacker)
             #expect(again.status == 403 && again["reason"] == "coolingDown", "\(again.text)")
-            #expect(try await harness.service.store.challenge(id: Base64URL.decode(challenge["challengeId"])!) == nil, "deleted with the old key")
+            #expect(
+                try await harness.service.store.challenge(id: Base64URL.decode(challenge["challengeId"])!) == nil,
+                "deleted with the old key")
         }
     }
 
@@ -107,7 +124,10 @@ struct AccountRankTests {
             let replaced = SoftwareDevice()
             let store = harness.service.store
             var plan = WritePlan()
-            plan.add(.replaceDeviceKey(id: DeviceID(phoneID), publicKey: replaced.key.publicKey.derRepresentation, attestation: nil, at: harness.clock.now(), how: .recovery))
+            plan.add(
+                .replaceDeviceKey(
+                    id: DeviceID(phoneID), publicKey: replaced.key.publicKey.derRepresentation, attestation: nil, at: harness.clock.now(),
+                    how: .recovery))
             _ = try await store.apply(plan)
             #expect(try await api.redeem(approval, operation: Base64URL.encode(Data("Pay 5 EUR".utf8))).isUniformFailure)
         }
@@ -121,21 +141,27 @@ struct AccountRankTests {
         let harness = ServerHarness(recoveryChannel: channel)
         try await harness.test { api in
             let (phoneID, _, _) = try await Self.owner(api)
-            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)["token"]
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)[
+                "token"]
             var spent = 0
             for round in 0..<4 {
                 let junk = try await api.post(
-                    "/v1/enrolment-requests", ["name": "Pad \(round)", "publicKey": SoftwareDevice().spki], token: phished, client: Self.attacker)
+                    "/v1/enrolment-requests", ["name": "Pad \(round)", "publicKey": SoftwareDevice().spki], token: phished,
+                    client: Self.attacker)
                 #expect(junk.status == 201, "\(junk.text)")
                 for _ in 0..<3 where spent < 10 {
-                    #expect(try await api.post("/v1/enrolment-requests/\(junk["id"])/recovery-code", token: phished, client: Self.attacker).status == 204)
+                    #expect(
+                        try await api.post("/v1/enrolment-requests/\(junk["id"])/recovery-code", token: phished, client: Self.attacker)
+                            .status == 204)
                     spent += 1
                     harness.clock.advance(by: 60)
                 }
             }
-            let fifth = try await api.post("/v1/enrolment-requests", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: phished, client: Self.attacker)
+            let fifth = try await api.post(
+                "/v1/enrolment-requests", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: phished, client: Self.attacker)
             #expect(fifth.status == 201)
-            let full = try await api.post("/v1/enrolment-requests", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: phished, client: Self.attacker)
+            let full = try await api.post(
+                "/v1/enrolment-requests", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: phished, client: Self.attacker)
             #expect(full.status == 429, "the attacker's own budget is full: \(full.text)")
             let noCode = try await api.post("/v1/enrolment-requests/\(fifth["id"])/recovery-code", token: phished, client: Self.attacker)
             #expect(noCode.status == 429, "the attacker's day of codes is spent: \(noCode.text)")
@@ -160,26 +186,40 @@ struct AccountRankTests {
         let harness = ServerHarness()
         try await harness.test { api in
             let (phoneID, phone, ownerSession) = try await Self.owner(api)
-            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)["token"]
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)[
+                "token"]
             let newPassword = "owner's new passphrase 7"
             let junk = try await api.post(
-                "/v1/password", ["password": "mallory's passphrase", "approval": Base64URL.encode(Data(count: 32))], token: phished, client: Self.attacker)
+                "/v1/password", ["password": "mallory's passphrase", "approval": Base64URL.encode(Data(count: 32))], token: phished,
+                client: Self.attacker)
             #expect(junk.isUniformFailure, "\(junk.text)")
             let (wrongText, _) = try await api.stepUpApproval("alice", phoneID, phone, text: "Pay 5 EUR")
-            #expect(try await api.post("/v1/password", ["password": newPassword, "approval": wrongText], token: ownerSession["token"]).isUniformFailure)
+            #expect(
+                try await api.post("/v1/password", ["password": newPassword, "approval": wrongText], token: ownerSession["token"])
+                    .isUniformFailure)
 
             let (approval, _) = try await api.stepUpApproval("alice", phoneID, phone, text: PasswordChangeText.make(userID: "alice"))
-            #expect(try await api.post("/v1/password", ["password": newPassword, "approval": approval], token: ownerSession["token"]).status == 204)
-            #expect(try await api.call(.get, "/v1/devices", token: phished, client: Self.attacker).isUniformFailure, "the attacker's password session ended")
+            #expect(
+                try await api.post("/v1/password", ["password": newPassword, "approval": approval], token: ownerSession["token"]).status
+                    == 204)
+            #expect(
+                try await api.call(.get, "/v1/devices", token: phished, client: Self.attacker).isUniformFailure,
+                "the attacker's password session ended")
             #expect(try await api.call(.get, "/v1/devices", token: ownerSession["token"]).status == 200, "the phone's session stays")
-            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker).isUniformFailure)
+            #expect(
+                try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)
+                    .isUniformFailure)
             #expect(try await api.post("/v1/login/password", ["username": "alice", "password": newPassword]).status == 200)
-            #expect(try await api.post("/v1/password", ["password": "again and again", "approval": approval], token: ownerSession["token"]).isUniformFailure, "used once")
+            #expect(
+                try await api.post("/v1/password", ["password": "again and again", "approval": approval], token: ownerSession["token"])
+                    .isUniformFailure, "used once")
             #expect(try await harness.service.store.auditEvents(userID: "alice", limit: 50).contains { $0.kind == .passwordChanged })
             var scanner = SecretScanner()
             scanner.add(newPassword, label: "new password")
             scanner.add(approval, label: "approval")
-            let logged = harness.logs.entries.map { "\($0)" }.joined() + (try await harness.service.store.auditEvents(userID: nil, limit: 500)).map { "\($0)" }.joined()
+            let logged =
+                harness.logs.entries.map { "\($0)" }.joined()
+                + (try await harness.service.store.auditEvents(userID: nil, limit: 500)).map { "\($0)" }.joined()
             #expect(scanner.leaks(in: logged).isEmpty)
         }
     }
@@ -197,12 +237,17 @@ struct AccountRankTests {
             #expect(before.status == 200 && before.objects.map { $0["kind"] as? String } == ["device.enrolled"], "\(before.text)")
             let seen = try #require(before.objects.first?["at"] as? Int)
             harness.clock.advance(by: 5)
-            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)["token"]
-            let request = try await api.post("/v1/enrolment-requests", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: phished, client: Self.attacker)
-            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: Self.attacker).status == 204)
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)[
+                "token"]
+            let request = try await api.post(
+                "/v1/enrolment-requests", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: phished, client: Self.attacker)
+            #expect(
+                try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: Self.attacker).status
+                    == 204)
             let events = try await api.call(.get, "/v1/security-events?since=\(seen)", token: owner)
             #expect(events.objects.map { $0["kind"] as? String } == ["enrolment.recovery.sent", "enrolment.requested"], "\(events.text)")
-            #expect(events.objects.allSatisfy { $0["client"] as? String == Self.attacker && $0["deviceId"] as? String == request["deviceId"] })
+            #expect(
+                events.objects.allSatisfy { $0["client"] as? String == Self.attacker && $0["deviceId"] as? String == request["deviceId"] })
             for since in ["-1", "9007199254740992", "1.5", "soon"] {
                 #expect(try await api.call(.get, "/v1/security-events?since=\(since)", token: owner).status == 400, "since=\(since)")
             }
@@ -210,7 +255,8 @@ struct AccountRankTests {
             let answered = try await api.call(.get, "/v1/security-events?since=\(seen)", token: owner).objects.map { $0["kind"] as? String }
             #expect(answered.first == "enrolment.request.ended", "\(answered)")
             // The same events wait in the outbox for the deployment's mailer or push service.
-            let outbox = try await harness.service.store.claimOutbox(now: harness.clock.now(), leaseUntil: harness.clock.now().addingTimeInterval(30), limit: 50)
+            let outbox = try await harness.service.store.claimOutbox(
+                now: harness.clock.now(), leaseUntil: harness.clock.now().addingTimeInterval(30), limit: 50)
             #expect(Set(outbox.map(\.event.kind)).isSuperset(of: [.enrolmentRequested, .recoveryCodeSent]), "\(outbox.map(\.event.kind))")
         }
     }

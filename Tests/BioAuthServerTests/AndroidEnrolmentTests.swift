@@ -27,7 +27,8 @@ struct AndroidEnrolmentTests {
         ServerHarness { configuration in
             configuration.attestation.android = .required(
                 AndroidKeyAttestationVerifier(
-                    requirements: AndroidKeyRequirements(packageNames: [package], signingCertificateDigests: [digest]), roots: [EmulatedKeyAttestation.testRoot],
+                    requirements: AndroidKeyRequirements(packageNames: [package], signingCertificateDigests: [digest]),
+                    roots: [EmulatedKeyAttestation.testRoot],
                     revocation: revocation))
         }
     }
@@ -39,19 +40,22 @@ struct AndroidEnrolmentTests {
         try await harness.test { api in
             let token = try await api.primarySession()
             func issue() async throws -> Data {
-                try #require(Base64URL.decode(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
+                try #require(
+                    Base64URL.decode(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
             }
             let phone = SoftwareDevice()
             /// The finish of a registration of `phone` with a chain made for `challenge`, signed by `signer`.
             func enrol(_ challenge: Data, signer: SoftwareDevice? = nil) async throws -> String {
-                let registration = try await api.post("/v1/devices/registration/challenge", ["name": "Pixel", "publicKey": phone.spki], token: token)
+                let registration = try await api.post(
+                    "/v1/devices/registration/challenge", ["name": "Pixel", "publicKey": phone.spki], token: token)
                 var body = Self.chain(phone, challenge: challenge, at: harness.clock.now())
                 body["challengeId"] = registration["challengeId"]
                 body["signature"] = try (signer ?? phone).sign(registration)
                 let reply = try await api.post("/v1/devices/registration/finish", body, token: token)
                 return reply.status == 201 ? "enrolled" : "\(reply.status) \(reply.json["reason"] as? String ?? "")"
             }
-            #expect(try await enrol(Data((0..<32).map { _ in UInt8.random(in: 0...255) })) == "403 challenge", "one the server never issued")
+            #expect(
+                try await enrol(Data((0..<32).map { _ in UInt8.random(in: 0...255) })) == "403 challenge", "one the server never issued")
             // A finish that takes the challenge and then fails (a bad signature) spends it.
             let first = try await issue()
             #expect(try await enrol(first, signer: SoftwareDevice()).hasPrefix("401"))
@@ -72,23 +76,34 @@ struct AndroidEnrolmentTests {
         let harness = Self.harness(revocation: .checked(status))
         try await harness.test { api in
             let token = try await api.primarySession()
-            let challenge = try #require(Base64URL.decode(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
+            let challenge = try #require(
+                Base64URL.decode(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
             let phone = SoftwareDevice()
             let now = harness.clock.now()
             let fields = Self.chain(phone, challenge: challenge, at: now)
-            let intermediate = try Certificate(derEncoded: [UInt8](try #require(Base64URL.decode((fields["androidKeyAttestation"] as? [String])?.last ?? ""))))
+            let intermediate = try Certificate(
+                derEncoded: [UInt8](try #require(Base64URL.decode((fields["androidKeyAttestation"] as? [String])?.last ?? ""))))
 
             // No list yet: 503 with Retry-After, the readiness probe says why, nothing counted or consumed.
-            let registration = try await api.post("/v1/devices/registration/challenge", ["name": "Pixel", "publicKey": phone.spki], token: token)
+            let registration = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Pixel", "publicKey": phone.spki], token: token)
             var body: [String: any Sendable] = ["challengeId": registration["challengeId"], "signature": try phone.sign(registration)]
             body.merge(fields) { $1 }
             let unknown = try await api.post("/v1/devices/registration/finish", body, token: token)
-            #expect(unknown.status == 503 && unknown.json["error"] as? String == "unavailable" && unknown.headers[.retryAfter] == "300", "\(unknown.text)")
+            #expect(
+                unknown.status == 503 && unknown.json["error"] as? String == "unavailable" && unknown.headers[.retryAfter] == "300",
+                "\(unknown.text)")
             let ready = try await api.call(.get, "/health/ready")
-            #expect(ready.status == 200 && (ready.json["notes"] as? [String])?.first?.contains("Android enrolments are refused") == true, "\(ready.text)")
+            #expect(
+                ready.status == 200 && (ready.json["notes"] as? [String])?.first?.contains("Android enrolments are refused") == true,
+                "\(ready.text)")
 
             // The intermediate listed: refused by name, audited; the challenge is spent.
-            status.update(.init(list: AttestationStatusList(entries: [AttestationStatusList.key(intermediate.serialNumber): .init(status: "REVOKED", reason: "KEY_COMPROMISE")]), asOf: now))
+            status.update(
+                .init(
+                    list: AttestationStatusList(entries: [
+                        AttestationStatusList.key(intermediate.serialNumber): .init(status: "REVOKED", reason: "KEY_COMPROMISE")
+                    ]), asOf: now))
             #expect(try await api.call(.get, "/health/ready").json["notes"] == nil)
             let revoked = try await api.post("/v1/devices/registration/finish", body, token: token)
             #expect(revoked.status == 403 && revoked["reason"] == "certificateStatus", "\(revoked.text)")
@@ -106,7 +121,8 @@ struct AndroidEnrolmentTests {
 
     /// The `androidKeyAttestation` field for `phone`'s key, made with `challenge` at the harness's time.
     static func chain(
-        _ phone: SoftwareDevice, challenge: Data, at time: Date, forged: Bool = false, _ change: (inout EmulatedKeyAttestation.KeyProperties) -> Void = { _ in }
+        _ phone: SoftwareDevice, challenge: Data, at time: Date, forged: Bool = false,
+        _ change: (inout EmulatedKeyAttestation.KeyProperties) -> Void = { _ in }
     ) -> [String: any Sendable] {
         var properties = EmulatedKeyAttestation.KeyProperties(packageName: package, signingCertificateDigest: digest)
         change(&properties)
@@ -121,7 +137,8 @@ struct AndroidEnrolmentTests {
         let harness = Self.harness()
         try await harness.test { api in
             let token = try await api.primarySession()
-            let challenge = try #require(Base64URL.decode(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
+            let challenge = try #require(
+                Base64URL.decode(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
             let phone = SoftwareDevice()
             let finish = try await AttestationEnrolmentTests.enrol(api, phone, token: token) { _ in
                 Self.chain(phone, challenge: challenge, at: harness.clock.now()) { $0.securityLevel = .strongBox }
@@ -143,9 +160,12 @@ struct AndroidEnrolmentTests {
         let harness = Self.harness()
         try await harness.test { api in
             let token = try await api.primarySession()
-            let challenge = try #require(Base64URL.decode(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
+            let challenge = try #require(
+                Base64URL.decode(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
             let otherSession = try #require(
-                Base64URL.decode(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: try await api.primarySession())["challenge"]))
+                Base64URL.decode(
+                    try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: try await api.primarySession())[
+                        "challenge"]))
             let phone = SoftwareDevice()
             let now = harness.clock.now()
             func reason(_ fields: [String: any Sendable]) async throws -> String? {
@@ -158,7 +178,10 @@ struct AndroidEnrolmentTests {
                 ("challenge", Self.chain(phone, challenge: otherSession, at: now)),
                 ("publicKey", Self.chain(SoftwareDevice(), challenge: challenge, at: now)),
                 ("appIdentifier", Self.chain(phone, challenge: challenge, at: now) { $0.packageName = "com.attacker.app" }),
-                ("signingCertificate", Self.chain(phone, challenge: challenge, at: now) { $0.signingCertificateDigest = Data(repeating: 1, count: 32) }),
+                (
+                    "signingCertificate",
+                    Self.chain(phone, challenge: challenge, at: now) { $0.signingCertificateDigest = Data(repeating: 1, count: 32) }
+                ),
                 ("userAuthentication", Self.chain(phone, challenge: challenge, at: now) { $0.authTimeout = 300 }),
                 ("userAuthentication", Self.chain(phone, challenge: challenge, at: now) { $0.userAuthType = nil }),
                 ("keyAuthorization", Self.chain(phone, challenge: challenge, at: now) { $0.allowWhileOnBody = true }),
@@ -177,7 +200,9 @@ struct AndroidEnrolmentTests {
             }
             #expect(try await harness.service.store.devices(userID: "alice").isEmpty, "nothing refused is stored")
             // The same phone, with a chain made as Clients.md shows, enrols.
-            let good = try await AttestationEnrolmentTests.enrol(api, phone, token: token) { _ in Self.chain(phone, challenge: challenge, at: now) }
+            let good = try await AttestationEnrolmentTests.enrol(api, phone, token: token) { _ in
+                Self.chain(phone, challenge: challenge, at: now)
+            }
             #expect(good.status == 201, "\(good.text)")
         }
     }
@@ -193,7 +218,9 @@ struct AndroidTestRootTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let rootFile = directory.appendingPathComponent("root.pem")
         try EmulatedKeyAttestation.testRootPEM.write(to: rootFile, atomically: true, encoding: .utf8)
-        let required = ["--android-package", AndroidEnrolmentTests.package, "--android-signing-digest", AndroidEnrolmentTests.digest.hexString]
+        let required = [
+            "--android-package", AndroidEnrolmentTests.package, "--android-signing-digest", AndroidEnrolmentTests.digest.hexString,
+        ]
 
         /// What a new user's first Android enrolment on `server` gets: "enrolled", or the status and reason.
         func enrol(on server: ServerProcess, forged: Bool = false) async throws -> String {
@@ -202,9 +229,11 @@ struct AndroidTestRootTests {
             let credentials = ["username": "user-\(UUID().uuidString.prefix(8).lowercased())", "password": API.password]
             _ = try await http.post("/v1/users", credentials)
             let token = try await http.post("/v1/login/password", credentials)["token"]
-            let challenge = try #require(Base64URL.decode(try await http.get("/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
+            let challenge = try #require(
+                Base64URL.decode(try await http.get("/v1/devices/registration/attestation-challenge", token: token)["challenge"]))
             let phone = SoftwareDevice()
-            let registration = try await http.post("/v1/devices/registration/challenge", ["name": "Pixel", "publicKey": phone.spki], token: token)
+            let registration = try await http.post(
+                "/v1/devices/registration/challenge", ["name": "Pixel", "publicKey": phone.spki], token: token)
             #expect(registration.status == 200, "\(registration.text)")
             let envelope = Reply(status: registration.status, text: registration.text, headers: [:])
             var body = AndroidEnrolmentTests.chain(phone, challenge: challenge, at: Date(), forged: forged)
@@ -218,8 +247,13 @@ struct AndroidTestRootTests {
         let emptyList = directory.appendingPathComponent("status.json"), revokedList = directory.appendingPathComponent("revoked.json")
         try AttestationStatusList(entries: [:]).json().write(to: emptyList)
         let intermediate = try Certificate(
-            derEncoded: [UInt8](EmulatedKeyAttestation.chain(for: P256.Signing.PrivateKey().publicKey, challenge: Data(), properties: .init(packageName: "p", signingCertificateDigest: Data()))[1]))
-        try AttestationStatusList(entries: [AttestationStatusList.key(intermediate.serialNumber): .init(status: "REVOKED", reason: "KEY_COMPROMISE")]).json().write(to: revokedList)
+            derEncoded: [UInt8](
+                EmulatedKeyAttestation.chain(
+                    for: P256.Signing.PrivateKey().publicKey, challenge: Data(),
+                    properties: .init(packageName: "p", signingCertificateDigest: Data()))[1]))
+        try AttestationStatusList(entries: [
+            AttestationStatusList.key(intermediate.serialNumber): .init(status: "REVOKED", reason: "KEY_COMPROMISE")
+        ]).json().write(to: revokedList)
         let testRoot = required + ["--insecure-android-attestation-root", rootFile.path]
 
         let testing = try ServerProcess(database: ":memory:", extra: testRoot + ["--android-attestation-status", emptyList.path])
@@ -230,7 +264,8 @@ struct AndroidTestRootTests {
         defer { revoked.stop() }
         #expect(try await enrol(on: revoked) == "403 certificateStatus", "the intermediate is on the list")
         // A list that cannot be read: fail closed, and the readiness probe says why.
-        let unread = try ServerProcess(database: ":memory:", extra: testRoot + ["--android-attestation-status", directory.appendingPathComponent("absent.json").path])
+        let unread = try ServerProcess(
+            database: ":memory:", extra: testRoot + ["--android-attestation-status", directory.appendingPathComponent("absent.json").path])
         defer { unread.stop() }
         #expect(try await enrol(on: unread) == "503 ")
         let ready = try await ServerClient(baseURL: "http://127.0.0.1:\(unread.port)").get("/health/ready")
@@ -240,7 +275,8 @@ struct AndroidTestRootTests {
         defer { production.stop() }
         #expect(try await enrol(on: production) == "403 certificateChain", "Google's roots alone do not vouch for the test root's chains")
         let missing = try ServerProcess.command([
-            "--android-package", "p", "--android-signing-digest", AndroidEnrolmentTests.digest.hexString, "--insecure-android-attestation-root", directory.appendingPathComponent("none.pem").path,
+            "--android-package", "p", "--android-signing-digest", AndroidEnrolmentTests.digest.hexString,
+            "--insecure-android-attestation-root", directory.appendingPathComponent("none.pem").path,
         ])
         #expect(missing.status == 64, "a root file without a certificate stops the start (EX_USAGE)")
     }
@@ -254,13 +290,15 @@ struct AttestationStatusFetchTests {
         let router = Router()
         router.get("status") { _, _ -> Response in
             guard serving.withLock({ $0 }) else { return Response(status: .notFound) }
-            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: #"{"entries": {"2c8cdddfd5e03bfc": {"status": "REVOKED"}}}"#)))
+            return Response(
+                status: .ok, body: .init(byteBuffer: ByteBuffer(string: #"{"entries": {"2c8cdddfd5e03bfc": {"status": "REVOKED"}}}"#)))
         }
         var logger = Logger(label: "mirror")
         logger.logLevel = .critical
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) },
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) },
             logger: logger)
         let group = ServiceGroup(services: [app], logger: logger)
         let task = Task { try await group.run() }
@@ -269,7 +307,8 @@ struct AttestationStatusFetchTests {
         let port = try #require(await iterator.next())
         _ = task
 
-        let status = AttestationStatus(source: try AttestationStatusSource("http://127.0.0.1:\(port)/status"), fetch: attestationStatusFetch)
+        let status = AttestationStatus(
+            source: try AttestationStatusSource("http://127.0.0.1:\(port)/status"), fetch: attestationStatusFetch)
         let now = Date()
         let loaded = try await status.refresh(now: now)
         #expect(loaded.list.entries["2c8cdddfd5e03bfc"]?.status == "REVOKED" && loaded.asOf == now)

@@ -22,17 +22,22 @@ struct AppAttestAssertionTests {
     func attestedDevice() async throws -> (DeviceRecord, keyID: Data) {
         let keyID = try service.generateKey()
         let hash = Data(repeating: 3, count: 32)
-        let key = try await verifier.verifyAttestation(try service.attestKey(keyID, clientDataHash: hash), keyID: keyID, clientDataHash: hash, at: Self.now)
+        let key = try await verifier.verifyAttestation(
+            try service.attestKey(keyID, clientDataHash: hash), keyID: keyID, clientDataHash: hash, at: Self.now)
         let device = DeviceRecord(
-            id: "device-1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: Self.now, attestation: DeviceAttestation(key, at: Self.now))
+            id: "device-1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: Self.now,
+            attestation: DeviceAttestation(key, at: Self.now))
         return (device, keyID)
     }
 
     func assertion(_ keyID: Data, message: SignedMessage? = nil, signature: Data? = nil) throws -> Data {
-        try service.generateAssertion(keyID, clientDataHash: AttestationBinding.assertionHash(message ?? self.message, signature: signature ?? self.signature))
+        try service.generateAssertion(
+            keyID, clientDataHash: AttestationBinding.assertionHash(message ?? self.message, signature: signature ?? self.signature))
     }
 
-    func check(_ assertion: Data?, _ device: DeviceRecord, _ assertions: AttestationPolicy.Assertions = .verifiedWhenSent) -> AppAttestAssertion.Verdict {
+    func check(_ assertion: Data?, _ device: DeviceRecord, _ assertions: AttestationPolicy.Assertions = .verifiedWhenSent)
+        -> AppAttestAssertion.Verdict
+    {
         AppAttestAssertion(policy: AttestationPolicy(apple: .required(verifier), assertions: assertions))
             .check(assertion, device: device, message: { message }, signature: signature)
     }
@@ -67,8 +72,11 @@ struct AppAttestAssertionTests {
 
     @Test func anAppTheDeploymentNoLongerAcceptsIsRefused() async throws {
         let (device, keyID) = try await attestedDevice()
-        let other = AppAttestVerifier(appIDs: [try AppAttest.AppID("TEAM123456.dev.bioauth.other")], environments: [.development], roots: [EmulatedAppAttest.testRoot])
-        let verdict = AppAttestAssertion(policy: AttestationPolicy(apple: .required(other))).check(try assertion(keyID), device: device, message: { message }, signature: signature)
+        let other = AppAttestVerifier(
+            appIDs: [try AppAttest.AppID("TEAM123456.dev.bioauth.other")], environments: [.development], roots: [EmulatedAppAttest.testRoot]
+        )
+        let verdict = AppAttestAssertion(policy: AttestationPolicy(apple: .required(other))).check(
+            try assertion(keyID), device: device, message: { message }, signature: signature)
         #expect(verdict == .rejected(.appIdentifier))
     }
 
@@ -97,12 +105,15 @@ struct AssertionLoginTests {
     static func harness(_ assertions: AttestationPolicy.Assertions) -> ServerHarness {
         ServerHarness { configuration in
             configuration.attestation = AttestationPolicy(
-                apple: .preferred(AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot])), assertions: assertions)
+                apple: .preferred(AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot])),
+                assertions: assertions)
         }
     }
 
     /// `phone` enrolled by alice, attested by `service` when given; its device id and App Attest key id.
-    static func enrol(_ api: API, _ harness: ServerHarness, _ phone: SoftwareDevice, service: EmulatedAppAttest?) async throws -> (deviceID: String, keyID: Data?) {
+    static func enrol(_ api: API, _ harness: ServerHarness, _ phone: SoftwareDevice, service: EmulatedAppAttest?) async throws -> (
+        deviceID: String, keyID: Data?
+    ) {
         let token = try await api.primarySession()
         let finish = try await AttestationEnrolmentTests.enrol(api, phone, token: token) { message in
             guard let service else { return [:] }
@@ -114,11 +125,14 @@ struct AssertionLoginTests {
     }
 
     /// The finish body for `challenge`, signed by `phone`, with `service`'s assertion over it when given.
-    static func signed(_ challenge: Reply, _ phone: SoftwareDevice, service: EmulatedAppAttest? = nil, keyID: Data? = nil) throws -> [String: any Sendable] {
+    static func signed(_ challenge: Reply, _ phone: SoftwareDevice, service: EmulatedAppAttest? = nil, keyID: Data? = nil) throws
+        -> [String: any Sendable]
+    {
         let signature = try phone.signatureBytes(challenge)
         var body: [String: any Sendable] = ["challengeId": challenge["challengeId"], "signature": Base64URL.encode(signature)]
         if let service, let keyID {
-            let assertion = try service.generateAssertion(keyID, clientDataHash: AttestationBinding.assertionHash(try phone.message(challenge), signature: signature))
+            let assertion = try service.generateAssertion(
+                keyID, clientDataHash: AttestationBinding.assertionHash(try phone.message(challenge), signature: signature))
             body["appAttestAssertion"] = Base64URL.encode(assertion)
         }
         return body
@@ -132,7 +146,9 @@ struct AssertionLoginTests {
             let (deviceID, keyID) = try await Self.enrol(api, harness, phone, service: service)
             let attestedKey = try #require(keyID)
             func refusal(_ reply: Reply) -> String? {
-                #expect(reply.status == 403 && reply.json["error"] as? String == "attestation_rejected" && reply.json["field"] as? String == "appAttestAssertion", "\(reply.text)")
+                #expect(
+                    reply.status == 403 && reply.json["error"] as? String == "attestation_rejected"
+                        && reply.json["field"] as? String == "appAttestAssertion", "\(reply.text)")
                 return reply.json["reason"] as? String
             }
             // The device key alone no longer logs in: a hooked app, or a script holding the key, has no assertion.
@@ -150,9 +166,12 @@ struct AssertionLoginTests {
 
             let operation = Base64URL.encode(Data("pay 10 EUR".utf8))
             func stepUp(asserted: Bool) async throws -> Reply {
-                let challenge = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": operation], token: login["token"])
+                let challenge = try await api.post(
+                    "/v1/step-up/challenge", ["deviceId": deviceID, "operation": operation], token: login["token"])
                 #expect(challenge.status == 200, "\(challenge.text)")
-                return try await api.post("/v1/step-up/finish", try Self.signed(challenge, phone, service: asserted ? service : nil, keyID: attestedKey), token: login["token"])
+                return try await api.post(
+                    "/v1/step-up/finish", try Self.signed(challenge, phone, service: asserted ? service : nil, keyID: attestedKey),
+                    token: login["token"])
             }
             #expect(refusal(try await stepUp(asserted: false)) == "missing")
             let approved = try await stepUp(asserted: true)
@@ -178,7 +197,9 @@ struct AssertionLoginTests {
             tampered["appAttestAssertion"] = Base64URL.encode(bytes)
             let refused = try await api.post("/v1/login/finish", tampered)
             #expect(refused.status == 403 && refused.json["field"] as? String == "appAttestAssertion", "\(refused.text)")
-            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation?.appAttestKey?.counter == 0, "a refusal stores no counter")
+            #expect(
+                try await harness.service.store.device(id: DeviceID(deviceID))?.attestation?.appAttestKey?.counter == 0,
+                "a refusal stores no counter")
 
             // An unattested device has no key to verify against: its assertion is ignored.
             let other = SoftwareDevice()
@@ -200,10 +221,13 @@ struct ReattestationTests {
 
     /// The finish body for `challenge`, signed by `phone`, with a new key of `service` attested over
     /// this message and `spki` (the device key's by default).
-    static func reattested(_ challenge: Reply, _ phone: SoftwareDevice, service: EmulatedAppAttest, spki: Data? = nil) throws -> (body: [String: any Sendable], keyID: Data) {
+    static func reattested(_ challenge: Reply, _ phone: SoftwareDevice, service: EmulatedAppAttest, spki: Data? = nil) throws -> (
+        body: [String: any Sendable], keyID: Data
+    ) {
         var body = try AssertionLoginTests.signed(challenge, phone)
         let keyID = try service.generateKey()
-        let hash = AttestationBinding.registrationHash(try phone.message(challenge), publicKey: spki ?? phone.key.publicKey.derRepresentation)
+        let hash = AttestationBinding.registrationHash(
+            try phone.message(challenge), publicKey: spki ?? phone.key.publicKey.derRepresentation)
         body["appAttestKeyId"] = Base64URL.encode(keyID)
         body["appAttestation"] = Base64URL.encode(try service.attestKey(keyID, clientDataHash: hash))
         return (body, keyID)
@@ -225,9 +249,19 @@ struct ReattestationTests {
 
             // What an attacker can send is refused by name, and nothing changes.
             let otherApp = EmulatedAppAttest(appID: try AppAttest.AppID("ZZZZZZZZZZ.com.attacker.app"), clock: harness.clock)
-            #expect(reason(try await api.post("/v1/login/finish", try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: otherApp).body)) == "appIdentifier")
+            #expect(
+                reason(
+                    try await api.post(
+                        "/v1/login/finish",
+                        try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: otherApp).body))
+                    == "appIdentifier")
             let otherKey = SoftwareDevice().key.publicKey.derRepresentation
-            #expect(reason(try await api.post("/v1/login/finish", try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: service, spki: otherKey).body)) == "nonce")
+            #expect(
+                reason(
+                    try await api.post(
+                        "/v1/login/finish",
+                        try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: service, spki: otherKey).body))
+                    == "nonce")
             let forgedChallenge = try await api.loginChallenge("alice", deviceID)
             let forgedKey = P256.Signing.PrivateKey().publicKey
             var forgedBody = try AssertionLoginTests.signed(forgedChallenge, phone)
@@ -235,7 +269,8 @@ struct ReattestationTests {
             forgedBody["appAttestation"] = Base64URL.encode(
                 EmulatedAppAttest.forgedAttestation(
                     for: forgedKey, appID: Self.app, environment: .development,
-                    clientDataHash: AttestationBinding.registrationHash(try phone.message(forgedChallenge), publicKey: phone.key.publicKey.derRepresentation), at: harness.clock.now()))
+                    clientDataHash: AttestationBinding.registrationHash(
+                        try phone.message(forgedChallenge), publicKey: phone.key.publicKey.derRepresentation), at: harness.clock.now()))
             #expect(reason(try await api.post("/v1/login/finish", forgedBody)) == "certificateChain")
             // A re-attestation needs the device key's signature too: without it, the usual uniform failure.
             var unsigned = try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: service).body
@@ -251,11 +286,14 @@ struct ReattestationTests {
             #expect(stored.appAttestKey?.keyID == newKey && stored.appAttestKey?.counter == 0 && stored.format == .appleAppAttest)
             let events = try await harness.service.store.auditEvents(userID: "alice", limit: 50)
             #expect(events.contains { $0.kind == .deviceReattested && $0.deviceID == DeviceID(deviceID) })
-            #expect(events.contains { $0.reason == "reattestation.appIdentifier" } && events.contains { $0.reason == "reattestation.nonce" })
+            #expect(
+                events.contains { $0.reason == "reattestation.appIdentifier" } && events.contains { $0.reason == "reattestation.nonce" })
 
             // It asserts from now on; the lost key's assertions would not.
             let next = try await api.loginChallenge("alice", deviceID)
-            #expect(try await api.post("/v1/login/finish", try AssertionLoginTests.signed(next, phone, service: service, keyID: newKey)).status == 200)
+            #expect(
+                try await api.post("/v1/login/finish", try AssertionLoginTests.signed(next, phone, service: service, keyID: newKey)).status
+                    == 200)
             // A step-up can re-attest too.
             let operation = Base64URL.encode(Data("pay 10 EUR".utf8))
             service.reinstall()
@@ -272,7 +310,8 @@ struct ReattestationTests {
         try await harness.test { api in
             let phone = SoftwareDevice()
             let (deviceID, _) = try await AssertionLoginTests.enrol(api, harness, phone, service: nil)
-            let reply = try await api.post("/v1/login/finish", try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: service).body)
+            let reply = try await api.post(
+                "/v1/login/finish", try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: service).body)
             #expect(reply.status == 403 && reply.json["reason"] as? String == "format", "an unattested device enrols again: \(reply.text)")
             #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation == nil)
 

@@ -16,7 +16,8 @@ struct AttestationEnrolmentTests {
     /// A server that trusts the emulator's test root for `app`, development keys included.
     static func harness(_ rule: (AppAttestVerifier) -> AttestationPolicy.Rule<AppAttestVerifier> = { .required($0) }) -> ServerHarness {
         ServerHarness { configuration in
-            configuration.attestation.apple = rule(AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
+            configuration.attestation.apple = rule(
+                AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
         }
     }
 
@@ -33,11 +34,16 @@ struct AttestationEnrolmentTests {
     }
 
     /// The App Attest fields for `device`'s key, attested by `service` over the registration binding.
-    static func appAttestation(_ service: EmulatedAppAttest, for device: SoftwareDevice, spki: String? = nil) -> (SignedMessage) throws -> [String: any Sendable] {
+    static func appAttestation(_ service: EmulatedAppAttest, for device: SoftwareDevice, spki: String? = nil) -> (SignedMessage) throws ->
+        [String: any Sendable]
+    {
         { message in
             let keyID = try service.generateKey()
             let hash = AttestationBinding.registrationHash(message, publicKey: try #require(Base64URL.decode(spki ?? device.spki)))
-            return ["appAttestKeyId": Base64URL.encode(keyID), "appAttestation": Base64URL.encode(try service.attestKey(keyID, clientDataHash: hash))]
+            return [
+                "appAttestKeyId": Base64URL.encode(keyID),
+                "appAttestation": Base64URL.encode(try service.attestKey(keyID, clientDataHash: hash)),
+            ]
         }
     }
 
@@ -58,12 +64,15 @@ struct AttestationEnrolmentTests {
             #expect(claims["amr"] as? [String] == ["hwk", "user"] && claims["acr"] as? String == AttestationClass.attested)
             #expect(claims["enr"] as? String == "primaryLogin", "a first device, allowed by the primary login")
             let att = try #require(claims["att"] as? [String: Any])
-            #expect(att["fmt"] as? String == "apple-appattest" && att["lvl"] as? String == "secureEnclave" && att["app"] as? String == Self.app.description)
+            #expect(
+                att["fmt"] as? String == "apple-appattest" && att["lvl"] as? String == "secureEnclave"
+                    && att["app"] as? String == Self.app.description)
             // A refreshed token says the same; introspection too.
             let refreshed = try await api.post("/v1/token/refresh", ["refreshToken": login["refreshToken"]])
             #expect(try #require(CompactJWS(refreshed["accessToken"])).claims["amr"] as? [String] == ["hwk", "user"])
             let introspected = try await api.post("/v1/introspect", ["token": refreshed["accessToken"]], token: api.apiKey)
-            #expect(introspected.json["acr"] as? String == AttestationClass.attested && introspected.json["enr"] as? String == "primaryLogin")
+            #expect(
+                introspected.json["acr"] as? String == AttestationClass.attested && introspected.json["enr"] as? String == "primaryLogin")
 
             let devices = try await api.call(.get, "/v1/devices", token: login["token"])
             #expect((devices.objects.first?["attestation"] as? [String: any Sendable])?["format"] as? String == "apple-appattest")
@@ -79,7 +88,9 @@ struct AttestationEnrolmentTests {
         try await harness.test { api in
             let phone = SoftwareDevice()
             let token = try await api.primarySession()
-            func refusal(_ attest: @escaping (SignedMessage) throws -> [String: any Sendable]) async throws -> (field: String?, reason: String?) {
+            func refusal(_ attest: @escaping (SignedMessage) throws -> [String: any Sendable]) async throws -> (
+                field: String?, reason: String?
+            ) {
                 let reply = try await Self.enrol(api, phone, token: token, attest: attest)
                 #expect(reply.status == 403 && reply.json["error"] as? String == "attestation_rejected", "\(reply.text)")
                 return (reply.json["field"] as? String, reply.json["reason"] as? String)
@@ -93,16 +104,23 @@ struct AttestationEnrolmentTests {
             let forged: (SignedMessage) throws -> [String: any Sendable] = { message in
                 let key = P256.Signing.PrivateKey()
                 let hash = AttestationBinding.registrationHash(message, publicKey: try #require(Base64URL.decode(phone.spki)))
-                let object = EmulatedAppAttest.forgedAttestation(for: key.publicKey, appID: Self.app, environment: .development, clientDataHash: hash)
-                return ["appAttestKeyId": Base64URL.encode(Data(SHA256.hash(data: key.publicKey.x963Representation))), "appAttestation": Base64URL.encode(object)]
+                let object = EmulatedAppAttest.forgedAttestation(
+                    for: key.publicKey, appID: Self.app, environment: .development, clientDataHash: hash)
+                return [
+                    "appAttestKeyId": Base64URL.encode(Data(SHA256.hash(data: key.publicKey.x963Representation))),
+                    "appAttestation": Base64URL.encode(object),
+                ]
             }
             #expect(try await refusal(forged).reason == "certificateChain")
             // The genuine app vouching for another key than the one enrolled.
             let other = SoftwareDevice()
             #expect(try await refusal(Self.appAttestation(genuine, for: phone, spki: other.spki)).reason == "nonce")
 
-            let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 50).filter { $0.kind == .deviceEnrollmentFailed }.compactMap(\.reason)
-            #expect(audit.sorted() == ["attestation.appIdentifier", "attestation.certificateChain", "attestation.nonce", "attestationMissing"])
+            let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 50).filter {
+                $0.kind == .deviceEnrollmentFailed
+            }.compactMap(\.reason)
+            #expect(
+                audit.sorted() == ["attestation.appIdentifier", "attestation.certificateChain", "attestation.nonce", "attestationMissing"])
             #expect(try await harness.service.store.devices(userID: "alice").isEmpty)
             // The same key, genuinely attested, still enrols.
             #expect(try await Self.enrol(api, phone, token: token, attest: Self.appAttestation(genuine, for: phone)).status == 201)
@@ -113,14 +131,16 @@ struct AttestationEnrolmentTests {
     /// so it locks out nobody (issue 43): the next challenge is issued.
     @Test func aRefusedAttestationConsumesItsChallengeAndLocksOutNobody() async throws {
         let harness = ServerHarness { configuration in
-            configuration.attestation.apple = .required(AppAttestVerifier(appIDs: [Self.app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
+            configuration.attestation.apple = .required(
+                AppAttestVerifier(appIDs: [Self.app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
             configuration.rateLimits.failuresPerClient = 2
         }
         let genuine = EmulatedAppAttest(appID: Self.app, clock: harness.clock)
         try await harness.test { api in
             let phone = SoftwareDevice()
             let token = try await api.primarySession()
-            let challenge = try await api.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": phone.spki], token: token)
+            let challenge = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": phone.spki], token: token)
             let signed: [String: any Sendable] = ["challengeId": challenge["challengeId"], "signature": try phone.sign(challenge)]
             #expect(try await api.post("/v1/devices/registration/finish", signed, token: token).status == 403)
             // The challenge went with the refusal: a genuine attestation cannot reuse it.
@@ -173,15 +193,21 @@ struct AttestationEnrolmentTests {
     @Test func anAndroidChainIsCheckedAgainstTheEnrolledKey() async throws {
         let harness = ServerHarness { configuration in
             configuration.attestation.android = .required(
-                AndroidKeyAttestationVerifier(requirements: AndroidKeyRequirements(packageNames: ["dev.bioauth"], signingCertificateDigests: [Data(count: 32)]), revocation: .unchecked))
+                AndroidKeyAttestationVerifier(
+                    requirements: AndroidKeyRequirements(packageNames: ["dev.bioauth"], signingCertificateDigests: [Data(count: 32)]),
+                    revocation: .unchecked))
         }
         try await harness.test { api in
             let token = try await api.primarySession()
             let challenge = try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)
             #expect(challenge.status == 200 && Base64URL.decode(challenge["challenge"])?.count == 32)
             // Each call issues a new challenge, in the same session or another.
-            #expect(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"] != challenge["challenge"])
-            #expect(try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: try await api.primarySession())["challenge"] != challenge["challenge"])
+            #expect(
+                try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: token)["challenge"]
+                    != challenge["challenge"])
+            #expect(
+                try await api.call(.get, "/v1/devices/registration/attestation-challenge", token: try await api.primarySession())[
+                    "challenge"] != challenge["challenge"])
             // A real Pixel's chain is for its own key, not the one being enrolled.
             let pem = String(decoding: try TestVectors.load("attestation/android-key/testdata/marlin/sdk29/TEE_EC_NONE.pem"), as: UTF8.self)
             let chain = AttestationFiles.pemBlocks(pem).map(Base64URL.encode)
@@ -199,8 +225,10 @@ struct AttestationEnrolmentTests {
 /// change to the authenticator data of a real one breaks its nonce first).
 struct AppAttestStepTests {
     @Test func anAttestationWhoseCounterIsNotZeroOrWhoseCredentialIsAnotherKeyIsRefused() async throws {
-        let verifier = AppAttestVerifier(appIDs: [AttestationEnrolmentTests.app], environments: [.development], roots: [EmulatedAppAttest.testRoot])
-        let key = P256.Signing.PrivateKey().publicKey, keyID = Data(SHA256.hash(data: key.x963Representation)), hash = Data(repeating: 7, count: 32)
+        let verifier = AppAttestVerifier(
+            appIDs: [AttestationEnrolmentTests.app], environments: [.development], roots: [EmulatedAppAttest.testRoot])
+        let key = P256.Signing.PrivateKey().publicKey, keyID = Data(SHA256.hash(data: key.x963Representation)),
+            hash = Data(repeating: 7, count: 32)
         let now = Date()
         func check(counter: UInt32 = 0, credentialID: Data? = nil) async -> AttestationError.Check? {
             let object = EmulatedAppAttest.irregularAttestation(

@@ -39,18 +39,21 @@ struct AuthorityTests {
             }
             let sessions: [CallerCredential: String] = [
                 .enrolmentGrant: try await grant(), .password: primary,
-                .coolingDevice: try await api.login("alice", coolingID, cooling)["token"], .device: try await api.login("alice", firstID, first)["token"],
+                .coolingDevice: try await api.login("alice", coolingID, cooling)["token"],
+                .device: try await api.login("alice", firstID, first)["token"],
             ]
             let others: [CallerCredential: String] = [
                 .enrolmentGrant: try await grant(), .password: try await api.primarySession("alice"),
-                .coolingDevice: try await api.login("alice", coolingID, cooling)["token"], .device: try await api.login("alice", firstID, first)["token"],
+                .coolingDevice: try await api.login("alice", coolingID, cooling)["token"],
+                .device: try await api.login("alice", firstID, first)["token"],
             ]
             let request = try await api.requestEnrolment(SoftwareDevice(), token: primary, name: "Laptop")
             #expect(request.status == 201, "\(request.text)")
             let removal = try await api.post("/v1/device-removals", ["deviceId": firstID], token: primary)
             #expect(removal.status == 201, "\(removal.text)")
             return Account(
-                api: api, firstID: firstID, first: first, coolingID: coolingID, primary: primary, sessions: sessions, others: others, requestID: request["id"],
+                api: api, firstID: firstID, first: first, coolingID: coolingID, primary: primary, sessions: sessions, others: others,
+                requestID: request["id"],
                 removalID: removal["id"])
         }
 
@@ -80,20 +83,25 @@ struct AuthorityTests {
             case .readAuditLog: return try await api.call(.get, "/v1/audit", token: token)
             case .readSecurityEvents: return try await api.call(.get, "/v1/security-events", token: token)
             case .enrolDevice:
-                return try await api.post("/v1/devices/registration/challenge", ["name": "New", "publicKey": SoftwareDevice().spki], token: token)
+                return try await api.post(
+                    "/v1/devices/registration/challenge", ["name": "New", "publicKey": SoftwareDevice().spki], token: token)
             case .requestEnrolment: return try await api.requestEnrolment(SoftwareDevice(), token: token, name: "Other")
             case .readEnrolmentRequest: return try await api.call(.get, request, token: token)
             case .listEnrolmentRequests: return try await api.call(.get, "/v1/enrolment-requests", token: token)
             case .sendRecoveryCode: return try await api.post(request + "/recovery-code", token: token)
             case .recoverEnrolment: return try await api.post(request + "/recover", ["code": "0000-0000-0000"], token: token)
-            case .approveEnrolmentRequest: return try await api.post(request + "/approve", ["approval": Base64URL.encode(Data(count: 32))], token: token)
+            case .approveEnrolmentRequest:
+                return try await api.post(request + "/approve", ["approval": Base64URL.encode(Data(count: 32))], token: token)
             case .cancelEnrolmentRequest: return try await api.call(.delete, request, token: token)
             case .stepUp:
-                return try await api.post("/v1/step-up/challenge", ["deviceId": firstID, "operation": Base64URL.encode(Data("Pay 5 EUR".utf8))], token: token)
+                return try await api.post(
+                    "/v1/step-up/challenge", ["deviceId": firstID, "operation": Base64URL.encode(Data("Pay 5 EUR".utf8))], token: token)
             case .changePassword:
-                return try await api.post("/v1/password", ["password": "a new passphrase", "approval": Base64URL.encode(Data(count: 32))], token: token)
+                return try await api.post(
+                    "/v1/password", ["password": "a new passphrase", "approval": Base64URL.encode(Data(count: 32))], token: token)
             case .requestDeviceRemoval: return try await api.post("/v1/device-removals", ["deviceId": coolingID], token: token)
-            case .confirmDeviceRemoval: return try await api.post("/v1/device-removals/\(removalID)/confirm", ["code": "0000-0000-0000"], token: token)
+            case .confirmDeviceRemoval:
+                return try await api.post("/v1/device-removals/\(removalID)/confirm", ["code": "0000-0000-0000"], token: token)
             case .listDeviceRemovals: return try await api.call(.get, "/v1/device-removals", token: token)
             case .cancelDeviceRemoval: return try await api.call(.delete, "/v1/device-removals/\(removalID)", token: token)
             }
@@ -110,10 +118,13 @@ struct AuthorityTests {
                 let refusedByTable = reply.status == 403 && reply.json["reason"] as? String == Authority.refusal(action)
                 #expect(
                     refusedByTable == !Authority.permits(action, credential),
-                    "\(action) as \(credential): \(reply.status) \(reply.text); the table says \(Authority.permits(action, credential) ? "permitted" : "refused")")
+                    "\(action) as \(credential): \(reply.status) \(reply.text); the table says \(Authority.permits(action, credential) ? "permitted" : "refused")"
+                )
                 // A wrong recovery code or approval is the uniform 401 once the caller may try one.
                 let provesASecret = [.recoverEnrolment, .approveEnrolmentRequest, .changePassword, .confirmDeviceRemoval].contains(action)
-                #expect((provesASecret || reply.status != 401) && reply.status < 500, "\(action) as \(credential): \(reply.status) \(reply.text)")
+                #expect(
+                    (provesASecret || reply.status != 401) && reply.status < 500,
+                    "\(action) as \(credential): \(reply.status) \(reply.text)")
             }
         }
     }
@@ -121,7 +132,9 @@ struct AuthorityTests {
     /// The rank in words: a password looks, enrols and leaves; removing or silencing a device
     /// needs a device.
     @Test func aPasswordNeverRemovesRenamesOrSilencesADevice() {
-        for action in [AccountAction.renameDevice, .revokeDevice, .endOtherSession, .endAllSessions, .approveEnrolmentRequest, .cancelEnrolmentRequest] {
+        for action in [
+            AccountAction.renameDevice, .revokeDevice, .endOtherSession, .endAllSessions, .approveEnrolmentRequest, .cancelEnrolmentRequest,
+        ] {
             #expect(!Authority.permits(action, .password), "\(action)")
         }
         for action in [AccountAction.listDevices, .listSessions, .endOwnSession, .readAuditLog, .enrolDevice, .requestEnrolment, .stepUp] {
@@ -132,6 +145,7 @@ struct AuthorityTests {
 
     @Test func theProtocolDocumentPrintsTheTable() throws {
         let document = try PackagePaths.text("docs/Protocol.md")
-        #expect(document.contains(Authority.markdownTable), "docs/Protocol.md must print Authority.markdownTable:\n\(Authority.markdownTable)")
+        #expect(
+            document.contains(Authority.markdownTable), "docs/Protocol.md must print Authority.markdownTable:\n\(Authority.markdownTable)")
     }
 }

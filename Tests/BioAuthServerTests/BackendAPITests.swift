@@ -23,11 +23,14 @@ struct BackendAPITests {
             #expect(try await api.call(.get, "/v1/devices", token: grant["token"]).isUniformFailure, "one device per grant")
 
             let second = try await api.post("/v1/backend/enrolment-grants", ["userId": "carol"], token: api.apiKey)
-            let challenge = try await api.post("/v1/devices/registration/challenge", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: second["token"])
+            let challenge = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: second["token"])
             #expect(challenge.status == 403 && challenge["error"] == "approval_required", "\(challenge.text)")
 
             #expect(try await api.post("/v1/backend/enrolment-grants", ["userId": "no spaces allowed"], token: api.apiKey).status == 400)
-            #expect(try await api.post("/v1/backend/enrolment-grants", raw: #"{"userId":"carol","admin":true}"#, token: api.apiKey).status == 400)
+            #expect(
+                try await api.post("/v1/backend/enrolment-grants", raw: #"{"userId":"carol","admin":true}"#, token: api.apiKey).status
+                    == 400)
         }
     }
 
@@ -43,7 +46,9 @@ struct BackendAPITests {
             let stranger = "198.51.100.77"
             let signUp = try await api.post("/v1/users", ["username": "carol", "password": API.password], client: stranger)
             #expect(signUp.status == 409 && signUp["field"] == "username", "\(signUp.text)")
-            #expect(try await api.post("/v1/login/password", ["username": "carol", "password": API.password], client: stranger).isUniformFailure)
+            #expect(
+                try await api.post("/v1/login/password", ["username": "carol", "password": API.password], client: stranger).isUniformFailure
+            )
             // Signed up first, a password account's id gets no grant (nor a PrimaryAuthenticator session).
             _ = try await api.primarySession("dave")
             let refused = try await api.post("/v1/backend/enrolment-grants", ["userId": "dave"], token: api.apiKey)
@@ -67,7 +72,8 @@ struct BackendAPITests {
             let base = "/v1/backend/users/dave"
             for (method, path) in [
                 (HTTPRequest.Method.get, base + "/devices"), (.get, base + "/sessions"), (.get, base + "/enrolment-requests"),
-                (.delete, base + "/devices/\(deviceID)"), (.delete, base + "/devices"), (.delete, base + "/sessions/\(session["sessionId"])"),
+                (.delete, base + "/devices/\(deviceID)"), (.delete, base + "/devices"),
+                (.delete, base + "/sessions/\(session["sessionId"])"),
                 (.delete, base + "/sessions"), (.delete, base + "/enrolment-requests/\(request["id"])"),
                 (.post, base + "/enrolment-requests/\(request["id"])/approve"),
             ] {
@@ -111,13 +117,20 @@ struct BackendAPITests {
             }
             let spent = try await api.post("/v1/introspect", ["token": "not-a-token"], token: api.apiKey, client: shop)
             #expect(spent.status == 429 && spent.headers[.retryAfter] == "1", "\(spent.status) \(spent.headers[.retryAfter] ?? "-")")
-            let other = try await harness.service.createApiKey(name: "resource server", scopes: [.introspect], request: RequestInfo(clientAddress: "operator"))
+            let other = try await harness.service.createApiKey(
+                name: "resource server", scopes: [.introspect], request: RequestInfo(clientAddress: "operator"))
             #expect(try await api.post("/v1/introspect", ["token": "not-a-token"], token: other.secret.value, client: shop).status == 200)
-            #expect(try await api.post("/v1/login/challenge", ["userId": "alice", "deviceId": UUID().uuidString.lowercased()], client: shop).status == 200)
+            #expect(
+                try await api.post("/v1/login/challenge", ["userId": "alice", "deviceId": UUID().uuidString.lowercased()], client: shop)
+                    .status == 200)
             harness.clock.advance(by: 2)
-            #expect(try await api.post("/v1/introspect", ["token": "not-a-token"], token: api.apiKey, client: shop).status == 200, "refilled")
+            #expect(
+                try await api.post("/v1/introspect", ["token": "not-a-token"], token: api.apiKey, client: shop).status == 200, "refilled")
             // Guessing keys is anonymous traffic: it pays the address's limit.
-            for _ in 0..<25 { _ = try await api.post("/v1/introspect", ["token": "x"], token: "bioauth_sk_" + String(repeating: "A", count: 43), client: "198.51.100.91") }
+            for _ in 0..<25 {
+                _ = try await api.post(
+                    "/v1/introspect", ["token": "x"], token: "bioauth_sk_" + String(repeating: "A", count: 43), client: "198.51.100.91")
+            }
             #expect(try await api.post("/v1/introspect", ["token": "x"], token: api.apiKey, client: "198.51.100.91").status == 429)
         }
     }
@@ -132,7 +145,9 @@ struct BackendAPITests {
             let (approval, _) = try await api.stepUpApproval("alice", deviceID, phone, text: "pay 5 EUR")
             let operation = Base64URL.encode(Data("pay 5 EUR".utf8))
             var statuses: [Int] = []
-            for _ in 0..<12 { statuses.append(try await api.redeem(Base64URL.encode(Data(count: 32)), operation: operation, user: "bob").status) }
+            for _ in 0..<12 {
+                statuses.append(try await api.redeem(Base64URL.encode(Data(count: 32)), operation: operation, user: "bob").status)
+            }
             #expect(statuses.prefix(10).allSatisfy { $0 == 401 } && statuses.suffix(2).allSatisfy { $0 == 429 }, "\(statuses)")
             #expect(try await api.redeem(approval, operation: operation).status == 200, "alice's genuine approval")
         }
@@ -162,9 +177,12 @@ struct BackendAPITests {
             let revoked = try await harness.service.createApiKey(name: "old", scopes: Set(ApiKeyScope.all), request: request)
             try await harness.service.revokeApiKey(id: revoked.record.id, request: request)
             let body = ["userId": "carol"]
-            let refused: [String?] = [nil, "", "garbage", ApiKeySecret().value, revoked.secret.value, String(api.apiKey.dropLast()), api.apiKey + "A"]
+            let refused: [String?] = [
+                nil, "", "garbage", ApiKeySecret().value, revoked.secret.value, String(api.apiKey.dropLast()), api.apiKey + "A",
+            ]
             for key in refused {
-                #expect(try await api.post("/v1/backend/enrolment-grants", body, token: key).isUniformFailure, "\(key?.count ?? -1) characters")
+                #expect(
+                    try await api.post("/v1/backend/enrolment-grants", body, token: key).isUniformFailure, "\(key?.count ?? -1) characters")
             }
             #expect(try await api.post("/v1/backend/enrolment-grants", body, token: grantsOnly.secret.value).status == 201)
             let wrongScope = try await api.redeem(Base64URL.encode(Data(count: 32)), operation: "b3A", apiKey: grantsOnly.secret.value)
@@ -177,7 +195,8 @@ struct BackendAPITests {
             let audit = try await harness.service.store.auditEvents(userID: nil, limit: 100)
             // The refused keys, the session token, and the key without the scope (audited with its id).
             #expect(audit.filter { $0.kind == AuditKind.apiKeyRejected }.reduce(0) { $0 + $1.count } == refused.count + 2)
-            #expect(audit.contains { $0.kind == AuditKind.apiKeyRejected && $0.reason == "apiKeyScope" && $0.apiKeyID == grantsOnly.record.id })
+            #expect(
+                audit.contains { $0.kind == AuditKind.apiKeyRejected && $0.reason == "apiKeyScope" && $0.apiKeyID == grantsOnly.record.id })
             #expect(audit.contains { $0.kind == AuditKind.apiKeyRevoked && $0.reason == revoked.record.id.rawValue })
             let everything = audit.map { "\($0)" }.joined() + harness.logs.entries.map { "\($0.message) \($0.metadata)" }.joined()
             for secret in [api.apiKey, grantsOnly.secret.value, revoked.secret.value] { #expect(!everything.contains(secret)) }

@@ -11,10 +11,13 @@ struct ChallengeVerifierTests {
     let verifier = ChallengeVerifier(relyingPartyID: "example.com")
     let key = P256.Signing.PrivateKey()
     let session = SessionRecord(
-        id: "session-1", tokenHash: TokenHash(digest: Data(repeating: 1, count: 32)), userID: "alice", deviceID: nil, kind: .primary, createdAt: Self.now,
+        id: "session-1", tokenHash: TokenHash(digest: Data(repeating: 1, count: 32)), userID: "alice", deviceID: nil, kind: .primary,
+        createdAt: Self.now,
         expiresAt: Self.now.addingTimeInterval(600))
 
-    func challenge(_ binding: ChallengeRecord.Binding = .login, user: UserID = "alice", relyingParty: String = "example.com", session: SessionID? = nil) -> ChallengeRecord {
+    func challenge(
+        _ binding: ChallengeRecord.Binding = .login, user: UserID = "alice", relyingParty: String = "example.com", session: SessionID? = nil
+    ) -> ChallengeRecord {
         ChallengeRecord(
             id: Data(repeating: 7, count: 16), binding: binding, relyingPartyID: relyingParty, userID: user, deviceID: "device-1",
             nonce: Data(repeating: 9, count: 32), createdAt: Self.now, expiresAt: Self.now.addingTimeInterval(60), sessionID: session)
@@ -31,7 +34,8 @@ struct ChallengeVerifierTests {
     }
 
     func verify(
-        _ challenge: ChallengeRecord?, device: DeviceRecord?, signature: Data, purpose: SignedMessage.Purpose = .login, session: SessionRecord? = nil,
+        _ challenge: ChallengeRecord?, device: DeviceRecord?, signature: Data, purpose: SignedMessage.Purpose = .login,
+        session: SessionRecord? = nil,
         at now: Date = Self.now
     ) -> ChallengeVerifier.Outcome {
         verifier.verify(challenge: challenge, device: device, signature: signature, purpose: purpose, session: session, now: now)
@@ -46,9 +50,14 @@ struct ChallengeVerifierTests {
 
     @Test func aRegistrationIsVerifiedWithTheKeyBeingEnrolledNotARow() throws {
         let newKey = P256.Signing.PrivateKey()
-        let registration = challenge(.registration(publicKey: newKey.publicKey.derRepresentation, deviceName: "Phone", replacing: false), session: session.id)
-        #expect(verify(registration, device: nil, signature: try signature(registration, by: newKey), purpose: .registration, session: session) == .verified(registration))
-        #expect(verify(registration, device: device(), signature: try signature(registration), purpose: .registration, session: session) == .rejected(.badSignature))
+        let registration = challenge(
+            .registration(publicKey: newKey.publicKey.derRepresentation, deviceName: "Phone", replacing: false), session: session.id)
+        #expect(
+            verify(registration, device: nil, signature: try signature(registration, by: newKey), purpose: .registration, session: session)
+                == .verified(registration))
+        #expect(
+            verify(registration, device: device(), signature: try signature(registration), purpose: .registration, session: session)
+                == .rejected(.badSignature))
     }
 
     @Test func noChallengeIsUnknownChallenge() {
@@ -57,26 +66,37 @@ struct ChallengeVerifierTests {
 
     @Test func anotherPurposeOrRelyingPartyIsWrongPurpose() throws {
         let login = challenge()
-        #expect(verify(login, device: device(), signature: try signature(login), purpose: .stepUp, session: session) == .rejected(.wrongPurpose))
+        #expect(
+            verify(login, device: device(), signature: try signature(login), purpose: .stepUp, session: session) == .rejected(.wrongPurpose)
+        )
         let elsewhere = challenge(relyingParty: "evil.example")
         #expect(verify(elsewhere, device: device(), signature: try signature(elsewhere)) == .rejected(.wrongPurpose))
     }
 
     @Test func aChallengePastItsExpiryIsExpired() throws {
         let login = challenge()
-        #expect(verify(login, device: device(), signature: try signature(login), at: login.expiresAt.addingTimeInterval(0.001)) == .rejected(.expiredChallenge))
+        #expect(
+            verify(login, device: device(), signature: try signature(login), at: login.expiresAt.addingTimeInterval(0.001))
+                == .rejected(.expiredChallenge))
     }
 
     @Test func aSessionOfAnotherUserOrAForeignDeviceIsWrongUser() throws {
-        let stepUp = challenge(.stepUp(operationHash: Data(repeating: 3, count: 32), deviceKey: key.publicKey.derRepresentation), user: "bob", session: session.id)
-        #expect(verify(stepUp, device: device(user: "bob"), signature: try signature(stepUp), purpose: .stepUp, session: session) == .rejected(.wrongUser))
+        let stepUp = challenge(
+            .stepUp(operationHash: Data(repeating: 3, count: 32), deviceKey: key.publicKey.derRepresentation), user: "bob",
+            session: session.id)
+        #expect(
+            verify(stepUp, device: device(user: "bob"), signature: try signature(stepUp), purpose: .stepUp, session: session)
+                == .rejected(.wrongUser))
         let login = challenge()
         #expect(verify(login, device: device(user: "mallory"), signature: try signature(login)) == .rejected(.wrongUser))
     }
 
     @Test func aChallengeFinishedByAnotherSessionOrNoneIsWrongSession() throws {
-        let stepUp = challenge(.stepUp(operationHash: Data(repeating: 3, count: 32), deviceKey: key.publicKey.derRepresentation), session: "session-2")
-        #expect(verify(stepUp, device: device(), signature: try signature(stepUp), purpose: .stepUp, session: session) == .rejected(.wrongSession))
+        let stepUp = challenge(
+            .stepUp(operationHash: Data(repeating: 3, count: 32), deviceKey: key.publicKey.derRepresentation), session: "session-2")
+        #expect(
+            verify(stepUp, device: device(), signature: try signature(stepUp), purpose: .stepUp, session: session)
+                == .rejected(.wrongSession))
         let bound = challenge(session: "session-2")
         #expect(verify(bound, device: device(), signature: try signature(bound)) == .rejected(.wrongSession))
     }
@@ -93,13 +113,20 @@ struct ChallengeVerifierTests {
     /// key's valid signature does not finish it, and neither does a challenge that names no key.
     @Test func aStepUpIssuedToAnotherKeyOfTheDeviceIsReplacedKey() throws {
         let newKey = P256.Signing.PrivateKey()
-        let issuedToOld = challenge(.stepUp(operationHash: Data(repeating: 3, count: 32), deviceKey: key.publicKey.derRepresentation), session: session.id)
+        let issuedToOld = challenge(
+            .stepUp(operationHash: Data(repeating: 3, count: 32), deviceKey: key.publicKey.derRepresentation), session: session.id)
         #expect(
-            verify(issuedToOld, device: device(key: newKey), signature: try signature(issuedToOld, by: newKey), purpose: .stepUp, session: session)
+            verify(
+                issuedToOld, device: device(key: newKey), signature: try signature(issuedToOld, by: newKey), purpose: .stepUp,
+                session: session)
                 == .rejected(.replacedKey))
         let unbound = challenge(.stepUp(operationHash: Data(repeating: 3, count: 32), deviceKey: nil), session: session.id)
-        #expect(verify(unbound, device: device(), signature: try signature(unbound), purpose: .stepUp, session: session) == .rejected(.replacedKey))
-        #expect(verify(issuedToOld, device: device(), signature: try signature(issuedToOld), purpose: .stepUp, session: session) == .verified(issuedToOld))
+        #expect(
+            verify(unbound, device: device(), signature: try signature(unbound), purpose: .stepUp, session: session)
+                == .rejected(.replacedKey))
+        #expect(
+            verify(issuedToOld, device: device(), signature: try signature(issuedToOld), purpose: .stepUp, session: session)
+                == .verified(issuedToOld))
     }
 
     @Test func aStoredKeyThatDoesNotParseIsUnknownDevice() throws {

@@ -8,7 +8,8 @@ struct ClientAddressTests {
 
     @Test func theLeftmostForwardedAddressWhichTheClientWritesIsIgnored() {
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "1.2.3.4, 198.51.100.7") == "198.51.100.7")
-        #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "198.51.100.7, 10.0.0.9") == "198.51.100.7", "a second trusted hop is skipped")
+        #expect(
+            proxies.client(peer: "10.0.0.5", forwardedFor: "198.51.100.7, 10.0.0.9") == "198.51.100.7", "a second trusted hop is skipped")
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "10.1.1.1, 10.0.0.9") == "10.1.1.1", "all trusted: the leftmost trusted hop")
     }
 
@@ -25,7 +26,9 @@ struct ClientAddressTests {
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "1.2.3.4:65536") == "10.0.0.5")
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "1.2.3.4:+80") == "10.0.0.5", "digits only")
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "[2001:db8:1::1]x") == "10.0.0.5")
-        #expect(proxies.client(peer: "10.0.0.5", forwardedFor: " \t198.51.100.7\t ,10.0.0.9 ") == "198.51.100.7", "spaces and tabs around a hop")
+        #expect(
+            proxies.client(peer: "10.0.0.5", forwardedFor: " \t198.51.100.7\t ,10.0.0.9 ") == "198.51.100.7", "spaces and tabs around a hop"
+        )
         #expect(proxies.client(peer: "10.0.0.5", forwardedFor: "198.51.100.7\u{A0}") == "10.0.0.5", "no other whitespace (RFC 9110 §5.6.3)")
     }
 
@@ -70,10 +73,12 @@ struct ClientAddressTests {
     @Test func rotatingTheForwardedAddressDoesNotEscapeTheClientLockout() async throws {
         try await ServerHarness().test { api in
             for n in 0..<30 {
-                let reply = try await api.post("/v1/login/password", ["username": "user\(n)", "password": "wrong password"], client: "192.0.2.\(n), 198.51.100.77")
+                let reply = try await api.post(
+                    "/v1/login/password", ["username": "user\(n)", "password": "wrong password"], client: "192.0.2.\(n), 198.51.100.77")
                 #expect(reply.status == 401)
             }
-            let blocked = try await api.post("/v1/login/password", ["username": "fresh", "password": "wrong password"], client: "192.0.2.200, 198.51.100.77")
+            let blocked = try await api.post(
+                "/v1/login/password", ["username": "fresh", "password": "wrong password"], client: "192.0.2.200, 198.51.100.77")
             #expect(blocked.status == 429)
         }
     }

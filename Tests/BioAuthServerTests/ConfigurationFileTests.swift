@@ -16,9 +16,11 @@ struct ConfigurationFileTests {
             read.formUnion(source.matches(of: #/env\("([A-Z_]+)"\)/#).map { String($0.1) })
         }
         let list = try String(contentsOf: folder.appendingPathComponent("ConfigurationFile.swift"), encoding: .utf8)
-        let knownBlock = try #require(list.firstRange(of: "static let knownKeys").map { list[$0.upperBound...] }?.split(separator: "]").first)
+        let knownBlock = try #require(
+            list.firstRange(of: "static let knownKeys").map { list[$0.upperBound...] }?.split(separator: "]").first)
         let known = Set(knownBlock.matches(of: #/"([A-Z_]+)"/#).map { String($0.1) })
-        #expect(read.count > 30 && known == read, "missing: \(read.subtracting(known).sorted()), stale: \(known.subtracting(read).sorted())")
+        #expect(
+            read.count > 30 && known == read, "missing: \(read.subtracting(known).sorted()), stale: \(known.subtracting(read).sorted())")
     }
 
     /// `--sqlite-decisions` takes one of its two names; anything else stops the start.
@@ -32,7 +34,8 @@ struct ConfigurationFileTests {
         }
         let refused = try ServerProcess.command(["api-key", "list", "--database", database, "--sqlite-decisions", "sideways"])
         #expect(refused.status != 0, "\(refused)")
-        let fromEnvironment = try ServerProcess.command(["api-key", "list", "--database", database], environment: ["BIOAUTH_SQLITE_DECISIONS": "sideways"])
+        let fromEnvironment = try ServerProcess.command(
+            ["api-key", "list", "--database", database], environment: ["BIOAUTH_SQLITE_DECISIONS": "sideways"])
         #expect(fromEnvironment.status != 0)
     }
 
@@ -55,13 +58,21 @@ struct ConfigurationFileTests {
         #expect(metadata.status == 200 && metadata["issuer"] == "https://auth.example.com", "\(metadata)")
         #expect(configured.stop() == 0)
 
-        let overridden = try ServerProcess(database: database, extra: ["--config", file], environment: ["BIOAUTH_TOKEN_ISSUER": "https://other.example.com"])
-        #expect(try await ServerClient(baseURL: "http://127.0.0.1:\(overridden.port)").get("/.well-known/openid-configuration")["issuer"] == "https://other.example.com")
+        let overridden = try ServerProcess(
+            database: database, extra: ["--config", file], environment: ["BIOAUTH_TOKEN_ISSUER": "https://other.example.com"])
+        #expect(
+            try await ServerClient(baseURL: "http://127.0.0.1:\(overridden.port)").get("/.well-known/openid-configuration")["issuer"]
+                == "https://other.example.com")
         #expect(overridden.stop() == 0)
 
         let typo = directory.appendingPathComponent("typo.conf").path
         try "BIOAUTH_DATABSE=elsewhere.sqlite\n".write(toFile: typo, atomically: true, encoding: .utf8)
-        #expect(try ServerProcess.command(["api-key", "list", "--database", database, "--config", typo]).status != 0, "an unknown key stops the start")
-        #expect(try ServerProcess.command(["api-key", "list", "--database", database, "--config", directory.appendingPathComponent("missing").path]).status != 0)
+        #expect(
+            try ServerProcess.command(["api-key", "list", "--database", database, "--config", typo]).status != 0,
+            "an unknown key stops the start")
+        #expect(
+            try ServerProcess.command([
+                "api-key", "list", "--database", database, "--config", directory.appendingPathComponent("missing").path,
+            ]).status != 0)
     }
 }

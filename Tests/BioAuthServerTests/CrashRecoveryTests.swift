@@ -44,7 +44,8 @@ struct CrashRecoveryTests {
 /// Settings the README promises, on the real executable.
 struct ServerSettingsTests {
     @Test func theBIOAUTHVariablesConfigureTheServer() async throws {
-        let server = try ServerProcess(database: ":memory:", environment: ["BIOAUTH_RELYING_PARTY": "env.example", "BIOAUTH_CHALLENGE_TTL": "30"])
+        let server = try ServerProcess(
+            database: ":memory:", environment: ["BIOAUTH_RELYING_PARTY": "env.example", "BIOAUTH_CHALLENGE_TTL": "30"])
         defer { server.stop() }
         let http = ServerClient(baseURL: "http://127.0.0.1:\(server.port)")
         let before = Int(Date().timeIntervalSince1970)
@@ -86,11 +87,15 @@ struct ApiKeyCommandTests {
 
         let list = try ServerProcess.command(["api-key", "list", "--database", database])
         let line = try #require(list.output.split(separator: "\n").first)
-        #expect(list.status == 0 && line.contains("test backend") && line.contains("enrolment-grants") && line.hasSuffix("active"), "\(list.output)")
+        #expect(
+            list.status == 0 && line.contains("test backend") && line.contains("enrolment-grants") && line.hasSuffix("active"),
+            "\(list.output)")
         #expect(!list.output.contains(key) && !list.output.contains(String(key.dropFirst(11).prefix(8))), "a listing never shows the key")
         let id = String(line.prefix { $0 != "\t" })
         #expect(try ServerProcess.command(["api-key", "revoke", id, "--database", database]).status == 0)
-        #expect(try await http.post("/v1/backend/enrolment-grants", ["userId": "carol"], token: key).status == 401, "refused from the next request")
+        #expect(
+            try await http.post("/v1/backend/enrolment-grants", ["userId": "carol"], token: key).status == 401,
+            "refused from the next request")
         #expect(try ServerProcess.command(["api-key", "revoke", id, "--database", database]).status != 0, "revoked once")
         #expect(try ServerProcess.command(["api-key", "list", "--database", database]).output.contains("revoked "))
         #expect(try ServerProcess.command(["api-key", "create", "--database", database, "--name", "x", "--scope", "admin"]).status != 0)

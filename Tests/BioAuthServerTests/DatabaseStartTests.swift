@@ -30,9 +30,12 @@ struct DatabaseStartTests {
         let admin = try PostgresTestServer.admin()
         let base = "\(admin.host):\(admin.port)"
         let role = await failure("postgres://nobody:hunter2hunter2@\(base)/postgres?sslmode=disable")
-        #expect(role?.contains("SQLSTATE 28000") == true && role?.contains("role") == true && role?.contains("hunter2") == false, "\(role ?? "")")
+        #expect(
+            role?.contains("SQLSTATE 28000") == true && role?.contains("role") == true && role?.contains("hunter2") == false,
+            "\(role ?? "")")
         let database = await failure("postgres://\(admin.username)@\(base)/no_such_database?sslmode=disable")
-        #expect(database?.contains("the database does not exist") == true && database?.contains("SQLSTATE 3D000") == true, "\(database ?? "")")
+        #expect(
+            database?.contains("the database does not exist") == true && database?.contains("SQLSTATE 3D000") == true, "\(database ?? "")")
         let tls = await failure("postgres://\(admin.username)@\(base)/postgres?sslmode=require")
         #expect(tls?.contains("offers no TLS") == true, "\(tls ?? "")")
     }

@@ -22,13 +22,19 @@ struct DeploymentDocumentTests {
     func theOptionTableIsTheHelp() throws {
         let help = try ServerProcess.command(["serve", "--help"])
         #expect(help.status == 0)
-        let offered = Set(help.output.matches(of: #/(?m)^  (?:-\w, )?(--[a-z0-9-]+)/#).map { String($0.1) }).subtracting(["--help", "--version"])
+        let offered = Set(help.output.matches(of: #/(?m)^  (?:-\w, )?(--[a-z0-9-]+)/#).map { String($0.1) }).subtracting([
+            "--help", "--version",
+        ])
         let rows = try Self.section("Every `serve` option").split(separator: "\n").filter { $0.hasPrefix("| `--") }
         let documented = Set(rows.compactMap { $0.firstMatch(of: #/^\| `(--[a-z0-9-]+)`/#).map { String($0.1) } })
-        #expect(offered.count > 40 && documented == offered, "missing: \(offered.subtracting(documented).sorted()), stale: \(documented.subtracting(offered).sorted())")
+        #expect(
+            offered.count > 40 && documented == offered,
+            "missing: \(offered.subtracting(documented).sorted()), stale: \(documented.subtracting(offered).sorted())")
         let variables = Set(help.output.matches(of: #/BIOAUTH_[A-Z_]+/#).map { String($0.0) })
         let documentedVariables = Set(rows.joined().matches(of: #/BIOAUTH_[A-Z_]+/#).map { String($0.0) })
-        #expect(variables.count > 30 && variables.isSubset(of: documentedVariables), "missing: \(variables.subtracting(documentedVariables).sorted())")
+        #expect(
+            variables.count > 30 && variables.isSubset(of: documentedVariables),
+            "missing: \(variables.subtracting(documentedVariables).sorted())")
     }
 
     /// Every metric in the table is in the exposition of a server that answered one request, and
@@ -41,11 +47,15 @@ struct DeploymentDocumentTests {
             _ = try await api.call(.get, "/health")
             await Sweeper(service: harness.service, logger: Logger(label: "test"), registry: harness.routes.registry).measureOutbox()
             // What a server with Android attestation adds: the status list's age and failed reads.
-            AttestationStatusRefresher(status: AttestationStatus(), clock: harness.clock, logger: Logger(label: "test"), registry: harness.routes.registry).measure()
+            AttestationStatusRefresher(
+                status: AttestationStatus(), clock: harness.clock, logger: Logger(label: "test"), registry: harness.routes.registry
+            ).measure()
             let exposition = try await api.call(.get, "/metrics").text
             let shown = Set(
                 exposition.matches(of: #/(?m)^# TYPE (bioauth_[a-z_]+) /#).map { String($0.1) })
-            #expect(documented.count >= 12 && shown == documented, "undocumented: \(shown.subtracting(documented).sorted()), absent: \(documented.subtracting(shown).sorted())")
+            #expect(
+                documented.count >= 12 && shown == documented,
+                "undocumented: \(shown.subtracting(documented).sorted()), absent: \(documented.subtracting(shown).sorted())")
         }
     }
 }

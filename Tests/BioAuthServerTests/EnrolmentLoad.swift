@@ -45,11 +45,15 @@ enum EnrolmentLoad {
         guard try await http.post("/v1/users", ["username": user, "password": password]).status == 201 else { return nil }
         let token = try await http.post("/v1/login/password", ["username": user, "password": password])["token"]
         let key = P256.Signing.PrivateKey()
-        let challenge = try await http.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": Base64URL.encode(key.publicKey.derRepresentation)], token: token)
+        let challenge = try await http.post(
+            "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": Base64URL.encode(key.publicKey.derRepresentation)],
+            token: token)
         guard challenge.status == 200 else { return nil }
         let envelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(challenge.text.utf8))
         let signature = try key.signature(for: try envelope.message().encoded).derRepresentation
-        let finish = try await http.post("/v1/devices/registration/finish", ["challengeId": envelope.challengeId, "signature": Base64URL.encode(signature)], token: token)
+        let finish = try await http.post(
+            "/v1/devices/registration/finish", ["challengeId": envelope.challengeId, "signature": Base64URL.encode(signature)], token: token
+        )
         return finish.status == 201 ? finish["id"] : nil
     }
 

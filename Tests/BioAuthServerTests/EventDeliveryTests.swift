@@ -44,7 +44,8 @@ struct EventDeliveryTests {
 
     static func events(_ store: any BioAuthStore, _ kinds: [(AuditKind, UserID?)]) async throws {
         for (offset, (kind, user)) in kinds.enumerated() {
-            let event = AuditEvent(at: t0.addingTimeInterval(Double(offset)), kind: kind, userID: user, deviceID: user.map { DeviceID("d-" + $0.rawValue) })
+            let event = AuditEvent(
+                at: t0.addingTimeInterval(Double(offset)), kind: kind, userID: user, deviceID: user.map { DeviceID("d-" + $0.rawValue) })
             var plan = WritePlan()
             plan.audit(event)
             _ = try await store.apply(plan)
@@ -80,7 +81,9 @@ struct EventDeliveryTests {
         try await Self.events(store, (0..<20).map { (.loginSucceeded, UserID("user\($0)")) } + [(.deviceEnrolled, "zoe")])
         let sink = Sink()
         let policy = DeliveryPolicy(concurrency: 4, optionalEvents: [.loginSucceeded])
-        let delivery = OutboxDelivery(store: store, sink: sink, policy: policy, clock: ManualClock(start: Self.t0.addingTimeInterval(60)), logger: Logger(label: "test"))
+        let delivery = OutboxDelivery(
+            store: store, sink: sink, policy: policy, clock: ManualClock(start: Self.t0.addingTimeInterval(60)),
+            logger: Logger(label: "test"))
         #expect(try await delivery.deliverDue() == 21)
         let state = sink.state.withLock { $0 }
         #expect(state.mostInFlight > 1 && state.mostInFlight <= 4, "\(state.mostInFlight) at once")
@@ -95,7 +98,9 @@ struct EventDeliveryTests {
         try await Self.events(store, (0..<12).map { (.loginSucceeded, UserID("user\($0)")) } + [(.deviceRevoked, "zoe")])
         let sink = Sink()
         let policy = DeliveryPolicy(batchSize: 4, concurrency: 1, optionalEvents: [.loginSucceeded])
-        let delivery = OutboxDelivery(store: store, sink: sink, policy: policy, clock: ManualClock(start: Self.t0.addingTimeInterval(60)), logger: Logger(label: "test"))
+        let delivery = OutboxDelivery(
+            store: store, sink: sink, policy: policy, clock: ManualClock(start: Self.t0.addingTimeInterval(60)),
+            logger: Logger(label: "test"))
         #expect(try await delivery.deliverDue() == 4)
         let first = sink.state.withLock { $0.accepted }
         #expect(first.first?.event.kind == .deviceRevoked, "\(first.map(\.event.kind))")
@@ -108,7 +113,9 @@ struct EventDeliveryTests {
     @Test func theServerPublishesOnlyWhatItsSinkDelivers() throws {
         let none = BioAuthServerApp.build(ServerAppConfiguration(), store: try SQLiteStore.inMemory())
         #expect(none.service.configuration.publishedEvents == AuditKind.deliveredEvents)
-        let some = BioAuthServerApp.build(ServerAppConfiguration(), store: try SQLiteStore.inMemory(), eventSink: Sink(), delivery: DeliveryPolicy(optionalEvents: [.lockout]))
+        let some = BioAuthServerApp.build(
+            ServerAppConfiguration(), store: try SQLiteStore.inMemory(), eventSink: Sink(),
+            delivery: DeliveryPolicy(optionalEvents: [.lockout]))
         #expect(some.service.configuration.publishedEvents == AuditKind.securityEvents.union([.lockout]))
     }
 
@@ -132,7 +139,9 @@ struct EventDeliveryTests {
         let store = try SQLiteStore.inMemory()
         try await Self.events(store, [(.deviceEnrolled, "mallory"), (.deviceRevoked, "alice"), (.deviceRevoked, "mallory")])
         let clock = ManualClock(start: Self.t0.addingTimeInterval(60))
-        let refusing = OutboxDelivery(store: store, sink: Sink(refusing: "mallory"), policy: DeliveryPolicy(maxAttempts: 2), clock: clock, logger: Logger(label: "test"))
+        let refusing = OutboxDelivery(
+            store: store, sink: Sink(refusing: "mallory"), policy: DeliveryPolicy(maxAttempts: 2), clock: clock,
+            logger: Logger(label: "test"))
         #expect(try await refusing.deliverDue() == 1, "alice's event")
         clock.advance(by: 10)
         #expect(try await refusing.deliverDue() == 0)  // the first is dead now; the one behind it was tried once
@@ -140,7 +149,9 @@ struct EventDeliveryTests {
         clock.advance(by: 10)
         #expect(try await refusing.deliverDue() == 0)
         let dead = try await store.deadLetters(limit: 10)
-        #expect(dead.map(\.event.kind) == [.deviceEnrolled, .deviceRevoked] && dead.allSatisfy { $0.event.userID == "mallory" && $0.attempts == 2 }, "\(dead)")
+        #expect(
+            dead.map(\.event.kind) == [.deviceEnrolled, .deviceRevoked]
+                && dead.allSatisfy { $0.event.userID == "mallory" && $0.attempts == 2 }, "\(dead)")
         clock.advance(by: 3_600)
         #expect(try await refusing.deliverDue() == 0, "a dead letter is not retried")
 

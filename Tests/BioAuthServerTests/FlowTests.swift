@@ -43,11 +43,14 @@ struct FlowTests {
             #expect(devices.text.contains("Alice's iPhone") && devices.text.contains(phone.spki))
             #expect(try await api.call(.patch, "/v1/devices/\(deviceID)", ["name": "Work phone"], token: session).status == 204)
             #expect(try await api.call(.get, "/v1/devices", token: session).text.contains("Work phone"))
-            #expect(try await api.call(.patch, "/v1/devices/\(UUID().uuidString.lowercased())", ["name": "x"], token: session).status == 404)
+            #expect(
+                try await api.call(.patch, "/v1/devices/\(UUID().uuidString.lowercased())", ["name": "x"], token: session).status == 404)
 
             // Sessions: list, revoke one (a second primary session), and it is gone while the others stay.
             let sessions = try await api.call(.get, "/v1/sessions", token: session)
-            #expect(sessions.text.contains(#""current":true"#) && sessions.text.contains(#""kind":"primary""#) && sessions.text.contains(#""kind":"device""#))
+            #expect(
+                sessions.text.contains(#""current":true"#) && sessions.text.contains(#""kind":"primary""#)
+                    && sessions.text.contains(#""kind":"device""#))
             let spare = try await api.post("/v1/login/password", ["username": "alice", "password": API.password])
             let spareID = spare["sessionId"]
             #expect(try await api.call(.get, "/v1/sessions", token: session).text.contains(spareID))
@@ -57,7 +60,8 @@ struct FlowTests {
             #expect(try await api.call(.delete, "/v1/sessions/\(spareID)", token: session).status == 404, "already revoked")
             #expect(try await api.call(.get, "/v1/devices", token: session).status == 200, "the caller's own session stays")
             let audit = try await api.call(.get, "/v1/audit", token: session)
-            #expect(audit.text.contains("stepup.approved") && audit.text.contains("device.enrolled") && audit.text.contains("login.succeeded"))
+            #expect(
+                audit.text.contains("stepup.approved") && audit.text.contains("device.enrolled") && audit.text.contains("login.succeeded"))
 
             // Metrics count what happened.
             let metrics = try await api.call(.get, "/metrics").text
@@ -85,12 +89,15 @@ struct FlowTests {
             let fresh = try await api.primarySession("alice")
             let request = try await api.requestEnrolment(newKey, token: fresh, name: "Another name", replaces: phoneID)
             let (approval, session) = try await api.stepUpApproval("alice", padID, pad, text: request.signedApprovalText)
-            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": approval], token: session).status == 204)
+            #expect(
+                try await api.post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": approval], token: session).status == 204)
             let challenge = try await api.post(
                 "/v1/devices/registration/challenge",
-                ["name": "Another name", "publicKey": newKey.spki, "replacesDeviceId": phoneID, "enrolmentRequestId": request["id"]], token: fresh)
+                ["name": "Another name", "publicKey": newKey.spki, "replacesDeviceId": phoneID, "enrolmentRequestId": request["id"]],
+                token: fresh)
             let finished = try await api.post(
-                "/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": try newKey.sign(challenge)], token: fresh)
+                "/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": try newKey.sign(challenge)],
+                token: fresh)
             #expect(finished.status == 201, "\(finished.text)")
             let answered = try JSONDecoder().decode(Wire.Device.self, from: Data(finished.text.utf8))
             #expect(answered.id == phoneID && answered.name == "Alice's iPhone" && answered.publicKey == newKey.spki)
@@ -136,7 +143,9 @@ struct FlowTests {
             for _ in 0..<3 {
                 let stepUp = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": "b3A"], token: session)
                 #expect(stepUp.status == 200, "the owner steps up")
-                #expect(try await api.finish(stepUp, signature: try phone.sign(stepUp), path: "/v1/step-up/finish", token: session).status == 200)
+                #expect(
+                    try await api.finish(stepUp, signature: try phone.sign(stepUp), path: "/v1/step-up/finish", token: session).status
+                        == 200)
             }
             // Unknown and revoked devices get the same answer as a live one: nothing tells them apart.
             let bobPhone = SoftwareDevice()
@@ -187,7 +196,8 @@ struct RequestIDTests {
         let routes = BioAuthRoutes(service: service, registry: PrometheusCollectorRegistry(), logger: quiet)
         let app = Application(router: routes.makeRouter(), logger: quiet)
         try await app.test(.router) { client in
-            let response = try await client.execute(uri: "/v1/login/challenge", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: "{}"))
+            let response = try await client.execute(
+                uri: "/v1/login/challenge", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: "{}"))
             #expect(response.status == .badRequest)
             #expect(response.headers[HTTPField.Name("X-Request-Id")!]?.isEmpty == false)
         }
@@ -213,7 +223,8 @@ struct OpenAPIDocumentTests {
         let operations = OpenAPIDocument.operations.map { operation in
             (
                 HTTPRequest.Method(operation.method.uppercased())!,
-                operation.path.replacingOccurrences(of: "{id}", with: UUID().uuidString.lowercased()).replacingOccurrences(of: "{userId}", with: "carol")
+                operation.path.replacingOccurrences(of: "{id}", with: UUID().uuidString.lowercased()).replacingOccurrences(
+                    of: "{userId}", with: "carol")
             )
         }
         #expect(operations.count == 52)
@@ -237,7 +248,8 @@ struct OpenAPIDocumentTests {
         try await ServerHarness().test { api in
             let token = try await api.primarySession("alice")
             let early = SoftwareDevice()
-            let stale = try await api.post("/v1/devices/registration/challenge", ["name": "Attacker", "publicKey": early.spki], token: token)
+            let stale = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Attacker", "publicKey": early.spki], token: token)
             #expect(stale.status == 200)
             _ = try await api.enrol(SoftwareDevice(), token: token)
             let late = try await api.post(
@@ -248,13 +260,21 @@ struct OpenAPIDocumentTests {
             var begun: [(SoftwareDevice, Reply)] = []
             for n in 0..<8 {
                 let device = SoftwareDevice()
-                begun.append((device, try await api.post("/v1/devices/registration/challenge", ["name": "Phone \(n)", "publicKey": device.spki], token: carol)))
+                begun.append(
+                    (
+                        device,
+                        try await api.post(
+                            "/v1/devices/registration/challenge", ["name": "Phone \(n)", "publicKey": device.spki], token: carol)
+                    ))
             }
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for (device, challenge) in begun {
                     let signature = try device.sign(challenge)
                     group.addTask {
-                        try await api.post("/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": signature], token: carol).status
+                        try await api.post(
+                            "/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": signature],
+                            token: carol
+                        ).status
                     }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
@@ -271,14 +291,18 @@ struct OpenAPIDocumentTests {
             let phone = SoftwareDevice()
             let deviceID = try await api.enrol(phone, token: grant)
             #expect(try await api.login("carol", deviceID, phone).status == 200, "no password account is needed")
-            let again = try await api.post("/v1/devices/registration/challenge", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: grant)
+            let again = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: grant)
             #expect(again.isUniformFailure, "one device per grant")
 
             let late = try await harness.service.issueEnrolmentGrant(userID: "carol", request: RequestInfo()).token
             harness.clock.advance(by: 601)
-            let expired = try await api.post("/v1/devices/registration/challenge", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: late)
+            let expired = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: late)
             #expect(expired.isUniformFailure, "grants expire after ten minutes")
         }
-        await #expect(throws: ServerError.self) { _ = try await harness.service.issueEnrolmentGrant(userID: "not a valid id!", request: RequestInfo()) }
+        await #expect(throws: ServerError.self) {
+            _ = try await harness.service.issueEnrolmentGrant(userID: "not a valid id!", request: RequestInfo())
+        }
     }
 }

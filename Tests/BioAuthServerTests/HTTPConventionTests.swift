@@ -16,7 +16,8 @@ struct HTTPConventionTests {
         #expect(silent.logger.handler is SwiftLogNoOpLogHandler)
         try await silent.shutdown()
         let handler = InMemoryLogHandler()
-        let given = BioAuthServerApp.build(ServerAppConfiguration(logLevel: .debug), store: try SQLiteStore.inMemory(), logger: Logger(label: "app") { _ in handler })
+        let given = BioAuthServerApp.build(
+            ServerAppConfiguration(logLevel: .debug), store: try SQLiteStore.inMemory(), logger: Logger(label: "app") { _ in handler })
         #expect(given.logger.label == "app" && given.logger.handler is InMemoryLogHandler && given.logger.logLevel == .debug)
         try await given.shutdown()
     }
@@ -45,10 +46,13 @@ struct HTTPConventionTests {
                 #expect(reply.headers[.accessControlAllowOrigin] == nil)
             }
             for _ in 0..<10 {
-                _ = try await api.call(.post, "/v1/login/password", raw: #"{"username":"alice","password":"wrong password"}"#, headers: [.contentType: "text/plain"])
+                _ = try await api.call(
+                    .post, "/v1/login/password", raw: #"{"username":"alice","password":"wrong password"}"#,
+                    headers: [.contentType: "text/plain"])
             }
             #expect(try await api.primarySession("alice").count == 43, "refused bodies counted no password failure")
-            let accepted = try await api.call(.post, "/v1/login/challenge", raw: challengeBody, headers: [.contentType: "Application/JSON; charset=utf-8"])
+            let accepted = try await api.call(
+                .post, "/v1/login/challenge", raw: challengeBody, headers: [.contentType: "Application/JSON; charset=utf-8"])
             #expect(accepted.status == 200)
             #expect(accepted.headers[.accessControlAllowOrigin] == nil, "no CORS headers")
         }
@@ -63,12 +67,15 @@ struct HTTPConventionTests {
 
     @Test func aKeyNamedTwiceIsRejectedNotFirstOrLastWins() async throws {
         try await harness.test { api in
-            let plain = try await api.post("/v1/login/challenge", raw: #"{"userId":"alice","userId":"bob","deviceId":"3f2c1a9e-7b41-4c1e-9a53-0f6d2b8e4c10"}"#)
+            let plain = try await api.post(
+                "/v1/login/challenge", raw: #"{"userId":"alice","userId":"bob","deviceId":"3f2c1a9e-7b41-4c1e-9a53-0f6d2b8e4c10"}"#)
             #expect(plain.status == 400 && plain["field"] == "userId" && plain["reason"] == "duplicateField")
-            let escaped = try await api.post("/v1/login/challenge", raw: #"{"userId":"alice","\u0075serId":"bob","deviceId":"3f2c1a9e-7b41-4c1e-9a53-0f6d2b8e4c10"}"#)
+            let escaped = try await api.post(
+                "/v1/login/challenge", raw: #"{"userId":"alice","\u0075serId":"bob","deviceId":"3f2c1a9e-7b41-4c1e-9a53-0f6d2b8e4c10"}"#)
             #expect(escaped.status == 400 && escaped["reason"] == "duplicateField")
             // A value equal to a key is not a duplicate key.
-            let valueLikeKey = try await api.post("/v1/login/challenge", raw: #"{"userId":"deviceId","deviceId":"3f2c1a9e-7b41-4c1e-9a53-0f6d2b8e4c10"}"#)
+            let valueLikeKey = try await api.post(
+                "/v1/login/challenge", raw: #"{"userId":"deviceId","deviceId":"3f2c1a9e-7b41-4c1e-9a53-0f6d2b8e4c10"}"#)
             #expect(valueLikeKey.status == 200)
         }
     }
@@ -80,7 +87,9 @@ struct HTTPConventionTests {
                 let reply = try await api.call(.get, "/v1/sessions", headers: [.authorization: "\(scheme) \(token)"])
                 #expect(reply.status == 200, "\(scheme)")
             }
-            #expect(try await api.call(.get, "/v1/sessions", headers: [.authorization: "Bearer \(token.uppercased())"]).status == 401, "the token itself is case-sensitive")
+            #expect(
+                try await api.call(.get, "/v1/sessions", headers: [.authorization: "Bearer \(token.uppercased())"]).status == 401,
+                "the token itself is case-sensitive")
             #expect(try await api.call(.get, "/v1/sessions", headers: [.authorization: "Basic \(token)"]).status == 401)
         }
     }

@@ -37,15 +37,19 @@ struct ServerHarness: Sendable {
         // Fails loudly: a test without its store cannot run.
         let store = store ?? (try! SQLiteStore.inMemory())
         service = BioAuthService(
-            store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: DescribedMetricsFactory(registry: registry),
+            store: store, configuration: configuration, clock: clock, logger: logger,
+            metricsFactory: DescribedMetricsFactory(registry: registry),
             recoveryChannel: recoveryChannel, passwordHashes: passwordHashes ?? PasswordHashPool(policy: configuration.passwordHashing))
-        routes = BioAuthRoutes(service: service, registry: registry, options: HTTPOptions(trustedProxies: HTTPOptions.loopbackProxies, allowSignUp: true), logger: logger)
+        routes = BioAuthRoutes(
+            service: service, registry: registry, options: HTTPOptions(trustedProxies: HTTPOptions.loopbackProxies, allowSignUp: true),
+            logger: logger)
     }
 
     func test(_ body: @escaping @Sendable (API) async throws -> Void) async throws {
         let app = Application(router: routes.makeRouter())
         do {
-            let backend = try await service.createApiKey(name: "test backend", scopes: Set(ApiKeyScope.all), request: RequestInfo(clientAddress: "test"))
+            let backend = try await service.createApiKey(
+                name: "test backend", scopes: Set(ApiKeyScope.all), request: RequestInfo(clientAddress: "test"))
             try await app.test(.router) { client in try await body(API(client: client, apiKey: backend.secret.value)) }
         } catch {
             try? await service.store.close()
@@ -118,19 +122,29 @@ struct API: Sendable {
         if let token { headers[.authorization] = "Bearer " + token }
         for field in extra { headers[field.name] = field.value }
         var buffer: ByteBuffer?
-        if let raw { buffer = ByteBuffer(string: raw) } else if let body { buffer = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)) }
+        if let raw {
+            buffer = ByteBuffer(string: raw)
+        } else if let body {
+            buffer = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body))
+        }
         let response = try await client.executeRequest(uri: path, method: method, headers: headers, body: buffer)
         return Reply(status: Int(response.status.code), text: String(buffer: response.body), headers: response.headers)
     }
 
-    func post(_ path: String, _ body: [String: any Sendable]? = nil, raw: String? = nil, token: String? = nil, client: String = "203.0.113.1") async throws -> Reply {
+    func post(
+        _ path: String, _ body: [String: any Sendable]? = nil, raw: String? = nil, token: String? = nil, client: String = "203.0.113.1"
+    ) async throws -> Reply {
         try await call(.post, path, body, raw: raw, token: token, client: client)
     }
 
     /// The app's backend redeems an approval of `user`'s for `operation` (base64url, as on the
     /// wire) with its API key.
-    func redeem(_ approval: String, operation: String, user: String = "alice", apiKey: String? = nil, client: String = "203.0.113.1") async throws -> Reply {
-        try await post("/v1/backend/approvals/redeem", ["approval": approval, "operation": operation, "userId": user], token: apiKey ?? self.apiKey, client: client)
+    func redeem(_ approval: String, operation: String, user: String = "alice", apiKey: String? = nil, client: String = "203.0.113.1")
+        async throws -> Reply
+    {
+        try await post(
+            "/v1/backend/approvals/redeem", ["approval": approval, "operation": operation, "userId": user], token: apiKey ?? self.apiKey,
+            client: client)
     }
 
     /// Signs up and logs in with the password: a primary session token.
@@ -143,13 +157,17 @@ struct API: Sendable {
     }
 
     /// Enrols `device` for the session's user; returns the device id.
-    func enrol(_ device: SoftwareDevice, token: String, name: String = "Phone", replaces: String? = nil, request: String? = nil) async throws -> String {
+    func enrol(_ device: SoftwareDevice, token: String, name: String = "Phone", replaces: String? = nil, request: String? = nil)
+        async throws -> String
+    {
         var body: [String: any Sendable] = ["name": name, "publicKey": device.spki]
         if let replaces { body["replacesDeviceId"] = replaces }
         if let request { body["enrolmentRequestId"] = request }
         let challenge = try await post("/v1/devices/registration/challenge", body, token: token)
         #expect(challenge.status == 200, "\(challenge.text)")
-        let finish = try await post("/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": try device.sign(challenge)], token: token)
+        let finish = try await post(
+            "/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": try device.sign(challenge)],
+            token: token)
         #expect(finish.status == 201, "\(finish.text)")
         return finish["id"]
     }
@@ -163,21 +181,28 @@ struct API: Sendable {
 
     /// What a phished password and a compromised mailbox get, all from `client`: a password
     /// session and a request to enrol `key`, approved with the recovery code `channel` captured.
-    func requestApprovedByRecovery(_ key: SoftwareDevice, name: String = "Pad", channel: CapturingRecoveryChannel, client: String) async throws -> (
-        session: String, request: Reply
-    ) {
+    func requestApprovedByRecovery(_ key: SoftwareDevice, name: String = "Pad", channel: CapturingRecoveryChannel, client: String)
+        async throws -> (
+            session: String, request: Reply
+        )
+    {
         let phished = try await post("/v1/login/password", ["username": "alice", "password": Self.password], client: client)["token"]
         let request = try await post("/v1/enrolment-requests", ["name": name, "publicKey": key.spki], token: phished, client: client)
         #expect(try await post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: client).status == 204)
         let code = try #require(await channel.codes[request["id"]])
-        #expect(try await post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: phished, client: client).status == 204)
+        #expect(
+            try await post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: phished, client: client).status
+                == 204)
         return (phished, request)
     }
 
     /// A device login of `approver`, then a step-up over `text`: the approval and the session it came from.
-    func stepUpApproval(_ user: String, _ approverID: String, _ approver: SoftwareDevice, text: String) async throws -> (approval: String, session: String) {
+    func stepUpApproval(_ user: String, _ approverID: String, _ approver: SoftwareDevice, text: String) async throws -> (
+        approval: String, session: String
+    ) {
         let session = try await login(user, approverID, approver)["token"]
-        let challenge = try await post("/v1/step-up/challenge", ["deviceId": approverID, "operation": Base64URL.encode(Data(text.utf8))], token: session)
+        let challenge = try await post(
+            "/v1/step-up/challenge", ["deviceId": approverID, "operation": Base64URL.encode(Data(text.utf8))], token: session)
         #expect(challenge.status == 200, "\(challenge.text)")
         let approval = try await finish(challenge, signature: try approver.sign(challenge), path: "/v1/step-up/finish", token: session)
         #expect(approval.status == 200, "\(approval.text)")
@@ -187,7 +212,8 @@ struct API: Sendable {
     /// Enrols another device of `user` the secure way: a request, approved by `approver`'s step-up
     /// over the request's text, then the enrolment with it. Returns the device id.
     func enrolApproved(
-        _ device: SoftwareDevice, token: String, user: String = "alice", name: String = "Phone", replaces: String? = nil, approverID: String,
+        _ device: SoftwareDevice, token: String, user: String = "alice", name: String = "Phone", replaces: String? = nil,
+        approverID: String,
         approver: SoftwareDevice
     ) async throws -> String {
         let request = try await requestEnrolment(device, token: token, name: name, replaces: replaces)
@@ -202,7 +228,9 @@ struct API: Sendable {
         try await post("/v1/login/challenge", ["userId": user, "deviceId": deviceID], client: client)
     }
 
-    func finish(_ challenge: Reply, signature: String, path: String = "/v1/login/finish", token: String? = nil, client: String = "203.0.113.1") async throws -> Reply {
+    func finish(
+        _ challenge: Reply, signature: String, path: String = "/v1/login/finish", token: String? = nil, client: String = "203.0.113.1"
+    ) async throws -> Reply {
         try await post(path, ["challengeId": challenge["challengeId"], "signature": signature], token: token, client: client)
     }
 

@@ -18,16 +18,21 @@ struct IndependentJOSETests {
             let jwks = try await api.call(.get, "/.well-known/jwks.json").text
             let verified = try IndependentJOSE.verify(python: python, token: login["accessToken"], jwks: jwks, now: harness.clock.now())
             #expect(verified.status == 0, "\(verified.output)")
-            let result = try #require(try JSONSerialization.jsonObject(with: Data(verified.output.utf8)) as? [String: Any], "\(verified.output)")
+            let result = try #require(
+                try JSONSerialization.jsonObject(with: Data(verified.output.utf8)) as? [String: Any], "\(verified.output)")
             let claims = try #require(result["claims"] as? [String: Any])
             let header = try #require(result["header"] as? [String: Any])
             #expect(header["alg"] as? String == "ES256" && header["typ"] as? String == "at+jwt")
-            #expect(claims["sub"] as? String == "alice" && claims["device_id"] as? String == deviceID && claims["sid"] as? String == login["sessionId"])
+            #expect(
+                claims["sub"] as? String == "alice" && claims["device_id"] as? String == deviceID
+                    && claims["sid"] as? String == login["sessionId"])
 
             // The same verifier refuses a token whose claims were changed after signing.
             var parts = login["accessToken"].split(separator: ".").map(String.init)
-            parts[1] = Base64URL.encode(Data(String(decoding: Base64URL.decode(parts[1])!, as: UTF8.self).replacingOccurrences(of: "alice", with: "mallo").utf8))
-            let tampered = try IndependentJOSE.verify(python: python, token: parts.joined(separator: "."), jwks: jwks, now: harness.clock.now())
+            parts[1] = Base64URL.encode(
+                Data(String(decoding: Base64URL.decode(parts[1])!, as: UTF8.self).replacingOccurrences(of: "alice", with: "mallo").utf8))
+            let tampered = try IndependentJOSE.verify(
+                python: python, token: parts.joined(separator: "."), jwks: jwks, now: harness.clock.now())
             #expect(tampered.status != 0 && tampered.output.contains("BadSignatureError"), "\(tampered.output)")
         }
     }

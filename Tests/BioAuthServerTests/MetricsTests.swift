@@ -21,10 +21,15 @@ struct MetricsTests {
         try await harness.test { api in
             _ = try await api.call(.get, "/v1/backend/users/carol.private/devices", token: api.apiKey)
             _ = try await api.call(.get, "/v1/backend/users/dave.private/devices", token: api.apiKey)
-            for invented in ["FROBNICATE", "FROBNICATE2", "X-\(UUID().uuidString)"] { _ = try await api.call(HTTPRequest.Method(invented)!, "/health") }
+            for invented in ["FROBNICATE", "FROBNICATE2", "X-\(UUID().uuidString)"] {
+                _ = try await api.call(HTTPRequest.Method(invented)!, "/health")
+            }
             let metrics = try await api.call(.get, "/metrics").text
             #expect(metrics.contains("# HELP bioauth_http_request_duration_seconds Time from the request"))
-            #expect(metrics.contains(#"bioauth_http_request_duration_seconds_count{route="/v1/backend/users/{userId}/devices",method="GET",status="2xx"} 2"#), "\(metrics)")
+            #expect(
+                metrics.contains(
+                    #"bioauth_http_request_duration_seconds_count{route="/v1/backend/users/{userId}/devices",method="GET",status="2xx"} 2"#),
+                "\(metrics)")
             #expect(!metrics.contains("carol.private") && !metrics.contains("dave.private"))
             // A method a client invents is `other`: it cannot add series.
             #expect(metrics.contains(#",method="other",status="4xx"} 3"#), "\(metrics)")
@@ -48,7 +53,9 @@ struct MetricsTests {
             let metrics = try await client.execute(uri: "/metrics", method: .get)
             #expect(metrics.status == .ok && String(buffer: metrics.body).contains("bioauth_http_request_duration_seconds"))
             #expect(try await client.execute(uri: "/health/live", method: .get).status == .ok)
-            #expect(try await client.execute(uri: "/v1/login/challenge", method: .post).status == .notFound, "the API is not on the management listener")
+            #expect(
+                try await client.execute(uri: "/v1/login/challenge", method: .post).status == .notFound,
+                "the API is not on the management listener")
         }
         try await harness.service.store.close()
     }
@@ -62,7 +69,8 @@ struct MetricsTests {
         #expect(FileManager.default.createFile(atPath: logFile, contents: nil))
         defer { try? FileManager.default.removeItem(atPath: logFile) }
         let server = try ServerProcess(
-            database: database, extra: ["--log-format", "json", "--log-level", "notice"], standardError: try FileHandle(forWritingTo: URL(fileURLWithPath: logFile)))
+            database: database, extra: ["--log-format", "json", "--log-level", "notice"],
+            standardError: try FileHandle(forWritingTo: URL(fileURLWithPath: logFile)))
         #expect(try await ServerClient(baseURL: "http://127.0.0.1:\(server.port)").get("/metrics").status == 404)
         var address: String?
         for _ in 0..<100 where address == nil {
@@ -87,7 +95,8 @@ struct MetricsTests {
     /// refreshed with each sweep.
     @Test func theOutboxIsMeasured() async throws {
         let harness = ServerHarness()
-        #expect(harness.service.configuration.publishedEvents == AuditKind.deliveredEvents, "an embedding backend gets every event by default")
+        #expect(
+            harness.service.configuration.publishedEvents == AuditKind.deliveredEvents, "an embedding backend gets every event by default")
         try await harness.test { api in
             let sweeper = Sweeper(service: harness.service, logger: Logger(label: "test"), registry: harness.routes.registry)
             await sweeper.measureOutbox()
@@ -110,7 +119,10 @@ struct MetricsTests {
             _ = try await AccessTokenTests.login(api)
             _ = try await api.post("/v1/login/challenge", ["userId": "alice", "deviceId": "not-a-device"])
             let metrics = try await api.call(.get, "/metrics").text
-            let names = Set(metrics.split(separator: "\n").filter { $0.hasPrefix("# TYPE bioauth_") }.compactMap { $0.split(separator: " ").dropFirst(2).first.map(String.init) })
+            let names = Set(
+                metrics.split(separator: "\n").filter { $0.hasPrefix("# TYPE bioauth_") }.compactMap {
+                    $0.split(separator: " ").dropFirst(2).first.map(String.init)
+                })
             #expect(names.contains("bioauth_logins_total") && names.contains("bioauth_challenges_issued_total"), "\(names)")
             for name in names { #expect(metrics.contains("# HELP \(name) "), "\(name) has no HELP") }
         }

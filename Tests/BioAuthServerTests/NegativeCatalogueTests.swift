@@ -24,7 +24,9 @@ struct NegativeCatalogueTests {
     @Test func row01NeverIssuedChallengeIsRejected() async throws {
         try await harness.test { api in
             _ = try await alice(api)
-            let reply = try await api.post("/v1/login/finish", ["challengeId": Base64URL.encode(Data(count: 16)), "signature": Base64URL.encode(Data(repeating: 1, count: 70))])
+            let reply = try await api.post(
+                "/v1/login/finish",
+                ["challengeId": Base64URL.encode(Data(count: 16)), "signature": Base64URL.encode(Data(repeating: 1, count: 70))])
             #expect(reply.isUniformFailure)
             #expect(try await harness.auditedReasons().contains("unknownChallenge"))
         }
@@ -88,7 +90,8 @@ struct NegativeCatalogueTests {
             #expect(stepUp.status == 200)
             #expect(try await api.finish(stepUp, signature: try phone.sign(stepUp)).isUniformFailure)
             let login = try await api.loginChallenge("alice", deviceID)
-            #expect(try await api.finish(login, signature: try phone.sign(login), path: "/v1/step-up/finish", token: token).isUniformFailure)
+            #expect(
+                try await api.finish(login, signature: try phone.sign(login), path: "/v1/step-up/finish", token: token).isUniformFailure)
             #expect(try await harness.auditedReasons().suffix(2) == ["wrongPurpose", "wrongPurpose"])
         }
     }
@@ -118,14 +121,21 @@ struct NegativeCatalogueTests {
             let otherAudience = try SignedMessage(
                 purpose: .login, relyingPartyID: "evil.example", challengeID: message.challengeID, nonce: message.nonce,
                 userID: message.userID, deviceID: message.deviceID, expiresAt: message.expiresAt)
-            #expect(try await api.finish(challenge, signature: Base64URL.encode(try phone.key.signature(for: otherAudience.encoded).derRepresentation)).isUniformFailure)
+            #expect(
+                try await api.finish(
+                    challenge, signature: Base64URL.encode(try phone.key.signature(for: otherAudience.encoded).derRepresentation)
+                ).isUniformFailure)
             let second = try await api.loginChallenge("alice", deviceID)
             var retagged = try phone.message(second).encoded
             retagged[0] = UInt8(ascii: "X")
-            #expect(try await api.finish(second, signature: Base64URL.encode(try phone.key.signature(for: retagged).derRepresentation)).isUniformFailure)
+            #expect(
+                try await api.finish(second, signature: Base64URL.encode(try phone.key.signature(for: retagged).derRepresentation))
+                    .isUniformFailure)
             let third = try await api.loginChallenge("alice", deviceID)
             let bareNonce = try phone.message(third).nonce  // the naive scheme: sign the nonce alone
-            #expect(try await api.finish(third, signature: Base64URL.encode(try phone.key.signature(for: bareNonce).derRepresentation)).isUniformFailure)
+            #expect(
+                try await api.finish(third, signature: Base64URL.encode(try phone.key.signature(for: bareNonce).derRepresentation))
+                    .isUniformFailure)
         }
     }
 
@@ -212,7 +222,8 @@ struct NegativeCatalogueTests {
             offCurve[offCurve.count - 1] ^= 0x01
             let compressed = Data(DevicePublicKey.spkiPrefix.dropLast(3)) + key.compressedRepresentation
             for spki in [wrongCurve, offCurve, compressed, key.x963Representation, key.derRepresentation + [0]] {
-                let reply = try await api.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": Base64URL.encode(spki)], token: token)
+                let reply = try await api.post(
+                    "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": Base64URL.encode(spki)], token: token)
                 #expect(reply.status == 400, "\(reply.text)")
                 #expect(reply["field"] == "publicKey")
             }
@@ -248,13 +259,18 @@ struct NegativeCatalogueTests {
             let bob = try await api.primarySession("bob")
             let bobsOther = try await api.primarySession("bob")
             let newKey = SoftwareDevice()
-            let registration = try await api.post("/v1/devices/registration/challenge", ["name": "Pad", "publicKey": newKey.spki], token: bob)
-            #expect(try await api.finish(registration, signature: try newKey.sign(registration), path: "/v1/devices/registration/finish", token: bobsOther).isUniformFailure)
+            let registration = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Pad", "publicKey": newKey.spki], token: bob)
+            #expect(
+                try await api.finish(
+                    registration, signature: try newKey.sign(registration), path: "/v1/devices/registration/finish", token: bobsOther
+                ).isUniformFailure)
             let (primary, deviceID) = try await alice(api)
             let other = try await api.primarySession("alice")
             let operation = Base64URL.encode(Data("transfer 1 EUR".utf8))
             let stepUp = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": operation], token: primary)
-            #expect(try await api.finish(stepUp, signature: try phone.sign(stepUp), path: "/v1/step-up/finish", token: other).isUniformFailure)
+            #expect(
+                try await api.finish(stepUp, signature: try phone.sign(stepUp), path: "/v1/step-up/finish", token: other).isUniformFailure)
             #expect(try await harness.auditedReasons().suffix(2) == ["wrongSession", "wrongSession"])
         }
     }
@@ -266,17 +282,22 @@ struct NegativeCatalogueTests {
             let (_, deviceID) = try await alice(api)
             let phished = try await api.primarySession("alice")
             let attacker = SoftwareDevice()
-            let refused = try await api.post("/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": attacker.spki], token: phished)
-            #expect(refused.status == 403 && refused["error"] == "approval_required" && refused["field"] == "enrolmentRequestId", "\(refused.text)")
+            let refused = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": attacker.spki], token: phished)
+            #expect(
+                refused.status == 403 && refused["error"] == "approval_required" && refused["field"] == "enrolmentRequestId",
+                "\(refused.text)")
             // The attacker's request waits for an approval nobody gives; naming it before that is refused too.
             let request = try await api.requestEnrolment(attacker, token: phished, name: "Mallory")
             #expect(request.status == 201 && request["status"] == "pending")
             let early = try await api.post(
-                "/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": attacker.spki, "enrolmentRequestId": request["id"]], token: phished)
+                "/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": attacker.spki, "enrolmentRequestId": request["id"]],
+                token: phished)
             #expect(early.status == 403 && early["error"] == "approval_required")
             // Re-keying the owner's device is the same: an approval or nothing.
             let rekey = try await api.post(
-                "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": attacker.spki, "replacesDeviceId": deviceID], token: phished)
+                "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": attacker.spki, "replacesDeviceId": deviceID],
+                token: phished)
             #expect(rekey.status == 403 && rekey["error"] == "approval_required")
             // The password cannot take the phone away (issue 42)…
             let taken = try await api.call(.delete, "/v1/devices/\(deviceID)", token: phished)
@@ -284,7 +305,8 @@ struct NegativeCatalogueTests {
             // …and when the owner revokes every device, the next one is not "first".
             let own = try await api.login("alice", deviceID, phone)["token"]
             #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: own).status == 204)
-            let afterRevocation = try await api.post("/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": attacker.spki], token: phished)
+            let afterRevocation = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": attacker.spki], token: phished)
             #expect(afterRevocation.status == 403 && afterRevocation["error"] == "approval_required")
             #expect(try await harness.service.store.devices(userID: "alice").count == 1)
         }
@@ -311,14 +333,20 @@ struct NegativeCatalogueTests {
             let (right, rightSession) = try await api.stepUpApproval("alice", deviceID, phone, text: request.signedApprovalText)
             #expect(try await api.post("/v1/enrolment-requests/\(id)/approve", ["approval": right], token: primary).status == 403)
             #expect(try await api.post("/v1/enrolment-requests/\(id)/approve", ["approval": right], token: rightSession).status == 204)
-            #expect(try await api.post("/v1/enrolment-requests/\(id)/approve", ["approval": right], token: rightSession).isUniformFailure, "used once")
+            #expect(
+                try await api.post("/v1/enrolment-requests/\(id)/approve", ["approval": right], token: rightSession).isUniformFailure,
+                "used once")
             // Approved for that key and name only.
-            let swapped = try await api.post("/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": SoftwareDevice().spki, "enrolmentRequestId": id], token: primary)
+            let swapped = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": SoftwareDevice().spki, "enrolmentRequestId": id],
+                token: primary)
             #expect(swapped.status == 403)
             let added = try await api.enrol(attacker, token: primary, name: "Mallory", request: id)
             #expect(added == request["deviceId"])
             // One enrolment per request.
-            let again = try await api.post("/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": attacker.spki, "enrolmentRequestId": id], token: primary)
+            let again = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Mallory", "publicKey": attacker.spki, "enrolmentRequestId": id],
+                token: primary)
             #expect(again.status == 403)
         }
     }
@@ -334,18 +362,24 @@ struct NegativeCatalogueTests {
             let firstID = try await api.enrol(first, token: primary)
             harness.clock.advance(by: 1)
             let lost = try await api.login("alice", firstID, first)["token"]
-            #expect(try await api.call(.delete, "/v1/devices/\(firstID)", token: lost).status == 204, "the phone revokes itself, then is lost")
+            #expect(
+                try await api.call(.delete, "/v1/devices/\(firstID)", token: lost).status == 204, "the phone revokes itself, then is lost")
             let newPhone = SoftwareDevice()
             let request = try await api.requestEnrolment(newPhone, token: primary, name: "New phone")
             let id = request["id"]
             #expect(try await api.post("/v1/enrolment-requests/\(id)/recovery-code", token: primary).status == 204)
             let code = try #require(await channel.codes[id])
-            #expect(try await api.post("/v1/enrolment-requests/\(id)/recover", ["code": code.text], token: try await api.primarySession("alice")).status == 404)
+            #expect(
+                try await api.post(
+                    "/v1/enrolment-requests/\(id)/recover", ["code": code.text], token: try await api.primarySession("alice")
+                ).status == 404)
             for _ in 0..<4 {
-                #expect(try await api.post("/v1/enrolment-requests/\(id)/recover", ["code": "0000-0000-0000"], token: primary).isUniformFailure)
+                #expect(
+                    try await api.post("/v1/enrolment-requests/\(id)/recover", ["code": "0000-0000-0000"], token: primary).isUniformFailure)
             }
             let typed = code.text.lowercased().replacingOccurrences(of: "-", with: " ")
-            #expect(try await api.post("/v1/enrolment-requests/\(id)/recover", ["code": typed], token: primary).status == 204, "the fifth try")
+            #expect(
+                try await api.post("/v1/enrolment-requests/\(id)/recover", ["code": typed], token: primary).status == 204, "the fifth try")
             let newID = try await api.enrol(newPhone, token: primary, name: "New phone", request: id)
             #expect(try await api.login("alice", newID, newPhone).status == 200)
             // A new request: five wrong codes end it, and then even the right one is refused.
@@ -353,7 +387,9 @@ struct NegativeCatalogueTests {
             #expect(try await api.post("/v1/enrolment-requests/\(next["id"])/recovery-code", token: primary).status == 204)
             let nextCode = try #require(await channel.codes[next["id"]])
             for _ in 0..<5 {
-                #expect(try await api.post("/v1/enrolment-requests/\(next["id"])/recover", ["code": "0000-0000-0000"], token: primary).isUniformFailure)
+                #expect(
+                    try await api.post("/v1/enrolment-requests/\(next["id"])/recover", ["code": "0000-0000-0000"], token: primary)
+                        .isUniformFailure)
             }
             let ended = try await api.post("/v1/enrolment-requests/\(next["id"])/recover", ["code": nextCode.text], token: primary)
             #expect(ended.status == 410 && ended["error"] == "gone", "answered as ended: \(ended.text)")
@@ -361,14 +397,17 @@ struct NegativeCatalogueTests {
             #expect(audit.contains(AuditKind.recoveryCodeRejected) && audit.contains(AuditKind.enrolmentApproved))
             var scanner = SecretScanner()
             for secret in [code, nextCode] { scanner.add(secret.text, label: "recovery code") }
-            let everything = harness.logs.entries.map { "\($0)" }.joined() + (try await harness.service.store.auditEvents(userID: nil, limit: 1000)).map { "\($0)" }.joined()
+            let everything =
+                harness.logs.entries.map { "\($0)" }.joined()
+                + (try await harness.service.store.auditEvents(userID: nil, limit: 1000)).map { "\($0)" }.joined()
             #expect(scanner.leaks(in: everything + String(describing: code) + String(reflecting: code)).isEmpty)
         }
     }
 
     /// Recovery cannot be used as a weapon (issue 20 item 6). An attacker with the phished password,
     /// on their own addresses, gets at most 3 codes per request 60 s apart and 10 a day from one
-    /// address, and the owner's own budget stays whole (issue 42); the message carries none of their text; five wrong codes end a request everywhere
+    /// address, and the owner's own budget stays whole (issue 42); the message carries none of their text; five wrong codes end a request
+    /// everywhere
     /// (not listed, not approvable, not counted against the cap, answered 410); and the owner
     /// cancels a pending or approved request from an enrolled phone, which the attacker's phone
     /// in its cool-down cannot.
@@ -379,9 +418,11 @@ struct NegativeCatalogueTests {
             let (_, ownerPhone) = try await alice(api)
             harness.clock.advance(by: 2 * 86_400)
             let attacker = ["198.51.100.7", "198.51.100.8", "198.51.100.9"]
-            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: attacker[0])["token"]
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: attacker[0])[
+                "token"]
             func ask(_ name: String = "Support desk: call us now", from client: String = attacker[0]) async throws -> Reply {
-                let reply = try await api.post("/v1/enrolment-requests", ["name": name, "publicKey": SoftwareDevice().spki], token: phished, client: client)
+                let reply = try await api.post(
+                    "/v1/enrolment-requests", ["name": name, "publicKey": SoftwareDevice().spki], token: phished, client: client)
                 #expect(reply.status == 201, "\(reply.text)")
                 return reply
             }
@@ -401,18 +442,23 @@ struct NegativeCatalogueTests {
             #expect(try await send(first["id"]).status == 204)
             harness.clock.advance(by: 60)
             let spent = try await send(first["id"])
-            #expect(spent.status == 429 && spent.headers[HTTPField.Name("Retry-After")!] == nil, "no more codes for this request: \(spent.text)")
+            #expect(
+                spent.status == 429 && spent.headers[HTTPField.Name("Retry-After")!] == nil, "no more codes for this request: \(spent.text)"
+            )
             // The message is the server's own words: nothing the requester chose.
             let messages = await channel.messages
             #expect(messages.count == 3)
-            for message in messages { #expect(!message.text.contains("Support") && !message.text.contains("call us") && message.text.contains(message.code.text)) }
+            for message in messages {
+                #expect(!message.text.contains("Support") && !message.text.contains("call us") && message.text.contains(message.code.text))
+            }
             // Per requester per day: 10 codes across requests from one address, then the wait until the day's end.
             var sent = 3
             while sent < 10 {
                 let next = try await ask()
                 #expect(try await send(next["id"]).status == 204)
                 sent += 1
-                _ = try await api.call(.delete, "/v1/enrolment-requests/\(next["id"])", token: try await api.login("alice", ownerPhone, phone)["token"])
+                _ = try await api.call(
+                    .delete, "/v1/enrolment-requests/\(next["id"])", token: try await api.login("alice", ownerPhone, phone)["token"])
             }
             let overDay = try await ask()
             let daily = try await send(overDay["id"])
@@ -427,26 +473,37 @@ struct NegativeCatalogueTests {
             // Five wrong codes end a request: answered as ended, not listed, not approvable, not counted.
             let guessed = first["id"]
             for _ in 0..<5 {
-                #expect(try await api.post("/v1/enrolment-requests/\(guessed)/recover", ["code": "0000-0000-0000"], token: phished, client: attacker[1]).isUniformFailure)
+                #expect(
+                    try await api.post(
+                        "/v1/enrolment-requests/\(guessed)/recover", ["code": "0000-0000-0000"], token: phished, client: attacker[1]
+                    ).isUniformFailure)
             }
             let status = try await api.call(.get, "/v1/enrolment-requests/\(guessed)", token: phished, client: attacker[1])
             #expect(status["status"] == "ended" && status["endedBy"] == "wrongCodes", "\(status.text)")
             let owner = try await api.login("alice", ownerPhone, phone)["token"]
             let listed = try await api.call(.get, "/v1/enrolment-requests", token: owner).objects.compactMap { $0["id"] as? String }
             #expect(!listed.contains(guessed) && listed.contains(overDay["id"]), "\(listed)")
-            let approval = try await api.post("/v1/enrolment-requests/\(guessed)/approve", ["approval": Base64URL.encode(Data(count: 32))], token: owner)
+            let approval = try await api.post(
+                "/v1/enrolment-requests/\(guessed)/approve", ["approval": Base64URL.encode(Data(count: 32))], token: owner)
             #expect(approval.status == 410, "not approvable: \(approval.text)")
             // The cap counts a requester's pending requests only: overDay is the one pending from attacker[0]; four more fit.
             for n in 0..<4 { _ = try await ask("Pad \(n)") }
-            #expect(try await api.post("/v1/enrolment-requests", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: phished, client: attacker[0]).status == 429)
-            #expect(try await api.requestEnrolment(SoftwareDevice(), token: ownerPrimary, name: "Tablet").status == 201, "the owner's own request is never refused for them")
+            #expect(
+                try await api.post(
+                    "/v1/enrolment-requests", ["name": "Pad", "publicKey": SoftwareDevice().spki], token: phished, client: attacker[0]
+                ).status == 429)
+            #expect(
+                try await api.requestEnrolment(SoftwareDevice(), token: ownerPrimary, name: "Tablet").status == 201,
+                "the owner's own request is never refused for them")
             // The owner cancels; the attacker's request is over.
             #expect(try await api.call(.delete, "/v1/enrolment-requests/\(overDay["id"])", token: owner).status == 204)
             let cancelled = try await api.call(.get, "/v1/enrolment-requests/\(overDay["id"])", token: phished, client: attacker[0])
             #expect(cancelled["status"] == "ended" && cancelled["endedBy"] == "cancelled", "\(cancelled.text)")
             #expect(try await send(overDay["id"]).status == 410)
             #expect(try await api.call(.delete, "/v1/enrolment-requests/\(overDay["id"])", token: owner).status == 410)
-            #expect(try await api.call(.delete, "/v1/enrolment-requests/\(first["id"])", token: phished, client: attacker[0]).status == 403, "a password session cannot cancel")
+            #expect(
+                try await api.call(.delete, "/v1/enrolment-requests/\(first["id"])", token: phished, client: attacker[0]).status == 403,
+                "a password session cannot cancel")
             let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 500)
             #expect(audit.contains { $0.kind == .enrolmentRequestEnded && $0.reason == "cancelled" })
             #expect(audit.contains { $0.kind == .enrolmentRequestEnded && $0.reason == "wrongCodes" })
@@ -495,7 +552,8 @@ struct NegativeCatalogueTests {
             let body: [String: any Sendable] = ["name": "Pad", "publicKey": mallory.spki, "enrolmentRequestId": request["id"]]
             let challenge = try await api.post("/v1/devices/registration/challenge", body, token: phished, client: attacker)
             let malloryID = try await api.post(
-                "/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": try mallory.sign(challenge)], token: phished, client: attacker)["id"]
+                "/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": try mallory.sign(challenge)],
+                token: phished, client: attacker)["id"]
             let owner = try await api.login("alice", ownerPhone, phone)
             let session = try await api.login("alice", malloryID, mallory, client: attacker)["token"]
             func call(_ method: HTTPRequest.Method, _ path: String, _ body: [String: any Sendable]? = nil) async throws -> Reply {
@@ -506,11 +564,14 @@ struct NegativeCatalogueTests {
             #expect(try await call(.delete, "/v1/sessions").status == 403, "cannot end every session")
             #expect(try await call(.delete, "/v1/sessions/\(owner["sessionId"])").status == 403, "cannot end the owner's session")
             let pending = try await api.requestEnrolment(SoftwareDevice(), token: try await api.primarySession("alice"), name: "Tablet")
-            let approval = try await call(.post, "/v1/enrolment-requests/\(pending["id"])/approve", ["approval": Base64URL.encode(Data(count: 32))])
+            let approval = try await call(
+                .post, "/v1/enrolment-requests/\(pending["id"])/approve", ["approval": Base64URL.encode(Data(count: 32))])
             #expect(approval.status == 403, "cannot approve: \(approval.text)")
             // Any enrolled device may end a pending request (issue 42): a request is never the owner's only way in.
             #expect(try await call(.delete, "/v1/enrolment-requests/\(pending["id"])").status == 204, "may cancel")
-            #expect(try await api.call(.get, "/v1/devices", token: owner["token"]).objects.allSatisfy { $0["revokedAt"] == nil }, "nothing was revoked")
+            #expect(
+                try await api.call(.get, "/v1/devices", token: owner["token"]).objects.allSatisfy { $0["revokedAt"] == nil },
+                "nothing was revoked")
             #expect(try await api.call(.get, "/v1/sessions", token: owner["token"]).status == 200, "the owner's session lives")
             // The owner revokes the attacker's phone; a day later a phone can do all of it.
             #expect(try await api.call(.delete, "/v1/devices/\(malloryID)", token: owner["token"]).status == 204)
@@ -525,7 +586,8 @@ struct NegativeCatalogueTests {
         try await harness.test { api in
             let (_, first) = try await alice(api)
             let pad = SoftwareDevice()
-            let padID = try await api.enrolApproved(pad, token: try await api.primarySession("alice"), name: "Pad", approverID: first, approver: phone)
+            let padID = try await api.enrolApproved(
+                pad, token: try await api.primarySession("alice"), name: "Pad", approverID: first, approver: phone)
             let session = try await api.login("alice", padID, pad)["token"]
             #expect(try await api.call(.delete, "/v1/devices/\(padID)", token: session).status == 204)
         }
@@ -542,14 +604,20 @@ struct NegativeCatalogueTests {
             #expect(code.count == 9 && code.allSatisfy { $0 == "-" || CrockfordCode.alphabet.contains($0) }, "40 bits: \(code)")
             for text in [request["approvalText"], EnrolmentApprovalText.signed(request["approvalText"], bindingCode: "0000-0000")] {
                 let (approval, session) = try await api.stepUpApproval("alice", first, phone, text: text)
-                #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": approval], token: session).isUniformFailure)
+                #expect(
+                    try await api.post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": approval], token: session)
+                        .isUniformFailure)
             }
             let session = try await api.login("alice", first, phone)["token"]
             let listed = try await api.call(.get, "/v1/enrolment-requests", token: session)
-            #expect(listed.status == 200 && !listed.text.contains(code.replacingOccurrences(of: "-", with: "")) && !listed.text.contains(code) && !listed.text.contains("bindingCode"))
+            #expect(
+                listed.status == 200 && !listed.text.contains(code.replacingOccurrences(of: "-", with: "")) && !listed.text.contains(code)
+                    && !listed.text.contains("bindingCode"))
             #expect(!(try await api.call(.get, "/v1/enrolment-requests/\(request["id"])", token: session)).text.contains("bindingCode"))
             let (approval, approver) = try await api.stepUpApproval("alice", first, phone, text: request.signedApprovalText)
-            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": approval], token: approver).status == 204)
+            #expect(
+                try await api.post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": approval], token: approver).status == 204
+            )
         }
     }
 
@@ -559,14 +627,17 @@ struct NegativeCatalogueTests {
         try await harness.test { api in
             let primary = try await api.primarySession("alice")
             for name in [
-                "iPad, key 0123456789abcdef", "iPad\u{FF0C} key", "iPad key 0123456789abcdef", "Pad 89ABCDEF", "Pad\u{202E}dae", "Pad\u{2066}x", "Pad\nkey",
+                "iPad, key 0123456789abcdef", "iPad\u{FF0C} key", "iPad key 0123456789abcdef", "Pad 89ABCDEF", "Pad\u{202E}dae",
+                "Pad\u{2066}x", "Pad\nkey",
                 "Pad\u{060C} key",
             ] {
-                let reply = try await api.post("/v1/devices/registration/challenge", ["name": name, "publicKey": SoftwareDevice().spki], token: primary)
+                let reply = try await api.post(
+                    "/v1/devices/registration/challenge", ["name": name, "publicKey": SoftwareDevice().spki], token: primary)
                 #expect(reply.status == 400 && reply["field"] == "name", "\(name.debugDescription): \(reply.text)")
             }
             for name in ["Alice's iPhone 15", "Pixel 8 Pro", "Büro-Tablet", "ノートパソコン"] {
-                let reply = try await api.post("/v1/devices/registration/challenge", ["name": name, "publicKey": SoftwareDevice().spki], token: primary)
+                let reply = try await api.post(
+                    "/v1/devices/registration/challenge", ["name": name, "publicKey": SoftwareDevice().spki], token: primary)
                 #expect(reply.status == 200, "\(name): \(reply.text)")
             }
         }
@@ -578,7 +649,9 @@ struct NegativeCatalogueTests {
             let (primary, _) = try await alice(api)
             let request = try await api.requestEnrolment(SoftwareDevice(), token: primary, name: "Pad")
             #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: primary).status == 403)
-            #expect(try await api.requestEnrolment(SoftwareDevice(), token: try await api.primarySession("bob")).status == 409, "a first device needs no approval")
+            #expect(
+                try await api.requestEnrolment(SoftwareDevice(), token: try await api.primarySession("bob")).status == 409,
+                "a first device needs no approval")
         }
     }
 
@@ -590,7 +663,8 @@ struct NegativeCatalogueTests {
             let (primary, first) = try await alice(api)
             harness.clock.advance(by: 1)
             let attacker = SoftwareDevice()
-            let added = try await api.enrolApproved(attacker, token: try await api.primarySession("alice"), approverID: first, approver: phone)
+            let added = try await api.enrolApproved(
+                attacker, token: try await api.primarySession("alice"), approverID: first, approver: phone)
             let operation = Base64URL.encode(Data("transfer 9,999 EUR to mallory".utf8))
             let refused = try await api.post("/v1/step-up/challenge", ["deviceId": added, "operation": operation], token: primary)
             #expect(refused.status == 403 && refused["field"] == "deviceId", "\(refused.text)")
@@ -614,31 +688,42 @@ struct NegativeCatalogueTests {
             let firstID = try await api.enrol(phone, token: owner, name: "Alice's iPhone")
             harness.clock.advance(by: 7 * 86_400)
             let attacker = "198.51.100.66"
-            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: attacker)["token"]
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: attacker)[
+                "token"]
             let stolenKey = SoftwareDevice()
             let body: [String: any Sendable] = ["name": "Mallory", "publicKey": stolenKey.spki, "replacesDeviceId": firstID]
             let request = try await api.post("/v1/enrolment-requests", body, token: phished, client: attacker)
             #expect(request.status == 201 && request["name"] == "Alice's iPhone", "\(request.text)")
             #expect(request["approvalText"].hasPrefix("Replace the key of device Alice's iPhone"), "\(request["approvalText"])")
-            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: attacker).status == 204)
+            #expect(
+                try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: phished, client: attacker).status == 204)
             let code = try #require(await channel.codes[request["id"]])
-            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: phished, client: attacker).status == 204)
+            #expect(
+                try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: phished, client: attacker)
+                    .status == 204)
             let challenge = try await api.post(
-                "/v1/devices/registration/challenge", body.merging(["enrolmentRequestId": request["id"]]) { $1 }, token: phished, client: attacker)
+                "/v1/devices/registration/challenge", body.merging(["enrolmentRequestId": request["id"]]) { $1 }, token: phished,
+                client: attacker)
             let rekeyed = try await api.post(
-                "/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": try stolenKey.sign(challenge)], token: phished, client: attacker)
+                "/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": try stolenKey.sign(challenge)],
+                token: phished, client: attacker)
             #expect(rekeyed.status == 201 && rekeyed["name"] == "Alice's iPhone", "\(rekeyed.text)")
             harness.clock.advance(by: 1)
             let session = try await api.login("alice", firstID, stolenKey, client: attacker)["token"]
             let payment = Base64URL.encode(Data("Pay 5000.00 EUR".utf8))
-            let refused = try await api.post("/v1/step-up/challenge", ["deviceId": firstID, "operation": payment], token: session, client: attacker)
+            let refused = try await api.post(
+                "/v1/step-up/challenge", ["deviceId": firstID, "operation": payment], token: session, client: attacker)
             #expect(refused.status == 403 && refused["field"] == "deviceId", "the re-keyed device cannot step up: \(refused.text)")
             let another = try await api.requestEnrolment(SoftwareDevice(), token: phished, name: "Pad")
-            let approve = try await api.post("/v1/step-up/challenge", ["deviceId": firstID, "operation": Base64URL.encode(Data(another["approvalText"].utf8))], token: session)
+            let approve = try await api.post(
+                "/v1/step-up/challenge", ["deviceId": firstID, "operation": Base64URL.encode(Data(another["approvalText"].utf8))],
+                token: session)
             #expect(approve.status == 403, "nor approve another device")
             let listed = try await api.call(.get, "/v1/devices", token: session)
             let device = try #require(listed.objects.first)
-            #expect(device["keyReplacedBy"] as? String == "recovery" && device["keyReplacedAt"] as? Int == Int(harness.clock.now().timeIntervalSince1970) - 1)
+            #expect(
+                device["keyReplacedBy"] as? String == "recovery"
+                    && device["keyReplacedAt"] as? Int == Int(harness.clock.now().timeIntervalSince1970) - 1)
             #expect(device["enrolledBy"] as? String == "primaryLogin", "the first enrolment is still listed as it was allowed")
             #expect(device["name"] as? String == "Alice's iPhone" && device["createdAt"] as? Int != device["keyReplacedAt"] as? Int)
             harness.clock.advance(by: 86_400)
@@ -646,7 +731,9 @@ struct NegativeCatalogueTests {
             // Services that rely on the token see how the key got there: a recovery code, not the first enrolment.
             #expect(try #require(CompactJWS(tomorrowLogin["accessToken"])).claims["enr"] as? String == "recovery")
             let tomorrow = tomorrowLogin["token"]
-            #expect(try await api.post("/v1/step-up/challenge", ["deviceId": firstID, "operation": payment], token: tomorrow).status == 200, "a day later")
+            #expect(
+                try await api.post("/v1/step-up/challenge", ["deviceId": firstID, "operation": payment], token: tomorrow).status == 200,
+                "a day later")
         }
     }
 
@@ -659,10 +746,13 @@ struct NegativeCatalogueTests {
             #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: own).status == 204)
             let phished = try await api.primarySession("alice")
             let attempt = try await api.post(
-                "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": SoftwareDevice().spki, "replacesDeviceId": deviceID], token: phished)
+                "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": SoftwareDevice().spki, "replacesDeviceId": deviceID],
+                token: phished)
             #expect(attempt.status == 404 && attempt["field"] == "replacesDeviceId", "\(attempt.text)")
-            let fresh = try await api.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": SoftwareDevice().spki], token: phished)
-            #expect(fresh.status == 403 && fresh["error"] == "approval_required", "a new device needs an approval the revoked one cannot give")
+            let fresh = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": SoftwareDevice().spki], token: phished)
+            #expect(
+                fresh.status == 403 && fresh["error"] == "approval_required", "a new device needs an approval the revoked one cannot give")
             #expect(try await api.login("alice", deviceID, phone).isUniformFailure)
         }
     }
@@ -676,7 +766,8 @@ struct NegativeCatalogueTests {
             let operation = Base64URL.encode(Data("transfer 100 EUR to Bob".utf8))
             func approve(_ token: String, _ signer: SoftwareDevice) async throws -> String {
                 let challenge = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": operation], token: token)
-                let approval = try await api.finish(challenge, signature: try signer.sign(challenge), path: "/v1/step-up/finish", token: token)
+                let approval = try await api.finish(
+                    challenge, signature: try signer.sign(challenge), path: "/v1/step-up/finish", token: token)
                 #expect(approval.status == 200)
                 return approval["approval"]
             }
@@ -719,7 +810,9 @@ struct NegativeCatalogueTests {
             let forged = try await api.loginChallenge("alice", deviceID)
             #expect(try await api.finish(forged, signature: try SoftwareDevice().sign(forged)).isUniformFailure)
             let audit = try await api.call(.get, "/v1/audit", token: token)
-            let reasons = ((try JSONSerialization.jsonObject(with: Data(audit.text.utf8)) as? [[String: Any]]) ?? []).compactMap { $0["reason"] as? String }
+            let reasons = ((try JSONSerialization.jsonObject(with: Data(audit.text.utf8)) as? [[String: Any]]) ?? []).compactMap {
+                $0["reason"] as? String
+            }
             #expect(reasons.count >= 2)
             #expect(Set(reasons) == ["verificationFailed"], "\(reasons)")
             #expect(try await harness.auditedReasons().suffix(2) == ["unknownDevice", "badSignature"])
@@ -737,19 +830,26 @@ struct NegativeCatalogueTests {
             let deviceID = try await api.enrol(phone, token: primary)
             let session = try await api.login("alice", deviceID, phone)
             // A device session may not enrol.
-            let denied = try await api.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": SoftwareDevice().spki, "replacesDeviceId": deviceID], token: session["token"])
+            let denied = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": SoftwareDevice().spki, "replacesDeviceId": deviceID],
+                token: session["token"])
             #expect(denied.status == 403 && denied["error"] == "forbidden")
             let newKey = SoftwareDevice()
-            let pending = try await api.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": newKey.spki, "replacesDeviceId": deviceID], token: primary)
+            let pending = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": newKey.spki, "replacesDeviceId": deviceID],
+                token: primary)
             #expect(pending.status == 403 && pending["error"] == "approval_required", "a new key needs an approval or recovery")
             let request = try await api.requestEnrolment(newKey, token: primary, replaces: deviceID)
             #expect(request["deviceId"] == deviceID && request["approvalText"].hasPrefix("Replace the key of device Phone, new key "))
             // The device cannot approve its own new key.
             let (own, ownSession) = try await api.stepUpApproval("alice", deviceID, phone, text: request.signedApprovalText)
-            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": own], token: ownSession).isUniformFailure)
+            #expect(
+                try await api.post("/v1/enrolment-requests/\(request["id"])/approve", ["approval": own], token: ownSession).isUniformFailure
+            )
             #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: primary).status == 204)
             let code = try #require(await channel.codes[request["id"]])
-            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: primary).status == 204)
+            #expect(
+                try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": code.text], token: primary).status == 204)
             #expect(try await api.enrol(newKey, token: primary, replaces: deviceID, request: request["id"]) == deviceID)
             #expect(try await api.login("alice", deviceID, newKey).status == 200)
             #expect(try await api.login("alice", deviceID, phone).isUniformFailure)
@@ -781,15 +881,21 @@ struct NegativeCatalogueTests {
             #expect(statuses.suffix(10).allSatisfy { $0 == 429 }, "the sender's request limit: \(statuses)")
             let limited = try await api.loginChallenge("alice", deviceID, client: forger)
             #expect(limited.status == 429 && Int(limited.headers[.retryAfter] ?? "") ?? 0 > 0)
-            #expect(!(try await harness.service.store.auditEvents(userID: nil, limit: 500).contains { $0.kind == .lockout }), "nobody is locked out")
+            #expect(
+                !(try await harness.service.store.auditEvents(userID: nil, limit: 500).contains { $0.kind == .lockout }),
+                "nobody is locked out")
             #expect(try await api.login("alice", deviceID, phone, client: owner).status == 200, "the neighbour's Face ID login")
             #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: owner).status == 200)
             // The sender waits out the window; then it may try again.
             harness.clock.advance(by: 301)
             #expect(try await api.loginChallenge("alice", deviceID, client: forger).status == 200)
             // Password guessing is limited per user, from any address.
-            for n in 0..<10 { _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)") }
-            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: "192.0.2.99").status == 429)
+            for n in 0..<10 {
+                _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)")
+            }
+            #expect(
+                try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: "192.0.2.99").status
+                    == 429)
         }
     }
 
@@ -806,8 +912,12 @@ struct NegativeCatalogueTests {
                 #expect(try await api.finish(challenge, signature: try forger.sign(challenge), client: nat).isUniformFailure)
             }
             #expect(try await api.login("alice", deviceID, phone, client: nat).status == 200, "forgeries count against nobody")
-            for n in 0..<30 { _ = try await api.post("/v1/login/password", ["username": "nobody\(n)", "password": "wrong password"], client: nat) }
-            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: nat).status == 429, "guesses lock the address")
+            for n in 0..<30 {
+                _ = try await api.post("/v1/login/password", ["username": "nobody\(n)", "password": "wrong password"], client: nat)
+            }
+            #expect(
+                try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: nat).status == 429,
+                "guesses lock the address")
             #expect(try await api.login("alice", deviceID, phone, client: nat).status == 200, "a valid signature gets through")
         }
     }
@@ -829,7 +939,9 @@ struct NegativeCatalogueTests {
     @Test func wrongPasswordsFromAnywhereDoNotLockTheOwnerOutOfDeviceLogin() async throws {
         try await harness.test { api in
             let (_, deviceID) = try await alice(api)
-            for n in 0..<12 { _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)") }
+            for n in 0..<12 {
+                _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)")
+            }
             let slowed = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: "198.51.100.4")
             #expect(slowed.status == 429, "password login from a new address is slowed")
             #expect(try await api.login("alice", deviceID, phone).status == 200, "Face ID login is not")
@@ -842,13 +954,21 @@ struct NegativeCatalogueTests {
     @Test func aDeviceLoginMakesItsAddressKnownWithoutResettingThePasswordRun() async throws {
         try await harness.test { api in
             let (_, deviceID) = try await alice(api)
-            for n in 0..<10 { _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)") }
+            for n in 0..<10 {
+                _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)")
+            }
             let hotel = "198.51.100.80"
-            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: hotel).status == 429, "an unknown address waits")
+            #expect(
+                try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: hotel).status == 429,
+                "an unknown address waits")
             #expect(try await api.login("alice", deviceID, phone, client: hotel).status == 200)
             #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: hotel).status == 200)
-            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.50").status == 401)
-            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.51").status == 401)
+            #expect(
+                try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.50").status
+                    == 401)
+            #expect(
+                try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.51").status
+                    == 401)
         }
     }
 
@@ -861,10 +981,13 @@ struct NegativeCatalogueTests {
             var refusedStrangers = 0
             for round in 0..<40 {
                 for n in 0..<12 {
-                    let reply = try await api.post("/v1/login/password", ["username": "alice", "password": "guess \(round) \(n)"], client: "192.0.2.\(round)")
+                    let reply = try await api.post(
+                        "/v1/login/password", ["username": "alice", "password": "guess \(round) \(n)"], client: "192.0.2.\(round)")
                     if reply.status == 429 { refusedStrangers += 1 }
                 }
-                #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password]).status == 200, "round \(round)")
+                #expect(
+                    try await api.post("/v1/login/password", ["username": "alice", "password": API.password]).status == 200,
+                    "round \(round)")
                 harness.clock.advance(by: 600)
             }
             #expect(refusedStrangers > 0, "the strangers were refused")
@@ -880,12 +1003,17 @@ struct NegativeCatalogueTests {
             _ = try await alice(api)
             harness.clock.advance(by: 40)  // 40 s into a window of 300 s
             for _ in 0..<10 {
-                let reply = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.7")
+                let reply = try await api.post(
+                    "/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.7")
                 #expect(reply.status == 401, "\(reply.text)")
             }
             let refused = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: "192.0.2.7")
-            #expect(refused.status == 429 && refused.headers[.retryAfter] == "\(300 - Int(harness.clock.now().timeIntervalSince1970) % 300)", "\(refused.headers)")
-            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: "198.51.100.3").status == 200)
+            #expect(
+                refused.status == 429 && refused.headers[.retryAfter] == "\(300 - Int(harness.clock.now().timeIntervalSince1970) % 300)",
+                "\(refused.headers)")
+            #expect(
+                try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: "198.51.100.3").status
+                    == 200)
         }
     }
 
@@ -898,7 +1026,11 @@ struct NegativeCatalogueTests {
             _ = try await alice(api)
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for n in 0..<40 {
-                    group.addTask { try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password \(n)"], client: "192.0.2.\(n)").status }
+                    group.addTask {
+                        try await api.post(
+                            "/v1/login/password", ["username": "alice", "password": "wrong password \(n)"], client: "192.0.2.\(n)"
+                        ).status
+                    }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
@@ -944,16 +1076,27 @@ struct NegativeCatalogueTests {
         let harness = ServerHarness { $0.passwordRun = PasswordRunPolicy(threshold: 3, base: 100, cap: 10_000) }
         try await harness.test { api in
             _ = try await alice(api)
-            for n in 0..<2 { _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)") }
+            for n in 0..<2 {
+                _ = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)")
+            }
             #expect(try await api.post("/v1/login/password", ["username": "alice", "password": API.password]).status == 200)
-            for n in 0..<2 { #expect(try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)").status == 401) }
+            for n in 0..<2 {
+                #expect(
+                    try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)")
+                        .status == 401)
+            }
         }
     }
 
     @Test func guessingBearerTokensPaysTheRequestLimit() async throws {
         try await ServerHarness(configure: { $0.rateLimits.requestsPerClient = 20 }).test { api in
             var statuses: [Int] = []
-            for _ in 0..<25 { statuses.append(try await api.call(.get, "/v1/devices", token: Base64URL.encode(SecretBytes.random(count: 32).data), client: "198.51.100.9").status) }
+            for _ in 0..<25 {
+                statuses.append(
+                    try await api.call(
+                        .get, "/v1/devices", token: Base64URL.encode(SecretBytes.random(count: 32).data), client: "198.51.100.9"
+                    ).status)
+            }
             #expect(statuses.prefix(20).allSatisfy { $0 == 401 } && statuses.suffix(5).allSatisfy { $0 == 429 }, "\(statuses)")
         }
     }
@@ -962,11 +1105,14 @@ struct NegativeCatalogueTests {
         try await harness.test { api in
             let big = try await api.post("/v1/login/finish", raw: "{\"challengeId\":\"" + String(repeating: "A", count: 60_000) + "\"}")
             #expect(big.status == 413 && big["error"] == "payload_too_large" && big["field"] == "body")
-            let nested = try await api.post("/v1/login/finish", raw: String(repeating: "[", count: 5_000) + String(repeating: "]", count: 5_000))
+            let nested = try await api.post(
+                "/v1/login/finish", raw: String(repeating: "[", count: 5_000) + String(repeating: "]", count: 5_000))
             #expect(nested.status == 400 && nested["reason"] == "malformedJSON")
-            let deepObject = try await api.post("/v1/login/finish", raw: "{\"a\":" + String(repeating: "{\"a\":", count: 100) + "1" + String(repeating: "}", count: 101))
+            let deepObject = try await api.post(
+                "/v1/login/finish", raw: "{\"a\":" + String(repeating: "{\"a\":", count: 100) + "1" + String(repeating: "}", count: 101))
             #expect(deepObject.status == 400)
-            let longSignature = try await api.post("/v1/login/finish", ["challengeId": Base64URL.encode(Data(count: 16)), "signature": Base64URL.encode(Data(count: 4_000))])
+            let longSignature = try await api.post(
+                "/v1/login/finish", ["challengeId": Base64URL.encode(Data(count: 16)), "signature": Base64URL.encode(Data(count: 4_000))])
             #expect(longSignature.status == 400 && longSignature["field"] == "signature")
         }
     }
@@ -998,11 +1144,14 @@ struct NegativeCatalogueTests {
             let signer = BiometricSigner(platform: device.platform, tag: "login")
             let token = try await api.primarySession("alice")
             let key = try signer.createKey()
-            let challenge = try await api.post("/v1/devices/registration/challenge", ["name": "iPhone", "publicKey": Base64URL.encode(key.spkiRepresentation)], token: token)
+            let challenge = try await api.post(
+                "/v1/devices/registration/challenge", ["name": "iPhone", "publicKey": Base64URL.encode(key.spkiRepresentation)],
+                token: token)
             let envelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(challenge.text.utf8))
             let registration = try await signer.sign(envelope, prompt: Prompt(reason: "Enrol"))
             let enrolled = try await api.post(
-                "/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": Base64URL.encode(registration.derRepresentation)], token: token)
+                "/v1/devices/registration/finish",
+                ["challengeId": challenge["challengeId"], "signature": Base64URL.encode(registration.derRepresentation)], token: token)
             #expect(enrolled.status == 201)
 
             device.jailbreakHookEnabled = true
@@ -1011,7 +1160,9 @@ struct NegativeCatalogueTests {
             let loginEnvelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(login.text.utf8))
             let before = device.promptCount
             var refusal: BioAuthError?
-            do throws(BioAuthError) { _ = try await signer.sign(loginEnvelope, prompt: Prompt(reason: "Sign in")) } catch { refusal = error }
+            do throws(BioAuthError) { _ = try await signer.sign(loginEnvelope, prompt: Prompt(reason: "Sign in")) } catch {
+                refusal = error
+            }
             // The hook said yes; the enclave asked for itself and the stranger's face failed.
             #expect(refusal?.code == .authenticationFailed, "\(String(describing: refusal))")
             #expect(device.prompts.dropFirst(before).contains { $0.source == .secureEnclave })

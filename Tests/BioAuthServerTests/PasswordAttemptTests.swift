@@ -11,15 +11,19 @@ import Testing
     init() {
         let lockout = LockoutQuery(windowStart: t0, client: "192.0.2.1", clientLimit: 30)
         limits = PasswordAttemptLimits(
-            lockout: lockout, windowEnd: t0.addingTimeInterval(300), passwordsPerClient: 10, run: PasswordRunPolicy(threshold: 10, base: 60, cap: 3_600))
+            lockout: lockout, windowEnd: t0.addingTimeInterval(300), passwordsPerClient: 10,
+            run: PasswordRunPolicy(threshold: 10, base: 60, cap: 3_600))
     }
 
-    func decide(pair: Int = 0, client: Int = 0, run: (count: Int, last: Date)? = nil, known: Bool = false, at now: Date) -> PasswordAttempt {
+    func decide(pair: Int = 0, client: Int = 0, run: (count: Int, last: Date)? = nil, known: Bool = false, at now: Date) -> PasswordAttempt
+    {
         var counters: [FailureSubject: FailureCounter] = [:]
         if pair > 0 { counters[.password("alice", client: "192.0.2.1")] = FailureCounter(since: t0, count: pair) }
         if client > 0 { counters[.client("192.0.2.1")] = FailureCounter(since: t0, count: client) }
         if let run { counters[.passwordRun("alice")] = FailureCounter(since: run.last, count: run.count) }
-        return PasswordAttempt.decide(PasswordAttemptRows(user: nil, counters: counters, knownClient: known), user: "alice", limits: limits, now: now).verdict
+        return PasswordAttempt.decide(
+            PasswordAttemptRows(user: nil, counters: counters, knownClient: known), user: "alice", limits: limits, now: now
+        ).verdict
     }
 
     @Test func aCountedAttemptSetsThePairAndTheRunAndNothingElse() {

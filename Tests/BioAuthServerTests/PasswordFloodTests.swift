@@ -63,7 +63,12 @@ struct PasswordFloodTests {
             let flood = Task {
                 try await withThrowingTaskGroup(of: Int.self) { group in
                     for n in 0..<threads {
-                        group.addTask { try await api.post("/v1/login/password", ["username": "mallory\(n)", "password": "flood guess \(n)"], client: "198.51.100.\(n + 1)").status }
+                        group.addTask {
+                            try await api.post(
+                                "/v1/login/password", ["username": "mallory\(n)", "password": "flood guess \(n)"],
+                                client: "198.51.100.\(n + 1)"
+                            ).status
+                        }
                     }
                     return try await group.reduce(into: []) { $0.append($1) }
                 }
@@ -74,13 +79,16 @@ struct PasswordFloodTests {
             // More guesses find the anonymous lane full: 503 with a real wait, before anything is
             // written, each costing its sender ten requests of its thirty.
             for n in 0..<3 {
-                let shed = try await api.post("/v1/login/password", ["username": "mallory-late\(n)", "password": "flood guess"], client: "203.0.113.9")
+                let shed = try await api.post(
+                    "/v1/login/password", ["username": "mallory-late\(n)", "password": "flood guess"], client: "203.0.113.9")
                 #expect(shed.status == 503 && shed.json["error"] as? String == "unavailable", "\(shed.text)")
                 #expect(Int(shed.headers[HTTPField.Name("Retry-After")!] ?? "") ?? 0 >= 1)
             }
             #expect(try await api.call(.get, "/metrics").text.contains("bioauth_password_requests_shed_total 3"))
             let pair = FailureSubject.password("mallory-late0", client: "203.0.113.9")
-            let counted = try await harness.service.store.decide(locking: RowLocks(counters: [pair])) { rows in (rows.counters[pair], WritePlan()) }.verdict
+            let counted = try await harness.service.store.decide(locking: RowLocks(counters: [pair])) { rows in
+                (rows.counters[pair], WritePlan())
+            }.verdict
             #expect(counted == nil, "a guess shed before it was decided writes nothing")
             let spent = try await api.post("/v1/login/challenge", ["userId": "alice", "deviceId": deviceID], client: "203.0.113.9")
             #expect(spent.status == 429, "three shed guesses spent the sender's thirty requests: \(spent.status)")
@@ -94,8 +102,11 @@ struct PasswordFloodTests {
             #expect(try await flood.value == Array(repeating: 401, count: threads), "the held guesses finish and fail as usual")
             #expect(held.threadNames.withLock { $0 } == [PasswordHashPool.threadName], "every hash ran on the pool's own threads")
             #if os(Linux)
-                #expect(held.schedulingPolicies.withLock { $0 } == [5], "SCHED_IDLE: a waking request thread preempts a guess's hash at once")
-                #expect(held.otherPolicies.withLock { $0 } == [0], "the owner's hash runs at normal priority: no flood of cheap requests starves it")
+                #expect(
+                    held.schedulingPolicies.withLock { $0 } == [5], "SCHED_IDLE: a waking request thread preempts a guess's hash at once")
+                #expect(
+                    held.otherPolicies.withLock { $0 } == [0],
+                    "the owner's hash runs at normal priority: no flood of cheap requests starves it")
             #endif
         }
     }
@@ -115,7 +126,8 @@ struct PasswordFloodTests {
         }
         try await Task.sleep(for: .milliseconds(100))
         let queued: [(PasswordHashLane, String)] = [
-            (.anonymous, "a1"), (.anonymous, "a2"), (.existingUser, "e1"), (.existingUser, "e2"), (.existingUser, "e3"), (.existingUser, "e4"),
+            (.anonymous, "a1"), (.anonymous, "a2"), (.existingUser, "e1"), (.existingUser, "e2"), (.existingUser, "e3"),
+            (.existingUser, "e4"),
             (.proven, "p1"),
         ]
         var tasks: [Task<Void, any Error>] = []
@@ -177,7 +189,8 @@ struct PasswordFloodTests {
         let third = pool.reserve(.proven)
         let held = !first.isNone && !second.isNone && !third.isNone
         #expect(held)
-        #expect((4...6).contains(pool.retryAfter(.proven)), "three waiting hashes of about 1.2 s on one thread: \(pool.retryAfter(.proven)) s")
+        #expect(
+            (4...6).contains(pool.retryAfter(.proven)), "three waiting hashes of about 1.2 s on one thread: \(pool.retryAfter(.proven)) s")
     }
 
     @Test func hashingThreadsStartWithWorkAndEndWhenIdle() async throws {

@@ -23,8 +23,11 @@ struct PasswordHashingTests {
         _ = try await current.passwordLogin(username: "alice", password: "correct horse battery", request: RequestInfo())
         let after = try #require(try await store.passwordLoginState(username: "alice", lockout: lockout).user)
         #expect(after.passwordRounds == 2_000 && after.passwordHash != before.passwordHash && after.passwordSalt != before.passwordSalt)
-        _ = try await current.passwordLogin(username: "alice", password: "correct horse battery", request: RequestInfo())  // the new hash verifies
-        await #expect(throws: ServerError.self) { try await current.passwordLogin(username: "alice", password: "wrong horse battery", request: RequestInfo()) }
+        // the new hash verifies
+        _ = try await current.passwordLogin(username: "alice", password: "correct horse battery", request: RequestInfo())
+        await #expect(throws: ServerError.self) {
+            try await current.passwordLogin(username: "alice", password: "wrong horse battery", request: RequestInfo())
+        }
         #expect(try await store.passwordLoginState(username: "alice", lockout: lockout).user == after, "a failed login changes nothing")
     }
 

@@ -35,7 +35,8 @@ struct PostgresIssuedChallengesTests {
         issued.remember(recent, device: nil)
         #expect(issued.count == 2)
         issued.remember(challenge(at: t0.addingTimeInterval(61)), device: nil)
-        #expect(issued.count == 2 && issued.take(old.id) == nil && issued.take(recent.id) != nil, "only what expired before the newest is gone")
+        #expect(
+            issued.count == 2 && issued.take(old.id) == nil && issued.take(recent.id) != nil, "only what expired before the newest is gone")
     }
 
     @Test func pastItsCapacityNothingMoreIsRememberedUntilSomeExpire() {

@@ -23,7 +23,8 @@ struct PostgresStatementTests {
 
     @Test func theChallengesInsertBindsEveryParameterItNumbers() throws {
         let challenge = ChallengeRecord(
-            id: Data(count: 16), binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1", nonce: Data(count: 32), createdAt: Self.at,
+            id: Data(count: 16), binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1", nonce: Data(count: 32),
+            createdAt: Self.at,
             expiresAt: Self.at.addingTimeInterval(60))
         let lockout = LockoutQuery(windowStart: Self.at, client: "203.0.113.7", clientLimit: 20)
         let statement = try #require(IssueChallengeStatement(.issueChallenge(challenge, lockout: lockout)))
@@ -36,7 +37,8 @@ struct PostgresStatementTests {
         let session = SessionRecord(
             id: "s1", tokenHash: TokenHash(of: Data("token".utf8)), userID: "alice", deviceID: "d1", kind: .device, createdAt: Self.at,
             expiresAt: Self.at.addingTimeInterval(3600))
-        var plan = WritePlan.login(session, from: "203.0.113.7", audit: AuditEvent(at: Self.at, kind: .loginSucceeded, userID: "alice")).publishing([])
+        var plan = WritePlan.login(session, from: "203.0.113.7", audit: AuditEvent(at: Self.at, kind: .loginSucceeded, userID: "alice"))
+            .publishing([])
         plan.require(.activeDeviceKey(id: "d1", userID: "alice", publicKey: Data([4])))
         let lockout = LockoutQuery(windowStart: Self.at, client: "203.0.113.7", clientLimit: 20)
         let statement = try #require(FinishDeviceLogin(challengeID: Data(count: 16), lockout: lockout, plan: plan))

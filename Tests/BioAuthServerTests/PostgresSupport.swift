@@ -31,7 +31,9 @@ enum PostgresTestServer {
         let name = "bioauth_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         let logger = Logger(label: "postgres-test")
         let connection = try await PostgresConnection.connect(
-            configuration: .init(host: admin.host, port: admin.port, username: admin.username, password: admin.password, database: admin.database, tls: .disable),
+            configuration: .init(
+                host: admin.host, port: admin.port, username: admin.username, password: admin.password, database: admin.database,
+                tls: .disable),
             id: 1, logger: logger)
         do {
             try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
@@ -49,7 +51,9 @@ enum PostgresTestServer {
     /// parallel suites (server processes, CLI runs) can keep the cooperative pool busy for tens of
     /// seconds, and a timeout here would measure the machine, not the store (a lost database's
     /// 503 has its own test).
-    static func freshStore(options: PostgresStore.Options = PostgresStore.Options(tls: .disable, poolSize: 10, operationTimeout: .seconds(120))) async throws -> PostgresStore {
+    static func freshStore(
+        options: PostgresStore.Options = PostgresStore.Options(tls: .disable, poolSize: 10, operationTimeout: .seconds(120))
+    ) async throws -> PostgresStore {
         try await PostgresStore.open(try #require(PostgresStore.Location(url: try await freshDatabaseURL())), options: options)
     }
 
@@ -58,7 +62,9 @@ enum PostgresTestServer {
         let location = try #require(PostgresStore.Location(url: url))
         let logger = Logger(label: "postgres-test")
         let connection = try await PostgresConnection.connect(
-            configuration: .init(host: location.host, port: location.port, username: location.username, password: location.password, database: location.database, tls: .disable),
+            configuration: .init(
+                host: location.host, port: location.port, username: location.username, password: location.password,
+                database: location.database, tls: .disable),
             id: 2, logger: logger)
         defer { Task { try? await connection.close() } }
         return try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect()
@@ -73,7 +79,9 @@ enum PostgresTestServer {
         let logger = Logger(label: "postgres-test")
         let connection = try PostgresConnection.connect(
             on: MultiThreadedEventLoopGroup.singleton.any(),
-            configuration: .init(host: location.host, port: location.port, username: location.username, password: location.password, database: location.database, tls: .disable),
+            configuration: .init(
+                host: location.host, port: location.port, username: location.username, password: location.password,
+                database: location.database, tls: .disable),
             id: 3, logger: logger
         ).wait()
         defer { try? connection.close().wait() }

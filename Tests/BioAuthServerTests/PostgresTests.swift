@@ -37,19 +37,24 @@ struct PostgresTests {
         let url = try await PostgresTestServer.freshDatabaseURL()
         let location = try #require(PostgresStore.Location(url: url))
         // No login events queued, as a deployment without webhooks runs: the login's one-statement writes.
-        let harness = ServerHarness(store: try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 4))) { $0.publishedEvents = [] }
+        let harness = ServerHarness(store: try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 4))) {
+            $0.publishedEvents = []
+        }
         try await harness.test { api in
             let device = SoftwareDevice()
             let id = try await api.enrol(device, token: try await api.primarySession())
             let challenge = try await api.loginChallenge("alice", id)
             let logger = Logger(label: "postgres-test")
             let revocation = try await PostgresConnection.connect(
-                configuration: .init(host: location.host, port: location.port, username: location.username, password: location.password, database: location.database, tls: .disable),
+                configuration: .init(
+                    host: location.host, port: location.port, username: location.username, password: location.password,
+                    database: location.database, tls: .disable),
                 id: 3, logger: logger)
             let at = Date()
             try await revocation.query("BEGIN", logger: logger)
             try await revocation.query("UPDATE devices SET revoked_at = \(at) WHERE id = \(id)", logger: logger)
-            try await revocation.query("UPDATE sessions SET revoked_at = \(at) WHERE device_id = \(id) AND revoked_at IS NULL", logger: logger)
+            try await revocation.query(
+                "UPDATE sessions SET revoked_at = \(at) WHERE device_id = \(id) AND revoked_at IS NULL", logger: logger)
             async let finished = api.finish(challenge, signature: try device.sign(challenge))
             // The login has read the device (still active for it) and now waits for the row.
             var waiting = 0
@@ -57,7 +62,8 @@ struct PostgresTests {
                 try await Task.sleep(for: .milliseconds(20))
                 waiting =
                     try await revocation.query(
-                        "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()", logger: logger
+                        "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+                        logger: logger
                     ).collect().first?.decode(Int.self) ?? 0
             }
             try await revocation.query("COMMIT", logger: logger)
@@ -65,7 +71,8 @@ struct PostgresTests {
             try await revocation.close()
             #expect(waiting == 1, "the login never waited for the revocation's row lock")
             #expect(reply.isUniformFailure, "\(reply.status) \(reply.text)")
-            let live = try await PostgresTestServer.execute("SELECT count(*)::int FROM sessions WHERE device_id = '\(id)' AND revoked_at IS NULL", on: url)
+            let live = try await PostgresTestServer.execute(
+                "SELECT count(*)::int FROM sessions WHERE device_id = '\(id)' AND revoked_at IS NULL", on: url)
             #expect(try live.first?.decode(Int.self) == 0)
             let last = try await harness.service.store.auditEvents(userID: "alice", limit: 1).first
             #expect(last?.kind == .loginFailed && last?.reason == "revokedDevice")
@@ -86,25 +93,31 @@ struct PostgresTests {
         let lockout = LockoutQuery(windowStart: at, client: "203.0.113.9", clientLimit: 3)
         enum Change: Sendable { case none, challengeTaken, lockedOut, deviceRevoked }
         enum Seen: Sendable, Equatable { case challenge, noChallenge, lockedOut, revokedDevice }
-        func login(_ change: Change, finishingOn finishing: PostgresStore) async throws -> (seen: [Seen], outcome: PlanOutcome, session: SessionRecord) {
+        func login(_ change: Change, finishingOn finishing: PostgresStore) async throws -> (
+            seen: [Seen], outcome: PlanOutcome, session: SessionRecord
+        ) {
             let record = ChallengeRecord(
                 id: SecretBytes.random(count: 16).data, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
                 nonce: SecretBytes.random(count: 32).data, createdAt: at, expiresAt: at.addingTimeInterval(60))
             #expect(try await store.apply(.issueChallenge(record, lockout: lockout)).wasApplied)
             let session = SessionRecord(
-                id: .random(), tokenHash: TokenHash(ofText: UUID().uuidString), userID: "alice", deviceID: "d1", kind: .device, createdAt: at,
+                id: .random(), tokenHash: TokenHash(ofText: UUID().uuidString), userID: "alice", deviceID: "d1", kind: .device,
+                createdAt: at,
                 expiresAt: at.addingTimeInterval(600))
             let seen = Mutex<[Seen]>([])
             let (_, outcome) = try await finishing.consumeChallenge(id: record.id, lockout: lockout) { taken in
                 let first = seen.withLock { seen in
-                    seen.append(taken == nil ? .noChallenge : taken!.lockedOut ? .lockedOut : taken!.device?.revokedAt != nil ? .revokedDevice : .challenge)
+                    seen.append(
+                        taken == nil
+                            ? .noChallenge : taken!.lockedOut ? .lockedOut : taken!.device?.revokedAt != nil ? .revokedDevice : .challenge)
                     return seen.count == 1
                 }
                 if first {
                     let sql =
                         switch change {
                         case .none: ""
-                        case .challengeTaken: "DELETE FROM challenges WHERE id = '\\x\(record.id.map { String(format: "%02x", $0) }.joined())'"
+                        case .challengeTaken:
+                            "DELETE FROM challenges WHERE id = '\\x\(record.id.map { String(format: "%02x", $0) }.joined())'"
                         case .lockedOut:
                             "INSERT INTO counters (key, window_start, count) VALUES ('\(FailureSubject.client(lockout.client).storageKey)', '2026-01-01T00:00:00Z', 3)"
                         case .deviceRevoked: "UPDATE devices SET revoked_at = now() WHERE id = 'd1'"
@@ -112,7 +125,8 @@ struct PostgresTests {
                     if !sql.isEmpty { _ = try? PostgresTestServer.executeBlocking(sql, on: url) }
                 }
                 guard let taken, !taken.lockedOut else { return ((), .events([])) }
-                var plan = WritePlan.login(session, from: "203.0.113.9", audit: AuditEvent(at: at, kind: .loginSucceeded, userID: "alice", deviceID: "d1"))
+                var plan = WritePlan.login(
+                    session, from: "203.0.113.9", audit: AuditEvent(at: at, kind: .loginSucceeded, userID: "alice", deviceID: "d1"))
                 plan.require(.activeDeviceKey(id: "d1", userID: "alice", publicKey: taken.device?.publicKey ?? Data()))
                 return ((), plan.publishing([]))
             }
@@ -123,10 +137,12 @@ struct PostgresTests {
                 "INSERT INTO devices (id, user_id, name, public_key, created_at) VALUES ('d1', 'alice', 'Phone', '\\x04', now()) ON CONFLICT (id) DO UPDATE SET revoked_at = NULL",
                 on: url)
             let unchanged = try await login(.none, finishingOn: finishing)
-            #expect(unchanged.seen == [.challenge] && unchanged.outcome.wasApplied, "\(instance): decided once, written by the one statement")
+            #expect(
+                unchanged.seen == [.challenge] && unchanged.outcome.wasApplied, "\(instance): decided once, written by the one statement")
             #expect(try await store.session(tokenHash: unchanged.session.tokenHash) != nil)
             let taken = try await login(.challengeTaken, finishingOn: finishing)
-            #expect(taken.seen == [.challenge, .noChallenge], "\(instance): the challenge gone: decided again on what the transaction took")
+            #expect(
+                taken.seen == [.challenge, .noChallenge], "\(instance): the challenge gone: decided again on what the transaction took")
             #expect(try await store.session(tokenHash: taken.session.tokenHash) == nil)
             let locked = try await login(.lockedOut, finishingOn: finishing)
             #expect(locked.seen == [.challenge, .lockedOut], "\(instance): the address locked out since: decided again")
@@ -134,9 +150,12 @@ struct PostgresTests {
             _ = try await PostgresTestServer.execute("DELETE FROM counters", on: url)
             let revoked = try await login(.deviceRevoked, finishingOn: finishing)
             #expect(revoked.seen == [.challenge, .revokedDevice], "\(instance): the device revoked since: decided again on its row")
-            #expect(revoked.outcome.refusal == .activeDeviceKey(id: "d1", userID: "alice", publicKey: Data([4])), "this test's plan still asks for the old key")
+            #expect(
+                revoked.outcome.refusal == .activeDeviceKey(id: "d1", userID: "alice", publicKey: Data([4])),
+                "this test's plan still asks for the old key")
             #expect(try await store.session(tokenHash: revoked.session.tokenHash) == nil)
-            #expect(try await PostgresTestServer.execute("SELECT 1 FROM challenges", on: url).isEmpty, "\(instance): every challenge was spent")
+            #expect(
+                try await PostgresTestServer.execute("SELECT 1 FROM challenges", on: url).isEmpty, "\(instance): every challenge was spent")
         }
         // The issuing instance still remembers the four finished elsewhere, until they expire: an
         // out-of-date entry, which the statement would refuse.
@@ -171,7 +190,9 @@ struct PostgresTests {
             try await group.waitForAll()
         }
         try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2)).close()
-        let versions = try await PostgresTestServer.execute("SELECT version FROM bioauth_migrations ORDER BY version", on: url).map { try $0.decode(Int.self) }
+        let versions = try await PostgresTestServer.execute("SELECT version FROM bioauth_migrations ORDER BY version", on: url).map {
+            try $0.decode(Int.self)
+        }
         #expect(versions == Array(1...Schema.migrations.count))
     }
 
@@ -191,7 +212,9 @@ struct PostgresTests {
         #expect(try unlogged.map { try $0.decode(String.self) } == ["challenges"])
         _ = try await PostgresTestServer.execute(
             "INSERT INTO bioauth_migrations (version, name, applied_at) VALUES (99, 'Sessions carry a device attestation', now())", on: url)
-        let error = await #expect(throws: StoreError.self) { try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2)) }
+        let error = await #expect(throws: StoreError.self) {
+            try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2))
+        }
         #expect(error?.code == .schemaTooNew)
     }
 
@@ -204,9 +227,11 @@ struct PostgresTests {
         let waiter = try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2, lockTimeout: .milliseconds(100)))
         let t0 = Date(timeIntervalSince1970: 1_800_000_000)
         let request = EnrolmentRequestRecord(
-            id: "r1", userID: "alice", deviceID: "d1", name: "Pad", publicKey: Data(repeating: 1, count: 91), replacing: false, sessionID: "s",
+            id: "r1", userID: "alice", deviceID: "d1", name: "Pad", publicKey: Data(repeating: 1, count: 91), replacing: false,
+            sessionID: "s",
             createdAt: t0, expiresAt: t0.addingTimeInterval(900))
-        #expect(try await holder.requestEnrolment(request, maxPending: 5, now: t0, audit: AuditEvent(at: t0, kind: .enrolmentRequested)) == nil)
+        #expect(
+            try await holder.requestEnrolment(request, maxPending: 5, now: t0, audit: AuditEvent(at: t0, kind: .enrolmentRequested)) == nil)
         let locked = Task {
             // Holds the request's row for a second inside its transaction.
             try await holder.decide(locking: RowLocks(enrolmentRequest: "r1")) { _ in
@@ -216,7 +241,8 @@ struct PostgresTests {
         }
         try await Task.sleep(for: .milliseconds(300))
         await #expect(throws: StoreError(.unavailable, detail: "postgres 55P03")) {
-            try await waiter.cancelEnrolmentRequest(id: "r1", userID: "alice", now: t0, audit: AuditEvent(at: t0, kind: .enrolmentRequestEnded))
+            try await waiter.cancelEnrolmentRequest(
+                id: "r1", userID: "alice", now: t0, audit: AuditEvent(at: t0, kind: .enrolmentRequestEnded))
         }
         _ = try await locked.value
         try await holder.close()
@@ -231,12 +257,15 @@ struct PostgresTests {
             "INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at) VALUES ('\\x01', 3, 'rp', 'u', 'd', '\\x02', now(), now())",
             on: url)
         _ = try await PostgresTestServer.execute(
-            "INSERT INTO sessions (token_hash, id, user_id, kind, created_at, expires_at) VALUES ('\\x03', 's', 'u', 'admin', now(), now())", on: url)
+            "INSERT INTO sessions (token_hash, id, user_id, kind, created_at, expires_at) VALUES ('\\x03', 's', 'u', 'admin', now(), now())",
+            on: url)
         let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 1)
         await #expect(throws: StoreError(.corruptRow, detail: "challenges.operation_hash")) {
             try await store.consumeChallenge(id: Data([1]), lockout: lockout) { _ in ((), WritePlan()) }
         }
-        await #expect(throws: StoreError(.corruptRow, detail: "sessions.kind")) { try await store.session(tokenHash: TokenHash(digest: Data([3]))) }
+        await #expect(throws: StoreError(.corruptRow, detail: "sessions.kind")) {
+            try await store.session(tokenHash: TokenHash(digest: Data([3])))
+        }
         try await store.close()
     }
 
@@ -289,11 +318,13 @@ struct PostgresTests {
         try await Cluster.with { cluster in
             let device = try await cluster.enrol(user: "alice", on: 0)
             for attempt in 0..<30 {
-                let guess = try await cluster.client(attempt % 3).post("/v1/login/password", ["username": "nobody\(attempt)", "password": "wrong password"])
+                let guess = try await cluster.client(attempt % 3).post(
+                    "/v1/login/password", ["username": "nobody\(attempt)", "password": "wrong password"])
                 #expect(guess.status == 401, "attempt \(attempt)")
             }
             for index in 0..<3 {
-                let refused = try await cluster.client(index).post("/v1/login/password", ["username": "alice", "password": Cluster.password])
+                let refused = try await cluster.client(index).post(
+                    "/v1/login/password", ["username": "alice", "password": Cluster.password])
                 #expect(refused.status == 429 && refused.retryAfter != nil, "instance \(index) answered \(refused.status)")
                 _ = try await cluster.login(device, on: index)
             }
@@ -328,8 +359,11 @@ struct PostgresTests {
             #expect(try await cluster.client(0).post("/v1/logout", [:], token: first).status == 204)
             for index in 1..<3 { #expect(try await cluster.client(index).get("/v1/devices", token: first).status == 401) }
             #expect(try await cluster.client(2).get("/v1/devices", token: second).status == 200)
-            let primary = try await cluster.client(1).post("/v1/login/password", ["username": "alice", "password": Cluster.password])["token"]
-            #expect(try await cluster.client(1).delete("/v1/devices/\(device.id)", token: primary).status == 403, "a password never removes a device")
+            let primary = try await cluster.client(1).post("/v1/login/password", ["username": "alice", "password": Cluster.password])[
+                "token"]
+            #expect(
+                try await cluster.client(1).delete("/v1/devices/\(device.id)", token: primary).status == 403,
+                "a password never removes a device")
             let third = try await cluster.login(device, on: 1)
             #expect(try await cluster.client(1).delete("/v1/devices/\(device.id)", token: third).status == 204)
             for index in [0, 2] { #expect(try await cluster.client(index).get("/v1/devices", token: second).status == 401) }
@@ -438,7 +472,8 @@ struct Cluster: Sendable {
         _ = try await http.post("/v1/users", ["username": user, "password": Self.password])
         let token = try await http.post("/v1/login/password", ["username": user, "password": Self.password])["token"]
         var device = ClusterDevice(id: "")
-        let challenge = try await http.post("/v1/devices/registration/challenge", ["name": "Phone", "publicKey": device.publicKey], token: token)
+        let challenge = try await http.post(
+            "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": device.publicKey], token: token)
         let finish = try await http.post("/v1/devices/registration/finish", try device.answer(challenge), token: token)
         try #require(finish.status == 201)
         device.id = finish["id"]

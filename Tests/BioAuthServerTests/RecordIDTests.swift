@@ -22,9 +22,11 @@ struct RecordIDTests {
     /// description, `dump()` and Mirror.
     @Test func userAndChallengeRecordsShowNoSecretBytes() {
         let secret = Data("0123456789abcdef0123456789abcdef".utf8)
-        let user = UserRecord(id: "alice", passwordSalt: secret, passwordRounds: 7, passwordHash: secret, createdAt: Date(timeIntervalSince1970: 0))
+        let user = UserRecord(
+            id: "alice", passwordSalt: secret, passwordRounds: 7, passwordHash: secret, createdAt: Date(timeIntervalSince1970: 0))
         let challenge = ChallengeRecord(
-            id: secret, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1", nonce: secret, createdAt: Date(timeIntervalSince1970: 0),
+            id: secret, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1", nonce: secret,
+            createdAt: Date(timeIntervalSince1970: 0),
             expiresAt: Date(timeIntervalSince1970: 60))
         for value in [user as Any, challenge as Any] {
             var dumped = ""
@@ -40,7 +42,8 @@ struct RecordIDTests {
     @Test func anEnrolmentRequestShowsNoApprovalHashOrBindingCode() throws {
         let code = BindingCode.random()
         let request = EnrolmentRequestRecord(
-            id: "r1", userID: "alice", deviceID: "d2", name: "Pad", publicKey: Data(repeating: 1, count: 91), replacing: false, sessionID: "s1",
+            id: "r1", userID: "alice", deviceID: "d2", name: "Pad", publicKey: Data(repeating: 1, count: 91), replacing: false,
+            sessionID: "s1",
             createdAt: Date(timeIntervalSince1970: 0), expiresAt: Date(timeIntervalSince1970: 900)
         ).bound(to: code)
         let digest = try #require(request.approvalHash).digest
@@ -48,7 +51,8 @@ struct RecordIDTests {
             var dumped = ""
             dump(value, to: &dumped)
             let shown = ["\(value)", String(reflecting: value), dumped].joined()
-            #expect(!shown.contains("bytes: 32 elements") && !shown.contains(digest.map { String(format: "%02x", $0) }.joined()), "\(shown)")
+            #expect(
+                !shown.contains("bytes: 32 elements") && !shown.contains(digest.map { String(format: "%02x", $0) }.joined()), "\(shown)")
             #expect(!shown.contains(code.text) && !shown.contains(code.text.replacingOccurrences(of: "-", with: "")), "\(shown)")
         }
     }

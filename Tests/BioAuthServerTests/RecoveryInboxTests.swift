@@ -10,9 +10,12 @@ struct RecoveryInboxTests {
         let inbox = root.appendingPathComponent("recovery")
         let channel = DirectoryRecoveryChannel(directory: inbox)
         let request = EnrolmentRequestRecord(
-            id: "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", userID: "alice", deviceID: "d2", name: "Pad", publicKey: Data(repeating: 1, count: 91),
+            id: "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", userID: "alice", deviceID: "d2", name: "Pad",
+            publicKey: Data(repeating: 1, count: 91),
             replacing: false, sessionID: "s1", createdAt: Date(timeIntervalSince1970: 0), expiresAt: Date(timeIntervalSince1970: 900))
-        func permissions(_ url: URL) throws -> Int? { try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int }
+        func permissions(_ url: URL) throws -> Int? {
+            try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int
+        }
         for _ in 0..<2 {  // a second code for the request replaces the first, still owner-only
             let code = RecoveryCode.random()
             try await channel.deliver(RecoveryMessage(code, for: request))

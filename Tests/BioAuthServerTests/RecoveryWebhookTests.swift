@@ -43,7 +43,8 @@ struct RecoveryWebhookTests {
             logger.logLevel = .critical
             let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
             let app = Application(
-                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) },
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) },
                 logger: logger)
             let group = ServiceGroup(services: [app], logger: logger)
             let task = Task { try await group.run() }
@@ -87,11 +88,15 @@ struct RecoveryWebhookTests {
             #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recovery-code", token: primary).status == 204)
 
             let delivery = try #require(backend.deliveries.withLock { $0 }.last)
-            #expect(delivery.type == "recovery.code" && delivery.userId == "alice" && delivery.requestId == request["id"] && !delivery.replacing)
+            #expect(
+                delivery.type == "recovery.code" && delivery.userId == "alice" && delivery.requestId == request["id"] && !delivery.replacing
+            )
             #expect(delivery.keyFingerprint == DevicePublicKey.fingerprint(spki: Base64URL.decode(pad.spki)!))
             #expect(delivery.text.contains(delivery.code) && !delivery.text.contains("Pad"), "the text holds nothing the requester chose")
             #expect(!"\(delivery)".contains(delivery.code))
-            #expect(try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": delivery.code], token: primary).status == 204)
+            #expect(
+                try await api.post("/v1/enrolment-requests/\(request["id"])/recover", ["code": delivery.code], token: primary).status == 204
+            )
             let padID = try await api.enrol(pad, token: primary, name: "Pad", request: request["id"])
             #expect(padID == request["deviceId"])
             #expect(backend.badSignatures.withLock { $0 } == 0)

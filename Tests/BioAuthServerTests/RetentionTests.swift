@@ -56,7 +56,9 @@ struct RetentionTests {
         // The eight addresses' request windows, one row each; forgeries are counted against nobody.
         #expect(swept.auditRows == rows.count && swept.counters <= 8, "forgeries are counted against nobody: \(swept)")
         try await store.close()
-        print("flood: \(requests) bad requests → \(rows.count) audit rows; database \(during.database) bytes, WAL \(during.wal) bytes; \(bytes("")) bytes after the sweep and close")
+        print(
+            "flood: \(requests) bad requests → \(rows.count) audit rows; database \(during.database) bytes, WAL \(during.wal) bytes; \(bytes("")) bytes after the sweep and close"
+        )
         #expect(bytes("") < 1_000_000)
     }
 }

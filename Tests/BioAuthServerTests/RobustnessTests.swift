@@ -24,7 +24,9 @@ struct SplitMix64: RandomNumberGenerator {
 struct RobustnessTests {
     /// 10 000 random and mutated requests: never a 5xx, never a crash.
     @Test func tenThousandRandomAndMutatedRequestsNeverCauseA500() async throws {
-        let harness = ServerHarness(store: try await SQLiteStore.open(path: temporaryDatabasePath())) { $0.rateLimits.requestsPerClient = 1_000_000 }
+        let harness = ServerHarness(store: try await SQLiteStore.open(path: temporaryDatabasePath())) {
+            $0.rateLimits.requestsPerClient = 1_000_000
+        }
         try await harness.test { api in
             let token = try await api.primarySession("alice")
             let phone = SoftwareDevice()
@@ -40,7 +42,10 @@ struct RobustnessTests {
                 (.post, "/v1/devices/registration/finish", #"{"challengeId":"AAAAAAAAAAAAAAAAAAAAAA","signature":"MEUCIQ"}"#),
                 (.post, "/v1/step-up/challenge", #"{"deviceId":"\#(deviceID)","operation":"b3A"}"#),
                 (.post, "/v1/step-up/finish", #"{"challengeId":"AAAAAAAAAAAAAAAAAAAAAA","signature":"MEUCIQ"}"#),
-                (.post, "/v1/backend/approvals/redeem", #"{"approval":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","operation":"b3A","userId":"alice"}"#),
+                (
+                    .post, "/v1/backend/approvals/redeem",
+                    #"{"approval":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","operation":"b3A","userId":"alice"}"#
+                ),
                 (.post, "/v1/backend/enrolment-grants", #"{"userId":"carol"}"#),
                 (.post, "/v1/token/refresh", #"{"refreshToken":"\#(Base64URL.encode(Data(count: 32)))"}"#),
                 (.post, "/v1/introspect", #"{"token":"eyJhbGciOiJFUzI1NiJ9.e30.AAAA"}"#),
@@ -58,17 +63,26 @@ struct RobustnessTests {
                 let (method, path, body) = valid[Int.random(in: 0..<valid.count, using: &rng)]
                 var bytes = Array(body.utf8)
                 switch Int.random(in: 0..<6, using: &rng) {
-                case 0: for _ in 0..<Int.random(in: 1...4, using: &rng) where !bytes.isEmpty { bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
+                case 0:
+                    for _ in 0..<Int.random(in: 1...4, using: &rng) where !bytes.isEmpty {
+                        bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+                    }
                 case 1: bytes = Array(bytes.prefix(Int.random(in: 0...bytes.count, using: &rng)))
-                case 2: bytes.insert(contentsOf: fragments.randomElement(using: &rng)!.utf8, at: bytes.isEmpty ? 0 : Int.random(in: 0..<bytes.count, using: &rng))
+                case 2:
+                    bytes.insert(
+                        contentsOf: fragments.randomElement(using: &rng)!.utf8,
+                        at: bytes.isEmpty ? 0 : Int.random(in: 0..<bytes.count, using: &rng))
                 case 3: bytes = (0..<Int.random(in: 0...64, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
                 case 4: break  // the valid request itself
-                default: bytes = Array(body.replacingOccurrences(of: "\"alice\"", with: "\"\(fragments.randomElement(using: &rng)!)\"").utf8)
+                default:
+                    bytes = Array(body.replacingOccurrences(of: "\"alice\"", with: "\"\(fragments.randomElement(using: &rng)!)\"").utf8)
                 }
                 // A backend route mostly gets the API key; others a session, garbage or nothing.
-                let credential = path.hasPrefix("/v1/backend/") || path == "/v1/introspect" ? api.apiKey : (Bool.random(using: &rng) ? session : token)
+                let credential =
+                    path.hasPrefix("/v1/backend/") || path == "/v1/introspect" ? api.apiKey : (Bool.random(using: &rng) ? session : token)
                 let useToken = Bool.random(using: &rng) ? credential : (Bool.random(using: &rng) ? "garbage" : nil)
-                let reply = try await api.call(method, path, raw: String(decoding: bytes, as: UTF8.self), token: useToken, client: "198.51.100.\(index % 200)")
+                let reply = try await api.call(
+                    method, path, raw: String(decoding: bytes, as: UTF8.self), token: useToken, client: "198.51.100.\(index % 200)")
                 statuses[reply.status, default: 0] += 1
                 #expect(reply.status < 500, "request \(index): \(method) \(path) → \(reply.status)")
             }
@@ -87,7 +101,9 @@ struct RobustnessTests {
             let challenge = try await api.loginChallenge("alice", deviceID)
             let signature = try phone.sign(challenge)
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for index in 0..<200 { group.addTask { try await api.finish(challenge, signature: signature, client: "198.51.100.\(index)").status } }
+                for index in 0..<200 {
+                    group.addTask { try await api.finish(challenge, signature: signature, client: "198.51.100.\(index)").status }
+                }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
             #expect(statuses.filter { $0 == 200 }.count == 1)
@@ -145,7 +161,8 @@ struct RobustnessTests {
             replies.append(try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password 1"]))
             // A password typed into the username field: an unknown user that must not be written down.
             scanner.add("Tr0ub4dor&3x", label: "password typed as a username")
-            replies.append(try await api.post("/v1/login/password", ["username": "Tr0ub4dor&3x", "password": "Tr0ub4dor&3x is the password"]))
+            replies.append(
+                try await api.post("/v1/login/password", ["username": "Tr0ub4dor&3x", "password": "Tr0ub4dor&3x is the password"]))
             scanner.add("Tr0ub4dor&3x is the password", label: "its password field")
             replies.append(try await api.call(.get, "/v1/devices", token: token + "x"))
             let stepUp = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": "b3A"], token: token)

@@ -24,7 +24,9 @@ struct SchemaTests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-schema-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         try await SQLiteStore.open(path: path).close()
-        _ = try await withRawSQLite(path) { raw in try await raw.query("INSERT INTO migrations (name, applied_at) VALUES ('Sessions carry a device attestation', 0)") }
+        _ = try await withRawSQLite(path) { raw in
+            try await raw.query("INSERT INTO migrations (name, applied_at) VALUES ('Sessions carry a device attestation', 0)")
+        }
 
         let error = await #expect(throws: StoreError.self) { try await SQLiteStore.open(path: path) }
         #expect(error?.code == .schemaTooNew)
@@ -34,7 +36,9 @@ struct SchemaTests {
     /// Only failures' audit rows enter the index that merging repeats reads, and the merging query
     /// uses it: its condition is the index's predicate word for word.
     @Test func onlyFailuresAreIndexedForMergingAndTheMergeUsesThatIndex() async throws {
-        #expect(Set(Schema.mergedAuditKinds) == Set(AuditKind.failures.map(\.description)), "a new failure kind needs a migration that rebuilds audit_repeat")
+        #expect(
+            Set(Schema.mergedAuditKinds) == Set(AuditKind.failures.map(\.description)),
+            "a new failure kind needs a migration that rebuilds audit_repeat")
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-schema-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         try await SQLiteStore.open(path: path).close()
@@ -42,8 +46,11 @@ struct SchemaTests {
             let plan = try await raw.query(
                 "EXPLAIN QUERY PLAN SELECT seq FROM audit WHERE \(Schema.mergedAuditKindsCondition) AND client IS ? AND kind = ? AND at >= ? ORDER BY seq DESC LIMIT 1",
                 [.text("203.0.113.9"), .text("login.failed"), .float(0)])
-            #expect(plan.map { $0.column("detail")?.string ?? "" }.contains { $0.contains("audit_repeat") }, "\(plan.map { $0.column("detail")?.string ?? "" })")
-            let definition = try await raw.query("SELECT sql FROM sqlite_master WHERE name = 'audit_repeat'").first?.column("sql")?.string ?? ""
+            #expect(
+                plan.map { $0.column("detail")?.string ?? "" }.contains { $0.contains("audit_repeat") },
+                "\(plan.map { $0.column("detail")?.string ?? "" })")
+            let definition =
+                try await raw.query("SELECT sql FROM sqlite_master WHERE name = 'audit_repeat'").first?.column("sql")?.string ?? ""
             #expect(definition.hasSuffix("WHERE \(Schema.mergedAuditKindsCondition)"), "\(definition)")
         }
     }
@@ -54,7 +61,8 @@ struct SchemaTests {
 func withRawSQLite<T>(_ path: String, _ body: (SQLiteConnection) async throws -> T) async throws -> T {
     let pool = NIOThreadPool(numberOfThreads: 1)
     pool.start()
-    let raw = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: Logger(label: "raw"), on: MultiThreadedEventLoopGroup.singleton.any())
+    let raw = try await SQLiteConnection.open(
+        storage: .file(path: path), threadPool: pool, logger: Logger(label: "raw"), on: MultiThreadedEventLoopGroup.singleton.any())
     do {
         let result = try await body(raw)
         try await raw.close()

@@ -29,12 +29,17 @@ struct SecurityDelayTests {
             let removal = try await api.post("/v1/device-removals", ["deviceId": phoneID], token: phished, client: Self.attacker)
             #expect(removal.status == 201 && removal["status"] == "awaitingCode", "\(removal.text)")
             let message = try #require(await channel.messages.last)
-            #expect(message.purpose == .deviceRemoval && message.text.contains(message.keyFingerprint) && !removal.text.contains(message.code.text))
+            #expect(
+                message.purpose == .deviceRemoval && message.text.contains(message.keyFingerprint)
+                    && !removal.text.contains(message.code.text))
             for attempt in 1...5 {
-                let guess = try await api.post("/v1/device-removals/\(removal["id"])/confirm", ["code": "0000-0000-000\(attempt)"], token: phished, client: Self.attacker)
+                let guess = try await api.post(
+                    "/v1/device-removals/\(removal["id"])/confirm", ["code": "0000-0000-000\(attempt)"], token: phished,
+                    client: Self.attacker)
                 #expect(guess.isUniformFailure, "\(guess.text)")
             }
-            let late = try await api.post("/v1/device-removals/\(removal["id"])/confirm", ["code": message.code.text], token: phished, client: Self.attacker)
+            let late = try await api.post(
+                "/v1/device-removals/\(removal["id"])/confirm", ["code": message.code.text], token: phished, client: Self.attacker)
             #expect(late.status == 410, "five wrong codes end it: \(late.text)")
             harness.clock.advance(by: 3 * 86_400)
             _ = try await harness.service.sweep()
@@ -54,9 +59,11 @@ struct SecurityDelayTests {
             let code = try #require(await channel.codes[removal["id"]])
             let other = try await Self.password(api, client: Self.attacker)
             #expect(
-                try await api.post("/v1/device-removals/\(removal["id"])/confirm", ["code": code.text], token: other, client: Self.attacker).status == 404,
+                try await api.post("/v1/device-removals/\(removal["id"])/confirm", ["code": code.text], token: other, client: Self.attacker)
+                    .status == 404,
                 "only the session that asked confirms")
-            let scheduled = try await api.post("/v1/device-removals/\(removal["id"])/confirm", ["code": code.text], token: phished, client: Self.attacker)
+            let scheduled = try await api.post(
+                "/v1/device-removals/\(removal["id"])/confirm", ["code": code.text], token: phished, client: Self.attacker)
             #expect(scheduled.status == 200 && scheduled["status"] == "scheduled", "\(scheduled.text)")
             let executesAt = try #require(scheduled.json["executesAt"] as? Int)
             #expect(executesAt == Int(harness.clock.now().timeIntervalSince1970) + 86_400)
@@ -65,7 +72,8 @@ struct SecurityDelayTests {
 
             // The owner's phone: the removal in the list, the events, and the password cannot cancel.
             let listed = try await api.call(.get, "/v1/device-removals", token: owner["token"])
-            #expect(listed.objects.map { $0["id"] as? String } == [removal["id"]] && listed.objects.first?["status"] as? String == "scheduled")
+            #expect(
+                listed.objects.map { $0["id"] as? String } == [removal["id"]] && listed.objects.first?["status"] as? String == "scheduled")
             let events = try await api.call(.get, "/v1/security-events", token: owner["token"])
             let kinds = events.objects.compactMap { $0["kind"] as? String }
             #expect(kinds.contains("device.removal.requested") && kinds.contains("device.removal.scheduled"), "\(kinds)")
@@ -94,7 +102,8 @@ struct SecurityDelayTests {
             let owner = try await Self.password(api, client: "192.0.2.44")
             let removal = try await api.post("/v1/device-removals", ["deviceId": phoneID], token: owner, client: "192.0.2.44")
             let code = try #require(await channel.codes[removal["id"]])
-            let scheduled = try await api.post("/v1/device-removals/\(removal["id"])/confirm", ["code": code.text], token: owner, client: "192.0.2.44")
+            let scheduled = try await api.post(
+                "/v1/device-removals/\(removal["id"])/confirm", ["code": code.text], token: owner, client: "192.0.2.44")
             #expect(scheduled.status == 200)
             harness.clock.advance(by: 3599)
             #expect(try await harness.service.sweep().removedDevices == 0, "not before its time")
@@ -122,7 +131,8 @@ struct SecurityDelayTests {
             let (phoneID, _, _) = try await AccountRankTests.owner(api)
             let phished = try await Self.password(api, client: Self.attacker)
             for _ in 1...10 {
-                #expect(try await api.post("/v1/device-removals", ["deviceId": phoneID], token: phished, client: Self.attacker).status == 201)
+                #expect(
+                    try await api.post("/v1/device-removals", ["deviceId": phoneID], token: phished, client: Self.attacker).status == 201)
             }
             let refused = try await api.post("/v1/device-removals", ["deviceId": phoneID], token: phished, client: Self.attacker)
             #expect(refused.status == 429 && refused.headers[.retryAfter] != nil, "\(refused.text)")
@@ -140,9 +150,12 @@ struct SecurityDelayTests {
             let owner = try await Self.password(api, client: "192.0.2.44")
             let removal = try await api.post("/v1/device-removals", ["deviceId": phoneID], token: owner, client: "192.0.2.44")
             let code = try #require(await channel.codes[removal["id"]])
-            let scheduled = try await api.post("/v1/device-removals/\(removal["id"])/confirm", ["code": code.text], token: owner, client: "192.0.2.44")
+            let scheduled = try await api.post(
+                "/v1/device-removals/\(removal["id"])/confirm", ["code": code.text], token: owner, client: "192.0.2.44")
             let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 50)
-            for text in [removal.text, scheduled.text, String(describing: audit), String(reflecting: try #require(await channel.messages.last))] {
+            for text in [
+                removal.text, scheduled.text, String(describing: audit), String(reflecting: try #require(await channel.messages.last)),
+            ] {
                 #expect(!text.contains(code.text) && !text.contains(code.text.replacingOccurrences(of: "-", with: "")))
             }
         }

@@ -4,7 +4,8 @@ import Testing
 /// Issue 19 item 4: `docs/ServerAPI.md` is the server's public surface on one page — every public
 /// type of the server modules has its row there, so a new one cannot slip in unexplained.
 struct ServerAPIPageTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     @Test func everyPublicTypeOfTheServerModulesIsOnThePage() throws {
         let page = try String(contentsOf: Self.repository.appendingPathComponent("docs/ServerAPI.md"), encoding: .utf8)

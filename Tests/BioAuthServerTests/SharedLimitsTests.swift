@@ -53,20 +53,30 @@ struct SharedLimitsTests {
         var admitted = 0
         for n in 0..<(3 * Self.limit) {
             let request = RequestInfo(clientAddress: "198.51.100.7")
-            let refused = await Self.isRateLimited { _ = try await services[n % 3].beginLogin(userID: "alice", deviceID: DeviceID(UUID().uuidString.lowercased()), request: request) }
+            let refused = await Self.isRateLimited {
+                _ = try await services[n % 3].beginLogin(
+                    userID: "alice", deviceID: DeviceID(UUID().uuidString.lowercased()), request: request)
+            }
             if !refused { admitted += 1 }
         }
-        #expect((Self.limit...(Self.limit + Self.slack)).contains(admitted), "three instances admitted \(admitted) of a limit of \(Self.limit)")
+        #expect(
+            (Self.limit...(Self.limit + Self.slack)).contains(admitted), "three instances admitted \(admitted) of a limit of \(Self.limit)")
         // Another client keeps its own budget on every instance.
         for service in services {
             #expect(
-                !(await Self.isRateLimited { _ = try await service.beginLogin(userID: "bob", deviceID: DeviceID(UUID().uuidString.lowercased()), request: RequestInfo(clientAddress: "203.0.113.5")) }))
+                !(await Self.isRateLimited {
+                    _ = try await service.beginLogin(
+                        userID: "bob", deviceID: DeviceID(UUID().uuidString.lowercased()),
+                        request: RequestInfo(clientAddress: "203.0.113.5"))
+                }))
         }
         // The next window starts afresh everywhere.
         clock.advance(by: 300)
         #expect(
             !(await Self.isRateLimited {
-                _ = try await services[1].beginLogin(userID: "alice", deviceID: DeviceID(UUID().uuidString.lowercased()), request: RequestInfo(clientAddress: "198.51.100.7"))
+                _ = try await services[1].beginLogin(
+                    userID: "alice", deviceID: DeviceID(UUID().uuidString.lowercased()), request: RequestInfo(clientAddress: "198.51.100.7")
+                )
             }))
         try await store.close()
     }
@@ -78,7 +88,9 @@ struct SharedLimitsTests {
         let services = Self.instances(store, clock: clock)
         let request = RequestInfo(clientAddress: "2001:db8:5:1::7", requestSubject: "2001:db8:5:1::/64")
         func begin(_ service: BioAuthService) async -> Bool {
-            await Self.isRateLimited { _ = try await service.beginLogin(userID: "alice", deviceID: DeviceID(UUID().uuidString.lowercased()), request: request) }
+            await Self.isRateLimited {
+                _ = try await service.beginLogin(userID: "alice", deviceID: DeviceID(UUID().uuidString.lowercased()), request: request)
+            }
         }
         for _ in 0..<Self.limit { #expect(!(await begin(services[0]))) }
         #expect(await begin(services[0]), "the first instance refuses past the limit")
@@ -95,7 +107,8 @@ struct SharedLimitsTests {
     func passwordBudgetsAreTheSameOnEveryInstance(_ kind: Store) async throws {
         guard let store = try await kind.open() else { return }
         let services = Self.instances(store, clock: ManualClock())
-        try await services[0].createUser(username: "alice", password: "correct horse battery", request: RequestInfo(clientAddress: "203.0.113.1"))
+        try await services[0].createUser(
+            username: "alice", password: "correct horse battery", request: RequestInfo(clientAddress: "203.0.113.1"))
         let stranger = RequestInfo(clientAddress: "192.0.2.44")
         for n in 0..<10 {
             do {
@@ -104,7 +117,10 @@ struct SharedLimitsTests {
             } catch { #expect(error.code == .authenticationFailed) }
         }
         for service in services {
-            #expect(await Self.isRateLimited { _ = try await service.passwordLogin(username: "alice", password: "correct horse battery", request: stranger) })
+            #expect(
+                await Self.isRateLimited {
+                    _ = try await service.passwordLogin(username: "alice", password: "correct horse battery", request: stranger)
+                })
         }
         try await store.close()
     }

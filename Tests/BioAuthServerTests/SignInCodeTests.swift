@@ -21,7 +21,9 @@ struct SignInCodeTests {
     static func ownerAfterStrangersFailures(_ api: API) async throws {
         _ = try await api.primarySession("alice")
         for n in 0..<10 {
-            #expect(try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)").status == 401)
+            #expect(
+                try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password"], client: "192.0.2.\(n)").status
+                    == 401)
         }
     }
 
@@ -49,7 +51,8 @@ struct SignInCodeTests {
 
             // The strangers' addresses, without a code, still wait (even with the phished password).
             #expect(try await api.post("/v1/login/password", password, client: "192.0.2.3").status == 429)
-            let admitted = try await api.post("/v1/login/password", ["username": "alice", "password": API.password, "signInCode": message.code.text], client: Self.hotel)
+            let admitted = try await api.post(
+                "/v1/login/password", ["username": "alice", "password": API.password, "signInCode": message.code.text], client: Self.hotel)
             #expect(admitted.status == 200, "the code lets the owner past the back-off: \(admitted.text)")
             // The hotel's network is known now: another /64 of it needs no code.
             #expect(try await api.post("/v1/login/password", password, client: "2001:db8:77:2::1").status == 200)
@@ -68,23 +71,29 @@ struct SignInCodeTests {
             _ = try await api.post("/v1/login/password/code", ["username": "alice"], client: Self.hotel)
             let code = try await Self.delivered(channel, count: 1).code.text
             // The stranger has the password and (from the mailbox, say) the owner's code: not for this network.
-            let elsewhere = try await api.post("/v1/login/password", ["username": "alice", "password": API.password, "signInCode": code], client: Self.stranger)
+            let elsewhere = try await api.post(
+                "/v1/login/password", ["username": "alice", "password": API.password, "signInCode": code], client: Self.stranger)
             #expect(elsewhere.isUniformFailure, "\(elsewhere.text)")
             // The right code with a wrong password fails as a wrong password does.
-            let wrongPassword = try await api.post("/v1/login/password", ["username": "alice", "password": "wrong password", "signInCode": code], client: Self.hotel)
+            let wrongPassword = try await api.post(
+                "/v1/login/password", ["username": "alice", "password": "wrong password", "signInCode": code], client: Self.hotel)
             #expect(wrongPassword.isUniformFailure)
             // Guessing codes at the hotel: counted against (alice, the hotel's /48) — ten a window, then 429.
             var statuses: [Int] = []
             for n in 0..<10 {
-                let guess = try await api.post("/v1/login/password", ["username": "alice", "password": API.password, "signInCode": "AAAA-AAAA-AA\(n)A"], client: "2001:db8:77:9::\(n)")
+                let guess = try await api.post(
+                    "/v1/login/password", ["username": "alice", "password": API.password, "signInCode": "AAAA-AAAA-AA\(n)A"],
+                    client: "2001:db8:77:9::\(n)")
                 statuses.append(guess.status)
             }
             #expect(statuses.dropLast() == Array(repeating: 401, count: 9) && statuses.last == 429, "\(statuses)")
             #expect(try await harness.auditedReasons().contains("recoveryCodeRejected"))
             harness.clock.advance(by: 300)  // the next window
-            let admitted = try await api.post("/v1/login/password", ["username": "alice", "password": API.password, "signInCode": code], client: Self.hotel)
+            let admitted = try await api.post(
+                "/v1/login/password", ["username": "alice", "password": API.password, "signInCode": code], client: Self.hotel)
             #expect(admitted.status == 200, "\(admitted.text)")
-            let again = try await api.post("/v1/login/password", ["username": "alice", "password": API.password, "signInCode": code], client: Self.hotel)
+            let again = try await api.post(
+                "/v1/login/password", ["username": "alice", "password": API.password, "signInCode": code], client: Self.hotel)
             #expect(again.isUniformFailure, "a code works once: \(again.text)")
         }
     }
@@ -98,7 +107,10 @@ struct SignInCodeTests {
             _ = try await api.primarySession("alice")
             var answers: [String: [Int]] = [:]
             for username in ["alice", "nobody"] {
-                for _ in 0..<11 { answers[username, default: []].append(try await api.post("/v1/login/password/code", ["username": username], client: Self.stranger).status) }
+                for _ in 0..<11 {
+                    answers[username, default: []].append(
+                        try await api.post("/v1/login/password/code", ["username": username], client: Self.stranger).status)
+                }
             }
             #expect(answers["alice"] == answers["nobody"], "\(answers)")
             #expect(answers["alice"] == Array(repeating: 202, count: 10) + [429])
@@ -117,7 +129,8 @@ struct SignInCodeTests {
         try await ServerHarness().test { api in
             let reply = try await api.post("/v1/login/password/code", ["username": "alice"])
             #expect(reply.status == 403 && reply["reason"] == "noRecoveryChannel", "\(reply.text)")
-            let malformed = try await api.post("/v1/login/password", ["username": "alice", "password": API.password, "signInCode": "no/slashes"])
+            let malformed = try await api.post(
+                "/v1/login/password", ["username": "alice", "password": API.password, "signInCode": "no/slashes"])
             #expect(malformed.status == 400 && malformed["field"] == "signInCode", "\(malformed.text)")
         }
     }

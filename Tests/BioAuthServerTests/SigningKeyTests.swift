@@ -121,12 +121,15 @@ struct SigningKeyTests {
 
             try await harness.service.retireSigningKey(id: first, request: request)
             harness.clock.advance(by: 61)  // every instance reloads within a minute
-            #expect(try await AccessTokenTests().introspect(api, login["accessToken"])["active"] as? Bool == false, "a retired key's tokens stop verifying")
+            #expect(
+                try await AccessTokenTests().introspect(api, login["accessToken"])["active"] as? Bool == false,
+                "a retired key's tokens stop verifying")
             #expect(!(try await api.call(.get, "/.well-known/jwks.json").text.contains(first)))
             await #expect(throws: ServerError.self) { try await harness.service.retireSigningKey(id: first, request: request) }
 
             harness.clock.advance(by: 31 * 86_400)  // past the rotation: a new key, the old one expires
-            _ = try await api.login("alice", try #require(CompactJWS(login["accessToken"])?.claims["device_id"] as? String), SoftwareDevice())
+            _ = try await api.login(
+                "alice", try #require(CompactJWS(login["accessToken"])?.claims["device_id"] as? String), SoftwareDevice())
             _ = try await harness.service.publishedKeys(request: request)
             harness.clock.advance(by: 31 * 86_400)
             _ = try await harness.service.publishedKeys(request: request)
@@ -154,10 +157,14 @@ struct SigningKeyTests {
         #expect(rotated.status == 0 && rotated.output.hasPrefix("added "), "\(rotated.output)")
         #expect(try FileManager.default.attributesOfItem(atPath: kekFile)[.posixPermissions] as? Int == 0o600)
         #expect(!FileManager.default.fileExists(atPath: database + ".signing-kek"), "nothing beside the database")
-        #expect(URL(fileURLWithPath: kekFile).deletingLastPathComponent().path != URL(fileURLWithPath: database).deletingLastPathComponent().path)
+        #expect(
+            URL(fileURLWithPath: kekFile).deletingLastPathComponent().path
+                != URL(fileURLWithPath: database).deletingLastPathComponent().path)
         let kek = try #require(KeyEncryptionKey(base64: try String(contentsOfFile: kekFile, encoding: .utf8)))
         let list = try ServerProcess.command(["keys", "list", "--database", database])
-        #expect(list.status == 0 && list.output.contains("sealed by kek:\(kek.fingerprint)") && !list.output.contains(kek.base64), "\(list.output)")
+        #expect(
+            list.status == 0 && list.output.contains("sealed by kek:\(kek.fingerprint)") && !list.output.contains(kek.base64),
+            "\(list.output)")
         let id = try #require(list.output.split(separator: "\t").first.map(String.init))
         #expect(try ServerProcess.command(["keys", "retire", id, "--database", database]).status == 0)
         #expect(try ServerProcess.command(["keys", "retire", id, "--database", database]).status != 0, "retired once")
@@ -177,7 +184,8 @@ struct SigningKeyTests {
         #expect(try ServerProcess.command(["keys", "list", "--database", older]).output.contains("sealed by kek:\(besideKEK.fingerprint)"))
         #expect(!FileManager.default.fileExists(atPath: ServerProcess.kekFile(forDatabase: older)), "no second key made")
         // Without HOME or XDG_STATE_HOME there is no place outside: the start is refused, naming the flag.
-        let nowhere = try ServerProcess.command(["keys", "list", "--database", database + "-2"], environment: ["HOME": "", "XDG_STATE_HOME": ""])
+        let nowhere = try ServerProcess.command(
+            ["keys", "list", "--database", database + "-2"], environment: ["HOME": "", "XDG_STATE_HOME": ""])
         #expect(nowhere.status != 0)
     }
 }

@@ -37,9 +37,12 @@ struct StoreConformanceTests {
             for index in 0..<200 {
                 let id = UserID("user\(index % 150)")  // 50 duplicates
                 group.addTask {
-                    let user = UserRecord(id: id, passwordSalt: Data([1]), passwordRounds: 1, passwordHash: Data([2]), createdAt: Date(timeIntervalSince1970: 1))
+                    let user = UserRecord(
+                        id: id, passwordSalt: Data([1]), passwordRounds: 1, passwordHash: Data([2]),
+                        createdAt: Date(timeIntervalSince1970: 1))
                     do {
-                        _ = try await store.apply(.createUser(user, audit: AuditEvent(at: Date(timeIntervalSince1970: 1), kind: .userCreated, userID: id)))
+                        _ = try await store.apply(
+                            .createUser(user, audit: AuditEvent(at: Date(timeIntervalSince1970: 1), kind: .userCreated, userID: id)))
                         return (id, true)
                     } catch { return (id, (error as? StoreError)?.code == .duplicate ? false : true) }
                 }
@@ -53,8 +56,11 @@ struct StoreConformanceTests {
         try await store.close()
         let reopened = try await SQLiteStore.open(path: path)
         let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 9)
-        for index in 0..<150 { #expect(try await reopened.passwordLoginState(username: UserID("user\(index)"), lockout: lockout).user != nil) }
-        #expect(try await reopened.auditEvents(userID: nil, limit: 1_000).count == 150, "audit rows commit with their users, and only theirs")
+        for index in 0..<150 {
+            #expect(try await reopened.passwordLoginState(username: UserID("user\(index)"), lockout: lockout).user != nil)
+        }
+        #expect(
+            try await reopened.auditEvents(userID: nil, limit: 1_000).count == 150, "audit rows commit with their users, and only theirs")
         try await reopened.close()
     }
 
@@ -67,9 +73,12 @@ struct StoreConformanceTests {
         try await store.close()
         try await store.close()
         await #expect(throws: StoreError(.unavailable, detail: "sqlite store closed")) {
-            _ = try await store.apply(.events([AuditEvent(at: Date(timeIntervalSince1970: 6), kind: AuditKind(stored: "lost"), userID: "u")]))
+            _ = try await store.apply(
+                .events([AuditEvent(at: Date(timeIntervalSince1970: 6), kind: AuditKind(stored: "lost"), userID: "u")]))
         }
-        await #expect(throws: StoreError(.unavailable, detail: "sqlite store closed")) { try await store.auditEvents(userID: "u", limit: 10) }
+        await #expect(throws: StoreError(.unavailable, detail: "sqlite store closed")) {
+            try await store.auditEvents(userID: "u", limit: 10)
+        }
         let reopened = try await SQLiteStore.open(path: path)
         #expect(try await reopened.auditEvents(userID: "u", limit: 10).map(\.kind.description) == ["kept"])
         try await reopened.close()
@@ -96,7 +105,8 @@ struct StoreConformanceTests {
                 "INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at) VALUES (?, 3, 'rp', 'u', 'd', ?, 0, 60)",
                 [.blob(ByteBuffer(bytes: [1])), .blob(ByteBuffer(bytes: [2]))])
             _ = try await raw.query(
-                "INSERT INTO sessions (token_hash, id, user_id, kind, created_at, expires_at) VALUES (?, 's', 'u', 'admin', 0, 60)", [.blob(ByteBuffer(bytes: [3]))])
+                "INSERT INTO sessions (token_hash, id, user_id, kind, created_at, expires_at) VALUES (?, 's', 'u', 'admin', 0, 60)",
+                [.blob(ByteBuffer(bytes: [3]))])
         }
 
         let store = try await SQLiteStore.open(path: path)
@@ -104,7 +114,9 @@ struct StoreConformanceTests {
         await #expect(throws: StoreError(.corruptRow, detail: "challenges.operation_hash")) {
             try await store.consumeChallenge(id: Data([1]), lockout: lockout) { _ in ((), WritePlan()) }
         }
-        await #expect(throws: StoreError(.corruptRow, detail: "sessions.kind")) { try await store.session(tokenHash: TokenHash(digest: Data([3]))) }
+        await #expect(throws: StoreError(.corruptRow, detail: "sessions.kind")) {
+            try await store.session(tokenHash: TokenHash(digest: Data([3])))
+        }
         try await store.close()
     }
 
@@ -116,13 +128,15 @@ struct StoreConformanceTests {
         let store = try await SQLiteStore.open(path: path, decisions: .beforeTheWriter)
         let pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
-        let raw = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: Logger(label: "raw"), on: MultiThreadedEventLoopGroup.singleton.any())
+        let raw = try await SQLiteConnection.open(
+            storage: .file(path: path), threadPool: pool, logger: Logger(label: "raw"), on: MultiThreadedEventLoopGroup.singleton.any())
         _ = try await raw.query("INSERT INTO devices (id, user_id, name, public_key, created_at) VALUES ('d1', 'alice', 'Phone', x'04', 0)")
         let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 3)
         func challenge() async throws -> Data {
             let record = ChallengeRecord(
                 id: SecretBytes.random(count: 16).data, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
-                nonce: SecretBytes.random(count: 32).data, createdAt: Date(timeIntervalSince1970: 0), expiresAt: Date(timeIntervalSince1970: 60))
+                nonce: SecretBytes.random(count: 32).data, createdAt: Date(timeIntervalSince1970: 0),
+                expiresAt: Date(timeIntervalSince1970: 60))
             #expect(try await store.apply(.issueChallenge(record, lockout: lockout)).wasApplied)
             return record.id
         }
@@ -155,7 +169,8 @@ struct StoreConformanceTests {
         let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 3)
         let challenge = ChallengeRecord(
             id: SecretBytes.random(count: 16).data, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
-            nonce: SecretBytes.random(count: 32).data, createdAt: Date(timeIntervalSince1970: 0), expiresAt: Date(timeIntervalSince1970: 60))
+            nonce: SecretBytes.random(count: 32).data, createdAt: Date(timeIntervalSince1970: 0), expiresAt: Date(timeIntervalSince1970: 60)
+        )
         #expect(try await store.pragma("synchronous") == "2")
         #expect(try await store.apply(.issueChallenge(challenge, lockout: lockout)).wasApplied)
         #expect(try await store.pragma("synchronous") == "1", "NORMAL: the challenge's commit did not wait for the disk")

@@ -30,12 +30,14 @@ struct StrictJSONTests {
 
     @Test func eachRuleNamesItsFailure() {
         #expect(failure(#"{"userId":"a","deviceId":"b","extra":1}"#) == ("extra", "unknownField"))
-        #expect(failure(#"{"userId":"a","\u0065xtra":1,"deviceId":"b"}"#) == ("extra", "unknownField"), "an escaped unknown name is unescaped")
+        #expect(
+            failure(#"{"userId":"a","\u0065xtra":1,"deviceId":"b"}"#) == ("extra", "unknownField"), "an escaped unknown name is unescaped")
         #expect(failure(#"{"userId":"a","deviceId":"b","userId":"c"}"#) == ("userId", "duplicateField"))
         #expect(failure(#"{"userId":"a"}"#) == ("deviceId", "missingField"))
         #expect(failure(#"{"userId":1,"deviceId":"b"}"#) == ("userId", "invalidValue"))
         #expect(failure(#"{"userId":"a","deviceId":"b"} trailing"#) == ("body", "malformedJSON"))
-        #expect(failure(#"{"userId":"a","deviceId":"b",}"#) == ("body", "malformedJSON"), "a trailing comma, which Foundation's parser accepts")
+        #expect(
+            failure(#"{"userId":"a","deviceId":"b",}"#) == ("body", "malformedJSON"), "a trailing comma, which Foundation's parser accepts")
         #expect(failure(#"{"userId":"a","deviceId":"b" , \#n}"#) == ("body", "malformedJSON"))
         #expect(failure(#"{"userId":"a,}","deviceId":"b"}"#) == (nil, nil), "a comma and brace inside a string are text")
         #expect(failure(#"["userId","deviceId"]"#) == ("body", "malformedJSON"), "the top must be an object")
@@ -64,7 +66,8 @@ struct StrictJSONTests {
 
     @Test func theMediaTypeIsWhatComesBeforeTheParametersTrimmedAndLowerCased() {
         let cases: [(String, String)] = [
-            ("application/json", "application/json"), ("Application/JSON; charset=utf-8", "application/json"), (" \tapplication/json \t;x=1", "application/json"),
+            ("application/json", "application/json"), ("Application/JSON; charset=utf-8", "application/json"),
+            (" \tapplication/json \t;x=1", "application/json"),
             ("application/json;", "application/json"), ("", ""), (";application/json", ""), ("application/ json", "application/ json"),
             ("application/jsonx", "application/jsonx"), ("text/plain; application/json", "text/plain"),
         ]

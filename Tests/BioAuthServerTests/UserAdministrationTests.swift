@@ -29,11 +29,15 @@ struct UserAdministrationTests {
             #expect(pending.status == 201, "\(pending.text)")
             let listed = try await api.call(.get, "/v1/backend/users/carol/enrolment-requests", token: usersOnly.secret.value)
             #expect(listed.status == 200 && listed.objects.map { $0["id"] as? String } == [pending["id"]], "\(listed.text)")
-            #expect(listed.objects.first?["approvalText"] as? String == pending["approvalText"], "the backend shows the user the new key's fingerprint")
+            #expect(
+                listed.objects.first?["approvalText"] as? String == pending["approvalText"],
+                "the backend shows the user the new key's fingerprint")
 
             let approve = "/v1/backend/users/carol/enrolment-requests/\(pending["id"])/approve"
             #expect(try await api.post(approve, token: usersOnly.secret.value).status == 403, "vouching needs the recovery scope")
-            #expect(try await api.post("/v1/backend/users/mallory/enrolment-requests/\(pending["id"])/approve", token: recovery.secret.value).status == 404)
+            #expect(
+                try await api.post("/v1/backend/users/mallory/enrolment-requests/\(pending["id"])/approve", token: recovery.secret.value)
+                    .status == 404)
             #expect(try await api.post(approve, token: recovery.secret.value).status == 204)
             #expect(try await api.post(approve, token: recovery.secret.value).status == 409, "already approved")
 
@@ -47,7 +51,9 @@ struct UserAdministrationTests {
             let vouched = try #require(audit.first { $0.kind == .enrolmentApproved })
             #expect(vouched.reason == AuditReason.approvedByBackend.description && vouched.apiKeyID == recovery.record.id)
             let scopeRefusal = try await harness.service.store.auditEvents(userID: nil, limit: 100).first { $0.kind == .apiKeyRejected }
-            #expect(scopeRefusal?.reason == "apiKeyScope" && scopeRefusal?.apiKeyID == usersOnly.record.id, "a key without the scope is audited with its id")
+            #expect(
+                scopeRefusal?.reason == "apiKeyScope" && scopeRefusal?.apiKeyID == usersOnly.record.id,
+                "a key without the scope is audited with its id")
         }
     }
 
@@ -75,7 +81,9 @@ struct UserAdministrationTests {
         let harness = ServerHarness()
         try await harness.test { api in
             // Users whose login the backend owns: it issues their enrolment grants (one device each).
-            func grant(_ user: String) async throws -> String { try await api.post("/v1/backend/enrolment-grants", ["userId": user], token: api.apiKey)["token"] }
+            func grant(_ user: String) async throws -> String {
+                try await api.post("/v1/backend/enrolment-grants", ["userId": user], token: api.apiKey)["token"]
+            }
             let phone = SoftwareDevice()
             let pad = SoftwareDevice()
             let phoneID = try await api.enrol(phone, token: try await grant("alice"))
@@ -88,14 +96,21 @@ struct UserAdministrationTests {
             let (approval, _) = try await api.stepUpApproval("alice", phoneID, phone, text: "pay 5 EUR")
 
             let sessions = try await api.call(.get, "/v1/backend/users/alice/sessions", token: api.apiKey)
-            #expect(sessions.status == 200 && sessions.objects.count >= 3 && sessions.objects.allSatisfy { $0["current"] as? Bool == false }, "\(sessions.text)")
+            #expect(
+                sessions.status == 200 && sessions.objects.count >= 3 && sessions.objects.allSatisfy { $0["current"] as? Bool == false },
+                "\(sessions.text)")
             let padSessionID = try #require(sessions.objects.first { $0["deviceId"] as? String == padID }?["id"] as? String)
-            #expect(try await api.call(.delete, "/v1/backend/users/bob/sessions/\(padSessionID)", token: api.apiKey).status == 404, "not bob's")
+            #expect(
+                try await api.call(.delete, "/v1/backend/users/bob/sessions/\(padSessionID)", token: api.apiKey).status == 404, "not bob's")
             #expect(try await api.call(.delete, "/v1/backend/users/alice/sessions/\(padSessionID)", token: api.apiKey).status == 204)
             #expect(try await api.call(.get, "/v1/devices", token: padSession).isUniformFailure)
-            #expect(try await api.call(.delete, "/v1/backend/users/alice/sessions/\(padSessionID)", token: api.apiKey).status == 404, "already revoked")
+            #expect(
+                try await api.call(.delete, "/v1/backend/users/alice/sessions/\(padSessionID)", token: api.apiKey).status == 404,
+                "already revoked")
 
-            #expect(try await api.call(.delete, "/v1/backend/users/alice/devices/\(bobID)", token: api.apiKey).status == 404, "bob's device is not alice's")
+            #expect(
+                try await api.call(.delete, "/v1/backend/users/alice/devices/\(bobID)", token: api.apiKey).status == 404,
+                "bob's device is not alice's")
             #expect(try await api.login("bob", bobID, bob).status == 200)
 
             let all = try await api.call(.delete, "/v1/backend/users/alice/devices", token: api.apiKey)
@@ -103,9 +118,11 @@ struct UserAdministrationTests {
             #expect(try await api.login("alice", phoneID, phone).isUniformFailure)
             #expect(try await api.login("alice", padID, pad).isUniformFailure)
             #expect(
-                try await api.post("/v1/devices/registration/challenge", ["name": "X", "publicKey": SoftwareDevice().spki], token: primary).isUniformFailure,
+                try await api.post("/v1/devices/registration/challenge", ["name": "X", "publicKey": SoftwareDevice().spki], token: primary)
+                    .isUniformFailure,
                 "every session ends, the backend's grant too")
-            #expect(try await api.redeem(approval, operation: Base64URL.encode(Data("pay 5 EUR".utf8))).isUniformFailure, "and every approval")
+            #expect(
+                try await api.redeem(approval, operation: Base64URL.encode(Data("pay 5 EUR".utf8))).isUniformFailure, "and every approval")
             let devices = try await api.call(.get, "/v1/backend/users/alice/devices", token: api.apiKey).objects
             #expect(devices.count == 2 && devices.allSatisfy { $0["revokedAt"] != nil })
             let again = try await api.call(.delete, "/v1/backend/users/alice/devices", token: api.apiKey)
@@ -124,11 +141,13 @@ struct UserAdministrationTests {
         let harness = ServerHarness()
         try await harness.test { api in
             let phone = SoftwareDevice()
-            _ = try await api.enrol(phone, token: try await api.post("/v1/backend/enrolment-grants", ["userId": "alice"], token: api.apiKey)["token"])
+            _ = try await api.enrol(
+                phone, token: try await api.post("/v1/backend/enrolment-grants", ["userId": "alice"], token: api.apiKey)["token"])
             let primary = try await api.post("/v1/backend/enrolment-grants", ["userId": "alice"], token: api.apiKey)["token"]
             let pending = try await api.requestEnrolment(SoftwareDevice(), token: primary, name: "Pad")
             let path = "/v1/backend/users/alice/enrolment-requests/\(pending["id"])"
-            #expect(try await api.call(.delete, "/v1/backend/users/bob/enrolment-requests/\(pending["id"])", token: api.apiKey).status == 404)
+            #expect(
+                try await api.call(.delete, "/v1/backend/users/bob/enrolment-requests/\(pending["id"])", token: api.apiKey).status == 404)
             #expect(try await api.call(.delete, path, token: api.apiKey).status == 204)
             #expect(try await api.call(.delete, path, token: api.apiKey).status == 410)
             #expect(try await api.post(path + "/approve", token: api.apiKey).status == 410)
@@ -148,7 +167,9 @@ struct UserAdministrationTests {
             #expect(badUser.status == 400 && badUser["field"] == "userId", "\(badUser.text)")
             let badDevice = try await api.call(.delete, "/v1/backend/users/alice/devices/not-a-uuid", token: api.apiKey)
             #expect(badDevice.status == 400, "\(badDevice.text)")
-            #expect(try await api.call(.get, "/v1/backend/users/alice/devices", token: "bioauth_sk_" + String(repeating: "A", count: 43)).isUniformFailure)
+            #expect(
+                try await api.call(.get, "/v1/backend/users/alice/devices", token: "bioauth_sk_" + String(repeating: "A", count: 43))
+                    .isUniformFailure)
             let session = try await api.primarySession("alice")
             #expect(try await api.call(.get, "/v1/backend/users/alice/devices", token: session).isUniformFailure)
             #expect(try await api.call(.get, "/v1/backend/users/nobody/devices", token: api.apiKey).text == "[]")

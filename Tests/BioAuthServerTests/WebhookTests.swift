@@ -60,7 +60,9 @@ final class WebhookReceiver: Sendable {
         var logger = Logger(label: "receiver")
         logger.logLevel = .critical
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
+            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
         let group = ServiceGroup(services: [app], logger: logger)
         let task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
@@ -95,10 +97,17 @@ struct WebhookTests {
         #expect(!WebhookSignature.isValid(header, body: body, secret: key, now: now.addingTimeInterval(301)), "outside the replay window")
         #expect(!WebhookSignature.isValid(header, body: body, secret: key, now: now.addingTimeInterval(-301)))
         #expect(!WebhookSignature.isValid(header, body: Data(#"{"id":"2"}"#.utf8), secret: key, now: now), "another body")
-        #expect(!WebhookSignature.isValid(header, body: body, secret: SymmetricKey(data: Data("another secret of at least 32 bytes!".utf8)), now: now))
+        #expect(
+            !WebhookSignature.isValid(
+                header, body: body, secret: SymmetricKey(data: Data("another secret of at least 32 bytes!".utf8)), now: now))
         // The timestamp is signed: moving it forward breaks the MAC.
-        #expect(!WebhookSignature.isValid(header.replacingOccurrences(of: "t=1795000000", with: "t=1795000100"), body: body, secret: key, now: now))
-        for malformed in ["", header.uppercased(), header + ",v0=00", " " + header, header.replacingOccurrences(of: "v1=", with: "v2="), String(header.dropLast())] {
+        #expect(
+            !WebhookSignature.isValid(
+                header.replacingOccurrences(of: "t=1795000000", with: "t=1795000100"), body: body, secret: key, now: now))
+        for malformed in [
+            "", header.uppercased(), header + ",v0=00", " " + header, header.replacingOccurrences(of: "v1=", with: "v2="),
+            String(header.dropLast()),
+        ] {
             #expect(!WebhookSignature.isValid(malformed, body: body, secret: key, now: now), "\(malformed)")
         }
         #expect(WebhookSink(url: "http://example.com/hook", secret: "short") == nil, "a secret under 32 bytes")
@@ -116,7 +125,8 @@ struct WebhookTests {
         let alphabet = Array("t=v1,0123456789abcdefABCDEF-_ \u{0}é".unicodeScalars)
         for _ in 0..<10_000 {
             let shaped = { (text: String) in
-                text.hasPrefix(ApiKeySecret.prefix) && text.utf8.count == 54 && Base64URL.decode(String(text.dropFirst(11))).map { Base64URL.encode($0) } == String(text.dropFirst(11))
+                text.hasPrefix(ApiKeySecret.prefix) && text.utf8.count == 54
+                    && Base64URL.decode(String(text.dropFirst(11))).map { Base64URL.encode($0) } == String(text.dropFirst(11))
             }
             for (original, accepts, expected) in [
                 (header, { WebhookSignature.isValid($0, body: body, secret: key, now: now) }, { $0 == header }),
@@ -126,7 +136,9 @@ struct WebhookTests {
                 switch Int.random(in: 0..<4, using: &rng) {
                 case 0: scalars[Int.random(in: 0..<scalars.count, using: &rng)] = alphabet[Int.random(in: 0..<alphabet.count, using: &rng)]
                 case 1: scalars.remove(at: Int.random(in: 0..<scalars.count, using: &rng))
-                case 2: scalars.insert(alphabet[Int.random(in: 0..<alphabet.count, using: &rng)], at: Int.random(in: 0...scalars.count, using: &rng))
+                case 2:
+                    scalars.insert(
+                        alphabet[Int.random(in: 0..<alphabet.count, using: &rng)], at: Int.random(in: 0...scalars.count, using: &rng))
                 default: scalars = Array(scalars.prefix(Int.random(in: 0..<scalars.count, using: &rng)))
                 }
                 let mutated = String(String.UnicodeScalarView(scalars))
@@ -157,7 +169,9 @@ struct WebhookTests {
             #expect(receiver.events.map(\.type) == ["device.enrolled", "login.succeeded", "device.revoked"])
             #expect(receiver.events.allSatisfy { $0.userId == "alice" && $0.deviceId == deviceID })
             #expect(receiver.state.withLock { $0.requests } >= 6 && receiver.state.withLock { $0.refusedSignatures } == 0)
-            #expect(try await harness.service.store.claimOutbox(now: harness.clock.now(), leaseUntil: harness.clock.now(), limit: 10).isEmpty, "nothing left")
+            #expect(
+                try await harness.service.store.claimOutbox(now: harness.clock.now(), leaseUntil: harness.clock.now(), limit: 10).isEmpty,
+                "nothing left")
         }
         await receiver.stop()
     }
@@ -203,7 +217,9 @@ struct WebhookURLSafetyTests {
         let process = Process()
         process.executableURL = try ServerProcess.executable("bioauth-server")
         process.arguments = ["--database", ":memory:", "--port", "0", "--management-port", "0"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["BIOAUTH_WEBHOOK_SECRET": String(repeating: "s", count: 40)]) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(["BIOAUTH_WEBHOOK_SECRET": String(repeating: "s", count: 40)]) {
+            $1
+        }
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice

@@ -54,7 +54,9 @@ struct WireDocumentTests {
         guard let section = document.components(separatedBy: "\n  \(path):\n").dropFirst().first,
             let line = section.split(separator: "\n").first(where: { $0.contains("requestBody") })
         else { throw SchemaMissing(name: path) }
-        if let reference = line.firstMatch(of: /schema: \{\$ref: '#\/components\/schemas\/([A-Za-z]+)'\}/) { return try component(String(reference.1)) }
+        if let reference = line.firstMatch(of: /schema: \{\$ref: '#\/components\/schemas\/([A-Za-z]+)'\}/) {
+            return try component(String(reference.1))
+        }
         return inlineObject(line)
     }
 
@@ -66,8 +68,10 @@ struct WireDocumentTests {
         ("/v1/devices/registration/finish", Wire.RegistrationFinish.fieldNames), ("/v1/login/finish", Wire.SignedChallenge.fieldNames),
         ("/v1/step-up/challenge", Wire.StepUpChallengeRequest.fieldNames), ("/v1/step-up/finish", Wire.SignedChallenge.fieldNames),
         ("/v1/token/refresh", Wire.RefreshRequest.fieldNames), ("/v1/introspect", Wire.IntrospectionRequest.fieldNames),
-        ("/v1/backend/approvals/redeem", Wire.Redemption.fieldNames), ("/v1/backend/enrolment-grants", Wire.EnrolmentGrantRequest.fieldNames), ("/v1/devices/{id}", Wire.DeviceRename.fieldNames),
-        ("/v1/enrolment-requests", Wire.EnrolmentRequestCreation.fieldNames), ("/v1/enrolment-requests/{id}/approve", Wire.EnrolmentApproval.fieldNames),
+        ("/v1/backend/approvals/redeem", Wire.Redemption.fieldNames),
+        ("/v1/backend/enrolment-grants", Wire.EnrolmentGrantRequest.fieldNames), ("/v1/devices/{id}", Wire.DeviceRename.fieldNames),
+        ("/v1/enrolment-requests", Wire.EnrolmentRequestCreation.fieldNames),
+        ("/v1/enrolment-requests/{id}/approve", Wire.EnrolmentApproval.fieldNames),
         ("/v1/enrolment-requests/{id}/recover", Wire.RecoveryCodeEntry.fieldNames), ("/v1/password", Wire.PasswordChange.fieldNames),
     ])
     func requestBodiesMatchTheDocument(path: String, fields: Set<String>) throws {
@@ -87,21 +91,25 @@ struct WireDocumentTests {
                 "Session",
                 try Self.keys(
                     Wire.Session(
-                        token: "t", sessionId: "s", userId: "u", deviceId: "d", expiresAt: 1, accessToken: "a", accessTokenExpiresAt: 2, refreshToken: "r"))
+                        token: "t", sessionId: "s", userId: "u", deviceId: "d", expiresAt: 1, accessToken: "a", accessTokenExpiresAt: 2,
+                        refreshToken: "r"))
             ),
             ("Tokens", try Self.keys(Wire.Tokens(accessToken: "a", accessTokenExpiresAt: 1, refreshToken: "r"))),
             (
                 "Introspection",
                 try Self.keys(
                     Wire.Introspection(
-                        active: true, tokenType: "Bearer", iss: "i", aud: ["a"], sub: "s", exp: 1, iat: 2, jti: "j", deviceId: "d", sid: "s", amr: ["hwk"], acr: "a",
+                        active: true, tokenType: "Bearer", iss: "i", aud: ["a"], sub: "s", exp: 1, iat: 2, jti: "j", deviceId: "d",
+                        sid: "s", amr: ["hwk"], acr: "a",
                         att: Wire.AttestationClaim(fmt: "f", lvl: "l", app: "a", env: "e"), enr: "approval", clientId: "c"))
             ),
             ("JWKS", try Self.keys(Wire.JWKS(keys: []))),
             (
                 "ServerMetadata",
                 try Self.keys(
-                    Wire.ServerMetadata(issuer: "i", jwksURI: "j", introspectionEndpoint: "e", subjectTypesSupported: [], claimsSupported: [], acrValuesSupported: []))
+                    Wire.ServerMetadata(
+                        issuer: "i", jwksURI: "j", introspectionEndpoint: "e", subjectTypesSupported: [], claimsSupported: [],
+                        acrValuesSupported: []))
             ),
             ("RevokedDevices", try Self.keys(Wire.RevokedDevices(devices: 1, sessions: 2))),
             ("Event", try Self.keys(Wire.Event(id: "1", type: "device.enrolled", occurredAt: 1, userId: "u", deviceId: "d", reason: "r"))),
@@ -109,13 +117,21 @@ struct WireDocumentTests {
                 "Device",
                 try Self.keys(
                     Wire.Device(
-                        id: "i", name: "n", publicKey: "k", createdAt: 1, lastUsedAt: 2, revokedAt: 3, keyReplacedAt: 4, keyReplacedBy: "recovery",
-                        attestation: Wire.DeviceAttestation(format: "f", securityLevel: "s", appId: "a", environment: "e", verifiedAt: 5), enrolledBy: "approval"))
+                        id: "i", name: "n", publicKey: "k", createdAt: 1, lastUsedAt: 2, revokedAt: 3, keyReplacedAt: 4,
+                        keyReplacedBy: "recovery",
+                        attestation: Wire.DeviceAttestation(format: "f", securityLevel: "s", appId: "a", environment: "e", verifiedAt: 5),
+                        enrolledBy: "approval"))
             ),
-            ("DeviceAttestation", try Self.keys(Wire.DeviceAttestation(format: "f", securityLevel: "s", appId: "a", environment: "e", verifiedAt: 5))),
+            (
+                "DeviceAttestation",
+                try Self.keys(Wire.DeviceAttestation(format: "f", securityLevel: "s", appId: "a", environment: "e", verifiedAt: 5))
+            ),
             ("AttestationClaim", try Self.keys(Wire.AttestationClaim(fmt: "f", lvl: "l", app: "a", env: "e"))),
             ("AttestationChallenge", try Self.keys(Wire.AttestationChallenge(challenge: "c"))),
-            ("SessionInfo", try Self.keys(Wire.SessionInfo(id: "i", kind: "device", deviceId: "d", createdAt: 1, expiresAt: 2, current: true))),
+            (
+                "SessionInfo",
+                try Self.keys(Wire.SessionInfo(id: "i", kind: "device", deviceId: "d", createdAt: 1, expiresAt: 2, current: true))
+            ),
             ("Approval", try Self.keys(Wire.Approval(approval: "a", expiresAt: 1))),
             ("Redeemed", try Self.keys(Wire.RedeemedApproval(userId: "u", deviceId: "d"))),
             ("Revoked", try Self.keys(Wire.RevokedSessions(revoked: 1))),
@@ -126,7 +142,8 @@ struct WireDocumentTests {
                 "EnrolmentRequest",
                 try Self.keys(
                     Wire.EnrolmentRequest(
-                        id: "i", deviceId: "d", name: "n", publicKey: "k", replacing: false, approvalText: "t", status: "ended", createdAt: 1, expiresAt: 2,
+                        id: "i", deviceId: "d", name: "n", publicKey: "k", replacing: false, approvalText: "t", status: "ended",
+                        createdAt: 1, expiresAt: 2,
                         endedBy: "cancelled", bindingCode: "K3QF-7M2X"))
             ),
             ("Error", try Self.keys(Wire.ErrorBody(error: "e", field: "f", reason: "r"))),
@@ -135,7 +152,8 @@ struct WireDocumentTests {
                 try Self.keys(
                     ChallengeEnvelope(
                         try SignedMessage(
-                            purpose: .stepUp, relyingPartyID: "rp", challengeID: Data(count: 16), nonce: Data(count: 32), userID: "u", deviceID: "d",
+                            purpose: .stepUp, relyingPartyID: "rp", challengeID: Data(count: 16), nonce: Data(count: 32), userID: "u",
+                            deviceID: "d",
                             expiresAt: 1, operationHash: Data(count: 32))))
             ),
         ]

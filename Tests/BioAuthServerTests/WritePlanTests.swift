@@ -14,7 +14,8 @@ struct WritePlanTests {
         #expect(
             plan.mutations == [
                 .revokeDevice(id: "d1", at: at), .withdrawApprovals(.ofDevice(id: "d1", userID: "alice")),
-                .revokeSessions(.openedBy(deviceID: "d1", userID: "alice"), at: at), .deleteChallenges(.ofDevice(id: "d1", userID: "alice")),
+                .revokeSessions(.openedBy(deviceID: "d1", userID: "alice"), at: at),
+                .deleteChallenges(.ofDevice(id: "d1", userID: "alice")),
                 .appendAudit(event(.deviceRevoked)), .enqueueEvent(event(.deviceRevoked).delivered),
             ])
     }
@@ -24,7 +25,8 @@ struct WritePlanTests {
         let revoked = WritePlan.revokeDevice(id: "d1", userID: "alice", at: at, audit: event(.deviceRevoked)).mutations
         #expect(
             replaced == [
-                .withdrawApprovals(.ofDevice(id: "d1", userID: "alice")), .revokeSessions(.openedBy(deviceID: "d1", userID: "alice"), at: at),
+                .withdrawApprovals(.ofDevice(id: "d1", userID: "alice")),
+                .revokeSessions(.openedBy(deviceID: "d1", userID: "alice"), at: at),
                 .deleteChallenges(.ofDevice(id: "d1", userID: "alice")),
             ], "issue 42: a step-up challenge issued to the old key dies with it")
         #expect(replaced.allSatisfy(revoked.contains))
@@ -35,7 +37,8 @@ struct WritePlanTests {
         #expect(one.guards == [.activeSession(id: "s1", userID: "alice")])
         #expect(
             one.mutations == [
-                .withdrawApprovals(.obtainedBy(sessionID: "s1")), .revokeSessions(.one(id: "s1", userID: "alice"), at: at), .appendAudit(event(.sessionRevoked)),
+                .withdrawApprovals(.obtainedBy(sessionID: "s1")), .revokeSessions(.one(id: "s1", userID: "alice"), at: at),
+                .appendAudit(event(.sessionRevoked)),
             ], "revoking one session is audited (a regression of the plan refactor dropped its row)")
         let reused = WritePlan.reusedRefreshToken(sessionID: "s1", userID: "alice", at: at, audit: event(.refreshTokenReused))
         #expect(reused.guards.isEmpty, "a reused token ends its session whatever its state")
@@ -58,7 +61,8 @@ struct WritePlanTests {
 
     @Test func onlyAPlanThatWritesNothingButChallengesIsEphemeral() {
         let challenge = ChallengeRecord(
-            id: Data(repeating: 1, count: 16), binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1", nonce: Data(repeating: 2, count: 32),
+            id: Data(repeating: 1, count: 16), binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
+            nonce: Data(repeating: 2, count: 32),
             createdAt: at, expiresAt: at)
         let lockout = LockoutQuery(windowStart: at, client: "c", clientLimit: 3)
         #expect(WritePlan.issueChallenge(challenge, lockout: lockout).isEphemeral)
@@ -75,22 +79,30 @@ struct WritePlanTests {
         plan.audit(event(.deviceRevoked))
         let published = plan.publishing([.deviceRevoked])
         #expect(published.guards == plan.guards)
-        #expect(published.mutations == [.appendAudit(event(.loginSucceeded)), .appendAudit(event(.deviceRevoked)), .enqueueEvent(event(.deviceRevoked).delivered)])
+        #expect(
+            published.mutations == [
+                .appendAudit(event(.loginSucceeded)), .appendAudit(event(.deviceRevoked)), .enqueueEvent(event(.deviceRevoked).delivered),
+            ])
         #expect(plan.publishing([]).mutations == [.appendAudit(event(.loginSucceeded)), .appendAudit(event(.deviceRevoked))])
         #expect(DeliveryPolicy().deliveredEvents == AuditKind.securityEvents)
         #expect(DeliveryPolicy(optionalEvents: [.lockout]).deliveredEvents == AuditKind.securityEvents.union([.lockout]))
     }
 
     @Test func aDeviceLoginMarksItsDeviceUsedAndAPrimaryLoginTouchesNoDevice() throws {
-        let device = SessionRecord(id: "s1", tokenHash: TokenHash(digest: Data([1])), userID: "alice", deviceID: "d1", kind: .device, createdAt: at, expiresAt: at)
+        let device = SessionRecord(
+            id: "s1", tokenHash: TokenHash(digest: Data([1])), userID: "alice", deviceID: "d1", kind: .device, createdAt: at, expiresAt: at)
         #expect(WritePlan.login(device, audit: event(.loginSucceeded)).mutations.first == .insertSession(device, touchingDevice: "d1"))
         var grant = device
         grant.kind = .enrolmentGrant
         #expect(WritePlan.login(grant, audit: event(.loginSucceeded)).mutations.first == .insertSession(grant, touchingDevice: nil))
-        let password = WritePlan.login(grant, from: "c1", clearing: [.password("alice", client: "c1")], audit: event(.passwordLoginSucceeded))
+        let password = WritePlan.login(
+            grant, from: "c1", clearing: [.password("alice", client: "c1")], audit: event(.passwordLoginSucceeded))
         #expect(password.mutations.contains(.clearFailures([.password("alice", client: "c1")])))
         #expect(password.mutations.contains(.rememberClient(userID: "alice", client: "c1", at: at)), "the address becomes known")
-        #expect(!WritePlan.login(device, audit: event(.loginSucceeded)).mutations.contains { if case .clearFailures = $0 { true } else { false } })
+        #expect(
+            !WritePlan.login(device, audit: event(.loginSucceeded)).mutations.contains {
+                if case .clearFailures = $0 { true } else { false }
+            })
     }
 
     @Test func aReEnrolmentNeedsTheActiveDeviceAndWithdrawsWhatTheOldKeyOpened() {
@@ -99,8 +111,10 @@ struct WritePlanTests {
         #expect(rekey.guards == [.approvedEnrolmentRequest(id: "r1"), .activeDevice(id: "d1", userID: "alice")])
         #expect(
             Array(rekey.mutations.prefix(4)) == [
-                .deleteEnrolmentRequest(id: "r1"), .replaceDeviceKey(id: "d1", publicKey: Data([7]), attestation: nil, at: at, how: .approval),
-                .withdrawApprovals(.ofDevice(id: "d1", userID: "alice")), .revokeSessions(.openedBy(deviceID: "d1", userID: "alice"), at: at),
+                .deleteEnrolmentRequest(id: "r1"),
+                .replaceDeviceKey(id: "d1", publicKey: Data([7]), attestation: nil, at: at, how: .approval),
+                .withdrawApprovals(.ofDevice(id: "d1", userID: "alice")),
+                .revokeSessions(.openedBy(deviceID: "d1", userID: "alice"), at: at),
             ])
         let first = WritePlan.enrolment(device, replacing: nil, approvedRequest: nil, audit: event(.deviceEnrolled))
         #expect(first.guards.isEmpty)
@@ -117,7 +131,10 @@ struct WritePlanTests {
         let reached = failure.consequences(ofCounts: [.client("c1"): 3])
         #expect(reached.locked == [.client("c1")])
         let lockoutEvent = failure.lockoutEvent(.client("c1"))
-        #expect(reached.plan.mutations == [.appendAudit(event(.loginFailed)), .appendAudit(lockoutEvent), .enqueueEvent(lockoutEvent.delivered)])
+        #expect(
+            reached.plan.mutations == [
+                .appendAudit(event(.loginFailed)), .appendAudit(lockoutEvent), .enqueueEvent(lockoutEvent.delivered),
+            ])
         #expect(failure.consequences(ofCounts: [.client("c1"): 4]).locked.isEmpty, "only the failure that reaches the limit reports it")
     }
 }

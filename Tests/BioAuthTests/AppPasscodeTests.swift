@@ -63,7 +63,8 @@ struct AppPasscodeTests {
     }
 
     @Test func appLockIsWipedAndSaysSo() async throws {
-        let lock = AppLock(platform: device.platform, passcodePolicy: AppPasscodePolicy(delays: [0], wipeAfter: 2, rounds: 1_000), clock: clock)
+        let lock = AppLock(
+            platform: device.platform, passcodePolicy: AppPasscodePolicy(delays: [0], wipeAfter: 2, rounds: 1_000), clock: clock)
         try await lock.configure(passcode: "135790")
         try await lock.enableBiometricUnlock(passcode: "135790")
         await lock.lock()
@@ -131,7 +132,8 @@ struct AppPasscodeTests {
         let stretched = try SlowHash.derive("135790", salt: salt, rounds: 1_000, outputByteCount: 32)
         for guessedSecret in [Data(), Data(count: 32), SecretBytes.random(count: 32).data] {
             let material = SymmetricKey(data: stretched + guessedSecret)
-            let candidate = HKDF<SHA256>.deriveKey(inputKeyMaterial: material, salt: salt, info: Data("BioAuth app passcode v2 verifier".utf8), outputByteCount: 32)
+            let candidate = HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: material, salt: salt, info: Data("BioAuth app passcode v2 verifier".utf8), outputByteCount: 32)
             #expect(candidate.withUnsafeBytes { Data($0) } != verifier)
         }
         #expect(!stretched.starts(with: verifier.prefix(8)), "the verifier is not a slice of the PBKDF2 output")
@@ -154,7 +156,8 @@ struct AppPasscodeTests {
         for guess in (0..<100).map({ String(format: "%06d", $0) }) {
             let stretched = try SlowHash.derive(guess, salt: salt, rounds: 1_000, outputByteCount: 32)
             let candidate = HKDF<SHA256>.deriveKey(
-                inputKeyMaterial: SymmetricKey(data: stretched + secret.data), salt: salt, info: Data("BioAuth app passcode v2 verifier".utf8), outputByteCount: 32)
+                inputKeyMaterial: SymmetricKey(data: stretched + secret.data), salt: salt,
+                info: Data("BioAuth app passcode v2 verifier".utf8), outputByteCount: 32)
             if candidate.withUnsafeBytes({ Data($0) }) == verifier {
                 found = guess
                 break
@@ -169,7 +172,8 @@ struct AppPasscodeTests {
         let plain = EmulatedDevice(configuration: .init(hasSecureEnclave: false))
         let strict = AppPasscode(platform: plain.platform, service: "app", policy: AppPasscodePolicy(rounds: 1_000))
         #expect(await bioAuthError { try await strict.set("135790") }?.code == .secureEnclaveUnavailable)
-        let weaker = AppPasscode(platform: plain.platform, service: "app", policy: AppPasscodePolicy(rounds: 1_000, requiresSecureEnclave: false))
+        let weaker = AppPasscode(
+            platform: plain.platform, service: "app", policy: AppPasscodePolicy(rounds: 1_000, requiresSecureEnclave: false))
         try await weaker.set("135790")
         _ = try await weaker.verify("135790")
     }
@@ -251,7 +255,8 @@ extension AppPasscodeTests {
         let dumped = try #require(device.dumpKeychain().first { $0.account == "bioauth.app-passcode" })
         let record = try #require(try JSONSerialization.jsonObject(with: dumped.data.data) as? [String: Any])
         return (
-            try #require(Data(base64Encoded: record["salt"] as? String ?? "")), try #require(Data(base64Encoded: record["verifier"] as? String ?? "")),
+            try #require(Data(base64Encoded: record["salt"] as? String ?? "")),
+            try #require(Data(base64Encoded: record["verifier"] as? String ?? "")),
             try #require(Data(base64Encoded: record["sealedDeviceSecret"] as? String ?? ""))
         )
     }

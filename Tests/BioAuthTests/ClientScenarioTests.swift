@@ -21,7 +21,8 @@ struct ClientScenarioTests {
         device = EmulatedDevice.faceID(clock: clock)
         var handler = logs
         handler.logLevel = .trace
-        lock = AppLock(platform: device.platform, passcodePolicy: Self.fastHashing, clock: clock, logger: Logger(label: "test") { _ in handler })
+        lock = AppLock(
+            platform: device.platform, passcodePolicy: Self.fastHashing, clock: clock, logger: Logger(label: "test") { _ in handler })
     }
 
     /// Configured, biometric unlock on, locked.
@@ -155,7 +156,9 @@ struct ClientScenarioTests {
     @Test func fallbackAtTheUnlockPromptAsksForThePasscode() async throws {
         _ = try await configuredLock()
         device.script(.noMatch, .fallback)
-        let error = await bioAuthError { _ = try await self.lock.unlockWithBiometry(Prompt(reason: "Unlock", fallbackTitle: "Use App Passcode")) }
+        let error = await bioAuthError {
+            _ = try await self.lock.unlockWithBiometry(Prompt(reason: "Unlock", fallbackTitle: "Use App Passcode"))
+        }
         #expect(error?.code == .fallbackRequested)
         #expect(device.prompts.last?.fallbackTitle == "Use App Passcode")
     }
@@ -204,7 +207,8 @@ struct ClientScenarioTests {
         device.enrollBiometry()
         // Found or not (UNCONFIRMED on a device: `invalidatedKeyLookup`), the key no longer signs after a match.
         #expect(signer.hasKey == (device.configuration.invalidatedKeyLookup == .succeeds))
-        #expect(await bioAuthError { _ = try await signer.sign(message.encoded, prompt: Prompt(reason: "Sign in")) }?.code == .keyUnavailable)
+        #expect(
+            await bioAuthError { _ = try await signer.sign(message.encoded, prompt: Prompt(reason: "Sign in")) }?.code == .keyUnavailable)
     }
 
     /// Every error description and every captured log line is free of secrets.
@@ -229,8 +233,12 @@ struct ClientScenarioTests {
         device.enrollBiometry()
         for attempt in [Self.appPasscode, "111111"] {
             await lock.lock()
-            if let error = await bioAuthError({ _ = try await self.lock.unlockWithBiometry(Prompt(reason: "Unlock")) }) { rendered.append("\(error)") }
-            if let error = await bioAuthError({ _ = try await self.lock.unlockWithPasscode(attempt) }) { rendered.append(String(reflecting: error)) }
+            if let error = await bioAuthError({ _ = try await self.lock.unlockWithBiometry(Prompt(reason: "Unlock")) }) {
+                rendered.append("\(error)")
+            }
+            if let error = await bioAuthError({ _ = try await self.lock.unlockWithPasscode(attempt) }) {
+                rendered.append(String(reflecting: error))
+            }
         }
         for code in BioAuthError.Code.all {
             let error = BioAuthError(code, laError: .userCancel, status: .errSecAuthFailed, retryAfter: 30, attemptsBeforeWipe: 2)

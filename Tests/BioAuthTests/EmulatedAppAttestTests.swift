@@ -43,30 +43,49 @@ struct EmulatedAppAttestTests {
         let resigned = EmulatedAppAttest(appID: try AppAttest.AppID("ZZZZZ99999.com.example.bank"))
         let keyID = try resigned.generateKey()
         let attestation = try resigned.attestKey(keyID, clientDataHash: clientDataHash)
-        #expect(await refusal { _ = try await verifier.verifyAttestation(attestation, keyID: keyID, clientDataHash: clientDataHash, at: Date()) } == .appIdentifier)
+        #expect(
+            await refusal {
+                _ = try await verifier.verifyAttestation(attestation, keyID: keyID, clientDataHash: clientDataHash, at: Date())
+            } == .appIdentifier)
         // A software key cannot be attested by the device; a chain of the attacker's own leads nowhere.
         let software = P256.Signing.PrivateKey().publicKey
-        let forged = EmulatedAppAttest.forgedAttestation(for: software, appID: app, environment: .development, clientDataHash: clientDataHash)
+        let forged = EmulatedAppAttest.forgedAttestation(
+            for: software, appID: app, environment: .development, clientDataHash: clientDataHash)
         let softwareID = Data(SHA256.hash(data: software.x963Representation))
-        #expect(await refusal { _ = try await verifier.verifyAttestation(forged, keyID: softwareID, clientDataHash: clientDataHash, at: Date()) } == .certificateChain)
+        #expect(
+            await refusal {
+                _ = try await verifier.verifyAttestation(forged, keyID: softwareID, clientDataHash: clientDataHash, at: Date())
+            } == .certificateChain)
         // Apple's root never vouches for the emulator; a production-only server refuses a development key.
         let genuine = EmulatedAppAttest(appID: app)
         let genuineID = try genuine.generateKey()
         let genuineAttestation = try genuine.attestKey(genuineID, clientDataHash: clientDataHash)
         let apple = AppAttestVerifier(appIDs: [app], environments: [.development])
-        #expect(await refusal { _ = try await apple.verifyAttestation(genuineAttestation, keyID: genuineID, clientDataHash: clientDataHash, at: Date()) } == .certificateChain)
+        #expect(
+            await refusal {
+                _ = try await apple.verifyAttestation(genuineAttestation, keyID: genuineID, clientDataHash: clientDataHash, at: Date())
+            } == .certificateChain)
         let production = AppAttestVerifier(appIDs: [app], environments: [.production], roots: [EmulatedAppAttest.testRoot])
-        #expect(await refusal { _ = try await production.verifyAttestation(genuineAttestation, keyID: genuineID, clientDataHash: clientDataHash, at: Date()) } == .environment)
+        #expect(
+            await refusal {
+                _ = try await production.verifyAttestation(genuineAttestation, keyID: genuineID, clientDataHash: clientDataHash, at: Date())
+            } == .environment)
     }
 
     @Test func theServiceFailsAsDCAppAttestServiceDoes() throws {
-        #expect(throws: EmulatedAppAttest.Failure.featureUnsupported) { try EmulatedAppAttest(appID: app, isSupported: false).generateKey() }
+        #expect(throws: EmulatedAppAttest.Failure.featureUnsupported) {
+            try EmulatedAppAttest(appID: app, isSupported: false).generateKey()
+        }
         let service = EmulatedAppAttest(appID: app)
         let keyID = try service.generateKey()
-        #expect(throws: EmulatedAppAttest.Failure.invalidKey) { try service.generateAssertion(keyID, clientDataHash: clientDataHash) }  // not attested yet
+        // not attested yet
+        #expect(throws: EmulatedAppAttest.Failure.invalidKey) { try service.generateAssertion(keyID, clientDataHash: clientDataHash) }
         _ = try service.attestKey(keyID, clientDataHash: clientDataHash)
-        #expect(throws: EmulatedAppAttest.Failure.invalidKey) { try service.attestKey(keyID, clientDataHash: clientDataHash) }  // once per key
-        #expect(throws: EmulatedAppAttest.Failure.invalidKey) { try service.attestKey(Data(repeating: 1, count: 32), clientDataHash: clientDataHash) }
+        // once per key
+        #expect(throws: EmulatedAppAttest.Failure.invalidKey) { try service.attestKey(keyID, clientDataHash: clientDataHash) }
+        #expect(throws: EmulatedAppAttest.Failure.invalidKey) {
+            try service.attestKey(Data(repeating: 1, count: 32), clientDataHash: clientDataHash)
+        }
         #expect(throws: EmulatedAppAttest.Failure.invalidInput) { try service.generateAssertion(keyID, clientDataHash: Data([1, 2])) }
     }
 }

@@ -138,7 +138,9 @@ struct EmulatedKeychainTests {
 
     /// After an enrollment change `.biometryCurrentSet` items are unreadable (SecAccessControl.h);
     /// `.biometryAny` and `.userPresence` items survive.
-    @Test(arguments: [(EmulatedDevice.InvalidatedRead.itemNotFound, SecStatus.errSecItemNotFound), (.authenticationFailed, .errSecAuthFailed)])
+    @Test(arguments: [
+        (EmulatedDevice.InvalidatedRead.itemNotFound, SecStatus.errSecItemNotFound), (.authenticationFailed, .errSecAuthFailed),
+    ])
     func enrollmentChangeInvalidatesOnlyCurrentSetItems(read: EmulatedDevice.InvalidatedRead, configured: SecStatus) {
         let device = EmulatedDevice.faceID { $0.invalidatedRead = read }
         let keychain = EmulatedKeychain(device: device)

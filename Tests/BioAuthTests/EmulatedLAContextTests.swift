@@ -45,7 +45,8 @@ struct EmulatedLAContextTests {
         var compared = 0
         for name in names where !privateCodes.contains(name) {
             compared += 1
-            #expect(sdkTest.contains("(.\(name),") || sdkTest.contains("(CryptoTokenKitError.\(name),"), "\(name) is not compared with the SDK")
+            #expect(
+                sdkTest.contains("(.\(name),") || sdkTest.contains("(CryptoTokenKitError.\(name),"), "\(name) is not compared with the SDK")
         }
         #expect(compared > 40)
     }
@@ -88,7 +89,9 @@ struct EmulatedLAContextTests {
         #expect(EnclaveFailure(domain: "NSOSStatusErrorDomain", code: Int(Int32.max) + 1) == .status(.errSecInternal))
         #expect(EnclaveFailure(domain: "NSCocoaErrorDomain", code: -25300) == .status(.errSecInternal))
         // A key the token no longer has reads as a key that is gone.
-        #expect(BioAuthError(enclave: EnclaveFailure(domain: CryptoTokenKitError.domain, code: CryptoTokenKitError.objectNotFound)).code == .keyUnavailable)
+        #expect(
+            BioAuthError(enclave: EnclaveFailure(domain: CryptoTokenKitError.domain, code: CryptoTokenKitError.objectNotFound)).code
+                == .keyUnavailable)
     }
 
     /// A context that succeeded once authenticates again silently (SecItem.h; Auth0.swift PR #1028).

@@ -28,7 +28,9 @@ struct EmulatedSecureEnclaveTests {
         let device = EmulatedDevice(configuration: .init(hasSecureEnclave: false))
         let enclave = EmulatedSecureEnclave(device: device)
         #expect(!enclave.isAvailable)
-        #expect(enclaveFailure { _ = try enclave.createKey(EnclaveKeyParameters(tag: "k", accessControl: acl(.privateKeyUsage))) } == .status(.errSecAuthFailed))
+        #expect(
+            enclaveFailure { _ = try enclave.createKey(EnclaveKeyParameters(tag: "k", accessControl: acl(.privateKeyUsage))) }
+                == .status(.errSecAuthFailed))
     }
 
     /// The public key is X9.63 `04‖X‖Y`, 65 bytes (SecKey.h); the DER signature verifies with swift-crypto.
@@ -47,8 +49,11 @@ struct EmulatedSecureEnclaveTests {
     /// ("ACL operation is not allowed: 'ock'", flutter_secure_storage PR #989; SecAccessControl.m).
     @Test func signingNeedsPrivateKeyUsageUnderAConstraint() throws {
         _ = try makeKey([.biometryCurrentSet])
-        #expect(enclaveFailure { _ = try enclave.sign(tag: "k", message: Data(), context: nil) } == .authentication(.aclOperationNotAllowed))
-        #expect(enclaveFailure { _ = try enclave.decrypt(tag: "k", ciphertext: Data(count: 81), context: nil) } == .authentication(.aclOperationNotAllowed))
+        #expect(
+            enclaveFailure { _ = try enclave.sign(tag: "k", message: Data(), context: nil) } == .authentication(.aclOperationNotAllowed))
+        #expect(
+            enclaveFailure { _ = try enclave.decrypt(tag: "k", ciphertext: Data(count: 81), context: nil) }
+                == .authentication(.aclOperationNotAllowed))
         // No constraint + privateKeyUsage: usable without the user (EllipticCurveKeyPair #15).
         device.unscriptedAction = .cancel
         _ = try makeKey([.privateKeyUsage], tag: "free")
@@ -118,7 +123,8 @@ struct EmulatedSecureEnclaveTests {
         #expect(enclaveFailure { _ = try enclave.decrypt(tag: "k", ciphertext: Data(count: 80), context: nil) } == .status(.errSecParam))
     }
 
-    /// The ciphertext Apple's Security.framework produced (from the ECIES Go package by Jedda Wignall, MIT; in `Tests/Vectors/apple/`) decrypts to its plaintext.
+    /// The ciphertext Apple's Security.framework produced (from the ECIES Go package by Jedda Wignall, MIT; in `Tests/Vectors/apple/`)
+    /// decrypts to its plaintext.
     @Test
     func appleProducedCiphertextDecrypts() throws {
         let vector = try JSONSerialization.jsonObject(with: TestVectors.load("apple/ecies-p256-sha256-variable-iv.json")) as! [String: Any]
@@ -130,7 +136,8 @@ struct EmulatedSecureEnclaveTests {
     }
 }
 
-/// A second implementation of Apple's ECIES (Security `SecKeyAdaptors.m` l.815–1060), written from the source's description, not from `ECIES`:
+/// A second implementation of Apple's ECIES (Security `SecKeyAdaptors.m` l.815–1060), written from the source's description, not from
+/// `ECIES`:
 /// the X9.63 KDF is computed by hand from SHA-256.
 enum IndependentECIES {
     static func kdf(_ z: Data, _ sharedInfo: Data, length: Int) -> Data {

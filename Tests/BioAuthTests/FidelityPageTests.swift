@@ -7,7 +7,8 @@ struct FidelityPageTests {
     @Test func everyTestTheFidelityPageNamesExists() throws {
         let page = try PackagePaths.text("docs/EmulatorFidelity.md")
         var sources = ""
-        let enumerator = FileManager.default.enumerator(at: PackagePaths.root.appendingPathComponent("Tests"), includingPropertiesForKeys: nil)
+        let enumerator = FileManager.default.enumerator(
+            at: PackagePaths.root.appendingPathComponent("Tests"), includingPropertiesForKeys: nil)
         while let url = enumerator?.nextObject() as? URL {
             if url.pathExtension == "swift" { sources += try String(contentsOf: url, encoding: .utf8) }
         }

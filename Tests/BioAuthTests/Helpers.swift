@@ -4,14 +4,18 @@ import BioAuthEmulator
 import Foundation
 
 /// The LAError an evaluation ended with, nil on success.
-func evaluate(_ context: any AuthenticationContext, _ policy: AuthenticationPolicy = .deviceOwnerAuthenticationWithBiometrics) async -> LAErrorCode? {
+func evaluate(_ context: any AuthenticationContext, _ policy: AuthenticationPolicy = .deviceOwnerAuthenticationWithBiometrics) async
+    -> LAErrorCode?
+{
     do {
         try await context.evaluatePolicy(policy, localizedReason: "Test")
         return nil
     } catch { return error }
 }
 
-func preflight(_ context: any AuthenticationContext, _ policy: AuthenticationPolicy = .deviceOwnerAuthenticationWithBiometrics) -> LAErrorCode? {
+func preflight(_ context: any AuthenticationContext, _ policy: AuthenticationPolicy = .deviceOwnerAuthenticationWithBiometrics)
+    -> LAErrorCode?
+{
     do {
         try context.canEvaluatePolicy(policy)
         return nil
@@ -50,7 +54,8 @@ func acl(_ flags: AccessControlFlags, _ accessibility: KeychainAccessibility = .
 }
 
 func item(_ account: String, _ access: AccessControl? = nil, service: String = "test") -> KeychainItem {
-    KeychainItem(service: service, account: account, accessibility: access?.accessibility ?? .afterFirstUnlockThisDeviceOnly, accessControl: access)
+    KeychainItem(
+        service: service, account: account, accessibility: access?.accessibility ?? .afterFirstUnlockThisDeviceOnly, accessControl: access)
 }
 
 func query(_ account: String?, context: (any AuthenticationContext)? = nil, ui: AuthenticationUI = .allow) -> KeychainQuery {

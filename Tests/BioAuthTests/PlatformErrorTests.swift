@@ -14,7 +14,8 @@ struct PlatformErrorTests {
     /// `SecItem.m`'s `osstatus_for_ctk_error` does.
     @Test func cryptoTokenKitErrorsBecomeTheTypedErrorsTheyMean() {
         let cases: [(Int, BioAuthError.Code)] = [
-            (-4, .userCancelled), (-5, .authenticationFailed), (-9, .interactionNotAllowed),  // canceledByUser, authenticationFailed, authenticationNeeded
+            // canceledByUser, authenticationFailed, authenticationNeeded
+            (-4, .userCancelled), (-5, .authenticationFailed), (-9, .interactionNotAllowed),
             (-8, .invalidParameters), (-6, .keyUnavailable), (-7, .keyUnavailable),  // badParameter, objectNotFound, tokenNotFound
             (-2, .keychainFailure), (-1, .keychainFailure),  // communicationError, notImplemented
         ]
@@ -68,7 +69,8 @@ struct PlatformErrorTests {
         #expect(BioAuthError(laError: refusal ?? .authenticationFailed).code == .biometryNotAvailable)
         let signer = BiometricSigner(platform: device.platform, tag: "login")
         _ = try signer.createKey()
-        #expect(await bioAuthError { _ = try await signer.sign(Data("m".utf8), prompt: Prompt(reason: "Sign")) }?.code == .biometryNotAvailable)
+        #expect(
+            await bioAuthError { _ = try await signer.sign(Data("m".utf8), prompt: Prompt(reason: "Sign")) }?.code == .biometryNotAvailable)
         #expect(throws: Never.self) { try context.canEvaluatePolicy(.deviceOwnerAuthentication) }
     }
 }

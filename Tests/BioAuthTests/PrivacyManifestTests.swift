@@ -14,7 +14,10 @@ struct PrivacyManifestTests {
     static let categories: [(category: String, calls: [String], reasons: [String])] = [
         ("NSPrivacyAccessedAPICategorySystemBootTime", ["systemUptime", "mach_absolute_time"], ["35F9.1"]),
         ("NSPrivacyAccessedAPICategoryUserDefaults", ["UserDefaults"], []),
-        ("NSPrivacyAccessedAPICategoryFileTimestamp", ["creationDate", "modificationDate", "contentModificationDate", "getattrlist", "fstat("], []),
+        (
+            "NSPrivacyAccessedAPICategoryFileTimestamp",
+            ["creationDate", "modificationDate", "contentModificationDate", "getattrlist", "fstat("], []
+        ),
         ("NSPrivacyAccessedAPICategoryDiskSpace", ["volumeAvailableCapacity", "systemFreeSize", "statfs"], []),
         ("NSPrivacyAccessedAPICategoryActiveKeyboards", ["activeInputModes"], []),
     ]
@@ -41,7 +44,8 @@ struct PrivacyManifestTests {
         let declared = try #require(manifest["NSPrivacyAccessedAPITypes"] as? [[String: Any]])
         var reasons: [String: [String]] = [:]
         for entry in declared {
-            reasons[try #require(entry["NSPrivacyAccessedAPIType"] as? String)] = entry["NSPrivacyAccessedAPITypeReasons"] as? [String] ?? []
+            reasons[try #require(entry["NSPrivacyAccessedAPIType"] as? String)] =
+                entry["NSPrivacyAccessedAPITypeReasons"] as? [String] ?? []
         }
         #expect(Set(reasons.keys) == Set(used.map(\.category)), "declared \(reasons.keys.sorted()), used \(used.map(\.category))")
         for category in used { #expect(reasons[category.category] == category.reasons, "\(category.category)") }
@@ -51,8 +55,13 @@ struct PrivacyManifestTests {
 
     /// BioAuth's app passcode delays run on the uptime clock, so its manifest is not empty.
     @Test func theAppPasscodesUptimeClockIsDeclared() throws {
-        let plist = try PropertyListSerialization.propertyList(from: try Data(contentsOf: PackagePaths.root.appendingPathComponent("Sources/BioAuth/PrivacyInfo.xcprivacy")), format: nil)
+        let plist = try PropertyListSerialization.propertyList(
+            from: try Data(contentsOf: PackagePaths.root.appendingPathComponent("Sources/BioAuth/PrivacyInfo.xcprivacy")), format: nil)
         let types = try #require((plist as? [String: Any])?["NSPrivacyAccessedAPITypes"] as? [[String: Any]])
-        #expect(types.contains { $0["NSPrivacyAccessedAPIType"] as? String == "NSPrivacyAccessedAPICategorySystemBootTime" && ($0["NSPrivacyAccessedAPITypeReasons"] as? [String]) == ["35F9.1"] })
+        #expect(
+            types.contains {
+                $0["NSPrivacyAccessedAPIType"] as? String == "NSPrivacyAccessedAPICategorySystemBootTime"
+                    && ($0["NSPrivacyAccessedAPITypeReasons"] as? [String]) == ["35F9.1"]
+            })
     }
 }

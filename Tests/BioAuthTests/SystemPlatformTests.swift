@@ -24,11 +24,15 @@
             for (mirrored, sdk) in laErrors { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
             // LAError.h: the Touch ID keyboard's codes are macOS only, the companion's iOS 18 / macOS 15.
             #if os(macOS)
-                let macOnly: [(LAErrorCode, LAError.Code)] = [(.biometryNotPaired, .biometryNotPaired), (.biometryDisconnected, .biometryDisconnected)]
+                let macOnly: [(LAErrorCode, LAError.Code)] = [
+                    (.biometryNotPaired, .biometryNotPaired), (.biometryDisconnected, .biometryDisconnected),
+                ]
                 for (mirrored, sdk) in macOnly { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
             #endif
             #if os(macOS) || os(iOS)
-                let newer: [(LAErrorCode, LAError.Code)] = [(.companionNotAvailable, .companionNotAvailable), (.invalidDimensions, .invalidDimensions)]
+                let newer: [(LAErrorCode, LAError.Code)] = [
+                    (.companionNotAvailable, .companionNotAvailable), (.invalidDimensions, .invalidDimensions),
+                ]
                 for (mirrored, sdk) in newer { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
             #endif
             #expect(LAErrorDomain == "com.apple.LocalAuthentication")
@@ -70,7 +74,8 @@
                 let tokenErrors: [(Int, TKError.Code)] = [
                     (CryptoTokenKitError.notImplemented, .notImplemented), (CryptoTokenKitError.communicationError, .communicationError),
                     (CryptoTokenKitError.corruptedData, .corruptedData), (CryptoTokenKitError.canceledByUser, .canceledByUser),
-                    (CryptoTokenKitError.authenticationFailed, .authenticationFailed), (CryptoTokenKitError.objectNotFound, .objectNotFound),
+                    (CryptoTokenKitError.authenticationFailed, .authenticationFailed),
+                    (CryptoTokenKitError.objectNotFound, .objectNotFound),
                     (CryptoTokenKitError.tokenNotFound, .tokenNotFound), (CryptoTokenKitError.badParameter, .badParameter),
                     (CryptoTokenKitError.authenticationNeeded, .authenticationNeeded),
                 ]

@@ -13,16 +13,20 @@ import Logging
 func enrolmentFigures(rawVerifiesPerSecond: Double) async throws {
     let app = try AppAttest.AppID("BENCHTEAM1.dev.bioauth.bench")
     let phone = EmulatedAppAttest(appID: app)
-    line("\nenrolment (grant session, registration challenge, signature, device row), service API, SQLite :memory:, 1 client; server time only")
+    line(
+        "\nenrolment (grant session, registration challenge, signature, device row), service API, SQLite :memory:, 1 client; server time only"
+    )
     var perSecond: [Bool: Double] = [:]
     for attested in [false, true] {
         var configuration = ServerConfiguration(relyingPartyID: "bench")
         configuration.rateLimits.requestsPerClient = .max
         if attested {
-            configuration.attestation.apple = .required(AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
+            configuration.attestation.apple = .required(
+                AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
         }
         let service = BioAuthService(
-            store: try SQLiteStore.inMemory(), configuration: configuration, logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
+            store: try SQLiteStore.inMemory(), configuration: configuration,
+            logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
         let rounds = 400
         var serverTime = 0.0
         let request = RequestInfo(clientAddress: "bench")
@@ -39,12 +43,14 @@ func enrolmentFigures(rawVerifiesPerSecond: Double) async throws {
             var attestation: PresentedAttestation?
             if attested {
                 let keyID = try phone.generateKey()
-                let object = try phone.attestKey(keyID, clientDataHash: AttestationBinding.registrationHash(message, publicKey: key.publicKey.derRepresentation))
+                let object = try phone.attestKey(
+                    keyID, clientDataHash: AttestationBinding.registrationHash(message, publicKey: key.publicKey.derRepresentation))
                 attestation = .appAttest(keyID: keyID, object: object)
             }
             start = ContinuousClock.now
             _ = try await service.finishRegistration(
-                session: grant.session, challengeID: challenge.challengeId, signature: signature, attestation: attestation, request: request)
+                session: grant.session, challengeID: challenge.challengeId, signature: signature, attestation: attestation, request: request
+            )
             serverTime += seconds(ContinuousClock.now - start)
         }
         perSecond[attested] = Double(rounds) / serverTime
@@ -53,6 +59,7 @@ func enrolmentFigures(rawVerifiesPerSecond: Double) async throws {
     line(String(format: "  unattested:                   %8.0f enrolments/s   %.3f ms each", plain, 1000 / plain))
     line(
         String(
-            format: "  App Attest required:          %8.0f enrolments/s   %.3f ms each   (%.2f× unattested; the attestation adds %.3f ms = %.1f P-256 verifies)",
+            format:
+                "  App Attest required:          %8.0f enrolments/s   %.3f ms each   (%.2f× unattested; the attestation adds %.3f ms = %.1f P-256 verifies)",
             attested, 1000 / attested, attested / plain, 1000 / attested - 1000 / plain, (1 / attested - 1 / plain) * rawVerifiesPerSecond))
 }

@@ -21,7 +21,9 @@ func measure(_ iterations: Int, _ body: () throws -> Void) rethrows -> Double {
 
 func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
 
-func percentile(_ sorted: [Double], _ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
 
 func line(_ text: String) {
     print(text)
@@ -66,7 +68,8 @@ func seedThroughStore(_ store: any BioAuthStore, devices: Int, spki: Data) async
     for n in 0..<devices {
         let (user, id) = (UserID("user\(n)"), DeviceID.random())
         let challenge = ChallengeRecord(
-            id: Data(UUID().uuidString.utf8.prefix(16)), binding: .registration(publicKey: spki, deviceName: "d", replacing: false), relyingPartyID: "bench",
+            id: Data(UUID().uuidString.utf8.prefix(16)), binding: .registration(publicKey: spki, deviceName: "d", replacing: false),
+            relyingPartyID: "bench",
             userID: user, deviceID: id, nonce: Data(count: 32), createdAt: now, expiresAt: now.addingTimeInterval(60))
         _ = try await store.apply(.issueChallenge(challenge, lockout: lockout))
         let device = DeviceRecord(id: id, userID: user, name: "d", publicKey: spki, createdAt: now)
@@ -82,7 +85,8 @@ func seedThroughStore(_ store: any BioAuthStore, devices: Int, spki: Data) async
 func seedSQLite(path: String, devices: Int, spki: Data) async throws -> [(user: UserID, device: DeviceID)] {
     let pool = NIOThreadPool(numberOfThreads: 1)
     pool.start()
-    let connection = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: Logger(label: "seed"), on: MultiThreadedEventLoopGroup.singleton.any())
+    let connection = try await SQLiteConnection.open(
+        storage: .file(path: path), threadPool: pool, logger: Logger(label: "seed"), on: MultiThreadedEventLoopGroup.singleton.any())
     var ids: [(user: UserID, device: DeviceID)] = []
     _ = try await connection.query("BEGIN")
     for n in 0..<devices {
@@ -105,7 +109,8 @@ func serviceLogins(
     var configuration = ServerConfiguration(relyingPartyID: "bench")
     configuration.rateLimits.requestsPerClient = .max
     configuration.rateLimits.failuresPerClient = .max
-    let service = BioAuthService(store: store, configuration: configuration, logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
+    let service = BioAuthService(
+        store: store, configuration: configuration, logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
     let clock = ContinuousClock()
     let start = clock.now
     var latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
@@ -118,7 +123,8 @@ func serviceLogins(
                     let envelope = try await service.beginLogin(userID: user, deviceID: id, request: RequestInfo(clientAddress: "bench"))
                     let message = try envelope.message()
                     let signature = Base64URL.encode(try key.signature(for: message.encoded).derRepresentation)
-                    _ = try await service.finishLogin(challengeID: envelope.challengeId, signature: signature, request: RequestInfo(clientAddress: "bench"))
+                    _ = try await service.finishLogin(
+                        challengeID: envelope.challengeId, signature: signature, request: RequestInfo(clientAddress: "bench"))
                     mine.append(seconds(clock.now - begin) * 1000)
                 }
                 return mine
@@ -135,8 +141,10 @@ line("\nlogin (challenge + device signature + verify + session), service API, 1 
 let deviceKey = P256.Signing.PrivateKey()
 let memoryStore = try SQLiteStore.inMemory()
 let memory = try await serviceLogins(
-    store: memoryStore, ids: try await seedThroughStore(memoryStore, devices: 1_000, spki: deviceKey.publicKey.derRepresentation), key: deviceKey, logins: 2_000)
-line(String(format: "  SQLite :memory:, 1k devices:   %8.0f logins/s   p50 %.2f ms   p99 %.2f ms", memory.perSecond, memory.p50, memory.p99))
+    store: memoryStore, ids: try await seedThroughStore(memoryStore, devices: 1_000, spki: deviceKey.publicKey.derRepresentation),
+    key: deviceKey, logins: 2_000)
+line(
+    String(format: "  SQLite :memory:, 1k devices:   %8.0f logins/s   p50 %.2f ms   p99 %.2f ms", memory.perSecond, memory.p50, memory.p99))
 for devices in [1_000, 100_000, 1_000_000] {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString).sqlite").path
     try await SQLiteStore.open(path: path).close()  // creates the schema
@@ -145,27 +153,38 @@ for devices in [1_000, 100_000, 1_000_000] {
     let seed = seconds(ContinuousClock.now - seedStart)
     let store = try await SQLiteStore.open(path: path)
     let result = try await serviceLogins(store: store, ids: ids, key: deviceKey, logins: 2_000)
-    line(String(format: "  SQLite store, %7d devices, 1 client:   %8.0f logins/s   p50 %.2f ms   p99 %.2f ms   (seeded in %.1f s)", devices, result.perSecond, result.p50, result.p99, seed))
+    line(
+        String(
+            format: "  SQLite store, %7d devices, 1 client:   %8.0f logins/s   p50 %.2f ms   p99 %.2f ms   (seeded in %.1f s)", devices,
+            result.perSecond, result.p50, result.p99, seed))
     let before = store.statistics
     let grouped = try await serviceLogins(store: store, ids: ids, key: deviceKey, logins: 10_000, clients: 64)
     let after = store.statistics
     line(
         String(
             format: "  SQLite store, %7d devices, 64 clients: %8.0f logins/s   p50 %.2f ms   p99 %.2f ms   (%.1f transactions per fsync)",
-            devices, grouped.perSecond, grouped.p50, grouped.p99, Double(after.transactions - before.transactions) / Double(max(1, after.commits - before.commits))))
+            devices, grouped.perSecond, grouped.p50, grouped.p99,
+            Double(after.transactions - before.transactions) / Double(max(1, after.commits - before.commits))))
     try await store.close()
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
 }
 
-if let url = ProcessInfo.processInfo.environment["BIOAUTH_BENCH_POSTGRES_URL"] ?? ProcessInfo.processInfo.environment["BIOAUTH_TEST_POSTGRES_URL"],
+if let url = ProcessInfo.processInfo.environment["BIOAUTH_BENCH_POSTGRES_URL"]
+    ?? ProcessInfo.processInfo.environment["BIOAUTH_TEST_POSTGRES_URL"],
     let location = PostgresStore.Location(url: url)
 {
     let store = try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 16))
     let ids = try await seedThroughStore(store, devices: 1_000, spki: deviceKey.publicKey.derRepresentation)
     let single = try await serviceLogins(store: store, ids: ids, key: deviceKey, logins: 2_000)
-    line(String(format: "  PostgreSQL store, 1k devices, 1 client:   %8.0f logins/s   p50 %.2f ms   p99 %.2f ms", single.perSecond, single.p50, single.p99))
+    line(
+        String(
+            format: "  PostgreSQL store, 1k devices, 1 client:   %8.0f logins/s   p50 %.2f ms   p99 %.2f ms", single.perSecond, single.p50,
+            single.p99))
     let many = try await serviceLogins(store: store, ids: ids, key: deviceKey, logins: 10_000, clients: 64)
-    line(String(format: "  PostgreSQL store, 1k devices, 64 clients: %8.0f logins/s   p50 %.2f ms   p99 %.2f ms", many.perSecond, many.p50, many.p99))
+    line(
+        String(
+            format: "  PostgreSQL store, 1k devices, 64 clients: %8.0f logins/s   p50 %.2f ms   p99 %.2f ms", many.perSecond, many.p50,
+            many.p99))
     try await store.close()
 } else {
     line("  (PostgreSQL: set BIOAUTH_BENCH_POSTGRES_URL)")

@@ -62,7 +62,8 @@ let router = Router()
 router.post("/v1/login/challenge") { request, context -> ChallengeEnvelope in
     let body = try await request.decode(as: ChallengeRequest.self, context: context)
     let message = try SignedMessage(
-        purpose: .login, relyingPartyID: "load.test", challengeID: SecretBytes.random(count: 16).data, nonce: SecretBytes.random(count: 32).data,
+        purpose: .login, relyingPartyID: "load.test", challengeID: SecretBytes.random(count: 16).data,
+        nonce: SecretBytes.random(count: 32).data,
         userID: body.userId, deviceID: body.deviceId, expiresAt: UInt64(Date().timeIntervalSince1970) + 60)
     challenges.withLock { $0[message.challengeID] = message }
     return ChallengeEnvelope(message)

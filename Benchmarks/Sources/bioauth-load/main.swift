@@ -68,7 +68,9 @@ struct Options {
     }
 
     static func number(_ text: String, _ flag: String) throws -> Int {
-        guard let value = Int(text.replacingOccurrences(of: "_", with: "")), value > 0 else { throw LoadError("\(flag): expected a positive number") }
+        guard let value = Int(text.replacingOccurrences(of: "_", with: "")), value > 0 else {
+            throw LoadError("\(flag): expected a positive number")
+        }
         return value
     }
 }
@@ -93,7 +95,8 @@ func seed(_ options: Options, spki: Data) async throws -> (database: String, cle
         try await SQLiteStore.open(path: path).close()
         let pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
-        let connection = try await SQLiteConnection.open(storage: .file(path: path), threadPool: pool, logger: Logger(label: "seed"), on: MultiThreadedEventLoopGroup.singleton.any())
+        let connection = try await SQLiteConnection.open(
+            storage: .file(path: path), threadPool: pool, logger: Logger(label: "seed"), on: MultiThreadedEventLoopGroup.singleton.any())
         _ = try await connection.query(
             """
             WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n + 1 < ?)
@@ -108,7 +111,8 @@ func seed(_ options: Options, spki: Data) async throws -> (database: String, cle
     let logger = Logger(label: "seed")
     @Sendable func run(_ sql: String, database: String?) async throws {
         let connection = try await PostgresConnection.connect(
-            configuration: .init(host: admin.host, port: admin.port, username: admin.username, password: admin.password, database: database, tls: .disable),
+            configuration: .init(
+                host: admin.host, port: admin.port, username: admin.username, password: admin.password, database: database, tls: .disable),
             id: 1, logger: logger)
         defer { Task { try? await connection.close() } }
         try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
@@ -139,10 +143,13 @@ final class Server {
     init(executable: String, database: String, deviceKey: Data) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         // The device key is for bioauth-floor, which has no database to read it from.
-        let environment = ["BIOAUTH_SIGNING_KEY_KEK": Self.signingKeyEncryption, "BIOAUTH_LOAD_DEVICE_KEY": deviceKey.base64EncodedString()]
+        let environment = [
+            "BIOAUTH_SIGNING_KEY_KEK": Self.signingKeyEncryption, "BIOAUTH_LOAD_DEVICE_KEY": deviceKey.base64EncodedString(),
+        ]
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.arguments = [
-            "--port", "0", "--management-port", "0", "--database", database, "--relying-party", "load.test", "--requests-per-client", "1000000000", "--log-level", "error",
+            "--port", "0", "--management-port", "0", "--database", database, "--relying-party", "load.test", "--requests-per-client",
+            "1000000000", "--log-level", "error",
             "--database-tls", "disable", "--database-pool-size", ProcessInfo.processInfo.environment["BIOAUTH_LOAD_POOL_SIZE"] ?? "16",
             // The password flood comes from many addresses, as a botnet's would: no per-address limit stops it.
             "--trust-forwarded-for",
@@ -310,11 +317,13 @@ struct Client: Sendable {
         let device = n % devices
         return await pools[n % pools.count].withConnection { connection in
             do {
-                let (status, body) = try await connection.post("/v1/login/challenge", #"{"userId":"user\#(device)","deviceId":"\#(deviceID(device))"}"#)
+                let (status, body) = try await connection.post(
+                    "/v1/login/challenge", #"{"userId":"user\#(device)","deviceId":"\#(deviceID(device))"}"#)
                 guard status == 200 else { return "challenge \(status)" }
                 let envelope = try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(body.readableBytesView))
                 let signature = Base64URL.encode(try key.signature(for: try envelope.message().encoded).derRepresentation)
-                let (finish, _) = try await connection.post("/v1/login/finish", #"{"challengeId":"\#(envelope.challengeId)","signature":"\#(signature)"}"#)
+                let (finish, _) = try await connection.post(
+                    "/v1/login/finish", #"{"challengeId":"\#(envelope.challengeId)","signature":"\#(signature)"}"#)
                 return finish == 200 ? nil : "finish \(finish)"
             } catch {
                 return "transport \(type(of: error))"
@@ -446,7 +455,8 @@ final class PasswordFlood: Sendable {
                             n += 1
                             let client =
                                 owner == nil
-                                ? "10.\(worker % 256).\(n / 256 % 256).\(n % 256)" : "2a0\(worker % 10):\(String(n / 65_536 % 65_536, radix: 16)):\(String(n % 65_536, radix: 16))::1"
+                                ? "10.\(worker % 256).\(n / 256 % 256).\(n % 256)"
+                                : "2a0\(worker % 10):\(String(n / 65_536 % 65_536, radix: 16)):\(String(n % 65_536, radix: 16))::1"
                             let username = owner.flatMap { n % 2 == 0 ? $0 : nil } ?? "guess\(worker)x\(n)"
                             let body = #"{"username":"\#(username)","password":"guessed password \#(n)"}"#
                             let status = (try? await connection.post("/v1/login/password", body, client: client).0) ?? 0
@@ -502,7 +512,9 @@ for server in servers { pools.append(try await ConnectionPool(port: server.port,
 let client = Client(pools: pools, key: key, devices: options.devices)
 
 let label = "\(kind), \(options.instances) instance\(options.instances == 1 ? "" : "s"), \(options.devices.formatted()) devices"
-print("seeded \(options.devices) devices in \(String(format: "%.1f", seedSeconds)) s; \(options.connections) connections, \(Int(options.seconds)) s per run")
+print(
+    "seeded \(options.devices) devices in \(String(format: "%.1f", seedSeconds)) s; \(options.connections) connections, \(Int(options.seconds)) s per run"
+)
 _ = await closedLoop(client, connections: options.connections, seconds: min(2, options.seconds))  // warm-up
 let cpuBefore = CPUSample.now(servers: servers)
 let (maximum, closed) = await closedLoop(client, connections: options.connections, seconds: options.seconds)
@@ -557,11 +569,14 @@ if options.ownerPasswordFlood > 0 {
     let credentials = #"{"username":"owner","password":"the owner's right password"}"#
     let (created, _) = try await owner.post("/v1/users", credentials, client: ownerAddress)
     let (first, _) = try await owner.post("/v1/login/password", credentials, client: ownerAddress)
-    guard created == 201 || created == 200, first == 200 else { throw LoadError("the owner could not sign up (\(created)) or in (\(first))") }
+    guard created == 201 || created == 200, first == 200 else {
+        throw LoadError("the owner could not sign up (\(created)) or in (\(first))")
+    }
     var rows: [Bool: [(success: Double, p99: Double)]] = [:]
     for _ in 0..<3 {
         for flooded in [false, true] {
-            let flood = flooded ? try await PasswordFlood(port: servers[0].port, connections: options.ownerPasswordFlood, owner: "owner") : nil
+            let flood =
+                flooded ? try await PasswordFlood(port: servers[0].port, connections: options.ownerPasswordFlood, owner: "owner") : nil
             let tally = Tally()
             var admitted = 0
             let start = ContinuousClock.now
@@ -597,6 +612,9 @@ for pool in pools { await pool.close() }
 for server in servers { server.stop() }
 await cleanup()
 if !failures.isEmpty {
-    FileHandle.standardError.write(Data("bioauth-load: FAILED logins: \(failures.sorted { $0.key < $1.key }.map { "\($0.key) × \($0.value)" }.joined(separator: ", "))\n".utf8))
+    FileHandle.standardError.write(
+        Data(
+            "bioauth-load: FAILED logins: \(failures.sorted { $0.key < $1.key }.map { "\($0.key) × \($0.value)" }.joined(separator: ", "))\n"
+                .utf8))
     exit(1)
 }

@@ -29,7 +29,8 @@ public final class ShopBackend: Sendable {
     /// production, the shop's secret store hands it over (or a KMS stands behind
     /// `SigningKeySealer`); a database backup alone then mints nothing.
     public init(
-        store: any BioAuthStore, relyingParty: String = "shop.example", webhookSecret: String, signingKeyEncryption: KeyEncryptionKey = .random(),
+        store: any BioAuthStore, relyingParty: String = "shop.example", webhookSecret: String,
+        signingKeyEncryption: KeyEncryptionKey = .random(),
         clock: any WallClock = SystemWallClock()
     ) {
         self.relyingParty = relyingParty
@@ -50,7 +51,9 @@ public final class ShopBackend: Sendable {
 
         router.post("shop/login") { request, context -> Response in
             let body = try await request.decode(as: [String: String].self, context: context)
-            guard let account = self.accounts[body["email"] ?? ""], account.password == body["password"] else { return Response(status: .unauthorized) }
+            guard let account = self.accounts[body["email"] ?? ""], account.password == body["password"] else {
+                return Response(status: .unauthorized)
+            }
             let token = Base64URL.encode(SecretBytes.random(count: 32).data)
             self.shopSessions.withLock { $0[token] = account.userID }
             return try Self.json(["shopSession": token])
@@ -58,7 +61,8 @@ public final class ShopBackend: Sendable {
         router.post("shop/enrolment-grant") { request, context -> Response in
             guard let userID = context.shopUser else { return Response(status: .unauthorized) }
             // The shop vouches for its user: BioAuth gives a one-time grant that enrols their first phone.
-            let grant = try await self.bioauth.service.issueEnrolmentGrant(userID: UserID(userID), request: RequestInfo(clientAddress: "shop", requestID: context.bioAuth.requestID))
+            let grant = try await self.bioauth.service.issueEnrolmentGrant(
+                userID: UserID(userID), request: RequestInfo(clientAddress: "shop", requestID: context.bioAuth.requestID))
             return try Self.json(["grant": grant.token, "userId": userID])
         }
         router.post("hooks/bioauth") { request, _ -> Response in
@@ -97,7 +101,9 @@ public final class ShopBackend: Sendable {
     }
 
     static func json(_ value: [String: String]) throws -> Response {
-        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(value))))
+        Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(value))))
     }
 }
 

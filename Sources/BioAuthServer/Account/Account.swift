@@ -21,11 +21,13 @@ struct Account: Flow {
         let salt = SecretBytes.random(count: 16).data
         let hash = try await passwordHash(password, salt: salt, rounds: configuration.passwordRounds, in: place)
         let now = clock.now()
-        let user = UserRecord(id: username, passwordSalt: salt, passwordRounds: configuration.passwordRounds, passwordHash: hash, createdAt: now)
+        let user = UserRecord(
+            id: username, passwordSalt: salt, passwordRounds: configuration.passwordRounds, passwordHash: hash, createdAt: now)
         // A taken id — a password account, or an id the app's backend owns — is one answer.
         let taken = ServerError(.conflict, field: "username", detail: "exists")
         let outcome: PlanOutcome
-        do { outcome = try await store.apply(.createUser(user, audit: event(.userCreated, user: username, request: request))) } catch let error as StoreError
+        do { outcome = try await store.apply(.createUser(user, audit: event(.userCreated, user: username, request: request))) } catch let
+            error as StoreError
             where error.code == .duplicate
         {
             throw taken
@@ -71,7 +73,9 @@ struct Account: Flow {
 
     /// A password login; `signInCode` is one ``sendSignInCode(username:request:)`` sent for this
     /// address, which lets the attempt past the back-off strangers' wrong passwords caused.
-    func passwordLogin(username: String, password: String, signInCode: String? = nil, request: RequestInfo) async throws(ServerError) -> SessionGrant {
+    func passwordLogin(username: String, password: String, signInCode: String? = nil, request: RequestInfo) async throws(ServerError)
+        -> SessionGrant
+    {
         try requirePasswordLogin()
         let username = try Validate.username(username)
         let password = try Validate.password(password)
@@ -83,12 +87,14 @@ struct Account: Flow {
         // The attempt is decided and counted before the slow hash, in one transaction under the
         // user's lock: parallel guesses cannot all pass it. A success clears the counters below.
         let limits = PasswordAttemptLimits(
-            lockout: lockout, windowEnd: windows.windowEnd(now), passwordsPerClient: windows.policy.passwordFailuresPerClient, run: configuration.passwordRun,
+            lockout: lockout, windowEnd: windows.windowEnd(now), passwordsPerClient: windows.policy.passwordFailuresPerClient,
+            run: configuration.passwordRun,
             signInCode: code)
         let attempt = try await run(request) { try await self.store.beginPasswordAttempt(username: username, limits: limits, now: now) }
         if let until = attempt.refusedUntil {
             // The real wait: the window's end or the back-off's, whichever is later.
-            throw await refuseLockedOut(user: attempt.user == nil ? nil : username, device: nil, retryAfter: retryAfter(until: until, from: now), request)
+            throw await refuseLockedOut(
+                user: attempt.user == nil ? nil : username, device: nil, retryAfter: retryAfter(until: until, from: now), request)
         }
         if attempt.rejectedCode {
             // A wrong, expired or other network's sign-in code: counted like a wrong password
@@ -105,7 +111,8 @@ struct Account: Flow {
         let salt = user?.passwordSalt ?? Data(SHA256.hash(data: Data(username.rawValue.utf8)).prefix(16))
         let hash = try await passwordHash(password, salt: salt, rounds: user?.passwordRounds ?? configuration.passwordRounds, in: place)
         guard let user, constantTimeEquals(hash, user.passwordHash) else {
-            throw try await countFailure(user == nil ? .unknownUser : .badPassword, of: attempt, username: username, lockout: lockout, request)
+            throw try await countFailure(
+                user == nil ? .unknownUser : .badPassword, of: attempt, username: username, lockout: lockout, request)
         }
         let (session, token) = newSession(user: username, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, at: now)
         // A hash made with fewer rounds than today's setting is replaced now, while the password is at hand.
@@ -114,13 +121,15 @@ struct Account: Flow {
             let salt = SecretBytes.random(count: 16).data
             rehashed = UserRecord(
                 id: username, passwordSalt: salt, passwordRounds: configuration.passwordRounds,
-                passwordHash: try await passwordHash(password, salt: salt, rounds: configuration.passwordRounds, in: place), createdAt: user.createdAt)
+                passwordHash: try await passwordHash(password, salt: salt, rounds: configuration.passwordRounds, in: place),
+                createdAt: user.createdAt)
         }
         try await run(request) { [rehashed] in
             // A sign-in code works once.
             let used = code.map { [FailureSubject.signInCode(username, client: lockout.client, code: $0)] } ?? []
             let plan = WritePlan.login(
-                session, from: lockout.client, clearing: [.password(username, client: lockout.client), .passwordRun(username)] + used, rehashed: rehashed,
+                session, from: lockout.client, clearing: [.password(username, client: lockout.client), .passwordRun(username)] + used,
+                rehashed: rehashed,
                 audit: self.event(.passwordLoginSucceeded, user: username, request: request))
             _ = try await self.store.apply(plan)
         }
@@ -140,15 +149,22 @@ struct Account: Flow {
         try await admit(request)
         guard let channel = context.recoveryChannel else { throw ServerError(.forbidden, detail: "noRecoveryChannel") }
         let now = clock.now(), limits = configuration.enrolment.recoveryCodes, client = request.clientAddress
-        let exists = try await run(request) { try await self.store.passwordLoginState(username: username, lockout: self.windows.lockout(client: client, at: now)) }.user != nil
+        let exists =
+            try await run(request) {
+                try await self.store.passwordLoginState(username: username, lockout: self.windows.lockout(client: client, at: now))
+            }.user != nil
         let code = RecoveryCode.random(), expiresAt = now.addingTimeInterval(RecoveryCodeLimits.signInCodeLifetime)
         let audit = event(.signInCodeSent, user: username, request: request)
         let decided = try await run(request) {
-            try await self.store.decide(locking: RowLocks(counters: [.recoveryCodes(username, client: client)])) { rows -> (verdict: Date?, plan: WritePlan) in
+            try await self.store.decide(locking: RowLocks(counters: [.recoveryCodes(username, client: client)])) {
+                rows -> (verdict: Date?, plan: WritePlan) in
                 var plan = WritePlan()
-                if let until = plan.chargeRecoveryCode(rows, userID: username, requester: client, limits: limits, at: now) { return (until, WritePlan()) }
+                if let until = plan.chargeRecoveryCode(rows, userID: username, requester: client, limits: limits, at: now) {
+                    return (until, WritePlan())
+                }
                 if exists {
-                    plan.add(.setCounter(.signInCode(username, client: client, code: code.hash), FailureCounter(since: expiresAt, count: 0)))
+                    plan.add(
+                        .setCounter(.signInCode(username, client: client, code: code.hash), FailureCounter(since: expiresAt, count: 0)))
                     plan.audit(audit)
                 }
                 return (nil, plan)
@@ -161,7 +177,9 @@ struct Account: Flow {
         log(audit)
         // Delivered after the answer, so its time does not tell that the user exists; a failed
         // delivery is logged (the requester, who may be anyone, is not told).
-        let message = RecoveryMessage(signIn: code, userID: username, clientAddress: client, id: EnrolmentRequestID(UUID().uuidString.lowercased()), expiresAt: expiresAt)
+        let message = RecoveryMessage(
+            signIn: code, userID: username, clientAddress: client, id: EnrolmentRequestID(UUID().uuidString.lowercased()),
+            expiresAt: expiresAt)
         let logger = logger, metadata = metadata(audit)
         Task {
             do { try await channel.deliver(message) } catch {
@@ -187,7 +205,8 @@ struct Account: Flow {
         }
         guard let proven else {
             let failure = FailureRecord(
-                .primaryLoginRejected, lockout: lockout, audit: event(.primaryLoginFailed, reason: FailureReason.primaryLoginRejected.description, request: request))
+                .primaryLoginRejected, lockout: lockout,
+                audit: event(.primaryLoginFailed, reason: FailureReason.primaryLoginRejected.description, request: request))
             let locked = try await run(request) { [failure] in try await self.store.apply(.failure(failure)).lockedSubjects }
             throw failed(failure, locked: locked, request)
         }
@@ -218,7 +237,9 @@ struct Account: Flow {
     func sessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> [SessionRecord] {
         try authorizeUnread(.listSessions, session)
         let now = clock.now()
-        return try await run(request) { try await self.store.sessions(userID: session.userID) }.filter { $0.revokedAt == nil && $0.expiresAt > now }
+        return try await run(request) { try await self.store.sessions(userID: session.userID) }.filter {
+            $0.revokedAt == nil && $0.expiresAt > now
+        }
     }
 
     func revokeSession(id: SessionID, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
@@ -229,7 +250,9 @@ struct Account: Flow {
             if caller.credential == .coolingDevice {
                 // During its cool-down a device ends only the sessions it opened itself.
                 let target = try await run(request) { try await self.store.session(id: id) }
-                if let target, target.session.userID == session.userID, target.session.deviceID != session.deviceID { throw Self.coolingDown(field: "sessionId") }
+                if let target, target.session.userID == session.userID, target.session.deviceID != session.deviceID {
+                    throw Self.coolingDown(field: "sessionId")
+                }
             }
         }
         let audit = event(.sessionRevoked, user: session.userID, device: session.deviceID, request: request)
@@ -242,7 +265,8 @@ struct Account: Flow {
 
     func revokeAllSessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Int {
         try await authorize(.endAllSessions, session, request: request)
-        let audit = event(.sessionsRevoked, user: session.userID, device: session.deviceID, reason: AuditReason.allSessions.description, request: request)
+        let audit = event(
+            .sessionsRevoked, user: session.userID, device: session.deviceID, reason: AuditReason.allSessions.description, request: request)
         let plan = WritePlan.revokeSessions(userID: session.userID, at: clock.now(), audit: audit)
         let count = try await run(request, { try await self.store.apply(plan) }).revokedSessions
         log(audit)
@@ -260,7 +284,8 @@ struct Account: Flow {
         try authorizeUnread(.readSecurityEvents, session)
         let rows = try await run(request) { try await self.store.auditEvents(userID: session.userID, limit: 1_000) }
         let after = since.map { $0.timeIntervalSince1970.rounded(.down) } ?? -.infinity
-        return Array(rows.filter { AuditKind.securityNotices.contains($0.kind) && $0.at.timeIntervalSince1970.rounded(.down) > after }.prefix(100))
+        return Array(
+            rows.filter { AuditKind.securityNotices.contains($0.kind) && $0.at.timeIntervalSince1970.rounded(.down) > after }.prefix(100))
     }
 
     /// A new password's hash at today's rounds, through the hashing pool like any password request
@@ -284,7 +309,9 @@ struct Account: Flow {
         return ServerError(.unavailable, detail: "too many password requests", retryAfter: context.passwordHashes.retryAfter(lane))
     }
 
-    private func passwordHash(_ password: String, salt: Data, rounds: Int, in place: borrowing PasswordHashPool.Place) async throws(ServerError) -> Data {
+    private func passwordHash(_ password: String, salt: Data, rounds: Int, in place: borrowing PasswordHashPool.Place)
+        async throws(ServerError) -> Data
+    {
         do { return try await place.derive(password, salt: salt, rounds: rounds) } catch { throw ServerError(.internalError) }
     }
 }

@@ -20,16 +20,20 @@ struct PasswordChange: Flow {
         }
         let salt = SecretBytes.random(count: 16).data
         let hash = try await Account(context: context).hashNewPassword(password, salt: salt)
-        let replaced = UserRecord(id: userID, passwordSalt: salt, passwordRounds: configuration.passwordRounds, passwordHash: hash, createdAt: user.createdAt)
+        let replaced = UserRecord(
+            id: userID, passwordSalt: salt, passwordRounds: configuration.passwordRounds, passwordHash: hash, createdAt: user.createdAt)
         let audit = event(.passwordChanged, user: userID, device: session.deviceID, request: request)
-        let now = clock.now(), keep = session.id, operationHash = Data(SHA256.hash(data: Data(PasswordChangeText.make(userID: userID.rawValue).utf8)))
+        let now = clock.now(), keep = session.id,
+            operationHash = Data(SHA256.hash(data: Data(PasswordChangeText.make(userID: userID.rawValue).utf8)))
         let changed = try await run(request) {
             try await self.store.decide(locking: RowLocks(approval: TokenHash(of: token))) { rows in
                 WritePlan.passwordChange(rows, to: replaced, operationHash: operationHash, keeping: keep, at: now, audit: audit)
             }.verdict
         }
         guard changed else {
-            await self.audit(.approvalRejected, user: userID, device: session.deviceID, reason: FailureReason.approvalRejected.description, request: request)
+            await self.audit(
+                .approvalRejected, user: userID, device: session.deviceID, reason: FailureReason.approvalRejected.description,
+                request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }
         log(audit)
@@ -45,7 +49,8 @@ extension WritePlan {
     package static func passwordChange(
         _ rows: LockedRows, to user: UserRecord, operationHash: Data, keeping session: SessionID, at now: Date, audit: AuditEvent
     ) -> (verdict: Bool, plan: WritePlan) {
-        guard let approval = rows.approval, rows.approvalSignerActive, approval.isRedeemable(for: operationHash, by: user.id, at: now) else {
+        guard let approval = rows.approval, rows.approvalSignerActive, approval.isRedeemable(for: operationHash, by: user.id, at: now)
+        else {
             return (false, WritePlan())
         }
         var plan = WritePlan()

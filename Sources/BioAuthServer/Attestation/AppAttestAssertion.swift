@@ -22,7 +22,8 @@ public enum AppAttestProof: Sendable, Hashable {
             self = .reattestation(
                 keyID: try Validate.base64URL(keyID, field: "appAttestKeyId", count: 32...32),
                 object: try Validate.base64URL(object, field: "appAttestation", count: 1...PresentedAttestation.maximumObjectSize))
-        case (.some, _, _): throw ServerError(.invalidRequest, field: "appAttestAssertion", detail: "an assertion or a new key's attestation, not both")
+        case (.some, _, _):
+            throw ServerError(.invalidRequest, field: "appAttestAssertion", detail: "an assertion or a new key's attestation, not both")
         case (nil, nil, .some): throw ServerError(.invalidRequest, field: "appAttestKeyId", detail: "required with appAttestation")
         case (nil, .some, nil): throw ServerError(.invalidRequest, field: "appAttestation", detail: "required with appAttestKeyId")
         }
@@ -57,13 +58,16 @@ package struct AppAttestAssertion: Sendable {
 
     /// `message` is the verified challenge's, built only when an assertion is to be verified (most logins have none).
     package func check(_ assertion: Data?, device: DeviceRecord, message: () -> SignedMessage?, signature: Data) -> Verdict {
-        guard let verifier = policy.apple.verifier, let attestation = device.attestation, attestation.format == .appleAppAttest else { return .notApplicable }
+        guard let verifier = policy.apple.verifier, let attestation = device.attestation, attestation.format == .appleAppAttest else {
+            return .notApplicable
+        }
         guard let assertion else {
             return policy.assertions == .required ? .rejected(nil) : .notApplicable
         }
         guard let key = attestation.attestedAppKey, let message = message() else { return .rejected(.malformed) }
         do {
-            let advanced = try verifier.verifyAssertion(assertion, clientData: AttestationBinding.assertion(message, signature: signature), key: key)
+            let advanced = try verifier.verifyAssertion(
+                assertion, clientData: AttestationBinding.assertion(message, signature: signature), key: key)
             return .accepted(attestation.advanced(to: advanced))
         } catch {
             return .rejected(error.check)

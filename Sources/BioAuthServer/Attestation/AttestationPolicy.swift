@@ -51,7 +51,10 @@ public struct AttestationPolicy: Sendable, Hashable {
     /// Assertions at login and step-up; they are verified only while ``apple`` is not off.
     public var assertions: Assertions
 
-    public init(apple: Rule<AppAttestVerifier> = .off, android: Rule<AndroidKeyAttestationVerifier> = .off, assertions: Assertions = .verifiedWhenSent) {
+    public init(
+        apple: Rule<AppAttestVerifier> = .off, android: Rule<AndroidKeyAttestationVerifier> = .off,
+        assertions: Assertions = .verifiedWhenSent
+    ) {
         self.apple = apple
         self.android = android
         self.assertions = assertions

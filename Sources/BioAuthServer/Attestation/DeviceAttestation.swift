@@ -35,7 +35,8 @@ public struct DeviceAttestation: Sendable, Hashable, Codable {
     public var appAttestKey: StoredAppAttestKey?
 
     public init(
-        format: Format, securityLevel: SecurityLevel, appID: String, environment: String? = nil, verifiedAt: Date, appAttestKey: StoredAppAttestKey? = nil
+        format: Format, securityLevel: SecurityLevel, appID: String, environment: String? = nil, verifiedAt: Date,
+        appAttestKey: StoredAppAttestKey? = nil
     ) {
         self.format = format
         self.securityLevel = securityLevel
@@ -48,13 +49,16 @@ public struct DeviceAttestation: Sendable, Hashable, Codable {
     /// What a verified App Attest attestation proves.
     public init(_ key: AppAttestKey, at time: Date) {
         self.init(
-            format: .appleAppAttest, securityLevel: .secureEnclave, appID: key.appID.description, environment: key.environment.rawValue, verifiedAt: time,
+            format: .appleAppAttest, securityLevel: .secureEnclave, appID: key.appID.description, environment: key.environment.rawValue,
+            verifiedAt: time,
             appAttestKey: StoredAppAttestKey(key))
     }
 
     /// What a verified Android key attestation proves.
     public init(_ key: AndroidAttestedKey, at time: Date) {
-        self.init(format: .androidKey, securityLevel: key.securityLevel == .strongBox ? .strongBox : .trustedEnvironment, appID: key.packageName, verifiedAt: time)
+        self.init(
+            format: .androidKey, securityLevel: key.securityLevel == .strongBox ? .strongBox : .trustedEnvironment, appID: key.packageName,
+            verifiedAt: time)
     }
 
     /// The App Attest key this attestation proved, to verify the device's assertions with; nil
@@ -63,7 +67,8 @@ public struct DeviceAttestation: Sendable, Hashable, Codable {
         guard let stored = appAttestKey, let environment = environment.flatMap(AppAttest.Environment.init(rawValue:)),
             let app = try? AppAttest.AppID(appID), let key = try? DevicePublicKey(x963Representation: stored.publicKey)
         else { return nil }
-        return AppAttestKey(keyID: stored.keyID, publicKey: key, appID: app, environment: environment, counter: stored.counter, receipt: stored.receipt)
+        return AppAttestKey(
+            keyID: stored.keyID, publicKey: key, appID: app, environment: environment, counter: stored.counter, receipt: stored.receipt)
     }
 
     /// This attestation with its App Attest key's counter at `key`'s: what an accepted assertion stores.

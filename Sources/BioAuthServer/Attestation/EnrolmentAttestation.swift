@@ -32,7 +32,8 @@ public enum PresentedAttestation: Sendable, Hashable {
             }
             self = .androidKey(chain: ders)
         case (_, _, .some):
-            throw ServerError(.invalidRequest, field: "androidKeyAttestation", detail: "an App Attest attestation or an Android chain, not both")
+            throw ServerError(
+                .invalidRequest, field: "androidKeyAttestation", detail: "an App Attest attestation or an Android chain, not both")
         case (nil, .some, nil): throw ServerError(.invalidRequest, field: "appAttestKeyId", detail: "required with appAttestation")
         case (.some, nil, nil): throw ServerError(.invalidRequest, field: "appAttestation", detail: "required with appAttestKeyId")
         }
@@ -62,7 +63,8 @@ struct EnrolmentAttestation: Flow {
         let challenge = Data((0..<32).map { _ in UInt8.random(in: .min ... .max) })
         let expiresAt = clock.now().addingTimeInterval(AttestationPolicy.androidChallengeLifetime)
         var issue = WritePlan()
-        issue.add(.setCounter(.attestationChallenge(session.id, challenge: TokenHash(of: challenge)), FailureCounter(since: expiresAt, count: 0)))
+        issue.add(
+            .setCounter(.attestationChallenge(session.id, challenge: TokenHash(of: challenge)), FailureCounter(since: expiresAt, count: 0)))
         let plan = issue
         _ = try await run(request) { try await self.store.apply(plan) }
         return challenge
@@ -86,7 +88,9 @@ struct EnrolmentAttestation: Flow {
     /// or nil for an enrolment the policy lets go unattested. A challenge that is not this
     /// session's unexpired registration gets nil: finishing it fails as it would without one.
     /// Refusals are audited and counted against the sending address.
-    func verify(_ presented: PresentedAttestation?, challengeID: Data, session: SessionRecord, request: RequestInfo) async throws(ServerError) -> DeviceAttestation? {
+    func verify(_ presented: PresentedAttestation?, challengeID: Data, session: SessionRecord, request: RequestInfo)
+        async throws(ServerError) -> DeviceAttestation?
+    {
         let policy = configuration.attestation
         // An attestation of a platform whose rule is off is ignored, as if none were sent.
         let verifiable: Bool =
@@ -97,7 +101,8 @@ struct EnrolmentAttestation: Flow {
             }
         if !verifiable, policy.acceptsUnattested { return nil }
         let now = clock.now()
-        guard let challenge = try await run(request, { try await self.store.challenge(id: challengeID) }), challenge.sessionID == session.id,
+        guard let challenge = try await run(request, { try await self.store.challenge(id: challengeID) }),
+            challenge.sessionID == session.id,
             challenge.expiresAt > now, case .registration(let spki, _, _) = challenge.binding
         else { return nil }
         let message: SignedMessage, key: DevicePublicKey
@@ -108,7 +113,10 @@ struct EnrolmentAttestation: Flow {
         switch (presented, policy.apple.verifier, policy.android.verifier) {
         case (.appAttest(let keyID, let object)?, let verifier?, _):
             let clientDataHash = AttestationBinding.registrationHash(message, publicKey: spki)
-            do { return DeviceAttestation(try await verifier.verifyAttestation(object, keyID: keyID, clientDataHash: clientDataHash, at: now), at: now) } catch {
+            do {
+                return DeviceAttestation(
+                    try await verifier.verifyAttestation(object, keyID: keyID, clientDataHash: clientDataHash, at: now), at: now)
+            } catch {
                 throw try await refuse(error, field: "appAttestation", challenge: challenge, request: request)
             }
         case (.androidKey(let chain)?, _, let verifier?):
@@ -119,7 +127,9 @@ struct EnrolmentAttestation: Flow {
                 let attested = try await verifier.verify(chain: chain, challenge: claimed, publicKey: key, at: now)
                 guard try await takeAndroidChallenge(claimed, session: session, request: request) else {
                     throw try await refuse(
-                        AttestationError(.challenge, "the attestation challenge is not one this server issued to this session, or it was used or expired"),
+                        AttestationError(
+                            .challenge, "the attestation challenge is not one this server issued to this session, or it was used or expired"
+                        ),
                         field: "androidKeyAttestation", challenge: challenge, request: request)
                 }
                 return DeviceAttestation(attested, at: now)
@@ -128,7 +138,9 @@ struct EnrolmentAttestation: Flow {
             } catch let error as AttestationError {
                 // The server cannot tell (its status list is missing or too old): fail closed, but as
                 // the server's failure — the challenge stays, nothing is counted, the device retries.
-                if error.check == .statusUnknown { throw ServerError(.unavailable, field: "androidKeyAttestation", retryAfter: Self.statusRetryAfter) }
+                if error.check == .statusUnknown {
+                    throw ServerError(.unavailable, field: "androidKeyAttestation", retryAfter: Self.statusRetryAfter)
+                }
                 throw try await refuse(error, field: "androidKeyAttestation", challenge: challenge, request: request)
             } catch { throw ServerError(.internalError) }
         default: throw try await refuse(nil, field: "attestation", challenge: challenge, request: request)
@@ -139,12 +151,17 @@ struct EnrolmentAttestation: Flow {
     /// the challenge is consumed and the failure audited in one transaction; like a forged
     /// signature it counts against nobody (an attestation cannot be guessed either).
     /// Returns the 403 to throw.
-    private func refuse(_ error: AttestationError?, field: String, challenge: ChallengeRecord, request: RequestInfo) async throws(ServerError) -> ServerError {
+    private func refuse(_ error: AttestationError?, field: String, challenge: ChallengeRecord, request: RequestInfo)
+        async throws(ServerError) -> ServerError
+    {
         let reason = error.map { FailureReason.attestation($0.check) } ?? .attestationMissing
-        let audit = event(.deviceEnrollmentFailed, user: challenge.userID, device: challenge.deviceID, reason: reason.description, request: request)
+        let audit = event(
+            .deviceEnrollmentFailed, user: challenge.userID, device: challenge.deviceID, reason: reason.description, request: request)
         let lockout = windows.deviceProof(client: request.clientAddress, at: clock.now())
         let failure = FailureRecord(unguessable: reason, lockout: lockout, audit: audit)
-        let (_, outcome) = try await run(request) { try await self.store.consumeChallenge(id: challenge.id, lockout: lockout) { _ in ((), .failure(failure)) } }
+        let (_, outcome) = try await run(request) {
+            try await self.store.consumeChallenge(id: challenge.id, lockout: lockout) { _ in ((), .failure(failure)) }
+        }
         _ = failed(failure, locked: outcome.lockedSubjects, request)
         if let error { logger.debug("attestation refused", metadata: metadata(audit).merging(["why": "\(error.reason)"]) { $1 }) }
         return ServerError(.attestationRejected, field: field, detail: (error?.check).refusalDetail)

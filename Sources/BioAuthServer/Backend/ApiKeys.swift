@@ -65,7 +65,9 @@ public struct ApiKeySecret: Sendable, Hashable, CustomStringConvertible, CustomD
 
     /// A key as presented; nil unless it has the key's exact shape.
     public init?(presented: String) {
-        guard presented.hasPrefix(Self.prefix), let bytes = Base64URL.decode(String(presented.dropFirst(Self.prefix.count))), bytes.count == 32 else { return nil }
+        guard presented.hasPrefix(Self.prefix), let bytes = Base64URL.decode(String(presented.dropFirst(Self.prefix.count))),
+            bytes.count == 32
+        else { return nil }
         value = presented
     }
 

@@ -10,14 +10,17 @@ struct Backend: Flow {
 
     func issueEnrolmentGrant(userID: UserID, request: RequestInfo) async throws(ServerError) -> SessionGrant {
         let userID = try Validate.userID(userID)
-        let (session, token) = newSession(user: userID, device: nil, kind: .enrolmentGrant, ttl: configuration.enrolment.grantTTL, at: clock.now())
+        let (session, token) = newSession(
+            user: userID, device: nil, kind: .enrolmentGrant, ttl: configuration.enrolment.grantTTL, at: clock.now())
         let audit = event(.enrolmentGrantIssued, user: userID, request: request)
         try await openBackendSession(session, audit: audit, request: request)
         log(audit)
         return SessionGrant(token: token, session: session)
     }
 
-    func createApiKey(name: String, scopes: Set<ApiKeyScope>, request: RequestInfo) async throws(ServerError) -> (record: ApiKeyRecord, secret: ApiKeySecret) {
+    func createApiKey(name: String, scopes: Set<ApiKeyScope>, request: RequestInfo) async throws(ServerError) -> (
+        record: ApiKeyRecord, secret: ApiKeySecret
+    ) {
         let name = try Validate.deviceName(name)
         let secret = ApiKeySecret()
         let record = ApiKeyRecord(

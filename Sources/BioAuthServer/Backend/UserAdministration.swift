@@ -22,7 +22,9 @@ public struct UserAdministration: Flow {
     public func sessions(of userID: UserID, request: RequestInfo) async throws(ServerError) -> [SessionRecord] {
         try await refusalsAudited(userID, request) { userID throws(ServerError) in
             let now = clock.now()
-            return try await run(request) { try await self.store.sessions(userID: userID) }.filter { $0.revokedAt == nil && $0.expiresAt > now }
+            return try await run(request) { try await self.store.sessions(userID: userID) }.filter {
+                $0.revokedAt == nil && $0.expiresAt > now
+            }
         }
     }
 
@@ -31,7 +33,11 @@ public struct UserAdministration: Flow {
         try await refusalsAudited(userID, request) { userID throws(ServerError) in
             let id = try Validate.deviceID(id)
             let audit = event(.deviceRevoked, user: userID, device: id, request: request)
-            guard try await run(request, { try await self.store.apply(.revokeDevice(id: id, userID: userID, at: self.clock.now(), audit: audit)) }).wasApplied else {
+            guard
+                try await run(
+                    request, { try await self.store.apply(.revokeDevice(id: id, userID: userID, at: self.clock.now(), audit: audit)) }
+                ).wasApplied
+            else {
                 throw ServerError(.notFound, field: "deviceId")
             }
             log(audit)
@@ -43,7 +49,9 @@ public struct UserAdministration: Flow {
     public func revokeAllDevices(of userID: UserID, request: RequestInfo) async throws(ServerError) -> (devices: Int, sessions: Int) {
         try await refusalsAudited(userID, request) { userID throws(ServerError) in
             let audit = event(.deviceRevoked, user: userID, reason: AuditReason.allDevices.description, request: request)
-            let outcome = try await run(request) { try await self.store.apply(.revokeDevices(userID: userID, at: self.clock.now(), audit: audit)) }
+            let outcome = try await run(request) {
+                try await self.store.apply(.revokeDevices(userID: userID, at: self.clock.now(), audit: audit))
+            }
             log(audit)
             return (outcome.revokedDevices, outcome.revokedSessions)
         }
@@ -54,7 +62,10 @@ public struct UserAdministration: Flow {
         try await refusalsAudited(userID, request) { userID throws(ServerError) in
             let id = try Validate.serverAssigned(id, field: "sessionId")
             let audit = event(.sessionRevoked, user: userID, request: request)
-            guard try await run(request, { try await self.store.apply(.revokeSession(id: id, userID: userID, at: self.clock.now(), audit: audit)) }).wasApplied
+            guard
+                try await run(
+                    request, { try await self.store.apply(.revokeSession(id: id, userID: userID, at: self.clock.now(), audit: audit)) }
+                ).wasApplied
             else { throw ServerError(.notFound, field: "sessionId") }
             log(audit)
         }
@@ -64,7 +75,9 @@ public struct UserAdministration: Flow {
     public func revokeAllSessions(of userID: UserID, request: RequestInfo) async throws(ServerError) -> Int {
         try await refusalsAudited(userID, request) { userID throws(ServerError) in
             let audit = event(.sessionsRevoked, user: userID, reason: AuditReason.allSessions.description, request: request)
-            let count = try await run(request) { try await self.store.apply(.revokeSessions(userID: userID, at: self.clock.now(), audit: audit)) }.revokedSessions
+            let count = try await run(request) {
+                try await self.store.apply(.revokeSessions(userID: userID, at: self.clock.now(), audit: audit))
+            }.revokedSessions
             log(audit)
             return count
         }
@@ -74,7 +87,9 @@ public struct UserAdministration: Flow {
     public func pendingEnrolmentRequests(of userID: UserID, request: RequestInfo) async throws(ServerError) -> [EnrolmentRequestRecord] {
         try await refusalsAudited(userID, request) { userID throws(ServerError) in
             let now = clock.now()
-            return try await run(request) { try await self.store.enrolmentRequests(userID: userID, now: now) }.filter { $0.isPending(at: now) }
+            return try await run(request) { try await self.store.enrolmentRequests(userID: userID, now: now) }.filter {
+                $0.isPending(at: now)
+            }
         }
     }
 
@@ -83,9 +98,14 @@ public struct UserAdministration: Flow {
     public func cancelEnrolmentRequest(id: EnrolmentRequestID, of userID: UserID, request: RequestInfo) async throws(ServerError) {
         try await refusalsAudited(userID, request) { userID throws(ServerError) in
             let record = try await openRequest(id, of: userID, request: request)
-            let audit = event(.enrolmentRequestEnded, user: userID, device: record.deviceID, reason: EnrolmentRequestEnding.cancelled.rawValue, request: request)
+            let audit = event(
+                .enrolmentRequestEnded, user: userID, device: record.deviceID, reason: EnrolmentRequestEnding.cancelled.rawValue,
+                request: request)
             let now = clock.now()
-            guard try await run(request, { try await self.store.cancelEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit) }) else {
+            guard
+                try await run(
+                    request, { try await self.store.cancelEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit) })
+            else {
                 throw Self.ended
             }
             log(audit)
@@ -101,12 +121,19 @@ public struct UserAdministration: Flow {
         try await refusalsAudited(userID, request) { userID throws(ServerError) in
             let record = try await openRequest(id, of: userID, request: request)
             guard !record.isApproved else { throw ServerError(.conflict, field: "id", detail: "already approved") }
-            let audit = event(.enrolmentApproved, user: userID, device: record.deviceID, reason: AuditReason.approvedByBackend.description, request: request)
+            let audit = event(
+                .enrolmentApproved, user: userID, device: record.deviceID, reason: AuditReason.approvedByBackend.description,
+                request: request)
             let now = clock.now()
-            guard try await run(request, { try await self.store.vouchForEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit) }) else {
+            guard
+                try await run(
+                    request, { try await self.store.vouchForEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit) })
+            else {
                 // Another vouch (or a code) approved it in between: approved, not ended — 409.
                 let current = try await run(request) { try await self.store.enrolmentRequest(id: record.id) }
-                if current?.isApproved == true && current?.hasEnded == false { throw ServerError(.conflict, field: "id", detail: "already approved") }
+                if current?.isApproved == true && current?.hasEnded == false {
+                    throw ServerError(.conflict, field: "id", detail: "already approved")
+                }
                 throw Self.ended
             }
             log(audit)
@@ -117,9 +144,12 @@ public struct UserAdministration: Flow {
 
     /// The user's request, not ended and not expired (404 if it is another user's, unknown or
     /// expired; 410 once ended).
-    private func openRequest(_ id: EnrolmentRequestID, of userID: UserID, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
+    private func openRequest(_ id: EnrolmentRequestID, of userID: UserID, request: RequestInfo) async throws(ServerError)
+        -> EnrolmentRequestRecord
+    {
         let id = try Validate.serverAssigned(id, field: "id")
-        guard let record = try await run(request, { try await self.store.enrolmentRequest(id: id) }), record.userID == userID, record.expiresAt > clock.now()
+        guard let record = try await run(request, { try await self.store.enrolmentRequest(id: id) }), record.userID == userID,
+            record.expiresAt > clock.now()
         else { throw ServerError(.notFound, field: "id") }
         guard !record.hasEnded else { throw Self.ended }
         return record
@@ -163,7 +193,9 @@ extension BioAuthStore {
     /// The backend vouches for `userID`'s pending request (``WritePlan/vouchForRequest(_:userID:at:audit:)``);
     /// false with nothing written when it is not pending any more.
     public func vouchForEnrolmentRequest(id: EnrolmentRequestID, userID: UserID, now: Date, audit: AuditEvent) async throws -> Bool {
-        try await decide(locking: RowLocks(enrolmentRequest: id)) { rows in WritePlan.vouchForRequest(rows, userID: userID, at: now, audit: audit) }.verdict
+        try await decide(locking: RowLocks(enrolmentRequest: id)) { rows in
+            WritePlan.vouchForRequest(rows, userID: userID, at: now, audit: audit)
+        }.verdict
     }
 }
 
@@ -171,7 +203,9 @@ extension WritePlan {
     /// The backend approves the request in `rows` (read locked) after its own recovery: only a
     /// request of `userID` that is pending — not approved, ended or expired — is approved, by no
     /// device, as a recovery code approves it.
-    public static func vouchForRequest(_ rows: LockedRows, userID: UserID, at now: Date, audit: AuditEvent) -> (verdict: Bool, plan: WritePlan) {
+    public static func vouchForRequest(_ rows: LockedRows, userID: UserID, at now: Date, audit: AuditEvent) -> (
+        verdict: Bool, plan: WritePlan
+    ) {
         guard let request = rows.enrolmentRequest, request.userID == userID, request.isPending(at: now) else { return (false, WritePlan()) }
         var plan = WritePlan()
         plan.add(.approveEnrolmentRequest(id: request.id, at: now, byDevice: nil))

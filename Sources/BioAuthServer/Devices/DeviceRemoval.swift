@@ -42,8 +42,10 @@ public struct DeviceRemovalRecord: Sendable, Hashable {
     public var ending: DeviceRemovalEnding?
 
     public init(
-        id: DeviceRemovalID, userID: UserID, deviceID: DeviceID, sessionID: SessionID, requester: String, createdAt: Date, codeExpiresAt: Date,
-        codeHash: TokenHash, codeAttempts: Int = 0, scheduledAt: Date? = nil, executesAt: Date? = nil, endedAt: Date? = nil, ending: DeviceRemovalEnding? = nil
+        id: DeviceRemovalID, userID: UserID, deviceID: DeviceID, sessionID: SessionID, requester: String, createdAt: Date,
+        codeExpiresAt: Date,
+        codeHash: TokenHash, codeAttempts: Int = 0, scheduledAt: Date? = nil, executesAt: Date? = nil, endedAt: Date? = nil,
+        ending: DeviceRemovalEnding? = nil
     ) {
         self.id = id
         self.userID = userID
@@ -98,7 +100,9 @@ extension WritePlan {
         _ removal: DeviceRemovalRecord, _ rows: LockedRows, limits: RecoveryCodeLimits, audit: AuditEvent
     ) -> (verdict: Date?, plan: WritePlan) {
         var plan = WritePlan()
-        if let until = plan.chargeRecoveryCode(rows, userID: removal.userID, requester: removal.requester, limits: limits, at: removal.createdAt) {
+        if let until = plan.chargeRecoveryCode(
+            rows, userID: removal.userID, requester: removal.requester, limits: limits, at: removal.createdAt)
+        {
             return (until, WritePlan())
         }
         plan.require(.activeDevice(id: removal.deviceID, userID: removal.userID))
@@ -113,7 +117,9 @@ extension WritePlan {
     public static func confirmDeviceRemoval(
         _ rows: LockedRows, sessionID: SessionID, entered: TokenHash, maxAttempts: Int, delay: TimeInterval, at now: Date, audit: AuditEvent
     ) -> (verdict: DeviceRemovalConfirmation, plan: WritePlan) {
-        guard var removal = rows.deviceRemoval, removal.sessionID == sessionID, removal.status(at: now) == .awaitingCode, removal.codeAttempts < maxAttempts else {
+        guard var removal = rows.deviceRemoval, removal.sessionID == sessionID, removal.status(at: now) == .awaitingCode,
+            removal.codeAttempts < maxAttempts
+        else {
             return (.unavailable, WritePlan())
         }
         var plan = WritePlan()
@@ -137,7 +143,9 @@ extension WritePlan {
 
     /// Ends `userID`'s open removal in `rows` (``DeviceRemovalEnding/cancelled``); false with
     /// nothing written when there is none.
-    public static func cancelDeviceRemoval(_ rows: LockedRows, userID: UserID, at now: Date, audit: AuditEvent) -> (verdict: Bool, plan: WritePlan) {
+    public static func cancelDeviceRemoval(_ rows: LockedRows, userID: UserID, at now: Date, audit: AuditEvent) -> (
+        verdict: Bool, plan: WritePlan
+    ) {
         guard var removal = rows.deviceRemoval, removal.userID == userID, removal.isOpen(at: now) else { return (false, WritePlan()) }
         removal.endedAt = now
         removal.ending = .cancelled
@@ -150,8 +158,12 @@ extension WritePlan {
     /// The removal in `rows` once its delay passed: revokes the device as
     /// ``revokeDevice(id:userID:at:audit:)`` does and ends the removal as executed — or, when the
     /// device is gone already, only ends it. Nothing when it is not due.
-    public static func executeDeviceRemoval(_ rows: LockedRows, deviceActive: Bool, at now: Date, audit: AuditEvent) -> (verdict: Bool, plan: WritePlan) {
-        guard var removal = rows.deviceRemoval, removal.status(at: now) == .scheduled, let due = removal.executesAt, due <= now else { return (false, WritePlan()) }
+    public static func executeDeviceRemoval(_ rows: LockedRows, deviceActive: Bool, at now: Date, audit: AuditEvent) -> (
+        verdict: Bool, plan: WritePlan
+    ) {
+        guard var removal = rows.deviceRemoval, removal.status(at: now) == .scheduled, let due = removal.executesAt, due <= now else {
+            return (false, WritePlan())
+        }
         removal.endedAt = now
         removal.ending = deviceActive ? .executed : .deviceGone
         var plan = deviceActive ? WritePlan.revokeDevice(id: removal.deviceID, userID: removal.userID, at: now, audit: audit) : WritePlan()

@@ -17,7 +17,9 @@ struct DeviceRemovals: Flow {
         try await authorize(.requestDeviceRemoval, session, request: request)
         guard let channel = context.recoveryChannel else { throw ServerError(.forbidden, detail: "noRecoveryChannel") }
         let id = try Validate.deviceID(deviceID)
-        guard let device = try await run(request, { try await self.store.device(id: id) }), device.userID == session.userID, !device.isRevoked else {
+        guard let device = try await run(request, { try await self.store.device(id: id) }), device.userID == session.userID,
+            !device.isRevoked
+        else {
             throw ServerError(.notFound, field: "deviceId")
         }
         let now = clock.now(), userID = session.userID
@@ -36,7 +38,9 @@ struct DeviceRemovals: Flow {
             }
         }
         if let until = decided.verdict {
-            await self.audit(.rateLimited, user: userID, device: id, reason: FailureSubject.recoveryCodes(userID, client: removal.requester).kind, request: request)
+            await self.audit(
+                .rateLimited, user: userID, device: id, reason: FailureSubject.recoveryCodes(userID, client: removal.requester).kind,
+                request: request)
             throw ServerError(.rateLimited, detail: "too many recovery codes", retryAfter: retryAfter(until: until, from: now))
         }
         guard decided.outcome.wasApplied else { throw ServerError(.notFound, field: "deviceId") }  // revoked meanwhile
@@ -51,18 +55,23 @@ struct DeviceRemovals: Flow {
     /// The recovery code for a removal this session asked for: schedules it. A wrong code is the
     /// uniform 401, and the last allowed one ends the removal; 410 for one that ended or whose
     /// code expired.
-    func confirm(id: DeviceRemovalID, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) -> DeviceRemovalRecord {
+    func confirm(id: DeviceRemovalID, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError)
+        -> DeviceRemovalRecord
+    {
         try authorizeUnread(.confirmDeviceRemoval, session)
         let removal = try await own(id, of: session, request: request)
         guard removal.sessionID == session.id else { throw ServerError(.notFound, field: "id") }
         let entered = try Validate.recoveryCode(code)
         let now = clock.now(), policy = configuration.enrolment, sessionID = session.id
         guard removal.status(at: now) == .awaitingCode else { throw Self.ended }
-        let audit = event(.deviceRemovalScheduled, user: removal.userID, device: removal.deviceID, reason: AuditReason.recoveryCode.description, request: request)
+        let audit = event(
+            .deviceRemovalScheduled, user: removal.userID, device: removal.deviceID, reason: AuditReason.recoveryCode.description,
+            request: request)
         let decided = try await run(request) {
             try await self.store.decide(locking: RowLocks(deviceRemoval: removal.id)) { rows in
                 WritePlan.confirmDeviceRemoval(
-                    rows, sessionID: sessionID, entered: entered, maxAttempts: policy.maxRecoveryAttempts, delay: policy.lostDeviceDelay, at: now, audit: audit)
+                    rows, sessionID: sessionID, entered: entered, maxAttempts: policy.maxRecoveryAttempts, delay: policy.lostDeviceDelay,
+                    at: now, audit: audit)
             }
         }
         switch decided.verdict {
@@ -92,7 +101,9 @@ struct DeviceRemovals: Flow {
         let now = clock.now(), userID = session.userID
         let audit = event(.deviceRemovalCancelled, user: userID, device: removal.deviceID, request: request)
         let decided = try await run(request) {
-            try await self.store.decide(locking: RowLocks(deviceRemoval: removal.id)) { rows in WritePlan.cancelDeviceRemoval(rows, userID: userID, at: now, audit: audit) }
+            try await self.store.decide(locking: RowLocks(deviceRemoval: removal.id)) { rows in
+                WritePlan.cancelDeviceRemoval(rows, userID: userID, at: now, audit: audit)
+            }
         }
         guard decided.verdict else { throw Self.ended }
         log(audit)
@@ -105,7 +116,9 @@ struct DeviceRemovals: Flow {
         for removal in try await store.dueDeviceRemovals(now: now, limit: 100) {
             let device = try await store.device(id: removal.deviceID)
             let active = device.map { $0.userID == removal.userID && !$0.isRevoked } ?? false
-            let audit = AuditEvent(at: now, kind: .deviceRevoked, userID: removal.userID, deviceID: removal.deviceID, reason: AuditReason.securityDelay.description)
+            let audit = AuditEvent(
+                at: now, kind: .deviceRevoked, userID: removal.userID, deviceID: removal.deviceID,
+                reason: AuditReason.securityDelay.description)
             let decided = try await store.decide(locking: RowLocks(deviceRemoval: removal.id)) { rows in
                 WritePlan.executeDeviceRemoval(rows, deviceActive: active, at: now, audit: audit)
             }
@@ -118,10 +131,13 @@ struct DeviceRemovals: Flow {
     }
 
     /// The user's removal `id`, 404 for anyone else's or an unknown one.
-    private func own(_ id: DeviceRemovalID, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> DeviceRemovalRecord {
+    private func own(_ id: DeviceRemovalID, of session: SessionRecord, request: RequestInfo) async throws(ServerError)
+        -> DeviceRemovalRecord
+    {
         let id = try Validate.serverAssigned(id, field: "id")
         let userID = session.userID
-        guard let removal = try await run(request, { try await self.store.deviceRemovals(userID: userID) }).first(where: { $0.id == id }) else {
+        guard let removal = try await run(request, { try await self.store.deviceRemovals(userID: userID) }).first(where: { $0.id == id })
+        else {
             throw ServerError(.notFound, field: "id")
         }
         return removal

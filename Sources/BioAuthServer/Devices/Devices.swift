@@ -41,7 +41,8 @@ struct Devices: Flow {
     /// (``EnrolmentPolicy/mayManage(_:from:)``): 403 for an older one.
     private func requireMayManage(_ id: DeviceID, by caller: Caller, request: RequestInfo) async throws(ServerError) {
         guard caller.credential == .coolingDevice, let actor = caller.device else { return }
-        guard let target = try await run(request, { try await self.store.device(id: id) }), target.userID == actor.userID else { return }  // 404 below
+        // 404 below
+        guard let target = try await run(request, { try await self.store.device(id: id) }), target.userID == actor.userID else { return }
         if !configuration.enrolment.mayManage(target, from: actor) { throw Self.coolingDown(field: "deviceId") }
     }
 }

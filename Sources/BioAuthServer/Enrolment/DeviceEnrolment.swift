@@ -10,22 +10,27 @@ struct DeviceEnrolment: Flow {
     let context: FlowContext
 
     func beginRegistration(
-        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, enrolmentRequestID: EnrolmentRequestID?, request: RequestInfo
+        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, enrolmentRequestID: EnrolmentRequestID?,
+        request: RequestInfo
     ) async throws(ServerError) -> ChallengeEnvelope {
-        let enrolment = try await subject(session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
+        let enrolment = try await subject(
+            session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
         var deviceID = enrolment.deviceID
         var approvedRequest: EnrolmentRequestID?
         if enrolment.needsProof {
             guard let enrolmentRequestID else { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
             let id = try Validate.serverAssigned(enrolmentRequestID, field: "enrolmentRequestId")
-            guard let approved = try await run(request, { try await self.store.enrolmentRequest(id: id) }), approved.sessionID == session.id,
+            guard let approved = try await run(request, { try await self.store.enrolmentRequest(id: id) }),
+                approved.sessionID == session.id,
                 approved.userID == session.userID, approved.isUsable(at: clock.now()), approved.publicKey == enrolment.publicKey,
-                approved.name == enrolment.name, approved.replacing == (replacesDeviceID != nil), !approved.replacing || approved.deviceID == deviceID
+                approved.name == enrolment.name, approved.replacing == (replacesDeviceID != nil),
+                !approved.replacing || approved.deviceID == deviceID
             else { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
             deviceID = approved.deviceID
             approvedRequest = approved.id
         }
-        let binding = ChallengeRecord.Binding.registration(publicKey: enrolment.publicKey, deviceName: enrolment.name, replacing: replacesDeviceID != nil)
+        let binding = ChallengeRecord.Binding.registration(
+            publicKey: enrolment.publicKey, deviceName: enrolment.name, replacing: replacesDeviceID != nil)
         return try await Challenges(context: context).issue(
             binding, user: session.userID, device: deviceID, session: session.id, enrolmentRequest: approvedRequest, request)
     }
@@ -45,7 +50,9 @@ struct DeviceEnrolment: Flow {
             let id = try Validate.deviceID(replacesDeviceID, field: "replacesDeviceId")
             // A revoked device never comes back: its id answers 404 like an unknown one, and the
             // phone enrols as a new device (a phished password cannot revive a stolen phone's id).
-            guard let device = try await run(request, { try await self.store.device(id: id) }), device.userID == session.userID, !device.isRevoked else {
+            guard let device = try await run(request, { try await self.store.device(id: id) }), device.userID == session.userID,
+                !device.isRevoked
+            else {
                 throw ServerError(.notFound, field: "replacesDeviceId")
             }
             deviceID = id
@@ -68,7 +75,8 @@ struct DeviceEnrolment: Flow {
     ) async throws(ServerError) -> DeviceRecord {
         let id = try Validate.base64URL(challengeID, field: "challengeId", count: 16...16)
         // Verified before the challenge is consumed: the chain's signatures never hold the writer.
-        let proven = try await EnrolmentAttestation(context: context).verify(attestation, challengeID: id, session: session, request: request)
+        let proven = try await EnrolmentAttestation(context: context).verify(
+            attestation, challengeID: id, session: session, request: request)
         let (enrolment, outcome) = try await Challenges(context: context).finish(
             challengeID, signature, purpose: .registration, session: session, request
         ) { challenge, taken, now -> (verdict: (device: DeviceRecord, audit: AuditEvent), plan: WritePlan)? in
@@ -79,7 +87,8 @@ struct DeviceEnrolment: Flow {
                 ? (taken.enrolmentRequest?.approvedByDevice != nil ? .approval : .recovery)
                 : session.kind == .enrolmentGrant ? .grant : .primaryLogin
             let device = DeviceRecord(
-                id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now, attestation: proven, enrolledBy: proof)
+                id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now, attestation: proven,
+                enrolledBy: proof)
             let kind: AuditKind = replacing ? .deviceReenrolled : .deviceEnrolled
             let how: EnrolmentProof? = replacing ? proof : nil
             let audit = self.event(kind, user: challenge.userID, device: challenge.deviceID, reason: how?.rawValue, request: request)
@@ -97,7 +106,8 @@ struct DeviceEnrolment: Flow {
             // Without an approved request, only a user's first device may enrol (when the policy asks
             // for a proof): decided here, in the transaction, not when the challenge was issued.
             let first = self.configuration.enrolment.additionalDevices == .approvalOrRecovery && challenge.enrolmentRequestID == nil
-            let plan = WritePlan.enrolment(device, replacing: how, approvedRequest: challenge.enrolmentRequestID, asFirstDevice: first, audit: audit)
+            let plan = WritePlan.enrolment(
+                device, replacing: how, approvedRequest: challenge.enrolmentRequestID, asFirstDevice: first, audit: audit)
             return ((stored, audit), plan)
         }
         switch outcome.refusal {
@@ -115,8 +125,11 @@ struct DeviceEnrolment: Flow {
             // One device per grant. The enrolment is committed: should this fail, the answer stays
             // a success, the failure is logged, and the grant still expires within minutes.
             let revoked = event(.sessionRevoked, user: session.userID, reason: AuditReason.enrolmentGrantUsed.description, request: request)
-            do { _ = try await store.apply(WritePlan.revokeSession(id: session.id, userID: session.userID, at: clock.now(), audit: revoked)) } catch {
-                logger.error("could not revoke a used enrolment grant", metadata: metadata(revoked).merging(["error": "\(type(of: error))"]) { $1 })
+            do {
+                _ = try await store.apply(WritePlan.revokeSession(id: session.id, userID: session.userID, at: clock.now(), audit: revoked))
+            } catch {
+                logger.error(
+                    "could not revoke a used enrolment grant", metadata: metadata(revoked).merging(["error": "\(type(of: error))"]) { $1 })
             }
         }
         return device

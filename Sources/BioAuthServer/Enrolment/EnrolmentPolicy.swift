@@ -42,7 +42,8 @@ public struct EnrolmentPolicy: Sendable, Hashable {
     public var lostDeviceDelay: TimeInterval
 
     public init(
-        additionalDevices: Proof = .approvalOrRecovery, coolDown: TimeInterval = 86_400, requestTTL: TimeInterval = 900, maxRecoveryAttempts: Int = 5,
+        additionalDevices: Proof = .approvalOrRecovery, coolDown: TimeInterval = 86_400, requestTTL: TimeInterval = 900,
+        maxRecoveryAttempts: Int = 5,
         grantTTL: TimeInterval = 600, recoveryCodes: RecoveryCodeLimits = RecoveryCodeLimits(), lostDeviceDelay: TimeInterval = 86_400
     ) {
         self.lostDeviceDelay = lostDeviceDelay
@@ -73,7 +74,8 @@ public struct EnrolmentPolicy: Sendable, Hashable {
     public func isCoolingDown(_ device: DeviceRecord, among devices: [DeviceRecord], at now: Date) -> Bool {
         guard now < coolDownEnd(of: device) else { return false }
         // A tie in creation time exempts neither; revoking every device does not make the next one first.
-        let isFirstWithFirstKey = device.keyReplacedAt == nil && !devices.contains { $0.id != device.id && $0.createdAt <= device.createdAt }
+        let isFirstWithFirstKey =
+            device.keyReplacedAt == nil && !devices.contains { $0.id != device.id && $0.createdAt <= device.createdAt }
         return !isFirstWithFirstKey
     }
 }
@@ -151,9 +153,12 @@ public struct EnrolmentRequestRecord: Sendable, Hashable {
     public var requester: String?
 
     public init(
-        id: EnrolmentRequestID, userID: UserID, deviceID: DeviceID, name: String, publicKey: Data, replacing: Bool, sessionID: SessionID, createdAt: Date, expiresAt: Date,
-        approvedAt: Date? = nil, approvedByDevice: DeviceID? = nil, recoveryCodeHash: TokenHash? = nil, recoveryAttempts: Int = 0, codesSent: Int = 0,
-        lastCodeSentAt: Date? = nil, endedAt: Date? = nil, ending: EnrolmentRequestEnding? = nil, approvalHash: TokenHash? = nil, requester: String? = nil
+        id: EnrolmentRequestID, userID: UserID, deviceID: DeviceID, name: String, publicKey: Data, replacing: Bool, sessionID: SessionID,
+        createdAt: Date, expiresAt: Date,
+        approvedAt: Date? = nil, approvedByDevice: DeviceID? = nil, recoveryCodeHash: TokenHash? = nil, recoveryAttempts: Int = 0,
+        codesSent: Int = 0,
+        lastCodeSentAt: Date? = nil, endedAt: Date? = nil, ending: EnrolmentRequestEnding? = nil, approvalHash: TokenHash? = nil,
+        requester: String? = nil
     ) {
         self.approvalHash = approvalHash
         self.requester = requester
@@ -344,7 +349,9 @@ public struct RecoveryMessage: Sendable, CustomStringConvertible, CustomDebugStr
 
     public var description: String { "RecoveryMessage(userID: \(userID), requestID: \(requestID), code: redacted)" }
     public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["purpose": purpose, "userID": userID, "requestID": requestID, "replacing": replacing]) }
+    public var customMirror: Mirror {
+        Mirror(self, children: ["purpose": purpose, "userID": userID, "requestID": requestID, "replacing": replacing])
+    }
 }
 
 /// The demo's recovery channel: writes each code to `‹directory›/recovery-‹request id›.txt`
@@ -355,7 +362,9 @@ public struct DirectoryRecoveryChannel: RecoveryChannel {
     public init(directory: URL) { self.directory = directory }
 
     public func deliver(_ message: RecoveryMessage) async throws {
-        let file = message.purpose == .signIn ? Self.signInFile(for: message.userID, in: directory) : Self.file(for: message.requestID, in: directory)
+        let file =
+            message.purpose == .signIn
+            ? Self.signInFile(for: message.userID, in: directory) : Self.file(for: message.requestID, in: directory)
         let text = "To: \(message.userID)\n\(message.text)\n"
         // The inbox holds live recovery codes: a 0700 directory of 0600 files, from their first byte.
         try PrivateFile.makeDirectory(directory)
@@ -382,7 +391,10 @@ public struct DirectoryRecoveryChannel: RecoveryChannel {
     private static func code(in file: URL) -> String? {
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
         return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).map(String.init).first { word in
-            word.count == 14 && word.enumerated().allSatisfy { index, character in [4, 9].contains(index) ? character == "-" : CrockfordCode.alphabet.contains(character) }
+            word.count == 14
+                && word.enumerated().allSatisfy { index, character in
+                    [4, 9].contains(index) ? character == "-" : CrockfordCode.alphabet.contains(character)
+                }
         }
     }
 

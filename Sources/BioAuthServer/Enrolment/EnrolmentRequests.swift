@@ -19,12 +19,15 @@ struct EnrolmentRequests: Flow {
         let bindingCode = BindingCode.random()
         let record = EnrolmentRequestRecord(
             id: .random(), userID: session.userID, deviceID: enrolment.deviceID, name: enrolment.name, publicKey: enrolment.publicKey,
-            replacing: replacesDeviceID != nil, sessionID: session.id, createdAt: now, expiresAt: now.addingTimeInterval(configuration.enrolment.requestTTL),
+            replacing: replacesDeviceID != nil, sessionID: session.id, createdAt: now,
+            expiresAt: now.addingTimeInterval(configuration.enrolment.requestTTL),
             requester: request.clientAddress
         ).bound(to: bindingCode)
         let audit = event(.enrolmentRequested, user: session.userID, device: record.deviceID, request: request)
         let maxPending = BioAuthService.maxPendingEnrolmentRequests
-        if let freed = try await run(request, { try await self.store.requestEnrolment(record, maxPending: maxPending, now: now, audit: audit) }) {
+        if let freed = try await run(
+            request, { try await self.store.requestEnrolment(record, maxPending: maxPending, now: now, audit: audit) })
+        {
             throw ServerError(.rateLimited, detail: "too many enrolment requests", retryAfter: retryAfter(until: freed, from: now))
         }
         log(audit)
@@ -34,7 +37,9 @@ struct EnrolmentRequests: Flow {
     func pending(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> [EnrolmentRequestRecord] {
         try authorizeUnread(.listEnrolmentRequests, session)
         let now = clock.now()
-        return try await run(request) { try await self.store.enrolmentRequests(userID: session.userID, now: now) }.filter { $0.isPending(at: now) }
+        return try await run(request) { try await self.store.enrolmentRequests(userID: session.userID, now: now) }.filter {
+            $0.isPending(at: now)
+        }
     }
 
     func read(id: EnrolmentRequestID, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
@@ -42,7 +47,9 @@ struct EnrolmentRequests: Flow {
         return try await enrolmentRequest(id: id, of: session, request: request)
     }
 
-    private func enrolmentRequest(id: EnrolmentRequestID, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
+    private func enrolmentRequest(id: EnrolmentRequestID, of session: SessionRecord, request: RequestInfo) async throws(ServerError)
+        -> EnrolmentRequestRecord
+    {
         let id = try Validate.serverAssigned(id, field: "id")
         guard let record = try await run(request, { try await self.store.enrolmentRequest(id: id) }), record.userID == session.userID,
             record.expiresAt > clock.now()
@@ -52,7 +59,8 @@ struct EnrolmentRequests: Flow {
 
     /// The user's request if it has not ended (410 if it has); with `ownOnly`, only if `session`
     /// made it (404 otherwise).
-    private func openRequest(id: EnrolmentRequestID, of session: SessionRecord, ownOnly: Bool = false, request: RequestInfo) async throws(ServerError)
+    private func openRequest(id: EnrolmentRequestID, of session: SessionRecord, ownOnly: Bool = false, request: RequestInfo)
+        async throws(ServerError)
         -> EnrolmentRequestRecord
     {
         let record = try await enrolmentRequest(id: id, of: session, request: request)
@@ -67,14 +75,18 @@ struct EnrolmentRequests: Flow {
         try await authorize(.approveEnrolmentRequest, session, request: request)
         let token = try Validate.base64URL(approval, field: "approval", count: 32...32)
         let record = try await openRequest(id: requestID, of: session, request: request)
-        let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.approvedByDevice.description, request: request)
+        let audit = event(
+            .enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.approvedByDevice.description,
+            request: request)
         let now = clock.now(), userID = session.userID, tokenHash = TokenHash(of: token)
         let approved = try await run(request) {
             try await self.store.approveEnrolmentRequest(
                 id: record.id, userID: userID, approvalTokenHash: tokenHash, excludingDevice: record.deviceID, now: now, audit: audit)
         }
         guard approved else {
-            await self.audit(.approvalRejected, user: session.userID, device: session.deviceID, reason: FailureReason.approvalRejected.description, request: request)
+            await self.audit(
+                .approvalRejected, user: session.userID, device: session.deviceID, reason: FailureReason.approvalRejected.description,
+                request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }
         log(audit)
@@ -90,14 +102,19 @@ struct EnrolmentRequests: Flow {
         let now = clock.now(), limits = configuration.enrolment.recoveryCodes
         let delivery = try await run(request) {
             try await self.store.setRecoveryCode(
-                requestID: record.id, userID: record.userID, requester: request.clientAddress, codeHash: code.hash, limits: limits, now: now, audit: audit)
+                requestID: record.id, userID: record.userID, requester: request.clientAddress, codeHash: code.hash, limits: limits,
+                now: now, audit: audit)
         }
         switch delivery {
         case .send: break
         case .notPending: throw Self.ended
         case .limited(let until):
-            await self.audit(.rateLimited, user: record.userID, device: record.deviceID, reason: FailureSubject.recoveryCodes(record.userID, client: request.clientAddress).kind, request: request)
-            guard let until else { throw ServerError(.rateLimited, detail: "this request has had all its recovery codes; make a new request") }
+            await self.audit(
+                .rateLimited, user: record.userID, device: record.deviceID,
+                reason: FailureSubject.recoveryCodes(record.userID, client: request.clientAddress).kind, request: request)
+            guard let until else {
+                throw ServerError(.rateLimited, detail: "this request has had all its recovery codes; make a new request")
+            }
             throw ServerError(.rateLimited, detail: "too many recovery codes", retryAfter: retryAfter(until: until, from: now))
         }
         do { try await recoveryChannel.deliver(RecoveryMessage(code, for: record)) } catch {
@@ -111,7 +128,9 @@ struct EnrolmentRequests: Flow {
         try authorizeUnread(.recoverEnrolment, session)
         let record = try await openRequest(id: requestID, of: session, ownOnly: true, request: request)
         let entered = try Validate.recoveryCode(code)
-        let audit = event(.enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.recoveryCode.description, request: request)
+        let audit = event(
+            .enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.recoveryCode.description, request: request
+        )
         let now = clock.now(), maxAttempts = configuration.enrolment.maxRecoveryAttempts
         let outcome = try await run(request) {
             try await self.store.recoverEnrolmentRequest(id: record.id, codeHash: entered, maxAttempts: maxAttempts, now: now, audit: audit)
@@ -129,9 +148,12 @@ struct EnrolmentRequests: Flow {
     func cancel(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try authorizeUnread(.cancelEnrolmentRequest, session)
         let record = try await openRequest(id: requestID, of: session, request: request)
-        let audit = event(.enrolmentRequestEnded, user: record.userID, device: record.deviceID, reason: EnrolmentRequestEnding.cancelled.rawValue, request: request)
+        let audit = event(
+            .enrolmentRequestEnded, user: record.userID, device: record.deviceID, reason: EnrolmentRequestEnding.cancelled.rawValue,
+            request: request)
         let now = clock.now(), userID = session.userID
-        guard try await run(request, { try await self.store.cancelEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit) }) else {
+        guard try await run(request, { try await self.store.cancelEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit) })
+        else {
             throw Self.ended
         }
         log(audit)
@@ -179,10 +201,14 @@ extension WritePlan {
     /// the requester's, never the user's: a stranger's requests from their own addresses never
     /// refuse the owner's. Verdict: nil when stored, else when the requester's first pending
     /// request stops being pending.
-    public static func requestEnrolment(_ rows: LockedRows, _ request: EnrolmentRequestRecord, maxPending: Int, at now: Date, audit: AuditEvent) -> (
+    public static func requestEnrolment(
+        _ rows: LockedRows, _ request: EnrolmentRequestRecord, maxPending: Int, at now: Date, audit: AuditEvent
+    ) -> (
         verdict: Date?, plan: WritePlan
     ) {
-        let pending = rows.enrolmentRequests.filter { $0.userID == request.userID && $0.requester == request.requester && $0.isPending(at: now) }
+        let pending = rows.enrolmentRequests.filter {
+            $0.userID == request.userID && $0.requester == request.requester && $0.isPending(at: now)
+        }
         guard pending.count < maxPending else { return (pending.map(\.expiresAt).min() ?? now, WritePlan()) }
         var plan = WritePlan()
         plan.add(.insertEnrolmentRequest(request))
@@ -196,11 +222,15 @@ extension WritePlan {
     /// shows — and signed by an active device other than the one being enrolled. Then the
     /// approval is redeemed and the request approved by its device, with `audit`; otherwise
     /// nothing is written. A request without an approval hash is approved by no device.
-    public static func approveRequest(_ rows: LockedRows, userID: UserID, enrolling deviceID: DeviceID, at now: Date, audit: AuditEvent) -> (
-        verdict: Bool, plan: WritePlan
-    ) {
-        guard let request = rows.enrolmentRequest, request.userID == userID, request.isPending(at: now), let operationHash = request.approvalHash,
-            let approval = rows.approval, rows.approvalSignerActive, approval.isRedeemable(for: operationHash.digest, by: userID, at: now), approval.deviceID != deviceID
+    public static func approveRequest(_ rows: LockedRows, userID: UserID, enrolling deviceID: DeviceID, at now: Date, audit: AuditEvent)
+        -> (
+            verdict: Bool, plan: WritePlan
+        )
+    {
+        guard let request = rows.enrolmentRequest, request.userID == userID, request.isPending(at: now),
+            let operationHash = request.approvalHash,
+            let approval = rows.approval, rows.approvalSignerActive, approval.isRedeemable(for: operationHash.digest, by: userID, at: now),
+            approval.deviceID != deviceID
         else { return (false, WritePlan()) }
         var plan = WritePlan()
         plan.add(.redeemApproval(tokenHash: approval.tokenHash, at: now))
@@ -217,15 +247,20 @@ extension WritePlan {
     /// code is stored (the previous one stops working; attempts already made keep counting) and
     /// counted before it is delivered, so a failed delivery counts too.
     public static func sendRecoveryCode(
-        _ rows: LockedRows, userID: UserID, requester: String, codeHash: TokenHash, limits: RecoveryCodeLimits, at now: Date, audit: AuditEvent
+        _ rows: LockedRows, userID: UserID, requester: String, codeHash: TokenHash, limits: RecoveryCodeLimits, at now: Date,
+        audit: AuditEvent
     ) -> (verdict: RecoveryCodeDelivery, plan: WritePlan) {
-        guard let request = rows.enrolmentRequest, request.userID == userID, request.isPending(at: now) else { return (.notPending, WritePlan()) }
+        guard let request = rows.enrolmentRequest, request.userID == userID, request.isPending(at: now) else {
+            return (.notPending, WritePlan())
+        }
         guard request.codesSent < limits.perRequest else { return (.limited(until: nil), WritePlan()) }
         if let last = request.lastCodeSentAt, now < last.addingTimeInterval(limits.interval) {
             return (.limited(until: last.addingTimeInterval(limits.interval)), WritePlan())
         }
         var plan = WritePlan()
-        if let until = plan.chargeRecoveryCode(rows, userID: userID, requester: requester, limits: limits, at: now) { return (.limited(until: until), WritePlan()) }
+        if let until = plan.chargeRecoveryCode(rows, userID: userID, requester: requester, limits: limits, at: now) {
+            return (.limited(until: until), WritePlan())
+        }
         plan.add(.setRecoveryCode(requestID: request.id, codeHash: codeHash, sentAt: now, codesSent: request.codesSent + 1))
         plan.audit(audit)
         return (.send, plan)
@@ -234,7 +269,9 @@ extension WritePlan {
     /// Counts one recovery code against the requester's daily budget (the counter locked in
     /// `rows`, ``RecoveryCodeLimits/perRequesterPerDay``): nil once added to the plan, or when the
     /// budget frees up again, with nothing added.
-    mutating func chargeRecoveryCode(_ rows: LockedRows, userID: UserID, requester: String, limits: RecoveryCodeLimits, at now: Date) -> Date? {
+    mutating func chargeRecoveryCode(_ rows: LockedRows, userID: UserID, requester: String, limits: RecoveryCodeLimits, at now: Date)
+        -> Date?
+    {
         let subject = FailureSubject.recoveryCodes(userID, client: requester)
         var day = FailureCounter(since: now, count: 0)
         if let counter = rows.counters[subject], now < counter.since.addingTimeInterval(RecoveryCodeLimits.day) { day = counter }
@@ -251,7 +288,8 @@ extension WritePlan {
     public static func recovery(
         of request: EnrolmentRequestRecord?, entered: TokenHash, maxAttempts: Int, at now: Date, audit: AuditEvent
     ) -> (verdict: RecoveryOutcome, plan: WritePlan) {
-        guard let request, request.isPending(at: now), let expected = request.recoveryCodeHash, request.recoveryAttempts < maxAttempts else {
+        guard let request, request.isPending(at: now), let expected = request.recoveryCodeHash, request.recoveryAttempts < maxAttempts
+        else {
             return (.unavailable, WritePlan())
         }
         var plan = WritePlan()
@@ -273,8 +311,12 @@ extension WritePlan {
     /// The owner cancels the request in `rows` (read locked) from an enrolled device: a request of
     /// `userID` not ended and not expired — pending, or approved but not yet used — ends
     /// (``EnrolmentRequestEnding/cancelled``) and can no longer enrol anything.
-    public static func cancelRequest(_ rows: LockedRows, userID: UserID, at now: Date, audit: AuditEvent) -> (verdict: Bool, plan: WritePlan) {
-        guard let request = rows.enrolmentRequest, request.userID == userID, !request.hasEnded, request.expiresAt > now else { return (false, WritePlan()) }
+    public static func cancelRequest(_ rows: LockedRows, userID: UserID, at now: Date, audit: AuditEvent) -> (
+        verdict: Bool, plan: WritePlan
+    ) {
+        guard let request = rows.enrolmentRequest, request.userID == userID, !request.hasEnded, request.expiresAt > now else {
+            return (false, WritePlan())
+        }
         var plan = WritePlan()
         plan.add(.endEnrolmentRequest(id: request.id, at: now, ending: .cancelled))
         plan.audit(audit)

@@ -99,7 +99,9 @@ extension Flow {
 
     /// Stores a session the app's backend vouched for, claiming its user id for the backend
     /// (``WritePlan/backendLogin(_:from:audit:)``); 409 `userId` if a password account has the id.
-    func openBackendSession(_ session: SessionRecord, from client: String? = nil, audit: AuditEvent, request: RequestInfo) async throws(ServerError) {
+    func openBackendSession(_ session: SessionRecord, from client: String? = nil, audit: AuditEvent, request: RequestInfo)
+        async throws(ServerError)
+    {
         if !configuration.backendUserIDPrefixes.isEmpty && !configuration.isDeclaredBackendUserID(session.userID) {
             throw ServerError(.conflict, field: "userId", detail: "outside the backend's declared user ids")
         }
@@ -134,7 +136,9 @@ extension Flow {
         return ServerError(.rateLimited, retryAfter: retryAfter ?? windows.retryAfter(clock.now()))
     }
 
-    func sessionRecord(token: SecretBytes, user: UserID, device: DeviceID?, kind: SessionKind, ttl: TimeInterval, at now: Date) -> SessionRecord {
+    func sessionRecord(token: SecretBytes, user: UserID, device: DeviceID?, kind: SessionKind, ttl: TimeInterval, at now: Date)
+        -> SessionRecord
+    {
         SessionRecord(
             id: .random(), tokenHash: TokenHash(of: token), userID: user, deviceID: device, kind: kind,
             createdAt: now, expiresAt: now.addingTimeInterval(ttl))
@@ -147,7 +151,8 @@ extension Flow {
 
     func event(_ kind: AuditKind, user: UserID? = nil, device: DeviceID? = nil, reason: String? = nil, request: RequestInfo) -> AuditEvent {
         AuditEvent(
-            at: clock.now(), kind: kind, userID: user, deviceID: device, reason: reason, clientAddress: request.clientAddress, requestID: request.requestID,
+            at: clock.now(), kind: kind, userID: user, deviceID: device, reason: reason, clientAddress: request.clientAddress,
+            requestID: request.requestID,
             apiKeyID: request.apiKeyID)
     }
 
@@ -155,7 +160,8 @@ extension Flow {
     func audit(_ kind: AuditKind, user: UserID? = nil, device: DeviceID? = nil, reason: String? = nil, request: RequestInfo) async {
         let event = event(kind, user: user, device: device, reason: reason, request: request)
         do { _ = try await store.apply(.events([event])) } catch {
-            logger.error("audit append failed", metadata: metadata(event).merging(["error": "\(String(describing: type(of: error)))"]) { $1 })
+            logger.error(
+                "audit append failed", metadata: metadata(event).merging(["error": "\(String(describing: type(of: error)))"]) { $1 })
         }
         log(event)
     }
@@ -170,7 +176,12 @@ extension Flow {
     /// What stands for a username in a log line: a keyed hash, never the name (which may be a
     /// mistyped password). The audit log in the database keeps the user id of known users only.
     func pseudonym(_ username: UserID) -> String {
-        "u-" + Data(HMAC<SHA256>.authenticationCode(for: Data(username.rawValue.utf8), using: SymmetricKey(data: configuration.logPseudonymKey.data)).prefix(8)).hexString
+        "u-"
+            + Data(
+                HMAC<SHA256>.authenticationCode(
+                    for: Data(username.rawValue.utf8), using: SymmetricKey(data: configuration.logPseudonymKey.data)
+                ).prefix(8)
+            ).hexString
     }
 
     func metadata(_ event: AuditEvent) -> Logger.Metadata {
@@ -192,7 +203,10 @@ extension Flow {
         let unavailable = (error as? StoreError)?.code == .unavailable
         logger.error(
             unavailable ? "store unavailable" : "store failure",
-            metadata: ["request_id": "\(request.requestID)", "error": "\(String(describing: type(of: error)))", "detail": "\((error as? StoreError)?.description ?? "")"])
+            metadata: [
+                "request_id": "\(request.requestID)", "error": "\(String(describing: type(of: error)))",
+                "detail": "\((error as? StoreError)?.description ?? "")",
+            ])
         return unavailable ? ServerError(.unavailable, retryAfter: 2) : ServerError(.internalError)
     }
 }

@@ -7,7 +7,8 @@ extension WritePlan {
     /// A login: a stronger password hash computed at this login if given, the session (a device
     /// session marks its device used), the failure counters the login clears, the audit event.
     public static func login(
-        _ session: SessionRecord, from client: String? = nil, clearing: [FailureSubject] = [], rehashed: UserRecord? = nil, audit: AuditEvent
+        _ session: SessionRecord, from client: String? = nil, clearing: [FailureSubject] = [], rehashed: UserRecord? = nil,
+        audit: AuditEvent
     ) -> WritePlan {
         var plan = WritePlan()
         if let rehashed { plan.add(.replacePassword(rehashed)) }
@@ -53,7 +54,8 @@ extension WritePlan {
     /// is refused if the user has, or ever had, a device when it finishes: the rule is decided in
     /// the finishing transaction, not when the challenge was issued.
     public static func enrolment(
-        _ device: DeviceRecord, replacing: EnrolmentProof?, approvedRequest: EnrolmentRequestID?, asFirstDevice: Bool = false, audit: AuditEvent
+        _ device: DeviceRecord, replacing: EnrolmentProof?, approvedRequest: EnrolmentRequestID?, asFirstDevice: Bool = false,
+        audit: AuditEvent
     ) -> WritePlan {
         var plan = WritePlan()
         if asFirstDevice { plan.require(.noDeviceEver(userID: device.userID)) }
@@ -63,7 +65,9 @@ extension WritePlan {
         }
         if let replacing {
             plan.require(.activeDevice(id: device.id, userID: device.userID))
-            plan.add(.replaceDeviceKey(id: device.id, publicKey: device.publicKey, attestation: device.attestation, at: device.createdAt, how: replacing))
+            plan.add(
+                .replaceDeviceKey(
+                    id: device.id, publicKey: device.publicKey, attestation: device.attestation, at: device.createdAt, how: replacing))
             plan.merge(.replacedKey(deviceID: device.id, userID: device.userID, at: device.createdAt))
         } else {
             plan.add(.insertDevice(device))
@@ -74,7 +78,9 @@ extension WritePlan {
 
     /// A verified step-up: the one-time approval and the audit event. (Like a device login, it
     /// clears no failure counter.)
-    public static func approval(_ approval: ApprovalRecord, audit: AuditEvent) -> WritePlan { inserting(.insertApproval(approval), audit: audit) }
+    public static func approval(_ approval: ApprovalRecord, audit: AuditEvent) -> WritePlan {
+        inserting(.insertApproval(approval), audit: audit)
+    }
 
     /// A new user (the demo primary login).
     /// A new password account, for an id nobody owns yet: not one the app's backend vouched for,
@@ -100,7 +106,9 @@ extension WritePlan {
     public static func createApiKey(_ key: ApiKeyRecord, audit: AuditEvent) -> WritePlan { inserting(.insertApiKey(key), audit: audit) }
 
     /// A new access-token signing key.
-    public static func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) -> WritePlan { inserting(.insertSigningKey(key), audit: audit) }
+    public static func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) -> WritePlan {
+        inserting(.insertSigningKey(key), audit: audit)
+    }
     /// Retires signing keys: deleted, so no instance signs with or publishes them after its next reload.
     public static func retireSigningKeys(_ ids: [String], audit: [AuditEvent]) -> WritePlan {
         var plan = WritePlan()

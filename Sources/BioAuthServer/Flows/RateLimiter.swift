@@ -69,7 +69,10 @@ final class RequestLimiter: Sendable {
 
     /// `limit` per window (``RateLimitPolicy/requestsPerClient`` when nil), shared through `store`
     /// under `subject`'s counter (per instance without a store).
-    init(windows: RateWindows, limit: Int? = nil, store: (any BioAuthStore)? = nil, subject: @escaping @Sendable (String) -> FailureSubject = { .requests($0) }) {
+    init(
+        windows: RateWindows, limit: Int? = nil, store: (any BioAuthStore)? = nil,
+        subject: @escaping @Sendable (String) -> FailureSubject = { .requests($0) }
+    ) {
         self.windows = windows
         self.limit = limit ?? windows.policy.requestsPerClient
         self.store = store

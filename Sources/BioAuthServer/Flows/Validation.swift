@@ -13,7 +13,8 @@ enum Validate {
     /// Usernames: 1–64 of `a-z A-Z 0-9 . _ @ -`.
     static func username(_ text: String, field: String = "username") throws(ServerError) -> UserID {
         guard (1...64).contains(text.utf8.count),
-            text.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._@-".unicodeScalars.contains($0)) })
+            text.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._@-".unicodeScalars.contains($0)) }
+            )
         else { throw ServerError(WireFormatError(.invalidValue, field: field)) }
         return UserID(text)
     }
@@ -40,7 +41,8 @@ enum Validate {
     /// An entered recovery code: 1–32 letters, digits, dashes and spaces (the code is 12 Crockford
     /// characters; ``RecoveryCode/hash(ofEntered:)`` ignores case, dashes and spaces).
     static func recoveryCode(_ code: String, field: String = "code") throws(ServerError) -> TokenHash {
-        guard (1...32).contains(code.utf8.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == " ") }) else {
+        guard (1...32).contains(code.utf8.count), code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == " ") })
+        else {
             throw ServerError(.invalidRequest, field: field, detail: "1 to 32 letters, digits and dashes")
         }
         return RecoveryCode.hash(ofEntered: code)
@@ -60,8 +62,12 @@ enum Validate {
     /// name could otherwise imitate. `openapi.yaml` states the same set as a pattern.
     static let forbiddenInNames: CharacterSet = {
         var set = CharacterSet(charactersIn: Unicode.Scalar(0x00)!...Unicode.Scalar(0x1F)!)
-        let invisible: [ClosedRange<UInt32>] = [0x7F...0x9F, 0xAD...0xAD, 0x61C...0x61C, 0x180E...0x180E, 0x200B...0x200F, 0x202A...0x202E, 0x2060...0x206F, 0xFEFF...0xFEFF]
-        let commas: [ClosedRange<UInt32>] = [0x2C...0x2C, 0x60C...0x60C, 0x201A...0x201A, 0x3001...0x3001, 0xFE50...0xFE51, 0xFF0C...0xFF0C, 0xFF64...0xFF64]
+        let invisible: [ClosedRange<UInt32>] = [
+            0x7F...0x9F, 0xAD...0xAD, 0x61C...0x61C, 0x180E...0x180E, 0x200B...0x200F, 0x202A...0x202E, 0x2060...0x206F, 0xFEFF...0xFEFF,
+        ]
+        let commas: [ClosedRange<UInt32>] = [
+            0x2C...0x2C, 0x60C...0x60C, 0x201A...0x201A, 0x3001...0x3001, 0xFE50...0xFE51, 0xFF0C...0xFF0C, 0xFF64...0xFF64,
+        ]
         for range in invisible + commas {
             set.insert(charactersIn: Unicode.Scalar(range.lowerBound)!...Unicode.Scalar(range.upperBound)!)
         }
@@ -73,7 +79,9 @@ enum Validate {
     /// fingerprint); leading and trailing white space is trimmed.
     static func deviceName(_ text: String) throws(ServerError) -> String {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.unicodeScalars.count <= 64, !trimmed.isEmpty, !text.unicodeScalars.contains(where: forbiddenInNames.contains), longestHexRun(text) < 8 else {
+        guard text.unicodeScalars.count <= 64, !trimmed.isEmpty, !text.unicodeScalars.contains(where: forbiddenInNames.contains),
+            longestHexRun(text) < 8
+        else {
             throw ServerError(WireFormatError(.invalidValue, field: "name"))
         }
         return trimmed

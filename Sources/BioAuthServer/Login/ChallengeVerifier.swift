@@ -30,7 +30,8 @@ package struct ChallengeVerifier: Sendable {
     ///   - session: the session that finishes (registration and step-up); nil for a login.
     ///   - now: the clock's reading for this request.
     package func verify(
-        challenge: ChallengeRecord?, device: DeviceRecord?, signature: Data, purpose: SignedMessage.Purpose, session: SessionRecord?, now: Date
+        challenge: ChallengeRecord?, device: DeviceRecord?, signature: Data, purpose: SignedMessage.Purpose, session: SessionRecord?,
+        now: Date
     ) -> Outcome {
         guard let challenge else { return .rejected(.unknownChallenge) }
         guard challenge.purpose == purpose, challenge.relyingPartyID == relyingPartyID else { return .rejected(.wrongPurpose) }
@@ -47,7 +48,9 @@ package struct ChallengeVerifier: Sendable {
                 deviceProblem = .revokedDevice
             } else if device.userID != challenge.userID {
                 deviceProblem = .wrongUser
-            } else if case .stepUp(_, let issuedTo) = challenge.binding, issuedTo != device.publicKey || device.keySince > challenge.createdAt {
+            } else if case .stepUp(_, let issuedTo) = challenge.binding,
+                issuedTo != device.publicKey || device.keySince > challenge.createdAt
+            {
                 // Issued to another key of this device, or before its key arrived: the cool-down
                 // decided at issue was about another key. Verified against a key nobody holds.
                 deviceProblem = .replacedKey
@@ -67,7 +70,9 @@ package struct ChallengeVerifier: Sendable {
     /// The key verified against when the device is unknown, revoked or foreign. Its private half
     /// is discarded at start-up: no signature ever verifies.
     static let decoyKey: DevicePublicKey = {
-        guard let key = try? DevicePublicKey(spki: P256.Signing.PrivateKey().publicKey.derRepresentation) else { fatalError("P-256 key generation failed") }
+        guard let key = try? DevicePublicKey(spki: P256.Signing.PrivateKey().publicKey.derRepresentation) else {
+            fatalError("P-256 key generation failed")
+        }
         return key
     }()
     /// ``decoyKey``'s SubjectPublicKeyInfo, encoded once.

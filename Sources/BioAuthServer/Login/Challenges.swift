@@ -12,7 +12,8 @@ struct Challenges: Flow {
 
     /// Stores a new challenge for `binding` unless the sending address is locked out.
     func issue(
-        _ binding: ChallengeRecord.Binding, user: UserID, device: DeviceID, session: SessionID? = nil, enrolmentRequest: EnrolmentRequestID? = nil, _ request: RequestInfo
+        _ binding: ChallengeRecord.Binding, user: UserID, device: DeviceID, session: SessionID? = nil,
+        enrolmentRequest: EnrolmentRequestID? = nil, _ request: RequestInfo
     ) async throws(ServerError) -> ChallengeEnvelope {
         let now = clock.now()
         let expiry = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + configuration.challengeTTL).rounded(.down))
@@ -42,7 +43,8 @@ struct Challenges: Flow {
     /// re-attestation (``AppAttestProof/reattestation(keyID:object:)``) is verified before the
     /// challenge is taken, like an enrolment's, and an accepted one replaces the device's App Attest key.
     func finish<Success: Sendable>(
-        _ challengeID: String, _ signature: String, appAttest: AppAttestProof? = nil, purpose: SignedMessage.Purpose, session: SessionRecord?,
+        _ challengeID: String, _ signature: String, appAttest: AppAttestProof? = nil, purpose: SignedMessage.Purpose,
+        session: SessionRecord?,
         _ request: RequestInfo, success: @escaping @Sendable (ChallengeRecord, TakenChallenge, Date) -> (verdict: Success, plan: WritePlan)?
     ) async throws(ServerError) -> (verdict: Success, outcome: PlanOutcome) {
         let id = try Validate.base64URL(challengeID, field: "challengeId", count: 16...16)
@@ -73,10 +75,15 @@ struct Challenges: Flow {
                 }
                 if let taken, taken.lockedOut {
                     let challenge = taken.challenge
-                    let refused = self.event(.rateLimited, user: challenge.userID, device: challenge.deviceID, reason: FailureReason.lockedOut.description, request: request)
+                    let refused = self.event(
+                        .rateLimited, user: challenge.userID, device: challenge.deviceID, reason: FailureReason.lockedOut.description,
+                        request: request)
                     return (.refused(refused), .events([refused]))
                 }
-                switch verifier.verify(challenge: taken?.challenge, device: taken?.device, signature: signatureBytes, purpose: purpose, session: session, now: now) {
+                switch verifier.verify(
+                    challenge: taken?.challenge, device: taken?.device, signature: signatureBytes, purpose: purpose, session: session,
+                    now: now)
+                {
                 case .rejected(let reason): return failure(reason)
                 case .verified(let challenge):
                     guard let taken, var success = success(challenge, taken, now) else { return failure(.wrongPurpose) }
@@ -98,7 +105,9 @@ struct Challenges: Flow {
                         success.plan.audit(self.event(.deviceReattested, user: device.userID, device: device.id, request: request))
                         return (.succeeded(success.verdict), success.plan)
                     }
-                    switch assertions.check(assertionBytes, device: device, message: { try? challenge.message() }, signature: signatureBytes) {
+                    switch assertions.check(
+                        assertionBytes, device: device, message: { try? challenge.message() }, signature: signatureBytes)
+                    {
                     case .notApplicable: break
                     case .accepted(let attestation): success.plan.assertion(attestation, device: device.id)
                     case .rejected(let check):
@@ -126,9 +135,11 @@ struct Challenges: Flow {
     }
 
     /// A success whose plan a guard may still have refused.
-    private func succeeded<Success>(_ success: Success, _ outcome: PlanOutcome, purpose: SignedMessage.Purpose, _ request: RequestInfo) async throws(ServerError) -> (
-        verdict: Success, outcome: PlanOutcome
-    ) {
+    private func succeeded<Success>(_ success: Success, _ outcome: PlanOutcome, purpose: SignedMessage.Purpose, _ request: RequestInfo)
+        async throws(ServerError) -> (
+            verdict: Success, outcome: PlanOutcome
+        )
+    {
         if case .activeDeviceKey(let device, let user, _)? = outcome.refusal {
             // A revocation or re-key committed after the rows were read: nothing was written.
             await audit(purpose.auditFailure, user: user, device: device, reason: FailureReason.revokedDevice.description, request: request)
@@ -146,7 +157,8 @@ struct Challenges: Flow {
     /// attested over SHA-256(message ‖ the device key's SPKI), or the check that failed; nil when
     /// there is nothing to verify it against (App Attest off, an unknown or used challenge: the
     /// finish then fails as it would without it).
-    private func reattestation(keyID: Data, object: Data, challengeID: Data, purpose: SignedMessage.Purpose, request: RequestInfo) async throws(ServerError)
+    private func reattestation(keyID: Data, object: Data, challengeID: Data, purpose: SignedMessage.Purpose, request: RequestInfo)
+        async throws(ServerError)
         -> Reattestation?
     {
         guard let verifier = configuration.attestation.apple.verifier,
@@ -157,7 +169,8 @@ struct Challenges: Flow {
         do { message = try challenge.message() } catch { return nil }
         let now = clock.now()
         do {
-            let key = try await verifier.verifyAttestation(object, keyID: keyID, clientDataHash: AttestationBinding.registrationHash(message, publicKey: device.publicKey), at: now)
+            let key = try await verifier.verifyAttestation(
+                object, keyID: keyID, clientDataHash: AttestationBinding.registrationHash(message, publicKey: device.publicKey), at: now)
             return Reattestation(deviceKey: device.publicKey, result: .success(DeviceAttestation(key, at: now)))
         } catch {
             return Reattestation(deviceKey: device.publicKey, result: .failure(error))

@@ -16,11 +16,17 @@ struct DeviceLogin: Flow {
         return try await Challenges(context: context).issue(.login, user: userID, device: deviceID, request)
     }
 
-    func finish(challengeID: String, signature: String, appAttest: AppAttestProof? = nil, request: RequestInfo) async throws(ServerError) -> SessionGrant {
+    func finish(challengeID: String, signature: String, appAttest: AppAttestProof? = nil, request: RequestInfo) async throws(ServerError)
+        -> SessionGrant
+    {
         let token = SecretBytes.random(count: 32)
         let refresh = SecretBytes.random(count: 32)
-        let (login, _) = try await Challenges(context: context).finish(challengeID, signature, appAttest: appAttest, purpose: .login, session: nil, request) { challenge, taken, now in
-            var session = self.sessionRecord(token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now)
+        let (login, _) = try await Challenges(context: context).finish(
+            challengeID, signature, appAttest: appAttest, purpose: .login, session: nil, request
+        ) { challenge, taken, now in
+            var session = self.sessionRecord(
+                token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now
+            )
             session.refreshTokenHash = TokenHash(of: refresh)
             let audit = self.event(.loginSucceeded, user: challenge.userID, device: challenge.deviceID, request: request)
             // Clears no password counter (it says nothing about the password), but the address
@@ -33,6 +39,7 @@ struct DeviceLogin: Flow {
         let access = try await run(request) { try await self.context.accessTokens.issue(for: session, device: device, audit: audit) }
         return SessionGrant(
             token: Base64URL.encode(token.data), session: session,
-            tokens: TokenGrant(accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(refresh.data)))
+            tokens: TokenGrant(
+                accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(refresh.data)))
     }
 }

@@ -17,12 +17,15 @@ extension AuditKind {
     /// add a device or for a recovery code, the password changed — what a deployment forwards to
     /// the owner's mail or phone. Delivered before the others of a round.
     public static let securityEvents: Set<AuditKind> = [
-        deviceEnrolled, deviceReenrolled, deviceRevoked, enrolmentRequested, recoveryCodeSent, passwordChanged, deviceRemovalRequested, deviceRemovalScheduled,
+        deviceEnrolled, deviceReenrolled, deviceRevoked, enrolmentRequested, recoveryCodeSent, passwordChanged, deviceRemovalRequested,
+        deviceRemovalScheduled,
         deviceRemovalCancelled, signInCodeSent, deviceReattested,
     ]
     /// What `GET /v1/security-events` lists for the owner: the security events, and how the
     /// account answered them (a device renamed, a request approved or ended, sessions ended).
-    public static let securityNotices: Set<AuditKind> = securityEvents.union([deviceRenamed, enrolmentApproved, enrolmentRequestEnded, sessionsRevoked])
+    public static let securityNotices: Set<AuditKind> = securityEvents.union([
+        deviceRenamed, enrolmentApproved, enrolmentRequestEnded, sessionsRevoked,
+    ])
 }
 
 extension AuditEvent {
@@ -91,7 +94,8 @@ public struct DeliveryPolicy: Sendable, Hashable {
     public var maxAttempts: Int
 
     public init(
-        batchSize: Int = 50, lease: TimeInterval = 30, pollInterval: TimeInterval = 1, firstRetry: TimeInterval = 1, maxRetry: TimeInterval = 600,
+        batchSize: Int = 50, lease: TimeInterval = 30, pollInterval: TimeInterval = 1, firstRetry: TimeInterval = 1,
+        maxRetry: TimeInterval = 600,
         concurrency: Int = 8, optionalEvents: Set<AuditKind> = [], maxAttempts: Int = 20
     ) {
         self.maxAttempts = max(1, maxAttempts)
@@ -122,7 +126,10 @@ public struct OutboxDelivery: Sendable {
     public let clock: any WallClock
     let logger: Logger
 
-    public init(store: any BioAuthStore, sink: any EventSink, policy: DeliveryPolicy = DeliveryPolicy(), clock: any WallClock = SystemWallClock(), logger: Logger) {
+    public init(
+        store: any BioAuthStore, sink: any EventSink, policy: DeliveryPolicy = DeliveryPolicy(), clock: any WallClock = SystemWallClock(),
+        logger: Logger
+    ) {
         self.store = store
         self.sink = sink
         self.policy = policy
@@ -137,7 +144,8 @@ public struct OutboxDelivery: Sendable {
     @discardableResult
     public func deliverDue() async throws -> Int {
         let now = clock.now()
-        let due = try await store.claimOutbox(now: now, leaseUntil: now.addingTimeInterval(policy.lease), limit: policy.batchSize, first: AuditKind.securityEvents)
+        let due = try await store.claimOutbox(
+            now: now, leaseUntil: now.addingTimeInterval(policy.lease), limit: policy.batchSize, first: AuditKind.securityEvents)
         var lanes = Self.lanes(due, optional: policy.optionalEvents)
         for event in lanes.skipped { try await store.completeOutbox(id: event.id) }
         return try await withThrowingTaskGroup(of: Int.self) { group in
@@ -169,7 +177,9 @@ public struct OutboxDelivery: Sendable {
                 try await store.completeOutbox(id: event.id)
                 delivered += 1
             } catch {
-                logger.warning("event delivery failed", metadata: ["event": "\(event.id)", "attempts": "\(event.attempts + 1)", "error": "\(type(of: error))"])
+                logger.warning(
+                    "event delivery failed",
+                    metadata: ["event": "\(event.id)", "attempts": "\(event.attempts + 1)", "error": "\(type(of: error))"])
                 if event.attempts + 1 >= policy.maxAttempts {
                     try await store.deadLetterOutbox(id: event.id, attempts: event.attempts + 1, at: now)
                     logger.error("event set aside as a dead letter", metadata: ["event": "\(event.id)", "kind": "\(event.event.kind)"])
@@ -177,7 +187,8 @@ public struct OutboxDelivery: Sendable {
                 }
                 let next = now.addingTimeInterval(policy.retryDelay(afterAttempts: event.attempts + 1))
                 for pending in lane[index...] {
-                    try await store.retryOutbox(id: pending.id, attempts: pending.id == event.id ? event.attempts + 1 : pending.attempts, nextAttemptAt: next)
+                    try await store.retryOutbox(
+                        id: pending.id, attempts: pending.id == event.id ? event.attempts + 1 : pending.attempts, nextAttemptAt: next)
                 }
                 return delivered
             }

@@ -33,8 +33,10 @@ struct Maintenance: Flow {
     func sweep() async throws -> SweepResult {
         let now = clock.now()
         var result = try await store.sweep(
-            windowsBefore: windows.windowStart(now), runsBefore: now.addingTimeInterval(-max(configuration.retention.passwordRuns, RecoveryCodeLimits.day)),
-            auditBefore: now.addingTimeInterval(-configuration.retention.audit), sessionsBefore: now.addingTimeInterval(-configuration.retention.sessions))
+            windowsBefore: windows.windowStart(now),
+            runsBefore: now.addingTimeInterval(-max(configuration.retention.passwordRuns, RecoveryCodeLimits.day)),
+            auditBefore: now.addingTimeInterval(-configuration.retention.audit),
+            sessionsBefore: now.addingTimeInterval(-configuration.retention.sessions))
         result.challenges = try await store.deleteChallenges(expiredBefore: now)
         result.signingKeys = try await SigningKeys(context: context).sweep()
         result.removedDevices = try await DeviceRemovals(context: context).executeDue()

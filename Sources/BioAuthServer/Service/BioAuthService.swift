@@ -24,16 +24,19 @@ public final class BioAuthService: Sendable {
 
     public convenience init(
         store: any BioAuthStore, configuration: ServerConfiguration = ServerConfiguration(), clock: any WallClock = SystemWallClock(),
-        logger: Logger = .discarding("BioAuthServer"), metricsFactory: (any MetricsFactory)? = nil, recoveryChannel: (any RecoveryChannel)? = nil
+        logger: Logger = .discarding("BioAuthServer"), metricsFactory: (any MetricsFactory)? = nil,
+        recoveryChannel: (any RecoveryChannel)? = nil
     ) {
         self.init(
-            store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: metricsFactory, recoveryChannel: recoveryChannel,
+            store: store, configuration: configuration, clock: clock, logger: logger, metricsFactory: metricsFactory,
+            recoveryChannel: recoveryChannel,
             passwordHashes: PasswordHashPool(policy: configuration.passwordHashing))
     }
 
     /// A service whose password hashing runs in `passwordHashes` (tests hold its threads).
     package init(
-        store: any BioAuthStore, configuration: ServerConfiguration, clock: any WallClock, logger: Logger, metricsFactory: (any MetricsFactory)?,
+        store: any BioAuthStore, configuration: ServerConfiguration, clock: any WallClock, logger: Logger,
+        metricsFactory: (any MetricsFactory)?,
         recoveryChannel: (any RecoveryChannel)?, passwordHashes: PasswordHashPool
     ) {
         self.store = store
@@ -46,9 +49,11 @@ public final class BioAuthService: Sendable {
             store: store, configuration: configuration, clock: clock, recoveryChannel: recoveryChannel, logger: logger, windows: windows,
             requests: RequestLimiter(windows: windows, store: store), apiKeyRequests: ApiKeyLimiter(policy: configuration.rateLimits),
             failedRedemptions: RequestLimiter(
-                windows: windows, limit: configuration.rateLimits.failedRedemptionsPerUser, store: store, subject: { .failedRedemptions($0) }),
+                windows: windows, limit: configuration.rateLimits.failedRedemptionsPerUser, store: store,
+                subject: { .failedRedemptions($0) }),
             metrics: ServiceMetrics(factory: metricsFactory),
-            accessTokens: AccessTokenIssuer(store: store, policy: configuration.tokens, relyingPartyID: configuration.relyingPartyID, clock: clock, logger: logger),
+            accessTokens: AccessTokenIssuer(
+                store: store, policy: configuration.tokens, relyingPartyID: configuration.relyingPartyID, clock: clock, logger: logger),
             passwordHashes: passwordHashes)
     }
 
@@ -73,7 +78,9 @@ public final class BioAuthService: Sendable {
     /// Checks a username and password and opens a primary session (which may enrol devices).
     /// `signInCode`: one ``sendSignInCode(username:request:)`` sent for this address — the way
     /// past the back-off strangers' wrong passwords cause at addresses the user never signed in from.
-    public func passwordLogin(username: String, password: String, signInCode: String? = nil, request: RequestInfo) async throws(ServerError) -> SessionGrant {
+    public func passwordLogin(username: String, password: String, signInCode: String? = nil, request: RequestInfo) async throws(ServerError)
+        -> SessionGrant
+    {
         try await account.passwordLogin(username: username, password: password, signInCode: signInCode, request: request)
     }
 
@@ -116,14 +123,18 @@ public final class BioAuthService: Sendable {
     }
 
     /// The user's security notices after `since` (``AuditKind/securityNotices``), newest first, at most 100.
-    public func securityEvents(of session: SessionRecord, since: Date? = nil, request: RequestInfo) async throws(ServerError) -> [AuditEvent] {
+    public func securityEvents(of session: SessionRecord, since: Date? = nil, request: RequestInfo) async throws(ServerError)
+        -> [AuditEvent]
+    {
         try await account.securityEvents(of: session, since: since, request: request)
     }
 
     /// A new built-in password, allowed by `approval`: a step-up approval of an enrolled device over
     /// ``PasswordChangeText`` for the session's user. Ends every other password session; 401 for
     /// an approval that does not fit, 404 `userId` for a user without a password account.
-    public func changePassword(to newPassword: String, approval: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    public func changePassword(to newPassword: String, approval: String, session: SessionRecord, request: RequestInfo)
+        async throws(ServerError)
+    {
         try await PasswordChange(context: account.context).change(to: newPassword, approval: approval, session: session, request: request)
     }
 
@@ -146,10 +157,12 @@ public final class BioAuthService: Sendable {
     /// - Parameter replacesDeviceID: re-enrolment of a device whose key was invalidated (an
     ///   enrollment change on the phone): on success the old key is replaced.
     public func beginRegistration(
-        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, enrolmentRequestID: EnrolmentRequestID? = nil, request: RequestInfo
+        session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, enrolmentRequestID: EnrolmentRequestID? = nil,
+        request: RequestInfo
     ) async throws(ServerError) -> ChallengeEnvelope {
         try await enrolment.beginRegistration(
-            session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, enrolmentRequestID: enrolmentRequestID, request: request)
+            session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, enrolmentRequestID: enrolmentRequestID,
+            request: request)
     }
 
     /// Finishes enrolment: the new key's signature over the registration challenge, with the
@@ -157,7 +170,8 @@ public final class BioAuthService: Sendable {
     public func finishRegistration(
         session: SessionRecord, challengeID: String, signature: String, attestation: PresentedAttestation? = nil, request: RequestInfo
     ) async throws(ServerError) -> DeviceRecord {
-        try await enrolment.finishRegistration(session: session, challengeID: challengeID, signature: signature, attestation: attestation, request: request)
+        try await enrolment.finishRegistration(
+            session: session, challengeID: challengeID, signature: signature, attestation: attestation, request: request)
     }
 
     /// A new challenge an Android device puts in its key's attestation (`setAttestationChallenge`)
@@ -178,23 +192,30 @@ public final class BioAuthService: Sendable {
     public func requestEnrolment(
         session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, request: RequestInfo
     ) async throws(ServerError) -> NewEnrolmentRequest {
-        try await enrolmentRequests.requestEnrolment(session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
+        try await enrolmentRequests.requestEnrolment(
+            session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
     }
 
     /// The user's enrolment requests that still wait (unexpired, unapproved).
-    public func pendingEnrolmentRequests(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> [EnrolmentRequestRecord] {
+    public func pendingEnrolmentRequests(of session: SessionRecord, request: RequestInfo) async throws(ServerError)
+        -> [EnrolmentRequestRecord]
+    {
         try await enrolmentRequests.pending(of: session, request: request)
     }
 
     /// One of the user's unexpired enrolment requests (404 otherwise).
-    public func enrolmentRequest(id: EnrolmentRequestID, of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> EnrolmentRequestRecord {
+    public func enrolmentRequest(id: EnrolmentRequestID, of session: SessionRecord, request: RequestInfo) async throws(ServerError)
+        -> EnrolmentRequestRecord
+    {
         try await enrolmentRequests.read(id: id, of: session, request: request)
     }
 
     /// Approves an enrolment request with a step-up approval the approving device obtained for
     /// exactly the request's ``EnrolmentRequestRecord/approvalText``. The approval must come from
     /// another device of the user (one past its cool-down: others cannot step up at all).
-    public func approveEnrolment(requestID: EnrolmentRequestID, approval: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    public func approveEnrolment(requestID: EnrolmentRequestID, approval: String, session: SessionRecord, request: RequestInfo)
+        async throws(ServerError)
+    {
         try await enrolmentRequests.approve(requestID: requestID, approval: approval, session: session, request: request)
     }
 
@@ -208,13 +229,17 @@ public final class BioAuthService: Sendable {
     /// Approves the caller's own enrolment request with the recovery code it was sent. A wrong
     /// code is one of ``EnrolmentPolicy/maxRecoveryAttempts``, each the uniform 401; the last one
     /// ends the request, which then answers 410.
-    public func recoverEnrolment(requestID: EnrolmentRequestID, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    public func recoverEnrolment(requestID: EnrolmentRequestID, code: String, session: SessionRecord, request: RequestInfo)
+        async throws(ServerError)
+    {
         try await enrolmentRequests.recover(requestID: requestID, code: code, session: session, request: request)
     }
 
     /// The owner ends one of their enrolment requests — pending, or approved and not yet used —
     /// from any enrolled device, in its cool-down too (403 for other sessions); 410 if it has ended already.
-    public func cancelEnrolmentRequest(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
+    public func cancelEnrolmentRequest(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo)
+        async throws(ServerError)
+    {
         try await enrolmentRequests.cancel(requestID: requestID, session: session, request: request)
     }
 
@@ -223,12 +248,15 @@ public final class BioAuthService: Sendable {
     /// Asks to remove one of the user's devices after ``EnrolmentPolicy/lostDeviceDelay``: the
     /// lost-phone case without another device. Sends a recovery code to the owner; the removal
     /// waits for it (``confirmDeviceRemoval(id:code:session:request:)``).
-    public func requestDeviceRemoval(deviceID: DeviceID, session: SessionRecord, request: RequestInfo) async throws(ServerError) -> DeviceRemovalRecord {
+    public func requestDeviceRemoval(deviceID: DeviceID, session: SessionRecord, request: RequestInfo) async throws(ServerError)
+        -> DeviceRemovalRecord
+    {
         try await removals.request(deviceID: deviceID, session: session, request: request)
     }
 
     /// The recovery code for a removal this session asked for: schedules it.
-    public func confirmDeviceRemoval(id: DeviceRemovalID, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError)
+    public func confirmDeviceRemoval(id: DeviceRemovalID, code: String, session: SessionRecord, request: RequestInfo)
+        async throws(ServerError)
         -> DeviceRemovalRecord
     {
         try await removals.confirm(id: id, code: code, session: session, request: request)
@@ -258,7 +286,8 @@ public final class BioAuthService: Sendable {
     /// `appAttestKeyID` with `appAttestation`, instead of an assertion: a new App Attest key of a
     /// reinstalled app (``AppAttestProof/reattestation(keyID:object:)``).
     public func finishLogin(
-        challengeID: String, signature: String, appAttestAssertion: String? = nil, appAttestKeyID: String? = nil, appAttestation: String? = nil,
+        challengeID: String, signature: String, appAttestAssertion: String? = nil, appAttestKeyID: String? = nil,
+        appAttestation: String? = nil,
         request: RequestInfo
     ) async throws(ServerError) -> SessionGrant {
         let proof = try AppAttestProof(assertion: appAttestAssertion, keyID: appAttestKeyID, attestation: appAttestation)
@@ -287,7 +316,9 @@ public final class BioAuthService: Sendable {
     // MARK: - Step-up
 
     /// Issues a challenge bound to the SHA-256 of `operation` (base64url bytes the app shows and approves).
-    public func beginStepUp(session: SessionRecord, deviceID: DeviceID, operation: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
+    public func beginStepUp(session: SessionRecord, deviceID: DeviceID, operation: String, request: RequestInfo) async throws(ServerError)
+        -> ChallengeEnvelope
+    {
         try await stepUp.begin(session: session, deviceID: deviceID, operation: operation, request: request)
     }
 
@@ -303,7 +334,9 @@ public final class BioAuthService: Sendable {
     /// Redeems a step-up approval for the app's backend (an API key with the `approvals` scope):
     /// once, for exactly `operation`, for the user the backend expects, and only while the device
     /// that signed it is active. Any mismatch is the uniform authentication failure.
-    public func redeemApproval(approval: String, operation: String, userID: UserID, request: RequestInfo) async throws(ServerError) -> ApprovalRecord {
+    public func redeemApproval(approval: String, operation: String, userID: UserID, request: RequestInfo) async throws(ServerError)
+        -> ApprovalRecord
+    {
         try await stepUp.redeem(approval: approval, operation: operation, userID: userID, request: request)
     }
 
@@ -320,7 +353,9 @@ public final class BioAuthService: Sendable {
 
     /// Creates an API key for the app's backend (`bioauth-server api-key create`). The secret is
     /// returned once and stored only as its hash.
-    public func createApiKey(name: String, scopes: Set<ApiKeyScope>, request: RequestInfo) async throws(ServerError) -> (record: ApiKeyRecord, secret: ApiKeySecret) {
+    public func createApiKey(name: String, scopes: Set<ApiKeyScope>, request: RequestInfo) async throws(ServerError) -> (
+        record: ApiKeyRecord, secret: ApiKeySecret
+    ) {
         try await backend.createApiKey(name: name, scopes: scopes, request: request)
     }
 
@@ -337,7 +372,9 @@ public final class BioAuthService: Sendable {
 
     /// The API key a backend request presents, if it is active and has `scope`. A missing,
     /// malformed, unknown or revoked key is the uniform 401; a key without the scope is 403.
-    public func authenticateBackend(apiKey presented: String?, scope: ApiKeyScope, request: RequestInfo) async throws(ServerError) -> ApiKeyRecord {
+    public func authenticateBackend(apiKey presented: String?, scope: ApiKeyScope, request: RequestInfo) async throws(ServerError)
+        -> ApiKeyRecord
+    {
         try await backend.authenticate(apiKey: presented, scope: scope, request: request)
     }
 

@@ -69,7 +69,8 @@ public struct ServerConfiguration: Sendable, Hashable {
     public init(
         relyingPartyID: String = "localhost", challengeTTL: TimeInterval = 60,
         sessionTTL: TimeInterval = 12 * 3600, primarySessionTTL: TimeInterval = 15 * 60, approvalTTL: TimeInterval = 300,
-        maxOperationSize: Int = 4096, passwordRounds: Int = ServerConfiguration.recommendedPasswordRounds, rateLimits: RateLimitPolicy = RateLimitPolicy(),
+        maxOperationSize: Int = 4096, passwordRounds: Int = ServerConfiguration.recommendedPasswordRounds,
+        rateLimits: RateLimitPolicy = RateLimitPolicy(),
         passwordRun: PasswordRunPolicy = PasswordRunPolicy()
     ) {
         self.passwordRun = passwordRun
@@ -142,7 +143,8 @@ public struct RequestInfo: Sendable, Hashable {
     public var apiKeyID: ApiKeyID?
 
     public init(
-        clientAddress: String = "unknown", requestSubject: String? = nil, requestID: String = UUID().uuidString.lowercased(), apiKeyID: ApiKeyID? = nil
+        clientAddress: String = "unknown", requestSubject: String? = nil, requestID: String = UUID().uuidString.lowercased(),
+        apiKeyID: ApiKeyID? = nil
     ) {
         self.clientAddress = clientAddress
         self.requestSubject = requestSubject ?? clientAddress

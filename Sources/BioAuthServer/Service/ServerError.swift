@@ -55,7 +55,9 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     /// A login or step-up whose App Attest assertion failed `check`: `assertion.<check>`.
     public static func assertion(_ check: AttestationError.Check) -> FailureReason { FailureReason("assertion." + check.description) }
     /// A login or step-up's new App Attest key (after a reinstall) whose attestation failed `check`.
-    public static func reattestation(_ check: AttestationError.Check) -> FailureReason { FailureReason("reattestation." + check.description) }
+    public static func reattestation(_ check: AttestationError.Check) -> FailureReason {
+        FailureReason("reattestation." + check.description)
+    }
 
     /// What a user may see of a reason in their own audit log (`GET /v1/audit`): the class of
     /// failure, not which check failed. "unknownDevice" versus "wrongUser" versus "revokedDevice"
@@ -63,10 +65,12 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     /// reason stays in the operator's audit log.
     public static func userVisible(_ reason: String) -> String {
         switch reason {
-        case unknownDevice.description, revokedDevice.description, wrongUser.description, replacedKey.description, malformedSignature.description,
+        case unknownDevice.description, revokedDevice.description, wrongUser.description, replacedKey.description,
+            malformedSignature.description,
             badSignature.description:
             "verificationFailed"
-        case unknownChallenge.description, expiredChallenge.description, wrongPurpose.description, wrongSession.description: "challengeRejected"
+        case unknownChallenge.description, expiredChallenge.description, wrongPurpose.description, wrongSession.description:
+            "challengeRejected"
         case unknownUser.description, badPassword.description, primaryLoginRejected.description: "passwordRejected"
         case missingSession.description, unknownSession.description, expiredSession.description, revokedSession.description,
             revokedDeviceSession.description, unknownRefreshToken.description, refreshTokenReused.description:
@@ -75,7 +79,8 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
         case attestationMissing.description, assertionMissing.description,
             _ where reason.hasPrefix("attestation.") || reason.hasPrefix("assertion.") || reason.hasPrefix("reattestation."):
             "attestationRejected"
-        case lockedOut.description, tooManyChallenges.description, FailureSubject.password("", client: "").kind, FailureSubject.passwordRun("").kind,
+        case lockedOut.description, tooManyChallenges.description, FailureSubject.password("", client: "").kind,
+            FailureSubject.passwordRun("").kind,
             FailureSubject.client("").kind:
             lockedOut.description
         default: reason  // not a failure reason (e.g. "all" for sessions revoked everywhere)

@@ -9,29 +9,38 @@ import Metrics
 struct StepUp: Flow {
     let context: FlowContext
 
-    func begin(session: SessionRecord, deviceID: DeviceID, operation: String, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
+    func begin(session: SessionRecord, deviceID: DeviceID, operation: String, request: RequestInfo) async throws(ServerError)
+        -> ChallengeEnvelope
+    {
         try authorizeUnread(.stepUp, session)
         let deviceID = try Validate.deviceID(deviceID)
         let details = try Validate.base64URL(operation, field: "operation", count: 1...configuration.maxOperationSize)
-        guard let device = try await run(request, { try await self.store.device(id: deviceID) }), device.userID == session.userID, !device.isRevoked else {
+        guard let device = try await run(request, { try await self.store.device(id: deviceID) }), device.userID == session.userID,
+            !device.isRevoked
+        else {
             throw ServerError(.notFound, field: "deviceId")
         }
         try await requireOutOfCoolDown(device, field: "deviceId", request: request)
         return try await Challenges(context: context).issue(
-            .stepUp(operationHash: Data(SHA256.hash(data: details)), deviceKey: device.publicKey), user: session.userID, device: deviceID, session: session.id, request)
+            .stepUp(operationHash: Data(SHA256.hash(data: details)), deviceKey: device.publicKey), user: session.userID, device: deviceID,
+            session: session.id, request)
     }
 
-    func finish(session: SessionRecord, challengeID: String, signature: String, appAttest: AppAttestProof? = nil, request: RequestInfo) async throws(ServerError)
+    func finish(session: SessionRecord, challengeID: String, signature: String, appAttest: AppAttestProof? = nil, request: RequestInfo)
+        async throws(ServerError)
         -> ApprovalGrant
     {
         try authorizeUnread(.stepUp, session)
         let token = SecretBytes.random(count: 32)
-        let (approval, _) = try await Challenges(context: context).finish(challengeID, signature, appAttest: appAttest, purpose: .stepUp, session: session, request) {
+        let (approval, _) = try await Challenges(context: context).finish(
+            challengeID, signature, appAttest: appAttest, purpose: .stepUp, session: session, request
+        ) {
             challenge, _, now -> (verdict: (record: ApprovalRecord, audit: AuditEvent), plan: WritePlan)? in
             guard case .stepUp(let operationHash, _) = challenge.binding else { return nil }
             let record = ApprovalRecord(
                 tokenHash: TokenHash(of: token), userID: challenge.userID, deviceID: challenge.deviceID,
-                operationHash: operationHash, createdAt: now, expiresAt: now.addingTimeInterval(self.configuration.approvalTTL), sessionID: session.id)
+                operationHash: operationHash, createdAt: now, expiresAt: now.addingTimeInterval(self.configuration.approvalTTL),
+                sessionID: session.id)
             let audit = self.event(.stepUpApproved, user: challenge.userID, device: challenge.deviceID, request: request)
             return ((record, audit), .approval(record, audit: audit))
         }

@@ -64,7 +64,8 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
 
     /// The kinds that record a failure or refusal: merged when repeated (``AuditEvent/aggregates``).
     public static let failures: Set<AuditKind> = [
-        passwordLoginFailed, loginFailed, deviceEnrollmentFailed, stepUpFailed, approvalRejected, sessionRejected, rateLimited, challengeRefused, lockout,
+        passwordLoginFailed, loginFailed, deviceEnrollmentFailed, stepUpFailed, approvalRejected, sessionRejected, rateLimited,
+        challengeRefused, lockout,
         recoveryCodeRejected, apiKeyRejected, refreshRejected, primaryLoginFailed, backendRequestRefused,
     ]
 
@@ -139,7 +140,8 @@ extension AuditEvent {
     /// Whether `other` is the same failure again (its time, request id and count aside), from the
     /// same API key if any.
     public func repeats(_ other: AuditEvent) -> Bool {
-        kind == other.kind && userID == other.userID && deviceID == other.deviceID && reason == other.reason && clientAddress == other.clientAddress
+        kind == other.kind && userID == other.userID && deviceID == other.deviceID && reason == other.reason
+            && clientAddress == other.clientAddress
             && apiKeyID == other.apiKeyID
     }
 

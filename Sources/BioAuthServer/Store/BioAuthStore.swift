@@ -32,7 +32,8 @@ public protocol BioAuthStore: Sendable {
     // MARK: Challenges
 
     /// Deletes the challenge and, in the same transaction, hands it with its device row, its
-    /// enrolment request's row and the lockout state to `decide`, then applies the plan `decide` returns. Exactly one caller ever receives a
+    /// enrolment request's row and the lockout state to `decide`, then applies the plan `decide` returns. Exactly one caller ever receives
+    /// a
     /// given challenge, even under races and across instances; the consumption is committed
     /// whatever the plan's guards say. `decide` must be a pure function of what it is given that
     /// does not use the store: a store may call it before the transaction, on the rows as read then,
@@ -47,8 +48,10 @@ public protocol BioAuthStore: Sendable {
     /// Deletes challenges that expired before `date`; returns how many.
     func deleteChallenges(expiredBefore date: Date) async throws -> Int
     /// Deletes window counters whose window started before `windowsBefore`, password runs whose
-    /// last attempt and daily recovery-code counts whose day started before `runsBefore`, audit rows, undelivered outbox events and known client
-    /// addresses (``WritePlan/Mutation/rememberClient(userID:client:at:)``) older than `auditBefore`, approvals and enrolment requests that expired before `windowsBefore`, and
+    /// last attempt and daily recovery-code counts whose day started before `runsBefore`, audit rows, undelivered outbox events and known
+    /// client
+    /// addresses (``WritePlan/Mutation/rememberClient(userID:client:at:)``) older than `auditBefore`, approvals and enrolment requests that
+    /// expired before `windowsBefore`, and
     /// sessions that expired or were revoked before `sessionsBefore` with their spent refresh tokens.
     func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date, sessionsBefore: Date) async throws -> SweepResult
 

@@ -10,15 +10,21 @@ extension BioAuthStore {
     /// refused with nothing counted, or counted and handed the user row. A successful login
     /// clears the counters (``WritePlan/login(_:from:clearing:rehashed:audit:)``).
     public func beginPasswordAttempt(username: UserID, limits: PasswordAttemptLimits, now: Date) async throws -> PasswordAttempt {
-        try await decide(locking: RowLocks(passwordAttempt: PasswordAttemptKey(user: username, client: limits.lockout.client, signInCode: limits.signInCode))) { rows in
+        try await decide(
+            locking: RowLocks(
+                passwordAttempt: PasswordAttemptKey(user: username, client: limits.lockout.client, signInCode: limits.signInCode))
+        ) { rows in
             PasswordAttempt.decide(
-                rows.passwordAttempt ?? PasswordAttemptRows(user: nil, counters: [:], knownClient: false), user: username, limits: limits, now: now)
+                rows.passwordAttempt ?? PasswordAttemptRows(user: nil, counters: [:], knownClient: false), user: username, limits: limits,
+                now: now)
         }.verdict
     }
 
     /// Redeems an approval (``WritePlan/redemption(_:operationHash:userID:at:audit:)``): the
     /// approval consumed, or nil with nothing written. Exactly one of concurrent callers succeeds.
-    public func redeemApproval(tokenHash: TokenHash, operationHash: Data, userID: UserID, now: Date, audit: AuditEvent) async throws -> ApprovalRecord? {
+    public func redeemApproval(tokenHash: TokenHash, operationHash: Data, userID: UserID, now: Date, audit: AuditEvent) async throws
+        -> ApprovalRecord?
+    {
         try await decide(locking: RowLocks(approval: tokenHash)) { rows in
             WritePlan.redemption(rows, operationHash: operationHash, userID: userID, at: now, audit: audit)
         }.verdict
@@ -48,21 +54,27 @@ extension BioAuthStore {
     /// `requester` (the client address asking); nothing is written unless the verdict is
     /// ``RecoveryCodeDelivery/send``.
     public func setRecoveryCode(
-        requestID: EnrolmentRequestID, userID: UserID, requester: String, codeHash: TokenHash, limits: RecoveryCodeLimits, now: Date, audit: AuditEvent
+        requestID: EnrolmentRequestID, userID: UserID, requester: String, codeHash: TokenHash, limits: RecoveryCodeLimits, now: Date,
+        audit: AuditEvent
     ) async throws -> RecoveryCodeDelivery {
         try await decide(locking: RowLocks(enrolmentRequest: requestID, counters: [.recoveryCodes(userID, client: requester)])) { rows in
-            WritePlan.sendRecoveryCode(rows, userID: userID, requester: requester, codeHash: codeHash, limits: limits, at: now, audit: audit)
+            WritePlan.sendRecoveryCode(
+                rows, userID: userID, requester: requester, codeHash: codeHash, limits: limits, at: now, audit: audit)
         }.verdict
     }
 
     /// Ends `userID`'s request, pending or approved and unused (``WritePlan/cancelRequest(_:userID:at:audit:)``);
     /// false with nothing written when there is no such request.
     public func cancelEnrolmentRequest(id: EnrolmentRequestID, userID: UserID, now: Date, audit: AuditEvent) async throws -> Bool {
-        try await decide(locking: RowLocks(enrolmentRequest: id)) { rows in WritePlan.cancelRequest(rows, userID: userID, at: now, audit: audit) }.verdict
+        try await decide(locking: RowLocks(enrolmentRequest: id)) { rows in
+            WritePlan.cancelRequest(rows, userID: userID, at: now, audit: audit)
+        }.verdict
     }
 
     /// Checks an entered recovery code (``WritePlan/recovery(of:entered:maxAttempts:at:audit:)``).
-    public func recoverEnrolmentRequest(id: EnrolmentRequestID, codeHash: TokenHash, maxAttempts: Int, now: Date, audit: AuditEvent) async throws -> RecoveryOutcome {
+    public func recoverEnrolmentRequest(id: EnrolmentRequestID, codeHash: TokenHash, maxAttempts: Int, now: Date, audit: AuditEvent)
+        async throws -> RecoveryOutcome
+    {
         try await decide(locking: RowLocks(enrolmentRequest: id)) { rows in
             WritePlan.recovery(of: rows.enrolmentRequest, entered: codeHash, maxAttempts: maxAttempts, at: now, audit: audit)
         }.verdict

@@ -175,7 +175,9 @@ public struct PasswordAttempt: Sendable, Hashable {
     /// from, without a sign-in code sent for it — while the run's back-off runs; otherwise counted
     /// against the (user, address) window and the run. A sign-in code that does not match one sent
     /// for this user and address, unexpired, rejects the attempt, counted the same way.
-    public static func decide(_ rows: PasswordAttemptRows, user: UserID, limits: PasswordAttemptLimits, now: Date) -> (verdict: PasswordAttempt, plan: WritePlan) {
+    public static func decide(_ rows: PasswordAttemptRows, user: UserID, limits: PasswordAttemptLimits, now: Date) -> (
+        verdict: PasswordAttempt, plan: WritePlan
+    ) {
         let (lockout, passwordLimit, run) = (limits.lockout, limits.passwordsPerClient, limits.run)
         let pair = FailureSubject.password(user, client: lockout.client)
         func windowCount(_ subject: FailureSubject) -> Int {
@@ -187,7 +189,9 @@ public struct PasswordAttempt: Sendable, Hashable {
         let codeAccepted = code.flatMap { rows.counters[$0] }.map { $0.since > now } ?? false
         let proven = rows.knownClient || codeAccepted
         var waits: [Date] = []
-        if lockout.isLockedOut(clientCount: windowCount(.client(lockout.client))) || pairCount >= passwordLimit { waits.append(limits.windowEnd) }
+        if lockout.isLockedOut(clientCount: windowCount(.client(lockout.client))) || pairCount >= passwordLimit {
+            waits.append(limits.windowEnd)
+        }
         if !proven, code == nil, let runCounter, let next = run.nextAttempt(count: runCounter.count, last: runCounter.since), next > now {
             waits.append(next)
         }
@@ -199,7 +203,8 @@ public struct PasswordAttempt: Sendable, Hashable {
         var plan = WritePlan()
         plan.add(.setCounter(pair, FailureCounter(since: lockout.windowStart, count: pairCount + 1)))
         plan.add(.setCounter(.passwordRun(user), FailureCounter(since: now, count: runCount)))
-        let verdict = PasswordAttempt(user: rows.user, refusedUntil: nil, reached: reached, proven: proven, rejectedCode: code != nil && !codeAccepted)
+        let verdict = PasswordAttempt(
+            user: rows.user, refusedUntil: nil, reached: reached, proven: proven, rejectedCode: code != nil && !codeAccepted)
         return (verdict, plan)
     }
 }

@@ -55,15 +55,23 @@ struct PublishingStore: BioAuthStore {
     func session(id: SessionID) async throws -> SessionState? { try await base.session(id: id) }
     func sessions(userID: UserID) async throws -> [SessionRecord] { try await base.sessions(userID: userID) }
     func enrolmentRequest(id: EnrolmentRequestID) async throws -> EnrolmentRequestRecord? { try await base.enrolmentRequest(id: id) }
-    func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord] { try await base.enrolmentRequests(userID: userID, now: now) }
+    func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord] {
+        try await base.enrolmentRequests(userID: userID, now: now)
+    }
     func deviceRemovals(userID: UserID) async throws -> [DeviceRemovalRecord] { try await base.deviceRemovals(userID: userID) }
-    func dueDeviceRemovals(now: Date, limit: Int) async throws -> [DeviceRemovalRecord] { try await base.dueDeviceRemovals(now: now, limit: limit) }
+    func dueDeviceRemovals(now: Date, limit: Int) async throws -> [DeviceRemovalRecord] {
+        try await base.dueDeviceRemovals(now: now, limit: limit)
+    }
     func claimOutbox(now: Date, leaseUntil: Date, limit: Int, first: Set<AuditKind>) async throws -> [OutboxEvent] {
         try await base.claimOutbox(now: now, leaseUntil: leaseUntil, limit: limit, first: first)
     }
     func completeOutbox(id: Int64) async throws { try await base.completeOutbox(id: id) }
-    func retryOutbox(id: Int64, attempts: Int, nextAttemptAt: Date) async throws { try await base.retryOutbox(id: id, attempts: attempts, nextAttemptAt: nextAttemptAt) }
-    func deadLetterOutbox(id: Int64, attempts: Int, at: Date) async throws { try await base.deadLetterOutbox(id: id, attempts: attempts, at: at) }
+    func retryOutbox(id: Int64, attempts: Int, nextAttemptAt: Date) async throws {
+        try await base.retryOutbox(id: id, attempts: attempts, nextAttemptAt: nextAttemptAt)
+    }
+    func deadLetterOutbox(id: Int64, attempts: Int, at: Date) async throws {
+        try await base.deadLetterOutbox(id: id, attempts: attempts, at: at)
+    }
     func deadLetters(limit: Int) async throws -> [OutboxEvent] { try await base.deadLetters(limit: limit) }
     func replayDeadLetters(ids: [Int64], now: Date) async throws -> Int { try await base.replayDeadLetters(ids: ids, now: now) }
     func outboxStatus() async throws -> OutboxStatus { try await base.outboxStatus() }

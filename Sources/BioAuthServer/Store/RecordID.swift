@@ -5,7 +5,9 @@ import Foundation
 /// The id of a stored record of one kind: a ``UserID`` cannot be passed where a ``DeviceID`` is
 /// meant. Ids are opaque text (the server makes device, session and request ids; user ids are
 /// usernames or your backend's ids); storage keeps ``rawValue``.
-public struct RecordID<Record>: RawRepresentable, Hashable, Comparable, Sendable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct RecordID<Record>: RawRepresentable, Hashable, Comparable, Sendable, Codable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
     public let rawValue: String
 
     public init(rawValue: String) { self.rawValue = rawValue }

@@ -44,7 +44,8 @@ public struct DeviceRecord: Sendable, Hashable {
 
     public init(
         id: DeviceID, userID: UserID, name: String, publicKey: Data, createdAt: Date, lastUsedAt: Date? = nil, revokedAt: Date? = nil,
-        keyReplacedAt: Date? = nil, keyReplacement: EnrolmentProof? = nil, attestation: DeviceAttestation? = nil, enrolledBy: EnrolmentProof? = nil
+        keyReplacedAt: Date? = nil, keyReplacement: EnrolmentProof? = nil, attestation: DeviceAttestation? = nil,
+        enrolledBy: EnrolmentProof? = nil
     ) {
         self.attestation = attestation
         self.enrolledBy = enrolledBy
@@ -131,7 +132,8 @@ public struct ChallengeRecord: Sendable, Hashable, CustomStringConvertible, Cust
     public var enrolmentRequestID: EnrolmentRequestID?
 
     public init(
-        id: Data, binding: Binding, relyingPartyID: String, userID: UserID, deviceID: DeviceID, nonce: Data, createdAt: Date, expiresAt: Date,
+        id: Data, binding: Binding, relyingPartyID: String, userID: UserID, deviceID: DeviceID, nonce: Data, createdAt: Date,
+        expiresAt: Date,
         sessionID: SessionID? = nil, enrolmentRequestID: EnrolmentRequestID? = nil
     ) {
         self.sessionID = sessionID
@@ -151,7 +153,9 @@ public struct ChallengeRecord: Sendable, Hashable, CustomStringConvertible, Cust
     public var description: String { "ChallengeRecord(\(purpose), userID: \(userID), deviceID: \(deviceID), expiresAt: \(expiresAt))" }
     public var debugDescription: String { description }
     public var customMirror: Mirror {
-        Mirror(self, children: ["purpose": "\(purpose)", "userID": userID, "deviceID": deviceID, "createdAt": createdAt, "expiresAt": expiresAt])
+        Mirror(
+            self,
+            children: ["purpose": "\(purpose)", "userID": userID, "deviceID": deviceID, "createdAt": createdAt, "expiresAt": expiresAt])
     }
 
     /// The message the device signed, rebuilt from what the server stored.
@@ -159,7 +163,8 @@ public struct ChallengeRecord: Sendable, Hashable, CustomStringConvertible, Cust
         var operationHash: Data?
         if case .stepUp(let hash, _) = binding { operationHash = hash }
         return try SignedMessage(
-            purpose: purpose, relyingPartyID: relyingPartyID, challengeID: id, nonce: nonce, userID: userID.rawValue, deviceID: deviceID.rawValue,
+            purpose: purpose, relyingPartyID: relyingPartyID, challengeID: id, nonce: nonce, userID: userID.rawValue,
+            deviceID: deviceID.rawValue,
             expiresAt: UInt64(max(0, expiresAt.timeIntervalSince1970)), operationHash: operationHash)
     }
 }
@@ -189,7 +194,8 @@ public struct SessionRecord: Sendable, Hashable {
     public var refreshTokenHash: TokenHash?
 
     public init(
-        id: SessionID, tokenHash: TokenHash, userID: UserID, deviceID: DeviceID?, kind: SessionKind, createdAt: Date, expiresAt: Date, revokedAt: Date? = nil,
+        id: SessionID, tokenHash: TokenHash, userID: UserID, deviceID: DeviceID?, kind: SessionKind, createdAt: Date, expiresAt: Date,
+        revokedAt: Date? = nil,
         refreshTokenHash: TokenHash? = nil
     ) {
         self.refreshTokenHash = refreshTokenHash
@@ -226,7 +232,8 @@ public struct ApprovalRecord: Sendable, Hashable {
     }
 
     public init(
-        tokenHash: TokenHash, userID: UserID, deviceID: DeviceID, operationHash: Data, createdAt: Date, expiresAt: Date, consumedAt: Date? = nil,
+        tokenHash: TokenHash, userID: UserID, deviceID: DeviceID, operationHash: Data, createdAt: Date, expiresAt: Date,
+        consumedAt: Date? = nil,
         sessionID: SessionID? = nil
     ) {
         self.sessionID = sessionID
@@ -273,7 +280,8 @@ public struct SweepResult: Sendable, Hashable {
     public var removedDevices: Int = 0
 
     public init(
-        challenges: Int = 0, counters: Int = 0, auditRows: Int = 0, approvals: Int = 0, enrolmentRequests: Int = 0, sessions: Int = 0, signingKeys: Int = 0
+        challenges: Int = 0, counters: Int = 0, auditRows: Int = 0, approvals: Int = 0, enrolmentRequests: Int = 0, sessions: Int = 0,
+        signingKeys: Int = 0
     ) {
         self.signingKeys = signingKeys
         self.sessions = sessions

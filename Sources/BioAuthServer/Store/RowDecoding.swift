@@ -18,9 +18,13 @@ extension StoredRow {
     package func date(_ column: String) throws(StoreError) -> Date { try required(column, optionalDate(column)) }
     package func bool(_ column: String) throws(StoreError) -> Bool { try required(column, optionalBool(column)) }
     package func id<Record>(_ column: String) throws(StoreError) -> RecordID<Record> { RecordID(try string(column)) }
-    package func optionalID<Record>(_ column: String) throws(StoreError) -> RecordID<Record>? { try optionalString(column).map { RecordID($0) } }
+    package func optionalID<Record>(_ column: String) throws(StoreError) -> RecordID<Record>? {
+        try optionalString(column).map { RecordID($0) }
+    }
     package func tokenHash(_ column: String) throws(StoreError) -> TokenHash { TokenHash(digest: try data(column)) }
-    package func optionalTokenHash(_ column: String) throws(StoreError) -> TokenHash? { try optionalData(column).map(TokenHash.init(digest:)) }
+    package func optionalTokenHash(_ column: String) throws(StoreError) -> TokenHash? {
+        try optionalData(column).map(TokenHash.init(digest:))
+    }
 
     private func required<T>(_ column: String, _ value: T?) throws(StoreError) -> T {
         guard let value else { throw StoreError(.corruptRow, detail: "column \(column)") }
@@ -41,11 +45,14 @@ extension UserRecord {
 extension ChallengeRecord {
     package init(row r: some StoredRow) throws(StoreError) {
         let binding = try ChallengeRecord.Binding(
-            purpose: try r.int("purpose"), publicKey: try r.optionalData("registration_key"), deviceName: try r.optionalString("device_name"),
+            purpose: try r.int("purpose"), publicKey: try r.optionalData("registration_key"),
+            deviceName: try r.optionalString("device_name"),
             replacing: try r.optionalBool("replaces_device"), operationHash: try r.optionalData("operation_hash"))
         self.init(
-            id: try r.data("id"), binding: binding, relyingPartyID: try r.string("rp_id"), userID: try r.id("user_id"), deviceID: try r.id("device_id"),
-            nonce: try r.data("nonce"), createdAt: try r.date("created_at"), expiresAt: try r.date("expires_at"), sessionID: try r.optionalID("session_id"),
+            id: try r.data("id"), binding: binding, relyingPartyID: try r.string("rp_id"), userID: try r.id("user_id"),
+            deviceID: try r.id("device_id"),
+            nonce: try r.data("nonce"), createdAt: try r.date("created_at"), expiresAt: try r.date("expires_at"),
+            sessionID: try r.optionalID("session_id"),
             enrolmentRequestID: try r.optionalID("enrolment_request_id"))
     }
 }
@@ -53,7 +60,8 @@ extension ChallengeRecord {
 extension ApprovalRecord {
     package init(row r: some StoredRow) throws(StoreError) {
         self.init(
-            tokenHash: try r.tokenHash("token_hash"), userID: try r.id("user_id"), deviceID: try r.id("device_id"), operationHash: try r.data("operation_hash"),
+            tokenHash: try r.tokenHash("token_hash"), userID: try r.id("user_id"), deviceID: try r.id("device_id"),
+            operationHash: try r.data("operation_hash"),
             createdAt: try r.date("created_at"), expiresAt: try r.date("expires_at"), consumedAt: try r.optionalDate("consumed_at"),
             sessionID: try r.optionalID("session_id"))
     }
@@ -61,9 +69,12 @@ extension ApprovalRecord {
 
 extension ApiKeyRecord {
     package init(row r: some StoredRow) throws(StoreError) {
-        guard let scopes = ApiKeyRecord.scopes(stored: try r.string("scopes")) else { throw StoreError(.corruptRow, detail: "api_keys.scopes") }
+        guard let scopes = ApiKeyRecord.scopes(stored: try r.string("scopes")) else {
+            throw StoreError(.corruptRow, detail: "api_keys.scopes")
+        }
         self.init(
-            id: try r.id("id"), name: try r.string("name"), secretHash: try r.tokenHash("secret_hash"), scopes: scopes, createdAt: try r.date("created_at"),
+            id: try r.id("id"), name: try r.string("name"), secretHash: try r.tokenHash("secret_hash"), scopes: scopes,
+            createdAt: try r.date("created_at"),
             revokedAt: try r.optionalDate("revoked_at"))
     }
 }
@@ -71,12 +82,16 @@ extension ApiKeyRecord {
 extension EnrolmentRequestRecord {
     package init(row r: some StoredRow) throws(StoreError) {
         self.init(
-            id: try r.id("id"), userID: try r.id("user_id"), deviceID: try r.id("device_id"), name: try r.string("name"), publicKey: try r.data("public_key"),
+            id: try r.id("id"), userID: try r.id("user_id"), deviceID: try r.id("device_id"), name: try r.string("name"),
+            publicKey: try r.data("public_key"),
             replacing: try r.bool("replaces_device"), sessionID: try r.id("session_id"), createdAt: try r.date("created_at"),
-            expiresAt: try r.date("expires_at"), approvedAt: try r.optionalDate("approved_at"), approvedByDevice: try r.optionalID("approved_by_device"),
-            recoveryCodeHash: try r.optionalTokenHash("recovery_code_hash"), recoveryAttempts: try r.int("recovery_attempts"), codesSent: try r.int("codes_sent"),
+            expiresAt: try r.date("expires_at"), approvedAt: try r.optionalDate("approved_at"),
+            approvedByDevice: try r.optionalID("approved_by_device"),
+            recoveryCodeHash: try r.optionalTokenHash("recovery_code_hash"), recoveryAttempts: try r.int("recovery_attempts"),
+            codesSent: try r.int("codes_sent"),
             lastCodeSentAt: try r.optionalDate("last_code_sent_at"), endedAt: try r.optionalDate("ended_at"),
-            ending: try EnrolmentRequestEnding(stored: try r.optionalString("ending")), approvalHash: try r.optionalTokenHash("approval_hash"),
+            ending: try EnrolmentRequestEnding(stored: try r.optionalString("ending")),
+            approvalHash: try r.optionalTokenHash("approval_hash"),
             requester: try r.optionalString("requester"))
     }
 }
@@ -84,11 +99,15 @@ extension EnrolmentRequestRecord {
 extension DeviceRemovalRecord {
     package init(row r: some StoredRow) throws(StoreError) {
         let ending = try r.optionalString("ending")
-        guard ending.map({ DeviceRemovalEnding(rawValue: $0) != nil }) ?? true else { throw StoreError(.corruptRow, detail: "device_removals.ending") }
+        guard ending.map({ DeviceRemovalEnding(rawValue: $0) != nil }) ?? true else {
+            throw StoreError(.corruptRow, detail: "device_removals.ending")
+        }
         self.init(
-            id: try r.id("id"), userID: try r.id("user_id"), deviceID: try r.id("device_id"), sessionID: try r.id("session_id"), requester: try r.string("requester"),
+            id: try r.id("id"), userID: try r.id("user_id"), deviceID: try r.id("device_id"), sessionID: try r.id("session_id"),
+            requester: try r.string("requester"),
             createdAt: try r.date("created_at"), codeExpiresAt: try r.date("code_expires_at"), codeHash: try r.tokenHash("code_hash"),
-            codeAttempts: try r.int("code_attempts"), scheduledAt: try r.optionalDate("scheduled_at"), executesAt: try r.optionalDate("executes_at"),
+            codeAttempts: try r.int("code_attempts"), scheduledAt: try r.optionalDate("scheduled_at"),
+            executesAt: try r.optionalDate("executes_at"),
             endedAt: try r.optionalDate("ended_at"), ending: ending.flatMap(DeviceRemovalEnding.init(rawValue:)))
     }
 }
@@ -97,7 +116,8 @@ extension DeviceRecord {
     /// `prefix` names the columns of a joined device row (`d_id`, …).
     package init(row r: some StoredRow, prefix: String = "") throws(StoreError) {
         self.init(
-            id: try r.id(prefix + "id"), userID: try r.id(prefix + "user_id"), name: try r.string(prefix + "name"), publicKey: try r.data(prefix + "public_key"),
+            id: try r.id(prefix + "id"), userID: try r.id(prefix + "user_id"), name: try r.string(prefix + "name"),
+            publicKey: try r.data(prefix + "public_key"),
             createdAt: try r.date(prefix + "created_at"), lastUsedAt: try r.optionalDate(prefix + "last_used_at"),
             revokedAt: try r.optionalDate(prefix + "revoked_at"), keyReplacedAt: try r.optionalDate(prefix + "key_replaced_at"),
             keyReplacement: try EnrolmentProof(stored: try r.optionalString(prefix + "key_replaced_by")),
@@ -109,7 +129,8 @@ extension DeviceRecord {
 extension SessionRecord {
     package init(row r: some StoredRow) throws(StoreError) {
         self.init(
-            id: try r.id("id"), tokenHash: try r.tokenHash("token_hash"), userID: try r.id("user_id"), deviceID: try r.optionalID("device_id"),
+            id: try r.id("id"), tokenHash: try r.tokenHash("token_hash"), userID: try r.id("user_id"),
+            deviceID: try r.optionalID("device_id"),
             kind: try SessionKind(stored: try r.string("kind")), createdAt: try r.date("created_at"), expiresAt: try r.date("expires_at"),
             revokedAt: try r.optionalDate("revoked_at"), refreshTokenHash: try r.optionalTokenHash("refresh_hash"))
     }
@@ -124,7 +145,8 @@ extension SessionState {
     }
 
     /// The join that ``init(row:)`` reads, for a `WHERE` on `s`.
-    package static let joinedSelect = "SELECT s.*, d.id AS device_row, d.revoked_at AS device_revoked_at FROM sessions s LEFT JOIN devices d ON d.id = s.device_id"
+    package static let joinedSelect =
+        "SELECT s.*, d.id AS device_row, d.revoked_at AS device_revoked_at FROM sessions s LEFT JOIN devices d ON d.id = s.device_id"
 }
 
 extension SigningKeyRecord {
@@ -138,7 +160,8 @@ extension AuditEvent {
     /// false: only what ``AuditEvent/delivered`` keeps).
     package init(row r: some StoredRow, withOrigin: Bool = true) throws(StoreError) {
         self.init(
-            at: try r.date("at"), kind: AuditKind(stored: try r.string("kind")), userID: try r.optionalID("user_id"), deviceID: try r.optionalID("device_id"),
+            at: try r.date("at"), kind: AuditKind(stored: try r.string("kind")), userID: try r.optionalID("user_id"),
+            deviceID: try r.optionalID("device_id"),
             reason: try r.optionalString("reason"), clientAddress: withOrigin ? try r.optionalString("client") : nil,
             requestID: withOrigin ? try r.optionalString("request_id") : nil, count: withOrigin ? try r.int("count") : 1,
             apiKeyID: withOrigin ? try r.optionalID("api_key_id") : nil)

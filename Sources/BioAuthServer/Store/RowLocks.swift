@@ -22,7 +22,8 @@ public struct RowLocks: Sendable, Hashable {
     public var deviceRemoval: DeviceRemovalID?
 
     public init(
-        approval: TokenHash? = nil, enrolmentRequest: EnrolmentRequestID? = nil, refreshToken: TokenHash? = nil, passwordAttempt: PasswordAttemptKey? = nil,
+        approval: TokenHash? = nil, enrolmentRequest: EnrolmentRequestID? = nil, refreshToken: TokenHash? = nil,
+        passwordAttempt: PasswordAttemptKey? = nil,
         enrolmentRequestsOf: UserID? = nil, counters: [FailureSubject] = [], deviceRemoval: DeviceRemovalID? = nil
     ) {
         self.deviceRemoval = deviceRemoval
@@ -55,8 +56,10 @@ public struct LockedRows: Sendable, Hashable {
     public var deviceRemoval: DeviceRemovalRecord?
 
     public init(
-        approval: ApprovalRecord? = nil, approvalSignerActive: Bool = false, enrolmentRequest: EnrolmentRequestRecord? = nil, refreshSession: SessionState? = nil,
-        spentRefreshToken: SpentRefreshToken? = nil, passwordAttempt: PasswordAttemptRows? = nil, enrolmentRequests: [EnrolmentRequestRecord] = [],
+        approval: ApprovalRecord? = nil, approvalSignerActive: Bool = false, enrolmentRequest: EnrolmentRequestRecord? = nil,
+        refreshSession: SessionState? = nil,
+        spentRefreshToken: SpentRefreshToken? = nil, passwordAttempt: PasswordAttemptRows? = nil,
+        enrolmentRequests: [EnrolmentRequestRecord] = [],
         counters: [FailureSubject: FailureCounter] = [:]
     ) {
         self.enrolmentRequests = enrolmentRequests
@@ -86,7 +89,8 @@ public struct PasswordAttemptKey: Sendable, Hashable {
     /// The counters the attempt is decided on: the address's, the (user, address) window, the run
     /// and the sign-in code's.
     public var subjects: [FailureSubject] {
-        [.client(client), .password(user, client: client), .passwordRun(user)] + (signInCode.map { [.signInCode(user, client: client, code: $0)] } ?? [])
+        [.client(client), .password(user, client: client), .passwordRun(user)]
+            + (signInCode.map { [.signInCode(user, client: client, code: $0)] } ?? [])
     }
 }
 

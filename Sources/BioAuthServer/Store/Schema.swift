@@ -99,39 +99,48 @@ package enum Schema {
         Table(
             "approvals",
             [
-                .init("token_hash", .bytes), .init("user_id", .text), .init("device_id", .text), .init("operation_hash", .bytes), .init("created_at", .date),
+                .init("token_hash", .bytes), .init("user_id", .text), .init("device_id", .text), .init("operation_hash", .bytes),
+                .init("created_at", .date),
                 .init("expires_at", .date), .init("consumed_at", .date, nullable: true), .init("session_id", .text, nullable: true),
             ]),
         Table(
             "audit",
             [
-                .init("seq", .serial), .init("at", .date), .init("kind", .text), .init("user_id", .text, nullable: true), .init("device_id", .text, nullable: true),
-                .init("reason", .text, nullable: true), .init("client", .text, nullable: true), .init("request_id", .text, nullable: true), .init("count", .integer),
+                .init("seq", .serial), .init("at", .date), .init("kind", .text), .init("user_id", .text, nullable: true),
+                .init("device_id", .text, nullable: true),
+                .init("reason", .text, nullable: true), .init("client", .text, nullable: true), .init("request_id", .text, nullable: true),
+                .init("count", .integer),
                 .init("api_key_id", .text, nullable: true),
             ]),
         Table("backend_users", [.init("id", .text), .init("claimed_at", .date)]),
         Table(
             "challenges",
             [
-                .init("id", .bytes), .init("purpose", .smallInteger), .init("rp_id", .text), .init("user_id", .text), .init("device_id", .text),
-                .init("nonce", .bytes), .init("created_at", .date), .init("expires_at", .date), .init("operation_hash", .bytes, nullable: true),
-                .init("registration_key", .bytes, nullable: true), .init("device_name", .text, nullable: true), .init("replaces_device", .boolean, nullable: true),
+                .init("id", .bytes), .init("purpose", .smallInteger), .init("rp_id", .text), .init("user_id", .text),
+                .init("device_id", .text),
+                .init("nonce", .bytes), .init("created_at", .date), .init("expires_at", .date),
+                .init("operation_hash", .bytes, nullable: true),
+                .init("registration_key", .bytes, nullable: true), .init("device_name", .text, nullable: true),
+                .init("replaces_device", .boolean, nullable: true),
                 .init("session_id", .text, nullable: true), .init("enrolment_request_id", .text, nullable: true),
             ]),
         Table("counters", [.init("key", .text), .init("window_start", .date), .init("count", .integer)]),
         Table(
             "device_removals",
             [
-                .init("id", .text), .init("user_id", .text), .init("device_id", .text), .init("session_id", .text), .init("requester", .text),
+                .init("id", .text), .init("user_id", .text), .init("device_id", .text), .init("session_id", .text),
+                .init("requester", .text),
                 .init("created_at", .date), .init("code_expires_at", .date), .init("code_hash", .bytes), .init("code_attempts", .integer),
-                .init("scheduled_at", .date, nullable: true), .init("executes_at", .date, nullable: true), .init("ended_at", .date, nullable: true),
+                .init("scheduled_at", .date, nullable: true), .init("executes_at", .date, nullable: true),
+                .init("ended_at", .date, nullable: true),
                 .init("ending", .text, nullable: true),
             ]),
         Table(
             "devices",
             [
                 .init("id", .text), .init("user_id", .text), .init("name", .text), .init("public_key", .bytes), .init("created_at", .date),
-                .init("last_used_at", .date, nullable: true), .init("revoked_at", .date, nullable: true), .init("key_replaced_at", .date, nullable: true),
+                .init("last_used_at", .date, nullable: true), .init("revoked_at", .date, nullable: true),
+                .init("key_replaced_at", .date, nullable: true),
                 .init("key_replaced_by", .text, nullable: true), .init("attestation", .text, nullable: true),
                 .init("enrolled_by", .text, nullable: true),
             ]),
@@ -140,32 +149,44 @@ package enum Schema {
             [
                 .init("id", .text), .init("user_id", .text), .init("device_id", .text), .init("name", .text), .init("public_key", .bytes),
                 .init("replaces_device", .boolean), .init("session_id", .text), .init("created_at", .date), .init("expires_at", .date),
-                .init("approved_at", .date, nullable: true), .init("approved_by_device", .text, nullable: true), .init("recovery_code_hash", .bytes, nullable: true),
+                .init("approved_at", .date, nullable: true), .init("approved_by_device", .text, nullable: true),
+                .init("recovery_code_hash", .bytes, nullable: true),
                 .init("recovery_attempts", .integer), .init("codes_sent", .integer), .init("last_code_sent_at", .date, nullable: true),
-                .init("ended_at", .date, nullable: true), .init("ending", .text, nullable: true), .init("approval_hash", .bytes, nullable: true),
+                .init("ended_at", .date, nullable: true), .init("ending", .text, nullable: true),
+                .init("approval_hash", .bytes, nullable: true),
                 .init("requester", .text, nullable: true),
             ]),
         Table("known_clients", [.init("user_id", .text), .init("client", .text), .init("last_success_at", .date)]),
         Table(
             "outbox",
             [
-                .init("id", .serial), .init("at", .date), .init("kind", .text), .init("user_id", .text, nullable: true), .init("device_id", .text, nullable: true),
-                .init("reason", .text, nullable: true), .init("attempts", .integer), .init("next_attempt_at", .date), .init("lease_until", .date, nullable: true),
+                .init("id", .serial), .init("at", .date), .init("kind", .text), .init("user_id", .text, nullable: true),
+                .init("device_id", .text, nullable: true),
+                .init("reason", .text, nullable: true), .init("attempts", .integer), .init("next_attempt_at", .date),
+                .init("lease_until", .date, nullable: true),
                 .init("dead_at", .date, nullable: true),
             ]),
         Table(
             "sessions",
             [
-                .init("token_hash", .bytes), .init("id", .text), .init("user_id", .text), .init("device_id", .text, nullable: true), .init("kind", .text),
-                .init("created_at", .date), .init("expires_at", .date), .init("revoked_at", .date, nullable: true), .init("refresh_hash", .bytes, nullable: true),
+                .init("token_hash", .bytes), .init("id", .text), .init("user_id", .text), .init("device_id", .text, nullable: true),
+                .init("kind", .text),
+                .init("created_at", .date), .init("expires_at", .date), .init("revoked_at", .date, nullable: true),
+                .init("refresh_hash", .bytes, nullable: true),
             ]),
         Table("signing_keys", [.init("id", .text), .init("private_key", .bytes), .init("created_at", .date)]),
         Table(
             "spent_refresh_tokens",
-            [.init("token_hash", .bytes), .init("session_id", .text), .init("spent_at", .date, nullable: true), .init("successor", .bytes, nullable: true)]),
+            [
+                .init("token_hash", .bytes), .init("session_id", .text), .init("spent_at", .date, nullable: true),
+                .init("successor", .bytes, nullable: true),
+            ]),
         Table(
             "users",
-            [.init("id", .text), .init("password_salt", .bytes), .init("password_rounds", .integer), .init("password_hash", .bytes), .init("created_at", .date)]),
+            [
+                .init("id", .text), .init("password_salt", .bytes), .init("password_rounds", .integer), .init("password_hash", .bytes),
+                .init("created_at", .date),
+            ]),
     ]
 
     /// A column as a database declares it, in the store's own type names (`SchemaTests`).

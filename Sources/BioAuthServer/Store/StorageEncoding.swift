@@ -61,7 +61,8 @@ extension FailureSubject {
     /// colons (an IPv6 address): nothing ever splits this key.
     package var storageKey: String {
         switch self {
-        case .password(let user, let client), .recoveryCodes(let user, let client): kind + ":" + user.rawValue + "|" + client  // usernames never contain "|"
+        // usernames never contain "|"
+        case .password(let user, let client), .recoveryCodes(let user, let client): kind + ":" + user.rawValue + "|" + client
         case .passwordRun(let user): kind + ":" + user.rawValue
         case .client(let address), .requests(let address), .failedRedemptions(let address): kind + ":" + address
         case .signInCode(let user, let client, let code): kind + ":" + user.rawValue + "|" + client + "|" + code.digest.hexString
@@ -79,7 +80,9 @@ extension EnrolmentRequestEnding {
     /// Decodes the `ending` column; nil for a request that has not ended.
     package init?(stored: String?) throws(StoreError) {
         guard let stored else { return nil }
-        guard let ending = EnrolmentRequestEnding(rawValue: stored) else { throw StoreError(.corruptRow, detail: "enrolment_requests.ending") }
+        guard let ending = EnrolmentRequestEnding(rawValue: stored) else {
+            throw StoreError(.corruptRow, detail: "enrolment_requests.ending")
+        }
         self = ending
     }
 }

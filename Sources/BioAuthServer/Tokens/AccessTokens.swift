@@ -101,7 +101,9 @@ struct AccessTokenClaims: JWTPayload {
         guard let attestation else { return (["pop", "user"], AttestationClass.unattested, nil) }
         return (
             ["hwk", "user"], AttestationClass.attested,
-            Wire.AttestationClaim(fmt: attestation.format.rawValue, lvl: attestation.securityLevel.rawValue, app: attestation.appID, env: attestation.environment)
+            Wire.AttestationClaim(
+                fmt: attestation.format.rawValue, lvl: attestation.securityLevel.rawValue, app: attestation.appID,
+                env: attestation.environment)
         )
     }
 
@@ -109,7 +111,8 @@ struct AccessTokenClaims: JWTPayload {
 
     var verified: VerifiedAccessToken {
         VerifiedAccessToken(
-            issuer: iss.value, audience: aud.value, subject: sub.value, expiresAt: exp.value, issuedAt: iat.value, tokenID: jti.value, deviceID: deviceID,
+            issuer: iss.value, audience: aud.value, subject: sub.value, expiresAt: exp.value, issuedAt: iat.value, tokenID: jti.value,
+            deviceID: deviceID,
             sessionID: sessionID, methods: amr, authenticationClass: acr, attestation: att, enrolment: enr, clientID: clientID)
     }
 }
@@ -169,7 +172,9 @@ public struct PublishedKey: Sendable, Hashable {
         return (Base64URL.encode(point[1..<33]), Base64URL.encode(point[33..<65]))
     }
 
-    public static func == (lhs: PublishedKey, rhs: PublishedKey) -> Bool { lhs.id == rhs.id && lhs.publicKey.rawRepresentation == rhs.publicKey.rawRepresentation }
+    public static func == (lhs: PublishedKey, rhs: PublishedKey) -> Bool {
+        lhs.id == rhs.id && lhs.publicKey.rawRepresentation == rhs.publicKey.rawRepresentation
+    }
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }
 
@@ -212,8 +217,10 @@ actor AccessTokenIssuer {
         let methods = AccessTokenClaims.methods(attestation)
         let claims = AccessTokenClaims(
             iss: IssuerClaim(value: issuer), aud: AudienceClaim(value: [audience]), sub: SubjectClaim(value: session.userID.rawValue),
-            exp: ExpirationClaim(value: expiresAt), iat: IssuedAtClaim(value: now), jti: IDClaim(value: Base64URL.encode(SecretBytes.random(count: 16).data)),
-            clientID: clientID, deviceID: deviceID, sessionID: session.id, amr: methods.amr, acr: methods.acr, att: methods.att, enr: device?.keyProof?.rawValue)
+            exp: ExpirationClaim(value: expiresAt), iat: IssuedAtClaim(value: now),
+            jti: IDClaim(value: Base64URL.encode(SecretBytes.random(count: 16).data)),
+            clientID: clientID, deviceID: deviceID, sessionID: session.id, amr: methods.amr, acr: methods.acr, att: methods.att,
+            enr: device?.keyProof?.rawValue)
         var header = JWTHeader()
         header.typ = "at+jwt"
         return (try await collection.sign(claims, kid: JWKIdentifier(string: signer.id), header: header), expiresAt)
@@ -226,13 +233,17 @@ actor AccessTokenIssuer {
     /// key — and its `iat` and `exp` must be whole seconds.
     func verify(_ token: String, audit: AuditEvent) async throws -> AccessTokenClaims? {
         let (keys, collection) = try await current(audit: audit)
-        guard let header = AccessTokenHeader(token), Self.publishable(keys.map(\.record), at: clock.now(), policy: policy).contains(where: { $0.id == header.keyID })
+        guard let header = AccessTokenHeader(token),
+            Self.publishable(keys.map(\.record), at: clock.now(), policy: policy).contains(where: { $0.id == header.keyID })
         else {
             return nil
         }
-        guard let claims = try? await collection.verify(token, as: AccessTokenClaims.self), AccessTokenHeader.hasWholeSecondTimes(token) else { return nil }
+        guard let claims = try? await collection.verify(token, as: AccessTokenClaims.self), AccessTokenHeader.hasWholeSecondTimes(token)
+        else { return nil }
         let now = clock.now()
-        guard claims.iss.value == issuer, claims.aud.value.contains(audience), claims.exp.value > now, claims.iat.value <= now.addingTimeInterval(60) else {
+        guard claims.iss.value == issuer, claims.aud.value.contains(audience), claims.exp.value > now,
+            claims.iat.value <= now.addingTimeInterval(60)
+        else {
             return nil
         }
         return claims
@@ -247,7 +258,9 @@ actor AccessTokenIssuer {
         let keys: [OpenedSigningKey]
         do { keys = try await current(audit: audit).0 } catch {
             guard let last = loaded?.keys, !last.isEmpty else { throw error }
-            logger.warning("signing keys could not be read: publishing the keys in memory", metadata: ["error": "\(String(describing: type(of: error)))"])
+            logger.warning(
+                "signing keys could not be read: publishing the keys in memory",
+                metadata: ["error": "\(String(describing: type(of: error)))"])
             keys = last
         }
         let published = Set(Self.publishable(keys.map(\.record), at: clock.now(), policy: policy).map(\.id))

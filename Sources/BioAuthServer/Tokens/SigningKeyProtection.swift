@@ -85,7 +85,9 @@ public struct KeyEncryptionKey: SigningKeySealer, CustomStringConvertible, Custo
     public func open(_ sealed: Data, keyID: String) async throws -> SecretBytes {
         let stored = StoredSigningKey(sealed)
         guard case .sealed(let fingerprint) = stored.form else { throw SigningKeyUnavailable(keyID: keyID, reason: .plaintext) }
-        guard fingerprint == self.fingerprint else { throw SigningKeyUnavailable(keyID: keyID, reason: .anotherKeyEncryptionKey(fingerprint)) }
+        guard fingerprint == self.fingerprint else {
+            throw SigningKeyUnavailable(keyID: keyID, reason: .anotherKeyEncryptionKey(fingerprint))
+        }
         do {
             let box = try AES.GCM.SealedBox(combined: Data(sealed.dropFirst(12)))
             return SecretBytes(try AES.GCM.open(box, using: key, authenticating: Self.associatedData(keyID)))
@@ -99,7 +101,9 @@ public struct PlaintextSigningKeys: SigningKeySealer {
     public var identifier: String { "plaintext" }
     public func seal(_ privateKey: SecretBytes, keyID: String) async throws -> Data { privateKey.data }
     public func open(_ sealed: Data, keyID: String) async throws -> SecretBytes {
-        guard StoredSigningKey(sealed).form == .plaintext else { throw SigningKeyUnavailable(keyID: keyID, reason: .sealedButNoKeyEncryptionKey) }
+        guard StoredSigningKey(sealed).form == .plaintext else {
+            throw SigningKeyUnavailable(keyID: keyID, reason: .sealedButNoKeyEncryptionKey)
+        }
         return SecretBytes(sealed)
     }
 }

@@ -31,12 +31,15 @@ struct SigningKeys: Flow {
         let records = try await run(request) { try await self.store.signingKeys() }
         let now = clock.now(), policy = configuration.tokens
         var usable: [SigningKeyRecord] = []
-        for record in records where (try? await policy.signingKeys.sealer.open(record.storedKey, keyID: record.id)) != nil { usable.append(record) }
+        for record in records where (try? await policy.signingKeys.sealer.open(record.storedKey, keyID: record.id)) != nil {
+            usable.append(record)
+        }
         let signer = usable.isEmpty ? nil : AccessTokenIssuer.signingKey(of: usable, at: now, prePublication: policy.prePublication)
         let published = Set(usable.isEmpty ? [] : AccessTokenIssuer.publishable(usable, at: now, policy: policy).map(\.id))
         return records.map { record in
             let state: SigningKeyStatus.State =
-                if !usable.contains(record) { .unusable } else if record.id == signer?.id { .signing } else if published.contains(record.id) { .published } else {
+                if !usable.contains(record) { .unusable } else if record.id == signer?.id { .signing } else if published.contains(record.id)
+                { .published } else {
                     .expired
                 }
             return SigningKeyStatus(id: record.id, createdAt: record.createdAt, state: state, form: StoredSigningKey(record.storedKey).form)

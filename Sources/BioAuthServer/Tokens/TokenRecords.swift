@@ -20,7 +20,8 @@ public enum RefreshRotation: Sendable, Hashable {
 /// database alone, which keeps the old token as a hash only, cannot.
 public enum RefreshSuccessor {
     static func key(_ presented: Data) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: presented), info: Data("BioAuth refresh successor".utf8), outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: presented), info: Data("BioAuth refresh successor".utf8), outputByteCount: 32)
     }
 
     public static func seal(_ successor: SecretBytes, under presented: Data) -> Data {
@@ -29,7 +30,9 @@ public enum RefreshSuccessor {
     }
 
     public static func open(_ sealed: Data, under presented: Data) -> SecretBytes? {
-        guard let box = try? AES.GCM.SealedBox(combined: sealed), let plain = try? AES.GCM.open(box, using: key(presented)) else { return nil }
+        guard let box = try? AES.GCM.SealedBox(combined: sealed), let plain = try? AES.GCM.open(box, using: key(presented)) else {
+            return nil
+        }
         return SecretBytes(plain)
     }
 }

@@ -16,7 +16,8 @@ struct Tokens: Flow {
         let reused = event(.refreshTokenReused, reason: FailureReason.refreshTokenReused.description, request: request)
         let now = clock.now(), grace = configuration.tokens.refreshRetryGrace
         let rotation = try await run(request) {
-            try await self.store.rotateRefreshToken(presented: presented, successor: next, grace: grace, now: now, audit: rotated, reuseAudit: reused)
+            try await self.store.rotateRefreshToken(
+                presented: presented, successor: next, grace: grace, now: now, audit: rotated, reuseAudit: reused)
         }
         let (state, successor): (SessionState, SecretBytes)
         switch rotation {
@@ -37,7 +38,9 @@ struct Tokens: Flow {
         // The token says what the device's current key proved, read afresh.
         let deviceID = state.session.deviceID ?? ""
         let device = try await run(request) { try await self.store.device(id: deviceID) }
-        let access = try await run(request) { try await self.context.accessTokens.issue(for: state.session, device: device, audit: rotated) }
+        let access = try await run(request) {
+            try await self.context.accessTokens.issue(for: state.session, device: device, audit: rotated)
+        }
         return TokenGrant(accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(successor.data))
     }
 
@@ -46,8 +49,11 @@ struct Tokens: Flow {
         // is not active).
         guard token.unicodeScalars.count <= 4096 else { throw ServerError(WireFormatError(.wrongLength, field: "token")) }
         let audit = event(.tokenRefreshed, request: request)
-        guard let claims = try await run(request, { try await self.context.accessTokens.verify(token, audit: audit)?.verified }) else { return nil }
-        guard let state = try await run(request, { try await self.store.session(id: claims.sessionID) }), state.deviceActive, state.session.revokedAt == nil,
+        guard let claims = try await run(request, { try await self.context.accessTokens.verify(token, audit: audit)?.verified }) else {
+            return nil
+        }
+        guard let state = try await run(request, { try await self.store.session(id: claims.sessionID) }), state.deviceActive,
+            state.session.revokedAt == nil,
             state.session.expiresAt > clock.now(), state.session.userID.rawValue == claims.subject
         else { return nil }
         return claims
@@ -69,13 +75,15 @@ extension WritePlan {
     /// (``reusedRefreshToken(sessionID:userID:at:audit:)``). Anything else writes nothing. Every
     /// audit event is about the session's user and device.
     public static func refresh(
-        _ rows: LockedRows, presented: Data, successor: SecretBytes, grace: TimeInterval, at now: Date, audit: AuditEvent, reuseAudit: AuditEvent
+        _ rows: LockedRows, presented: Data, successor: SecretBytes, grace: TimeInterval, at now: Date, audit: AuditEvent,
+        reuseAudit: AuditEvent
     ) -> (verdict: RefreshRotation, plan: WritePlan) {
         guard var state = rows.refreshSession else { return (.refused, WritePlan()) }
         let session = state.session
         let live = session.revokedAt == nil && session.expiresAt > now
         if let spent = rows.spentRefreshToken {
-            if live, let spentAt = spent.spentAt, spentAt <= now, now.timeIntervalSince(spentAt) < grace, let sealed = spent.sealedSuccessor,
+            if live, let spentAt = spent.spentAt, spentAt <= now, now.timeIntervalSince(spentAt) < grace,
+                let sealed = spent.sealedSuccessor,
                 let same = RefreshSuccessor.open(sealed, under: presented), TokenHash(of: same) == session.refreshTokenHash
             {
                 var plan = WritePlan()
@@ -85,7 +93,9 @@ extension WritePlan {
                 return (.repeated(state, successor: same), plan)
             }
             let audit = reuseAudit.about(user: session.userID, device: session.deviceID)
-            return (.reused(sessionID: session.id), .reusedRefreshToken(sessionID: session.id, userID: session.userID, at: now, audit: audit))
+            return (
+                .reused(sessionID: session.id), .reusedRefreshToken(sessionID: session.id, userID: session.userID, at: now, audit: audit)
+            )
         }
         guard live else { return (.refused, WritePlan()) }
         let replacement = TokenHash(of: successor)
