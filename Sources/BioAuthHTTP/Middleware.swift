@@ -158,22 +158,6 @@ extension BioAuthService {
 }
 
 extension ServerError.Code {
-    /// The HTTP status of each code (`openapi.yaml` lists them per operation). A code this layer
-    /// does not know is a server failure.
-    var httpStatus: HTTPResponse.Status {
-        switch self {
-        case .invalidRequest: .badRequest
-        case .authenticationFailed: .unauthorized
-        case .forbidden, .approvalRequired, .attestationRejected: .forbidden
-        case .notFound: .notFound
-        case .conflict: .conflict
-        case .gone: .gone
-        case .methodNotAllowed: .methodNotAllowed
-        case .payloadTooLarge: .contentTooLarge
-        case .unsupportedMediaType: .unsupportedMediaType
-        case .rateLimited: .tooManyRequests
-        case .unavailable: .serviceUnavailable
-        default: .internalServerError
-        }
-    }
+    /// The HTTP status of each code (`openapi.yaml` lists them per operation), as the code declares it.
+    var httpStatus: HTTPResponse.Status { HTTPResponse.Status(code: status) }
 }

@@ -89,43 +89,49 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A failure of a server operation. Carries identifiers and reason codes only, never a secret.
-/// The transport decides what a code becomes (`BioAuthHTTP` maps each to a status).
+/// Each code carries the HTTP status `BioAuthHTTP` answers it with.
 public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         public let description: String
-        private init(_ name: String) { description = name }
+        /// The HTTP status a transport answers with. Every code is declared with one, so no code
+        /// can fall through to a default.
+        public let status: Int
+        private init(_ name: String, status: Int) {
+            description = name
+            self.status = status
+        }
 
         /// Malformed input: the field is named (HTTP 400).
-        public static let invalidRequest = Code("invalid_request")
+        public static let invalidRequest = Code("invalid_request", status: 400)
         /// Any verification or session failure: one uniform answer (HTTP 401).
-        public static let authenticationFailed = Code("authentication_failed")
+        public static let authenticationFailed = Code("authentication_failed", status: 401)
         /// Authenticated, but this session may not do that (403); `detail` is the reason the
         /// answer carries: what ``Authority/refusal(_:)`` names, `coolingDown`, `noRecoveryChannel`
         /// or `apiKeyScope`.
-        public static let forbidden = Code("forbidden")
+        public static let forbidden = Code("forbidden", status: 403)
         /// Enrolling this device needs an approved enrolment request: an approval from another of
         /// the user's devices or a recovery code (403).
-        public static let approvalRequired = Code("approval_required")
-        public static let notFound = Code("not_found")
-        public static let conflict = Code("conflict")
+        public static let approvalRequired = Code("approval_required", status: 403)
+        public static let notFound = Code("not_found", status: 404)
+        public static let conflict = Code("conflict", status: 409)
         /// The thing named has ended for good, e.g. an enrolment request after its wrong codes or
         /// its cancellation (410).
-        public static let gone = Code("gone")
+        public static let gone = Code("gone", status: 410)
         /// The enrolment's attestation is missing where the deployment requires one (`detail`
         /// `missing`), or failed the check `detail` names (``AttestationError/Check``) (403).
-        public static let attestationRejected = Code("attestation_rejected")
+        public static let attestationRejected = Code("attestation_rejected", status: 403)
         /// A known path with another method (405; the response lists the allowed ones).
-        public static let methodNotAllowed = Code("method_not_allowed")
+        public static let methodNotAllowed = Code("method_not_allowed", status: 405)
         /// A request body over the size limit (413).
-        public static let payloadTooLarge = Code("payload_too_large")
+        public static let payloadTooLarge = Code("payload_too_large", status: 413)
         /// A request body that is not `application/json` (415).
-        public static let unsupportedMediaType = Code("unsupported_media_type")
+        public static let unsupportedMediaType = Code("unsupported_media_type", status: 415)
         /// Too many requests or failures; `retryAfter` says when to come back (429).
-        public static let rateLimited = Code("rate_limited")
+        public static let rateLimited = Code("rate_limited", status: 429)
         /// The server itself failed (500). Never caused by client input.
-        public static let internalError = Code("internal_error")
+        public static let internalError = Code("internal_error", status: 500)
         /// The database cannot be reached; `retryAfter` says when to try again (503).
-        public static let unavailable = Code("unavailable")
+        public static let unavailable = Code("unavailable", status: 503)
     }
 
     public let code: Code

@@ -87,9 +87,6 @@ public enum EnrolmentProof: String, Sendable, Hashable, CaseIterable {
     case grant
 }
 
-@available(*, deprecated, renamed: "EnrolmentProof")
-public typealias KeyReplacement = EnrolmentProof
-
 /// An issued challenge: everything the signed message is rebuilt from, plus what its purpose binds.
 ///
 /// Its description, `dump()` and Mirror show purpose, user, device and times, never the challenge
