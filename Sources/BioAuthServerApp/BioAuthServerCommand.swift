@@ -430,9 +430,11 @@ struct Serve: AsyncParsableCommand {
                 "enrolment accepts devices without attestation: a software key from any client can enrol (its tokens say amr pop, acr unattested-key); name your apps with --apple-app-id / --android-package"
             )
         }
-        // The status lists are read before the first request, so a list at hand is in force from it;
-        // one that cannot be read leaves Android enrolments refused until the refresher reads it.
+        // A status list in a file is read before the first request, so it is in force from it. A URL
+        // is fetched by the refresher as the server starts: an unreachable source (up to a 30 s
+        // timeout) never delays serving logins; until it answers, Android enrolments get 503.
         for status in serverConfiguration.attestation.statusLists {
+            guard case .file? = status.source else { continue }
             do { try await status.refresh(now: Date()) } catch {
                 logger.warning(
                     "attestation status list not read: Android enrolments are refused until it is", metadata: ["why": "\(error)"])

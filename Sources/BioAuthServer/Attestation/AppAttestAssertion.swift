@@ -19,9 +19,8 @@ public enum AppAttestProof: Sendable, Hashable {
         case (let assertion?, nil, nil):
             self = .assertion(try Validate.base64URL(assertion, field: "appAttestAssertion", count: 1...Self.maximumAssertionSize))
         case (nil, let keyID?, let object?):
-            self = .reattestation(
-                keyID: try Validate.base64URL(keyID, field: "appAttestKeyId", count: 32...32),
-                object: try Validate.base64URL(object, field: "appAttestation", count: 1...PresentedAttestation.maximumObjectSize))
+            let (keyID, object) = try PresentedAttestation.appAttestFields(keyID: keyID, object: object)
+            self = .reattestation(keyID: keyID, object: object)
         case (.some, _, _):
             throw ServerError(.invalidRequest, field: "appAttestAssertion", detail: "an assertion or a new key's attestation, not both")
         case (nil, nil, .some): throw ServerError(.invalidRequest, field: "appAttestKeyId", detail: "required with appAttestation")

@@ -19,9 +19,8 @@ public enum PresentedAttestation: Sendable, Hashable {
         switch (appAttestKeyID, appAttestation, androidKeyAttestation) {
         case (nil, nil, nil): return nil
         case (let keyID?, let object?, nil):
-            self = .appAttest(
-                keyID: try Validate.base64URL(keyID, field: "appAttestKeyId", count: 32...32),
-                object: try Validate.base64URL(object, field: "appAttestation", count: 1...Self.maximumObjectSize))
+            let (keyID, object) = try Self.appAttestFields(keyID: keyID, object: object)
+            self = .appAttest(keyID: keyID, object: object)
         case (nil, nil, let chain?):
             guard (1...8).contains(chain.count) else {
                 throw ServerError(.invalidRequest, field: "androidKeyAttestation", detail: "1 to 8 certificates, leaf first")
@@ -37,6 +36,15 @@ public enum PresentedAttestation: Sendable, Hashable {
         case (nil, .some, nil): throw ServerError(.invalidRequest, field: "appAttestKeyId", detail: "required with appAttestation")
         case (.some, nil, nil): throw ServerError(.invalidRequest, field: "appAttestation", detail: "required with appAttestKeyId")
         }
+    }
+
+    /// An App Attest key id (32 bytes) and attestation object, base64url, decoded: what a
+    /// registration finish and a re-attesting login or step-up carry alike.
+    static func appAttestFields(keyID: String, object: String) throws(ServerError) -> (keyID: Data, object: Data) {
+        (
+            try Validate.base64URL(keyID, field: "appAttestKeyId", count: 32...32),
+            try Validate.base64URL(object, field: "appAttestation", count: 1...maximumObjectSize)
+        )
     }
 
     /// The largest App Attest object taken, in bytes (real ones are under 6 KiB).
