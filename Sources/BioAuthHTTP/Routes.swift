@@ -76,28 +76,6 @@ public struct BioAuthRoutes: Sendable {
         return router
     }
 
-    /// Kubernetes-style probes — live while the process serves HTTP, ready while the store
-    /// answers — and, when `metrics`, the Prometheus exposition.
-    private func addOperatorRoutes(to router: Router<BasicBioAuthRequestContext>, metrics: Bool) {
-        router.get("/health/live") { _, _ in try json(["status": "ok"]) }
-        router.get("/health/ready") { _, _ in
-            guard await service.isReady() else { return try json(["status": "unavailable"], status: .serviceUnavailable) }
-            let notes = service.readinessNotes()
-            return try json(Readiness(status: "ready", notes: notes.isEmpty ? nil : notes))
-        }
-        guard metrics else {
-            router.get("/metrics") { _, _ -> Response in
-                throw ServerError(.notFound, detail: "metrics are served on the management listener")
-            }
-            return
-        }
-        router.get("/metrics") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
-        }
-    }
-
     /// Mounts BioAuth's API — `/.well-known/jwks.json` and `/v1/…` — on `router`: typically a
     /// group under a path of your own application's router (`router.group("auth")`), beside your
     /// routes and middleware. Errors in these routes become BioAuth's bodies; BioAuth's middleware
@@ -455,10 +433,4 @@ public struct BioAuthRoutes: Sendable {
 /// when absent or not decodable, which validation refuses.
 private func pathID<Record>(_ context: some RequestContext, _ name: String = "id") -> RecordID<Record> {
     RecordID(context.parameters.get(name)?.removingPercentEncoding ?? "")
-}
-
-/// `GET /health/ready` of a ready instance, with what it cannot do now (absent when nothing).
-struct Readiness: Encodable {
-    let status: String
-    let notes: [String]?
 }

@@ -293,19 +293,9 @@ struct AttestationStatusFetchTests {
             return Response(
                 status: .ok, body: .init(byteBuffer: ByteBuffer(string: #"{"entries": {"2c8cdddfd5e03bfc": {"status": "REVOKED"}}}"#)))
         }
-        var logger = Logger(label: "mirror")
-        logger.logLevel = .critical
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) },
-            logger: logger)
-        let group = ServiceGroup(services: [app], logger: logger)
-        let task = Task { try await group.run() }
-        defer { Task { await group.triggerGracefulShutdown() } }
-        var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
-        _ = task
+        let mirror = try await LoopbackServer.start(router)
+        defer { Task { await mirror.stop() } }
+        let port = mirror.port
 
         let status = AttestationStatus(
             source: try AttestationStatusSource("http://127.0.0.1:\(port)/status"), fetch: attestationStatusFetch)

@@ -22,7 +22,7 @@ struct RecoveryWebhookTests {
         let failing = Mutex(false)
         let badSignatures = Mutex(0)
         let url = Mutex("")
-        private let service = Mutex<(ServiceGroup, Task<Void, any Error>)?>(nil)
+        private let service = Mutex<LoopbackServer?>(nil)
 
         func start(secret: String) async throws {
             let router = Router()
@@ -39,25 +39,13 @@ struct RecoveryWebhookTests {
                 self.deliveries.withLock { $0.append(delivery) }
                 return Response(status: .noContent)
             }
-            var logger = Logger(label: "backend")
-            logger.logLevel = .critical
-            let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-            let app = Application(
-                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) },
-                logger: logger)
-            let group = ServiceGroup(services: [app], logger: logger)
-            let task = Task { try await group.run() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw CancellationError() }
-            url.withLock { $0 = "http://127.0.0.1:\(port)/recovery" }
-            service.withLock { $0 = (group, task) }
+            let server = try await LoopbackServer.start(router)
+            url.withLock { $0 = "http://127.0.0.1:\(server.port)/recovery" }
+            service.withLock { $0 = server }
         }
 
         func stop() async {
-            guard let (group, task) = service.withLock({ $0 }) else { return }
-            await group.triggerGracefulShutdown()
-            _ = try? await task.value
+            await service.withLock({ $0 })?.stop()
         }
     }
 
