@@ -92,8 +92,13 @@ let package = Package(
             ]
         ),
         .target(
+            // The SQL both stores run, written once over a dialect: schema, row decoders, statements.
+            name: "BioAuthSQL",
+            dependencies: ["BioAuthServer", "BioAuthCore"]
+        ),
+        .target(
             name: "BioAuthSQLite",
-            dependencies: ["BioAuthServer", "BioAuthCore", "CBioAuthSQLite", .product(name: "SQLiteNIO", package: "sqlite-nio")]
+            dependencies: ["BioAuthServer", "BioAuthSQL", "BioAuthCore", "CBioAuthSQLite", .product(name: "SQLiteNIO", package: "sqlite-nio")]
         ),
         .target(
             // One C function: sqlite3_db_config is variadic, which Swift cannot call.
@@ -103,7 +108,7 @@ let package = Package(
         .target(
             name: "BioAuthPostgres",
             dependencies: [
-                "BioAuthServer", "BioAuthCore",
+                "BioAuthServer", "BioAuthSQL", "BioAuthCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -202,7 +207,7 @@ let package = Package(
         .testTarget(
             name: "BioAuthServerTests",
             dependencies: [
-                "BioAuthServer", "BioAuthSQLite", "BioAuthPostgres", "BioAuthHTTP", "BioAuthWebhooks", "BioAuthTesting",
+                "BioAuthServer", "BioAuthSQL", "BioAuthSQLite", "BioAuthPostgres", "BioAuthHTTP", "BioAuthWebhooks", "BioAuthTesting",
                 "BioAuthServerTesting", "BioAuthCore", "BioAuthEmulator", "BioAuth", "BioAuthClient", "BioAuthCLI",
                 "BioAuthAttestation",
                 .product(name: "Hummingbird", package: "hummingbird"),

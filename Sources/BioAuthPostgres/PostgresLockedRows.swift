@@ -1,4 +1,5 @@
 import BioAuthCore
+import BioAuthSQL
 import BioAuthServer
 import Foundation
 import Logging

@@ -1,3 +1,4 @@
+import BioAuthSQL
 import BioAuthServer
 import Foundation
 

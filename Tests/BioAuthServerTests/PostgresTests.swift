@@ -1,6 +1,7 @@
 import BioAuthCLI
 import BioAuthCore
 import BioAuthPostgres
+import BioAuthSQL
 import BioAuthServer
 import BioAuthServerTesting
 import BioAuthTesting

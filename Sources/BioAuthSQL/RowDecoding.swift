@@ -1,3 +1,4 @@
+import BioAuthServer
 import Foundation
 
 /// A result row of a SQL store, read by column name. Each dialect adapts its own row type; the

@@ -1,3 +1,6 @@
+import BioAuthServer
+import Foundation
+
 /// The database both SQL stores keep, described once. Each store writes its own dialect's
 /// statements for it; `SchemaTests` holds both stores' migrated databases to this description and
 /// their migration lists to ``migrations``.

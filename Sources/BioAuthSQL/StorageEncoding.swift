@@ -1,4 +1,5 @@
 import BioAuthCore
+import BioAuthServer
 import Foundation
 
 // How the SQL stores encode what has no column type of its own: `package`, so that it is shared by
