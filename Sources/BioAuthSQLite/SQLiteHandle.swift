@@ -25,6 +25,21 @@ enum SQLValue: Sendable, Hashable {
     static func optionalBlob(_ hash: TokenHash?) -> SQLValue { hash.map { .bytes($0.digest) } ?? .null }
 
     var isNull: Bool { self == .null }
+
+    /// A parameter of a statement written once (``SQL``), as SQLite stores it: dates as seconds
+    /// since 1970, booleans as 0 or 1.
+    init(_ value: SQL.Value) {
+        self =
+            switch value {
+            case .text(let text): text.map { .string($0) } ?? .null
+            case .bytes(let data): data.map { .bytes($0) } ?? .null
+            case .integer(let number): number.map { .integer($0) } ?? .null
+            case .date(let date): date.map { .date($0) } ?? .null
+            case .boolean(let flag): flag.map { .integer($0 ? 1 : 0) } ?? .null
+            // The SQLite dialect binds no arrays: `oneOf` renders one parameter per element.
+            case .texts(let texts): .string(texts.joined(separator: ","))
+            }
+    }
 }
 
 /// One result row: the statement's column names and this row's values.
@@ -78,6 +93,13 @@ final class SQLiteHandle: @unchecked Sendable {
     }
 
     func execute(_ sql: String) throws { try query(sql) }
+
+    /// Runs a statement written once for both stores, in SQLite's dialect.
+    @discardableResult
+    func query(_ statement: SQL) throws -> [SQLRow] {
+        let (text, values) = statement.rendered(in: .sqlite)
+        return try query(text, values.map(SQLValue.init))
+    }
 
     /// Runs one statement with `binds` for its `?` parameters and returns every row.
     /// - Throws: ``StoreError`` (`duplicate` for a constraint, `unavailable` for a busy, locked, full
