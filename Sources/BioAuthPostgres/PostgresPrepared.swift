@@ -107,11 +107,7 @@ struct ClientFailuresStatement: PreparedLoginStatement {
     static let name = "bioauth_client_failures"
     static let sql = ClientFailuresStatement(lockout: .sample).sampleSQL
 
-    var query: PostgresQuery {
-        get throws {
-            "SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(FailureSubject.client(lockout.client).storageKey)"
-        }
-    }
+    var query: PostgresQuery { get throws { try PostgresQuery(Reads.clientFailures(lockout)) } }
 }
 
 /// Stores a challenge.

@@ -261,14 +261,10 @@ public final class PostgresStore: BioAuthStore {
 
     public func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await transaction { c in
-            let user = try await c.query("SELECT * FROM users WHERE id = \(username)", logger: self.logger).collect().first.map {
-                try UserRecord(row: PostgresStoredRow($0))
-            }
-            let known =
-                try await c.query(
-                    "SELECT 1 FROM known_clients WHERE user_id = \(username) AND client = \(lockout.client)", logger: self.logger
-                ).collect().first != nil
-            return PasswordLoginState(user: user, lockedOut: try await self.isLockedOut(lockout, c), knownClient: known)
+            PasswordLoginState(
+                user: try await self.first(Reads.user(username), c, UserRecord.init(row:)),
+                lockedOut: try await self.isLockedOut(lockout, c),
+                knownClient: try await !self.rows(Reads.knownClient(username, lockout.client), c).isEmpty)
         }
     }
 
@@ -276,139 +272,91 @@ public final class PostgresStore: BioAuthStore {
 
     public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date, sessionsBefore: Date) async throws -> SweepResult {
         try await transaction { c in
-            let (runs, daily) = FailureSubject.longLivedKeyPatterns
-            func count(_ query: PostgresQuery) async throws -> Int {
-                try await c.query(query, logger: self.logger).collect().first.map { try $0.makeRandomAccess()[0].decode(Int.self) } ?? 0
+            var result = SweepResult(counters: 0, auditRows: 0, approvals: 0, enrolmentRequests: 0, sessions: 0)
+            let deletions = SweepStatements.deletions(
+                windowsBefore: windowsBefore, runsBefore: runsBefore, auditBefore: auditBefore, sessionsBefore: sessionsBefore)
+            for (delete, counted) in deletions {
+                // Counted in the database: a large sweep sends one row, not one per deleted row.
+                let deleted = try await self.first("WITH gone AS (\(delete) RETURNING 1) SELECT COUNT(*) AS count FROM gone", c) {
+                    try $0.int("count")
+                }
+                if let counted { result[keyPath: counted] += deleted ?? 0 }
             }
-            let counters = try await count(
-                """
-                WITH gone AS (DELETE FROM counters WHERE (key NOT LIKE \(runs) AND key NOT LIKE \(daily) AND window_start < \(windowsBefore))
-                  OR ((key LIKE \(runs) OR key LIKE \(daily)) AND window_start < \(runsBefore)) RETURNING 1) SELECT COUNT(*) FROM gone
-                """)
-            let audit = try await count("WITH gone AS (DELETE FROM audit WHERE at < \(auditBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
-            let approvals = try await count(
-                "WITH gone AS (DELETE FROM approvals WHERE expires_at < \(windowsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
-            let requests = try await count(
-                "WITH gone AS (DELETE FROM enrolment_requests WHERE expires_at < \(windowsBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
-            _ = try await count("WITH gone AS (DELETE FROM outbox WHERE at < \(auditBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
-            _ = try await count(
-                "WITH gone AS (DELETE FROM known_clients WHERE last_success_at < \(auditBefore) RETURNING 1) SELECT COUNT(*) FROM gone")
-            _ = try await count(
-                """
-                WITH gone AS (DELETE FROM device_removals WHERE (ended_at IS NOT NULL AND ended_at < \(auditBefore))
-                  OR (scheduled_at IS NULL AND code_expires_at < \(auditBefore)) RETURNING 1) SELECT COUNT(*) FROM gone
-                """)
-            _ = try await count(
-                """
-                WITH gone AS (DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < \(windowsBefore)) RETURNING 1)
-                SELECT COUNT(*) FROM gone
-                """)
-            _ = try await count(
-                """
-                WITH gone AS (DELETE FROM spent_refresh_tokens WHERE session_id IN (
-                  SELECT id FROM sessions WHERE expires_at < \(sessionsBefore) OR revoked_at < \(sessionsBefore)) RETURNING 1)
-                SELECT COUNT(*) FROM gone
-                """)
-            let sessions = try await count(
-                "WITH gone AS (DELETE FROM sessions WHERE expires_at < \(sessionsBefore) OR revoked_at < \(sessionsBefore) RETURNING 1) SELECT COUNT(*) FROM gone"
-            )
-            return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests, sessions: sessions)
+            return result
         }
     }
 
     public func challenge(id: Data) async throws -> ChallengeRecord? {
-        try await rows("SELECT * FROM challenges WHERE id = \(id)").first.map { try ChallengeRecord(row: PostgresStoredRow($0)) }
+        try await read(Reads.challenge(id)).first.map(ChallengeRecord.init(row:))
     }
 
     public func deleteChallenges(expiredBefore date: Date) async throws -> Int {
-        try await rows("WITH gone AS (DELETE FROM challenges WHERE expires_at < \(date) RETURNING 1) SELECT COUNT(*) FROM gone")
-            .first.map { try $0.makeRandomAccess()[0].decode(Int.self) } ?? 0
+        try await read("WITH gone AS (DELETE FROM challenges WHERE expires_at < \(date) RETURNING 1) SELECT COUNT(*) AS count FROM gone")
+            .first?.int("count") ?? 0
     }
 
-    // MARK: Devices
+    // MARK: Reads
 
     public func device(id: DeviceID) async throws -> DeviceRecord? {
-        try await rows("SELECT * FROM devices WHERE id = \(id)").first.map { try DeviceRecord(row: PostgresStoredRow($0)) }
+        try await read(Reads.device(id)).first.map { try DeviceRecord(row: $0) }
     }
 
     public func devices(userID: UserID) async throws -> [DeviceRecord] {
-        try await rows("SELECT * FROM devices WHERE user_id = \(userID) ORDER BY created_at, id").map {
-            try DeviceRecord(row: PostgresStoredRow($0))
-        }
+        try await read(Reads.devices(of: userID)).map { try DeviceRecord(row: $0) }
     }
 
-    // MARK: Sessions
-
     public func session(tokenHash: TokenHash) async throws -> SessionState? {
-        try await rows("\(unescaped: SessionState.joinedSelect) WHERE s.token_hash = \(tokenHash)").first.map {
-            try SessionState(row: PostgresStoredRow($0))
-        }
+        try await read(Reads.sessionState(where: "s.token_hash = \(tokenHash)")).first.map(SessionState.init(row:))
     }
 
     public func session(id: SessionID) async throws -> SessionState? {
-        try await rows("\(unescaped: SessionState.joinedSelect) WHERE s.id = \(id)").first.map {
-            try SessionState(row: PostgresStoredRow($0))
-        }
+        try await read(Reads.sessionState(where: "s.id = \(id)")).first.map(SessionState.init(row:))
     }
 
     public func sessions(userID: UserID) async throws -> [SessionRecord] {
-        try await rows("SELECT * FROM sessions WHERE user_id = \(userID) ORDER BY created_at, id").map {
-            try SessionRecord(row: PostgresStoredRow($0))
-        }
+        try await read(Reads.sessions(of: userID)).map(SessionRecord.init(row:))
     }
-
-    // MARK: Signing keys
 
     public func signingKeys() async throws -> [SigningKeyRecord] {
-        try await rows("SELECT * FROM signing_keys ORDER BY created_at, id").map { try SigningKeyRecord(row: PostgresStoredRow($0)) }
+        try await read(Reads.signingKeys).map(SigningKeyRecord.init(row:))
     }
 
-    // MARK: API keys
-
     public func apiKey(secretHash: TokenHash) async throws -> ApiKeyRecord? {
-        try await rows("SELECT * FROM api_keys WHERE secret_hash = \(secretHash)").first.map {
-            try ApiKeyRecord(row: PostgresStoredRow($0))
-        }
+        try await read(Reads.apiKey(secretHash: secretHash)).first.map(ApiKeyRecord.init(row:))
     }
 
     public func apiKeys() async throws -> [ApiKeyRecord] {
-        try await rows("SELECT * FROM api_keys ORDER BY created_at, id").map { try ApiKeyRecord(row: PostgresStoredRow($0)) }
+        try await read(Reads.apiKeys).map(ApiKeyRecord.init(row:))
     }
-
-    // MARK: Enrolment requests
 
     public func enrolmentRequest(id: EnrolmentRequestID) async throws -> EnrolmentRequestRecord? {
-        try await rows("SELECT * FROM enrolment_requests WHERE id = \(id)").first.map {
-            try EnrolmentRequestRecord(row: PostgresStoredRow($0))
-        }
-    }
-
-    public func deviceRemovals(userID: UserID) async throws -> [DeviceRemovalRecord] {
-        try await rows("SELECT * FROM device_removals WHERE user_id = \(userID) ORDER BY created_at, id").map {
-            try DeviceRemovalRecord(row: PostgresStoredRow($0))
-        }
-    }
-
-    public func dueDeviceRemovals(now: Date, limit: Int) async throws -> [DeviceRemovalRecord] {
-        try await rows(
-            "SELECT * FROM device_removals WHERE ended_at IS NULL AND executes_at <= \(now) ORDER BY executes_at, id LIMIT \(Int64(limit))"
-        )
-        .map { try DeviceRemovalRecord(row: PostgresStoredRow($0)) }
+        try await read(Reads.enrolmentRequest(id, locked: false)).first.map(EnrolmentRequestRecord.init(row:))
     }
 
     public func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord] {
-        try await rows("SELECT * FROM enrolment_requests WHERE user_id = \(userID) AND expires_at > \(now) ORDER BY created_at, id")
-            .map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
+        try await read(Reads.enrolmentRequests(of: userID, now: now)).map(EnrolmentRequestRecord.init(row:))
     }
 
-    // MARK: Audit
+    public func deviceRemovals(userID: UserID) async throws -> [DeviceRemovalRecord] {
+        try await read(Reads.deviceRemovals(of: userID)).map(DeviceRemovalRecord.init(row:))
+    }
+
+    public func dueDeviceRemovals(now: Date, limit: Int) async throws -> [DeviceRemovalRecord] {
+        try await read(Reads.dueDeviceRemovals(now: now, limit: limit)).map(DeviceRemovalRecord.init(row:))
+    }
 
     public func auditEvents(userID: UserID?, limit: Int) async throws -> [AuditEvent] {
-        let query: PostgresQuery =
-            if let userID { "SELECT * FROM audit WHERE user_id = \(userID) ORDER BY seq DESC LIMIT \(limit)" } else {
-                "SELECT * FROM audit ORDER BY seq DESC LIMIT \(limit)"
-            }
-        return try await rows(query).map { try AuditEvent(row: PostgresStoredRow($0)) }
+        try await read(Reads.auditEvents(of: userID, limit: limit)).map { try AuditEvent(row: $0) }
+    }
+
+    /// Runs a read written once for both stores outside a transaction, its rows ready to decode.
+    func read(_ statement: SQL) async throws -> [PostgresStoredRow] {
+        try await rows(PostgresQuery(statement)).map(PostgresStoredRow.init)
+    }
+
+    /// The first row of a statement run on `c`, decoded; nil for no row.
+    func first<Record>(_ statement: SQL, _ c: PostgresConnection, _ decode: (PostgresStoredRow) throws -> Record) async throws -> Record? {
+        try await rows(statement, c).first.map { try decode(PostgresStoredRow($0)) }
     }
 
     func isLockedOut(_ lockout: LockoutQuery, _ c: PostgresConnection) async throws -> Bool {

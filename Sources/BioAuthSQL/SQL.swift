@@ -29,8 +29,11 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation {
         case oneOf([String])
         /// `IS` (SQLite) or `IS NOT DISTINCT FROM` (PostgreSQL): equality that holds for two NULLs.
         case isNotDistinctFrom
-        /// Locks the rows a `SELECT` reads until the transaction ends, where the dialect has row locks.
-        case forUpdate
+        /// Locks the rows a `SELECT` reads (those of one table alias, or all) until the transaction
+        /// ends, where the dialect has row locks.
+        case forUpdate(of: String?)
+        /// Locks the rows a `SELECT` reads, skipping rows another transaction holds (a queue's claim).
+        case forUpdateSkipLocked
     }
 
     package private(set) var fragments: [Fragment]
@@ -59,7 +62,9 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation {
         package mutating func appendInterpolation(_ marker: Marker) {
             switch marker {
             case .isNotDistinctFrom: fragments.append(.isNotDistinctFrom)
-            case .forUpdate: fragments.append(.forUpdate)
+            case .forUpdate: fragments.append(.forUpdate(of: nil))
+            case .forUpdateOf(let alias): fragments.append(.forUpdate(of: alias))
+            case .forUpdateSkipLocked: fragments.append(.forUpdateSkipLocked)
             }
         }
         /// Another statement's fragments, in place (a subquery, a shared condition).
@@ -67,7 +72,11 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation {
     }
 
     /// The dialect-dependent words a statement may contain.
-    package enum Marker: Sendable { case isNotDistinctFrom, forUpdate }
+    package enum Marker: Sendable {
+        case isNotDistinctFrom, forUpdate, forUpdateSkipLocked
+        /// `FOR UPDATE OF alias`: in a join, lock only that table's rows.
+        case forUpdateOf(String)
+    }
 
     /// The statement in `dialect`'s text, and its parameters in order.
     package func rendered(in dialect: SQLDialect) -> (text: String, values: [Value]) {
@@ -83,7 +92,10 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation {
             case .oneOf(let texts) where dialect.bindsArrays: text += "= ANY(" + parameter(.texts(texts)) + ")"
             case .oneOf(let texts): text += "IN (" + texts.map { parameter(.text($0)) }.joined(separator: ", ") + ")"
             case .isNotDistinctFrom: text += dialect.nullSafeEquality
-            case .forUpdate: text += dialect.rowLocks ? " FOR UPDATE" : ""
+            case .forUpdate(let alias):
+                guard dialect.rowLocks else { break }
+                text += " FOR UPDATE" + (alias.map { " OF " + $0 } ?? "")
+            case .forUpdateSkipLocked: text += dialect.rowLocks ? " FOR UPDATE SKIP LOCKED" : ""
             }
         }
         return (text, values)

@@ -179,44 +179,27 @@ public final class SQLiteStore: BioAuthStore {
         // The single writer serialises transactions: what is read here cannot change before the plan runs.
         try await writer.write { db in
             var rows = LockedRows()
-            if let hash = locking.approval,
-                let row = try db.query(
-                    "SELECT a.*, EXISTS (SELECT 1 FROM devices d WHERE d.id = a.device_id AND d.revoked_at IS NULL AND coalesce(d.key_replaced_at, d.created_at) <= a.created_at) AS signer_active FROM approvals a WHERE a.token_hash = ?",
-                    [.blob(hash)]
-                ).first
-            {
+            if let hash = locking.approval, let row = try db.query(Reads.approval(hash, locked: false)).first {
                 rows.approval = try ApprovalRecord(row: row)
-                rows.approvalSignerActive = try row.int("signer_active") != 0
+                rows.approvalSignerActive = try row.bool("signer_active")
             }
             if let id = locking.enrolmentRequest {
-                rows.enrolmentRequest = try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map {
-                    try EnrolmentRequestRecord(row: $0)
-                }
+                rows.enrolmentRequest = try db.first(Reads.enrolmentRequest(id, locked: false), EnrolmentRequestRecord.init(row:))
             }
             if let hash = locking.refreshToken {
-                if let current = try db.sessionState(where: "s.refresh_hash = ?", .blob(hash)) {
+                if let current = try db.first(Reads.refreshSession(hash, locked: false), SessionState.init(row:)) {
                     rows.refreshSession = current
-                } else if let spender = try db.sessionState(
-                    where: "s.id = (SELECT session_id FROM spent_refresh_tokens WHERE token_hash = ?)", .blob(hash))
-                {
+                } else if let spender = try db.first(Reads.spendingSession(hash, locked: false), SessionState.init(row:)) {
                     rows.refreshSession = spender
-                    rows.spentRefreshToken = try db.query(
-                        "SELECT spent_at, successor FROM spent_refresh_tokens WHERE token_hash = ?", [.blob(hash)]
-                    ).first
-                        .map { try SpentRefreshToken(row: $0) }
+                    rows.spentRefreshToken = try db.first(Reads.spentRefreshToken(hash), SpentRefreshToken.init(row:))
                 }
             }
             if let key = locking.passwordAttempt { rows.passwordAttempt = try db.passwordAttemptRows(key) }
             if let user = locking.enrolmentRequestsOf {
-                rows.enrolmentRequests = try db.query(
-                    "SELECT * FROM enrolment_requests WHERE user_id = ? ORDER BY created_at, id", [.text(user)]
-                )
-                .map { try EnrolmentRequestRecord(row: $0) }
+                rows.enrolmentRequests = try db.all(Reads.enrolmentRequests(of: user), EnrolmentRequestRecord.init(row:))
             }
             if let id = locking.deviceRemoval {
-                rows.deviceRemoval = try db.query("SELECT * FROM device_removals WHERE id = ?", [.text(id)]).first.map {
-                    try DeviceRemovalRecord(row: $0)
-                }
+                rows.deviceRemoval = try db.first(Reads.deviceRemoval(id, locked: false), DeviceRemovalRecord.init(row:))
             }
             rows.counters = try db.counters(locking.counters)
             let decision = decide(rows)
@@ -228,192 +211,120 @@ public final class SQLiteStore: BioAuthStore {
 
     public func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await reader.read { db in
-            let user = try db.query("SELECT * FROM users WHERE id = ?", [.text(username)]).first.map { try UserRecord(row: $0) }
-            let known =
-                try db.query("SELECT 1 FROM known_clients WHERE user_id = ? AND client = ?", [.text(username), .text(lockout.client)]).first
-                != nil
-            return PasswordLoginState(user: user, lockedOut: try db.isLockedOut(lockout), knownClient: known)
+            PasswordLoginState(
+                user: try db.first(Reads.user(username), UserRecord.init(row:)), lockedOut: try db.isLockedOut(lockout),
+                knownClient: try !db.query(Reads.knownClient(username, lockout.client)).isEmpty)
         }
     }
 
     public func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date, sessionsBefore: Date) async throws -> SweepResult {
         try await writer.write { db in
-            let (runs, daily) = FailureSubject.longLivedKeyPatterns
-            let counters = try db.query(
-                """
-                DELETE FROM counters WHERE (key NOT LIKE ? AND key NOT LIKE ? AND window_start < ?) OR ((key LIKE ? OR key LIKE ?) AND window_start < ?)
-                RETURNING key
-                """,
-                [.text(runs), .text(daily), .date(windowsBefore), .text(runs), .text(daily), .date(runsBefore)]
-            ).count
-            let audit = try db.query("DELETE FROM audit WHERE at < ? RETURNING seq", [.date(auditBefore)]).count
-            let approvals = try db.query("DELETE FROM approvals WHERE expires_at < ? RETURNING expires_at", [.date(windowsBefore)]).count
-            let requests = try db.query("DELETE FROM enrolment_requests WHERE expires_at < ? RETURNING id", [.date(windowsBefore)]).count
-            try db.query(
-                "DELETE FROM spent_refresh_tokens WHERE session_id IN (SELECT id FROM sessions WHERE expires_at < ?)",
-                [.date(windowsBefore)])
-            try db.query("DELETE FROM outbox WHERE at < ?", [.date(auditBefore)])
-            try db.query("DELETE FROM known_clients WHERE last_success_at < ?", [.date(auditBefore)])
-            try db.query(
-                "DELETE FROM device_removals WHERE (ended_at IS NOT NULL AND ended_at < ?) OR (scheduled_at IS NULL AND code_expires_at < ?)",
-                [.date(auditBefore), .date(auditBefore)])
-            let ended = "SELECT id FROM sessions WHERE expires_at < ? OR revoked_at < ?"
-            try db.query("DELETE FROM spent_refresh_tokens WHERE session_id IN (\(ended))", [.date(sessionsBefore), .date(sessionsBefore)])
-            let sessions = try db.query(
-                "DELETE FROM sessions WHERE id IN (\(ended)) RETURNING id", [.date(sessionsBefore), .date(sessionsBefore)]
-            ).count
-            return SweepResult(counters: counters, auditRows: audit, approvals: approvals, enrolmentRequests: requests, sessions: sessions)
+            var result = SweepResult(counters: 0, auditRows: 0, approvals: 0, enrolmentRequests: 0, sessions: 0)
+            let deletions = SweepStatements.deletions(
+                windowsBefore: windowsBefore, runsBefore: runsBefore, auditBefore: auditBefore, sessionsBefore: sessionsBefore)
+            for (delete, counted) in deletions {
+                let counting: SQL = "\(delete) RETURNING 1"
+                let deleted = try db.query(counting).count
+                if let counted { result[keyPath: counted] += deleted }
+            }
+            return result
         }
     }
 
-    // MARK: Devices
+    // MARK: Reads
 
     public func device(id: DeviceID) async throws -> DeviceRecord? {
-        try await reader.read { db in try db.device(id) }
+        try await reader.read { db in try db.first(Reads.device(id), { try DeviceRecord(row: $0) }) }
     }
 
     public func devices(userID: UserID) async throws -> [DeviceRecord] {
-        try await reader.read { db in
-            try db.query("SELECT * FROM devices WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map {
-                try DeviceRecord(row: $0)
-            }
-        }
+        try await reader.read { db in try db.all(Reads.devices(of: userID), { try DeviceRecord(row: $0) }) }
     }
 
-    // MARK: Sessions
-
     public func session(tokenHash: TokenHash) async throws -> SessionState? {
-        try await reader.read { db in try db.sessionState(where: "s.token_hash = ?", .blob(tokenHash)) }
+        try await reader.read { db in try db.first(Reads.sessionState(where: "s.token_hash = \(tokenHash)"), SessionState.init(row:)) }
     }
 
     public func session(id: SessionID) async throws -> SessionState? {
-        try await reader.read { db in try db.sessionState(where: "s.id = ?", .text(id)) }
+        try await reader.read { db in try db.first(Reads.sessionState(where: "s.id = \(id)"), SessionState.init(row:)) }
     }
 
     public func sessions(userID: UserID) async throws -> [SessionRecord] {
-        try await reader.read { db in
-            try db.query("SELECT * FROM sessions WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map {
-                try SessionRecord(row: $0)
-            }
-        }
+        try await reader.read { db in try db.all(Reads.sessions(of: userID), SessionRecord.init(row:)) }
     }
-
-    // MARK: Signing keys
 
     public func signingKeys() async throws -> [SigningKeyRecord] {
-        try await reader.read { db in
-            try db.query("SELECT * FROM signing_keys ORDER BY created_at, id").map { row in
-                try SigningKeyRecord(row: row)
-            }
-        }
+        try await reader.read { db in try db.all(Reads.signingKeys, SigningKeyRecord.init(row:)) }
     }
 
-    // MARK: API keys
-
     public func apiKey(secretHash: TokenHash) async throws -> ApiKeyRecord? {
-        try await reader.read { db in
-            try db.query("SELECT * FROM api_keys WHERE secret_hash = ?", [.blob(secretHash)]).first.map { try ApiKeyRecord(row: $0) }
-        }
+        try await reader.read { db in try db.first(Reads.apiKey(secretHash: secretHash), ApiKeyRecord.init(row:)) }
     }
 
     public func apiKeys() async throws -> [ApiKeyRecord] {
-        try await reader.read { db in try db.query("SELECT * FROM api_keys ORDER BY created_at, id").map { try ApiKeyRecord(row: $0) } }
+        try await reader.read { db in try db.all(Reads.apiKeys, ApiKeyRecord.init(row:)) }
     }
-
-    // MARK: Enrolment requests
 
     public func enrolmentRequest(id: EnrolmentRequestID) async throws -> EnrolmentRequestRecord? {
-        try await reader.read { db in
-            try db.query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map { try EnrolmentRequestRecord(row: $0) }
-        }
-    }
-
-    public func deviceRemovals(userID: UserID) async throws -> [DeviceRemovalRecord] {
-        try await reader.read { db in
-            try db.query("SELECT * FROM device_removals WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]).map {
-                try DeviceRemovalRecord(row: $0)
-            }
-        }
-    }
-
-    public func dueDeviceRemovals(now: Date, limit: Int) async throws -> [DeviceRemovalRecord] {
-        try await reader.read { db in
-            try db.query(
-                "SELECT * FROM device_removals WHERE ended_at IS NULL AND executes_at <= ? ORDER BY executes_at, id LIMIT ?",
-                [.date(now), .integer(limit)]
-            ).map { try DeviceRemovalRecord(row: $0) }
-        }
+        try await reader.read { db in try db.first(Reads.enrolmentRequest(id, locked: false), EnrolmentRequestRecord.init(row:)) }
     }
 
     public func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord] {
-        try await reader.read { db in
-            try db.query(
-                "SELECT * FROM enrolment_requests WHERE user_id = ? AND expires_at > ? ORDER BY created_at, id",
-                [.text(userID), .date(now)]
-            )
-            .map { try EnrolmentRequestRecord(row: $0) }
-        }
+        try await reader.read { db in try db.all(Reads.enrolmentRequests(of: userID, now: now), EnrolmentRequestRecord.init(row:)) }
     }
 
-    // MARK: Audit
+    public func deviceRemovals(userID: UserID) async throws -> [DeviceRemovalRecord] {
+        try await reader.read { db in try db.all(Reads.deviceRemovals(of: userID), DeviceRemovalRecord.init(row:)) }
+    }
+
+    public func dueDeviceRemovals(now: Date, limit: Int) async throws -> [DeviceRemovalRecord] {
+        try await reader.read { db in try db.all(Reads.dueDeviceRemovals(now: now, limit: limit), DeviceRemovalRecord.init(row:)) }
+    }
 
     public func auditEvents(userID: UserID?, limit: Int) async throws -> [AuditEvent] {
-        try await reader.read { db in
-            let rows =
-                if let userID {
-                    try db.query("SELECT * FROM audit WHERE user_id = ? ORDER BY seq DESC LIMIT ?", [.text(userID), .integer(limit)])
-                } else {
-                    try db.query("SELECT * FROM audit ORDER BY seq DESC LIMIT ?", [.integer(limit)])
-                }
-            return try rows.map { try AuditEvent(row: $0) }
-        }
+        try await reader.read { db in try db.all(Reads.auditEvents(of: userID, limit: limit)) { try AuditEvent(row: $0) } }
     }
 }
 
 /// The statements a transaction is made of, run on the writer thread.
 extension SQLiteHandle {
-    /// The one session `condition` selects, with its device's state.
-    fileprivate func sessionState(where condition: String, _ value: SQLValue) throws -> SessionState? {
-        try query("\(SessionState.joinedSelect) WHERE \(condition)", [value]).first.map { try SessionState(row: $0) }
+    /// The first row's record, decoded; nil for no row.
+    func first<Record>(_ statement: SQL, _ decode: (SQLRow) throws -> Record) throws -> Record? {
+        try query(statement).first.map(decode)
     }
 
-    fileprivate func device(_ id: DeviceID) throws -> DeviceRecord? {
-        try query("SELECT * FROM devices WHERE id = ?", [.text(id)]).first.map { try DeviceRecord(row: $0) }
+    /// Every row's record, decoded, in the statement's order.
+    func all<Record>(_ statement: SQL, _ decode: (SQLRow) throws -> Record) throws -> [Record] {
+        try query(statement).map(decode)
     }
 
     func isLockedOut(_ lockout: LockoutQuery) throws -> Bool {
-        try lockoutState(lockout, device: nil).lockedOut
+        lockout.isLockedOut(clientCount: try query(Reads.clientFailures(lockout)).first?.int("count") ?? 0)
     }
 
-    /// In one statement: whether the client's failure limit is reached, and optionally the row of `device`.
-    func lockoutState(_ lockout: LockoutQuery, device: DeviceID?) throws -> (lockedOut: Bool, device: DeviceRecord?) {
-        var binds: [SQLValue] = [.text(FailureSubject.client(lockout.client).storageKey), .date(lockout.windowStart)]
-        var sql = "SELECT (SELECT count FROM counters WHERE key = ? AND window_start = ?) AS client_count"
-        if let device {
-            sql += ", d.* FROM (SELECT 1) LEFT JOIN devices d ON d.id = ?"
-            binds.append(.text(device))
-        }
-        guard let row = try query(sql, binds).first else { throw StoreError(.corruptRow, detail: "lockout state") }
-        let stored = try device != nil && row.optionalString("id") != nil ? DeviceRecord(row: row) : nil
+    /// In one statement: whether the client's failure limit is reached, and the row of `device`.
+    func lockoutState(_ lockout: LockoutQuery, device: DeviceID) throws -> (lockedOut: Bool, device: DeviceRecord?) {
+        let statement: SQL = """
+            SELECT (\(Reads.clientFailures(lockout))) AS client_count, d.* FROM (SELECT 1) LEFT JOIN devices d ON d.id = \(device)
+            """
+        guard let row = try query(statement).first else { throw StoreError(.corruptRow, detail: "lockout state") }
+        let stored = try row.optionalString("id") != nil ? DeviceRecord(row: row) : nil
         return (lockout.isLockedOut(clientCount: try row.optionalInt("client_count") ?? 0), stored)
     }
 
     /// The rows a password attempt is decided on (the single writer serialises the decision).
     fileprivate func passwordAttemptRows(_ key: PasswordAttemptKey) throws -> PasswordAttemptRows {
-        let user = try query("SELECT * FROM users WHERE id = ?", [.text(key.user)]).first.map { try UserRecord(row: $0) }
-        let known = try !query("SELECT 1 FROM known_clients WHERE user_id = ? AND client = ?", [.text(key.user), .text(key.client)]).isEmpty
-        return PasswordAttemptRows(user: user, counters: try counters(key.subjects), knownClient: known)
+        PasswordAttemptRows(
+            user: try first(Reads.user(key.user), UserRecord.init(row:)), counters: try counters(key.subjects),
+            knownClient: try !query(Reads.knownClient(key.user, key.client)).isEmpty)
     }
 
     /// The counters of `subjects` that exist, in one statement.
     fileprivate func counters(_ subjects: [FailureSubject]) throws -> [FailureSubject: FailureCounter] {
         guard !subjects.isEmpty else { return [:] }
         let bySubject = Dictionary(subjects.map { ($0.storageKey, $0) }, uniquingKeysWith: { $1 })
-        let placeholders = Array(repeating: "?", count: bySubject.count).joined(separator: ", ")
         var counters: [FailureSubject: FailureCounter] = [:]
-        for row in try query(
-            "SELECT key, window_start, count FROM counters WHERE key IN (\(placeholders))", bySubject.keys.map { .text($0) })
-        {
+        for row in try query(Reads.counters(Array(bySubject.keys))) {
             if let subject = bySubject[try row.string("key")] {
                 counters[subject] = FailureCounter(since: try row.date("window_start"), count: try row.int("count"))
             }
