@@ -72,11 +72,7 @@ extension PostgresStore {
         let device = try r.joinedDevice()
         var request: EnrolmentRequestRecord?
         if let requestID = challenge.enrolmentRequestID {
-            let lock: PostgresQuery =
-                taking
-                ? "SELECT * FROM enrolment_requests WHERE id = \(requestID) FOR UPDATE"
-                : "SELECT * FROM enrolment_requests WHERE id = \(requestID)"
-            request = try await c.query(lock, logger: logger).collect().first.map { try EnrolmentRequestRecord(row: PostgresStoredRow($0)) }
+            request = try await first(Reads.enrolmentRequest(requestID, locked: taking), c, EnrolmentRequestRecord.init(row:))
         }
         let failures = try r.optional("client_count", Int32.self).map(Int.init) ?? 0
         return TakenChallenge(

@@ -41,9 +41,7 @@ extension SQLiteStore {
     }
 
     public func challenge(id: Data) async throws -> ChallengeRecord? {
-        try await reader.read { db in
-            try db.query("SELECT * FROM challenges WHERE id = ?", [.blob(id)]).first.map { try ChallengeRecord(row: $0) }
-        }
+        try await reader.read { db in try db.first(Reads.challenge(id), ChallengeRecord.init(row:)) }
     }
 
     public func deleteChallenges(expiredBefore date: Date) async throws -> Int {
@@ -55,12 +53,12 @@ extension SQLiteHandle {
     /// The challenge `id` with the rows its verification needs (device, enrolment request, the
     /// address's lockout); taken out of the table when `consuming`. Nil if there is no such challenge.
     fileprivate func takenChallenge(id: Data, lockout: LockoutQuery, consuming: Bool) throws -> TakenChallenge? {
-        let statement = consuming ? "DELETE FROM challenges WHERE id = ? RETURNING *" : "SELECT * FROM challenges WHERE id = ?"
-        guard let row = try query(statement, [.blob(id)]).first else { return nil }
+        let statement: SQL = consuming ? "DELETE FROM challenges WHERE id = \(id) RETURNING *" : Reads.challenge(id)
+        guard let row = try query(statement).first else { return nil }
         let challenge = try ChallengeRecord(row: row)
         let state = try lockoutState(lockout, device: challenge.deviceID)
         let request = try challenge.enrolmentRequestID.flatMap { id in
-            try query("SELECT * FROM enrolment_requests WHERE id = ?", [.text(id)]).first.map { try EnrolmentRequestRecord(row: $0) }
+            try first(Reads.enrolmentRequest(id, locked: false), EnrolmentRequestRecord.init(row:))
         }
         return TakenChallenge(challenge: challenge, device: state.device, enrolmentRequest: request, lockedOut: state.lockedOut)
     }
