@@ -70,12 +70,12 @@ extension PostgresQuery {
         var bindings = PostgresBindings(capacity: values.count)
         for value in values {
             switch value {
-            case .text(let text): try bindings.append(text)
+            case .text(let text): bindings.append(text)
             case .bytes(let data): try bindings.append(data)
-            case .integer(let number): try bindings.append(number)
-            case .date(let date): try bindings.append(date)
-            case .boolean(let flag): try bindings.append(flag)
-            case .texts(let texts): try bindings.append(texts)
+            case .integer(let number): bindings.append(number)
+            case .date(let date): bindings.append(date)
+            case .boolean(let flag): bindings.append(flag)
+            case .texts(let texts): bindings.append(texts)
             }
         }
         self.init(unsafeSQL: text, binds: bindings)
