@@ -24,7 +24,8 @@ extension StoreConformance {
         }
         func ask(_ record: EnrolmentRequestRecord) async throws {
             try require(
-                try await store.requestEnrolment(record, maxPending: 5, now: t0, audit: event("enrolment.requested", user: record.userID))
+                try await store.run(
+                    RequestEnrolment(record, maxPending: 5, now: t0, audit: event("enrolment.requested", user: record.userID)))
                     == nil, "requests: stored")
         }
         try await ask(request("r1"))
@@ -57,8 +58,10 @@ extension StoreConformance {
         try await grant(5, device: "d1", operation: unbound)
         let approved = event("enrolment.approved")
         func approve(_ token: UInt8, id: EnrolmentRequestID = "r1", user: UserID = "alice") async throws -> Bool {
-            try await store.approveEnrolmentRequest(
-                id: id, userID: user, approvalTokenHash: TokenHash(digest: Data([token])), excludingDevice: "d2", now: t0, audit: approved)
+            try await store.run(
+                ApproveEnrolmentRequest(
+                    id: id, userID: user, approvalTokenHash: TokenHash(digest: Data([token])), excludingDevice: "d2", now: t0,
+                    audit: approved))
         }
         try require(try await !approve(2), "requests: an approval for other text")
         try require(try await !approve(5), "requests: an approval for the text without its binding code")
@@ -74,8 +77,10 @@ extension StoreConformance {
         let stored = try await store.enrolmentRequest(id: "r1")
         try require(stored?.approvedAt == t0 && stored?.approvedByDevice == "d1", "requests: approved by the approval's device")
         try require(
-            try await store.redeemApproval(
-                tokenHash: TokenHash(digest: Data([1])), operationHash: text, userID: "alice", now: t0, audit: event("approval.redeemed"))
+            try await store.run(
+                RedeemApproval(
+                    tokenHash: TokenHash(digest: Data([1])), operationHash: text, userID: "alice", now: t0,
+                    audit: event("approval.redeemed")))
                 == nil,
             "requests: the approval is consumed")
 
@@ -96,35 +101,39 @@ extension StoreConformance {
         // Recovery codes.
         let code = TokenHash(digest: Data(repeating: 5, count: 32)), wrong = TokenHash(digest: Data(repeating: 6, count: 32))
         func send(_ id: EnrolmentRequestID, user: UserID = "bob", at now: Date? = nil) async throws -> RecoveryCodeDelivery {
-            try await store.setRecoveryCode(
-                requestID: id, userID: user, requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: now ?? t0,
-                audit: event("enrolment.recovery.sent", user: user))
+            try await store.run(
+                SetRecoveryCode(
+                    requestID: id, userID: user, requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: now ?? t0,
+                    audit: event("enrolment.recovery.sent", user: user)))
         }
         try require(
-            try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable,
+            try await store.run(RecoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved))
+                == .unavailable,
             "recovery: no code sent")
         try require(try await send("r333") == .send, "recovery: code set")
         try require(try await store.enrolmentRequest(id: "r333")?.codesSent == 1, "recovery: the code is counted")
         try require(try await send("nope") == .notPending, "recovery: unknown request")
         try require(try await send("r333", user: "alice") == .notPending, "recovery: another user's request")
         try require(
-            try await store.recoverEnrolmentRequest(id: "r333", codeHash: wrong, maxAttempts: 3, now: t0, audit: approved)
+            try await store.run(RecoverEnrolmentRequest(id: "r333", codeHash: wrong, maxAttempts: 3, now: t0, audit: approved))
                 == .wrongCode(attemptsLeft: 2), "recovery: wrong code counted")
         try require(
-            try await store.recoverEnrolmentRequest(
-                id: "r333", codeHash: code, maxAttempts: 3, now: t0.addingTimeInterval(900), audit: approved) == .unavailable,
+            try await store.run(
+                RecoverEnrolmentRequest(
+                    id: "r333", codeHash: code, maxAttempts: 3, now: t0.addingTimeInterval(900), audit: approved)) == .unavailable,
             "recovery: expired")
         try require(
-            try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .approved,
+            try await store.run(RecoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved)) == .approved,
             "recovery: the code approves")
         try require(
-            try await store.recoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved) == .unavailable,
+            try await store.run(RecoverEnrolmentRequest(id: "r333", codeHash: code, maxAttempts: 3, now: t0, audit: approved))
+                == .unavailable,
             "recovery: once")
         try await ask(request("r4444", user: "bob"))
         try require(try await send("r4444") == .send, "recovery: a code for another request")
         for left in [1, 0] {
             try require(
-                try await store.recoverEnrolmentRequest(id: "r4444", codeHash: wrong, maxAttempts: 2, now: t0, audit: approved)
+                try await store.run(RecoverEnrolmentRequest(id: "r4444", codeHash: wrong, maxAttempts: 2, now: t0, audit: approved))
                     == .wrongCode(attemptsLeft: left), "recovery: attempts count down")
         }
         let dead = try await store.enrolmentRequest(id: "r4444")
@@ -132,7 +141,8 @@ extension StoreConformance {
             dead?.endedAt == t0 && dead?.ending == .wrongCodes && dead?.isPending(at: t0) == false,
             "recovery: the last wrong code ends the request")
         try require(
-            try await store.recoverEnrolmentRequest(id: "r4444", codeHash: code, maxAttempts: 2, now: t0, audit: approved) == .unavailable,
+            try await store.run(RecoverEnrolmentRequest(id: "r4444", codeHash: code, maxAttempts: 2, now: t0, audit: approved))
+                == .unavailable,
             "recovery: no attempts left")
         try require(try await send("r4444", at: t0.addingTimeInterval(120)) == .notPending, "recovery: no code for an ended request")
         let rejected = try await store.auditEvents(userID: nil, limit: 50).filter { $0.kind == .recoveryCodeRejected }.reduce(0) {
@@ -165,9 +175,10 @@ extension StoreConformance {
         )
             async throws -> Date?
         {
-            try await store.requestEnrolment(
-                request(id, user: user, expires: expires, requester: requester), maxPending: 3, now: now ?? t0,
-                audit: event("enrolment.requested", user: user))
+            try await store.run(
+                RequestEnrolment(
+                    request(id, user: user, expires: expires, requester: requester), maxPending: 3, now: now ?? t0,
+                    audit: event("enrolment.requested", user: user)))
         }
         try require(try await ask("short", expires: 10) == nil, "request cap: below the limit")
         let second = try await ask("c2"), third = try await ask("c3")
@@ -184,16 +195,18 @@ extension StoreConformance {
         try require(try await ask("c6", at: t0.addingTimeInterval(10)) != nil, "request cap: full again")
         let code = TokenHash(digest: Data(repeating: 5, count: 32))
         let later = t0.addingTimeInterval(10)
-        _ = try await store.setRecoveryCode(
-            requestID: "c2", userID: "carol", requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: later,
-            audit: event("enrolment.recovery.sent"))
+        _ = try await store.run(
+            SetRecoveryCode(
+                requestID: "c2", userID: "carol", requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: later,
+                audit: event("enrolment.recovery.sent")))
         try require(
-            try await store.recoverEnrolmentRequest(
-                id: "c2", codeHash: code, maxAttempts: 5, now: later, audit: event("enrolment.approved")) == .approved,
+            try await store.run(
+                RecoverEnrolmentRequest(
+                    id: "c2", codeHash: code, maxAttempts: 5, now: later, audit: event("enrolment.approved"))) == .approved,
             "request cap: approved")
         try require(try await ask("c7", at: later) == nil, "request cap: an approved request does not count")
         try require(
-            try await store.cancelEnrolmentRequest(id: "c3", userID: "carol", now: later, audit: event("enrolment.request.ended")),
+            try await store.run(CancelEnrolmentRequest(id: "c3", userID: "carol", now: later, audit: event("enrolment.request.ended"))),
             "request cap: cancelled")
         try require(try await ask("c8", at: later) == nil, "request cap: an ended request does not count")
         let landed = try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -217,14 +230,15 @@ extension StoreConformance {
                 sessionID: "s", createdAt: now,
                 expiresAt: now.addingTimeInterval(900))
             try require(
-                try await store.requestEnrolment(record, maxPending: 100, now: now, audit: event("enrolment.requested", user: "frank"))
+                try await store.run(RequestEnrolment(record, maxPending: 100, now: now, audit: event("enrolment.requested", user: "frank")))
                     == nil, "codes: request stored")
         }
         func send(_ id: EnrolmentRequestID, at seconds: TimeInterval) async throws -> RecoveryCodeDelivery {
-            try await store.setRecoveryCode(
-                requestID: id, userID: "frank", requester: "203.0.113.9", codeHash: TokenHash(digest: Data(repeating: 5, count: 32)),
-                limits: limits, now: t0.addingTimeInterval(seconds),
-                audit: event("enrolment.recovery.sent", user: "frank"))
+            try await store.run(
+                SetRecoveryCode(
+                    requestID: id, userID: "frank", requester: "203.0.113.9", codeHash: TokenHash(digest: Data(repeating: 5, count: 32)),
+                    limits: limits, now: t0.addingTimeInterval(seconds),
+                    audit: event("enrolment.recovery.sent", user: "frank")))
         }
         try await ask("q0", at: t0)
         try require(try await send("q0", at: 0) == .send, "codes: the first")
@@ -255,10 +269,11 @@ extension StoreConformance {
             try await send("q9", at: 3600) == .limited(until: t0.addingTimeInterval(RecoveryCodeLimits.day)),
             "codes: a sweep keeps the day's count")
         // The owner, from their own address, has a budget of their own (issue 42).
-        let owner = try await store.setRecoveryCode(
-            requestID: "q9", userID: "frank", requester: "203.0.113.1", codeHash: TokenHash(digest: Data(repeating: 6, count: 32)),
-            limits: limits,
-            now: t0.addingTimeInterval(3600), audit: event("enrolment.recovery.sent", user: "frank"))
+        let owner = try await store.run(
+            SetRecoveryCode(
+                requestID: "q9", userID: "frank", requester: "203.0.113.1", codeHash: TokenHash(digest: Data(repeating: 6, count: 32)),
+                limits: limits,
+                now: t0.addingTimeInterval(3600), audit: event("enrolment.recovery.sent", user: "frank")))
         try require(owner == .send, "codes: another requester's daily count is its own", "\(owner)")
         let tomorrow = RecoveryCodeLimits.day
         try await ask("q10", at: t0.addingTimeInterval(tomorrow))
@@ -274,30 +289,36 @@ extension StoreConformance {
                 id: id, userID: "gina", deviceID: DeviceID("d-" + id.rawValue), name: "Pad", publicKey: key, replacing: false,
                 sessionID: "s", createdAt: t0,
                 expiresAt: t0.addingTimeInterval(900))
-            _ = try await store.requestEnrolment(record, maxPending: 5, now: t0, audit: event("enrolment.requested", user: "gina"))
+            _ = try await store.run(RequestEnrolment(record, maxPending: 5, now: t0, audit: event("enrolment.requested", user: "gina")))
         }
         let code = TokenHash(digest: Data(repeating: 5, count: 32))
         let ended = event("enrolment.request.ended", user: "gina")
         try await ask("p1")
         try await ask("p2")
         try require(
-            try await !store.cancelEnrolmentRequest(id: "p1", userID: "mallory", now: t0, audit: ended), "cancel: another user's request")
-        try require(try await store.cancelEnrolmentRequest(id: "p1", userID: "gina", now: t0, audit: ended), "cancel: a pending request")
+            try await !store.run(CancelEnrolmentRequest(id: "p1", userID: "mallory", now: t0, audit: ended)),
+            "cancel: another user's request")
+        try require(
+            try await store.run(CancelEnrolmentRequest(id: "p1", userID: "gina", now: t0, audit: ended)), "cancel: a pending request")
         let p1 = try await store.enrolmentRequest(id: "p1")
         try require(p1?.ending == .cancelled && p1?.endedAt == t0, "cancel: ended as cancelled")
-        try require(try await !store.cancelEnrolmentRequest(id: "p1", userID: "gina", now: t0, audit: ended), "cancel: once")
+        try require(try await !store.run(CancelEnrolmentRequest(id: "p1", userID: "gina", now: t0, audit: ended)), "cancel: once")
         try require(
-            try await store.setRecoveryCode(
-                requestID: "p1", userID: "gina", requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: t0,
-                audit: event("x")) == .notPending,
+            try await store.run(
+                SetRecoveryCode(
+                    requestID: "p1", userID: "gina", requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: t0,
+                    audit: event("x"))) == .notPending,
             "cancel: no code for it")
         // Approved, then cancelled before the enrolment: the enrolment is refused.
-        _ = try await store.setRecoveryCode(
-            requestID: "p2", userID: "gina", requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: t0,
-            audit: event("x"))
-        _ = try await store.recoverEnrolmentRequest(id: "p2", codeHash: code, maxAttempts: 5, now: t0, audit: event("enrolment.approved"))
+        _ = try await store.run(
+            SetRecoveryCode(
+                requestID: "p2", userID: "gina", requester: "203.0.113.9", codeHash: code, limits: RecoveryCodeLimits(), now: t0,
+                audit: event("x")))
+        _ = try await store.run(
+            RecoverEnrolmentRequest(id: "p2", codeHash: code, maxAttempts: 5, now: t0, audit: event("enrolment.approved")))
         try require(
-            try await store.cancelEnrolmentRequest(id: "p2", userID: "gina", now: t0, audit: ended), "cancel: an approved, unused request")
+            try await store.run(CancelEnrolmentRequest(id: "p2", userID: "gina", now: t0, audit: ended)),
+            "cancel: an approved, unused request")
         var registration = challenge(.registration(publicKey: key, deviceName: "Pad", replacing: false), user: "gina", device: "d-p2")
         registration.enrolmentRequestID = "p2"
         try require(try await issue(store, registration), "cancel: challenge issued")

@@ -184,7 +184,7 @@ extension StoreConformance {
             let outcome = try await finish(store, record.id) { [session] _ in
                 var plan = WritePlan.login(session, from: "203.0.113.9", audit: self.event("login.succeeded", device: "d1"))
                 plan.require(.activeDeviceKey(id: "d1", userID: user, publicKey: key))
-                return queued ? plan : plan.publishing([])
+                return queued ? plan.publishing(AuditKind.deliveredEvents) : plan
             }
             return (outcome, session, record.id)
         }
@@ -247,7 +247,7 @@ extension StoreConformance {
                 audit: event("user.created")))
         let attacker = "192.0.2.1", owner = "203.0.113.50", elsewhere = "198.51.100.7"
         func attempt(from client: String, at now: Date? = nil, window: Date? = nil) async throws -> PasswordAttempt {
-            try await store.beginPasswordAttempt(username: "alice", limits: passwordLimits(window, client: client), now: now ?? t0)
+            try await store.run(BeginPasswordAttempt(username: "alice", limits: passwordLimits(window, client: client), now: now ?? t0))
         }
         let raced = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<20 { group.addTask { try await attempt(from: attacker).refusedUntil == nil } }
@@ -299,7 +299,7 @@ extension StoreConformance {
                 try await attempt(from: attacker, at: next, window: next).refusedUntil == nil,
                 "password attempts: a success clears the window and the run")
         }
-        let unknown = try await store.beginPasswordAttempt(username: "nobody", limits: passwordLimits(client: elsewhere), now: t0)
+        let unknown = try await store.run(BeginPasswordAttempt(username: "nobody", limits: passwordLimits(client: elsewhere), now: t0))
         try require(unknown.user == nil && unknown.refusedUntil == nil, "password attempts: unknown users are counted alike")
         // A known address is forgotten with the audit rows of its time.
         for _ in 0..<2 { _ = try await attempt(from: elsewhere, at: next, window: next) }

@@ -18,10 +18,13 @@ extension StoreConformance {
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
         var login = session("s1", device: "d1")
         login.createdAt = t0
-        _ = try await store.apply(.login(login, audit: event("login.succeeded", device: "d1")))
-        _ = try await store.apply(.login(session("s22", device: nil), audit: event("password.login.succeeded")))
-        _ = try await store.apply(.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked", device: "d1"))).wasApplied
-        _ = try await store.apply(.events([event("device.renamed", device: "d1")]))
+        // Published as a deployment delivering every kind: the rule, not the store, picks the delivered ones.
+        let all = AuditKind.deliveredEvents
+        _ = try await store.apply(WritePlan.login(login, audit: event("login.succeeded", device: "d1")).publishing(all))
+        _ = try await store.apply(WritePlan.login(session("s22", device: nil), audit: event("password.login.succeeded")).publishing(all))
+        _ = try await store.apply(
+            WritePlan.revokeDevice(id: "d1", userID: "alice", at: t0, audit: event("device.revoked", device: "d1")).publishing(all))
+        _ = try await store.apply(WritePlan.events([event("device.renamed", device: "d1")]).publishing(all))
         let lease = t0.addingTimeInterval(30)
         let first = try await store.claimOutbox(now: t0, leaseUntil: lease, limit: 2)
         try require(
@@ -89,7 +92,7 @@ extension StoreConformance {
         var busy = WritePlan()
         for at in [t1, t1.addingTimeInterval(1)] { busy.audit(AuditEvent(at: at, kind: .loginSucceeded, userID: "bob", deviceID: "d9")) }
         busy.audit(AuditEvent(at: t1.addingTimeInterval(2), kind: .deviceRevoked, userID: "carol", deviceID: "d8"))
-        _ = try await store.apply(busy)
+        _ = try await store.apply(busy.publishing(all))
         let urgent = try await store.claimOutbox(
             now: t1.addingTimeInterval(3), leaseUntil: t1.addingTimeInterval(30), limit: 1, first: [.deviceRevoked])
         try require(
@@ -183,7 +186,7 @@ extension StoreConformance {
             .createUser(
                 UserRecord(id: "alice", passwordSalt: Data([1]), passwordRounds: 7, passwordHash: Data([2]), createdAt: t0),
                 audit: event("user.created")))
-        _ = try await store.beginPasswordAttempt(username: "alice", limits: passwordLimits(client: "c1"), now: t0)
+        _ = try await store.run(BeginPasswordAttempt(username: "alice", limits: passwordLimits(client: "c1"), now: t0))
         _ = try await store.apply(
             .failure(
                 FailureRecord(
@@ -206,7 +209,7 @@ extension StoreConformance {
             "\(swept)")
         var limits = passwordLimits(t0.addingTimeInterval(600), client: "c1")
         limits.run = PasswordRunPolicy(threshold: 2, base: 1_000, cap: 1_000)
-        let run = try await store.beginPasswordAttempt(username: "alice", limits: limits, now: t0.addingTimeInterval(600))
+        let run = try await store.run(BeginPasswordAttempt(username: "alice", limits: limits, now: t0.addingTimeInterval(600)))
         try require(
             run.refusedUntil == nil && run.reached == [.passwordRun("alice")], "retention: the run survived the sweep", "\(run.reached)")
         let later = try await store.sweep(
@@ -220,10 +223,11 @@ extension StoreConformance {
         expired.refreshTokenHash = TokenHash(of: Data(repeating: 1, count: 32))
         let revoked = session("s-revoked", device: nil), live = session("s-live", device: nil), recent = session("s-recent", device: nil)
         for s in [expired, revoked, live, recent] { _ = try await store.apply(.login(s, audit: event("login.succeeded"))) }
-        _ = try await store.rotateRefreshToken(
-            presented: Data(repeating: 1, count: 32), successor: SecretBytes(Data(repeating: 2, count: 32)), grace: 10, now: t0,
-            audit: event("token.refreshed"),
-            reuseAudit: event("token.refresh.reused"))
+        _ = try await store.run(
+            RotateRefreshToken(
+                presented: Data(repeating: 1, count: 32), successor: SecretBytes(Data(repeating: 2, count: 32)), grace: 10, now: t0,
+                audit: event("token.refreshed"),
+                reuseAudit: event("token.refresh.reused")))
         _ = try await store.apply(
             .revokeSession(id: "s-revoked", userID: "alice", at: t0.addingTimeInterval(20), audit: event("session.revoked")))
         _ = try await store.apply(
@@ -233,10 +237,11 @@ extension StoreConformance {
         try require(
             try await store.sessions(userID: "alice").map(\.id).sorted() == ["s-live", "s-recent"],
             "retention: live and recently ended sessions stay")
-        let spent = try await store.rotateRefreshToken(
-            presented: Data(repeating: 1, count: 32), successor: SecretBytes(Data(repeating: 3, count: 32)), grace: 10, now: t0,
-            audit: event("token.refreshed"),
-            reuseAudit: event("token.refresh.reused"))
+        let spent = try await store.run(
+            RotateRefreshToken(
+                presented: Data(repeating: 1, count: 32), successor: SecretBytes(Data(repeating: 3, count: 32)), grace: 10, now: t0,
+                audit: event("token.refreshed"),
+                reuseAudit: event("token.refresh.reused")))
         try require(spent == .refused, "retention: a swept session's spent token is unknown, not reuse")
     }
 

@@ -145,23 +145,28 @@ extension StoreConformance {
         try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved")) }
         let redeemed = event("approval.redeemed", user: nil)
         try require(
-            try await store.redeemApproval(
-                tokenHash: TokenHash(digest: Data([1])), operationHash: Data([3]), userID: "alice", now: t0, audit: redeemed) == nil,
+            try await store.run(
+                RedeemApproval(
+                    tokenHash: TokenHash(digest: Data([1])), operationHash: Data([3]), userID: "alice", now: t0, audit: redeemed)) == nil,
             "approvals: other operation")
         try require(
-            try await store.redeemApproval(
-                tokenHash: TokenHash(digest: Data([1])), operationHash: Data([2]), userID: "bob", now: t0, audit: redeemed) == nil,
+            try await store.run(
+                RedeemApproval(
+                    tokenHash: TokenHash(digest: Data([1])), operationHash: Data([2]), userID: "bob", now: t0, audit: redeemed)) == nil,
             "approvals: another user expected")
         try require(
-            try await store.redeemApproval(
-                tokenHash: TokenHash(digest: Data([1])), operationHash: Data([2]), userID: "alice", now: t0.addingTimeInterval(300),
-                audit: redeemed) == nil,
+            try await store.run(
+                RedeemApproval(
+                    tokenHash: TokenHash(digest: Data([1])), operationHash: Data([2]), userID: "alice", now: t0.addingTimeInterval(300),
+                    audit: redeemed)) == nil,
             "approvals: expired")
         let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<50 {
                 group.addTask {
-                    try await store.redeemApproval(
-                        tokenHash: TokenHash(digest: Data([1])), operationHash: Data([2]), userID: "alice", now: self.t0, audit: redeemed)
+                    try await store.run(
+                        RedeemApproval(
+                            tokenHash: TokenHash(digest: Data([1])), operationHash: Data([2]), userID: "alice", now: self.t0,
+                            audit: redeemed))
                         != nil
                 }
             }
@@ -189,9 +194,10 @@ extension StoreConformance {
         try require(try await store.session(id: "nope") == nil, "refresh: unknown session id")
         let rotated = event("token.refreshed", user: nil), reused = event("token.refresh.reused", user: nil)
         func rotate(_ presented: UInt8, to next: UInt8, at offset: TimeInterval = 0) async throws -> RefreshRotation {
-            try await store.rotateRefreshToken(
-                presented: token(presented), successor: SecretBytes(token(next)), grace: 10, now: t0.addingTimeInterval(offset),
-                audit: rotated, reuseAudit: reused)
+            try await store.run(
+                RotateRefreshToken(
+                    presented: token(presented), successor: SecretBytes(token(next)), grace: 10, now: t0.addingTimeInterval(offset),
+                    audit: rotated, reuseAudit: reused))
         }
         try require(try await rotate(9, to: 10) == .refused, "refresh: unknown token")
         guard case .rotated(let state) = try await rotate(1, to: 2) else {
@@ -270,9 +276,10 @@ extension StoreConformance {
             try await finish(store, step.id) { _ in .approval(approval, audit: self.event("stepup.approved", user: user)) }
         }
         func redeemable(_ token: UInt8, user: UserID = "alice") async throws -> Bool {
-            try await store.redeemApproval(
-                tokenHash: TokenHash(digest: Data([token])), operationHash: Data([2]), userID: user, now: t0,
-                audit: event("approval.redeemed", user: nil)) != nil
+            try await store.run(
+                RedeemApproval(
+                    tokenHash: TokenHash(digest: Data([token])), operationHash: Data([2]), userID: user, now: t0,
+                    audit: event("approval.redeemed", user: nil))) != nil
         }
         try await grant(1, device: "d3", session: "p1")  // withdrawn: its session is revoked
         try await grant(2, device: "d1", session: "p2")  // withdrawn: its signing device is revoked

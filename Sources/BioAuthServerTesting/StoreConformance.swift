@@ -131,9 +131,11 @@ public struct StoreConformance: Sendable {
         -> DeviceRecord?
     {
         let outcome = try await finish(store, challenge.id) { _ in
-            .enrolment(
+            // Published as the service publishes by default: every delivered kind is queued.
+            WritePlan.enrolment(
                 device, replacing: replacing, approvedRequest: challenge.enrolmentRequestID,
-                audit: self.event("device.enrolled", user: device.userID, device: device.id))
+                audit: self.event("device.enrolled", user: device.userID, device: device.id)
+            ).publishing(AuditKind.deliveredEvents)
         }
         return outcome.wasApplied ? try await store.device(id: device.id) : nil
     }

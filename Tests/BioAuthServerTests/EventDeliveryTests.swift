@@ -48,7 +48,7 @@ struct EventDeliveryTests {
                 at: t0.addingTimeInterval(Double(offset)), kind: kind, userID: user, deviceID: user.map { DeviceID("d-" + $0.rawValue) })
             var plan = WritePlan()
             plan.audit(event)
-            _ = try await store.apply(plan)
+            _ = try await store.apply(plan.publishing(AuditKind.deliveredEvents))
         }
     }
 

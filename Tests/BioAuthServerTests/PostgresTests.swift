@@ -232,7 +232,8 @@ struct PostgresTests {
             sessionID: "s",
             createdAt: t0, expiresAt: t0.addingTimeInterval(900))
         #expect(
-            try await holder.requestEnrolment(request, maxPending: 5, now: t0, audit: AuditEvent(at: t0, kind: .enrolmentRequested)) == nil)
+            try await holder.run(RequestEnrolment(request, maxPending: 5, now: t0, audit: AuditEvent(at: t0, kind: .enrolmentRequested)))
+                == nil)
         let locked = Task {
             // Holds the request's row for a second inside its transaction.
             try await holder.decide(locking: RowLocks(enrolmentRequest: "r1")) { _ in
@@ -242,8 +243,8 @@ struct PostgresTests {
         }
         try await Task.sleep(for: .milliseconds(300))
         await #expect(throws: StoreError(.unavailable, detail: "postgres 55P03")) {
-            try await waiter.cancelEnrolmentRequest(
-                id: "r1", userID: "alice", now: t0, audit: AuditEvent(at: t0, kind: .enrolmentRequestEnded))
+            try await waiter.run(
+                CancelEnrolmentRequest(id: "r1", userID: "alice", now: t0, audit: AuditEvent(at: t0, kind: .enrolmentRequestEnded)))
         }
         _ = try await locked.value
         try await holder.close()

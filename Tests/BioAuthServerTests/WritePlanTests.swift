@@ -16,8 +16,12 @@ struct WritePlanTests {
                 .revokeDevice(id: "d1", at: at), .withdrawApprovals(.ofDevice(id: "d1", userID: "alice")),
                 .revokeSessions(.openedBy(deviceID: "d1", userID: "alice"), at: at),
                 .deleteChallenges(.ofDevice(id: "d1", userID: "alice")),
-                .appendAudit(event(.deviceRevoked)), .enqueueEvent(event(.deviceRevoked).delivered),
+                .appendAudit(event(.deviceRevoked)),
             ])
+        #expect(
+            plan.publishing(AuditKind.deliveredEvents).mutations.suffix(2) == [
+                .appendAudit(event(.deviceRevoked)), .enqueueEvent(event(.deviceRevoked).delivered),
+            ], "published, the revocation is delivered in the same transaction")
     }
 
     @Test func aReplacedKeyTakesTheSameSessionsAndApprovalsAsARevocation() {
@@ -52,8 +56,11 @@ struct WritePlanTests {
         for kind in [AuditKind.deviceRevoked, .deviceRenamed, .sessionRevoked, .loginSucceeded, .loginFailed] {
             var plan = WritePlan()
             plan.audit(event(kind))
+            #expect(plan.mutations == [.appendAudit(event(kind))], "an unpublished plan queues nothing: \(kind)")
             let delivered = AuditKind.deliveredEvents.contains(kind)
-            #expect(plan.mutations == [.appendAudit(event(kind))] + (delivered ? [.enqueueEvent(event(kind).delivered)] : []), "\(kind)")
+            #expect(
+                plan.publishing([kind]).mutations
+                    == [.appendAudit(event(kind))] + (delivered ? [.enqueueEvent(event(kind).delivered)] : []), "\(kind)")
         }
         #expect(AuditKind.deliveredEvents.contains(AuditKind.deviceRevoked))
         #expect(!AuditKind.deliveredEvents.contains(AuditKind.loginFailed))
@@ -84,6 +91,8 @@ struct WritePlanTests {
                 .appendAudit(event(.loginSucceeded)), .appendAudit(event(.deviceRevoked)), .enqueueEvent(event(.deviceRevoked).delivered),
             ])
         #expect(plan.publishing([]).mutations == [.appendAudit(event(.loginSucceeded)), .appendAudit(event(.deviceRevoked))])
+        #expect(published.publishing([.deviceRevoked]) == published, "publishing twice queues each event once")
+        #expect(published.publishing([]) == plan.publishing([]), "and the last publication decides")
         #expect(DeliveryPolicy().deliveredEvents == AuditKind.securityEvents)
         #expect(DeliveryPolicy(optionalEvents: [.lockout]).deliveredEvents == AuditKind.securityEvents.union([.lockout]))
     }
@@ -132,7 +141,14 @@ struct WritePlanTests {
         #expect(reached.locked == [.client("c1")])
         let lockoutEvent = failure.lockoutEvent(.client("c1"))
         #expect(
-            reached.plan.mutations == [
+            reached.plan.mutations == [.appendAudit(event(.loginFailed)), .appendAudit(lockoutEvent)],
+            "a deployment that does not deliver lockouts pays no outbox row for one (anyone can cause them)")
+        guard case .countFailure(let published) = WritePlan.failure(failure).publishing([.lockout]).mutations.first else {
+            Issue.record("a published failure is still counted")
+            return
+        }
+        #expect(
+            published.consequences(ofCounts: [.client("c1"): 3]).plan.mutations == [
                 .appendAudit(event(.loginFailed)), .appendAudit(lockoutEvent), .enqueueEvent(lockoutEvent.delivered),
             ])
         #expect(failure.consequences(ofCounts: [.client("c1"): 4]).locked.isEmpty, "only the failure that reaches the limit reports it")

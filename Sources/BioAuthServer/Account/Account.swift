@@ -90,7 +90,9 @@ struct Account: Flow {
             lockout: lockout, windowEnd: windows.windowEnd(now), passwordsPerClient: windows.policy.passwordFailuresPerClient,
             run: configuration.passwordRun,
             signInCode: code)
-        let attempt = try await run(request) { try await self.store.beginPasswordAttempt(username: username, limits: limits, now: now) }
+        let attempt = try await run(request) {
+            try await self.store.run(BeginPasswordAttempt(username: username, limits: limits, now: now))
+        }
         if let until = attempt.refusedUntil {
             // The real wait: the window's end or the back-off's, whichever is later.
             throw await refuseLockedOut(

@@ -81,7 +81,7 @@ struct Backend: Flow {
 
 extension WritePlan {
     /// Revokes an active API key: every instance refuses it from the next request.
-    public static func revokeApiKey(id: ApiKeyID, at: Date, audit: AuditEvent) -> WritePlan {
+    package static func revokeApiKey(id: ApiKeyID, at: Date, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.require(.activeApiKey(id: id))
         plan.add(.revokeApiKey(id: id, at: at))

@@ -104,7 +104,7 @@ public struct UserAdministration: Flow {
             let now = clock.now()
             guard
                 try await run(
-                    request, { try await self.store.cancelEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit) })
+                    request, { try await self.store.run(CancelEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit)) })
             else {
                 throw Self.ended
             }
@@ -127,7 +127,7 @@ public struct UserAdministration: Flow {
             let now = clock.now()
             guard
                 try await run(
-                    request, { try await self.store.vouchForEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit) })
+                    request, { try await self.store.run(VouchForEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit)) })
             else {
                 // Another vouch (or a code) approved it in between: approved, not ended — 409.
                 let current = try await run(request) { try await self.store.enrolmentRequest(id: record.id) }
@@ -189,21 +189,11 @@ public struct UserAdministration: Flow {
     }
 }
 
-extension BioAuthStore {
-    /// The backend vouches for `userID`'s pending request (``WritePlan/vouchForRequest(_:userID:at:audit:)``);
-    /// false with nothing written when it is not pending any more.
-    public func vouchForEnrolmentRequest(id: EnrolmentRequestID, userID: UserID, now: Date, audit: AuditEvent) async throws -> Bool {
-        try await decide(locking: RowLocks(enrolmentRequest: id)) { rows in
-            WritePlan.vouchForRequest(rows, userID: userID, at: now, audit: audit)
-        }.verdict
-    }
-}
-
 extension WritePlan {
     /// The backend approves the request in `rows` (read locked) after its own recovery: only a
     /// request of `userID` that is pending — not approved, ended or expired — is approved, by no
     /// device, as a recovery code approves it.
-    public static func vouchForRequest(_ rows: LockedRows, userID: UserID, at now: Date, audit: AuditEvent) -> (
+    package static func vouchForRequest(_ rows: LockedRows, userID: UserID, at now: Date, audit: AuditEvent) -> (
         verdict: Bool, plan: WritePlan
     ) {
         guard let request = rows.enrolmentRequest, request.userID == userID, request.isPending(at: now) else { return (false, WritePlan()) }

@@ -96,7 +96,7 @@ extension WritePlan {
     /// A removal of `removal.deviceID` with its first code, counted against the requester's daily
     /// recovery-code budget (the counter in `rows`): nil when the budget is spent (the time it
     /// frees up), else the plan. The device must still be active when it is written.
-    public static func requestDeviceRemoval(
+    package static func requestDeviceRemoval(
         _ removal: DeviceRemovalRecord, _ rows: LockedRows, limits: RecoveryCodeLimits, audit: AuditEvent
     ) -> (verdict: Date?, plan: WritePlan) {
         var plan = WritePlan()
@@ -114,7 +114,7 @@ extension WritePlan {
     /// A code entered for the removal in `rows` by `sessionID`: a match (compared in constant time)
     /// schedules it `delay` from now with `audit`; a mismatch counts an attempt, and the last
     /// allowed mismatch ends it.
-    public static func confirmDeviceRemoval(
+    package static func confirmDeviceRemoval(
         _ rows: LockedRows, sessionID: SessionID, entered: TokenHash, maxAttempts: Int, delay: TimeInterval, at now: Date, audit: AuditEvent
     ) -> (verdict: DeviceRemovalConfirmation, plan: WritePlan) {
         guard var removal = rows.deviceRemoval, removal.sessionID == sessionID, removal.status(at: now) == .awaitingCode,
@@ -143,7 +143,7 @@ extension WritePlan {
 
     /// Ends `userID`'s open removal in `rows` (``DeviceRemovalEnding/cancelled``); false with
     /// nothing written when there is none.
-    public static func cancelDeviceRemoval(_ rows: LockedRows, userID: UserID, at now: Date, audit: AuditEvent) -> (
+    package static func cancelDeviceRemoval(_ rows: LockedRows, userID: UserID, at now: Date, audit: AuditEvent) -> (
         verdict: Bool, plan: WritePlan
     ) {
         guard var removal = rows.deviceRemoval, removal.userID == userID, removal.isOpen(at: now) else { return (false, WritePlan()) }
@@ -158,7 +158,7 @@ extension WritePlan {
     /// The removal in `rows` once its delay passed: revokes the device as
     /// ``revokeDevice(id:userID:at:audit:)`` does and ends the removal as executed — or, when the
     /// device is gone already, only ends it. Nothing when it is not due.
-    public static func executeDeviceRemoval(_ rows: LockedRows, deviceActive: Bool, at now: Date, audit: AuditEvent) -> (
+    package static func executeDeviceRemoval(_ rows: LockedRows, deviceActive: Bool, at now: Date, audit: AuditEvent) -> (
         verdict: Bool, plan: WritePlan
     ) {
         guard var removal = rows.deviceRemoval, removal.status(at: now) == .scheduled, let due = removal.executesAt, due <= now else {

@@ -6,7 +6,7 @@ import Foundation
 extension WritePlan {
     /// Revokes an active device of the user, every session it opened and every approval it signed
     /// or its sessions obtained.
-    public static func revokeDevice(id: DeviceID, userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
+    package static func revokeDevice(id: DeviceID, userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.require(.activeDevice(id: id, userID: userID))
         plan.add(.revokeDevice(id: id, at: at))
@@ -19,7 +19,7 @@ extension WritePlan {
     /// approval not yet redeemed: "I lost my phone" when the backend cannot tell which device,
     /// or an account taken over. The user enrols again from a primary login (or grant) and a
     /// recovery, as after losing every device.
-    public static func revokeDevices(userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
+    package static func revokeDevices(userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.add(.revokeDevices(userID: userID, at: at))
         plan.add(.withdrawApprovals(.allOf(userID: userID)))
@@ -32,14 +32,14 @@ extension WritePlan {
     /// What a device whose key was replaced (re-enrolment after an enrollment change) loses: the
     /// sessions the old key opened, the approvals it signed or they obtained, and the challenges
     /// issued to it (a step-up asked of the old key is never finished by the new one).
-    public static func replacedKey(deviceID: DeviceID, userID: UserID, at: Date) -> WritePlan {
+    package static func replacedKey(deviceID: DeviceID, userID: UserID, at: Date) -> WritePlan {
         var plan = WritePlan()
         plan.withdrawDevice(id: deviceID, userID: userID, at: at)
         return plan
     }
 
     /// Revokes one active session of the user and the approvals it obtained.
-    public static func revokeSession(id: SessionID, userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
+    package static func revokeSession(id: SessionID, userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.require(.activeSession(id: id, userID: userID))
         plan.endSession(id: id, userID: userID, at: at)
@@ -49,7 +49,7 @@ extension WritePlan {
 
     /// A spent refresh token came back: a copy is in other hands, so its session (revoked or not)
     /// ends with the approvals it obtained. The store finds the session inside its transaction.
-    public static func reusedRefreshToken(sessionID: SessionID, userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
+    package static func reusedRefreshToken(sessionID: SessionID, userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.endSession(id: sessionID, userID: userID, at: at)
         plan.audit(audit)
@@ -57,7 +57,7 @@ extension WritePlan {
     }
 
     /// Logs the user out everywhere: every session, and every approval not yet redeemed.
-    public static func revokeSessions(userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
+    package static func revokeSessions(userID: UserID, at: Date, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.add(.withdrawApprovals(.allOf(userID: userID)))
         plan.add(.revokeSessions(.allOf(userID: userID), at: at))
@@ -66,7 +66,7 @@ extension WritePlan {
     }
 
     /// Renames a device of the user (revoked or not).
-    public static func renameDevice(id: DeviceID, userID: UserID, name: String, audit: AuditEvent) -> WritePlan {
+    package static func renameDevice(id: DeviceID, userID: UserID, name: String, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.require(.ownedDevice(id: id, userID: userID))
         plan.add(.renameDevice(id: id, name: name))

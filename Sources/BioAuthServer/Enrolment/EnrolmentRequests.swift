@@ -26,7 +26,7 @@ struct EnrolmentRequests: Flow {
         let audit = event(.enrolmentRequested, user: session.userID, device: record.deviceID, request: request)
         let maxPending = BioAuthService.maxPendingEnrolmentRequests
         if let freed = try await run(
-            request, { try await self.store.requestEnrolment(record, maxPending: maxPending, now: now, audit: audit) })
+            request, { try await self.store.run(RequestEnrolment(record, maxPending: maxPending, now: now, audit: audit)) })
         {
             throw ServerError(.rateLimited, detail: "too many enrolment requests", retryAfter: retryAfter(until: freed, from: now))
         }
@@ -80,8 +80,9 @@ struct EnrolmentRequests: Flow {
             request: request)
         let now = clock.now(), userID = session.userID, tokenHash = TokenHash(of: token)
         let approved = try await run(request) {
-            try await self.store.approveEnrolmentRequest(
-                id: record.id, userID: userID, approvalTokenHash: tokenHash, excludingDevice: record.deviceID, now: now, audit: audit)
+            try await self.store.run(
+                ApproveEnrolmentRequest(
+                    id: record.id, userID: userID, approvalTokenHash: tokenHash, excludingDevice: record.deviceID, now: now, audit: audit))
         }
         guard approved else {
             await self.audit(
@@ -101,9 +102,10 @@ struct EnrolmentRequests: Flow {
         let audit = event(.recoveryCodeSent, user: record.userID, device: record.deviceID, request: request)
         let now = clock.now(), limits = configuration.enrolment.recoveryCodes
         let delivery = try await run(request) {
-            try await self.store.setRecoveryCode(
-                requestID: record.id, userID: record.userID, requester: request.clientAddress, codeHash: code.hash, limits: limits,
-                now: now, audit: audit)
+            try await self.store.run(
+                SetRecoveryCode(
+                    requestID: record.id, userID: record.userID, requester: request.clientAddress, codeHash: code.hash, limits: limits,
+                    now: now, audit: audit))
         }
         switch delivery {
         case .send: break
@@ -133,7 +135,8 @@ struct EnrolmentRequests: Flow {
         )
         let now = clock.now(), maxAttempts = configuration.enrolment.maxRecoveryAttempts
         let outcome = try await run(request) {
-            try await self.store.recoverEnrolmentRequest(id: record.id, codeHash: entered, maxAttempts: maxAttempts, now: now, audit: audit)
+            try await self.store.run(
+                RecoverEnrolmentRequest(id: record.id, codeHash: entered, maxAttempts: maxAttempts, now: now, audit: audit))
         }
         guard outcome == .approved else {
             log(audit.rejectedRecovery)
@@ -152,7 +155,9 @@ struct EnrolmentRequests: Flow {
             .enrolmentRequestEnded, user: record.userID, device: record.deviceID, reason: EnrolmentRequestEnding.cancelled.rawValue,
             request: request)
         let now = clock.now(), userID = session.userID
-        guard try await run(request, { try await self.store.cancelEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit) })
+        guard
+            try await run(
+                request, { try await self.store.run(CancelEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit)) })
         else {
             throw Self.ended
         }
@@ -201,7 +206,7 @@ extension WritePlan {
     /// the requester's, never the user's: a stranger's requests from their own addresses never
     /// refuse the owner's. Verdict: nil when stored, else when the requester's first pending
     /// request stops being pending.
-    public static func requestEnrolment(
+    package static func requestEnrolment(
         _ rows: LockedRows, _ request: EnrolmentRequestRecord, maxPending: Int, at now: Date, audit: AuditEvent
     ) -> (
         verdict: Date?, plan: WritePlan
@@ -222,7 +227,7 @@ extension WritePlan {
     /// shows — and signed by an active device other than the one being enrolled. Then the
     /// approval is redeemed and the request approved by its device, with `audit`; otherwise
     /// nothing is written. A request without an approval hash is approved by no device.
-    public static func approveRequest(_ rows: LockedRows, userID: UserID, enrolling deviceID: DeviceID, at now: Date, audit: AuditEvent)
+    package static func approveRequest(_ rows: LockedRows, userID: UserID, enrolling deviceID: DeviceID, at now: Date, audit: AuditEvent)
         -> (
             verdict: Bool, plan: WritePlan
         )
@@ -246,7 +251,7 @@ extension WritePlan {
     /// leaves the owner's own budget whole). The
     /// code is stored (the previous one stops working; attempts already made keep counting) and
     /// counted before it is delivered, so a failed delivery counts too.
-    public static func sendRecoveryCode(
+    package static func sendRecoveryCode(
         _ rows: LockedRows, userID: UserID, requester: String, codeHash: TokenHash, limits: RecoveryCodeLimits, at now: Date,
         audit: AuditEvent
     ) -> (verdict: RecoveryCodeDelivery, plan: WritePlan) {
@@ -285,7 +290,7 @@ extension WritePlan {
     /// attempts left takes one. A match (compared in constant time) approves it with `audit`; a
     /// mismatch counts an attempt and is audited as `recovery.code.rejected`, and the last allowed
     /// mismatch ends the request (``EnrolmentRequestEnding/wrongCodes``).
-    public static func recovery(
+    package static func recovery(
         of request: EnrolmentRequestRecord?, entered: TokenHash, maxAttempts: Int, at now: Date, audit: AuditEvent
     ) -> (verdict: RecoveryOutcome, plan: WritePlan) {
         guard let request, request.isPending(at: now), let expected = request.recoveryCodeHash, request.recoveryAttempts < maxAttempts
@@ -311,7 +316,7 @@ extension WritePlan {
     /// The owner cancels the request in `rows` (read locked) from an enrolled device: a request of
     /// `userID` not ended and not expired — pending, or approved but not yet used — ends
     /// (``EnrolmentRequestEnding/cancelled``) and can no longer enrol anything.
-    public static func cancelRequest(_ rows: LockedRows, userID: UserID, at now: Date, audit: AuditEvent) -> (
+    package static func cancelRequest(_ rows: LockedRows, userID: UserID, at now: Date, audit: AuditEvent) -> (
         verdict: Bool, plan: WritePlan
     ) {
         guard let request = rows.enrolmentRequest, request.userID == userID, !request.hasEnded, request.expiresAt > now else {

@@ -6,7 +6,7 @@ import Foundation
 extension WritePlan {
     /// A login: a stronger password hash computed at this login if given, the session (a device
     /// session marks its device used), the failure counters the login clears, the audit event.
-    public static func login(
+    package static func login(
         _ session: SessionRecord, from client: String? = nil, clearing: [FailureSubject] = [], rehashed: UserRecord? = nil,
         audit: AuditEvent
     ) -> WritePlan {
@@ -21,14 +21,14 @@ extension WritePlan {
 
     /// A failure: counted against each of its subjects, audited with a lockout event for each
     /// subject that reaches its limit (``FailureRecord/consequences(ofCounts:)``).
-    public static func failure(_ failure: FailureRecord) -> WritePlan {
+    package static func failure(_ failure: FailureRecord) -> WritePlan {
         var plan = WritePlan()
         plan.add(.countFailure(failure))
         return plan
     }
 
     /// Nothing but these audit events (a refused attempt).
-    public static func events(_ events: [AuditEvent]) -> WritePlan {
+    package static func events(_ events: [AuditEvent]) -> WritePlan {
         var plan = WritePlan()
         for event in events { plan.audit(event) }
         return plan
@@ -38,7 +38,7 @@ extension WritePlan {
     /// no per-device or per-user quota: whoever knows a user and device id (both are in every
     /// access token) could fill it and stop the owner's logins. Requests per address are bounded
     /// by the request limiter instead.
-    public static func issueChallenge(_ challenge: ChallengeRecord, lockout: LockoutQuery) -> WritePlan {
+    package static func issueChallenge(_ challenge: ChallengeRecord, lockout: LockoutQuery) -> WritePlan {
         var plan = WritePlan()
         plan.require(.belowFailureLimits(lockout))
         plan.add(.insertChallenge(challenge))
@@ -53,7 +53,7 @@ extension WritePlan {
     /// An enrolment `asFirstDevice` (one that went without a proof because the user had no device)
     /// is refused if the user has, or ever had, a device when it finishes: the rule is decided in
     /// the finishing transaction, not when the challenge was issued.
-    public static func enrolment(
+    package static func enrolment(
         _ device: DeviceRecord, replacing: EnrolmentProof?, approvedRequest: EnrolmentRequestID?, asFirstDevice: Bool = false,
         audit: AuditEvent
     ) -> WritePlan {
@@ -78,14 +78,14 @@ extension WritePlan {
 
     /// A verified step-up: the one-time approval and the audit event. (Like a device login, it
     /// clears no failure counter.)
-    public static func approval(_ approval: ApprovalRecord, audit: AuditEvent) -> WritePlan {
+    package static func approval(_ approval: ApprovalRecord, audit: AuditEvent) -> WritePlan {
         inserting(.insertApproval(approval), audit: audit)
     }
 
     /// A new user (the demo primary login).
     /// A new password account, for an id nobody owns yet: not one the app's backend vouched for,
     /// nor one with devices (``Guard/userIDFree(userID:)``).
-    public static func createUser(_ user: UserRecord, audit: AuditEvent) -> WritePlan {
+    package static func createUser(_ user: UserRecord, audit: AuditEvent) -> WritePlan {
         var plan = inserting(.insertUser(user), audit: audit)
         plan.guards.insert(.userIDFree(userID: user.id), at: 0)
         return plan
@@ -94,7 +94,7 @@ extension WritePlan {
     /// A session the app's backend vouched for (an enrolment grant, a ``PrimaryAuthenticator``
     /// login): its user id becomes the backend's for good — unless a password account has it,
     /// which refuses (``Guard/noPasswordAccount(userID:)``). The two namespaces never overlap.
-    public static func backendLogin(_ session: SessionRecord, from client: String? = nil, audit: AuditEvent) -> WritePlan {
+    package static func backendLogin(_ session: SessionRecord, from client: String? = nil, audit: AuditEvent) -> WritePlan {
         var plan = WritePlan()
         plan.require(.noPasswordAccount(userID: session.userID))
         plan.add(.claimForBackend(userID: session.userID, at: session.createdAt))
@@ -103,14 +103,14 @@ extension WritePlan {
     }
 
     /// A new backend API key.
-    public static func createApiKey(_ key: ApiKeyRecord, audit: AuditEvent) -> WritePlan { inserting(.insertApiKey(key), audit: audit) }
+    package static func createApiKey(_ key: ApiKeyRecord, audit: AuditEvent) -> WritePlan { inserting(.insertApiKey(key), audit: audit) }
 
     /// A new access-token signing key.
-    public static func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) -> WritePlan {
+    package static func addSigningKey(_ key: SigningKeyRecord, audit: AuditEvent) -> WritePlan {
         inserting(.insertSigningKey(key), audit: audit)
     }
     /// Retires signing keys: deleted, so no instance signs with or publishes them after its next reload.
-    public static func retireSigningKeys(_ ids: [String], audit: [AuditEvent]) -> WritePlan {
+    package static func retireSigningKeys(_ ids: [String], audit: [AuditEvent]) -> WritePlan {
         var plan = WritePlan()
         for id in ids { plan.add(.deleteSigningKey(id: id)) }
         for event in audit { plan.audit(event) }
@@ -135,6 +135,6 @@ extension FailureRecord {
         var plan = WritePlan()
         plan.audit(audit)
         for subject in locked { plan.audit(lockoutEvent(subject)) }
-        return (locked, plan)
+        return (locked, plan.publishing(published))
     }
 }

@@ -66,7 +66,7 @@ struct StepUp: Flow {
             throw ServerError(.rateLimited, retryAfter: retryAfter)
         }
         let redeemed = try await run(request) {
-            try await self.store.redeemApproval(tokenHash: hash, operationHash: operationHash, userID: userID, now: now, audit: audit)
+            try await self.store.run(RedeemApproval(tokenHash: hash, operationHash: operationHash, userID: userID, now: now, audit: audit))
         }
         guard let record = redeemed else {
             _ = await context.failedRedemptions.admit(failures, at: now)
@@ -82,7 +82,7 @@ extension WritePlan {
     /// Redeeming the approval in `rows` (read locked): only an approval that is
     /// ``ApprovalRecord/isRedeemable(for:by:at:)`` and whose device is still active is consumed,
     /// with `audit` about its user and device; it is returned then, nil with nothing written otherwise.
-    public static func redemption(
+    package static func redemption(
         _ rows: LockedRows, operationHash: Data, userID: UserID, at now: Date, audit: AuditEvent
     ) -> (verdict: ApprovalRecord?, plan: WritePlan) {
         guard var approval = rows.approval, rows.approvalSignerActive, approval.isRedeemable(for: operationHash, by: userID, at: now) else {

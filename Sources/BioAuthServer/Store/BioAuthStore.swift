@@ -163,6 +163,9 @@ public struct FailureRecord: Sendable, Hashable {
     /// Subjects counted before this failure was known (a password attempt) that reached their
     /// limit then: audited as lockouts with it.
     public var reachedEarlier: [FailureSubject] = []
+    /// The kinds whose events the consequences also queue for delivery (``WritePlan/publishing(_:)``
+    /// sets it): none until a plan is published.
+    package var published: Set<AuditKind> = []
 
     /// A failure counted against the sending address.
     public init(_ reason: FailureReason, lockout: LockoutQuery, audit: AuditEvent) {

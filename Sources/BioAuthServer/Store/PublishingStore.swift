@@ -1,22 +1,9 @@
 import Foundation
 
-extension WritePlan {
-    /// This plan without the outbox events of kinds outside `published`: what nobody will
-    /// deliver is not written (its audit row stays).
-    public func publishing(_ published: Set<AuditKind>) -> WritePlan {
-        var plan = WritePlan()
-        plan.guards = guards
-        for mutation in mutations {
-            if case .enqueueEvent(let event) = mutation, !published.contains(event.kind) { continue }
-            plan.add(mutation)
-        }
-        return plan
-    }
-}
-
-/// The store the flows use: every plan reaches `base` with only the outbox events this deployment
-/// delivers (``ServerConfiguration/publishedEvents``) — an event no sink reads would cost a row,
-/// its index entries and a later delete on every login. Everything else passes through.
+/// The store the flows use: every plan reaches `base` published (``WritePlan/publishing(_:)``)
+/// with the events this deployment delivers (``ServerConfiguration/publishedEvents``) — an event
+/// no sink reads would cost a row, its index entries and a later delete on every login.
+/// Everything else passes through.
 struct PublishingStore: BioAuthStore {
     let base: any BioAuthStore
     let published: Set<AuditKind>

@@ -170,11 +170,34 @@ public struct WritePlan: Sendable, Hashable {
         mutations += other.mutations
     }
 
-    /// Appends the event to the audit log and, for a kind in ``AuditKind/deliveredEvents``, to
-    /// the webhook outbox: the outbox rule, in one place.
+    /// Appends the event to the audit log. Whether it is also delivered is decided when the plan
+    /// is published (``publishing(_:)``), for the deployment.
     public mutating func audit(_ event: AuditEvent) {
         mutations.append(.appendAudit(event))
-        if AuditKind.deliveredEvents.contains(event.kind) { mutations.append(.enqueueEvent(event.delivered)) }
+    }
+
+    /// This plan as a deployment that delivers the kinds in `published` applies it — the outbox
+    /// rule, in one place: each audited event of a kind both published and in
+    /// ``AuditKind/deliveredEvents`` is also queued for delivery (``Mutation/enqueueEvent(_:)``),
+    /// in the same transaction, and so are the lockouts a counted failure causes. What nobody
+    /// will deliver costs no outbox row.
+    package func publishing(_ published: Set<AuditKind>) -> WritePlan {
+        let delivered = published.intersection(AuditKind.deliveredEvents)
+        var plan = WritePlan()
+        plan.guards = guards
+        for mutation in mutations {
+            switch mutation {
+            case .appendAudit(let event):
+                plan.add(mutation)
+                if delivered.contains(event.kind) { plan.add(.enqueueEvent(event.delivered)) }
+            case .countFailure(var failure):
+                failure.published = delivered
+                plan.add(.countFailure(failure))
+            case .enqueueEvent: continue  // queued above, once, by this rule only
+            default: plan.add(mutation)
+            }
+        }
+        return plan
     }
 }
 

@@ -16,8 +16,9 @@ struct Tokens: Flow {
         let reused = event(.refreshTokenReused, reason: FailureReason.refreshTokenReused.description, request: request)
         let now = clock.now(), grace = configuration.tokens.refreshRetryGrace
         let rotation = try await run(request) {
-            try await self.store.rotateRefreshToken(
-                presented: presented, successor: next, grace: grace, now: now, audit: rotated, reuseAudit: reused)
+            try await self.store.run(
+                RotateRefreshToken(
+                    presented: presented, successor: next, grace: grace, now: now, audit: rotated, reuseAudit: reused))
         }
         let (state, successor): (SessionState, SecretBytes)
         switch rotation {
@@ -74,7 +75,7 @@ extension WritePlan {
     /// other spent one is reuse — a copy is in other hands — so its session ends
     /// (``reusedRefreshToken(sessionID:userID:at:audit:)``). Anything else writes nothing. Every
     /// audit event is about the session's user and device.
-    public static func refresh(
+    package static func refresh(
         _ rows: LockedRows, presented: Data, successor: SecretBytes, grace: TimeInterval, at now: Date, audit: AuditEvent,
         reuseAudit: AuditEvent
     ) -> (verdict: RefreshRotation, plan: WritePlan) {
