@@ -34,13 +34,19 @@ public struct InProcessServer: Sendable {
     let task: Task<Void, any Error>
     let app: BioAuthServerApp
 
+    /// PBKDF2 rounds for the test server's passwords, unless `server` sets others: a test
+    /// password guards nothing, and at the production figure
+    /// (``ServerConfiguration/recommendedPasswordRounds``) every sign-in of a parallel test run
+    /// costs a third of a second of CPU — enough, on a small machine, to time requests out.
+    public static let passwordRounds = 1_000
+
     /// Starts a server. `allowSignUp` lets the test create password accounts (the built-in
     /// primary login); `server` sets the relying party, lifetimes and policies.
     public static func start(
         relyingParty: String = "localhost", allowSignUp: Bool = true, server configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> InProcessServer {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-test-\(UUID().uuidString).sqlite").path
-        var serverConfiguration = ServerConfiguration(relyingPartyID: relyingParty)
+        var serverConfiguration = ServerConfiguration(relyingPartyID: relyingParty, passwordRounds: passwordRounds)
         configure(&serverConfiguration)
         let configuration = ServerAppConfiguration(
             host: "127.0.0.1", port: 0, server: serverConfiguration, http: HTTPOptions(allowSignUp: allowSignUp), logLevel: .critical)
