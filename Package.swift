@@ -28,7 +28,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
-        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.10.0"),
+        // Pinned to a minor release: BioAuthSQLite imports `VaporCSQLite`, the SQLite amalgamation
+        // SQLiteNIO vendors but does not ship as a product, so a new minor release may move it.
+        .package(url: "https://github.com/vapor/sqlite-nio.git", .upToNextMinor(from: "1.13.0")),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),

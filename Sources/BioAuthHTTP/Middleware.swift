@@ -149,14 +149,6 @@ struct ErrorMapping<Context: BioAuthRequestContext>: RouterMiddleware {
     }
 }
 
-extension BioAuthService {
-    /// Session failures are audited like verification failures (reason only).
-    func auditSessionFailure(_ error: any Error, request: RequestInfo) async {
-        guard let error = error as? ServerError, let reason = error.reason else { return }
-        await audit(.sessionRejected, reason: reason.description, request: request)
-    }
-}
-
 extension ServerError.Code {
     /// The HTTP status of each code (`openapi.yaml` lists them per operation), as the code declares it.
     var httpStatus: HTTPResponse.Status { HTTPResponse.Status(code: status) }

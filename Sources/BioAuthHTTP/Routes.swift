@@ -412,13 +412,10 @@ public struct BioAuthRoutes: Sendable {
             apiKeyID: context.bioAuth.apiKey?.id)
     }
 
-    /// The session a request's bearer token names (401 otherwise, audited with its reason).
+    /// The session a request's bearer token names (401 otherwise, audited by the service).
     func authenticate(_ request: Request, _ context: some BioAuthRequestContext) async throws -> (SessionRecord, RequestInfo) {
         let info = info(request, context)
-        do { return (try await service.authenticate(token: bearerToken(request), request: info), info) } catch {
-            await service.auditSessionFailure(error, request: info)
-            throw error
-        }
+        return (try await service.authenticate(token: bearerToken(request), request: info), info)
     }
 
     /// The token of an `Authorization: Bearer` header. The scheme is case-insensitive (RFC 9110

@@ -13,6 +13,26 @@ import Testing
 
 /// The positive flows through HTTP, on the SQLite store.
 struct FlowTests {
+    /// A refused bearer token is audited by the service itself, not by an HTTP layer: an app that
+    /// embeds `BioAuthService` gets the same `session.rejected` rows, with the reason and the
+    /// address and nothing of the token.
+    @Test func aRefusedSessionIsAuditedByTheServiceWithItsReasonOnly() async throws {
+        let harness = ServerHarness()
+        let request = RequestInfo(clientAddress: "198.51.100.7")
+        let token = Base64URL.encode(Data(repeating: 7, count: 32))
+        await #expect(throws: ServerError.authenticationFailed(.unknownSession)) {
+            try await harness.service.authenticate(token: token, request: request)
+        }
+        await #expect(throws: ServerError.authenticationFailed(.missingSession)) {
+            try await harness.service.authenticate(token: nil, request: request)
+        }
+        let rejected = try await harness.service.store.auditEvents(userID: nil, limit: 10).filter { $0.kind == .sessionRejected }
+        #expect(Set(rejected.map(\.reason)) == ["unknownSession", "missingSession"])
+        #expect(rejected.allSatisfy { $0.clientAddress == "198.51.100.7" })
+        #expect(!"\(rejected)".contains(token))
+        try await harness.service.store.close()
+    }
+
     @Test func enrolLoginStepUpAndManageDevicesAndSessions() async throws {
         let harness = ServerHarness(store: try await SQLiteStore.open(path: temporaryDatabasePath()))
         try await harness.test { api in

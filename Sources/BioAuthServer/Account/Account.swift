@@ -220,7 +220,16 @@ struct Account: Flow {
         return SessionGrant(token: token, session: session)
     }
 
+    /// The session a bearer token names; a refused one is audited like a refused proof, with its
+    /// reason only (`session.rejected`).
     func authenticate(token: String?, request: RequestInfo) async throws(ServerError) -> SessionRecord {
+        do { return try await session(presenting: token, request: request) } catch {
+            if let reason = error.reason { await audit(.sessionRejected, reason: reason.description, request: request) }
+            throw error
+        }
+    }
+
+    private func session(presenting token: String?, request: RequestInfo) async throws(ServerError) -> SessionRecord {
         try await admit(request)  // token guessing pays the request limit too
         guard let token, let bytes = Base64URL.decode(token), bytes.count == 32 else {
             throw ServerError.authenticationFailed(token == nil ? .missingSession : .unknownSession)

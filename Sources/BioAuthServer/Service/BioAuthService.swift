@@ -102,7 +102,8 @@ public final class BioAuthService: Sendable {
     }
 
     /// The active session a bearer token names.
-    /// - Throws: `authenticationFailed` for a missing, unknown, expired or revoked token.
+    /// - Throws: `authenticationFailed` for a missing, unknown, expired or revoked token, audited
+    ///   (`session.rejected`) with its reason.
     public func authenticate(token: String?, request: RequestInfo) async throws(ServerError) -> SessionRecord {
         try await account.authenticate(token: token, request: request)
     }
@@ -455,10 +456,5 @@ public final class BioAuthService: Sendable {
     /// Deletes a signing key (a leaked one): 404 for an unknown id.
     public func retireSigningKey(id: String, request: RequestInfo) async throws(ServerError) {
         try await SigningKeys(context: context).retire(id: id, request: request)
-    }
-
-    /// Appends one audit event on its own (a refusal outside any flow, e.g. a rejected session at the HTTP layer).
-    package func audit(_ kind: AuditKind, user: UserID? = nil, device: DeviceID? = nil, reason: String? = nil, request: RequestInfo) async {
-        await maintenance.audit(kind, user: user, device: device, reason: reason, request: request)
     }
 }
