@@ -409,7 +409,7 @@ public struct BioAuthRoutes: Sendable {
             .subjects(peer: context.remoteAddress?.ipAddress, forwardedFor: forwarded.isEmpty ? nil : forwarded.joined(separator: ","))
         return RequestInfo(
             clientAddress: address.client, requestSubject: address.requests, requestID: context.bioAuth.requestID,
-            apiKeyID: context.bioAuth.apiKey?.id)
+            apiKeyID: context.bioAuth.apiKey?.id, logger: context.logger)
     }
 
     /// The session a request's bearer token names (401 otherwise, audited by the service).

@@ -6,6 +6,7 @@ import HTTPTypes
 import BioAuthHTTP
 import Hummingbird
 import HummingbirdTesting
+import InMemoryLogging
 import Logging
 import NIOCore
 import Prometheus
@@ -13,6 +14,19 @@ import Testing
 
 /// The positive flows through HTTP, on the SQLite store.
 struct FlowTests {
+    /// A request's log lines from the service go through the request's own logger (the HTTP
+    /// framework's, with its request metadata) and carry BioAuth's request id.
+    @Test func theServiceLogsARequestThroughTheRequestsLogger() async throws {
+        let harness = ServerHarness()
+        try await harness.test { api in
+            let reply = try await api.call(.get, "/v1/devices", nil, token: Base64URL.encode(Data(repeating: 9, count: 32)))
+            let requestID = try #require(reply.headers[HTTPField.Name("X-Request-Id")!])
+            let lines = harness.logs.entries.filter { $0.metadata["request_id"].map { "\($0)" } == requestID }
+            #expect(lines.contains { $0.message == "audit" }, "the refusal is logged with the request's id: \(reply.status)")
+            #expect(lines.allSatisfy { $0.metadata["hb.request.id"] != nil }, "\(lines.map(\.metadata))")
+        }
+    }
+
     /// A refused bearer token is audited by the service itself, not by an HTTP layer: an app that
     /// embeds `BioAuthService` gets the same `session.rejected` rows, with the reason and the
     /// address and nothing of the token.

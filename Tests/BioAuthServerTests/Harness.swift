@@ -21,6 +21,8 @@ struct ServerHarness: Sendable {
     let logs: InMemoryLogHandler
     let service: BioAuthService
     let routes: BioAuthRoutes
+    /// The service's logger, and the application's: a request's lines reach ``logs`` through it.
+    let logger: Logger
     static let relyingParty = "bioauth.test"
 
     init(
@@ -33,6 +35,7 @@ struct ServerHarness: Sendable {
         handler.logLevel = .trace
         logs = handler
         let logger = Logger(label: "test") { _ in handler }
+        self.logger = logger
         let registry = PrometheusCollectorRegistry()
         // Fails loudly: a test without its store cannot run.
         let store = store ?? (try! SQLiteStore.inMemory())
@@ -46,7 +49,7 @@ struct ServerHarness: Sendable {
     }
 
     func test(_ body: @escaping @Sendable (API) async throws -> Void) async throws {
-        let app = Application(router: routes.makeRouter())
+        let app = Application(router: routes.makeRouter(), logger: logger)
         do {
             let backend = try await service.createApiKey(
                 name: "test backend", scopes: Set(ApiKeyScope.all), request: RequestInfo(clientAddress: "test"))

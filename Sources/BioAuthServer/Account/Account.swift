@@ -176,7 +176,7 @@ struct Account: Flow {
             throw ServerError(.rateLimited, detail: "too many recovery codes", retryAfter: retryAfter(until: until, from: now))
         }
         guard exists else { return }
-        log(audit)
+        log(audit, request: request)
         // Delivered after the answer, so its time does not tell that the user exists; a failed
         // delivery is logged (the requester, who may be anyone, is not told).
         let message = RecoveryMessage(
@@ -202,7 +202,7 @@ struct Account: Flow {
         }
         let proven: String?
         do { proven = try await authenticator.authenticate(credential, request: request) } catch {
-            logger.error("primary authenticator failed", metadata: ["requestId": "\(request.requestID)", "error": "\(type(of: error))"])
+            logger(for: request).error("primary authenticator failed", metadata: ["error": "\(type(of: error))"])
             throw ServerError(.unavailable, retryAfter: 5)
         }
         guard let proven else {
@@ -216,7 +216,7 @@ struct Account: Flow {
         let (session, token) = newSession(user: userID, device: nil, kind: .primary, ttl: configuration.primarySessionTTL, at: now)
         let audit = event(.primaryLoginSucceeded, user: userID, request: request)
         try await openBackendSession(session, from: lockout.client, audit: audit, request: request)
-        log(audit)
+        log(audit, request: request)
         return SessionGrant(token: token, session: session)
     }
 
@@ -271,7 +271,7 @@ struct Account: Flow {
         guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "sessionId")
         }
-        log(audit)
+        log(audit, request: request)
     }
 
     func revokeAllSessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Int {
@@ -280,7 +280,7 @@ struct Account: Flow {
             .sessionsRevoked, user: session.userID, device: session.deviceID, reason: AuditReason.allSessions.description, request: request)
         let plan = WritePlan.revokeSessions(userID: session.userID, at: clock.now(), audit: audit)
         let count = try await run(request, { try await self.store.apply(plan) }).revokedSessions
-        log(audit)
+        log(audit, request: request)
         return count
     }
 

@@ -36,7 +36,7 @@ struct PasswordChange: Flow {
                 request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }
-        log(audit)
+        log(audit, request: request)
     }
 }
 

@@ -171,7 +171,9 @@ struct EnrolmentAttestation: Flow {
             try await self.store.consumeChallenge(id: challenge.id, lockout: lockout) { _ in ((), .failure(failure)) }
         }
         _ = failed(failure, locked: outcome.lockedSubjects, request)
-        if let error { logger.debug("attestation refused", metadata: metadata(audit).merging(["why": "\(error.reason)"]) { $1 }) }
+        if let error {
+            logger(for: request).debug("attestation refused", metadata: metadata(audit).merging(["why": "\(error.reason)"]) { $1 })
+        }
         return ServerError(.attestationRejected, field: field, detail: (error?.check).refusalDetail)
     }
 }

@@ -14,7 +14,7 @@ struct Backend: Flow {
             user: userID, device: nil, kind: .enrolmentGrant, ttl: configuration.enrolment.grantTTL, at: clock.now())
         let audit = event(.enrolmentGrantIssued, user: userID, request: request)
         try await openBackendSession(session, audit: audit, request: request)
-        log(audit)
+        log(audit, request: request)
         return SessionGrant(token: token, session: session)
     }
 
@@ -28,7 +28,7 @@ struct Backend: Flow {
             createdAt: clock.now())
         let audit = event(.apiKeyCreated, reason: record.id.rawValue, request: request)
         _ = try await run(request) { try await self.store.apply(.createApiKey(record, audit: audit)) }
-        log(audit)
+        log(audit, request: request)
         return (record, secret)
     }
 
@@ -42,7 +42,7 @@ struct Backend: Flow {
         guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "id")
         }
-        log(audit)
+        log(audit, request: request)
     }
 
     /// The key `presented`, verified, with `scope`, counted once against the key's own budget

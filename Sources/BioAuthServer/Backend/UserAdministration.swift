@@ -40,7 +40,7 @@ public struct UserAdministration: Flow {
             else {
                 throw ServerError(.notFound, field: "deviceId")
             }
-            log(audit)
+            log(audit, request: request)
         }
     }
 
@@ -52,7 +52,7 @@ public struct UserAdministration: Flow {
             let outcome = try await run(request) {
                 try await self.store.apply(.revokeDevices(userID: userID, at: self.clock.now(), audit: audit))
             }
-            log(audit)
+            log(audit, request: request)
             return (outcome.revokedDevices, outcome.revokedSessions)
         }
     }
@@ -67,7 +67,7 @@ public struct UserAdministration: Flow {
                     request, { try await self.store.apply(.revokeSession(id: id, userID: userID, at: self.clock.now(), audit: audit)) }
                 ).wasApplied
             else { throw ServerError(.notFound, field: "sessionId") }
-            log(audit)
+            log(audit, request: request)
         }
     }
 
@@ -78,7 +78,7 @@ public struct UserAdministration: Flow {
             let count = try await run(request) {
                 try await self.store.apply(.revokeSessions(userID: userID, at: self.clock.now(), audit: audit))
             }.revokedSessions
-            log(audit)
+            log(audit, request: request)
             return count
         }
     }
@@ -108,7 +108,7 @@ public struct UserAdministration: Flow {
             else {
                 throw Self.ended
             }
-            log(audit)
+            log(audit, request: request)
         }
     }
 
@@ -136,7 +136,7 @@ public struct UserAdministration: Flow {
                 }
                 throw Self.ended
             }
-            log(audit)
+            log(audit, request: request)
         }
     }
 

@@ -45,10 +45,11 @@ struct DeviceRemovals: Flow {
         }
         guard decided.outcome.wasApplied else { throw ServerError(.notFound, field: "deviceId") }  // revoked meanwhile
         do { try await channel.deliver(RecoveryMessage(code, for: removal, of: device, delay: policy.lostDeviceDelay)) } catch {
-            logger.error("recovery code delivery failed", metadata: metadata(audit).merging(["error": "\(type(of: error))"]) { $1 })
+            logger(for: request).error(
+                "recovery code delivery failed", metadata: metadata(audit).merging(["error": "\(type(of: error))"]) { $1 })
             throw ServerError(.unavailable, detail: "the recovery code could not be delivered", retryAfter: 30)
         }
-        log(audit)
+        log(audit, request: request)
         return removal
     }
 
@@ -76,10 +77,10 @@ struct DeviceRemovals: Flow {
         }
         switch decided.verdict {
         case .scheduled(let scheduled):
-            log(audit)
+            log(audit, request: request)
             return scheduled
         case .wrongCode:
-            log(audit.rejectedRecovery)
+            log(audit.rejectedRecovery, request: request)
             throw ServerError.authenticationFailed(.recoveryCodeRejected)
         case .unavailable:
             throw Self.ended
@@ -106,7 +107,7 @@ struct DeviceRemovals: Flow {
             }
         }
         guard decided.verdict else { throw Self.ended }
-        log(audit)
+        log(audit, request: request)
     }
 
     /// Revokes the devices whose removal is due (the sweep, once a minute): how many.

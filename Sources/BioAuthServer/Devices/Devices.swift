@@ -22,7 +22,7 @@ struct Devices: Flow {
         guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "deviceId")
         }
-        log(audit)
+        log(audit, request: request)
     }
 
     func revoke(id: DeviceID, by session: SessionRecord, request: RequestInfo) async throws(ServerError) {
@@ -34,7 +34,7 @@ struct Devices: Flow {
         guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "deviceId")
         }
-        log(audit)
+        log(audit, request: request)
     }
 
     /// A device session of a device in its cool-down may touch only itself and newer devices

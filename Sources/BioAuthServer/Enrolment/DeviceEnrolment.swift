@@ -120,7 +120,7 @@ struct DeviceEnrolment: Flow {
         }
         let (device, audit) = enrolment
         metrics.enrolments.increment()
-        log(audit)
+        log(audit, request: request)
         if session.kind == .enrolmentGrant {
             // One device per grant. The enrolment is committed: should this fail, the answer stays
             // a success, the failure is logged, and the grant still expires within minutes.
@@ -128,7 +128,7 @@ struct DeviceEnrolment: Flow {
             do {
                 _ = try await store.apply(WritePlan.revokeSession(id: session.id, userID: session.userID, at: clock.now(), audit: revoked))
             } catch {
-                logger.error(
+                logger(for: request).error(
                     "could not revoke a used enrolment grant", metadata: metadata(revoked).merging(["error": "\(type(of: error))"]) { $1 })
             }
         }

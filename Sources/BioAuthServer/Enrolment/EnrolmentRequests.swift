@@ -30,7 +30,7 @@ struct EnrolmentRequests: Flow {
         {
             throw ServerError(.rateLimited, detail: "too many enrolment requests", retryAfter: retryAfter(until: freed, from: now))
         }
-        log(audit)
+        log(audit, request: request)
         return NewEnrolmentRequest(record: record, bindingCode: bindingCode)
     }
 
@@ -90,7 +90,7 @@ struct EnrolmentRequests: Flow {
                 request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }
-        log(audit)
+        log(audit, request: request)
     }
 
     func sendRecoveryCode(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
@@ -120,10 +120,11 @@ struct EnrolmentRequests: Flow {
             throw ServerError(.rateLimited, detail: "too many recovery codes", retryAfter: retryAfter(until: until, from: now))
         }
         do { try await recoveryChannel.deliver(RecoveryMessage(code, for: record)) } catch {
-            logger.error("recovery code delivery failed", metadata: metadata(audit).merging(["error": "\(type(of: error))"]) { $1 })
+            logger(for: request).error(
+                "recovery code delivery failed", metadata: metadata(audit).merging(["error": "\(type(of: error))"]) { $1 })
             throw ServerError(.unavailable, detail: "the recovery code could not be delivered", retryAfter: 30)
         }
-        log(audit)
+        log(audit, request: request)
     }
 
     func recover(requestID: EnrolmentRequestID, code: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
@@ -139,11 +140,11 @@ struct EnrolmentRequests: Flow {
                 RecoverEnrolmentRequest(id: record.id, codeHash: entered, maxAttempts: maxAttempts, now: now, audit: audit))
         }
         guard outcome == .approved else {
-            log(audit.rejectedRecovery)
+            log(audit.rejectedRecovery, request: request)
             if outcome == .wrongCode(attemptsLeft: 0) { log(audit.ended(.wrongCodes)) }
             throw ServerError.authenticationFailed(.recoveryCodeRejected)
         }
-        log(audit)
+        log(audit, request: request)
     }
 
     /// The owner, from any enrolled device (in its cool-down too), ends a request of theirs that
@@ -161,7 +162,7 @@ struct EnrolmentRequests: Flow {
         else {
             throw Self.ended
         }
-        log(audit)
+        log(audit, request: request)
     }
 }
 

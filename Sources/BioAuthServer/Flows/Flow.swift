@@ -89,7 +89,7 @@ extension Flow {
     /// Logs and counts a recorded verification failure; returns the uniform error to throw.
     func failed(_ failure: FailureRecord, locked: [FailureSubject], _ request: RequestInfo) -> ServerError {
         metrics.failures.increment()
-        logger.notice("verification failed", metadata: metadata(failure.audit))
+        logger(for: request).notice("verification failed", metadata: metadata(failure.audit))
         for subject in locked {
             metrics.lockouts.increment()
             log(failure.lockoutEvent(subject))
@@ -156,22 +156,30 @@ extension Flow {
             apiKeyID: request.apiKeyID)
     }
 
+    /// The logger for one request's lines: the request's own (``RequestInfo/logger``) or the
+    /// service's, with the request id.
+    func logger(for request: RequestInfo) -> Logger {
+        var logger = request.logger ?? self.logger
+        logger[metadataKey: "request_id"] = "\(request.requestID)"
+        return logger
+    }
+
     /// Appends one audit event on its own (refusals and rejections; flows pass theirs to the store).
     func audit(_ kind: AuditKind, user: UserID? = nil, device: DeviceID? = nil, reason: String? = nil, request: RequestInfo) async {
         let event = event(kind, user: user, device: device, reason: reason, request: request)
         do { _ = try await store.apply(.events([event])) } catch {
-            logger.error(
+            logger(for: request).error(
                 "audit append failed", metadata: metadata(event).merging(["error": "\(String(describing: type(of: error)))"]) { $1 })
         }
-        log(event)
+        log(event, request: request)
     }
 
-    /// Logs an audit event the store has committed.
-    func log(_ event: AuditEvent) {
-        logger.info("audit", metadata: metadata(event).merging(["event": "\(event.kind)"]) { $1 })
+    /// Logs an audit event the store has committed, on the request's logger when there is one.
+    func log(_ event: AuditEvent, request: RequestInfo? = nil) {
+        (request.map(logger(for:)) ?? logger).info("audit", metadata: metadata(event).merging(["event": "\(event.kind)"]) { $1 })
     }
 
-    func log(_ kind: AuditKind, user: UserID?, request: RequestInfo) { log(event(kind, user: user, request: request)) }
+    func log(_ kind: AuditKind, user: UserID?, request: RequestInfo) { log(event(kind, user: user, request: request), request: request) }
 
     /// What stands for a username in a log line: a keyed hash, never the name (which may be a
     /// mistyped password). The audit log in the database keeps the user id of known users only.
@@ -201,12 +209,9 @@ extension Flow {
 
     func storeFailure(_ error: any Error, _ request: RequestInfo) -> ServerError {
         let unavailable = (error as? StoreError)?.code == .unavailable
-        logger.error(
+        logger(for: request).error(
             unavailable ? "store unavailable" : "store failure",
-            metadata: [
-                "request_id": "\(request.requestID)", "error": "\(String(describing: type(of: error)))",
-                "detail": "\((error as? StoreError)?.description ?? "")",
-            ])
+            metadata: ["error": "\(String(describing: type(of: error)))", "detail": "\((error as? StoreError)?.description ?? "")"])
         return unavailable ? ServerError(.unavailable, retryAfter: 2) : ServerError(.internalError)
     }
 }

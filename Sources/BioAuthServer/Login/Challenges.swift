@@ -128,7 +128,7 @@ struct Challenges: Flow {
             throw ServerError(.attestationRejected, field: "appAttestation", detail: check.description)
         case .refused(let event):
             metrics.rateLimited.increment()
-            log(event)
+            log(event, request: request)
             throw ServerError(.rateLimited, retryAfter: windows.retryAfter(now))
         case .succeeded(let success): return try await succeeded(success, outcome, purpose: purpose, request)
         }

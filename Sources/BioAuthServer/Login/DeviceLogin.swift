@@ -35,7 +35,7 @@ struct DeviceLogin: Flow {
         }
         let (session, audit, device) = login
         metrics.logins.increment()
-        log(audit)
+        log(audit, request: request)
         let access = try await run(request) { try await self.context.accessTokens.issue(for: session, device: device, audit: audit) }
         return SessionGrant(
             token: Base64URL.encode(token.data), session: session,

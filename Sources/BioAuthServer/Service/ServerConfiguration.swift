@@ -1,5 +1,6 @@
 import BioAuthCore
 import Foundation
+import Logging
 
 /// Settings of a BioAuth server. Every value has a secure default.
 public struct ServerConfiguration: Sendable, Hashable {
@@ -141,14 +142,32 @@ public struct RequestInfo: Sendable, Hashable {
     /// The API key a backend request presented, once it is verified: every audit row the request
     /// writes names it.
     public var apiKeyID: ApiKeyID?
+    /// The request's own logger (the HTTP framework's, with whatever metadata it carries): the
+    /// service writes this request's log lines through it, with `request_id` added. Nil: the
+    /// service's logger. Not part of the request's identity (equality and hashing ignore it).
+    public var logger: Logger?
 
     public init(
         clientAddress: String = "unknown", requestSubject: String? = nil, requestID: String = UUID().uuidString.lowercased(),
-        apiKeyID: ApiKeyID? = nil
+        apiKeyID: ApiKeyID? = nil, logger: Logger? = nil
     ) {
         self.clientAddress = clientAddress
         self.requestSubject = requestSubject ?? clientAddress
         self.requestID = requestID
         self.apiKeyID = apiKeyID
+        self.logger = logger
+    }
+
+    public static func == (lhs: RequestInfo, rhs: RequestInfo) -> Bool {
+        (lhs.clientAddress, lhs.requestSubject, lhs.requestID, lhs.apiKeyID) == (
+            rhs.clientAddress, rhs.requestSubject, rhs.requestID, rhs.apiKeyID
+        )
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(clientAddress)
+        hasher.combine(requestSubject)
+        hasher.combine(requestID)
+        hasher.combine(apiKeyID)
     }
 }

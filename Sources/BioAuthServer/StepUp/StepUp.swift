@@ -46,7 +46,7 @@ struct StepUp: Flow {
         }
         let (record, audit) = approval
         metrics.stepUps.increment()
-        log(audit)
+        log(audit, request: request)
         return ApprovalGrant(approval: Base64URL.encode(token.data), record: record)
     }
 

@@ -54,7 +54,7 @@ struct SigningKeys: Flow {
         let key = try await run(request) { try await SigningKeyRecord.generate(at: now, protection: protection) }
         let audit = event(.signingKeyAdded, reason: key.id, request: request)
         _ = try await run(request) { try await self.store.apply(.addSigningKey(key, audit: audit)) }
-        log(audit)
+        log(audit, request: request)
         return key
     }
 
@@ -67,7 +67,7 @@ struct SigningKeys: Flow {
         }
         let audit = event(.signingKeyRetired, reason: id, request: request)
         _ = try await run(request) { try await self.store.apply(.retireSigningKeys([id], audit: [audit])) }
-        log(audit)
+        log(audit, request: request)
     }
 
     /// Retires every key past its publication window (the signing key never); their number.

@@ -25,7 +25,7 @@ struct Tokens: Flow {
         case .rotated(let rotatedState): (state, successor) = (rotatedState, next)
         case .repeated(let repeatedState, let sameSuccessor): (state, successor) = (repeatedState, sameSuccessor)
         case .reused:
-            logger.warning("refresh token reused: session revoked", metadata: ["requestId": "\(request.requestID)"])
+            logger(for: request).warning("refresh token reused: session revoked")
             throw ServerError.authenticationFailed(.refreshTokenReused)
         case .refused:
             await audit(.refreshRejected, reason: FailureReason.unknownRefreshToken.description, request: request)
