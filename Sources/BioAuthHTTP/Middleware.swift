@@ -110,13 +110,15 @@ final class RequestDurations: Sendable {
 /// anything else to 500 after logging its type. Adds `X-Request-Id` to every response.
 struct ErrorMapping<Context: BioAuthRequestContext>: RouterMiddleware {
     let logger: Logger
+    /// The routes of the router this maps errors for: a known path asked with another method is a 405.
+    let routes: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response: Response
         do { response = try await next(request, context) } catch let error as ServerError {
             response = Self.response(error)
         } catch let error as HTTPError {
-            let allowed = OpenAPIDocument.methods(for: request.uri.path)
+            let allowed = routes.methods(for: request.uri.path)
             if error.status == .notFound || error.status == .methodNotAllowed, !allowed.isEmpty {
                 // A known path with another method.
                 response = Self.response(ServerError(.methodNotAllowed))

@@ -24,16 +24,4 @@ public enum OpenAPIDocument {
         }
         return operations
     }()
-
-    /// The documented methods for a concrete request path, upper case; empty for an unknown path.
-    public static func methods(for requestPath: String) -> [String] {
-        let segments = requestPath.split(separator: "/", omittingEmptySubsequences: false)
-        return operations.filter { operation in
-            let template = operation.path.split(separator: "/", omittingEmptySubsequences: false)
-            return template.count == segments.count
-                && zip(template, segments).allSatisfy { pattern, segment in
-                    (pattern.hasPrefix("{") && !segment.isEmpty) || pattern == segment
-                }
-        }.map { $0.method.uppercased() }
-    }
 }

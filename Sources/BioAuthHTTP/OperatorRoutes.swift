@@ -11,7 +11,7 @@ import Prometheus
 extension BioAuthRoutes {
     /// Kubernetes-style probes — live while the process serves HTTP, ready while the store
     /// answers — and, when `metrics`, the Prometheus exposition.
-    func addOperatorRoutes(to router: Router<BasicBioAuthRequestContext>, metrics: Bool) {
+    func addOperatorRoutes(to router: some RouterMethods<BasicBioAuthRequestContext>, metrics: Bool) {
         router.get("/health/live") { _, _ in try json(["status": "ok"]) }
         router.get("/health/ready") { _, _ in
             guard await service.isReady() else { return try json(["status": "unavailable"], status: .serviceUnavailable) }

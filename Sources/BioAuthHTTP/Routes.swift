@@ -55,16 +55,18 @@ public struct BioAuthRoutes: Sendable {
     /// A router with every route and the error mapping.
     public func makeRouter() -> Router<BasicBioAuthRequestContext> {
         let router = Router(context: BasicBioAuthRequestContext.self)
+        let table = RouteTable()
         router.add(middleware: RequestObservation(routes: self))
-        router.add(middleware: ErrorMapping(logger: logger))
+        router.add(middleware: ErrorMapping(logger: logger, routes: table))
+        let routed = RecordingRouter(base: router, table: table)
 
-        router.get("/health") { _, _ in try json(["status": "ok"]) }
-        addOperatorRoutes(to: router, metrics: options.publicMetrics)
-        router.get("/openapi.yaml") { _, _ in
+        routed.get("/health") { _, _ in try json(["status": "ok"]) }
+        addOperatorRoutes(to: routed, metrics: options.publicMetrics)
+        routed.get("/openapi.yaml") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
-        addAPI(to: router)
+        addAPI(to: routed)
         return router
     }
 
@@ -82,7 +84,8 @@ public struct BioAuthRoutes: Sendable {
     /// verifies its sessions. Health, metrics and the OpenAPI document stay your application's.
     /// The router's context is your own, conforming to ``BioAuthRequestContext``.
     public func addRoutes<Context: BioAuthRequestContext>(to router: some RouterMethods<Context>) {
-        addAPI(to: router.group().add(middleware: ErrorMapping(logger: logger)))
+        let table = RouteTable()
+        addAPI(to: RecordingRouter(base: router.group().add(middleware: ErrorMapping(logger: logger, routes: table)), table: table))
     }
 
     private func addAPI<Context: BioAuthRequestContext>(to router: some RouterMethods<Context>) {
