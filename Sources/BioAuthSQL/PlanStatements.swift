@@ -287,6 +287,8 @@ extension SQL {
 
     /// The condition on `sessions` selecting the user's primary (password) sessions but `except`.
     static func passwordSessions(of user: UserID, except: SessionID?) -> SQL {
-        "user_id = \(user) AND kind = \(SessionKind.primary.rawValue) AND id <> \(except?.rawValue ?? "")"
+        let sessions: SQL = "user_id = \(user) AND kind = \(SessionKind.primary.rawValue)"
+        guard let except else { return sessions }
+        return "\(sessions) AND id <> \(except)"
     }
 }
