@@ -132,7 +132,7 @@ struct ErrorMapping<Context: BioAuthRequestContext>: RouterMiddleware {
             logger.error("unhandled error", metadata: ["request_id": "\(context.bioAuth.requestID)", "type": "\(type(of: error))"])
             response = Self.response(ServerError(.internalError))
         }
-        response.headers[.init("X-Request-Id")!] = context.bioAuth.requestID
+        response.headers[.init("X-Request-Id")!] = context.bioAuth.requestID.rawValue
         return response
     }
 

@@ -29,14 +29,14 @@ public protocol BioAuthRequestContext: RequestContext, RemoteAddressRequestConte
 public struct BioAuthRequestState: Sendable {
     /// Identifies the request in the response (`X-Request-Id`), the logs and the audit log.
     /// Generated here: Hummingbird's own id lives in logger metadata, which a log handler may drop.
-    public let requestID: String
+    public let requestID: BioAuthRequestID
     /// The verified session, set by BioAuth's authentication middleware on routes that need one.
     public internal(set) var session: SessionRecord?
     /// The verified API key, set by the backend API's middleware.
     public internal(set) var apiKey: ApiKeyRecord?
 
     public init() {
-        requestID = String(UInt64.random(in: .min ... .max), radix: 16)
+        requestID = BioAuthRequestID(String(UInt64.random(in: .min ... .max), radix: 16))
     }
 }
 

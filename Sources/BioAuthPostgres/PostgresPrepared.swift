@@ -269,7 +269,7 @@ struct FinishDeviceLogin: NumberedLoginStatement {
         binds.append(e.deviceID)  // $15
         binds.append(e.reason)
         binds.append(e.clientAddress)
-        binds.append(e.requestID)
+        binds.append(e.requestID?.rawValue)
         binds.append(e.apiKeyID)
         binds.append(s.tokenHash)  // $20
         binds.append(s.id)

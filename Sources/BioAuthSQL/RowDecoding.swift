@@ -164,7 +164,8 @@ extension AuditEvent {
             at: try r.date("at"), kind: AuditKind(stored: try r.string("kind")), userID: try r.optionalID("user_id"),
             deviceID: try r.optionalID("device_id"),
             reason: try r.optionalString("reason"), clientAddress: withOrigin ? try r.optionalString("client") : nil,
-            requestID: withOrigin ? try r.optionalString("request_id") : nil, count: withOrigin ? try r.int("count") : 1,
+            requestID: withOrigin ? try r.optionalString("request_id").map(BioAuthRequestID.init) : nil,
+            count: withOrigin ? try r.int("count") : 1,
             apiKeyID: withOrigin ? try r.optionalID("api_key_id") : nil)
     }
 }

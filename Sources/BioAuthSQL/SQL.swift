@@ -50,6 +50,7 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation {
         package mutating func appendInterpolation(_ value: String?) { fragments.append(.value(.text(value))) }
         package mutating func appendInterpolation<Record>(_ id: RecordID<Record>?) { fragments.append(.value(.text(id?.rawValue))) }
         package mutating func appendInterpolation(_ kind: AuditKind) { fragments.append(.value(.text(kind.description))) }
+        package mutating func appendInterpolation(_ id: BioAuthRequestID?) { fragments.append(.value(.text(id?.rawValue))) }
         package mutating func appendInterpolation(_ value: Data?) { fragments.append(.value(.bytes(value))) }
         package mutating func appendInterpolation(_ hash: TokenHash?) { fragments.append(.value(.bytes(hash?.digest))) }
         package mutating func appendInterpolation(_ value: Int?) { fragments.append(.value(.integer(value))) }

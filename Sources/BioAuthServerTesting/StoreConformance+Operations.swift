@@ -165,7 +165,7 @@ extension StoreConformance {
         func failure(_ at: TimeInterval, client: String = "c1", kind: String = "login.failed") -> AuditEvent {
             AuditEvent(
                 at: t0.addingTimeInterval(at), kind: AuditKind(stored: kind), userID: "alice", deviceID: "d1", reason: "badSignature",
-                clientAddress: client, requestID: "q\(at)")
+                clientAddress: client, requestID: BioAuthRequestID("q\(at)"))
         }
         for second in 0..<50 { _ = try await store.apply(.events([failure(Double(second))])) }
         _ = try await store.apply(.events([failure(10, client: "c2")]))
@@ -251,7 +251,7 @@ extension StoreConformance {
                 .events([
                     AuditEvent(
                         at: t0.addingTimeInterval(Double(index)), kind: AuditKind(stored: "k\(index)"), userID: user, deviceID: "d",
-                        reason: "r", clientAddress: "c", requestID: "q")
+                        reason: "r", clientAddress: "c", requestID: BioAuthRequestID("q"))
                 ]))
         }
         _ = try await store.apply(.events([AuditEvent(at: t0, kind: AuditKind(stored: "bare"))]))
@@ -263,7 +263,7 @@ extension StoreConformance {
             try await store.auditEvents(userID: "alice", limit: 10).first
                 == AuditEvent(
                     at: t0.addingTimeInterval(2), kind: AuditKind(stored: "k2"), userID: "alice", deviceID: "d", reason: "r",
-                    clientAddress: "c", requestID: "q"),
+                    clientAddress: "c", requestID: BioAuthRequestID("q")),
             "audit: fields")
         try require(
             try await store.auditEvents(userID: nil, limit: 1).first == AuditEvent(at: t0, kind: AuditKind(stored: "bare")),

@@ -108,7 +108,9 @@ public struct StoreConformance: Sendable {
     }
 
     func event(_ kind: String, user: UserID? = "alice", device: DeviceID? = nil) -> AuditEvent {
-        AuditEvent(at: t0, kind: AuditKind(stored: kind), userID: user, deviceID: device, reason: "r", clientAddress: "c", requestID: "q")
+        AuditEvent(
+            at: t0, kind: AuditKind(stored: kind), userID: user, deviceID: device, reason: "r", clientAddress: "c",
+            requestID: BioAuthRequestID("q"))
     }
 
     func isDuplicate(_ body: () async throws -> Void) async -> Bool {

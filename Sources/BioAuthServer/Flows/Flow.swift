@@ -193,7 +193,7 @@ extension Flow {
     }
 
     func metadata(_ event: AuditEvent) -> Logger.Metadata {
-        var metadata: Logger.Metadata = ["request_id": "\(event.requestID ?? "")", "client": "\(event.clientAddress ?? "")"]
+        var metadata: Logger.Metadata = ["request_id": "\(event.requestID?.rawValue ?? "")", "client": "\(event.clientAddress ?? "")"]
         if let user = event.userID { metadata["user"] = "\(pseudonym(user))" }
         if let device = event.deviceID { metadata["device"] = "\(device)" }
         if let reason = event.reason { metadata["reason"] = "\(reason)" }

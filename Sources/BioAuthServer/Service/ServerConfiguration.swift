@@ -129,6 +129,19 @@ public struct RateLimitPolicy: Sendable, Hashable {
     }
 }
 
+/// One HTTP request's id: sent back as `X-Request-Id`, logged as `request_id`, kept in its audit
+/// rows. Opaque text chosen by the server, never by the client.
+public struct BioAuthRequestID: Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    /// A fresh random id.
+    public init() { rawValue = UUID().uuidString.lowercased() }
+
+    public var description: String { rawValue }
+}
+
 /// Who made a request, for rate limits and the audit log.
 public struct RequestInfo: Sendable, Hashable {
     /// The client as guessing budgets count it: an IPv4 address, or an IPv6 /48 (a subscriber
@@ -138,7 +151,7 @@ public struct RequestInfo: Sendable, Hashable {
     /// smallest network a carrier or cloud hands one customer, so neighbours in one /48 never
     /// share a request budget. The client address when not given.
     public var requestSubject: String
-    public var requestID: String
+    public var requestID: BioAuthRequestID
     /// The API key a backend request presented, once it is verified: every audit row the request
     /// writes names it.
     public var apiKeyID: ApiKeyID?
@@ -148,7 +161,7 @@ public struct RequestInfo: Sendable, Hashable {
     public var logger: Logger?
 
     public init(
-        clientAddress: String = "unknown", requestSubject: String? = nil, requestID: String = UUID().uuidString.lowercased(),
+        clientAddress: String = "unknown", requestSubject: String? = nil, requestID: BioAuthRequestID = BioAuthRequestID(),
         apiKeyID: ApiKeyID? = nil, logger: Logger? = nil
     ) {
         self.clientAddress = clientAddress

@@ -107,7 +107,7 @@ public struct AuditEvent: Sendable, Hashable {
     public var deviceID: DeviceID?
     public var reason: String?
     public var clientAddress: String?
-    public var requestID: String?
+    public var requestID: BioAuthRequestID?
     /// How many identical failures this row stands for (see ``aggregates``); `at` is the latest.
     public var count: Int
     /// The API key of the backend request that caused it; nil for the users' own requests.
@@ -115,7 +115,7 @@ public struct AuditEvent: Sendable, Hashable {
 
     public init(
         at: Date, kind: AuditKind, userID: UserID? = nil, deviceID: DeviceID? = nil, reason: String? = nil, clientAddress: String? = nil,
-        requestID: String? = nil, count: Int = 1, apiKeyID: ApiKeyID? = nil
+        requestID: BioAuthRequestID? = nil, count: Int = 1, apiKeyID: ApiKeyID? = nil
     ) {
         self.count = count
         self.apiKeyID = apiKeyID
