@@ -206,7 +206,8 @@ extension StoreConformance {
             "request cap: approved")
         try require(try await ask("c7", at: later) == nil, "request cap: an approved request does not count")
         try require(
-            try await store.run(CancelEnrolmentRequest(id: "c3", userID: "carol", now: later, audit: event("enrolment.request.ended"))),
+            try await store.run(
+                OwnedRequestDecision.cancel(id: "c3", userID: "carol", now: later, audit: event("enrolment.request.ended"))),
             "request cap: cancelled")
         try require(try await ask("c8", at: later) == nil, "request cap: an ended request does not count")
         let landed = try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -296,13 +297,13 @@ extension StoreConformance {
         try await ask("p1")
         try await ask("p2")
         try require(
-            try await !store.run(CancelEnrolmentRequest(id: "p1", userID: "mallory", now: t0, audit: ended)),
+            try await !store.run(OwnedRequestDecision.cancel(id: "p1", userID: "mallory", now: t0, audit: ended)),
             "cancel: another user's request")
         try require(
-            try await store.run(CancelEnrolmentRequest(id: "p1", userID: "gina", now: t0, audit: ended)), "cancel: a pending request")
+            try await store.run(OwnedRequestDecision.cancel(id: "p1", userID: "gina", now: t0, audit: ended)), "cancel: a pending request")
         let p1 = try await store.enrolmentRequest(id: "p1")
         try require(p1?.ending == .cancelled && p1?.endedAt == t0, "cancel: ended as cancelled")
-        try require(try await !store.run(CancelEnrolmentRequest(id: "p1", userID: "gina", now: t0, audit: ended)), "cancel: once")
+        try require(try await !store.run(OwnedRequestDecision.cancel(id: "p1", userID: "gina", now: t0, audit: ended)), "cancel: once")
         try require(
             try await store.run(
                 SetRecoveryCode(
@@ -317,7 +318,7 @@ extension StoreConformance {
         _ = try await store.run(
             RecoverEnrolmentRequest(id: "p2", codeHash: code, maxAttempts: 5, now: t0, audit: event("enrolment.approved")))
         try require(
-            try await store.run(CancelEnrolmentRequest(id: "p2", userID: "gina", now: t0, audit: ended)),
+            try await store.run(OwnedRequestDecision.cancel(id: "p2", userID: "gina", now: t0, audit: ended)),
             "cancel: an approved, unused request")
         var registration = challenge(.registration(publicKey: key, deviceName: "Pad", replacing: false), user: "gina", device: "d-p2")
         registration.enrolmentRequestID = "p2"

@@ -244,7 +244,7 @@ struct PostgresTests {
         try await Task.sleep(for: .milliseconds(300))
         await #expect(throws: StoreError(.unavailable, detail: "postgres 55P03")) {
             try await waiter.run(
-                CancelEnrolmentRequest(id: "r1", userID: "alice", now: t0, audit: AuditEvent(at: t0, kind: .enrolmentRequestEnded)))
+                OwnedRequestDecision.cancel(id: "r1", userID: "alice", now: t0, audit: AuditEvent(at: t0, kind: .enrolmentRequestEnded)))
         }
         _ = try await locked.value
         try await holder.close()

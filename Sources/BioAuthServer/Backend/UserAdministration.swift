@@ -104,7 +104,8 @@ public struct UserAdministration: Flow {
             let now = clock.now()
             guard
                 try await run(
-                    request, { try await self.store.run(CancelEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit)) })
+                    request,
+                    { try await self.store.run(OwnedRequestDecision.cancel(id: record.id, userID: userID, now: now, audit: audit)) })
             else {
                 throw Self.ended
             }
@@ -127,7 +128,8 @@ public struct UserAdministration: Flow {
             let now = clock.now()
             guard
                 try await run(
-                    request, { try await self.store.run(VouchForEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit)) })
+                    request, { try await self.store.run(OwnedRequestDecision.vouch(id: record.id, userID: userID, now: now, audit: audit)) }
+                )
             else {
                 // Another vouch (or a code) approved it in between: approved, not ended — 409.
                 let current = try await run(request) { try await self.store.enrolmentRequest(id: record.id) }

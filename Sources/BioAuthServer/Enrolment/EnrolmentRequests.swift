@@ -158,7 +158,7 @@ struct EnrolmentRequests: Flow {
         let now = clock.now(), userID = session.userID
         guard
             try await run(
-                request, { try await self.store.run(CancelEnrolmentRequest(id: record.id, userID: userID, now: now, audit: audit)) })
+                request, { try await self.store.run(OwnedRequestDecision.cancel(id: record.id, userID: userID, now: now, audit: audit)) })
         else {
             throw Self.ended
         }

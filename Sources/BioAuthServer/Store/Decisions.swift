@@ -152,49 +152,26 @@ package struct SetRecoveryCode: RowDecision {
     }
 }
 
-/// Ends `userID`'s request, pending or approved and unused
-/// (``WritePlan/cancelRequest(_:userID:at:audit:)``); false with nothing written when there is no
-/// such request.
-package struct CancelEnrolmentRequest: RowDecision {
-    var id: EnrolmentRequestID
-    var userID: UserID
-    var now: Date
-    var audit: AuditEvent
+/// A decision on one request by the user who owns it, or by the backend for them: ending it
+/// (``cancel(id:userID:now:audit:)``) or vouching for it (``vouch(id:userID:now:audit:)``). False
+/// with nothing written when the request is not theirs, or not in a state the rule accepts.
+package struct OwnedRequestDecision: RowDecision {
+    private var id: EnrolmentRequestID
+    private var rule: @Sendable (LockedRows) -> (verdict: Bool, plan: WritePlan)
 
-    package init(id: EnrolmentRequestID, userID: UserID, now: Date, audit: AuditEvent) {
-        self.id = id
-        self.userID = userID
-        self.now = now
-        self.audit = audit
+    /// Ends `userID`'s request, pending or approved and unused (``WritePlan/cancelRequest(_:userID:at:audit:)``).
+    package static func cancel(id: EnrolmentRequestID, userID: UserID, now: Date, audit: AuditEvent) -> Self {
+        Self(id: id) { rows in WritePlan.cancelRequest(rows, userID: userID, at: now, audit: audit) }
+    }
+
+    /// The backend vouches for `userID`'s pending request (``WritePlan/vouchForRequest(_:userID:at:audit:)``).
+    package static func vouch(id: EnrolmentRequestID, userID: UserID, now: Date, audit: AuditEvent) -> Self {
+        Self(id: id) { rows in WritePlan.vouchForRequest(rows, userID: userID, at: now, audit: audit) }
     }
 
     package var locks: RowLocks { RowLocks(enrolmentRequest: id) }
 
-    package func decide(_ rows: LockedRows) -> (verdict: Bool, plan: WritePlan) {
-        WritePlan.cancelRequest(rows, userID: userID, at: now, audit: audit)
-    }
-}
-
-/// The backend vouches for `userID`'s pending request (``WritePlan/vouchForRequest(_:userID:at:audit:)``);
-/// false with nothing written when it is not pending any more.
-package struct VouchForEnrolmentRequest: RowDecision {
-    var id: EnrolmentRequestID
-    var userID: UserID
-    var now: Date
-    var audit: AuditEvent
-
-    package init(id: EnrolmentRequestID, userID: UserID, now: Date, audit: AuditEvent) {
-        self.id = id
-        self.userID = userID
-        self.now = now
-        self.audit = audit
-    }
-
-    package var locks: RowLocks { RowLocks(enrolmentRequest: id) }
-
-    package func decide(_ rows: LockedRows) -> (verdict: Bool, plan: WritePlan) {
-        WritePlan.vouchForRequest(rows, userID: userID, at: now, audit: audit)
-    }
+    package func decide(_ rows: LockedRows) -> (verdict: Bool, plan: WritePlan) { rule(rows) }
 }
 
 /// Checks an entered recovery code (``WritePlan/recovery(of:entered:maxAttempts:at:audit:)``).
