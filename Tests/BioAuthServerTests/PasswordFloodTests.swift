@@ -222,12 +222,13 @@ struct PasswordFloodTests {
         /// priority, so a busy machine still finishes it instead of starving it.
         @Test func aHashThatWaitsTooLongIsPromotedToNormalPriority() async throws {
             let policies = Mutex<[Int32]>([])
-            // A SCHED_IDLE thread on a loaded CI machine can wait tens of milliseconds before its
-            // first instruction, and is then rightly promoted before it reads its policy: margins
-            // of 0.3 s to the promotion and 1 s of hashing keep the readings about the rule.
-            let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: 1), promoteAfter: 0.3) { _, _, _ in
+            // A SCHED_IDLE thread on a loaded machine can wait before its first instruction, and is
+            // then rightly promoted before it reads its policy (a full parallel run here once saw
+            // that past 0.3 s): margins of 1 s to the promotion and 2.5 s of hashing keep the
+            // readings about the rule.
+            let pool = PasswordHashPool(policy: PasswordHashingPolicy(threads: 1), promoteAfter: 1) { _, _, _ in
                 policies.withLock { $0.append(Self.schedulingPolicy()) }
-                Thread.sleep(forTimeInterval: 1)
+                Thread.sleep(forTimeInterval: 2.5)
                 policies.withLock { $0.append(Self.schedulingPolicy()) }
                 return Data()
             }
