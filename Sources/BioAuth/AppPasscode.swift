@@ -87,8 +87,8 @@ public actor AppPasscode {
     private static let verifierAccount = "bioauth.app-passcode"
     private static let attemptsAccount = "bioauth.app-passcode.attempts"
 
-    /// An app passcode kept in `platform`'s keychain under `service`.
-    /// - Parameter onWipe: called after the wipe limit is reached, to delete the data it protects.
+    /// An app passcode kept in `platform`'s keychain under `service`. `onWipe` is called after the
+    /// wipe limit is reached, to delete the data it protects.
     public init(
         platform: DevicePlatform, service: ServiceName, policy: AppPasscodePolicy = AppPasscodePolicy(),
         clock: any WallClock = SystemWallClock(), uptime: any WallClock = SystemUptimeClock(),

@@ -74,7 +74,7 @@ public struct ProtectedItemStore: Sendable {
 
     /// Reads the secret with one prompt on a fresh context. A policy without an evaluation
     /// (`.devicePasscode`) prompts inside the keychain read, which then runs off Swift
-    /// concurrency's threads (``PromptingCall``).
+    /// concurrency's threads (`PromptingCall`).
     public func read(_ account: AccountName, prompt: Prompt) async throws(BioAuthError) -> SecretBytes {
         let context = try await platform.context(for: policy, prompt: prompt)
         defer { context.invalidate() }

@@ -15,7 +15,7 @@ extension BioAuthClient {
     }
 
     /// Changes the account's built-in password with this phone's approval: one prompt showing
-    /// `Change the password of account ‹user›` (``PasswordChangeText``), then the new password is
+    /// `Change the password of account ‹user›` (`PasswordChangeText`), then the new password is
     /// sent with the approval. Every other password session of the user ends; this phone's stays.
     /// A phone in its first day cannot approve (`forbidden`, reason `coolingDown`).
     public func changePassword(to newPassword: String) async throws(ClientError) {

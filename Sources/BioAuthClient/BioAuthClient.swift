@@ -196,7 +196,7 @@ public actor BioAuthClient {
     /// checks the hash against the text it shows, and the key signs after one prompt. Hand the
     /// approval to your backend, which redeems it before acting.
     ///
-    /// - Parameter reason: the prompt's text; the operation itself by default.
+    /// `reason` is the prompt's text; the operation itself by default.
     public func approve(operation: String, reason: String? = nil) async throws(ClientError) -> Approval {
         let registration = try enrolled()
         let session = try currentSession()

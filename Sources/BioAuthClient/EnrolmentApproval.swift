@@ -296,7 +296,7 @@ extension BioAuthClient {
 
     /// Approves adding a device: the user types the binding code the new phone shows
     /// (``PendingEnrolment/bindingCode``), then a step-up over ``EnrolmentRequestToApprove/approvalText``
-    /// with that code (``EnrolmentApprovalText/signed(_:bindingCode:)``) — one prompt showing the
+    /// with that code (`EnrolmentApprovalText.signed(_:bindingCode:)`) — one prompt showing the
     /// text — redeemed at once for the request. A code that is not the new phone's is refused by
     /// the server (``ClientError/Code/authenticationFailed``), after the prompt: only someone who
     /// sees the new phone can approve it.

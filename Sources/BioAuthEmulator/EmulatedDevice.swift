@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Like NIO's `EmbeddedEventLoop`, nothing happens on its own: the person at the prompt does what
 /// the script says (``script(_:)``; ``unscriptedAction`` when the script is empty), time is an
-/// injected ``WallClock``, and the device's owner (or an attacker) changes its state with methods
+/// injected `WallClock`, and the device's owner (or an attacker) changes its state with methods
 /// such as ``enrollBiometry()``, ``removePasscode()`` or ``jailbreakHookEnabled``. Each behaviour
 /// cites its source; `docs/EmulatorFidelity.md` lists what is emulated, approximated or absent.
 ///

@@ -42,7 +42,7 @@ public struct BioAuthServerApp: Sendable {
 
     /// Wires the service, metrics and routes over `store`. The app owns the store: ``shutdown()`` closes it.
     /// With `eventSink`, only the events it will be given under `delivery` are written to the
-    /// outbox (``ServerConfiguration/publishedEvents``); without one, what the configuration says
+    /// outbox (`ServerConfiguration.publishedEvents`); without one, what the configuration says
     /// (every delivered kind by default: a backend may drain the outbox with its own `OutboxDelivery`).
     public static func build(
         _ configuration: ServerAppConfiguration, store: any BioAuthStore, clock: any WallClock = SystemWallClock(),

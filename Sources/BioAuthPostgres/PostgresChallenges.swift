@@ -9,13 +9,13 @@ extension PostgresStore {
     /// Reads the challenge with its device and the address's count (one round trip, no
     /// transaction) and decides on them, so that the signature is verified outside any transaction.
     /// A device login's plan is then applied by one statement that takes the challenge and writes
-    /// the login behind its guards (``FinishDeviceLogin``): two round trips and one commit in all.
+    /// the login behind its guards (`FinishDeviceLogin`): two round trips and one commit in all.
     /// Any other plan — and a login whose challenge another request took first, whose address
     /// reached its failure limit or whose key was revoked since — runs in a transaction that takes the challenge and keeps
     /// the early decision only if it reads the same rows; otherwise it decides again, inside.
     ///
     /// A login challenge this instance issued is decided on the rows remembered when it was stored
-    /// (``PostgresIssuedChallenges``) and goes straight to the statement: one round trip. If the
+    /// (`PostgresIssuedChallenges`) and goes straight to the statement: one round trip. If the
     /// statement does not take it, or the plan is not a device login's, it is read and decided again.
     public func consumeChallenge<Verdict: Sendable>(
         id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)

@@ -6,7 +6,7 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// A ``BioAuthStore`` on PostgreSQL, for several `bioauth-server` instances sharing one database.
+/// A `BioAuthStore` on PostgreSQL, for several `bioauth-server` instances sharing one database.
 ///
 /// Every write method is one transaction on a pooled connection (PostgresNIO's `PostgresClient`).
 /// Exactly-once consumption is `DELETE … RETURNING` (under READ COMMITTED a second deleter waits for
@@ -17,15 +17,15 @@ import Synchronization
 ///
 /// | Request | Statements | Transactions |
 /// |---|---|---|
-/// | `POST /login/challenge` | one insert into the unlogged `challenges`, made only if the address's counter is below its limit, returning the device's row (``IssueChallengeStatement``; no transaction, no fsync) | 0 |
-/// | `POST /login/finish` on the instance that issued the challenge | the signature verified on the rows remembered at the issue (``PostgresIssuedChallenges``); one statement that takes the challenge and writes the session, the device touch, the known address and the audit row (``FinishDeviceLogin``) | 1 (no `BEGIN`/`COMMIT`) |
+/// | `POST /login/challenge` | one insert into the unlogged `challenges`, made only if the address's counter is below its limit, returning the device's row (`IssueChallengeStatement`; no transaction, no fsync) | 0 |
+/// | `POST /login/finish` on the instance that issued the challenge | the signature verified on the rows remembered at the issue (`PostgresIssuedChallenges`); one statement that takes the challenge and writes the session, the device touch, the known address and the audit row (`FinishDeviceLogin`) | 1 (no `BEGIN`/`COMMIT`) |
 /// | `POST /login/finish` on another instance | first the challenge read with its device row and the counter, then as above | 1 (no `BEGIN`/`COMMIT`) |
 /// | a failed verification | the read as above; in a transaction: delete-returning + device, 1 upsert per subject, 1 audit insert per event | 1 |
 /// | bearer-token check | 1 join read | 0 |
 ///
 /// A connection problem, a server shutting down, or no connection within ``Options/operationTimeout``
-/// is ``StoreError`` `unavailable` (HTTP 503); the pool reconnects when the server returns. While
-/// a probe finds the server unreachable, requests answer 503 at once (``PostgresReachability``).
+/// is `StoreError` `unavailable` (HTTP 503); the pool reconnects when the server returns. While
+/// a probe finds the server unreachable, requests answer 503 at once (`PostgresReachability`).
 public final class PostgresStore: BioAuthStore {
     let client: PostgresClient
     private let runner: Task<Void, Never>

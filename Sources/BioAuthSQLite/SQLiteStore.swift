@@ -4,11 +4,11 @@ import BioAuthServer
 import Foundation
 import Logging
 
-/// A ``BioAuthStore`` in one SQLite file: the embedded default.
+/// A `BioAuthStore` in one SQLite file: the embedded default.
 ///
 /// Every write method is one transaction on a single connection with `journal_mode=WAL` and
 /// `synchronous=FULL`: when a method returns, its writes are on disk, and a killed process loses
-/// nothing it acknowledged. One thread of its own (``SQLiteWriter``) runs every write with
+/// nothing it acknowledged. One thread of its own (`SQLiteWriter`) runs every write with
 /// prepared statements kept for reuse, so a request costs one thread hop however many statements
 /// it runs; reads run on a second connection and thread (a file only), so they neither queue
 /// behind writes nor wait for an fsync. Writes commit in groups: the transactions queued while one group ran share the next
@@ -19,7 +19,7 @@ import Logging
 ///
 /// | Request | Statements | Commits |
 /// |---|---|---|
-/// | `POST /login/challenge` (``WritePlan/issueChallenge(_:lockout:)``) | 1 read (the address's lockout counter), 1 insert; a group of only these commits without fsync | 1 |
+/// | `POST /login/challenge` (`WritePlan.issueChallenge(_:lockout:)`) | 1 read (the address's lockout counter), 1 insert; a group of only these commits without fsync | 1 |
 /// | `POST /login/finish` (``consumeChallenge(id:lockout:decide:)``) | 1 delete-returning, 1 read (device row and lockout counters), then the login's plan: the device guard's read, session insert, device touch, audit insert (``Decisions/beforeTheWriter``: the same read first on the reading connection) | 1 |
 /// | a failed verification | delete and read as above, then 1 upsert per subject (1–3), 1 audit insert per event | 1 |
 /// | `POST /login/password` | 1 user read, 1 counter read (no commit), then session insert, counter delete, audit insert | 1 |
@@ -30,7 +30,7 @@ public final class SQLiteStore: BioAuthStore {
     let writer: SQLiteWriter
 
     /// How many transactions were acknowledged, and how many `COMMIT`s waited for the disk (fsyncs)
-    /// to acknowledge them — a group of only ephemeral writes (``WritePlan/isEphemeral``) takes none.
+    /// to acknowledge them — a group of only ephemeral writes (`WritePlan.isEphemeral`) takes none.
     public struct Statistics: Sendable, Hashable {
         public var transactions = 0
         public var commits = 0
@@ -59,7 +59,7 @@ public final class SQLiteStore: BioAuthStore {
     }
 
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
-    /// - Throws: ``StoreError`` `unavailable` if the file cannot be opened.
+    /// - Throws: `StoreError` `unavailable` if the file cannot be opened.
     public static func open(path: String, decisions: Decisions = .beforeTheWriter, logger: Logger = .discarding("BioAuthSQLite"))
         async throws -> SQLiteStore
     {

@@ -6,7 +6,7 @@ import BioAuthWebhooks
 import Foundation
 import X509
 
-/// The server's ``AttestationPolicy`` from the command line: naming an app turns its platform's
+/// The server's `AttestationPolicy` from the command line: naming an app turns its platform's
 /// attestation on, `required` unless told otherwise.
 struct AttestationOptions: ParsableArguments {
     @Option(

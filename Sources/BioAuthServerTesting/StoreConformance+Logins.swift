@@ -166,7 +166,7 @@ extension StoreConformance {
     }
 
     /// A login whose key was verified before a re-key or revocation committed writes nothing
-    /// (``WritePlan/Guard/activeDeviceKey(id:userID:publicKey:)``): no session the withdrawal did
+    /// (`WritePlan.Guard.activeDeviceKey(id:userID:publicKey:)`): no session the withdrawal did
     /// not see, no touch, no audit row — and its challenge is still spent. Each case runs with the
     /// login's outbox event and without it (what a deployment without webhooks writes).
     public func staleDeviceKey(_ store: any BioAuthStore) async throws {

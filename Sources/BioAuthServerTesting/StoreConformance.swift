@@ -5,7 +5,7 @@ import Crypto
 import Foundation
 import Synchronization
 
-/// The behaviour every ``BioAuthStore`` must have, run against the SQLite (file and `:memory:`) and
+/// The behaviour every `BioAuthStore` must have, run against the SQLite (file and `:memory:`) and
 /// PostgreSQL stores alike (modelled on swift-configuration's `ProviderCompatTest`).
 ///
 /// ```swift

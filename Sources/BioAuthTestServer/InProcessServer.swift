@@ -26,7 +26,7 @@ public struct InProcessServer: Sendable {
     /// The server's clock: move it with `advance(by:)` to expire challenges, sessions and tokens.
     public let clock: ManualClock
     public let databasePath: String
-    /// Where the recovery channel delivers codes (``DirectoryRecoveryChannel``).
+    /// Where the recovery channel delivers codes (`DirectoryRecoveryChannel`).
     public let recoveryDirectory: URL
     /// An API key with every scope: what the app's backend would hold.
     public let apiKey: String
@@ -36,7 +36,7 @@ public struct InProcessServer: Sendable {
 
     /// PBKDF2 rounds for the test server's passwords, unless `server` sets others: a test
     /// password guards nothing, and at the production figure
-    /// (``ServerConfiguration/recommendedPasswordRounds``) every sign-in of a parallel test run
+    /// (`ServerConfiguration.recommendedPasswordRounds`) every sign-in of a parallel test run
     /// costs a third of a second of CPU — enough, on a small machine, to time requests out.
     public static let passwordRounds = 1_000
 

@@ -3,7 +3,7 @@ import BioAuthCore
 import Crypto
 import Foundation
 
-/// Checks that a ``DevicePlatform`` behaves as Apple documents, without needing a person: runs
+/// Checks that a `DevicePlatform` behaves as Apple documents, without needing a person: runs
 /// against the emulator on Linux and against `BioAuthApple`'s live seams on a device (which must
 /// have a passcode set). When the two disagree, the emulator is wrong.
 ///

@@ -6,7 +6,7 @@ import NIOHTTP1
 
 /// The server's other outbound HTTP: fetching the attestation status list
 /// (`bioauth-server --android-attestation-status https://…`, `bioauth attestation status update`).
-/// A 30 s bound, 200 only, at most ``AttestationStatusSource/maximumSize`` bytes.
+/// A 30 s bound, 200 only, at most `AttestationStatusSource.maximumSize` bytes.
 public let attestationStatusFetch: AttestationStatusFetch = { url in
     var request = HTTPClientRequest(url: url.absoluteString)
     request.headers.add(name: "Accept", value: "application/json")

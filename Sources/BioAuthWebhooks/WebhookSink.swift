@@ -6,8 +6,8 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// Posts each event to the backend's URL as JSON (``Wire/Event``), signed with
-/// ``WebhookSignature`` (`BioAuth-Signature`) and named by `BioAuth-Event-Id`. Any answer but
+/// Posts each event to the backend's URL as JSON (`Wire.Event`), signed with
+/// `WebhookSignature` (`BioAuth-Signature`) and named by `BioAuth-Event-Id`. Any answer but
 /// 2xx, or none within `timeout`, is a failure the outbox retries.
 public struct WebhookSink: EventSink {
     public let url: String
@@ -69,7 +69,7 @@ struct SignedPost: Sendable {
 }
 
 /// The recovery channel of a backend that delivers recovery codes itself (its own e-mail or SMS):
-/// each code is POSTed to `url` as ``Wire/RecoveryCodeDelivery``, signed like the event webhooks.
+/// each code is POSTed to `url` as `Wire.RecoveryCodeDelivery`, signed like the event webhooks.
 /// The request for the code waits for the answer: anything but 2xx within `timeout` fails it with
 /// 503 (the code still counts against the limits), so the requester learns at once that nothing
 /// was sent. The body holds the code: serve `url` over TLS, never log the body.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import BioAuthCLI
 
-/// `bioauth`: forwards to ``BioAuthCommand`` in BioAuthCLI.
+/// `bioauth`: forwards to `BioAuthCommand` in BioAuthCLI.
 @main
 enum Entry {
     static func main() async {

@@ -6,7 +6,7 @@ import Foundation
 public enum AppAttestProof: Sendable, Hashable {
     /// An assertion of the device's attested App Attest key.
     case assertion(Data)
-    /// A new App Attest key, attested over ``AttestationBinding/registrationHash(_:publicKey:)`` of
+    /// A new App Attest key, attested over `AttestationBinding.registrationHash(_:publicKey:)` of
     /// this challenge's message and the device key's SPKI: the app was reinstalled and the key the
     /// server knows is gone. The device key's biometric signature in the same finish authorises it.
     case reattestation(keyID: Data, object: Data)

@@ -98,7 +98,7 @@ public struct DeviceAttestation: Sendable, Hashable, Codable {
     }
 }
 
-/// An App Attest key as stored: enough to verify its assertions (``AppAttestVerifier/verifyAssertion(_:clientData:key:)``).
+/// An App Attest key as stored: enough to verify its assertions (`AppAttestVerifier.verifyAssertion(_:clientData:key:)`).
 public struct StoredAppAttestKey: Sendable, Hashable, Codable {
     /// SHA-256 of the key's X9.63 point.
     public var keyID: Data

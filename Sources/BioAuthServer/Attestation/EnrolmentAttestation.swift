@@ -7,10 +7,10 @@ import Logging
 /// An attestation as a registration finish carries it, decoded but not verified.
 public enum PresentedAttestation: Sendable, Hashable {
     /// App Attest: the key id and the attestation object `DCAppAttestService.attestKey` returned
-    /// for ``AttestationBinding/registrationHash(_:publicKey:)``.
+    /// for `AttestationBinding.registrationHash(_:publicKey:)`.
     case appAttest(keyID: Data, object: Data)
     /// Android Key Attestation: the enrolled key's certificate chain, leaf first (DER), made with
-    /// the session's attestation challenge (``EnrolmentAttestation/androidChallenge(for:)``).
+    /// the session's attestation challenge (`EnrolmentAttestation.androidChallenge(for:)`).
     case androidKey(chain: [Data])
 
     /// The attestation fields of a registration finish, checked for shape: both App Attest fields

@@ -4,7 +4,7 @@ import Foundation
 /// What the app's backend may do for a user whose login it owns — never a password account's,
 /// nor one outside its declared ids (404) — with an API key of the
 /// ``ApiKeyScope/users`` scope (``ApiKeyScope/recovery`` to vouch for an enrolment): the same
-/// withdrawal rules as the user's own requests (``WritePlan/revokeDevice(id:userID:at:audit:)``),
+/// withdrawal rules as the user's own requests (`WritePlan.revokeDevice(id:userID:at:audit:)`),
 /// every change and every refusal audited with the key's id (``RequestInfo/apiKeyID``).
 ///
 /// Reached through ``BioAuthService/users``; `BioAuthHTTP` serves it under `/v1/backend/users/{userId}/`.
@@ -45,7 +45,7 @@ public struct UserAdministration: Flow {
     }
 
     /// Revokes every device of the user, every session and every unredeemed approval
-    /// (``WritePlan/revokeDevices(userID:at:audit:)``): what was revoked, counted.
+    /// (`WritePlan.revokeDevices(userID:at:audit:)`): what was revoked, counted.
     public func revokeAllDevices(of userID: UserID, request: RequestInfo) async throws(ServerError) -> (devices: Int, sessions: Int) {
         try await refusalsAudited(userID, request) { userID throws(ServerError) in
             let audit = event(.deviceRevoked, user: userID, reason: AuditReason.allDevices.description, request: request)

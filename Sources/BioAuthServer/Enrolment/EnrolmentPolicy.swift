@@ -11,7 +11,7 @@ public struct EnrolmentPolicy: Sendable, Hashable {
         private init(_ name: String) { description = name }
 
         /// An approval from another active device of the user (a step-up showing the text of
-        /// ``EnrolmentApprovalText``), or a recovery code delivered by the deployment's
+        /// `EnrolmentApprovalText`), or a recovery code delivered by the deployment's
         /// ``RecoveryChannel``. The default.
         public static let approvalOrRecovery = Proof("approvalOrRecovery")
         /// Weaker: a primary login (or grant) alone enrols any number of devices and re-keys any
@@ -148,7 +148,7 @@ public struct EnrolmentRequestRecord: Sendable, Hashable {
     public var approvalHash: TokenHash?
     /// The client address that asked, as limits count it (an IPv4 address, an IPv6 prefix):
     /// pending requests are capped per requester, never per user, so a stranger's requests never
-    /// refuse the owner's (``WritePlan/requestEnrolment(_:_:maxPending:at:audit:)``). nil for a
+    /// refuse the owner's (`WritePlan.requestEnrolment(_:_:maxPending:at:audit:)`). nil for a
     /// request stored before requests remembered it.
     public var requester: String?
 
@@ -197,7 +197,7 @@ public struct EnrolmentRequestRecord: Sendable, Hashable {
     }
 
     /// This request approvable only by a step-up over its text with `code`
-    /// (``EnrolmentApprovalText/signed(_:bindingCode:)``).
+    /// (`EnrolmentApprovalText.signed(_:bindingCode:)`).
     public func bound(to code: BindingCode) -> EnrolmentRequestRecord {
         var bound = self
         bound.approvalHash = TokenHash(ofText: EnrolmentApprovalText.signed(approvalText, bindingCode: code.text))
@@ -205,7 +205,7 @@ public struct EnrolmentRequestRecord: Sendable, Hashable {
     }
 }
 
-/// What an entered recovery code did (``WritePlan/recovery(of:entered:maxAttempts:at:audit:)``).
+/// What an entered recovery code did (`WritePlan.recovery(of:entered:maxAttempts:at:audit:)`).
 public enum RecoveryOutcome: Sendable, Hashable {
     /// The code matched: the request is approved.
     case approved
@@ -228,7 +228,7 @@ public struct RecoveryCode: Sendable, Hashable, CustomStringConvertible, CustomD
     /// The stored form: SHA-256 of the normalised code.
     public var hash: TokenHash { Self.hash(ofEntered: text) }
 
-    /// SHA-256 of what a user typed, normalised as Crockford base32 reads (``CrockfordCode/normalised(_:)``).
+    /// SHA-256 of what a user typed, normalised as Crockford base32 reads (`CrockfordCode.normalised(_:)`).
     public static func hash(ofEntered entered: String) -> TokenHash { TokenHash(ofText: CrockfordCode.normalised(entered)) }
 
     public var description: String { "RecoveryCode(redacted)" }
@@ -270,7 +270,7 @@ public struct RecoveryMessage: Sendable, CustomStringConvertible, CustomDebugStr
     public let code: RecoveryCode
     /// A new key for an existing device rather than a new device (false for a removal).
     public let replacing: Bool
-    /// ``DevicePublicKey/fingerprint`` of the key the code lets in, or of the device's key a
+    /// `DevicePublicKey.fingerprint` of the key the code lets in, or of the device's key a
     /// removal takes away.
     public let keyFingerprint: String
     /// When the code stops working.

@@ -174,7 +174,7 @@ public struct NewEnrolmentRequest: Sendable, Hashable {
 
 /// The code a new phone shows while it waits for an approval: 8 Crockford base32 characters
 /// (40 bits, as NIST SP 800-63B-4 asks of binding codes), `XXXX-XXXX`. The approving phone's user
-/// types it, and the approval signs it (``EnrolmentApprovalText/signed(_:bindingCode:)``): a
+/// types it, and the approval signs it (`EnrolmentApprovalText.signed(_:bindingCode:)`): a
 /// tap on a request whose phone the user cannot see approves nothing. Only its hash, within the
 /// signed text's, is stored.
 public struct BindingCode: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
@@ -189,7 +189,7 @@ public struct BindingCode: Sendable, Hashable, CustomStringConvertible, CustomDe
     public var customMirror: Mirror { Mirror(self, children: []) }
 }
 
-/// What asking for a recovery code got (``WritePlan/sendRecoveryCode(_:userID:codeHash:limits:at:audit:)``).
+/// What asking for a recovery code got (`WritePlan.sendRecoveryCode(_:userID:codeHash:limits:at:audit:)`).
 public enum RecoveryCodeDelivery: Sendable, Hashable {
     /// Stored and counted: deliver it.
     case send

@@ -138,7 +138,7 @@ public struct OutboxDelivery: Sendable {
     }
 
     /// One round: returns how many events were delivered. The claimed events are split into
-    /// lanes, one per user (``lanes(_:)``); up to ``DeliveryPolicy/concurrency`` lanes deliver at
+    /// lanes, one per user (`lanes(_:)`); up to ``DeliveryPolicy/concurrency`` lanes deliver at
     /// once, each in order. After a failure the rest of that lane waits for its retry, so one
     /// user's events stay in order and nobody else's wait behind them.
     @discardableResult

@@ -131,7 +131,7 @@ public final class BioAuthService: Sendable {
     }
 
     /// A new built-in password, allowed by `approval`: a step-up approval of an enrolled device over
-    /// ``PasswordChangeText`` for the session's user. Ends every other password session; 401 for
+    /// `PasswordChangeText` for the session's user. Ends every other password session; 401 for
     /// an approval that does not fit, 404 `userId` for a user without a password account.
     public func changePassword(to newPassword: String, approval: String, session: SessionRecord, request: RequestInfo)
         async throws(ServerError)
@@ -155,8 +155,8 @@ public final class BioAuthService: Sendable {
     /// (``requestEnrolment(session:name:publicKey:replacesDeviceID:request:)``); without one this
     /// throws `approvalRequired`.
     ///
-    /// - Parameter replacesDeviceID: re-enrolment of a device whose key was invalidated (an
-    ///   enrollment change on the phone): on success the old key is replaced.
+    /// With `replacesDeviceID`, this is the re-enrolment of a device whose key was invalidated (an
+    /// enrollment change on the phone): on success the old key is replaced.
     public func beginRegistration(
         session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, enrolmentRequestID: EnrolmentRequestID? = nil,
         request: RequestInfo
@@ -188,7 +188,7 @@ public final class BioAuthService: Sendable {
     public static let maxPendingEnrolmentRequests = 5
 
     /// Asks for an approval (or a recovery code) to enrol `publicKey` as `name`: the request
-    /// appears on the user's other devices as the text of ``EnrolmentApprovalText``, and its
+    /// appears on the user's other devices as the text of `EnrolmentApprovalText`, and its
     /// binding code goes to the requester only. Throws `conflict` if this enrolment needs no approval.
     public func requestEnrolment(
         session: SessionRecord, name: String, publicKey: String, replacesDeviceID: DeviceID?, request: RequestInfo
@@ -276,7 +276,7 @@ public final class BioAuthService: Sendable {
     // MARK: - Login and tokens
 
     /// Issues a login challenge for a device. Answers the same way whether or not the device
-    /// exists: the failure, if any, comes at ``finishLogin(challengeID:signature:request:)``.
+    /// exists: the failure, if any, comes at `finishLogin(challengeID:signature:request:)`.
     public func beginLogin(userID: UserID, deviceID: DeviceID, request: RequestInfo) async throws(ServerError) -> ChallengeEnvelope {
         try await login.begin(userID: userID, deviceID: deviceID, request: request)
     }

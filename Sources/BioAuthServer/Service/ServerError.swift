@@ -118,7 +118,7 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
         /// its cancellation (410).
         public static let gone = Code("gone", status: 410)
         /// The enrolment's attestation is missing where the deployment requires one (`detail`
-        /// `missing`), or failed the check `detail` names (``AttestationError/Check``) (403).
+        /// `missing`), or failed the check `detail` names (`AttestationError.Check`) (403).
         public static let attestationRejected = Code("attestation_rejected", status: 403)
         /// A known path with another method (405; the response lists the allowed ones).
         public static let methodNotAllowed = Code("method_not_allowed", status: 405)

@@ -8,7 +8,7 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     private init(_ name: String) { description = name }
 
     public static let userCreated = AuditKind("user.created")
-    /// The built-in password was changed, with a device's approval (``PasswordChangeText``).
+    /// The built-in password was changed, with a device's approval (`PasswordChangeText`).
     public static let passwordChanged = AuditKind("password.changed")
     public static let passwordLoginSucceeded = AuditKind("password.login.succeeded")
     public static let passwordLoginFailed = AuditKind("password.login.failed")

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Each write method is one transaction: when it returns, everything it was given (rows, counter
 /// changes, audit events) is committed together, and a crash afterwards loses none of it. A login
-/// is two requests, and each costs one commit: the challenge's plan (``WritePlan/issueChallenge(_:lockout:)``)
+/// is two requests, and each costs one commit: the challenge's plan (`WritePlan.issueChallenge(_:lockout:)`)
 /// and ``consumeChallenge(id:lockout:decide:)``. Times are passed in (no clock inside a store). What
 /// a write adds, withdraws and audits is decided by the domain as a ``WritePlan``; a store
 /// translates it and decides nothing.
@@ -177,7 +177,7 @@ public struct FailureRecord: Sendable, Hashable {
     }
 
     /// A failure of a device proof (a signature, an attestation), which cannot succeed by
-    /// repetition: audited, counted against nobody (``RateWindows`` throttles its sender by the
+    /// repetition: audited, counted against nobody (`RateWindows` throttles its sender by the
     /// request limit instead), so a stranger's forgeries lock out neither a device, its owner, nor
     /// the address they share.
     public init(unguessable reason: FailureReason, lockout: LockoutQuery, audit: AuditEvent) {

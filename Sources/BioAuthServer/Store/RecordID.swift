@@ -14,7 +14,7 @@ public struct RecordID<Record>: RawRepresentable, Hashable, Comparable, Sendable
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { rawValue = value }
 
-    /// A new random id: a lower-case version 4 UUID, its 122 random bits from ``SecretBytes/random(count:)``
+    /// A new random id: a lower-case version 4 UUID, its 122 random bits from `SecretBytes.random(count:)`
     /// (Foundation's `UUID()` opens and reads `/dev/urandom` at each call on Linux).
     public static func random() -> Self {
         var bytes = [UInt8](SecretBytes.random(count: 16).data)

@@ -4,7 +4,7 @@ import Foundation
 /// (``BioAuthStore/apply(_:)``). The store first checks every guard inside the transaction — if
 /// one fails, nothing is written — then runs the mutations in order. A store translates each case
 /// to its SQL and decides nothing: what a change withdraws, audits and delivers is written once, in
-/// the plans below (``WritePlan/revokeDevice(id:userID:at:audit:)`` and its neighbours).
+/// the plans below (`WritePlan.revokeDevice(id:userID:at:audit:)` and its neighbours).
 public struct WritePlan: Sendable, Hashable {
     /// A condition that must hold inside the transaction, against concurrent requests and instances.
     public enum Guard: Sendable, Hashable {
@@ -171,7 +171,7 @@ public struct WritePlan: Sendable, Hashable {
     }
 
     /// Appends the event to the audit log. Whether it is also delivered is decided when the plan
-    /// is published (``publishing(_:)``), for the deployment.
+    /// is published (`publishing(_:)`), for the deployment.
     public mutating func audit(_ event: AuditEvent) {
         mutations.append(.appendAudit(event))
     }

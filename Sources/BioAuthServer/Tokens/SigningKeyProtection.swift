@@ -43,7 +43,7 @@ public struct KeyEncryptionKey: SigningKeySealer, CustomStringConvertible, Custo
     let key: SymmetricKey
     /// The first 8 bytes of SHA-256 of the key: what each sealed key carries to name it.
     let fingerprintBytes: Data
-    /// ``fingerprintBytes`` in hex: names the key without revealing it.
+    /// `fingerprintBytes` in hex: names the key without revealing it.
     public var fingerprint: String { fingerprintBytes.map { String(format: "%02x", $0) }.joined() }
 
     static let magic = Data("BAK1".utf8)

@@ -2,7 +2,7 @@ import BioAuthCore
 import Crypto
 import Foundation
 
-/// What a presented refresh token did (``WritePlan/refresh(_:spent:replacement:at:audit:reuseAudit:)``).
+/// What a presented refresh token did (`WritePlan.refresh(_:spent:replacement:at:audit:reuseAudit:)`).
 public enum RefreshRotation: Sendable, Hashable {
     /// The token was current: replaced; the session it belongs to.
     case rotated(SessionState)
