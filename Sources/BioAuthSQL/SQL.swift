@@ -9,7 +9,9 @@ import Foundation
 /// ```swift
 /// let revoke: SQL = "UPDATE devices SET revoked_at = \(at) WHERE id = \(id) AND revoked_at IS NULL"
 /// ```
-package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation {
+package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     /// A parameter's value, typed as ``Schema/ColumnType`` stores it; nil is NULL.
     package enum Value: Sendable, Hashable {
         case text(String?)
@@ -78,6 +80,12 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation {
         /// `FOR UPDATE OF alias`: in a join, lock only that table's rows.
         case forUpdateOf(String)
     }
+
+    /// The statement's text with `?` for each value: its values (token and password hashes among
+    /// them) never reach a description, a log line or an error.
+    package var description: String { rendered(in: .sqlite).text }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["text": description]) }
 
     /// The statement in `dialect`'s text, and its parameters in order.
     package func rendered(in dialect: SQLDialect) -> (text: String, values: [Value]) {

@@ -19,6 +19,16 @@ struct SQLTests {
         #expect(postgres.values == sqlite.values)
     }
 
+    /// A statement interpolated into a log line or an error by mistake shows its text, never a value.
+    @Test func aStatementsDescriptionHoldsNoValue() {
+        let secret = Data("password-hash-bytes".utf8)
+        let statement: SQL = "UPDATE users SET password_hash = \(secret) WHERE id = \(UserID("alice"))"
+        for text in ["\(statement)", String(reflecting: statement), "\(Mirror(reflecting: statement).children.map(\.value))"] {
+            #expect(text.contains("UPDATE users SET password_hash = ? WHERE id = ?"), "\(text)")
+            #expect(!text.contains("alice") && !text.contains(secret.base64EncodedString()) && !text.contains("password-hash"), "\(text)")
+        }
+    }
+
     @Test func aListIsOneArrayInPostgreSQLAndOneParameterEachInSQLite() {
         let statement: SQL = "DELETE FROM counters WHERE key \(oneOf: ["a", "b", "c"]) AND count > \(1)"
         #expect(statement.rendered(in: .sqlite).text == "DELETE FROM counters WHERE key IN (?, ?, ?) AND count > ?")
