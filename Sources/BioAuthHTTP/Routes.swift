@@ -142,7 +142,8 @@ public struct BioAuthRoutes: Sendable {
             return try json(
                 Wire.Session(
                     try await service.finishLogin(
-                        challengeID: body.challengeId, signature: body.signature, appAttestAssertion: body.appAttestAssertion,
+                        challengeID: try ChallengeID(body.challengeId), signature: body.signature,
+                        appAttestAssertion: body.appAttestAssertion,
                         appAttestKeyID: body.appAttestKeyId,
                         appAttestation: body.appAttestation, request: info(request, context))))
         }
@@ -230,7 +231,8 @@ public struct BioAuthRoutes: Sendable {
             let attestation = try PresentedAttestation(
                 appAttestKeyID: body.appAttestKeyId, appAttestation: body.appAttestation, androidKeyAttestation: body.androidKeyAttestation)
             let device = try await service.finishRegistration(
-                session: session, challengeID: body.challengeId, signature: body.signature, attestation: attestation, request: info)
+                session: session, challengeID: try ChallengeID(body.challengeId), signature: body.signature, attestation: attestation,
+                request: info)
             return try json(Wire.Device(device), status: .created)
         }
         authenticated.post("step-up/challenge") { request, context in
@@ -244,7 +246,8 @@ public struct BioAuthRoutes: Sendable {
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.SignedChallenge.self, request, maxBodySize: PresentedAttestation.maximumBodySize)
             let grant = try await service.finishStepUp(
-                session: session, challengeID: body.challengeId, signature: body.signature, appAttestAssertion: body.appAttestAssertion,
+                session: session, challengeID: try ChallengeID(body.challengeId), signature: body.signature,
+                appAttestAssertion: body.appAttestAssertion,
                 appAttestKeyID: body.appAttestKeyId, appAttestation: body.appAttestation, request: info)
             return try json(Wire.Approval(approval: grant.approval, expiresAt: grant.record.expiresAt.seconds))
         }
@@ -339,7 +342,7 @@ public struct BioAuthRoutes: Sendable {
                 try await service.auditEvents(of: session, request: info).map {
                     Wire.AuditEntry(
                         at: $0.at.seconds, kind: $0.kind.description, deviceId: $0.deviceID?.rawValue,
-                        reason: $0.reason.map(FailureReason.userVisible), count: $0.count)
+                        reason: $0.reason?.userVisible, count: $0.count)
                 })
         }
     }

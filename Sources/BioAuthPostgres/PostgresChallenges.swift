@@ -18,7 +18,7 @@ extension PostgresStore {
     /// (`PostgresIssuedChallenges`) and goes straight to the statement: one round trip. If the
     /// statement does not take it, or the plan is not a device login's, it is read and decided again.
     public func consumeChallenge<Verdict: Sendable>(
-        id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
+        id: ChallengeID, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
     ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
         if let remembered = issued.take(id) {
             let decision = decide(remembered)
@@ -60,7 +60,8 @@ extension PostgresStore {
 
     /// The challenge (deleted when `taking`), its device, its enrolment request (locked when
     /// `taking`) and the lockout state; nil if no challenge has the id.
-    private func takenChallenge(_ id: Data, _ lockout: LockoutQuery, taking: Bool, _ c: PostgresConnection) async throws -> TakenChallenge?
+    private func takenChallenge(_ id: ChallengeID, _ lockout: LockoutQuery, taking: Bool, _ c: PostgresConnection) async throws
+        -> TakenChallenge?
     {
         let rows =
             taking

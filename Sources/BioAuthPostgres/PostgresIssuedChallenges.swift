@@ -21,10 +21,10 @@ package final class PostgresIssuedChallenges: Sendable {
     }
 
     private struct State {
-        var entries: [Data: Entry] = [:]
+        var entries: [ChallengeID: Entry] = [:]
         /// Every remembered id in the order it came, with its expiry; `head` is the oldest still
         /// listed (taken ones stay listed until they expire).
-        var order: [(id: Data, expiresAt: Date)] = []
+        var order: [(id: ChallengeID, expiresAt: Date)] = []
         var head = 0
 
         /// Forgets the entries that expired before `now`, oldest first.
@@ -63,7 +63,7 @@ package final class PostgresIssuedChallenges: Sendable {
     /// The rows a finishing login may be decided on, forgotten as they are given; nil if this
     /// instance did not issue the challenge. (Whether it has expired is the decision's to say, on
     /// the service's clock.)
-    package func take(_ id: Data) -> TakenChallenge? {
+    package func take(_ id: ChallengeID) -> TakenChallenge? {
         guard let entry = state.withLock({ $0.entries.removeValue(forKey: id) }) else { return nil }
         return TakenChallenge(challenge: entry.challenge, device: entry.device, lockedOut: false)
     }

@@ -52,11 +52,11 @@ extension PostgresStore {
 
 /// Takes a challenge and reads, in the same statement, its device and the address's failure count.
 struct TakeChallengeStatement: PreparedLoginStatement {
-    let id: Data
+    let id: ChallengeID
     let lockout: LockoutQuery
 
     static let name = "bioauth_take_challenge"
-    static let sql = TakeChallengeStatement(id: Data(), lockout: .sample).sampleSQL
+    static let sql = TakeChallengeStatement(id: ChallengeID(bytes: Data()), lockout: .sample).sampleSQL
 
     var query: PostgresQuery { get throws { try .challengeWithDevice(id, lockout, taking: true) } }
 }
@@ -64,11 +64,11 @@ struct TakeChallengeStatement: PreparedLoginStatement {
 /// Reads a challenge without taking it, with its device and the address's failure count: the rows
 /// a decision is made on before the statement that takes the challenge (``FinishDeviceLogin``).
 struct PeekChallengeStatement: PreparedLoginStatement {
-    let id: Data
+    let id: ChallengeID
     let lockout: LockoutQuery
 
     static let name = "bioauth_peek_challenge"
-    static let sql = PeekChallengeStatement(id: Data(), lockout: .sample).sampleSQL
+    static let sql = PeekChallengeStatement(id: ChallengeID(bytes: Data()), lockout: .sample).sampleSQL
 
     var query: PostgresQuery { get throws { try .challengeWithDevice(id, lockout, taking: false) } }
 }
@@ -81,9 +81,9 @@ extension LockoutQuery {
 extension PostgresQuery {
     /// The challenge (taken: deleted, returned; or only read), its device's columns prefixed `d_`,
     /// and the address's failure count in `client_count`.
-    static func challengeWithDevice(_ id: Data, _ lockout: LockoutQuery, taking: Bool) throws -> PostgresQuery {
+    static func challengeWithDevice(_ id: ChallengeID, _ lockout: LockoutQuery, taking: Bool) throws -> PostgresQuery {
         try """
-        WITH taken AS (\(unescaped: taking ? "DELETE FROM challenges" : "SELECT * FROM challenges") WHERE id = \(id)\(unescaped: taking ? " RETURNING *" : ""))
+        WITH taken AS (\(unescaped: taking ? "DELETE FROM challenges" : "SELECT * FROM challenges") WHERE id = \(id.bytes)\(unescaped: taking ? " RETURNING *" : ""))
         SELECT taken.id, taken.purpose, taken.rp_id, taken.user_id, taken.device_id, taken.nonce, taken.created_at, taken.expires_at,
                taken.operation_hash, taken.registration_key, taken.device_name, taken.replaces_device, taken.session_id, taken.enrolment_request_id,
                (SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(FailureSubject.client(lockout.client).storageKey)) AS client_count,
@@ -117,7 +117,7 @@ struct InsertChallengeStatement: PreparedLoginStatement {
     static let name = "bioauth_insert_challenge"
     static let sql = InsertChallengeStatement(
         challenge: ChallengeRecord(
-            id: Data(), binding: .login, relyingPartyID: "", userID: "", deviceID: "", nonce: Data(),
+            id: ChallengeID(bytes: Data()), binding: .login, relyingPartyID: "", userID: UserID(""), deviceID: DeviceID(""), nonce: Data(),
             createdAt: Date(timeIntervalSince1970: 0),
             expiresAt: Date(timeIntervalSince1970: 0))
     ).sampleSQL
@@ -127,7 +127,7 @@ struct InsertChallengeStatement: PreparedLoginStatement {
             let ch = challenge, columns = challenge.binding.columns
             return try """
             INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
-            VALUES (\(ch.id), \(Int16(ch.purpose.rawValue)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
+            VALUES (\(ch.id.bytes), \(Int16(ch.purpose.rawValue)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
                     \(columns.operationHash), \(columns.publicKey), \(columns.deviceName), \(columns.replacing), \(ch.sessionID), \(ch.enrolmentRequestID))
             """
         }
@@ -165,7 +165,7 @@ struct IssueChallengeStatement: NumberedLoginStatement {
     func makeBindings() throws -> PostgresBindings {
         let ch = challenge, columns = challenge.binding.columns
         var binds = PostgresBindings(capacity: 17)
-        try binds.append(ch.id)
+        try binds.append(ch.id.bytes)
         binds.append(Int16(ch.purpose.rawValue))
         binds.append(ch.relyingPartyID)
         binds.append(ch.userID)
@@ -203,7 +203,7 @@ struct IssueChallengeStatement: NumberedLoginStatement {
 /// that one guard); nil for any other. (A NULL bind has no type, and a selected one would be read
 /// as text: the nullable non-text values are cast.)
 struct FinishDeviceLogin: NumberedLoginStatement {
-    let challengeID: Data
+    let challengeID: ChallengeID
     let lockout: LockoutQuery
     let refusal: WritePlan.Guard
     let session: SessionRecord
@@ -213,7 +213,7 @@ struct FinishDeviceLogin: NumberedLoginStatement {
     let at: Date
     let audit: AuditEvent
 
-    init?(challengeID: Data, lockout: LockoutQuery, plan: WritePlan) {
+    init?(challengeID: ChallengeID, lockout: LockoutQuery, plan: WritePlan) {
         guard plan.guards.count == 1, case .activeDeviceKey(let device, let user, let publicKey) = plan.guards[0] else { return nil }
         let mutations = plan.mutations
         guard mutations.count == 3, case .insertSession(let session, let touched?) = mutations[0], touched == device,
@@ -252,7 +252,7 @@ struct FinishDeviceLogin: NumberedLoginStatement {
     func makeBindings() throws -> PostgresBindings {
         let (s, e) = (session, audit)
         var binds = PostgresBindings(capacity: 26)
-        try binds.append(challengeID)  // $1
+        try binds.append(challengeID.bytes)  // $1
         binds.append(lockout.windowStart)
         binds.append(FailureSubject.client(lockout.client).storageKey)
         binds.append(lockout.clientLimit)
@@ -267,7 +267,7 @@ struct FinishDeviceLogin: NumberedLoginStatement {
         binds.append(e.kind)
         binds.append(e.userID)
         binds.append(e.deviceID)  // $15
-        binds.append(e.reason)
+        binds.append(e.reason?.description)
         binds.append(e.clientAddress)
         binds.append(e.requestID?.rawValue)
         binds.append(e.apiKeyID)

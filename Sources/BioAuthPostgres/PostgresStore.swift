@@ -259,7 +259,7 @@ public final class PostgresStore: BioAuthStore {
 
     // MARK: Users
 
-    public func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState {
+    public func passwordLoginState(username: UserID?, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await transaction { c in
             PasswordLoginState(
                 user: try await self.first(Reads.user(username), c, UserRecord.init(row:)),
@@ -286,7 +286,7 @@ public final class PostgresStore: BioAuthStore {
         }
     }
 
-    public func challenge(id: Data) async throws -> ChallengeRecord? {
+    public func challenge(id: ChallengeID) async throws -> ChallengeRecord? {
         try await read(Reads.challenge(id)).first.map(ChallengeRecord.init(row:))
     }
 

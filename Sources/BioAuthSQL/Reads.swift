@@ -6,10 +6,10 @@ import Foundation
 /// read where the dialect has row locks (`locked`); a single-writer store reads them inside its
 /// one write transaction instead.
 package enum Reads {
-    package static func user(_ id: UserID) -> SQL { "SELECT * FROM users WHERE id = \(id)" }
+    package static func user(_ id: UserID?) -> SQL { "SELECT * FROM users WHERE id = \(id)" }
 
     /// A row when the user has signed in from this address before (``PasswordAttemptRows/knownClient``).
-    package static func knownClient(_ user: UserID, _ client: String) -> SQL {
+    package static func knownClient(_ user: UserID?, _ client: String) -> SQL {
         "SELECT 1 FROM known_clients WHERE user_id = \(user) AND client = \(client)"
     }
 
@@ -90,7 +90,7 @@ package enum Reads {
 
     package static let apiKeys: SQL = "SELECT * FROM api_keys ORDER BY created_at, id"
 
-    package static func challenge(_ id: Data) -> SQL { "SELECT * FROM challenges WHERE id = \(id)" }
+    package static func challenge(_ id: ChallengeID) -> SQL { "SELECT * FROM challenges WHERE id = \(id)" }
 
     /// The newest audit rows first, of one user or of all.
     package static func auditEvents(of user: UserID?, limit: Int) -> SQL {

@@ -50,7 +50,7 @@ extension ChallengeRecord {
             deviceName: try r.optionalString("device_name"),
             replacing: try r.optionalBool("replaces_device"), operationHash: try r.optionalData("operation_hash"))
         self.init(
-            id: try r.data("id"), binding: binding, relyingPartyID: try r.string("rp_id"), userID: try r.id("user_id"),
+            id: ChallengeID(bytes: try r.data("id")), binding: binding, relyingPartyID: try r.string("rp_id"), userID: try r.id("user_id"),
             deviceID: try r.id("device_id"),
             nonce: try r.data("nonce"), createdAt: try r.date("created_at"), expiresAt: try r.date("expires_at"),
             sessionID: try r.optionalID("session_id"),
@@ -163,7 +163,8 @@ extension AuditEvent {
         self.init(
             at: try r.date("at"), kind: AuditKind(stored: try r.string("kind")), userID: try r.optionalID("user_id"),
             deviceID: try r.optionalID("device_id"),
-            reason: try r.optionalString("reason"), clientAddress: withOrigin ? try r.optionalString("client") : nil,
+            reason: try r.optionalString("reason").map(AuditReason.init(stored:)),
+            clientAddress: withOrigin ? try r.optionalString("client") : nil,
             requestID: withOrigin ? try r.optionalString("request_id").map(BioAuthRequestID.init) : nil,
             count: withOrigin ? try r.int("count") : 1,
             apiKeyID: withOrigin ? try r.optionalID("api_key_id") : nil)

@@ -52,8 +52,10 @@ package struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, Custom
         package mutating func appendInterpolation(_ value: String?) { fragments.append(.value(.text(value))) }
         package mutating func appendInterpolation<Record>(_ id: RecordID<Record>?) { fragments.append(.value(.text(id?.rawValue))) }
         package mutating func appendInterpolation(_ kind: AuditKind) { fragments.append(.value(.text(kind.description))) }
+        package mutating func appendInterpolation(_ reason: AuditReason?) { fragments.append(.value(.text(reason?.description))) }
         package mutating func appendInterpolation(_ id: BioAuthRequestID?) { fragments.append(.value(.text(id?.rawValue))) }
         package mutating func appendInterpolation(_ value: Data?) { fragments.append(.value(.bytes(value))) }
+        package mutating func appendInterpolation(_ id: ChallengeID?) { fragments.append(.value(.bytes(id?.bytes))) }
         package mutating func appendInterpolation(_ hash: TokenHash?) { fragments.append(.value(.bytes(hash?.digest))) }
         package mutating func appendInterpolation(_ value: Int?) { fragments.append(.value(.integer(value))) }
         package mutating func appendInterpolation(_ value: Date?) { fragments.append(.value(.date(value))) }

@@ -74,7 +74,9 @@ extension FailureSubject {
     /// The SQL `LIKE` patterns of the counters a sweep keeps until `runsBefore` instead of
     /// `windowsBefore` (``BioAuthStore/sweep(windowsBefore:runsBefore:auditBefore:sessionsBefore:)``):
     /// password runs and the daily recovery-code counts.
-    package static let longLivedKeyPatterns = (run: passwordRun("").storageKey + "%", daily: recoveryCodes("", client: "").kind + ":%")
+    package static let longLivedKeyPatterns = (
+        run: passwordRun(UserID("")).storageKey + "%", daily: recoveryCodes(UserID(""), client: "").kind + ":%"
+    )
 }
 
 extension EnrolmentRequestEnding {

@@ -23,7 +23,7 @@ extension SQLiteStore {
     }
 
     public func consumeChallenge<Verdict: Sendable>(
-        id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
+        id: ChallengeID, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
     ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
         // Deciding verifies a signature (and an App Attest assertion). Decided before the writer
         // (``Decisions``), it runs here, on the caller's thread, against the rows as they are now;
@@ -40,7 +40,7 @@ extension SQLiteStore {
         }
     }
 
-    public func challenge(id: Data) async throws -> ChallengeRecord? {
+    public func challenge(id: ChallengeID) async throws -> ChallengeRecord? {
         try await reader.read { db in try db.first(Reads.challenge(id), ChallengeRecord.init(row:)) }
     }
 
@@ -52,7 +52,7 @@ extension SQLiteStore {
 extension SQLiteHandle {
     /// The challenge `id` with the rows its verification needs (device, enrolment request, the
     /// address's lockout); taken out of the table when `consuming`. Nil if there is no such challenge.
-    fileprivate func takenChallenge(id: Data, lockout: LockoutQuery, consuming: Bool) throws -> TakenChallenge? {
+    fileprivate func takenChallenge(id: ChallengeID, lockout: LockoutQuery, consuming: Bool) throws -> TakenChallenge? {
         let statement: SQL = consuming ? "DELETE FROM challenges WHERE id = \(id) RETURNING *" : Reads.challenge(id)
         guard let row = try query(statement).first else { return nil }
         let challenge = try ChallengeRecord(row: row)

@@ -209,7 +209,7 @@ public final class SQLiteStore: BioAuthStore {
 
     // MARK: Users
 
-    public func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState {
+    public func passwordLoginState(username: UserID?, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await reader.read { db in
             PasswordLoginState(
                 user: try db.first(Reads.user(username), UserRecord.init(row:)), lockedOut: try db.isLockedOut(lockout),

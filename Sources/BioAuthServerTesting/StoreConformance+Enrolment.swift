@@ -150,7 +150,9 @@ extension StoreConformance {
         }
         try require(rejected == 3, "recovery: each wrong code audited", "\(rejected)")
         try require(
-            try await store.auditEvents(userID: nil, limit: 50).contains { $0.kind == .enrolmentRequestEnded && $0.reason == "wrongCodes" },
+            try await store.auditEvents(userID: nil, limit: 50).contains {
+                $0.kind == .enrolmentRequestEnded && $0.reason == AuditReason(EnrolmentRequestEnding.wrongCodes)
+            },
             "recovery: the end audited")
 
         let swept = try await store.sweep(windowsBefore: t0.addingTimeInterval(901), runsBefore: t0, auditBefore: t0, sessionsBefore: t0)

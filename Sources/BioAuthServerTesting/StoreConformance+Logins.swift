@@ -94,6 +94,9 @@ extension StoreConformance {
         try require(locked == [.client(query.client)], "failures: the client reaches its limit", "\(locked)")
         try require(!(try await issue(store, challenge(.login), lockout: query)), "failures: issue refuses")
         try require(try await store.passwordLoginState(username: "alice", lockout: query).lockedOut, "failures: password state locked")
+        try require(
+            try await store.passwordLoginState(username: nil, lockout: query) == PasswordLoginState(user: nil, lockedOut: true),
+            "failures: the address alone is locked")
         let other = lockout(client: "198.51.100.1", limit: 3)
         try require(!(try await store.passwordLoginState(username: "alice", lockout: other).lockedOut), "failures: another client is free")
         try require(try await issue(store, challenge(.login), lockout: other), "failures: another client's challenge is stored")
@@ -174,7 +177,7 @@ extension StoreConformance {
         try await enrol(store, phone)
         var n = 0
         func login(key: Data, user: UserID = "alice", queued: Bool = false) async throws -> (
-            outcome: PlanOutcome, session: SessionRecord, challenge: Data
+            outcome: PlanOutcome, session: SessionRecord, challenge: ChallengeID
         ) {
             n += 1
             let record = challenge(.login)

@@ -31,7 +31,9 @@ extension StoreConformance {
             first.map(\.event.kind.description) == ["device.enrolled", "login.succeeded"],
             "outbox: delivered kinds, in order, up to the limit", "\(first.map(\.event.kind.description))")
         try require(
-            first[0].event == AuditEvent(at: t0, kind: AuditKind(stored: "device.enrolled"), userID: "alice", deviceID: "d1", reason: "r")
+            first[0].event
+                == AuditEvent(
+                    at: t0, kind: AuditKind(stored: "device.enrolled"), userID: "alice", deviceID: "d1", reason: AuditReason(stored: "r"))
                 && first[0].attempts == 0,
             "outbox: the event without client or request id")
         try require(first[0].id < first[1].id, "outbox: ids increase")
@@ -164,7 +166,8 @@ extension StoreConformance {
     public func retention(_ store: any BioAuthStore) async throws {
         func failure(_ at: TimeInterval, client: String = "c1", kind: String = "login.failed") -> AuditEvent {
             AuditEvent(
-                at: t0.addingTimeInterval(at), kind: AuditKind(stored: kind), userID: "alice", deviceID: "d1", reason: "badSignature",
+                at: t0.addingTimeInterval(at), kind: AuditKind(stored: kind), userID: "alice", deviceID: "d1",
+                reason: AuditReason(FailureReason.badSignature),
                 clientAddress: client, requestID: BioAuthRequestID("q\(at)"))
         }
         for second in 0..<50 { _ = try await store.apply(.events([failure(Double(second))])) }
@@ -251,7 +254,7 @@ extension StoreConformance {
                 .events([
                     AuditEvent(
                         at: t0.addingTimeInterval(Double(index)), kind: AuditKind(stored: "k\(index)"), userID: user, deviceID: "d",
-                        reason: "r", clientAddress: "c", requestID: BioAuthRequestID("q"))
+                        reason: AuditReason(stored: "r"), clientAddress: "c", requestID: BioAuthRequestID("q"))
                 ]))
         }
         _ = try await store.apply(.events([AuditEvent(at: t0, kind: AuditKind(stored: "bare"))]))
@@ -262,7 +265,8 @@ extension StoreConformance {
         try require(
             try await store.auditEvents(userID: "alice", limit: 10).first
                 == AuditEvent(
-                    at: t0.addingTimeInterval(2), kind: AuditKind(stored: "k2"), userID: "alice", deviceID: "d", reason: "r",
+                    at: t0.addingTimeInterval(2), kind: AuditKind(stored: "k2"), userID: "alice", deviceID: "d",
+                    reason: AuditReason(stored: "r"),
                     clientAddress: "c", requestID: BioAuthRequestID("q")),
             "audit: fields")
         try require(

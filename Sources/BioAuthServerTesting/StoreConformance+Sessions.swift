@@ -245,8 +245,8 @@ extension StoreConformance {
         let audit = try await store.auditEvents(userID: "alice", limit: 100)
         let refreshed = audit.filter { $0.kind.description == "token.refreshed" }
         try require(
-            refreshed.filter { $0.reason != "retry" }.count == 4
-                && refreshed.filter { $0.reason == "retry" }.map(\.count).reduce(0, +) == 10,
+            refreshed.filter { $0.reason != .refreshRetried }.count == 4
+                && refreshed.filter { $0.reason == .refreshRetried }.map(\.count).reduce(0, +) == 10,
             "refresh: rotations and retries audited about the user", "\(refreshed)")
         let audited = audit.map(\.kind.description)
         try require(audited.contains("token.refresh.reused"), "refresh: reuse audited about the user")

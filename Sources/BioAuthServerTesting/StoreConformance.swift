@@ -103,13 +103,14 @@ public struct StoreConformance: Sendable {
         expires: TimeInterval = 60
     ) -> ChallengeRecord {
         ChallengeRecord(
-            id: SecretBytes.random(count: 16).data, binding: binding, relyingPartyID: "example.com", userID: user, deviceID: device,
+            id: ChallengeID(bytes: SecretBytes.random(count: 16).data), binding: binding, relyingPartyID: "example.com", userID: user,
+            deviceID: device,
             nonce: SecretBytes.random(count: 32).data, createdAt: t0, expiresAt: t0.addingTimeInterval(expires))
     }
 
     func event(_ kind: String, user: UserID? = "alice", device: DeviceID? = nil) -> AuditEvent {
         AuditEvent(
-            at: t0, kind: AuditKind(stored: kind), userID: user, deviceID: device, reason: "r", clientAddress: "c",
+            at: t0, kind: AuditKind(stored: kind), userID: user, deviceID: device, reason: AuditReason(stored: "r"), clientAddress: "c",
             requestID: BioAuthRequestID("q"))
     }
 
@@ -121,7 +122,8 @@ public struct StoreConformance: Sendable {
     /// Takes a challenge and applies the plan `decide` makes of it.
     @discardableResult
     func finish(
-        _ store: any BioAuthStore, _ id: Data, lockout: LockoutQuery? = nil, _ decide: @escaping @Sendable (TakenChallenge?) -> WritePlan
+        _ store: any BioAuthStore, _ id: ChallengeID, lockout: LockoutQuery? = nil,
+        _ decide: @escaping @Sendable (TakenChallenge?) -> WritePlan
     )
         async throws -> PlanOutcome
     {

@@ -32,7 +32,7 @@ public struct WebhookSink: EventSink {
             Wire.Event(
                 id: String(event.id), type: event.event.kind.description,
                 occurredAt: Int64(event.event.at.timeIntervalSince1970.rounded(.down)), userId: event.event.userID?.rawValue,
-                deviceId: event.event.deviceID?.rawValue, reason: event.event.reason))
+                deviceId: event.event.deviceID?.rawValue, reason: event.event.reason?.description))
     }
 
     public func deliver(_ event: OutboxEvent) async throws {

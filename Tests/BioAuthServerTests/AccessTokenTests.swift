@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import InMemoryLogging
 import Testing
+import BioAuthServerTesting
 
 /// A JWS in compact form, checked here with CryptoKit alone (not jwt-kit): header, claims, and
 /// whether the ES256 signature verifies with a JWKS key.

@@ -6,6 +6,7 @@ import Foundation
 import HTTPTypes
 import InMemoryLogging
 import Testing
+import BioAuthServerTesting
 
 /// Issue 42: the phone outranks the password. Each test plays the attacker from an address of
 /// their own with what a phishing page gets (the password) and, where said, the owner's mailbox.
@@ -106,7 +107,7 @@ struct AccountRankTests {
                 "/v1/step-up/challenge", ["deviceId": phoneID, "operation": Self.payment], token: phished, client: Self.attacker)
             #expect(again.status == 403 && again["reason"] == "coolingDown", "\(again.text)")
             #expect(
-                try await harness.service.store.challenge(id: Base64URL.decode(challenge["challengeId"])!) == nil,
+                try await harness.service.store.challenge(id: try ChallengeID(challenge["challengeId"])) == nil,
                 "deleted with the old key")
         }
     }

@@ -108,7 +108,7 @@ struct AndroidEnrolmentTests {
             let revoked = try await api.post("/v1/devices/registration/finish", body, token: token)
             #expect(revoked.status == 403 && revoked["reason"] == "certificateStatus", "\(revoked.text)")
             let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 10)
-            #expect(audit.contains { $0.kind == .deviceEnrollmentFailed && $0.reason == "attestation.certificateStatus" })
+            #expect(audit.contains { $0.kind == .deviceEnrollmentFailed && $0.reason?.description == "attestation.certificateStatus" })
 
             // A list that names nobody of the chain, but is eight days old: 503 again.
             status.update(.init(list: AttestationStatusList(entries: [:]), asOf: now))

@@ -5,6 +5,7 @@ import BioAuthServer
 import Crypto
 import Foundation
 import Testing
+import BioAuthServerTesting
 
 /// The assertion check alone: every verdict, with an emulated App Attest key and no store.
 struct AppAttestAssertionTests {
@@ -13,7 +14,8 @@ struct AppAttestAssertionTests {
     let service = EmulatedAppAttest(appID: Self.app, clock: ManualClock(start: Self.now))
     let verifier = AppAttestVerifier(appIDs: [Self.app], environments: [.development], roots: [EmulatedAppAttest.testRoot])
     let message = try! ChallengeRecord(
-        id: Data(repeating: 7, count: 16), binding: .login, relyingPartyID: "example.com", userID: "alice", deviceID: "device-1",
+        id: ChallengeID(bytes: Data(repeating: 7, count: 16)), binding: .login, relyingPartyID: "example.com", userID: "alice",
+        deviceID: "device-1",
         nonce: Data(repeating: 9, count: 32), createdAt: Self.now, expiresAt: Self.now.addingTimeInterval(60)
     ).message()
     let signature = Data([0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01])
@@ -63,7 +65,8 @@ struct AppAttestAssertionTests {
         let otherSignature = try assertion(keyID, signature: Data([0x30, 0x06, 0x02, 0x01, 0x02, 0x02, 0x01, 0x01]))
         #expect(check(otherSignature, device) == .rejected(.signature))
         let otherMessage = try ChallengeRecord(
-            id: Data(repeating: 8, count: 16), binding: .login, relyingPartyID: "example.com", userID: "alice", deviceID: "device-1",
+            id: ChallengeID(bytes: Data(repeating: 8, count: 16)), binding: .login, relyingPartyID: "example.com", userID: "alice",
+            deviceID: "device-1",
             nonce: Data(repeating: 1, count: 32), createdAt: Self.now, expiresAt: Self.now.addingTimeInterval(60)
         ).message()
         #expect(check(try assertion(keyID, message: otherMessage), device) == .rejected(.signature))
@@ -178,7 +181,7 @@ struct AssertionLoginTests {
             #expect(approved.status == 200, "\(approved.text)")
             #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation?.appAttestKey?.counter == 3)
 
-            let reasons = try await harness.service.store.auditEvents(userID: "alice", limit: 50).compactMap(\.reason)
+            let reasons = try await harness.service.store.auditEvents(userID: "alice", limit: 50).compactMap(\.reason?.description)
             #expect(reasons.filter { $0 == "assertionMissing" }.count == 2 && reasons.contains("assertion.counter"), "\(reasons)")
         }
     }
@@ -287,7 +290,8 @@ struct ReattestationTests {
             let events = try await harness.service.store.auditEvents(userID: "alice", limit: 50)
             #expect(events.contains { $0.kind == .deviceReattested && $0.deviceID == DeviceID(deviceID) })
             #expect(
-                events.contains { $0.reason == "reattestation.appIdentifier" } && events.contains { $0.reason == "reattestation.nonce" })
+                events.contains { $0.reason?.description == "reattestation.appIdentifier" }
+                    && events.contains { $0.reason?.description == "reattestation.nonce" })
 
             // It asserts from now on; the lost key's assertions would not.
             let next = try await api.loginChallenge("alice", deviceID)

@@ -7,6 +7,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import Testing
+import BioAuthServerTesting
 
 /// Issue 22: enrolment asks for App Attest (and Android Key Attestation) as the
 /// `AttestationPolicy` says; what was proven is stored, listed and claimed, and nothing else is.
@@ -118,7 +119,7 @@ struct AttestationEnrolmentTests {
 
             let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 50).filter {
                 $0.kind == .deviceEnrollmentFailed
-            }.compactMap(\.reason)
+            }.compactMap(\.reason?.description)
             #expect(
                 audit.sorted() == ["attestation.appIdentifier", "attestation.certificateChain", "attestation.nonce", "attestationMissing"])
             #expect(try await harness.service.store.devices(userID: "alice").isEmpty)

@@ -5,6 +5,7 @@ import Hummingbird
 import InMemoryLogging
 import HTTPTypes
 import Testing
+import BioAuthServerTesting
 
 /// The backend API: API keys with scopes, enrolment grants, approval redemption.
 struct BackendAPITests {
@@ -196,8 +197,10 @@ struct BackendAPITests {
             // The refused keys, the session token, and the key without the scope (audited with its id).
             #expect(audit.filter { $0.kind == AuditKind.apiKeyRejected }.reduce(0) { $0 + $1.count } == refused.count + 2)
             #expect(
-                audit.contains { $0.kind == AuditKind.apiKeyRejected && $0.reason == "apiKeyScope" && $0.apiKeyID == grantsOnly.record.id })
-            #expect(audit.contains { $0.kind == AuditKind.apiKeyRevoked && $0.reason == revoked.record.id.rawValue })
+                audit.contains {
+                    $0.kind == AuditKind.apiKeyRejected && $0.reason?.description == "apiKeyScope" && $0.apiKeyID == grantsOnly.record.id
+                })
+            #expect(audit.contains { $0.kind == AuditKind.apiKeyRevoked && $0.reason?.description == revoked.record.id.rawValue })
             let everything = audit.map { "\($0)" }.joined() + harness.logs.entries.map { "\($0.message) \($0.metadata)" }.joined()
             for secret in [api.apiKey, grantsOnly.secret.value, revoked.secret.value] { #expect(!everything.contains(secret)) }
             #expect(!"\(revoked.secret)".contains(revoked.secret.value) && !"\(revoked.record)".contains(revoked.secret.value))

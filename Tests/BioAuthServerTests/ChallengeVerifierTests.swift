@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 import BioAuthServer
+import BioAuthServerTesting
 
 /// The verifier alone: every reason it gives, with rows made in the test and no store.
 struct ChallengeVerifierTests {
@@ -19,7 +20,8 @@ struct ChallengeVerifierTests {
         _ binding: ChallengeRecord.Binding = .login, user: UserID = "alice", relyingParty: String = "example.com", session: SessionID? = nil
     ) -> ChallengeRecord {
         ChallengeRecord(
-            id: Data(repeating: 7, count: 16), binding: binding, relyingPartyID: relyingParty, userID: user, deviceID: "device-1",
+            id: ChallengeID(bytes: Data(repeating: 7, count: 16)), binding: binding, relyingPartyID: relyingParty, userID: user,
+            deviceID: "device-1",
             nonce: Data(repeating: 9, count: 32), createdAt: Self.now, expiresAt: Self.now.addingTimeInterval(60), sessionID: session)
     }
 

@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+import BioAuthServerTesting
 
 /// Webhooks that cannot be jammed: one user's refused event holds back only that user's later
 /// events, users are delivered side by side within a bound, device-key events go first, and the

@@ -248,7 +248,7 @@ extension ServerHarness {
     /// Every audited reason, oldest first; a merged row (identical failures) counts as many times as it stands for.
     func auditedReasons() async throws -> [String] {
         try await service.store.auditEvents(userID: nil, limit: 10_000).reversed().flatMap { event in
-            event.reason.map { Array(repeating: $0, count: event.count) } ?? []
+            event.reason.map { Array(repeating: $0.description, count: event.count) } ?? []
         }
     }
 }

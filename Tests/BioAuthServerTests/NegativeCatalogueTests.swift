@@ -8,6 +8,7 @@ import Foundation
 import HTTPTypes
 import InMemoryLogging
 import Testing
+import BioAuthServerTesting
 
 /// The negative catalogue of `docs/Protocol.md` §7, one test per row, through HTTP. Every verification failure
 /// must answer the one uniform 401 body; the audit log keeps the real reason.
@@ -505,8 +506,8 @@ struct NegativeCatalogueTests {
                 try await api.call(.delete, "/v1/enrolment-requests/\(first["id"])", token: phished, client: attacker[0]).status == 403,
                 "a password session cannot cancel")
             let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 500)
-            #expect(audit.contains { $0.kind == .enrolmentRequestEnded && $0.reason == "cancelled" })
-            #expect(audit.contains { $0.kind == .enrolmentRequestEnded && $0.reason == "wrongCodes" })
+            #expect(audit.contains { $0.kind == .enrolmentRequestEnded && $0.reason?.description == "cancelled" })
+            #expect(audit.contains { $0.kind == .enrolmentRequestEnded && $0.reason?.description == "wrongCodes" })
         }
     }
 

@@ -1,6 +1,7 @@
 import BioAuthServer
 import Foundation
 import Testing
+import BioAuthServerTesting
 
 /// The password-attempt rule on its own (``PasswordAttempt/decide(_:user:limits:now:)``): what
 /// every store applies, decided once.

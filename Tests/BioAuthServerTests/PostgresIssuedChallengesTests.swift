@@ -3,6 +3,7 @@ import BioAuthPostgres
 import BioAuthServer
 import Foundation
 import Testing
+import BioAuthServerTesting
 
 /// What a PostgreSQL instance remembers of the login challenges it issued (no database needed):
 /// login challenges only, each given once, forgotten in order as they expire, and never more than
@@ -12,7 +13,8 @@ struct PostgresIssuedChallengesTests {
 
     func challenge(_ binding: ChallengeRecord.Binding = .login, at created: Date) -> ChallengeRecord {
         ChallengeRecord(
-            id: SecretBytes.random(count: 16).data, binding: binding, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
+            id: ChallengeID(bytes: SecretBytes.random(count: 16).data), binding: binding, relyingPartyID: "rp", userID: "alice",
+            deviceID: "d1",
             nonce: SecretBytes.random(count: 32).data, createdAt: created, expiresAt: created.addingTimeInterval(60))
     }
 

@@ -3,6 +3,7 @@ import BioAuthServer
 import Foundation
 import PostgresNIO
 import Testing
+import BioAuthServerTesting
 
 /// The login statements written with numbered parameters bind exactly the values their SQL
 /// numbers (no database needed): a parameter the SQL uses and nobody binds, or a value bound and
@@ -23,7 +24,8 @@ struct PostgresStatementTests {
 
     @Test func theChallengesInsertBindsEveryParameterItNumbers() throws {
         let challenge = ChallengeRecord(
-            id: Data(count: 16), binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1", nonce: Data(count: 32),
+            id: ChallengeID(bytes: Data(count: 16)), binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
+            nonce: Data(count: 32),
             createdAt: Self.at,
             expiresAt: Self.at.addingTimeInterval(60))
         let lockout = LockoutQuery(windowStart: Self.at, client: "203.0.113.7", clientLimit: 20)
@@ -41,7 +43,7 @@ struct PostgresStatementTests {
             .publishing([])
         plan.require(.activeDeviceKey(id: "d1", userID: "alice", publicKey: Data([4])))
         let lockout = LockoutQuery(windowStart: Self.at, client: "203.0.113.7", clientLimit: 20)
-        let statement = try #require(FinishDeviceLogin(challengeID: Data(count: 16), lockout: lockout, plan: plan))
+        let statement = try #require(FinishDeviceLogin(challengeID: ChallengeID(bytes: Data(count: 16)), lockout: lockout, plan: plan))
         let binds = try statement.makeBindings()
         #expect(Self.parameters(of: FinishDeviceLogin.sql) == Set(1...binds.count))
         #expect(try statement.query.sql == FinishDeviceLogin.sql && statement.query.binds == binds)

@@ -76,7 +76,7 @@ struct PostgresTests {
                 "SELECT count(*)::int FROM sessions WHERE device_id = '\(id)' AND revoked_at IS NULL", on: url)
             #expect(try live.first?.decode(Int.self) == 0)
             let last = try await harness.service.store.auditEvents(userID: "alice", limit: 1).first
-            #expect(last?.kind == .loginFailed && last?.reason == "revokedDevice")
+            #expect(last?.kind == .loginFailed && last?.reason?.description == "revokedDevice")
         }
     }
 
@@ -98,7 +98,8 @@ struct PostgresTests {
             seen: [Seen], outcome: PlanOutcome, session: SessionRecord
         ) {
             let record = ChallengeRecord(
-                id: SecretBytes.random(count: 16).data, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
+                id: ChallengeID(bytes: SecretBytes.random(count: 16).data), binding: .login, relyingPartyID: "rp", userID: "alice",
+                deviceID: "d1",
                 nonce: SecretBytes.random(count: 32).data, createdAt: at, expiresAt: at.addingTimeInterval(60))
             #expect(try await store.apply(.issueChallenge(record, lockout: lockout)).wasApplied)
             let session = SessionRecord(
@@ -118,7 +119,7 @@ struct PostgresTests {
                         switch change {
                         case .none: ""
                         case .challengeTaken:
-                            "DELETE FROM challenges WHERE id = '\\x\(record.id.map { String(format: "%02x", $0) }.joined())'"
+                            "DELETE FROM challenges WHERE id = '\\x\(record.id.bytes.map { String(format: "%02x", $0) }.joined())'"
                         case .lockedOut:
                             "INSERT INTO counters (key, window_start, count) VALUES ('\(FailureSubject.client(lockout.client).storageKey)', '2026-01-01T00:00:00Z', 3)"
                         case .deviceRevoked: "UPDATE devices SET revoked_at = now() WHERE id = 'd1'"
@@ -165,7 +166,8 @@ struct PostgresTests {
         // by another instance, which reads, and not by the issuing one, which remembers.
         for (finishing, expected) in [(store, "Phone"), (otherInstance, "Renamed")] {
             let record = ChallengeRecord(
-                id: SecretBytes.random(count: 16).data, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
+                id: ChallengeID(bytes: SecretBytes.random(count: 16).data), binding: .login, relyingPartyID: "rp", userID: "alice",
+                deviceID: "d1",
                 nonce: SecretBytes.random(count: 32).data, createdAt: at, expiresAt: at.addingTimeInterval(60))
             _ = try await PostgresTestServer.execute("UPDATE devices SET name = 'Phone'", on: url)
             #expect(try await store.apply(.issueChallenge(record, lockout: lockout)).wasApplied)
@@ -263,7 +265,7 @@ struct PostgresTests {
             on: url)
         let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 1)
         await #expect(throws: StoreError(.corruptRow, detail: "challenges.operation_hash")) {
-            try await store.consumeChallenge(id: Data([1]), lockout: lockout) { _ in ((), WritePlan()) }
+            try await store.consumeChallenge(id: ChallengeID(bytes: Data([1])), lockout: lockout) { _ in ((), WritePlan()) }
         }
         await #expect(throws: StoreError(.corruptRow, detail: "sessions.kind")) {
             try await store.session(tokenHash: TokenHash(digest: Data([3])))

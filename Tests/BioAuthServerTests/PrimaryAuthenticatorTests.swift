@@ -3,6 +3,7 @@ import BioAuthServer
 import Foundation
 import Synchronization
 import Testing
+import BioAuthServerTesting
 
 /// A team's own login in front of BioAuth: codes its identity provider issued, each proving a user.
 final class ShopLogin: PrimaryAuthenticator {

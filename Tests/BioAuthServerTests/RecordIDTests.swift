@@ -1,6 +1,8 @@
+import BioAuthCore
 import BioAuthServer
 import Foundation
 import Testing
+import BioAuthServerTesting
 
 /// Typed ids and token hashes.
 struct RecordIDTests {
@@ -18,6 +20,24 @@ struct RecordIDTests {
         #expect(TokenHash(of: Data("a session token".utf8)) == hash && TokenHash(ofText: "a session token") == hash)
     }
 
+    /// A challenge id is the bearer of a pending proof: its text form is read from the wire
+    /// (16 bytes, or `invalid_request` naming `challengeId`), and its description, debug
+    /// description and `dump()` show no bytes.
+    @Test func aChallengeIDIsReadStrictlyAndShowsNoBytes() throws {
+        let bytes = Data((1...16).map { UInt8($0 * 11) })
+        let id = try ChallengeID(Base64URL.encode(bytes))
+        #expect(id.bytes == bytes && id == ChallengeID(bytes: bytes))
+        var dumped = ""
+        dump(id, to: &dumped)
+        for text in ["\(id)", String(reflecting: id), dumped] + Mirror(reflecting: id).children.map({ "\($0.value)" }) {
+            #expect(!text.contains(Base64URL.encode(bytes)) && !text.contains("- 11\n- 22"), "\(text)")
+        }
+        for wrong in ["", "AAAA", Base64URL.encode(bytes + [0]), "!" + Base64URL.encode(bytes).dropFirst()] {
+            #expect(throws: ServerError.self) { try ChallengeID(wrong) }
+            do { _ = try ChallengeID(wrong) } catch { #expect(error.code == .invalidRequest && error.field == "challengeId") }
+        }
+    }
+
     /// A user row's password hash and salt, and a challenge's id and nonce, stay out of its
     /// description, `dump()` and Mirror.
     @Test func userAndChallengeRecordsShowNoSecretBytes() {
@@ -25,7 +45,7 @@ struct RecordIDTests {
         let user = UserRecord(
             id: "alice", passwordSalt: secret, passwordRounds: 7, passwordHash: secret, createdAt: Date(timeIntervalSince1970: 0))
         let challenge = ChallengeRecord(
-            id: secret, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1", nonce: secret,
+            id: ChallengeID(bytes: secret), binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1", nonce: secret,
             createdAt: Date(timeIntervalSince1970: 0),
             expiresAt: Date(timeIntervalSince1970: 60))
         for value in [user as Any, challenge as Any] {

@@ -1,6 +1,7 @@
 import BioAuthServer
 import Foundation
 import Testing
+import BioAuthServerTesting
 
 /// The demo's recovery inbox holds live codes: nobody but its owner reads them, from the first byte.
 struct RecoveryInboxTests {

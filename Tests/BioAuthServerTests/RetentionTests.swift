@@ -30,7 +30,7 @@ struct RetentionTests {
                     group.addTask {
                         // Finishing a challenge that was never issued, from one of eight addresses.
                         _ = try? await service.finishLogin(
-                            challengeID: Base64URL.encode(SecretBytes.random(count: 16).data), signature: forged,
+                            challengeID: ChallengeID(bytes: SecretBytes.random(count: 16).data), signature: forged,
                             request: RequestInfo(clientAddress: "198.51.100.\(n % 8)"))
                     }
                 }

@@ -8,6 +8,7 @@ import HTTPTypes
 import InMemoryLogging
 import Synchronization
 import Testing
+import BioAuthServerTesting
 
 /// A deterministic generator (SplitMix64), so a failing fuzz case can be replayed.
 struct SplitMix64: RandomNumberGenerator {

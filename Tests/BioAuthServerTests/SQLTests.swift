@@ -3,6 +3,7 @@ import BioAuthSQL
 import BioAuthServer
 import Foundation
 import Testing
+import BioAuthServerTesting
 
 /// The statements both stores run are written once (``SQL``) and rendered per dialect: values
 /// become parameters in order, never text; the dialect words differ and nothing else does.

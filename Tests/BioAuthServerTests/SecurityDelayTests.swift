@@ -4,6 +4,7 @@ import BioAuthTesting
 import Foundation
 import HTTPTypes
 import Testing
+import BioAuthServerTesting
 
 /// Issue 42: the security delay. Without another device the owner removes a lost phone with the
 /// password and a recovery code, after a delay; a phished password — with the owner's mailbox
@@ -116,7 +117,7 @@ struct SecurityDelayTests {
             let devices = try await api.call(.get, "/v1/devices", token: later, client: "192.0.2.44")
             #expect(devices.objects.first?["revokedAt"] != nil, "\(devices.text)")
             let audit = try await harness.service.store.auditEvents(userID: "alice", limit: 50)
-            #expect(audit.contains { $0.kind == .deviceRevoked && $0.reason == "securityDelay" })
+            #expect(audit.contains { $0.kind == .deviceRevoked && $0.reason?.description == "securityDelay" })
             #expect(try await harness.service.sweep().removedDevices == 0, "once")
             #expect(try await api.call(.get, "/v1/device-removals", token: later, client: "192.0.2.44").objects.isEmpty)
         }

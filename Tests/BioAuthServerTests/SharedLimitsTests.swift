@@ -5,6 +5,7 @@ import Foundation
 import Testing
 
 @testable import BioAuthServer
+import BioAuthServerTesting
 
 /// Issue 43 item 5: limits hold across instances. Three services on one database stand for three
 /// instances behind a round-robin balancer: the request window allows the limit plus the

@@ -4,6 +4,7 @@ import BioAuthTesting
 import Foundation
 import HTTPTypes
 import Testing
+import BioAuthServerTesting
 
 /// Issue 43 item 4: the way back has no waiting room a stranger controls. Strangers' wrong
 /// passwords slow password logins from every address the owner never used (the run's back-off);

@@ -139,8 +139,8 @@ struct SigningKeyTests {
             #expect(swept.signingKeys == before.filter { $0.state == .expired }.count && swept.signingKeys > 0, "\(before)")
             #expect(after.allSatisfy { $0.state != .expired } && after.contains { $0.state == .signing })
             let audit = try await harness.service.store.auditEvents(userID: nil, limit: 500)
-            #expect(audit.contains { $0.kind == .signingKeyRetired && $0.reason == first })
-            #expect(audit.contains { $0.kind == .signingKeyAdded && $0.reason == rotated.id })
+            #expect(audit.contains { $0.kind == .signingKeyRetired && $0.reason?.description == first })
+            #expect(audit.contains { $0.kind == .signingKeyAdded && $0.reason?.description == rotated.id })
         }
     }
 

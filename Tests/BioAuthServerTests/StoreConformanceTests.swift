@@ -112,7 +112,7 @@ struct StoreConformanceTests {
         let store = try await SQLiteStore.open(path: path)
         let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 1)
         await #expect(throws: StoreError(.corruptRow, detail: "challenges.operation_hash")) {
-            try await store.consumeChallenge(id: Data([1]), lockout: lockout) { _ in ((), WritePlan()) }
+            try await store.consumeChallenge(id: ChallengeID(bytes: Data([1])), lockout: lockout) { _ in ((), WritePlan()) }
         }
         await #expect(throws: StoreError(.corruptRow, detail: "sessions.kind")) {
             try await store.session(tokenHash: TokenHash(digest: Data([3])))
@@ -132,9 +132,10 @@ struct StoreConformanceTests {
             storage: .file(path: path), threadPool: pool, logger: Logger(label: "raw"), on: MultiThreadedEventLoopGroup.singleton.any())
         _ = try await raw.query("INSERT INTO devices (id, user_id, name, public_key, created_at) VALUES ('d1', 'alice', 'Phone', x'04', 0)")
         let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 3)
-        func challenge() async throws -> Data {
+        func challenge() async throws -> ChallengeID {
             let record = ChallengeRecord(
-                id: SecretBytes.random(count: 16).data, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
+                id: ChallengeID(bytes: SecretBytes.random(count: 16).data), binding: .login, relyingPartyID: "rp", userID: "alice",
+                deviceID: "d1",
                 nonce: SecretBytes.random(count: 32).data, createdAt: Date(timeIntervalSince1970: 0),
                 expiresAt: Date(timeIntervalSince1970: 60))
             #expect(try await store.apply(.issueChallenge(record, lockout: lockout)).wasApplied)
@@ -168,7 +169,8 @@ struct StoreConformanceTests {
         let store = try await SQLiteStore.open(path: temporaryDatabasePath())
         let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "c", clientLimit: 3)
         let challenge = ChallengeRecord(
-            id: SecretBytes.random(count: 16).data, binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
+            id: ChallengeID(bytes: SecretBytes.random(count: 16).data), binding: .login, relyingPartyID: "rp", userID: "alice",
+            deviceID: "d1",
             nonce: SecretBytes.random(count: 32).data, createdAt: Date(timeIntervalSince1970: 0), expiresAt: Date(timeIntervalSince1970: 60)
         )
         #expect(try await store.pragma("synchronous") == "2")

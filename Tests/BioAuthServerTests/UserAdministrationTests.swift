@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import InMemoryLogging
 import Testing
+import BioAuthServerTesting
 
 /// The backend API for the users a backend owns (`/v1/backend/users/{userId}/…`): listing and
 /// revoking their devices and sessions, cancelling and vouching for their enrolment requests —
@@ -49,10 +50,10 @@ struct UserAdministrationTests {
 
             let audit = try await harness.service.store.auditEvents(userID: "carol", limit: 50)
             let vouched = try #require(audit.first { $0.kind == .enrolmentApproved })
-            #expect(vouched.reason == AuditReason.approvedByBackend.description && vouched.apiKeyID == recovery.record.id)
+            #expect(vouched.reason == .approvedByBackend && vouched.apiKeyID == recovery.record.id)
             let scopeRefusal = try await harness.service.store.auditEvents(userID: nil, limit: 100).first { $0.kind == .apiKeyRejected }
             #expect(
-                scopeRefusal?.reason == "apiKeyScope" && scopeRefusal?.apiKeyID == usersOnly.record.id,
+                scopeRefusal?.reason == AuditReason(FailureReason.apiKeyScope) && scopeRefusal?.apiKeyID == usersOnly.record.id,
                 "a key without the scope is audited with its id")
         }
     }
@@ -153,7 +154,7 @@ struct UserAdministrationTests {
             #expect(try await api.post(path + "/approve", token: api.apiKey).status == 410)
             #expect(try await api.call(.get, "/v1/backend/users/alice/enrolment-requests", token: api.apiKey).objects.isEmpty)
             let ended = try await harness.service.store.auditEvents(userID: "alice", limit: 50).first { $0.kind == .enrolmentRequestEnded }
-            #expect(ended?.reason == "cancelled" && ended?.apiKeyID != nil)
+            #expect(ended?.reason?.description == "cancelled" && ended?.apiKeyID != nil)
         }
     }
 
@@ -180,7 +181,7 @@ struct UserAdministrationTests {
 
             let refusals = try await harness.service.store.auditEvents(userID: nil, limit: 100).filter { $0.kind == .backendRequestRefused }
             #expect(refusals.count == 2 && refusals.allSatisfy { $0.apiKeyID != nil }, "\(refusals)")
-            #expect(refusals.contains { $0.reason == "invalid_request:userId" && $0.userID == nil })
+            #expect(refusals.contains { $0.reason?.description == "invalid_request:userId" && $0.userID == nil })
             let everything =
                 try await harness.service.store.auditEvents(userID: nil, limit: 1000).map { "\($0)" }.joined()
                 + harness.logs.entries.map { "\($0.message) \($0.metadata)" }.joined()

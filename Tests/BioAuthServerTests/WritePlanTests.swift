@@ -1,6 +1,7 @@
 import BioAuthServer
 import Foundation
 import Testing
+import BioAuthServerTesting
 
 /// The lifecycle rules as plans: what each change withdraws, audits and delivers, decided once
 /// for every store (the stores' side is `StoreConformance`).
@@ -68,7 +69,7 @@ struct WritePlanTests {
 
     @Test func onlyAPlanThatWritesNothingButChallengesIsEphemeral() {
         let challenge = ChallengeRecord(
-            id: Data(repeating: 1, count: 16), binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
+            id: ChallengeID(bytes: Data(repeating: 1, count: 16)), binding: .login, relyingPartyID: "rp", userID: "alice", deviceID: "d1",
             nonce: Data(repeating: 2, count: 32),
             createdAt: at, expiresAt: at)
         let lockout = LockoutQuery(windowStart: at, client: "c", clientLimit: 3)

@@ -49,7 +49,8 @@ func enrolmentFigures(rawVerifiesPerSecond: Double) async throws {
             }
             start = ContinuousClock.now
             _ = try await service.finishRegistration(
-                session: grant.session, challengeID: challenge.challengeId, signature: signature, attestation: attestation, request: request
+                session: grant.session, challengeID: try ChallengeID(challenge.challengeId), signature: signature, attestation: attestation,
+                request: request
             )
             serverTime += seconds(ContinuousClock.now - start)
         }

@@ -124,7 +124,8 @@ func serviceLogins(
                     let message = try envelope.message()
                     let signature = Base64URL.encode(try key.signature(for: message.encoded).derRepresentation)
                     _ = try await service.finishLogin(
-                        challengeID: envelope.challengeId, signature: signature, request: RequestInfo(clientAddress: "bench"))
+                        challengeID: try ChallengeID(envelope.challengeId), signature: signature,
+                        request: RequestInfo(clientAddress: "bench"))
                     mine.append(seconds(clock.now - begin) * 1000)
                 }
                 return mine

@@ -17,7 +17,8 @@ struct ShopBackendTests {
     static let secret = "the shop's webhook secret, 32+ bytes"
 
     @Test func aShopCustomerEnrolsWithAGrantLogsInWithTheirPhoneAndOrders() async throws {
-        let shop = ShopBackend(store: try SQLiteStore.inMemory(), webhookSecret: Self.secret)
+        let store = try SQLiteStore.inMemory()
+        let shop = ShopBackend(store: store, webhookSecret: Self.secret)
         // BioAuth's routes are in the shop's router; its background work (sweeps, webhook delivery)
         // is one service that the shop runs beside its own.
         let app = Application(
@@ -78,7 +79,7 @@ struct ShopBackendTests {
             let sink = try #require(WebhookSink(url: "http://127.0.0.1:\(port)/hooks/bioauth", secret: Self.secret))
             // Device logins are delivered only to a backend that asks for them.
             let delivery = OutboxDelivery(
-                store: shop.bioauth.service.store, sink: sink, policy: DeliveryPolicy(optionalEvents: [.loginSucceeded]),
+                store: store, sink: sink, policy: DeliveryPolicy(optionalEvents: [.loginSucceeded]),
                 logger: Logger(label: "shop"))
             try await delivery.deliverDue()
             #expect(shop.events.withLock { $0.map(\.type) } == ["device.enrolled", "login.succeeded"])

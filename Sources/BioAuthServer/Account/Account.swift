@@ -48,7 +48,7 @@ struct Account: Flow {
     private func countFailure(
         _ reason: FailureReason, of attempt: PasswordAttempt, username: UserID, lockout: LockoutQuery, _ request: RequestInfo
     ) async throws(ServerError) -> ServerError {
-        let audited = event(.passwordLoginFailed, user: attempt.user == nil ? nil : username, reason: reason.description, request: request)
+        let audited = event(.passwordLoginFailed, user: attempt.user == nil ? nil : username, reason: AuditReason(reason), request: request)
         var failure = FailureRecord(reason, lockout: lockout, audit: audited)
         failure.reachedEarlier = attempt.reached
         let locked = try await run(request) { [failure] in try await self.store.apply(.failure(failure)).lockedSubjects }
@@ -196,8 +196,8 @@ struct Account: Flow {
         try await admit(request)
         let now = clock.now()
         let lockout = windows.lockout(client: request.clientAddress, at: now)
-        // Only the address's counter is consulted ("" names no user).
-        if try await run(request, { try await self.store.passwordLoginState(username: "", lockout: lockout) }).lockedOut {
+        // Only the address's counter is consulted.
+        if try await run(request, { try await self.store.passwordLoginState(username: nil, lockout: lockout) }).lockedOut {
             throw await refuseLockedOut(user: nil, device: nil, request)
         }
         let proven: String?
@@ -208,7 +208,7 @@ struct Account: Flow {
         guard let proven else {
             let failure = FailureRecord(
                 .primaryLoginRejected, lockout: lockout,
-                audit: event(.primaryLoginFailed, reason: FailureReason.primaryLoginRejected.description, request: request))
+                audit: event(.primaryLoginFailed, reason: AuditReason(FailureReason.primaryLoginRejected), request: request))
             let locked = try await run(request) { [failure] in try await self.store.apply(.failure(failure)).lockedSubjects }
             throw failed(failure, locked: locked, request)
         }
@@ -224,7 +224,7 @@ struct Account: Flow {
     /// reason only (`session.rejected`).
     func authenticate(token: String?, request: RequestInfo) async throws(ServerError) -> SessionRecord {
         do { return try await session(presenting: token, request: request) } catch {
-            if let reason = error.reason { await audit(.sessionRejected, reason: reason.description, request: request) }
+            if let reason = error.reason { await audit(.sessionRejected, reason: AuditReason(reason), request: request) }
             throw error
         }
     }
@@ -277,7 +277,7 @@ struct Account: Flow {
     func revokeAllSessions(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Int {
         try await authorize(.endAllSessions, session, request: request)
         let audit = event(
-            .sessionsRevoked, user: session.userID, device: session.deviceID, reason: AuditReason.allSessions.description, request: request)
+            .sessionsRevoked, user: session.userID, device: session.deviceID, reason: .allSessions, request: request)
         let plan = WritePlan.revokeSessions(userID: session.userID, at: clock.now(), audit: audit)
         let count = try await run(request, { try await self.store.apply(plan) }).revokedSessions
         log(audit, request: request)

@@ -32,7 +32,7 @@ struct PasswordChange: Flow {
         }
         guard changed else {
             await self.audit(
-                .approvalRejected, user: userID, device: session.deviceID, reason: FailureReason.approvalRejected.description,
+                .approvalRejected, user: userID, device: session.deviceID, reason: AuditReason(FailureReason.approvalRejected),
                 request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }

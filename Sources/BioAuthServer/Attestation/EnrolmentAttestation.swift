@@ -96,7 +96,7 @@ struct EnrolmentAttestation: Flow {
     /// or nil for an enrolment the policy lets go unattested. A challenge that is not this
     /// session's unexpired registration gets nil: finishing it fails as it would without one.
     /// Refusals are audited and counted against the sending address.
-    func verify(_ presented: PresentedAttestation?, challengeID: Data, session: SessionRecord, request: RequestInfo)
+    func verify(_ presented: PresentedAttestation?, challengeID: ChallengeID, session: SessionRecord, request: RequestInfo)
         async throws(ServerError) -> DeviceAttestation?
     {
         let policy = configuration.attestation
@@ -164,7 +164,7 @@ struct EnrolmentAttestation: Flow {
     {
         let reason = error.map { FailureReason.attestation($0.check) } ?? .attestationMissing
         let audit = event(
-            .deviceEnrollmentFailed, user: challenge.userID, device: challenge.deviceID, reason: reason.description, request: request)
+            .deviceEnrollmentFailed, user: challenge.userID, device: challenge.deviceID, reason: AuditReason(reason), request: request)
         let lockout = windows.deviceProof(client: request.clientAddress, at: clock.now())
         let failure = FailureRecord(unguessable: reason, lockout: lockout, audit: audit)
         let (_, outcome) = try await run(request) {

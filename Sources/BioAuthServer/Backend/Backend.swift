@@ -26,7 +26,7 @@ struct Backend: Flow {
         let record = ApiKeyRecord(
             id: ApiKeyID("key_" + SecretBytes.random(count: 8).data.hexString), name: name, secretHash: secret.hash, scopes: scopes,
             createdAt: clock.now())
-        let audit = event(.apiKeyCreated, reason: record.id.rawValue, request: request)
+        let audit = event(.apiKeyCreated, reason: .key(record.id.rawValue), request: request)
         _ = try await run(request) { try await self.store.apply(.createApiKey(record, audit: audit)) }
         log(audit, request: request)
         return (record, secret)
@@ -37,7 +37,7 @@ struct Backend: Flow {
     }
 
     func revokeApiKey(id: ApiKeyID, request: RequestInfo) async throws(ServerError) {
-        let audit = event(.apiKeyRevoked, reason: id.rawValue, request: request)
+        let audit = event(.apiKeyRevoked, reason: .key(id.rawValue), request: request)
         let plan = WritePlan.revokeApiKey(id: id, at: clock.now(), audit: audit)
         guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "id")
@@ -62,7 +62,7 @@ struct Backend: Flow {
         if let secret { record = try await run(request) { try await self.store.apiKey(secretHash: secret.hash) } } else { record = nil }
         guard let record, record.revokedAt == nil else {
             try await admit(anonymous)
-            await audit(.apiKeyRejected, reason: FailureReason.unknownApiKey.description, request: request)
+            await audit(.apiKeyRejected, reason: AuditReason(FailureReason.unknownApiKey), request: request)
             throw ServerError.authenticationFailed(.unknownApiKey)
         }
         if let retryAfter = context.apiKeyRequests.admit(record.id, at: now) {
@@ -72,7 +72,7 @@ struct Backend: Flow {
         guard record.scopes.contains(scope) else {
             var request = request
             request.apiKeyID = record.id
-            await audit(.apiKeyRejected, reason: FailureReason.apiKeyScope.description, request: request)
+            await audit(.apiKeyRejected, reason: AuditReason(FailureReason.apiKeyScope), request: request)
             throw ServerError(.forbidden, detail: "apiKeyScope")
         }
         return record

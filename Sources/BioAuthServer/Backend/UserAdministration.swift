@@ -48,7 +48,7 @@ public struct UserAdministration: Flow {
     /// (`WritePlan.revokeDevices(userID:at:audit:)`): what was revoked, counted.
     public func revokeAllDevices(of userID: UserID, request: RequestInfo) async throws(ServerError) -> (devices: Int, sessions: Int) {
         try await refusalsAudited(userID, request) { userID throws(ServerError) in
-            let audit = event(.deviceRevoked, user: userID, reason: AuditReason.allDevices.description, request: request)
+            let audit = event(.deviceRevoked, user: userID, reason: .allDevices, request: request)
             let outcome = try await run(request) {
                 try await self.store.apply(.revokeDevices(userID: userID, at: self.clock.now(), audit: audit))
             }
@@ -74,7 +74,7 @@ public struct UserAdministration: Flow {
     /// Revokes every session of the user and every unredeemed approval; devices stay enrolled.
     public func revokeAllSessions(of userID: UserID, request: RequestInfo) async throws(ServerError) -> Int {
         try await refusalsAudited(userID, request) { userID throws(ServerError) in
-            let audit = event(.sessionsRevoked, user: userID, reason: AuditReason.allSessions.description, request: request)
+            let audit = event(.sessionsRevoked, user: userID, reason: .allSessions, request: request)
             let count = try await run(request) {
                 try await self.store.apply(.revokeSessions(userID: userID, at: self.clock.now(), audit: audit))
             }.revokedSessions
@@ -99,7 +99,7 @@ public struct UserAdministration: Flow {
         try await refusalsAudited(userID, request) { userID throws(ServerError) in
             let record = try await openRequest(id, of: userID, request: request)
             let audit = event(
-                .enrolmentRequestEnded, user: userID, device: record.deviceID, reason: EnrolmentRequestEnding.cancelled.rawValue,
+                .enrolmentRequestEnded, user: userID, device: record.deviceID, reason: AuditReason(EnrolmentRequestEnding.cancelled),
                 request: request)
             let now = clock.now()
             guard
@@ -123,7 +123,7 @@ public struct UserAdministration: Flow {
             let record = try await openRequest(id, of: userID, request: request)
             guard !record.isApproved else { throw ServerError(.conflict, field: "id", detail: "already approved") }
             let audit = event(
-                .enrolmentApproved, user: userID, device: record.deviceID, reason: AuditReason.approvedByBackend.description,
+                .enrolmentApproved, user: userID, device: record.deviceID, reason: .approvedByBackend,
                 request: request)
             let now = clock.now()
             guard
@@ -183,8 +183,7 @@ public struct UserAdministration: Flow {
         } catch {
             if error.code != .unavailable && error.code != .internalError {
                 let known = (try? Validate.userID(userID)) != nil
-                let reason = [error.code.description, error.field].compactMap { $0 }.joined(separator: ":")
-                await audit(.backendRequestRefused, user: known ? userID : nil, reason: reason, request: request)
+                await audit(.backendRequestRefused, user: known ? userID : nil, reason: AuditReason(refusal: error), request: request)
             }
             throw error
         }

@@ -39,7 +39,8 @@ struct DeviceRemovals: Flow {
         }
         if let until = decided.verdict {
             await self.audit(
-                .rateLimited, user: userID, device: id, reason: FailureSubject.recoveryCodes(userID, client: removal.requester).kind,
+                .rateLimited, user: userID, device: id,
+                reason: AuditReason(limit: FailureSubject.recoveryCodes(userID, client: removal.requester)),
                 request: request)
             throw ServerError(.rateLimited, detail: "too many recovery codes", retryAfter: retryAfter(until: until, from: now))
         }
@@ -66,7 +67,7 @@ struct DeviceRemovals: Flow {
         let now = clock.now(), policy = configuration.enrolment, sessionID = session.id
         guard removal.status(at: now) == .awaitingCode else { throw Self.ended }
         let audit = event(
-            .deviceRemovalScheduled, user: removal.userID, device: removal.deviceID, reason: AuditReason.recoveryCode.description,
+            .deviceRemovalScheduled, user: removal.userID, device: removal.deviceID, reason: .recoveryCode,
             request: request)
         let decided = try await run(request) {
             try await self.store.decide(locking: RowLocks(deviceRemoval: removal.id)) { rows in
@@ -119,7 +120,7 @@ struct DeviceRemovals: Flow {
             let active = device.map { $0.userID == removal.userID && !$0.isRevoked } ?? false
             let audit = AuditEvent(
                 at: now, kind: .deviceRevoked, userID: removal.userID, deviceID: removal.deviceID,
-                reason: AuditReason.securityDelay.description)
+                reason: .securityDelay)
             let decided = try await store.decide(locking: RowLocks(deviceRemoval: removal.id)) { rows in
                 WritePlan.executeDeviceRemoval(rows, deviceActive: active, at: now, audit: audit)
             }

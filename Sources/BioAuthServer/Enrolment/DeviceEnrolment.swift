@@ -71,12 +71,11 @@ struct DeviceEnrolment: Flow {
     }
 
     func finishRegistration(
-        session: SessionRecord, challengeID: String, signature: String, attestation: PresentedAttestation?, request: RequestInfo
+        session: SessionRecord, challengeID: ChallengeID, signature: String, attestation: PresentedAttestation?, request: RequestInfo
     ) async throws(ServerError) -> DeviceRecord {
-        let id = try Validate.base64URL(challengeID, field: "challengeId", count: 16...16)
         // Verified before the challenge is consumed: the chain's signatures never hold the writer.
         let proven = try await EnrolmentAttestation(context: context).verify(
-            attestation, challengeID: id, session: session, request: request)
+            attestation, challengeID: challengeID, session: session, request: request)
         let (enrolment, outcome) = try await Challenges(context: context).finish(
             challengeID, signature, purpose: .registration, session: session, request
         ) { challenge, taken, now -> (verdict: (device: DeviceRecord, audit: AuditEvent), plan: WritePlan)? in
@@ -91,7 +90,8 @@ struct DeviceEnrolment: Flow {
                 enrolledBy: proof)
             let kind: AuditKind = replacing ? .deviceReenrolled : .deviceEnrolled
             let how: EnrolmentProof? = replacing ? proof : nil
-            let audit = self.event(kind, user: challenge.userID, device: challenge.deviceID, reason: how?.rawValue, request: request)
+            let audit = self.event(
+                kind, user: challenge.userID, device: challenge.deviceID, reason: how.map(AuditReason.init), request: request)
             // A re-enrolment keeps the device's row (name, history) with the new key: what the plan
             // writes when its active-device guard holds.
             var stored = device
@@ -124,7 +124,7 @@ struct DeviceEnrolment: Flow {
         if session.kind == .enrolmentGrant {
             // One device per grant. The enrolment is committed: should this fail, the answer stays
             // a success, the failure is logged, and the grant still expires within minutes.
-            let revoked = event(.sessionRevoked, user: session.userID, reason: AuditReason.enrolmentGrantUsed.description, request: request)
+            let revoked = event(.sessionRevoked, user: session.userID, reason: .enrolmentGrantUsed, request: request)
             do {
                 _ = try await store.apply(WritePlan.revokeSession(id: session.id, userID: session.userID, at: clock.now(), audit: revoked))
             } catch {

@@ -76,7 +76,7 @@ struct EnrolmentRequests: Flow {
         let token = try Validate.base64URL(approval, field: "approval", count: 32...32)
         let record = try await openRequest(id: requestID, of: session, request: request)
         let audit = event(
-            .enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.approvedByDevice.description,
+            .enrolmentApproved, user: record.userID, device: record.deviceID, reason: .approvedByDevice,
             request: request)
         let now = clock.now(), userID = session.userID, tokenHash = TokenHash(of: token)
         let approved = try await run(request) {
@@ -86,7 +86,7 @@ struct EnrolmentRequests: Flow {
         }
         guard approved else {
             await self.audit(
-                .approvalRejected, user: session.userID, device: session.deviceID, reason: FailureReason.approvalRejected.description,
+                .approvalRejected, user: session.userID, device: session.deviceID, reason: AuditReason(FailureReason.approvalRejected),
                 request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }
@@ -113,7 +113,7 @@ struct EnrolmentRequests: Flow {
         case .limited(let until):
             await self.audit(
                 .rateLimited, user: record.userID, device: record.deviceID,
-                reason: FailureSubject.recoveryCodes(record.userID, client: request.clientAddress).kind, request: request)
+                reason: AuditReason(limit: FailureSubject.recoveryCodes(record.userID, client: request.clientAddress)), request: request)
             guard let until else {
                 throw ServerError(.rateLimited, detail: "this request has had all its recovery codes; make a new request")
             }
@@ -132,7 +132,7 @@ struct EnrolmentRequests: Flow {
         let record = try await openRequest(id: requestID, of: session, ownOnly: true, request: request)
         let entered = try Validate.recoveryCode(code)
         let audit = event(
-            .enrolmentApproved, user: record.userID, device: record.deviceID, reason: AuditReason.recoveryCode.description, request: request
+            .enrolmentApproved, user: record.userID, device: record.deviceID, reason: .recoveryCode, request: request
         )
         let now = clock.now(), maxAttempts = configuration.enrolment.maxRecoveryAttempts
         let outcome = try await run(request) {
@@ -153,7 +153,7 @@ struct EnrolmentRequests: Flow {
         try authorizeUnread(.cancelEnrolmentRequest, session)
         let record = try await openRequest(id: requestID, of: session, request: request)
         let audit = event(
-            .enrolmentRequestEnded, user: record.userID, device: record.deviceID, reason: EnrolmentRequestEnding.cancelled.rawValue,
+            .enrolmentRequestEnded, user: record.userID, device: record.deviceID, reason: AuditReason(EnrolmentRequestEnding.cancelled),
             request: request)
         let now = clock.now(), userID = session.userID
         guard

@@ -132,7 +132,7 @@ extension Flow {
 
     func refuseLockedOut(user: UserID?, device: DeviceID?, retryAfter: Int? = nil, _ request: RequestInfo) async -> ServerError {
         metrics.rateLimited.increment()
-        await audit(.rateLimited, user: user, device: device, reason: FailureReason.lockedOut.description, request: request)
+        await audit(.rateLimited, user: user, device: device, reason: AuditReason(FailureReason.lockedOut), request: request)
         return ServerError(.rateLimited, retryAfter: retryAfter ?? windows.retryAfter(clock.now()))
     }
 
@@ -149,7 +149,9 @@ extension Flow {
         return (sessionRecord(token: token, user: user, device: device, kind: kind, ttl: ttl, at: now), Base64URL.encode(token.data))
     }
 
-    func event(_ kind: AuditKind, user: UserID? = nil, device: DeviceID? = nil, reason: String? = nil, request: RequestInfo) -> AuditEvent {
+    func event(_ kind: AuditKind, user: UserID? = nil, device: DeviceID? = nil, reason: AuditReason? = nil, request: RequestInfo)
+        -> AuditEvent
+    {
         AuditEvent(
             at: clock.now(), kind: kind, userID: user, deviceID: device, reason: reason, clientAddress: request.clientAddress,
             requestID: request.requestID,
@@ -165,7 +167,7 @@ extension Flow {
     }
 
     /// Appends one audit event on its own (refusals and rejections; flows pass theirs to the store).
-    func audit(_ kind: AuditKind, user: UserID? = nil, device: DeviceID? = nil, reason: String? = nil, request: RequestInfo) async {
+    func audit(_ kind: AuditKind, user: UserID? = nil, device: DeviceID? = nil, reason: AuditReason? = nil, request: RequestInfo) async {
         let event = event(kind, user: user, device: device, reason: reason, request: request)
         do { _ = try await store.apply(.events([event])) } catch {
             logger(for: request).error(

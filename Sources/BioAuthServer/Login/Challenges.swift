@@ -18,7 +18,7 @@ struct Challenges: Flow {
         let now = clock.now()
         let expiry = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + configuration.challengeTTL).rounded(.down))
         let challenge = ChallengeRecord(
-            id: SecretBytes.random(count: 16).data, binding: binding, relyingPartyID: configuration.relyingPartyID, userID: user,
+            id: .random(), binding: binding, relyingPartyID: configuration.relyingPartyID, userID: user,
             deviceID: device, nonce: SecretBytes.random(count: 32).data, createdAt: now, expiresAt: expiry, sessionID: session,
             enrolmentRequestID: enrolmentRequest)
         let message: SignedMessage
@@ -43,11 +43,10 @@ struct Challenges: Flow {
     /// re-attestation (``AppAttestProof/reattestation(keyID:object:)``) is verified before the
     /// challenge is taken, like an enrolment's, and an accepted one replaces the device's App Attest key.
     func finish<Success: Sendable>(
-        _ challengeID: String, _ signature: String, appAttest: AppAttestProof? = nil, purpose: SignedMessage.Purpose,
+        _ id: ChallengeID, _ signature: String, appAttest: AppAttestProof? = nil, purpose: SignedMessage.Purpose,
         session: SessionRecord?,
         _ request: RequestInfo, success: @escaping @Sendable (ChallengeRecord, TakenChallenge, Date) -> (verdict: Success, plan: WritePlan)?
     ) async throws(ServerError) -> (verdict: Success, outcome: PlanOutcome) {
-        let id = try Validate.base64URL(challengeID, field: "challengeId", count: 16...16)
         let signatureBytes = try Validate.base64URL(signature, field: "signature", count: 1...256)
         let assertionBytes: Data? = if case .assertion(let bytes)? = appAttest { bytes } else { nil }
         let assertions = AppAttestAssertion(policy: configuration.attestation)
@@ -65,7 +64,7 @@ struct Challenges: Flow {
             try await self.store.consumeChallenge(id: id, lockout: lockout) { taken -> (verdict: Finished<Success>, plan: WritePlan) in
                 func record(_ reason: FailureReason) -> FailureRecord {
                     let user = taken?.challenge.userID, device = taken?.challenge.deviceID
-                    let audit = self.event(purpose.auditFailure, user: user, device: device, reason: reason.description, request: request)
+                    let audit = self.event(purpose.auditFailure, user: user, device: device, reason: AuditReason(reason), request: request)
                     // A signature cannot be guessed: its failure counts against nobody (RateWindows.deviceProof).
                     return FailureRecord(unguessable: reason, lockout: lockout, audit: audit)
                 }
@@ -76,7 +75,7 @@ struct Challenges: Flow {
                 if let taken, taken.lockedOut {
                     let challenge = taken.challenge
                     let refused = self.event(
-                        .rateLimited, user: challenge.userID, device: challenge.deviceID, reason: FailureReason.lockedOut.description,
+                        .rateLimited, user: challenge.userID, device: challenge.deviceID, reason: AuditReason(FailureReason.lockedOut),
                         request: request)
                     return (.refused(refused), .events([refused]))
                 }
@@ -142,12 +141,13 @@ struct Challenges: Flow {
     {
         if case .activeDeviceKey(let device, let user, _)? = outcome.refusal {
             // A revocation or re-key committed after the rows were read: nothing was written.
-            await audit(purpose.auditFailure, user: user, device: device, reason: FailureReason.revokedDevice.description, request: request)
+            await audit(
+                purpose.auditFailure, user: user, device: device, reason: AuditReason(FailureReason.revokedDevice), request: request)
             throw ServerError.authenticationFailed(.revokedDevice)
         }
         if case .appAttestCounter(let device, _, _)? = outcome.refusal {
             // A concurrent request advanced the counter as far, or re-keyed the device: this assertion came second.
-            await audit(purpose.auditFailure, device: device, reason: FailureReason.assertion(.counter).description, request: request)
+            await audit(purpose.auditFailure, device: device, reason: AuditReason(FailureReason.assertion(.counter)), request: request)
             throw ServerError(.attestationRejected, field: "appAttestAssertion", detail: AttestationError.Check.counter.description)
         }
         return (success, outcome)
@@ -157,7 +157,7 @@ struct Challenges: Flow {
     /// attested over SHA-256(message ‖ the device key's SPKI), or the check that failed; nil when
     /// there is nothing to verify it against (App Attest off, an unknown or used challenge: the
     /// finish then fails as it would without it).
-    private func reattestation(keyID: Data, object: Data, challengeID: Data, purpose: SignedMessage.Purpose, request: RequestInfo)
+    private func reattestation(keyID: Data, object: Data, challengeID: ChallengeID, purpose: SignedMessage.Purpose, request: RequestInfo)
         async throws(ServerError)
         -> Reattestation?
     {

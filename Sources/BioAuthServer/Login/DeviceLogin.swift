@@ -16,7 +16,8 @@ struct DeviceLogin: Flow {
         return try await Challenges(context: context).issue(.login, user: userID, device: deviceID, request)
     }
 
-    func finish(challengeID: String, signature: String, appAttest: AppAttestProof? = nil, request: RequestInfo) async throws(ServerError)
+    func finish(challengeID: ChallengeID, signature: String, appAttest: AppAttestProof? = nil, request: RequestInfo)
+        async throws(ServerError)
         -> SessionGrant
     {
         let token = SecretBytes.random(count: 32)

@@ -15,7 +15,9 @@ import Metrics
 /// verifies or not. Every verification failure throws the same `authenticationFailed` code; the
 /// reason goes to the audit log and the logger.
 public final class BioAuthService: Sendable {
-    public let store: any BioAuthStore
+    /// The store as it was given: writes through it skip the deployment's publishing rule, so
+    /// only this package's code and tests reach it.
+    package let store: any BioAuthStore
     public let configuration: ServerConfiguration
     public let clock: any WallClock
     /// Delivers recovery codes for enrolment requests; nil: only another device's approval adds a device.
@@ -169,7 +171,7 @@ public final class BioAuthService: Sendable {
     /// Finishes enrolment: the new key's signature over the registration challenge, with the
     /// key's attestation when the device has one (``AttestationPolicy``).
     public func finishRegistration(
-        session: SessionRecord, challengeID: String, signature: String, attestation: PresentedAttestation? = nil, request: RequestInfo
+        session: SessionRecord, challengeID: ChallengeID, signature: String, attestation: PresentedAttestation? = nil, request: RequestInfo
     ) async throws(ServerError) -> DeviceRecord {
         try await enrolment.finishRegistration(
             session: session, challengeID: challengeID, signature: signature, attestation: attestation, request: request)
@@ -287,7 +289,7 @@ public final class BioAuthService: Sendable {
     /// `appAttestKeyID` with `appAttestation`, instead of an assertion: a new App Attest key of a
     /// reinstalled app (``AppAttestProof/reattestation(keyID:object:)``).
     public func finishLogin(
-        challengeID: String, signature: String, appAttestAssertion: String? = nil, appAttestKeyID: String? = nil,
+        challengeID: ChallengeID, signature: String, appAttestAssertion: String? = nil, appAttestKeyID: String? = nil,
         appAttestation: String? = nil,
         request: RequestInfo
     ) async throws(ServerError) -> SessionGrant {
@@ -325,7 +327,8 @@ public final class BioAuthService: Sendable {
 
     /// Verifies the step-up signature and returns a one-time approval for that operation.
     public func finishStepUp(
-        session: SessionRecord, challengeID: String, signature: String, appAttestAssertion: String? = nil, appAttestKeyID: String? = nil,
+        session: SessionRecord, challengeID: ChallengeID, signature: String, appAttestAssertion: String? = nil,
+        appAttestKeyID: String? = nil,
         appAttestation: String? = nil, request: RequestInfo
     ) async throws(ServerError) -> ApprovalGrant {
         let proof = try AppAttestProof(assertion: appAttestAssertion, keyID: appAttestKeyID, attestation: appAttestation)

@@ -37,7 +37,7 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     /// Refused while a failure limit of the address or the user is reached.
     public static let lockedOut = FailureReason("lockedOut")
     /// No longer given (there is no per-device challenge quota); audit rows written before still
-    /// carry it, and ``userVisible(_:)`` still reads it as `lockedOut`.
+    /// carry it, and ``AuditReason/userVisible`` still reads it as `lockedOut`.
     public static let tooManyChallenges = FailureReason("tooManyChallenges")
     /// Your ``PrimaryAuthenticator`` proved no user.
     public static let primaryLoginRejected = FailureReason("primaryLoginRejected")
@@ -57,34 +57,6 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     /// A login or step-up's new App Attest key (after a reinstall) whose attestation failed `check`.
     public static func reattestation(_ check: AttestationError.Check) -> FailureReason {
         FailureReason("reattestation." + check.description)
-    }
-
-    /// What a user may see of a reason in their own audit log (`GET /v1/audit`): the class of
-    /// failure, not which check failed. "unknownDevice" versus "wrongUser" versus "revokedDevice"
-    /// would tell whoever holds a session which device ids exist and whose they are; the full
-    /// reason stays in the operator's audit log.
-    public static func userVisible(_ reason: String) -> String {
-        switch reason {
-        case unknownDevice.description, revokedDevice.description, wrongUser.description, replacedKey.description,
-            malformedSignature.description,
-            badSignature.description:
-            "verificationFailed"
-        case unknownChallenge.description, expiredChallenge.description, wrongPurpose.description, wrongSession.description:
-            "challengeRejected"
-        case unknownUser.description, badPassword.description, primaryLoginRejected.description: "passwordRejected"
-        case missingSession.description, unknownSession.description, expiredSession.description, revokedSession.description,
-            revokedDeviceSession.description, unknownRefreshToken.description, refreshTokenReused.description:
-            "sessionRejected"
-        case approvalRejected.description, recoveryCodeRejected.description: "approvalRejected"
-        case attestationMissing.description, assertionMissing.description,
-            _ where reason.hasPrefix("attestation.") || reason.hasPrefix("assertion.") || reason.hasPrefix("reattestation."):
-            "attestationRejected"
-        case lockedOut.description, tooManyChallenges.description, FailureSubject.password("", client: "").kind,
-            FailureSubject.passwordRun("").kind,
-            FailureSubject.client("").kind:
-            lockedOut.description
-        default: reason  // not a failure reason (e.g. "all" for sessions revoked everywhere)
-        }
     }
 }
 

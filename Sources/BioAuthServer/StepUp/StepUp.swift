@@ -26,7 +26,7 @@ struct StepUp: Flow {
             session: session.id, request)
     }
 
-    func finish(session: SessionRecord, challengeID: String, signature: String, appAttest: AppAttestProof? = nil, request: RequestInfo)
+    func finish(session: SessionRecord, challengeID: ChallengeID, signature: String, appAttest: AppAttestProof? = nil, request: RequestInfo)
         async throws(ServerError)
         -> ApprovalGrant
     {
@@ -70,7 +70,7 @@ struct StepUp: Flow {
         }
         guard let record = redeemed else {
             _ = await context.failedRedemptions.admit(failures, at: now)
-            await self.audit(.approvalRejected, user: userID, reason: FailureReason.approvalRejected.description, request: request)
+            await self.audit(.approvalRejected, user: userID, reason: AuditReason(FailureReason.approvalRejected), request: request)
             throw ServerError.authenticationFailed(.approvalRejected)
         }
         log(audit.about(user: record.userID, device: record.deviceID))

@@ -74,11 +74,30 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     package init(stored name: String) { description = name }
 }
 
-/// Why a successful change happened, in its audit row (failures use ``FailureReason``).
-/// Extensible: a new reason is a new static value.
+/// Why an audited event happened: a failure's ``FailureReason``, the limit that refused a
+/// request, how an enrolment request ended, or why a change was made (the static values).
+/// Extensible: a new reason is a new static value or initialiser, never free text.
 public struct AuditReason: Sendable, Hashable, CustomStringConvertible {
     public let description: String
     private init(_ name: String) { description = name }
+
+    /// A failure, by its reason.
+    public init(_ failure: FailureReason) { description = failure.description }
+    /// A lockout or rate limit, by the counter that reached its limit (``FailureSubject/kind``).
+    public init(limit subject: FailureSubject) { description = subject.kind }
+    /// An enrolment request that ended before it was used.
+    public init(_ ending: EnrolmentRequestEnding) { description = ending.rawValue }
+    /// A re-enrolment, by the proof that allowed it.
+    public init(_ proof: EnrolmentProof) { description = proof.rawValue }
+    /// A backend request refused: its error code and, if any, the field (`invalid_request:userId`).
+    public init(refusal error: ServerError) {
+        description = [error.code.description, error.field].compactMap { $0 }.joined(separator: ":")
+    }
+    /// The key the event is about, by its id: a signing key added or retired, an API key
+    /// created or revoked. An id, never key material.
+    public static func key(_ id: String) -> AuditReason { AuditReason(id) }
+    /// A reason read from storage, kept as written (by this version or a newer one).
+    package init(stored name: String) { description = name }
 
     /// Every session of the user was revoked at once.
     public static let allSessions = AuditReason("all")
@@ -97,6 +116,35 @@ public struct AuditReason: Sendable, Hashable, CustomStringConvertible {
     public static let enrolmentGrantUsed = AuditReason("enrolmentGrantUsed")
     /// A refresh token presented again within the retry grace: the same successor was returned.
     public static let refreshRetried = AuditReason("retry")
+
+    /// What a user may see of a reason in their own audit log (`GET /v1/audit`): the class of
+    /// failure, not which check failed. "unknownDevice" versus "wrongUser" versus "revokedDevice"
+    /// would tell whoever holds a session which device ids exist and whose they are; the full
+    /// reason stays in the operator's audit log.
+    public var userVisible: String {
+        typealias F = FailureReason
+        let reason = description
+        return switch reason {
+        case F.unknownDevice.description, F.revokedDevice.description, F.wrongUser.description, F.replacedKey.description,
+            F.malformedSignature.description,
+            F.badSignature.description:
+            "verificationFailed"
+        case F.unknownChallenge.description, F.expiredChallenge.description, F.wrongPurpose.description, F.wrongSession.description:
+            "challengeRejected"
+        case F.unknownUser.description, F.badPassword.description, F.primaryLoginRejected.description: "passwordRejected"
+        case F.missingSession.description, F.unknownSession.description, F.expiredSession.description, F.revokedSession.description,
+            F.revokedDeviceSession.description, F.unknownRefreshToken.description, F.refreshTokenReused.description:
+            "sessionRejected"
+        case F.approvalRejected.description, F.recoveryCodeRejected.description: "approvalRejected"
+        case F.attestationMissing.description, F.assertionMissing.description,
+            _ where reason.hasPrefix("attestation.") || reason.hasPrefix("assertion.") || reason.hasPrefix("reattestation."):
+            "attestationRejected"
+        case F.lockedOut.description, F.tooManyChallenges.description,
+            _ where reason.hasPrefix(FailureSubject.failureCounterPrefix):
+            F.lockedOut.description
+        default: reason  // not a failure reason (e.g. "all" for sessions revoked everywhere)
+        }
+    }
 }
 
 /// A security event. Holds identifiers and reason codes only, never a secret.
@@ -105,7 +153,7 @@ public struct AuditEvent: Sendable, Hashable {
     public var kind: AuditKind
     public var userID: UserID?
     public var deviceID: DeviceID?
-    public var reason: String?
+    public var reason: AuditReason?
     public var clientAddress: String?
     public var requestID: BioAuthRequestID?
     /// How many identical failures this row stands for (see ``aggregates``); `at` is the latest.
@@ -114,7 +162,8 @@ public struct AuditEvent: Sendable, Hashable {
     public var apiKeyID: ApiKeyID?
 
     public init(
-        at: Date, kind: AuditKind, userID: UserID? = nil, deviceID: DeviceID? = nil, reason: String? = nil, clientAddress: String? = nil,
+        at: Date, kind: AuditKind, userID: UserID? = nil, deviceID: DeviceID? = nil, reason: AuditReason? = nil,
+        clientAddress: String? = nil,
         requestID: BioAuthRequestID? = nil, count: Int = 1, apiKeyID: ApiKeyID? = nil
     ) {
         self.count = count
@@ -137,14 +186,6 @@ extension AuditEvent {
         AuditKind.failures.contains(kind)
     }
 
-    /// Whether `other` is the same failure again (its time, request id and count aside), from the
-    /// same API key if any.
-    public func repeats(_ other: AuditEvent) -> Bool {
-        kind == other.kind && userID == other.userID && deviceID == other.deviceID && reason == other.reason
-            && clientAddress == other.clientAddress
-            && apiKeyID == other.apiKeyID
-    }
-
     /// How far back an identical failure is merged into.
     public static let aggregationWindow: TimeInterval = 60
 }
@@ -161,7 +202,7 @@ extension AuditEvent {
     public func ended(_ ending: EnrolmentRequestEnding) -> AuditEvent {
         var event = self
         event.kind = .enrolmentRequestEnded
-        event.reason = ending.rawValue
+        event.reason = AuditReason(ending)
         return event
     }
 

@@ -27,7 +27,8 @@ public protocol BioAuthStore: Sendable {
     // MARK: Users (the demo primary login)
 
     /// The user (nil if unknown) and whether the client address's failure limit is reached.
-    func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState
+    /// `username` nil asks about the address alone: no user is found and no address is known.
+    func passwordLoginState(username: UserID?, lockout: LockoutQuery) async throws -> PasswordLoginState
 
     // MARK: Challenges
 
@@ -40,11 +41,11 @@ public protocol BioAuthStore: Sendable {
     /// and keep that answer only if the transaction reads the same rows (the SQLite store does, so
     /// that signatures are not verified on its one writer thread).
     func consumeChallenge<Verdict: Sendable>(
-        id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
+        id: ChallengeID, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
     ) async throws -> (verdict: Verdict, outcome: PlanOutcome)
     /// The challenge, unconsumed: what a registration's attestation is verified against before
     /// ``consumeChallenge(id:lockout:decide:)`` takes it. Nil if unknown or already taken.
-    func challenge(id: Data) async throws -> ChallengeRecord?
+    func challenge(id: ChallengeID) async throws -> ChallengeRecord?
     /// Deletes challenges that expired before `date`; returns how many.
     func deleteChallenges(expiredBefore date: Date) async throws -> Int
     /// Deletes window counters whose window started before `windowsBefore`, password runs whose
@@ -190,7 +191,7 @@ public struct FailureRecord: Sendable, Hashable {
     public func lockoutEvent(_ subject: FailureSubject) -> AuditEvent {
         var event = audit
         event.kind = .lockout
-        event.reason = subject.kind
+        event.reason = AuditReason(limit: subject)
         return event
     }
 }

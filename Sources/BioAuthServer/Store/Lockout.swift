@@ -32,12 +32,15 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
     /// (``RateLimitPolicy/failedRedemptionsPerUser``).
     case failedRedemptions(String)
 
+    /// The prefix of the ``kind`` of every subject that counts failures (a lockout's reason).
+    public static let failureCounterPrefix = "fail:"
+
     /// The kind of subject, for the audit log.
     public var kind: String {
         switch self {
-        case .password: "fail:password"
-        case .passwordRun: "fail:password-run"
-        case .client: "fail:client"
+        case .password: Self.failureCounterPrefix + "password"
+        case .passwordRun: Self.failureCounterPrefix + "password-run"
+        case .client: Self.failureCounterPrefix + "client"
         case .recoveryCodes: "rate:recovery-codes"
         case .signInCode: "code:sign-in"
         case .attestationChallenge: "code:android-attestation"

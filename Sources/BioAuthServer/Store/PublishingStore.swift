@@ -20,7 +20,7 @@ struct PublishingStore: BioAuthStore {
     }
 
     func consumeChallenge<Verdict: Sendable>(
-        id: Data, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
+        id: ChallengeID, lockout: LockoutQuery, decide: @escaping @Sendable (TakenChallenge?) -> (verdict: Verdict, plan: WritePlan)
     ) async throws -> (verdict: Verdict, outcome: PlanOutcome) {
         try await base.consumeChallenge(id: id, lockout: lockout) { [published] taken in
             let decided = decide(taken)
@@ -28,10 +28,10 @@ struct PublishingStore: BioAuthStore {
         }
     }
 
-    func passwordLoginState(username: UserID, lockout: LockoutQuery) async throws -> PasswordLoginState {
+    func passwordLoginState(username: UserID?, lockout: LockoutQuery) async throws -> PasswordLoginState {
         try await base.passwordLoginState(username: username, lockout: lockout)
     }
-    func challenge(id: Data) async throws -> ChallengeRecord? { try await base.challenge(id: id) }
+    func challenge(id: ChallengeID) async throws -> ChallengeRecord? { try await base.challenge(id: id) }
     func deleteChallenges(expiredBefore date: Date) async throws -> Int { try await base.deleteChallenges(expiredBefore: date) }
     func sweep(windowsBefore: Date, runsBefore: Date, auditBefore: Date, sessionsBefore: Date) async throws -> SweepResult {
         try await base.sweep(windowsBefore: windowsBefore, runsBefore: runsBefore, auditBefore: auditBefore, sessionsBefore: sessionsBefore)

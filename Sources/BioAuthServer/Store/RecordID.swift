@@ -5,14 +5,13 @@ import Foundation
 /// The id of a stored record of one kind: a ``UserID`` cannot be passed where a ``DeviceID`` is
 /// meant. Ids are opaque text (the server makes device, session and request ids; user ids are
 /// usernames or your backend's ids); storage keeps ``rawValue``.
-public struct RecordID<Record>: RawRepresentable, Hashable, Comparable, Sendable, Codable, ExpressibleByStringLiteral,
+public struct RecordID<Record>: RawRepresentable, Hashable, Comparable, Sendable, Codable,
     CustomStringConvertible
 {
     public let rawValue: String
 
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(_ rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { rawValue = value }
 
     /// A new random id: a lower-case version 4 UUID, its 122 random bits from `SecretBytes.random(count:)`
     /// (Foundation's `UUID()` opens and reads `/dev/urandom` at each call on Linux).
@@ -67,4 +66,26 @@ public struct TokenHash: Hashable, Sendable, CustomStringConvertible, CustomDebu
     public var description: String { "TokenHash(\(digest.count) bytes)" }
     public var debugDescription: String { description }
     public var customMirror: Mirror { Mirror(self, children: ["count": digest.count]) }
+}
+
+/// A challenge's id: 16 random bytes, base64url on the wire. Whoever holds it may finish the
+/// pending proof it names, so its description, debug description and `dump()` show no bytes.
+public struct ChallengeID: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The 16 bytes.
+    public let bytes: Data
+
+    /// The id a challenge was sent with (`challengeId`), or `invalid_request` naming that field.
+    public init(_ text: String) throws(ServerError) {
+        bytes = try Validate.base64URL(text, field: "challengeId", count: 16...16)
+    }
+
+    /// An id as stored.
+    package init(bytes: Data) { self.bytes = bytes }
+
+    /// A new random id.
+    static func random() -> ChallengeID { ChallengeID(bytes: SecretBytes.random(count: 16).data) }
+
+    public var description: String { "ChallengeID(\(bytes.count) bytes)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["count": bytes.count]) }
 }

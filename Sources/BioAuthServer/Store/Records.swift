@@ -113,7 +113,7 @@ public struct ChallengeRecord: Sendable, Hashable, CustomStringConvertible, Cust
         }
     }
 
-    public var id: Data
+    public var id: ChallengeID
     public var binding: Binding
     public var relyingPartyID: String
     public var userID: UserID
@@ -129,7 +129,7 @@ public struct ChallengeRecord: Sendable, Hashable, CustomStringConvertible, Cust
     public var enrolmentRequestID: EnrolmentRequestID?
 
     public init(
-        id: Data, binding: Binding, relyingPartyID: String, userID: UserID, deviceID: DeviceID, nonce: Data, createdAt: Date,
+        id: ChallengeID, binding: Binding, relyingPartyID: String, userID: UserID, deviceID: DeviceID, nonce: Data, createdAt: Date,
         expiresAt: Date,
         sessionID: SessionID? = nil, enrolmentRequestID: EnrolmentRequestID? = nil
     ) {
@@ -160,7 +160,7 @@ public struct ChallengeRecord: Sendable, Hashable, CustomStringConvertible, Cust
         var operationHash: Data?
         if case .stepUp(let hash, _) = binding { operationHash = hash }
         return try SignedMessage(
-            purpose: purpose, relyingPartyID: relyingPartyID, challengeID: id, nonce: nonce, userID: userID.rawValue,
+            purpose: purpose, relyingPartyID: relyingPartyID, challengeID: id.bytes, nonce: nonce, userID: userID.rawValue,
             deviceID: deviceID.rawValue,
             expiresAt: UInt64(max(0, expiresAt.timeIntervalSince1970)), operationHash: operationHash)
     }

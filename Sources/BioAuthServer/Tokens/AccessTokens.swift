@@ -207,7 +207,8 @@ actor AccessTokenIssuer {
     /// A signed access token for a device session, saying what `device`'s current key proved and
     /// how it was allowed (nil: the device is gone; the token claims nothing of it).
     func issue(for session: SessionRecord, device: DeviceRecord?, audit: AuditEvent) async throws -> (token: String, expiresAt: Date) {
-        let deviceID = session.deviceID ?? device?.id ?? ""
+        // A device session always names its device; a token that named none would claim nothing true.
+        guard let deviceID = session.deviceID else { throw ServerError(.internalError, detail: "device session without a device") }
         let attestation = device?.attestation
         let (keys, collection) = try await current(audit: audit)
         // Whole seconds: `iat` and `exp` are integers on the wire, as the protocol says and JWT libraries expect.
@@ -296,7 +297,7 @@ actor AccessTokenIssuer {
         if keys.last.map({ $0.record.createdAt.addingTimeInterval(policy.signingKeyRotation) <= now }) ?? true {
             let key = try await SigningKeyRecord.generate(at: now, protection: policy.signingKeys)
             let added = AuditEvent(
-                at: now, kind: .signingKeyAdded, reason: key.id, clientAddress: audit.clientAddress, requestID: audit.requestID)
+                at: now, kind: .signingKeyAdded, reason: .key(key.id), clientAddress: audit.clientAddress, requestID: audit.requestID)
             _ = try await store.apply(.addSigningKey(key, audit: added))
             keys = try await open(try await store.signingKeys())
         }

@@ -52,7 +52,7 @@ struct SigningKeys: Flow {
         let now = clock.now()
         let protection = configuration.tokens.signingKeys
         let key = try await run(request) { try await SigningKeyRecord.generate(at: now, protection: protection) }
-        let audit = event(.signingKeyAdded, reason: key.id, request: request)
+        let audit = event(.signingKeyAdded, reason: .key(key.id), request: request)
         _ = try await run(request) { try await self.store.apply(.addSigningKey(key, audit: audit)) }
         log(audit, request: request)
         return key
@@ -65,7 +65,7 @@ struct SigningKeys: Flow {
         guard try await run(request, { try await self.store.signingKeys() }).contains(where: { $0.id == id }) else {
             throw ServerError(.notFound, field: "id")
         }
-        let audit = event(.signingKeyRetired, reason: id, request: request)
+        let audit = event(.signingKeyRetired, reason: .key(id), request: request)
         _ = try await run(request) { try await self.store.apply(.retireSigningKeys([id], audit: [audit])) }
         log(audit, request: request)
     }
@@ -78,7 +78,7 @@ struct SigningKeys: Flow {
         let kept = Set(AccessTokenIssuer.publishable(keys, at: now, policy: configuration.tokens).map(\.id))
         let expired = keys.map(\.id).filter { !kept.contains($0) }
         guard !expired.isEmpty else { return 0 }
-        let audit = expired.map { AuditEvent(at: now, kind: .signingKeyRetired, reason: $0, clientAddress: "sweep") }
+        let audit = expired.map { AuditEvent(at: now, kind: .signingKeyRetired, reason: .key($0), clientAddress: "sweep") }
         _ = try await store.apply(.retireSigningKeys(expired, audit: audit))
         return expired.count
     }

@@ -13,7 +13,7 @@ struct Tokens: Flow {
         let presented = try Validate.base64URL(refreshToken, field: "refreshToken", count: 32...32)
         let next = SecretBytes.random(count: 32)
         let rotated = event(.tokenRefreshed, request: request)
-        let reused = event(.refreshTokenReused, reason: FailureReason.refreshTokenReused.description, request: request)
+        let reused = event(.refreshTokenReused, reason: AuditReason(FailureReason.refreshTokenReused), request: request)
         let now = clock.now(), grace = configuration.tokens.refreshRetryGrace
         let rotation = try await run(request) {
             try await self.store.run(
@@ -28,16 +28,15 @@ struct Tokens: Flow {
             logger(for: request).warning("refresh token reused: session revoked")
             throw ServerError.authenticationFailed(.refreshTokenReused)
         case .refused:
-            await audit(.refreshRejected, reason: FailureReason.unknownRefreshToken.description, request: request)
+            await audit(.refreshRejected, reason: AuditReason(FailureReason.unknownRefreshToken), request: request)
             throw ServerError.authenticationFailed(.unknownRefreshToken)
         }
-        guard state.deviceActive, state.session.kind == .device else {
-            await audit(.refreshRejected, reason: FailureReason.unknownRefreshToken.description, request: request)
+        guard state.deviceActive, state.session.kind == .device, let deviceID = state.session.deviceID else {
+            await audit(.refreshRejected, reason: AuditReason(FailureReason.unknownRefreshToken), request: request)
             throw ServerError.authenticationFailed(.unknownRefreshToken)
         }
         log(rotated.about(user: state.session.userID, device: state.session.deviceID))
         // The token says what the device's current key proved, read afresh.
-        let deviceID = state.session.deviceID ?? ""
         let device = try await run(request) { try await self.store.device(id: deviceID) }
         let access = try await run(request) {
             try await self.context.accessTokens.issue(for: state.session, device: device, audit: rotated)
@@ -89,7 +88,7 @@ extension WritePlan {
             {
                 var plan = WritePlan()
                 var retried = audit.about(user: session.userID, device: session.deviceID)
-                retried.reason = AuditReason.refreshRetried.description
+                retried.reason = .refreshRetried
                 plan.audit(retried)
                 return (.repeated(state, successor: same), plan)
             }
