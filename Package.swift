@@ -102,7 +102,9 @@ let package = Package(
         ),
         .target(
             name: "BioAuthSQLite",
-            dependencies: ["BioAuthServer", "BioAuthSQL", "BioAuthCore", "CBioAuthSQLite", .product(name: "SQLiteNIO", package: "sqlite-nio")]
+            dependencies: [
+                "BioAuthServer", "BioAuthSQL", "BioAuthCore", "CBioAuthSQLite", .product(name: "SQLiteNIO", package: "sqlite-nio"),
+            ]
         ),
         .target(
             // One C function: sqlite3_db_config is variadic, which Swift cannot call.
@@ -114,7 +116,11 @@ let package = Package(
             dependencies: [
                 "BioAuthServer", "BioAuthSQL", "BioAuthCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // `PostgresClient.withConnection` throws the pool's own errors unmapped
+                // (`ConnectionPoolError`: shut down, cancelled, no connection can be made).
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -223,6 +229,7 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

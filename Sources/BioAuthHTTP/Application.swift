@@ -63,21 +63,29 @@ public struct BioAuthServerApp: Sendable {
     }
 
     /// The Hummingbird application; `onRunning` receives the bound port (useful with port 0).
+    ///
+    /// `services` run in the application's group ahead of BioAuth's background work and the
+    /// listener, so they stop after the listener has drained: a store's connection pool
+    /// (`PostgresStore`) goes here. `beforeServerStarts` runs once they have started and before
+    /// the listener binds (`PostgresStore.prepare()`: the migrations).
     public func application(
-        _ configuration: ServerAppConfiguration, logger: Logger? = nil, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        _ configuration: ServerAppConfiguration, logger: Logger? = nil, services: [any Service] = [],
+        onRunning: @escaping @Sendable (Int) async -> Void = { _ in }, beforeServerStarts: @escaping @Sendable () async throws -> Void = {}
     ) -> some ApplicationProtocol {
         var logger = logger ?? self.logger
         logger.logLevel = configuration.logLevel
-        return Application(
+        var application = Application(
             router: routes.makeRouter(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "bioauth-server"),
-            services: [backgroundService(logger: logger)],
+            services: services + [backgroundService(logger: logger)],
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger)
+        application.beforeServerStarts(perform: beforeServerStarts)
+        return application
     }
 
     /// The management listener (`/metrics`, `/health/live`, `/health/ready`) on `host:port`, to
-    /// run beside ``application(_:logger:onRunning:)`` — typically on loopback or a private
+    /// run beside ``application(_:logger:services:onRunning:beforeServerStarts:)`` — typically on loopback or a private
     /// network, while the public listener serves no `/metrics` (``HTTPOptions/publicMetrics``).
     public func managementApplication(host: String, port: Int, onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
         -> some ApplicationProtocol

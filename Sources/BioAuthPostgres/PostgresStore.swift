@@ -4,6 +4,8 @@ import BioAuthServer
 import Foundation
 import Logging
 import PostgresNIO
+import ServiceLifecycle
+import _ConnectionPoolModule
 import Synchronization
 
 /// A `BioAuthStore` on PostgreSQL, for several `bioauth-server` instances sharing one database.
@@ -26,9 +28,20 @@ import Synchronization
 /// A connection problem, a server shutting down, or no connection within ``Options/operationTimeout``
 /// is `StoreError` `unavailable` (HTTP 503); the pool reconnects when the server returns. While
 /// a probe finds the server unreachable, requests answer 503 at once (`PostgresReachability`).
-public final class PostgresStore: BioAuthStore {
+///
+/// Its connection pool runs as a `Service` in the caller's group: make the store with
+/// ``init(_:options:logger:)``, add it to your `ServiceGroup` (or a Hummingbird application's
+/// `services`) ahead of what uses it, and call ``prepare()`` before the first request — in
+/// Hummingbird's `beforeServerStarts`. ``open(_:options:logger:)`` does all three for a
+/// short-lived process (an operator command, a test): the store then runs its own pool until
+/// ``close()``.
+public final class PostgresStore: BioAuthStore, Service {
     let client: PostgresClient
-    private let runner: Task<Void, Never>
+    /// The pool's task when the store runs it itself (``open(_:options:logger:)``); nil when the
+    /// caller's group runs it (``run()``).
+    private let runner: Mutex<Task<Void, Never>?> = Mutex(nil)
+    private let location: Location
+    private let tlsMode: Options.TLSMode
     let logger: Logger
     private let timeout: Duration
     private let reachability: PostgresReachability
@@ -41,27 +54,10 @@ public final class PostgresStore: BioAuthStore {
     /// Any constant: the advisory lock every starting instance takes while it migrates.
     static let migrationLock: Int64 = 0x6269_6f61_7574_68  // "bioauth"
 
-    private init(
-        client: PostgresClient, runner: Task<Void, Never>, logger: Logger, timeout: Duration, reachability: PostgresReachability,
-        preparedStatements: Bool
-    ) {
-        self.preparedStatements = preparedStatements
-        self.client = client
-        self.runner = runner
-        self.logger = logger
-        self.timeout = timeout
-        self.reachability = reachability
-    }
-
-    /// Connects, starts the pool and applies pending migrations (safe when several instances
-    /// start at once).
-    public static func open(_ location: Location, options: Options = Options(), logger: Logger = .discarding("BioAuthPostgres"))
-        async throws -> PostgresStore
-    {
+    /// A store whose pool is not running yet: connects to nothing until the caller's group runs
+    /// it (``run()``), and is ready for requests after ``prepare()``.
+    public init(_ location: Location, options: Options = Options(), logger: Logger = .discarding("BioAuthPostgres")) {
         let mode = location.sslMode ?? options.tls ?? .automatic(for: location.host)
-        // One connection made directly first: the pool retries quietly until its timeout, so only
-        // this one can say why the database cannot be used.
-        try await probe(location, tls: mode, timeout: options.operationTimeout, logger: logger)
         let tls: PostgresClient.Configuration.TLS =
             switch mode {
             case .disable: .disable
@@ -74,14 +70,42 @@ public final class PostgresStore: BioAuthStore {
         configuration.options.maximumConnections = max(1, options.poolSize)
         configuration.options.connectTimeout = options.operationTimeout
         configuration.options.additionalStartupParameters = options.startupParameters
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let runner = Task { await client.run() }
-        let reachability = PostgresReachability(logger: logger) {
-            try await connectOnce(location, tls: mode, timeout: min(options.operationTimeout, .seconds(2)), logger: logger)
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        reachability = PostgresReachability(logger: logger) {
+            try await Self.connectOnce(location, tls: mode, timeout: min(options.operationTimeout, .seconds(2)), logger: logger)
         }
-        let store = PostgresStore(
-            client: client, runner: runner, logger: logger, timeout: options.operationTimeout, reachability: reachability,
-            preparedStatements: options.preparedStatements)
+        self.location = location
+        tlsMode = mode
+        self.logger = logger
+        timeout = options.operationTimeout
+        preparedStatements = options.preparedStatements
+    }
+
+    /// Runs the connection pool until the task is cancelled or the group shuts down gracefully
+    /// (a `Service`'s `run()`). Place the store before the services that use it: a group shuts
+    /// its services down in reverse order, so the pool ends after the listener has drained.
+    public func run() async throws {
+        await cancelWhenGracefulShutdown { await self.client.run() }
+    }
+
+    /// Makes the database ready for requests once the pool runs: one direct connection first (the
+    /// pool retries quietly until its timeout, so only this one can say why the database cannot be
+    /// used), then the pending migrations (safe when several instances start at once).
+    public func prepare() async throws {
+        try await Self.probe(location, tls: tlsMode, timeout: timeout, logger: logger)
+        try await migrate()
+    }
+
+    /// Makes a store that runs its own pool, and prepares it: for a short-lived process (an
+    /// operator command, a test). ``close()`` stops the pool. A server runs the pool in its group
+    /// instead (``init(_:options:logger:)``).
+    public static func open(_ location: Location, options: Options = Options(), logger: Logger = .discarding("BioAuthPostgres"))
+        async throws -> PostgresStore
+    {
+        let store = PostgresStore(location, options: options, logger: logger)
+        // Probed before the pool starts: a wrong password or host fails here, with its reason.
+        try await probe(location, tls: store.tlsMode, timeout: store.timeout, logger: logger)
+        store.runner.withLock { $0 = Task { await store.client.run() } }
         do { try await store.migrate() } catch {
             try? await store.close()
             throw error
@@ -160,8 +184,10 @@ public final class PostgresStore: BioAuthStore {
             })
         else { return }
         reachability.stop()
-        runner.cancel()
-        await runner.value
+        if let runner = runner.withLock({ $0 }) {
+            runner.cancel()
+            await runner.value
+        }
     }
 
     // MARK: Plumbing
@@ -209,6 +235,9 @@ public final class PostgresStore: BioAuthStore {
         }
         if error is PostgresDecodingError { return StoreError(.corruptRow, detail: "postgres decoding") }
         if error is CancellationError { return StoreError(.unavailable, detail: "postgres cancelled") }
+        // The pool is shut down (after the group's graceful shutdown), the request was cancelled,
+        // or no connection could be made for a while: each passes, or is safe to retry.
+        if error is ConnectionPoolError { return StoreError(.unavailable, detail: "postgres pool") }
         guard let error = error as? PSQLError else { return error }
         switch error.code {
         case .server:

@@ -86,19 +86,36 @@ struct DatabaseOptions: ParsableArguments {
         guard sqliteDecisions != nil else { throw ValidationError("--sqlite-decisions must be before-writer or in-writer") }
     }
 
-    /// Opens the store (applying pending migrations).
+    /// Opens the store (applying pending migrations) for a short-lived command.
     func open(logLevel: Logger.Level, logger: Logger) async throws -> any BioAuthStore {
+        if let postgres { return try await PostgresStore.open(postgres, options: postgresOptions, logger: poolLogger(logLevel)) }
+        return try await openSQLite(logger: logger)
+    }
+
+    /// The store for `serve`: SQLite opened (and migrated) now; PostgreSQL made with its pool
+    /// not yet running — the server's group runs it (`pool`) and prepares it before listening.
+    func serving(logLevel: Logger.Level, logger: Logger) async throws -> (store: any BioAuthStore, pool: PostgresStore?) {
+        guard let postgres else { return (try await openSQLite(logger: logger), nil) }
+        let pool = PostgresStore(postgres, options: postgresOptions, logger: poolLogger(logLevel))
+        return (pool, pool)
+    }
+
+    private func openSQLite(logger: Logger) async throws -> any BioAuthStore {
         let decisions = sqliteDecisions ?? .beforeTheWriter
         if database == ":memory:" { return try SQLiteStore.inMemory(decisions: decisions, logger: logger) }
-        if let postgres {
-            let options = PostgresStore.Options(
-                tls: databaseTLS.flatMap(PostgresStore.Options.TLSMode.init(name:)), poolSize: databasePoolSize,
-                preparedStatements: preparedStatements)
-            var poolLogger = Logger(label: "BioAuthPostgres")
-            poolLogger.logLevel = max(.notice, logLevel)  // the pool logs each reconnect attempt at info; migrations are notices
-            return try await PostgresStore.open(postgres, options: options, logger: poolLogger)
-        }
         return try await SQLiteStore.open(path: database, decisions: decisions, logger: logger)
+    }
+
+    private var postgresOptions: PostgresStore.Options {
+        PostgresStore.Options(
+            tls: databaseTLS.flatMap(PostgresStore.Options.TLSMode.init(name:)), poolSize: databasePoolSize,
+            preparedStatements: preparedStatements)
+    }
+
+    private func poolLogger(_ level: Logger.Level) -> Logger {
+        var logger = Logger(label: "BioAuthPostgres")
+        logger.logLevel = max(.notice, level)  // the pool logs each reconnect attempt at info; migrations are notices
+        return logger
     }
 }
 
@@ -440,7 +457,7 @@ struct Serve: AsyncParsableCommand {
                     "attestation status list not read: Android enrolments are refused until it is", metadata: ["why": "\(error)"])
             }
         }
-        let store = try await database.open(logLevel: Logger.Level(rawValue: logLevel) ?? .info, logger: logger)
+        let (store, pool) = try await database.serving(logLevel: Logger.Level(rawValue: logLevel) ?? .info, logger: logger)
         let described = database.described
         let server = BioAuthServerApp.build(
             configuration, store: store, logger: logger,
@@ -449,10 +466,15 @@ struct Serve: AsyncParsableCommand {
             delivery: DeliveryPolicy(
                 concurrency: webhookConcurrency,
                 optionalEvents: Set(AuditKind.optionalEvents.filter { webhookEvents.contains($0.description) })))
-        let app = server.application(configuration) { [described] port in
-            FileHandle.standardOutput.write(
-                Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(described))\n".utf8))
-        }
+        // PostgreSQL's pool runs in the application's group, and the database is prepared (probed,
+        // migrated) before the listener accepts a request.
+        let app = server.application(
+            configuration, services: pool.map { [$0] } ?? [],
+            onRunning: { [described] port in
+                FileHandle.standardOutput.write(
+                    Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(described))\n".utf8))
+            },
+            beforeServerStarts: { try await pool?.prepare() })
         if let managementPort {
             let management = server.managementApplication(host: managementHost, port: managementPort) { [logger, managementHost] port in
                 logger.notice("management listener (metrics, health)", metadata: ["address": "\(managementHost):\(port)"])

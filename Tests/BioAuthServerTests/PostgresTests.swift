@@ -9,6 +9,7 @@ import Crypto
 import Foundation
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -197,6 +198,28 @@ struct PostgresTests {
             try $0.decode(Int.self)
         }
         #expect(versions == Array(1...Schema.migrations.count))
+    }
+
+    /// A server runs the store's pool in its own service group: the store connects to nothing
+    /// until the group runs it, is ready after `prepare()` (migrated), and its pool ends with the
+    /// group's graceful shutdown — no task of its own outlives the group.
+    @Test func thePoolRunsAsAServiceInTheCallersGroup() async throws {
+        let url = try await PostgresTestServer.freshDatabaseURL()
+        let store = PostgresStore(try #require(PostgresStore.Location(url: url)), options: .init(tls: .disable, poolSize: 2))
+        let group = ServiceGroup(services: [store], logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        try await store.prepare()
+        let versions = try await PostgresTestServer.execute("SELECT count(*) FROM bioauth_migrations", on: url)
+        #expect(try versions.first?.decode(Int.self) == Schema.migrations.count)
+        let lockout = LockoutQuery(windowStart: Date(timeIntervalSince1970: 0), client: "203.0.113.9", clientLimit: 3)
+        #expect(try await store.passwordLoginState(username: "alice", lockout: lockout) == PasswordLoginState(user: nil, lockedOut: false))
+        await group.triggerGracefulShutdown()
+        try await running.value
+        let afterShutdown = await #expect(throws: StoreError.self) {
+            try await store.passwordLoginState(username: "alice", lockout: lockout)
+        }
+        #expect(afterShutdown?.code == .unavailable)
+        try await store.close()
     }
 
     /// The migrations are the shared list, they build the described schema, and a database a newer
