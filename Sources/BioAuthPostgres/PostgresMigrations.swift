@@ -7,7 +7,14 @@ extension PostgresStore {
     /// Append-only migrations, applied in order under an advisory lock and recorded by version and name in
     /// `bioauth_migrations`. Their names are ``Schema/migrations`` and the result is
     /// ``Schema/tables`` (`SchemaTests`).
-    package static let migrations: [(version: Int, name: String, statements: [String])] = [
+    package static let migrations: [(version: Int, name: String, statements: [String])] =
+        releasedMigrations
+        + Schema.sharedMigrations.enumerated().map {
+            (releasedMigrations.count + $0.offset + 1, $0.element.name, $0.element.statements(in: .postgres))
+        }
+
+    /// The migrations released in PostgreSQL's own words, before ``Schema/sharedMigrations``.
+    static let releasedMigrations: [(version: Int, name: String, statements: [String])] = [
         (
             1, "Create core tables",
             [

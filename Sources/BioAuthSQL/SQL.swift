@@ -125,12 +125,23 @@ package struct SQLDialect: Sendable, Hashable {
     package var rowLocks: Bool
     /// A `WITH` clause may write (`WITH t AS (UPDATE …) INSERT …`): two writes, one statement.
     package var writingCommonTableExpressions: Bool
+    /// The type each kind of column is declared with (``SchemaChange``). A generated row number
+    /// exists only in tables the released migrations created.
+    package var columnTypes: [Schema.ColumnType: String]
 
     /// SQLite: one writer at a time, so no row locks are needed.
     package static let sqlite = SQLDialect(
-        numberedParameters: false, bindsArrays: false, nullSafeEquality: "IS", rowLocks: false, writingCommonTableExpressions: false)
+        numberedParameters: false, bindsArrays: false, nullSafeEquality: "IS", rowLocks: false, writingCommonTableExpressions: false,
+        columnTypes: [
+            .text: "TEXT", .bytes: "BLOB", .date: "REAL", .integer: "INTEGER", .smallInteger: "INTEGER", .boolean: "INTEGER",
+            .serial: "INTEGER",
+        ])
 
     package static let postgres = SQLDialect(
         numberedParameters: true, bindsArrays: true, nullSafeEquality: "IS NOT DISTINCT FROM", rowLocks: true,
-        writingCommonTableExpressions: true)
+        writingCommonTableExpressions: true,
+        columnTypes: [
+            .text: "TEXT", .bytes: "BYTEA", .date: "TIMESTAMPTZ", .integer: "INTEGER", .smallInteger: "SMALLINT", .boolean: "BOOLEAN",
+            .serial: "BIGINT",
+        ])
 }

@@ -5,10 +5,14 @@ import Foundation
 /// statements for it; `SchemaTests` holds both stores' migrated databases to this description and
 /// their migration lists to ``migrations``.
 package enum Schema {
-    /// Every migration by name, in the order applied. Append only: a released name never changes.
-    /// A database that records a migration not in this list was written by a newer BioAuth, and
-    /// the stores refuse to open it (``StoreError/Code/schemaTooNew``).
-    package static let migrations: [String] = [
+    /// Every migration by name, in the order applied: the released histories, then
+    /// ``sharedMigrations``. A database that records a migration not in this list was written by a
+    /// newer BioAuth, and the stores refuse to open it (``StoreError/Code/schemaTooNew``).
+    package static var migrations: [String] { releasedMigrations + sharedMigrations.map(\.name) }
+
+    /// The migrations each store wrote in its own dialect, by name. Released history: a name never
+    /// changes and nothing is appended here.
+    package static let releasedMigrations: [String] = [
         "Create core tables",
         "Registration challenges say whether they replace a device's key",
         "Approvals remember the session that obtained them",
@@ -34,6 +38,11 @@ package enum Schema {
         "Enrolment requests remember the address that asked",
         "Device removals wait out a delay the owner's devices can cancel",
     ]
+
+    /// The migrations after the released histories, each written once (``SchemaChange``) and
+    /// applied by both stores in their dialect. Append only. A new column is one line in
+    /// ``tables``, one migration here, and the statements that use it.
+    package static let sharedMigrations: [SchemaMigration] = []
 
     /// The kinds whose repeats merge into one audit row (``AuditEvent/aggregates``) as the index
     /// `audit_repeat` covers them since "Only failures are indexed for merging repeats": a

@@ -3,9 +3,13 @@ import BioAuthServer
 import Foundation
 
 extension SQLiteStore {
-    /// Append-only migrations, applied in order; each is recorded by name in `migrations`. Their
-    /// names are ``Schema/migrations`` and the result is ``Schema/tables`` (`SchemaTests`).
-    package static let migrations: [(name: String, statements: [String])] = [
+    /// Every migration, applied in order; each is recorded by name in `migrations`. Their names
+    /// are ``Schema/migrations`` and the result is ``Schema/tables`` (`SchemaTests`).
+    package static let migrations: [(name: String, statements: [String])] =
+        releasedMigrations + Schema.sharedMigrations.map { ($0.name, $0.statements(in: .sqlite)) }
+
+    /// The migrations released in SQLite's own words, before ``Schema/sharedMigrations``.
+    static let releasedMigrations: [(name: String, statements: [String])] = [
         (
             "Create core tables",
             [

@@ -222,6 +222,21 @@ struct PostgresTests {
         try await store.close()
     }
 
+    /// A migration written once (`SchemaChange`) is valid PostgreSQL and declares the described
+    /// types (SQLite's side: `SchemaTests`).
+    @Test func aSharedMigrationAddsTheDescribedColumnsToPostgreSQL() async throws {
+        let url = try await PostgresTestServer.freshDatabaseURL()
+        let location = try #require(PostgresStore.Location(url: url))
+        try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2)).close()
+        for statement in SchemaMigration.sample.statements(in: .postgres) { _ = try await PostgresTestServer.execute(statement, on: url) }
+        let store = try await PostgresStore.open(location, options: .init(tls: .disable, poolSize: 2))
+        let declared = try await store.declaredColumns().filter { $0.table == "devices" }
+        #expect(Array(declared.suffix(SchemaMigration.sampleColumns.count)) == SchemaMigration.declared(typeName: PostgresStore.typeName))
+        try await store.close()
+        let index = try await PostgresTestServer.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'devices_sample'", on: url)
+        #expect(try index.first?.decode(String.self).hasSuffix("(sample_text, sample_date) WHERE (sample_integer > 0)") == true)
+    }
+
     /// The migrations are the shared list, they build the described schema, and a database a newer
     /// BioAuth migrated is refused before anything is read or written.
     @Test func theSchemaIsTheSharedDescriptionAndANewerDatabaseIsRefused() async throws {

@@ -21,6 +21,25 @@ struct SchemaTests {
         try await store.close()
     }
 
+    /// A migration written once (`SchemaChange`) is valid SQLite and declares the described types:
+    /// a column of every kind, nullable and required with a default, and a partial index.
+    @Test func aSharedMigrationAddsTheDescribedColumnsToSQLite() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-schema-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        try await SQLiteStore.open(path: path).close()
+        try await withRawSQLite(path) { raw in
+            for statement in SchemaMigration.sample.statements(in: .sqlite) { _ = try await raw.query(statement) }
+        }
+        let store = try await SQLiteStore.open(path: path)
+        let declared = try await store.declaredColumns().filter { $0.table == "devices" }
+        #expect(Array(declared.suffix(SchemaMigration.sampleColumns.count)) == SchemaMigration.declared(typeName: SQLiteStore.typeName))
+        try await store.close()
+        try await withRawSQLite(path) { raw in
+            let index = try await raw.query("SELECT sql FROM sqlite_master WHERE name = 'devices_sample'").first?.column("sql")?.string
+            #expect(index == "CREATE INDEX devices_sample ON devices (sample_text, sample_date) WHERE sample_integer > 0")
+        }
+    }
+
     @Test func aDatabaseFromANewerBioAuthIsRefusedAndLeftAsItWas() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-schema-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
@@ -73,5 +92,29 @@ func withRawSQLite<T>(_ path: String, _ body: (SQLiteConnection) async throws ->
         try? await raw.close()
         try? await pool.shutdownGracefully()
         throw error
+    }
+}
+
+extension SchemaMigration {
+    /// A nullable column of every kind but the generated row number, and a required one of each
+    /// kind a default can be given.
+    static let sampleColumns: [Schema.Column] =
+        [Schema.ColumnType.text, .bytes, .date, .integer, .smallInteger, .boolean].map {
+            Schema.Column("sample_\("\($0)".lowercased())", $0, nullable: true)
+        }
+        + [Schema.ColumnType.text, .integer, .smallInteger, .boolean].map { Schema.Column("sample_\("\($0)".lowercased())_required", $0) }
+
+    /// A migration no store ships: the sample columns on `devices`, and a partial index.
+    static let sample = SchemaMigration(
+        "A sample migration",
+        sampleColumns.map { column in
+            let value: ColumnDefault? =
+                column.nullable ? nil : column.type == .text ? .text("it's") : column.type == .boolean ? .boolean(true) : .integer(7)
+            return .addColumn("devices", column, default: value)
+        } + [.createIndex(name: "devices_sample", table: "devices", columns: ["sample_text", "sample_date"], where: "sample_integer > 0")])
+
+    /// The sample columns as a store with these type names declares them.
+    static func declared(typeName: (Schema.ColumnType) -> String) -> [Schema.DeclaredColumn] {
+        sampleColumns.map { Schema.DeclaredColumn(table: "devices", column: $0.name, type: typeName($0.type), nullable: $0.nullable) }
     }
 }
