@@ -60,7 +60,8 @@ try await enrolmentFigures(rawVerifiesPerSecond: raw)
 
 // MARK: 3. Login verification through the service (no HTTP), by store and registry size
 
-/// Seeds devices through the store's own enrolment transaction.
+/// Seeds devices through the store's own enrolment transaction: a challenge stored, then taken
+/// with the device's insert (the mutations an enrolment's plan holds, from the public `WritePlan`).
 func seedThroughStore(_ store: any BioAuthStore, devices: Int, spki: Data) async throws -> [(user: UserID, device: DeviceID)] {
     var ids: [(user: UserID, device: DeviceID)] = []
     let now = Date()
@@ -68,14 +69,17 @@ func seedThroughStore(_ store: any BioAuthStore, devices: Int, spki: Data) async
     for n in 0..<devices {
         let (user, id) = (UserID("user\(n)"), DeviceID.random())
         let challenge = ChallengeRecord(
-            id: Data(UUID().uuidString.utf8.prefix(16)), binding: .registration(publicKey: spki, deviceName: "d", replacing: false),
+            id: try ChallengeID(Base64URL.encode(SecretBytes.random(count: 16).data)),
+            binding: .registration(publicKey: spki, deviceName: "d", replacing: false),
             relyingPartyID: "bench",
             userID: user, deviceID: id, nonce: Data(count: 32), createdAt: now, expiresAt: now.addingTimeInterval(60))
-        _ = try await store.apply(.issueChallenge(challenge, lockout: lockout))
-        let device = DeviceRecord(id: id, userID: user, name: "d", publicKey: spki, createdAt: now)
-        _ = try await store.consumeChallenge(id: challenge.id, lockout: lockout) { _ in
-            ((), .enrolment(device, replacing: nil, approvedRequest: nil, audit: AuditEvent(at: now, kind: .deviceEnrolled)))
-        }
+        var issue = WritePlan()
+        issue.add(.insertChallenge(challenge))
+        _ = try await store.apply(issue)
+        var enrolment = WritePlan()
+        enrolment.add(.insertDevice(DeviceRecord(id: id, userID: user, name: "d", publicKey: spki, createdAt: now)))
+        enrolment.audit(AuditEvent(at: now, kind: .deviceEnrolled))
+        _ = try await store.consumeChallenge(id: challenge.id, lockout: lockout) { [enrolment] _ in ((), enrolment) }
         if ids.count < 1_000 { ids.append((user, id)) }
     }
     return ids
