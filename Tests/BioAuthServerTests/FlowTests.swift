@@ -15,6 +15,23 @@ import BioAuthServerTesting
 
 /// The positive flows through HTTP, on the SQLite store.
 struct FlowTests {
+    /// The outbox rule is applied in one place: the server's code writes a plan only through
+    /// `PlanWriter`, never through the store it reads from (which would skip
+    /// `WritePlan.publishing`).
+    @Test func theServerWritesOnlyThroughThePlanWriter() throws {
+        let sources = ServerAPIPageTests.repository.appendingPathComponent("Sources/BioAuthServer")
+        let files = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)).compactMap {
+            ($0 as? URL).flatMap { $0.pathExtension == "swift" ? $0 : nil }
+        }
+        #expect(files.count > 30)
+        for file in files where !["PlanWriter.swift", "Decisions.swift"].contains(file.lastPathComponent) {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for write in ["apply", "decide", "consumeChallenge", "run"].map({ "store.\($0)(" }) {
+                #expect(!text.contains(write), "\(file.lastPathComponent) writes around the plan writer: \(write)")
+            }
+        }
+    }
+
     /// A request's log lines from the service go through the request's own logger (the HTTP
     /// framework's, with its request metadata) and carry BioAuth's request id.
     @Test func theServiceLogsARequestThroughTheRequestsLogger() async throws {

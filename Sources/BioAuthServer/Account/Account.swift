@@ -26,7 +26,7 @@ struct Account: Flow {
         // A taken id — a password account, or an id the app's backend owns — is one answer.
         let taken = ServerError(.conflict, field: "username", detail: "exists")
         let outcome: PlanOutcome
-        do { outcome = try await store.apply(.createUser(user, audit: event(.userCreated, user: username, request: request))) } catch let
+        do { outcome = try await writer.apply(.createUser(user, audit: event(.userCreated, user: username, request: request))) } catch let
             error as StoreError
             where error.code == .duplicate
         {
@@ -51,7 +51,7 @@ struct Account: Flow {
         let audited = event(.passwordLoginFailed, user: attempt.user == nil ? nil : username, reason: AuditReason(reason), request: request)
         var failure = FailureRecord(reason, lockout: lockout, audit: audited)
         failure.reachedEarlier = attempt.reached
-        let locked = try await run(request) { [failure] in try await self.store.apply(.failure(failure)).lockedSubjects }
+        let locked = try await run(request) { [failure] in try await self.writer.apply(.failure(failure)).lockedSubjects }
         return failed(failure, locked: locked, request)
     }
 
@@ -91,7 +91,7 @@ struct Account: Flow {
             run: configuration.passwordRun,
             signInCode: code)
         let attempt = try await run(request) {
-            try await self.store.run(BeginPasswordAttempt(username: username, limits: limits, now: now))
+            try await self.writer.run(BeginPasswordAttempt(username: username, limits: limits, now: now))
         }
         if let until = attempt.refusedUntil {
             // The real wait: the window's end or the back-off's, whichever is later.
@@ -133,7 +133,7 @@ struct Account: Flow {
                 session, from: lockout.client, clearing: [.password(username, client: lockout.client), .passwordRun(username)] + used,
                 rehashed: rehashed,
                 audit: self.event(.passwordLoginSucceeded, user: username, request: request))
-            _ = try await self.store.apply(plan)
+            _ = try await self.writer.apply(plan)
         }
         log(.passwordLoginSucceeded, user: username, request: request)
         return SessionGrant(token: token, session: session)
@@ -158,7 +158,7 @@ struct Account: Flow {
         let code = RecoveryCode.random(), expiresAt = now.addingTimeInterval(RecoveryCodeLimits.signInCodeLifetime)
         let audit = event(.signInCodeSent, user: username, request: request)
         let decided = try await run(request) {
-            try await self.store.decide(locking: RowLocks(counters: [.recoveryCodes(username, client: client)])) {
+            try await self.writer.decide(locking: RowLocks(counters: [.recoveryCodes(username, client: client)])) {
                 rows -> (verdict: Date?, plan: WritePlan) in
                 var plan = WritePlan()
                 if let until = plan.chargeRecoveryCode(rows, userID: username, requester: client, limits: limits, at: now) {
@@ -209,7 +209,7 @@ struct Account: Flow {
             let failure = FailureRecord(
                 .primaryLoginRejected, lockout: lockout,
                 audit: event(.primaryLoginFailed, reason: AuditReason(FailureReason.primaryLoginRejected), request: request))
-            let locked = try await run(request) { [failure] in try await self.store.apply(.failure(failure)).lockedSubjects }
+            let locked = try await run(request) { [failure] in try await self.writer.apply(.failure(failure)).lockedSubjects }
             throw failed(failure, locked: locked, request)
         }
         let userID = try Validate.username(proven, field: "userId")
@@ -268,7 +268,7 @@ struct Account: Flow {
         }
         let audit = event(.sessionRevoked, user: session.userID, device: session.deviceID, request: request)
         let plan = WritePlan.revokeSession(id: id, userID: session.userID, at: clock.now(), audit: audit)
-        guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
+        guard try await run(request, { try await self.writer.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "sessionId")
         }
         log(audit, request: request)
@@ -279,7 +279,7 @@ struct Account: Flow {
         let audit = event(
             .sessionsRevoked, user: session.userID, device: session.deviceID, reason: .allSessions, request: request)
         let plan = WritePlan.revokeSessions(userID: session.userID, at: clock.now(), audit: audit)
-        let count = try await run(request, { try await self.store.apply(plan) }).revokedSessions
+        let count = try await run(request, { try await self.writer.apply(plan) }).revokedSessions
         log(audit, request: request)
         return count
     }

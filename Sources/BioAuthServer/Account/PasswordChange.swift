@@ -26,7 +26,7 @@ struct PasswordChange: Flow {
         let now = clock.now(), keep = session.id,
             operationHash = Data(SHA256.hash(data: Data(PasswordChangeText.make(userID: userID.rawValue).utf8)))
         let changed = try await run(request) {
-            try await self.store.decide(locking: RowLocks(approval: TokenHash(of: token))) { rows in
+            try await self.writer.decide(locking: RowLocks(approval: TokenHash(of: token))) { rows in
                 WritePlan.passwordChange(rows, to: replaced, operationHash: operationHash, keeping: keep, at: now, audit: audit)
             }.verdict
         }

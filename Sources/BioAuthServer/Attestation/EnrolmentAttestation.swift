@@ -74,7 +74,7 @@ struct EnrolmentAttestation: Flow {
         issue.add(
             .setCounter(.attestationChallenge(session.id, challenge: TokenHash(of: challenge)), FailureCounter(since: expiresAt, count: 0)))
         let plan = issue
-        _ = try await run(request) { try await self.store.apply(plan) }
+        _ = try await run(request) { try await self.writer.apply(plan) }
         return challenge
     }
 
@@ -83,7 +83,7 @@ struct EnrolmentAttestation: Flow {
         let subject = FailureSubject.attestationChallenge(session.id, challenge: TokenHash(of: challenge))
         let now = clock.now()
         return try await run(request) {
-            try await self.store.decide(locking: RowLocks(counters: [subject])) { rows in
+            try await self.writer.decide(locking: RowLocks(counters: [subject])) { rows in
                 guard let issued = rows.counters[subject], issued.since > now else { return (false, WritePlan()) }
                 var plan = WritePlan()
                 plan.add(.clearFailures([subject]))
@@ -168,7 +168,7 @@ struct EnrolmentAttestation: Flow {
         let lockout = windows.deviceProof(client: request.clientAddress, at: clock.now())
         let failure = FailureRecord(unguessable: reason, lockout: lockout, audit: audit)
         let (_, outcome) = try await run(request) {
-            try await self.store.consumeChallenge(id: challenge.id, lockout: lockout) { _ in ((), .failure(failure)) }
+            try await self.writer.consumeChallenge(id: challenge.id, lockout: lockout) { _ in ((), .failure(failure)) }
         }
         _ = failed(failure, locked: outcome.lockedSubjects, request)
         if let error {

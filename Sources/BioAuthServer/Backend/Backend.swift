@@ -27,7 +27,7 @@ struct Backend: Flow {
             id: ApiKeyID("key_" + SecretBytes.random(count: 8).data.hexString), name: name, secretHash: secret.hash, scopes: scopes,
             createdAt: clock.now())
         let audit = event(.apiKeyCreated, reason: .key(record.id.rawValue), request: request)
-        _ = try await run(request) { try await self.store.apply(.createApiKey(record, audit: audit)) }
+        _ = try await run(request) { try await self.writer.apply(.createApiKey(record, audit: audit)) }
         log(audit, request: request)
         return (record, secret)
     }
@@ -39,7 +39,7 @@ struct Backend: Flow {
     func revokeApiKey(id: ApiKeyID, request: RequestInfo) async throws(ServerError) {
         let audit = event(.apiKeyRevoked, reason: .key(id.rawValue), request: request)
         let plan = WritePlan.revokeApiKey(id: id, at: clock.now(), audit: audit)
-        guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
+        guard try await run(request, { try await self.writer.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "id")
         }
         log(audit, request: request)

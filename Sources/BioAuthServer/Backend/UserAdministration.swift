@@ -35,7 +35,7 @@ public struct UserAdministration: Flow {
             let audit = event(.deviceRevoked, user: userID, device: id, request: request)
             guard
                 try await run(
-                    request, { try await self.store.apply(.revokeDevice(id: id, userID: userID, at: self.clock.now(), audit: audit)) }
+                    request, { try await self.writer.apply(.revokeDevice(id: id, userID: userID, at: self.clock.now(), audit: audit)) }
                 ).wasApplied
             else {
                 throw ServerError(.notFound, field: "deviceId")
@@ -50,7 +50,7 @@ public struct UserAdministration: Flow {
         try await refusalsAudited(userID, request) { userID throws(ServerError) in
             let audit = event(.deviceRevoked, user: userID, reason: .allDevices, request: request)
             let outcome = try await run(request) {
-                try await self.store.apply(.revokeDevices(userID: userID, at: self.clock.now(), audit: audit))
+                try await self.writer.apply(.revokeDevices(userID: userID, at: self.clock.now(), audit: audit))
             }
             log(audit, request: request)
             return (outcome.revokedDevices, outcome.revokedSessions)
@@ -64,7 +64,7 @@ public struct UserAdministration: Flow {
             let audit = event(.sessionRevoked, user: userID, request: request)
             guard
                 try await run(
-                    request, { try await self.store.apply(.revokeSession(id: id, userID: userID, at: self.clock.now(), audit: audit)) }
+                    request, { try await self.writer.apply(.revokeSession(id: id, userID: userID, at: self.clock.now(), audit: audit)) }
                 ).wasApplied
             else { throw ServerError(.notFound, field: "sessionId") }
             log(audit, request: request)
@@ -76,7 +76,7 @@ public struct UserAdministration: Flow {
         try await refusalsAudited(userID, request) { userID throws(ServerError) in
             let audit = event(.sessionsRevoked, user: userID, reason: .allSessions, request: request)
             let count = try await run(request) {
-                try await self.store.apply(.revokeSessions(userID: userID, at: self.clock.now(), audit: audit))
+                try await self.writer.apply(.revokeSessions(userID: userID, at: self.clock.now(), audit: audit))
             }.revokedSessions
             log(audit, request: request)
             return count
@@ -105,7 +105,7 @@ public struct UserAdministration: Flow {
             guard
                 try await run(
                     request,
-                    { try await self.store.run(OwnedRequestDecision.cancel(id: record.id, userID: userID, now: now, audit: audit)) })
+                    { try await self.writer.run(OwnedRequestDecision.cancel(id: record.id, userID: userID, now: now, audit: audit)) })
             else {
                 throw Self.ended
             }
@@ -128,7 +128,8 @@ public struct UserAdministration: Flow {
             let now = clock.now()
             guard
                 try await run(
-                    request, { try await self.store.run(OwnedRequestDecision.vouch(id: record.id, userID: userID, now: now, audit: audit)) }
+                    request,
+                    { try await self.writer.run(OwnedRequestDecision.vouch(id: record.id, userID: userID, now: now, audit: audit)) }
                 )
             else {
                 // Another vouch (or a code) approved it in between: approved, not ended — 409.

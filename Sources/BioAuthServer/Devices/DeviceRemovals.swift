@@ -33,7 +33,7 @@ struct DeviceRemovals: Flow {
             codeExpiresAt: now.addingTimeInterval(policy.requestTTL), codeHash: code.hash)
         let audit = event(.deviceRemovalRequested, user: userID, device: id, request: request)
         let decided = try await run(request) {
-            try await self.store.decide(locking: RowLocks(counters: [.recoveryCodes(userID, client: removal.requester)])) { rows in
+            try await self.writer.decide(locking: RowLocks(counters: [.recoveryCodes(userID, client: removal.requester)])) { rows in
                 WritePlan.requestDeviceRemoval(removal, rows, limits: policy.recoveryCodes, audit: audit)
             }
         }
@@ -70,7 +70,7 @@ struct DeviceRemovals: Flow {
             .deviceRemovalScheduled, user: removal.userID, device: removal.deviceID, reason: .recoveryCode,
             request: request)
         let decided = try await run(request) {
-            try await self.store.decide(locking: RowLocks(deviceRemoval: removal.id)) { rows in
+            try await self.writer.decide(locking: RowLocks(deviceRemoval: removal.id)) { rows in
                 WritePlan.confirmDeviceRemoval(
                     rows, sessionID: sessionID, entered: entered, maxAttempts: policy.maxRecoveryAttempts, delay: policy.lostDeviceDelay,
                     at: now, audit: audit)
@@ -103,7 +103,7 @@ struct DeviceRemovals: Flow {
         let now = clock.now(), userID = session.userID
         let audit = event(.deviceRemovalCancelled, user: userID, device: removal.deviceID, request: request)
         let decided = try await run(request) {
-            try await self.store.decide(locking: RowLocks(deviceRemoval: removal.id)) { rows in
+            try await self.writer.decide(locking: RowLocks(deviceRemoval: removal.id)) { rows in
                 WritePlan.cancelDeviceRemoval(rows, userID: userID, at: now, audit: audit)
             }
         }
@@ -121,7 +121,7 @@ struct DeviceRemovals: Flow {
             let audit = AuditEvent(
                 at: now, kind: .deviceRevoked, userID: removal.userID, deviceID: removal.deviceID,
                 reason: .securityDelay)
-            let decided = try await store.decide(locking: RowLocks(deviceRemoval: removal.id)) { rows in
+            let decided = try await writer.decide(locking: RowLocks(deviceRemoval: removal.id)) { rows in
                 WritePlan.executeDeviceRemoval(rows, deviceActive: active, at: now, audit: audit)
             }
             if decided.verdict && decided.outcome.wasApplied {

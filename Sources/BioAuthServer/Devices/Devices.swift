@@ -19,7 +19,7 @@ struct Devices: Flow {
         try await requireMayManage(id, by: caller, request: request)
         let audit = event(.deviceRenamed, user: session.userID, device: id, request: request)
         let plan = WritePlan.renameDevice(id: id, userID: session.userID, name: name, audit: audit)
-        guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
+        guard try await run(request, { try await self.writer.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "deviceId")
         }
         log(audit, request: request)
@@ -31,7 +31,7 @@ struct Devices: Flow {
         try await requireMayManage(id, by: caller, request: request)
         let audit = event(.deviceRevoked, user: session.userID, device: id, request: request)
         let plan = WritePlan.revokeDevice(id: id, userID: session.userID, at: clock.now(), audit: audit)
-        guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
+        guard try await run(request, { try await self.writer.apply(plan) }).wasApplied else {
             throw ServerError(.notFound, field: "deviceId")
         }
         log(audit, request: request)

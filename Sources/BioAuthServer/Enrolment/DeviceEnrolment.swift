@@ -126,7 +126,7 @@ struct DeviceEnrolment: Flow {
             // a success, the failure is logged, and the grant still expires within minutes.
             let revoked = event(.sessionRevoked, user: session.userID, reason: .enrolmentGrantUsed, request: request)
             do {
-                _ = try await store.apply(WritePlan.revokeSession(id: session.id, userID: session.userID, at: clock.now(), audit: revoked))
+                _ = try await writer.apply(WritePlan.revokeSession(id: session.id, userID: session.userID, at: clock.now(), audit: revoked))
             } catch {
                 logger(for: request).error(
                     "could not revoke a used enrolment grant", metadata: metadata(revoked).merging(["error": "\(type(of: error))"]) { $1 })

@@ -26,7 +26,7 @@ struct EnrolmentRequests: Flow {
         let audit = event(.enrolmentRequested, user: session.userID, device: record.deviceID, request: request)
         let maxPending = BioAuthService.maxPendingEnrolmentRequests
         if let freed = try await run(
-            request, { try await self.store.run(RequestEnrolment(record, maxPending: maxPending, now: now, audit: audit)) })
+            request, { try await self.writer.run(RequestEnrolment(record, maxPending: maxPending, now: now, audit: audit)) })
         {
             throw ServerError(.rateLimited, detail: "too many enrolment requests", retryAfter: retryAfter(until: freed, from: now))
         }
@@ -80,7 +80,7 @@ struct EnrolmentRequests: Flow {
             request: request)
         let now = clock.now(), userID = session.userID, tokenHash = TokenHash(of: token)
         let approved = try await run(request) {
-            try await self.store.run(
+            try await self.writer.run(
                 ApproveEnrolmentRequest(
                     id: record.id, userID: userID, approvalTokenHash: tokenHash, excludingDevice: record.deviceID, now: now, audit: audit))
         }
@@ -102,7 +102,7 @@ struct EnrolmentRequests: Flow {
         let audit = event(.recoveryCodeSent, user: record.userID, device: record.deviceID, request: request)
         let now = clock.now(), limits = configuration.enrolment.recoveryCodes
         let delivery = try await run(request) {
-            try await self.store.run(
+            try await self.writer.run(
                 SetRecoveryCode(
                     requestID: record.id, userID: record.userID, requester: request.clientAddress, codeHash: code.hash, limits: limits,
                     now: now, audit: audit))
@@ -136,7 +136,7 @@ struct EnrolmentRequests: Flow {
         )
         let now = clock.now(), maxAttempts = configuration.enrolment.maxRecoveryAttempts
         let outcome = try await run(request) {
-            try await self.store.run(
+            try await self.writer.run(
                 RecoverEnrolmentRequest(id: record.id, codeHash: entered, maxAttempts: maxAttempts, now: now, audit: audit))
         }
         guard outcome == .approved else {
@@ -158,7 +158,7 @@ struct EnrolmentRequests: Flow {
         let now = clock.now(), userID = session.userID
         guard
             try await run(
-                request, { try await self.store.run(OwnedRequestDecision.cancel(id: record.id, userID: userID, now: now, audit: audit)) })
+                request, { try await self.writer.run(OwnedRequestDecision.cancel(id: record.id, userID: userID, now: now, audit: audit)) })
         else {
             throw Self.ended
         }

@@ -4,10 +4,12 @@ import Foundation
 import Logging
 import Metrics
 
-/// What every flow works with: the store it applies its decisions to, the configuration, the
-/// clock, and the instance-local limits and meters. One per ``BioAuthService``.
+/// What every flow works with: the store it reads, the writer it applies its decisions through,
+/// the configuration, the clock, and the instance-local limits and meters. One per
+/// ``BioAuthService``.
 struct FlowContext: Sendable {
     let store: any BioAuthStore
+    let writer: PlanWriter
     let configuration: ServerConfiguration
     let clock: any WallClock
     let recoveryChannel: (any RecoveryChannel)?
@@ -32,6 +34,7 @@ protocol Flow: Sendable {
 
 extension Flow {
     var store: any BioAuthStore { context.store }
+    var writer: PlanWriter { context.writer }
     var configuration: ServerConfiguration { context.configuration }
     var clock: any WallClock { context.clock }
     var logger: Logger { context.logger }
@@ -105,7 +108,7 @@ extension Flow {
         if !configuration.backendUserIDPrefixes.isEmpty && !configuration.isDeclaredBackendUserID(session.userID) {
             throw ServerError(.conflict, field: "userId", detail: "outside the backend's declared user ids")
         }
-        let outcome = try await run(request) { try await self.store.apply(.backendLogin(session, from: client, audit: audit)) }
+        let outcome = try await run(request) { try await self.writer.apply(.backendLogin(session, from: client, audit: audit)) }
         guard outcome.wasApplied else { throw ServerError(.conflict, field: "userId", detail: "a password account has this id") }
     }
 
@@ -169,7 +172,7 @@ extension Flow {
     /// Appends one audit event on its own (refusals and rejections; flows pass theirs to the store).
     func audit(_ kind: AuditKind, user: UserID? = nil, device: DeviceID? = nil, reason: AuditReason? = nil, request: RequestInfo) async {
         let event = event(kind, user: user, device: device, reason: reason, request: request)
-        do { _ = try await store.apply(.events([event])) } catch {
+        do { _ = try await writer.apply(.events([event])) } catch {
             logger(for: request).error(
                 "audit append failed", metadata: metadata(event).merging(["error": "\(String(describing: type(of: error)))"]) { $1 })
         }

@@ -59,7 +59,7 @@ final class RequestLimiter: Sendable {
 
     private let windows: RateWindows
     private let limit: Int
-    private let store: (any BioAuthStore)?
+    private let writer: PlanWriter?
     private let subject: @Sendable (String) -> FailureSubject
     /// Requests an instance counts before it adds them to the store's counter.
     let batch: Int
@@ -67,15 +67,15 @@ final class RequestLimiter: Sendable {
     static let exchangeInterval: TimeInterval = 1
     private let state = Mutex<(window: Date, entries: [String: Entry])>((Date.distantPast, [:]))
 
-    /// `limit` per window (``RateLimitPolicy/requestsPerClient`` when nil), shared through `store`
+    /// `limit` per window (``RateLimitPolicy/requestsPerClient`` when nil), shared through `writer`
     /// under `subject`'s counter (per instance without a store).
     init(
-        windows: RateWindows, limit: Int? = nil, store: (any BioAuthStore)? = nil,
+        windows: RateWindows, limit: Int? = nil, writer: PlanWriter? = nil,
         subject: @escaping @Sendable (String) -> FailureSubject = { .requests($0) }
     ) {
         self.windows = windows
         self.limit = limit ?? windows.policy.requestsPerClient
-        self.store = store
+        self.writer = writer
         self.subject = subject
         batch = max(1, self.limit / 20)
     }
@@ -113,12 +113,12 @@ final class RequestLimiter: Sendable {
     }
 
     private func isDue(_ entry: Entry, _ now: Date) -> Bool {
-        store != nil && !entry.exchanging && (entry.pending >= batch || now.timeIntervalSince(entry.exchangedAt) >= Self.exchangeInterval)
+        writer != nil && !entry.exchanging && (entry.pending >= batch || now.timeIntervalSince(entry.exchangedAt) >= Self.exchangeInterval)
     }
 
     /// Adds this instance's pending count to the store's counter and takes its total.
     private func exchange(_ client: String, at now: Date) async {
-        guard let store else { return }
+        guard let writer else { return }
         let window = windows.windowStart(now)
         let delta = state.withLock { state -> Int in
             state.entries[client, default: Entry(exchangedAt: now)].exchanging = true
@@ -126,7 +126,7 @@ final class RequestLimiter: Sendable {
             return state.entries[client]!.pending
         }
         let subject = subject(client)
-        let total = try? await store.decide(locking: RowLocks(counters: [subject])) { rows -> (verdict: Int, plan: WritePlan) in
+        let total = try? await writer.decide(locking: RowLocks(counters: [subject])) { rows -> (verdict: Int, plan: WritePlan) in
             let stored = rows.counters[subject].flatMap { $0.since == window ? $0.count : nil } ?? 0
             var plan = WritePlan()
             if delta > 0 { plan.add(.setCounter(subject, FailureCounter(since: window, count: stored + delta))) }

@@ -24,7 +24,7 @@ struct Challenges: Flow {
         let message: SignedMessage
         do { message = try challenge.message() } catch { throw ServerError(error) }
         let plan = WritePlan.issueChallenge(challenge, lockout: windows.deviceProof(client: request.clientAddress, at: now))
-        guard try await run(request, { try await self.store.apply(plan) }).wasApplied else {
+        guard try await run(request, { try await self.writer.apply(plan) }).wasApplied else {
             throw await refuseLockedOut(user: user, device: device, request)
         }
         metrics.challenges.increment()
@@ -61,7 +61,7 @@ struct Challenges: Flow {
         let lockout = windows.deviceProof(client: request.clientAddress, at: now)
         let verifier = ChallengeVerifier(relyingPartyID: configuration.relyingPartyID)
         let (verdict, outcome) = try await run(request) {
-            try await self.store.consumeChallenge(id: id, lockout: lockout) { taken -> (verdict: Finished<Success>, plan: WritePlan) in
+            try await self.writer.consumeChallenge(id: id, lockout: lockout) { taken -> (verdict: Finished<Success>, plan: WritePlan) in
                 func record(_ reason: FailureReason) -> FailureRecord {
                     let user = taken?.challenge.userID, device = taken?.challenge.deviceID
                     let audit = self.event(purpose.auditFailure, user: user, device: device, reason: AuditReason(reason), request: request)

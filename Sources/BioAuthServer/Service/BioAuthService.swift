@@ -46,16 +46,17 @@ public final class BioAuthService: Sendable {
         self.clock = clock
         self.recoveryChannel = recoveryChannel
         let windows = RateWindows(policy: configuration.rateLimits)
-        let store = PublishingStore(base: store, published: configuration.publishedEvents)
+        let writer = PlanWriter(store: store, published: configuration.publishedEvents)
         context = FlowContext(
-            store: store, configuration: configuration, clock: clock, recoveryChannel: recoveryChannel, logger: logger, windows: windows,
-            requests: RequestLimiter(windows: windows, store: store), apiKeyRequests: ApiKeyLimiter(policy: configuration.rateLimits),
+            store: store, writer: writer, configuration: configuration, clock: clock, recoveryChannel: recoveryChannel, logger: logger,
+            windows: windows,
+            requests: RequestLimiter(windows: windows, writer: writer), apiKeyRequests: ApiKeyLimiter(policy: configuration.rateLimits),
             failedRedemptions: RequestLimiter(
-                windows: windows, limit: configuration.rateLimits.failedRedemptionsPerUser, store: store,
+                windows: windows, limit: configuration.rateLimits.failedRedemptionsPerUser, writer: writer,
                 subject: { .failedRedemptions($0) }),
             metrics: ServiceMetrics(factory: metricsFactory),
             accessTokens: AccessTokenIssuer(
-                store: store, policy: configuration.tokens, relyingPartyID: configuration.relyingPartyID, clock: clock, logger: logger),
+                writer: writer, policy: configuration.tokens, relyingPartyID: configuration.relyingPartyID, clock: clock, logger: logger),
             passwordHashes: passwordHashes)
     }
 

@@ -66,7 +66,7 @@ struct StepUp: Flow {
             throw ServerError(.rateLimited, retryAfter: retryAfter)
         }
         let redeemed = try await run(request) {
-            try await self.store.run(RedeemApproval(tokenHash: hash, operationHash: operationHash, userID: userID, now: now, audit: audit))
+            try await self.writer.run(RedeemApproval(tokenHash: hash, operationHash: operationHash, userID: userID, now: now, audit: audit))
         }
         guard let record = redeemed else {
             _ = await context.failedRedemptions.admit(failures, at: now)

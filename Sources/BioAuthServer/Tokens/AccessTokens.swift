@@ -182,7 +182,8 @@ public struct PublishedKey: Sendable, Hashable {
 /// on schedule, and reloads the keys at most once a minute so a key another instance created
 /// is used and published here too.
 actor AccessTokenIssuer {
-    let store: any BioAuthStore
+    let writer: PlanWriter
+    var store: any BioAuthStore { writer.store }
     let policy: TokenPolicy
     let issuer: String
     let audience: String
@@ -194,9 +195,9 @@ actor AccessTokenIssuer {
     private var loaded: (keys: [OpenedSigningKey], collection: JWTKeyCollection, at: Date)?
     static let reload: TimeInterval = 60
 
-    init(store: any BioAuthStore, policy: TokenPolicy, relyingPartyID: String, clock: any WallClock, logger: Logger) {
+    init(writer: PlanWriter, policy: TokenPolicy, relyingPartyID: String, clock: any WallClock, logger: Logger) {
         self.logger = logger
-        self.store = store
+        self.writer = writer
         self.policy = policy
         issuer = policy.issuer ?? relyingPartyID
         audience = policy.audience ?? relyingPartyID
@@ -298,7 +299,7 @@ actor AccessTokenIssuer {
             let key = try await SigningKeyRecord.generate(at: now, protection: policy.signingKeys)
             let added = AuditEvent(
                 at: now, kind: .signingKeyAdded, reason: .key(key.id), clientAddress: audit.clientAddress, requestID: audit.requestID)
-            _ = try await store.apply(.addSigningKey(key, audit: added))
+            _ = try await writer.apply(.addSigningKey(key, audit: added))
             keys = try await open(try await store.signingKeys())
         }
         let collection = JWTKeyCollection()

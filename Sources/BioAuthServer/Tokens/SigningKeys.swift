@@ -53,7 +53,7 @@ struct SigningKeys: Flow {
         let protection = configuration.tokens.signingKeys
         let key = try await run(request) { try await SigningKeyRecord.generate(at: now, protection: protection) }
         let audit = event(.signingKeyAdded, reason: .key(key.id), request: request)
-        _ = try await run(request) { try await self.store.apply(.addSigningKey(key, audit: audit)) }
+        _ = try await run(request) { try await self.writer.apply(.addSigningKey(key, audit: audit)) }
         log(audit, request: request)
         return key
     }
@@ -66,7 +66,7 @@ struct SigningKeys: Flow {
             throw ServerError(.notFound, field: "id")
         }
         let audit = event(.signingKeyRetired, reason: .key(id), request: request)
-        _ = try await run(request) { try await self.store.apply(.retireSigningKeys([id], audit: [audit])) }
+        _ = try await run(request) { try await self.writer.apply(.retireSigningKeys([id], audit: [audit])) }
         log(audit, request: request)
     }
 
@@ -79,7 +79,7 @@ struct SigningKeys: Flow {
         let expired = keys.map(\.id).filter { !kept.contains($0) }
         guard !expired.isEmpty else { return 0 }
         let audit = expired.map { AuditEvent(at: now, kind: .signingKeyRetired, reason: .key($0), clientAddress: "sweep") }
-        _ = try await store.apply(.retireSigningKeys(expired, audit: audit))
+        _ = try await writer.apply(.retireSigningKeys(expired, audit: audit))
         return expired.count
     }
 }

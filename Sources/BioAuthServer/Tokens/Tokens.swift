@@ -16,7 +16,7 @@ struct Tokens: Flow {
         let reused = event(.refreshTokenReused, reason: AuditReason(FailureReason.refreshTokenReused), request: request)
         let now = clock.now(), grace = configuration.tokens.refreshRetryGrace
         let rotation = try await run(request) {
-            try await self.store.run(
+            try await self.writer.run(
                 RotateRefreshToken(
                     presented: presented, successor: next, grace: grace, now: now, audit: rotated, reuseAudit: reused))
         }
