@@ -1,0 +1,177 @@
+import BioAuthAttestation
+import BioAuthCore
+import BioAuthTesting
+import Crypto
+import Foundation
+import Testing
+
+/// The WebAuthn ceremonies of real authenticators (py_webauthn's fixtures), each checked as the
+/// relying party's verifier sees it, with py_webauthn 3.0.1's verdict as the oracle.
+struct WebAuthnVectorTests {
+    struct Fixture: Decodable {
+        struct Credential: Decodable {
+            struct Response: Decodable {
+                let clientDataJSON: String
+                let authenticatorData: String?
+                let signature: String?
+                let attestationObject: String?
+            }
+            let response: Response
+        }
+        enum Origins: Decodable {
+            case one(String), many([String])
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if let one = try? container.decode(String.self) {
+                    self = .one(one)
+                } else {
+                    self = .many(try container.decode([String].self))
+                }
+            }
+            var all: Set<String> {
+                switch self {
+                case .one(let origin): [origin]
+                case .many(let origins): Set(origins)
+                }
+            }
+        }
+        let test: String
+        let credential: Credential
+        let challenge_b64url: String
+        let expected_rp_id: String?
+        let rp_id: String?
+        let expected_origin: Origins
+        let credential_public_key_b64url: String?
+        let sign_count: UInt32?
+        let py_webauthn_3_0_1_result: String
+
+        var relyingParty: WebAuthnRelyingParty {
+            WebAuthnRelyingParty(id: expected_rp_id ?? rp_id ?? "", origins: expected_origin.all, userVerification: .preferred)
+        }
+        /// A value as the fixture writes it: base64url, or (in the TPM fixtures) standard base64.
+        func bytes(_ text: String?) throws -> Data {
+            let text = try #require(text, "\(test)")
+            if let data = Base64URL.decode(text) { return data }
+            let padded = text + String(repeating: "=", count: (4 - text.count % 4) % 4)
+            return try #require(Data(base64Encoded: padded), "\(test)")
+        }
+    }
+
+    static func fixtures() throws -> [Fixture] {
+        struct File: Decodable { let fixtures: [Fixture] }
+        let url = TestVectors.directory.appendingPathComponent("webauthn/py_webauthn-fixtures.json")
+        return try JSONDecoder().decode(File.self, from: Data(contentsOf: url)).fixtures
+    }
+
+    /// Every authentication: accepted with the counter py_webauthn reports, or refused where it refused.
+    @Test func everyAuthenticationHasPyWebauthnsVerdict() throws {
+        let assertions = try Self.fixtures().filter { $0.credential.response.signature != nil }
+        #expect(assertions.count == 6)
+        for fixture in assertions {
+            let response = fixture.credential.response
+            let key = try COSEKey(try fixture.bytes(fixture.credential_public_key_b64url))
+            let verdict = Result { () throws(WebAuthnError) in
+                try fixture.relyingParty.verifyAssertion(
+                    clientDataJSON: try! fixture.bytes(response.clientDataJSON),
+                    authenticatorData: try! fixture.bytes(response.authenticatorData), signature: try! fixture.bytes(response.signature),
+                    challenge: try! fixture.bytes(fixture.challenge_b64url), publicKey: key, storedSignCount: fixture.sign_count ?? 0)
+            }
+            let expected = fixture.py_webauthn_3_0_1_result.split(separator: " ")
+            switch verdict {
+            case .success(let verified):
+                #expect(expected.prefix(2) == ["auth", "OK"], "\(fixture.test): accepted, py_webauthn refused")
+                #expect(expected.count > 2 && "\(verified.signCount)" == expected[2], "\(fixture.test)")
+            case .failure(let error):
+                #expect(expected.first == "FAIL" && error.check == .signature, "\(fixture.test): \(error)")
+            }
+        }
+    }
+
+    /// The one a verifier that requires user verification must refuse, and a counter that went back.
+    @Test func userVerificationAndTheCounterAreEnforced() throws {
+        let fixture = try #require(try Self.fixtures().first { $0.test == "test_raises_exception_on_uv_required_but_false" })
+        let response = fixture.credential.response
+        var party = fixture.relyingParty
+        let key = try COSEKey(try fixture.bytes(fixture.credential_public_key_b64url))
+        func verify(_ party: WebAuthnRelyingParty, stored: UInt32) throws(WebAuthnError) {
+            _ = try party.verifyAssertion(
+                clientDataJSON: try! fixture.bytes(response.clientDataJSON),
+                authenticatorData: try! fixture.bytes(response.authenticatorData),
+                signature: try! fixture.bytes(response.signature), challenge: try! fixture.bytes(fixture.challenge_b64url), publicKey: key,
+                storedSignCount: stored)
+        }
+        try verify(party, stored: fixture.sign_count ?? 0)
+        #expect(throws: WebAuthnError(.signCount, "the signature counter 33 is not above the stored 33")) { try verify(party, stored: 33) }
+        party.userVerification = .required
+        #expect { try verify(party, stored: 0) } throws: { ($0 as? WebAuthnError)?.check == .userVerification }
+    }
+
+    /// Each check of an authentication refuses what it names: the type, the challenge, the origin,
+    /// the RP ID, a flipped flag (the signature then fails), a synced credential where device-bound
+    /// ones are required.
+    @Test func eachAuthenticationCheckRefusesItsCase() throws {
+        let fixture = try #require(try Self.fixtures().first { $0.test == "test_verify_authentication_response_with_EC2_public_key" })
+        let response = fixture.credential.response
+        let key = try COSEKey(try fixture.bytes(fixture.credential_public_key_b64url))
+        let clientData = try fixture.bytes(response.clientDataJSON), authData = try fixture.bytes(response.authenticatorData)
+        let signature = try fixture.bytes(response.signature), challenge = try fixture.bytes(fixture.challenge_b64url)
+        func check(
+            _ party: WebAuthnRelyingParty, clientData: Data = clientData, authData: Data = authData, challenge: Data = challenge
+        ) -> WebAuthnError.Check? {
+            do {
+                _ = try party.verifyAssertion(
+                    clientDataJSON: clientData, authenticatorData: authData, signature: signature, challenge: challenge, publicKey: key,
+                    storedSignCount: 0)
+                return nil
+            } catch { return error.check }
+        }
+        let party = fixture.relyingParty
+        #expect(check(party) == nil)
+        var otherChallenge = challenge
+        otherChallenge[0] ^= 1
+        #expect(check(party, challenge: otherChallenge) == .challenge)
+        #expect(check(WebAuthnRelyingParty(id: party.id, origins: ["https://evil.example"], userVerification: .preferred)) == .origin)
+        #expect(check(WebAuthnRelyingParty(id: "example.com", origins: party.origins, userVerification: .preferred)) == .relyingParty)
+        let created = Data(
+            String(decoding: clientData, as: UTF8.self).replacingOccurrences(of: "webauthn.get", with: "webauthn.create").utf8)
+        #expect(check(party, clientData: created) == .type)
+        var flipped = authData
+        flipped[32] ^= WebAuthnAuthenticatorData.Flags.userVerified.rawValue
+        #expect(check(party, authData: flipped) == .signature)
+        var synced = authData
+        synced[32] |= WebAuthnAuthenticatorData.Flags.backupEligible.rawValue
+        #expect(
+            check(
+                WebAuthnRelyingParty(id: party.id, origins: party.origins, userVerification: .preferred, allowsSyncedCredentials: false),
+                authData: synced) == .backupState)
+        var backedUpOnly = authData
+        backedUpOnly[32] |= WebAuthnAuthenticatorData.Flags.backedUp.rawValue
+        #expect(check(party, authData: backedUpOnly) == .backupState)
+        #expect(check(party, authData: authData + Data([0])) == .malformed)
+    }
+
+    /// Every registration's authenticator data is read: the credential, its COSE key (EC2, OKP and
+    /// RSA keys among them) and flags; a `none` registration verifies whole, as py_webauthn says.
+    @Test func everyRegistrationIsReadAndNoneAttestationVerifies() throws {
+        let registrations = try Self.fixtures().filter { $0.credential.response.attestationObject != nil }
+        #expect(registrations.count == 16)
+        var algorithms = Set<Int>()
+        var verifiedNone = 0
+        for fixture in registrations {
+            let object = try CBOR(decoding: try fixture.bytes(fixture.credential.response.attestationObject))
+            let data = try WebAuthnAuthenticatorData(try #require(object["authData"]?.bytesValue))
+            let credential = try #require(data.attestedCredential, "\(fixture.test)")
+            algorithms.insert(credential.publicKey.algorithm)
+            guard object["fmt"]?.textValue == "none" else { continue }
+            let verified = try fixture.relyingParty.verifyRegistration(
+                clientDataJSON: try fixture.bytes(fixture.credential.response.clientDataJSON),
+                attestationObject: try fixture.bytes(fixture.credential.response.attestationObject),
+                challenge: try fixture.bytes(fixture.challenge_b64url))
+            #expect(fixture.py_webauthn_3_0_1_result.hasPrefix("reg OK none 00000000-0000-0000-0000-000000000000"), "\(fixture.test)")
+            #expect(verified.aaguid == Data(count: 16) && verified.credentialID == credential.credentialID && verified.format == "none")
+            verifiedNone += 1
+        }
+        #expect(verifiedNone == 3)
+        #expect(algorithms == [-7, -8, -257], "ES256, EdDSA and RS256 keys are all read")
+    }
+}
