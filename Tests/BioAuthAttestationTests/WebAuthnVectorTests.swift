@@ -162,16 +162,85 @@ struct WebAuthnVectorTests {
             let data = try WebAuthnAuthenticatorData(try #require(object["authData"]?.bytesValue))
             let credential = try #require(data.attestedCredential, "\(fixture.test)")
             algorithms.insert(credential.publicKey.algorithm)
-            guard object["fmt"]?.textValue == "none" else { continue }
+            guard let format = object["fmt"]?.textValue, ["none", "packed"].contains(format) else { continue }
             let verified = try fixture.relyingParty.verifyRegistration(
                 clientDataJSON: try fixture.bytes(fixture.credential.response.clientDataJSON),
                 attestationObject: try fixture.bytes(fixture.credential.response.attestationObject),
                 challenge: try fixture.bytes(fixture.challenge_b64url))
-            #expect(fixture.py_webauthn_3_0_1_result.hasPrefix("reg OK none 00000000-0000-0000-0000-000000000000"), "\(fixture.test)")
-            #expect(verified.aaguid == Data(count: 16) && verified.credentialID == credential.credentialID && verified.format == "none")
+            #expect(fixture.py_webauthn_3_0_1_result.hasPrefix("reg OK \(format) "), "\(fixture.test)")
+            #expect(verified.credentialID == credential.credentialID && verified.format == format)
+            if format == "none" {
+                #expect(verified.aaguid == Data(count: 16) && verified.attestationCertificates.isEmpty)
+            } else {
+                let expected = try #require(fixture.py_webauthn_3_0_1_result.split(separator: " ").dropFirst(3).first)
+                #expect(verified.aaguid.map { String(format: "%02x", $0) }.joined() == expected.replacingOccurrences(of: "-", with: ""))
+                #expect(!verified.attestationCertificates.isEmpty)
+            }
             verifiedNone += 1
         }
-        #expect(verifiedNone == 3)
+        #expect(verifiedNone == 6, "three none and three packed registrations")
         #expect(algorithms == [-7, -8, -257], "ES256, EdDSA and RS256 keys are all read")
+    }
+
+    /// A packed statement is refused when its signature, its algorithm or its certificate's AAGUID
+    /// does not hold; a self attestation by the credential's own key verifies.
+    @Test func aPackedStatementIsCheckedWhole() throws {
+        let fixture = try #require(
+            try Self.fixtures().first {
+                $0.test == "test_verify_attestation_from_yubikey_firefox" && $0.py_webauthn_3_0_1_result.contains("packed")
+            })
+        let clientData = try fixture.bytes(fixture.credential.response.clientDataJSON)
+        let challenge = try fixture.bytes(fixture.challenge_b64url)
+        let object = try CBOR(decoding: try fixture.bytes(fixture.credential.response.attestationObject))
+        func replacing(_ key: String, in map: CBOR, with value: CBOR) -> CBOR {
+            guard case .map(let entries) = map else { return map }
+            return .map(entries.map { $0.key == .text(key) ? (key: $0.key, value: value) : $0 })
+        }
+        func check(_ object: CBOR) -> WebAuthnError.Check? {
+            do {
+                _ = try fixture.relyingParty.verifyRegistration(
+                    clientDataJSON: clientData, attestationObject: object.encoded, challenge: challenge)
+                return nil
+            } catch { return error.check }
+        }
+        let statement = try #require(object["attStmt"])
+        #expect(check(object) == nil)
+        var signature = try #require(statement["sig"]?.bytesValue)
+        signature[signature.count - 3] ^= 1
+        #expect(check(replacing("attStmt", in: object, with: replacing("sig", in: statement, with: .bytes(signature)))) == .attestation)
+        #expect(check(replacing("attStmt", in: object, with: replacing("alg", in: statement, with: .negative(7)))) == .algorithm)
+        var authData = try #require(object["authData"]?.bytesValue)
+        authData[37] ^= 1  // the AAGUID's first byte: the signature no longer covers it
+        #expect(check(replacing("authData", in: object, with: .bytes(authData))) == .attestation)
+
+        // Self attestation: a software P-256 credential signs its own registration.
+        let key = P256.Signing.PrivateKey()
+        let x963 = key.publicKey.x963Representation
+        let cose = CBOR.map([
+            (.unsigned(1), .unsigned(2)), (.unsigned(3), .negative(6)), (.negative(0), .unsigned(1)),
+            (.negative(1), .bytes(x963[1..<33])), (.negative(2), .bytes(x963[33...])),
+        ]).encoded
+        let party = WebAuthnRelyingParty(id: "localhost", origins: ["http://localhost:5000"])
+        let ownChallenge = Data((0..<32).map { UInt8($0) })
+        let json = Data(
+            #"{"type":"webauthn.create","challenge":"\#(Base64URL.encode(ownChallenge))","origin":"http://localhost:5000"}"#.utf8)
+        let selfData =
+            Data(SHA256.hash(data: Data("localhost".utf8))) + Data([0x45, 0, 0, 0, 0]) + Data(count: 16) + Data([0, 4, 1, 2, 3, 4]) + cose
+        let selfSignature = try key.signature(for: selfData + Data(SHA256.hash(data: json))).derRepresentation
+        let selfObject = CBOR.map([
+            (.text("fmt"), .text("packed")),
+            (.text("attStmt"), .map([(.text("alg"), .negative(6)), (.text("sig"), .bytes(selfSignature))])),
+            (.text("authData"), .bytes(selfData)),
+        ])
+        let verified = try party.verifyRegistration(clientDataJSON: json, attestationObject: selfObject.encoded, challenge: ownChallenge)
+        #expect(verified.format == "packed" && verified.attestationCertificates.isEmpty && verified.credentialID == Data([1, 2, 3, 4]))
+        let wrongAlgorithm = CBOR.map([
+            (.text("fmt"), .text("packed")),
+            (.text("attStmt"), .map([(.text("alg"), .negative(7)), (.text("sig"), .bytes(selfSignature))])),
+            (.text("authData"), .bytes(selfData)),
+        ])
+        #expect(throws: WebAuthnError.self) {
+            try party.verifyRegistration(clientDataJSON: json, attestationObject: wrongAlgorithm.encoded, challenge: ownChallenge)
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import X509
 
 /// A relying party's passkey settings and the relying party's checks of the two WebAuthn
 /// ceremonies (WebAuthn Level 3 §7.1 registration, §7.2 authentication). Pure: the caller
@@ -47,8 +48,11 @@ public struct WebAuthnRelyingParty: Sendable, Hashable {
         public let publicKeyBytes: Data
         public let signCount: UInt32
         public let aaguid: Data
-        /// The attestation statement's format (`none`).
+        /// The attestation statement's format (`none`, `packed`).
         public let format: String
+        /// The attestation certificates, leaf first (empty for `none` and self attestation). Not
+        /// anchored in a root: the AAGUID says which model the certificate claims.
+        public let attestationCertificates: [Certificate]
         public let userVerified: Bool
         public let backupEligible: Bool
         public let backedUp: Bool
@@ -79,8 +83,9 @@ public struct WebAuthnRelyingParty: Sendable, Hashable {
             backupEligible: data.flags.contains(.backupEligible), backedUp: data.flags.contains(.backedUp))
     }
 
-    /// Verifies a registration (§7.1, steps 5–26) whose attestation statement is `none`. Other
-    /// formats are refused as `attestationFormat`.
+    /// Verifies a registration (§7.1, steps 5–26) whose attestation statement is `none` or
+    /// `packed` (self attestation, or an attestation certificate). Other formats are refused as
+    /// `attestationFormat`.
     public func verifyRegistration(clientDataJSON: Data, attestationObject: Data, challenge: Data) throws(WebAuthnError)
         -> VerifiedRegistration
     {
@@ -96,17 +101,24 @@ public struct WebAuthnRelyingParty: Sendable, Hashable {
             throw WebAuthnError(.malformed, "a registration's authenticator data carries no credential")
         }
         try checkAuthenticatorData(data)
+        var certificates: [Certificate] = []
         switch format {
         case "none":
             guard case .map(let entries) = statement, entries.isEmpty else {
                 throw WebAuthnError(.attestation, "a none attestation statement is not empty")
             }
+        case "packed":
+            certificates =
+                try PackedAttestation.verify(
+                    statement, authenticatorData: authData, clientDataHash: Data(SHA256.hash(data: clientDataJSON)), credential: credential)
+                ?? []
         default:
             throw WebAuthnError(.attestationFormat, "attestation format \(format) is not accepted")
         }
         return VerifiedRegistration(
             credentialID: credential.credentialID, publicKey: credential.publicKey, publicKeyBytes: credential.publicKeyBytes,
-            signCount: data.signCount, aaguid: credential.aaguid, format: format, userVerified: data.flags.contains(.userVerified),
+            signCount: data.signCount, aaguid: credential.aaguid, format: format, attestationCertificates: certificates,
+            userVerified: data.flags.contains(.userVerified),
             backupEligible: data.flags.contains(.backupEligible), backedUp: data.flags.contains(.backedUp))
     }
 
