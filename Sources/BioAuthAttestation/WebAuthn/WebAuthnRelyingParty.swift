@@ -1,3 +1,4 @@
+import BioAuthCore
 import Crypto
 import Foundation
 import X509
@@ -126,7 +127,7 @@ public struct WebAuthnRelyingParty: Sendable, Hashable {
         let client = try WebAuthnClientData(json: json)
         guard client.type == type else { throw WebAuthnError(.type, "clientDataJSON's type is \(client.type), not \(type)") }
         // Constant time: the expected challenge is a secret until the ceremony ends.
-        guard client.challenge.count == challenge.count, zip(client.challenge, challenge).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0 else {
+        guard constantTimeEquals(client.challenge, challenge) else {
             throw WebAuthnError(.challenge, "clientDataJSON's challenge is not the one issued")
         }
         guard origins.contains(client.origin) else {
