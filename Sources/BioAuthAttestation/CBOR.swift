@@ -53,6 +53,22 @@ public enum CBOR: Sendable, Hashable {
         return entries.first { $0.key == .text(key) }?.value
     }
 
+    /// An integer that fits in `Int` (COSE labels and algorithm identifiers); nil otherwise.
+    public var intValue: Int? {
+        switch self {
+        case .unsigned(let n): n <= UInt64(Int.max) ? Int(n) : nil
+        case .negative(let n): n < UInt64(Int.max) ? -1 - Int(n) : nil
+        default: nil
+        }
+    }
+
+    /// The value under an integer key of a map (a COSE_Key's labels); nil for a missing key or a
+    /// value that is not a map.
+    public subscript(label: Int) -> CBOR? {
+        guard case .map(let entries) = self else { return nil }
+        return entries.first { $0.key.intValue == label }?.value
+    }
+
     public var bytesValue: Data? {
         if case .bytes(let data) = self { return data }
         return nil

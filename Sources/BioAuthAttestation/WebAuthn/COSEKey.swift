@@ -22,20 +22,8 @@ public enum COSEKey: Sendable {
     /// Reads a COSE_Key. Its `kty`, `alg` and curve must agree, and the coordinates must be a
     /// point of the curve; anything else is `algorithm` (an unsupported key) or `malformed`.
     public init(cbor item: CBOR) throws(WebAuthnError) {
-        func int(_ label: Int) -> Int? {
-            guard case .map(let entries) = item else { return nil }
-            let key: CBOR = label < 0 ? .negative(UInt64(-1 - label)) : .unsigned(UInt64(label))
-            switch entries.first(where: { $0.key == key })?.value {
-            case .unsigned(let n)?: return n <= UInt64(Int.max) ? Int(n) : nil
-            case .negative(let n)?: return n < UInt64(Int.max) ? -1 - Int(n) : nil
-            default: return nil
-            }
-        }
-        func bytes(_ label: Int) -> Data? {
-            guard case .map(let entries) = item else { return nil }
-            let key: CBOR = label < 0 ? .negative(UInt64(-1 - label)) : .unsigned(UInt64(label))
-            return entries.first(where: { $0.key == key })?.value.bytesValue
-        }
+        func int(_ label: Int) -> Int? { item[label]?.intValue }
+        func bytes(_ label: Int) -> Data? { item[label]?.bytesValue }
         guard case .map = item, let kty = int(1), let alg = int(3) else {
             throw WebAuthnError(.malformed, "the credential public key is not a COSE_Key with kty and alg")
         }

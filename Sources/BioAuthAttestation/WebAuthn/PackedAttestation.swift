@@ -18,7 +18,7 @@ enum PackedAttestation {
     )
         throws(WebAuthnError) -> [Certificate]?
     {
-        guard case .map = statement, let signature = statement["sig"]?.bytesValue, let algorithm = statement.integer("alg") else {
+        guard case .map = statement, let signature = statement["sig"]?.bytesValue, let algorithm = statement["alg"]?.intValue else {
             throw WebAuthnError(.malformed, "a packed statement lacks alg or sig")
         }
         let signed = authenticatorData + clientDataHash
@@ -75,17 +75,6 @@ enum PackedAttestation {
             guard !fido.critical, value.count == 18, value[0] == 0x04, value[1] == 16, Data(value[2...]) == aaguid else {
                 throw WebAuthnError(.attestation, "the attestation certificate's AAGUID is not the credential's")
             }
-        }
-    }
-}
-
-extension CBOR {
-    /// The integer under a text key of a map (COSE algorithm identifiers are small, negative or not).
-    func integer(_ key: String) -> Int? {
-        switch self[key] {
-        case .unsigned(let n)?: n <= UInt64(Int.max) ? Int(n) : nil
-        case .negative(let n)?: n < UInt64(Int.max) ? -1 - Int(n) : nil
-        default: nil
         }
     }
 }
