@@ -117,7 +117,7 @@ public struct AuthorizationList: Sendable, Hashable {
     enum Tag {
         static let purpose: UInt = 1, algorithm: UInt = 2, keySize: UInt = 3, digest: UInt = 5, padding: UInt = 6, ecCurve: UInt = 10
         static let noAuthRequired: UInt = 503, userAuthType: UInt = 504, authTimeout: UInt = 505, allowWhileOnBody: UInt = 506
-        static let trustedUserPresenceRequired: UInt = 507, unlockedDeviceRequired: UInt = 509
+        static let trustedUserPresenceRequired: UInt = 507, unlockedDeviceRequired: UInt = 509, allApplications: UInt = 600
         static let creationDateTime: UInt = 701, origin: UInt = 702, rootOfTrust: UInt = 704, osVersion: UInt = 705,
             osPatchLevel: UInt = 706
         static let attestationApplicationID: UInt = 709, vendorPatchLevel: UInt = 718, bootPatchLevel: UInt = 719
@@ -136,6 +136,8 @@ public struct AuthorizationList: Sendable, Hashable {
     public var allowWhileOnBody = false
     public var trustedUserPresenceRequired = false
     public var unlockedDeviceRequired = false
+    /// The key is usable by every application on the device (Keymaster's `allApplications`).
+    public var allApplications = false
     /// Milliseconds since 1970.
     public var creationDateTime: Int?
     /// `KeyOrigin`: 0 generated, 1 derived, 2 imported, 3 unknown, 4 securely imported.
@@ -195,6 +197,7 @@ public struct AuthorizationList: Sendable, Hashable {
         case Tag.allowWhileOnBody: allowWhileOnBody = try present()
         case Tag.trustedUserPresenceRequired: trustedUserPresenceRequired = try present()
         case Tag.unlockedDeviceRequired: unlockedDeviceRequired = try present()
+        case Tag.allApplications: allApplications = try present()
         case Tag.creationDateTime: creationDateTime = try Int(derEncoded: value)
         case Tag.origin: origin = try Int(derEncoded: value)
         case Tag.rootOfTrust: rootOfTrust = try Self.rootOfTrust(value)

@@ -25,6 +25,27 @@ public enum TrustAnchors {
         -----END CERTIFICATE-----
         """)
 
+    /// Apple WebAuthn Root CA (P-384, valid 2020-03-18 to 2045-03-15), published at
+    /// https://www.apple.com/certificateauthority/Apple_WebAuthn_Root_CA.pem: the root of the
+    /// `apple` WebAuthn attestation format (Apple anonymous attestation, WebAuthn §8.8).
+    public static let appleWebAuthnRoot = certificate(
+        """
+        -----BEGIN CERTIFICATE-----
+        MIICEjCCAZmgAwIBAgIQaB0BbHo84wIlpQGUKEdXcTAKBggqhkjOPQQDAzBLMR8w
+        HQYDVQQDDBZBcHBsZSBXZWJBdXRobiBSb290IENBMRMwEQYDVQQKDApBcHBsZSBJ
+        bmMuMRMwEQYDVQQIDApDYWxpZm9ybmlhMB4XDTIwMDMxODE4MjEzMloXDTQ1MDMx
+        NTAwMDAwMFowSzEfMB0GA1UEAwwWQXBwbGUgV2ViQXV0aG4gUm9vdCBDQTETMBEG
+        A1UECgwKQXBwbGUgSW5jLjETMBEGA1UECAwKQ2FsaWZvcm5pYTB2MBAGByqGSM49
+        AgEGBSuBBAAiA2IABCJCQ2pTVhzjl4Wo6IhHtMSAzO2cv+H9DQKev3//fG59G11k
+        xu9eI0/7o6V5uShBpe1u6l6mS19S1FEh6yGljnZAJ+2GNP1mi/YK2kSXIuTHjxA/
+        pcoRf7XkOtO4o1qlcaNCMEAwDwYDVR0TAQH/BAUwAwEB/zAdBgNVHQ4EFgQUJtdk
+        2cV4wlpn0afeaxLQG2PxxtcwDgYDVR0PAQH/BAQDAgEGMAoGCCqGSM49BAMDA2cA
+        MGQCMFrZ+9DsJ1PW9hfNdBywZDsWDbWFp28it1d/5w2RPkRX3Bbn/UbDTNLx7Jr3
+        jAGGiQIwHFj+dJZYUJR786osByBelJYsVZd2GbHQu209b5RCmGQ21gpSAk9QZW4B
+        1bWeT0vT
+        -----END CERTIFICATE-----
+        """)
+
     /// Google's hardware attestation roots as listed in android/keyattestation `roots.json`: the RSA-4096 root
     /// (2022 certificate; its key is the one the expired 2016 certificate carried) and the EC P-384
     /// "Key Attestation CA1" (2025). Android chains are matched to these **by public key**

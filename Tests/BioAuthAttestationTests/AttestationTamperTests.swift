@@ -274,6 +274,7 @@ struct AttestationTamperTests {
             try Certificate(pemEncoded: try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))
         }
         #expect(try pem("Apple_App_Attestation_Root_CA.pem") == TrustAnchors.appleAppAttestationRoot)
+        #expect(try pem("Apple_WebAuthn_Root_CA.pem") == TrustAnchors.appleWebAuthnRoot)
         #expect(try [pem("google-root-1-rsa4096.pem"), pem("google-root-2-ecp384.pem")] == TrustAnchors.googleHardwareAttestationRoots)
     }
 }

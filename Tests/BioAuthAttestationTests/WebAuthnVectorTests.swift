@@ -43,7 +43,13 @@ struct WebAuthnVectorTests {
         let expected_origin: Origins
         let credential_public_key_b64url: String?
         let sign_count: UInt32?
+        let verification_time: String?
         let py_webauthn_3_0_1_result: String
+
+        /// The fixture's verification time (its certificates are short-lived), or now.
+        var time: Date {
+            verification_time.flatMap { try? Date($0, strategy: .iso8601) } ?? Date()
+        }
 
         var relyingParty: WebAuthnRelyingParty {
             WebAuthnRelyingParty(id: expected_rp_id ?? rp_id ?? "", origins: expected_origin.all, userVerification: .preferred)
@@ -151,40 +157,85 @@ struct WebAuthnVectorTests {
     }
 
     /// Every registration's authenticator data is read: the credential, its COSE key (EC2, OKP and
-    /// RSA keys among them) and flags; a `none` registration verifies whole, as py_webauthn says.
-    @Test func everyRegistrationIsReadAndNoneAttestationVerifies() throws {
+    /// RSA keys among them) and flags. The four formats a passkey uses (`none`, `packed`, `apple`,
+    /// `android-key`) verify whole, as py_webauthn says, with what each proves; the security-key
+    /// and Windows formats (`fido-u2f`, `tpm`) are refused as such.
+    @Test func everyRegistrationHasItsVerdict() async throws {
         let registrations = try Self.fixtures().filter { $0.credential.response.attestationObject != nil }
         #expect(registrations.count == 16)
         var algorithms = Set<Int>()
-        var verifiedNone = 0
+        var verified: [String: Int] = [:]
         for fixture in registrations {
             let object = try CBOR(decoding: try fixture.bytes(fixture.credential.response.attestationObject))
             let data = try WebAuthnAuthenticatorData(try #require(object["authData"]?.bytesValue))
             let credential = try #require(data.attestedCredential, "\(fixture.test)")
             algorithms.insert(credential.publicKey.algorithm)
-            guard let format = object["fmt"]?.textValue, ["none", "packed"].contains(format) else { continue }
-            let verified = try fixture.relyingParty.verifyRegistration(
-                clientDataJSON: try fixture.bytes(fixture.credential.response.clientDataJSON),
-                attestationObject: try fixture.bytes(fixture.credential.response.attestationObject),
-                challenge: try fixture.bytes(fixture.challenge_b64url))
-            #expect(fixture.py_webauthn_3_0_1_result.hasPrefix("reg OK \(format) "), "\(fixture.test)")
-            #expect(verified.credentialID == credential.credentialID && verified.format == format)
-            if format == "none" {
-                #expect(verified.aaguid == Data(count: 16) && verified.attestationCertificates.isEmpty)
-            } else {
-                let expected = try #require(fixture.py_webauthn_3_0_1_result.split(separator: " ").dropFirst(3).first)
-                #expect(verified.aaguid.map { String(format: "%02x", $0) }.joined() == expected.replacingOccurrences(of: "-", with: ""))
-                #expect(!verified.attestationCertificates.isEmpty)
+            let format = try #require(object["fmt"]?.textValue)
+            let result: Result<WebAuthnRelyingParty.VerifiedRegistration, WebAuthnError>
+            do {
+                result = .success(
+                    try await fixture.relyingParty.verifyRegistration(
+                        clientDataJSON: try fixture.bytes(fixture.credential.response.clientDataJSON),
+                        attestationObject: try fixture.bytes(fixture.credential.response.attestationObject),
+                        challenge: try fixture.bytes(fixture.challenge_b64url), at: fixture.time))
+            } catch let error as WebAuthnError { result = .failure(error) }
+            guard ["none", "packed", "apple", "android-key"].contains(format) else {
+                #expect(throws: WebAuthnError(.attestationFormat, "attestation format \(format) is not accepted")) { try result.get() }
+                continue
             }
-            verifiedNone += 1
+            let registration = try result.get()
+            #expect(fixture.py_webauthn_3_0_1_result.hasPrefix("reg OK \(format) "), "\(fixture.test)")
+            #expect(registration.credentialID == credential.credentialID && registration.format == format)
+            let expected = try #require(fixture.py_webauthn_3_0_1_result.split(separator: " ").dropFirst(3).first)
+            #expect(registration.aaguid.map { String(format: "%02x", $0) }.joined() == expected.replacingOccurrences(of: "-", with: ""))
+            switch format {
+            case "none": #expect(registration.attestation == .none && registration.attestationCertificates.isEmpty)
+            case "packed": #expect(registration.attestation == .unanchored && !registration.attestationCertificates.isEmpty)
+            default: #expect(registration.attestation == .anchored && registration.attestationCertificates.count >= 2, "\(format)")
+            }
+            verified[format, default: 0] += 1
         }
-        #expect(verifiedNone == 6, "three none and three packed registrations")
+        #expect(verified == ["none": 3, "packed": 3, "apple": 1, "android-key": 1])
         #expect(algorithms == [-7, -8, -257], "ES256, EdDSA and RS256 keys are all read")
+    }
+
+    /// An `apple` or `android-key` statement is refused when its chain does not lead to the
+    /// format's root at the time (another root, after the leaf expired), when the registration
+    /// it signs is not this one, or when its certificates are swapped between the formats.
+    @Test func platformStatementsAreAnchoredAndBound() async throws {
+        let fixtures = try Self.fixtures()
+        for name in ["test_verify_attestation_apple_passkey", "test_verify_attestation_android_key_hardware_authority"] {
+            let fixture = try #require(fixtures.first { $0.test == name })
+            let clientData = try fixture.bytes(fixture.credential.response.clientDataJSON)
+            let object = try fixture.bytes(fixture.credential.response.attestationObject)
+            let challenge = try fixture.bytes(fixture.challenge_b64url)
+            func check(
+                _ party: WebAuthnRelyingParty, object: Data = object, at time: Date = fixture.time
+            ) async -> WebAuthnError.Check? {
+                do {
+                    _ = try await party.verifyRegistration(
+                        clientDataJSON: clientData, attestationObject: object, challenge: challenge, at: time)
+                    return nil
+                } catch { return error.check }
+            }
+            var party = fixture.relyingParty
+            #expect(await check(party) == nil, "\(name)")
+            #expect(await check(party, at: fixture.time.addingTimeInterval(20 * 365 * 86_400)) == .certificateChain, "\(name)")
+            party.attestationRoots = .init(apple: TrustAnchors.googleHardwareAttestationRoots, androidKey: [TrustAnchors.appleWebAuthnRoot])
+            #expect(await check(party) == .certificateChain, "\(name): the other format's roots")
+            // The signature counter changed: every other check still holds, the binding does not.
+            var decoded = try CBOR(decoding: object)
+            guard case .map(let entries) = decoded else { Issue.record("not a map"); continue }
+            var authData = try #require(decoded["authData"]?.bytesValue)
+            authData[authData.startIndex + 35] ^= 1
+            decoded = .map(entries.map { $0.key == .text("authData") ? (key: $0.key, value: .bytes(authData)) : $0 })
+            #expect(await check(fixture.relyingParty, object: decoded.encoded) == .attestation, "\(name): another registration")
+        }
     }
 
     /// A packed statement is refused when its signature, its algorithm or its certificate's AAGUID
     /// does not hold; a self attestation by the credential's own key verifies.
-    @Test func aPackedStatementIsCheckedWhole() throws {
+    @Test func aPackedStatementIsCheckedWhole() async throws {
         let fixture = try #require(
             try Self.fixtures().first {
                 $0.test == "test_verify_attestation_from_yubikey_firefox" && $0.py_webauthn_3_0_1_result.contains("packed")
@@ -196,22 +247,23 @@ struct WebAuthnVectorTests {
             guard case .map(let entries) = map else { return map }
             return .map(entries.map { $0.key == .text(key) ? (key: $0.key, value: value) : $0 })
         }
-        func check(_ object: CBOR) -> WebAuthnError.Check? {
+        func check(_ object: CBOR) async -> WebAuthnError.Check? {
             do {
-                _ = try fixture.relyingParty.verifyRegistration(
-                    clientDataJSON: clientData, attestationObject: object.encoded, challenge: challenge)
+                _ = try await fixture.relyingParty.verifyRegistration(
+                    clientDataJSON: clientData, attestationObject: object.encoded, challenge: challenge, at: fixture.time)
                 return nil
             } catch { return error.check }
         }
         let statement = try #require(object["attStmt"])
-        #expect(check(object) == nil)
+        #expect(await check(object) == nil)
         var signature = try #require(statement["sig"]?.bytesValue)
         signature[signature.count - 3] ^= 1
-        #expect(check(replacing("attStmt", in: object, with: replacing("sig", in: statement, with: .bytes(signature)))) == .attestation)
-        #expect(check(replacing("attStmt", in: object, with: replacing("alg", in: statement, with: .negative(7)))) == .algorithm)
+        #expect(
+            await check(replacing("attStmt", in: object, with: replacing("sig", in: statement, with: .bytes(signature)))) == .attestation)
+        #expect(await check(replacing("attStmt", in: object, with: replacing("alg", in: statement, with: .negative(7)))) == .algorithm)
         var authData = try #require(object["authData"]?.bytesValue)
         authData[37] ^= 1  // the AAGUID's first byte: the signature no longer covers it
-        #expect(check(replacing("authData", in: object, with: .bytes(authData))) == .attestation)
+        #expect(await check(replacing("authData", in: object, with: .bytes(authData))) == .attestation)
 
         // Self attestation: a software P-256 credential signs its own registration.
         let key = P256.Signing.PrivateKey()
@@ -232,15 +284,17 @@ struct WebAuthnVectorTests {
             (.text("attStmt"), .map([(.text("alg"), .negative(6)), (.text("sig"), .bytes(selfSignature))])),
             (.text("authData"), .bytes(selfData)),
         ])
-        let verified = try party.verifyRegistration(clientDataJSON: json, attestationObject: selfObject.encoded, challenge: ownChallenge)
-        #expect(verified.format == "packed" && verified.attestationCertificates.isEmpty && verified.credentialID == Data([1, 2, 3, 4]))
+        let verified = try await party.verifyRegistration(
+            clientDataJSON: json, attestationObject: selfObject.encoded, challenge: ownChallenge, at: Date())
+        #expect(verified.format == "packed" && verified.attestation == .selfAttested && verified.credentialID == Data([1, 2, 3, 4]))
         let wrongAlgorithm = CBOR.map([
             (.text("fmt"), .text("packed")),
             (.text("attStmt"), .map([(.text("alg"), .negative(7)), (.text("sig"), .bytes(selfSignature))])),
             (.text("authData"), .bytes(selfData)),
         ])
-        #expect(throws: WebAuthnError.self) {
-            try party.verifyRegistration(clientDataJSON: json, attestationObject: wrongAlgorithm.encoded, challenge: ownChallenge)
+        await #expect(throws: WebAuthnError.self) {
+            try await party.verifyRegistration(
+                clientDataJSON: json, attestationObject: wrongAlgorithm.encoded, challenge: ownChallenge, at: Date())
         }
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import X509
 import _CryptoExtras
 
 /// A credential public key as a COSE_Key (RFC 9052 §7, RFC 9053), of the algorithms WebAuthn
@@ -71,6 +72,28 @@ public enum COSEKey: Sendable {
             return key.isValidSignature(signature, for: data)
         case .rs256(let key):
             return key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: data, padding: .insecurePKCS1v1_5)
+        }
+    }
+}
+
+extension COSEKey {
+    /// An attestation certificate's key used with a statement's `alg`; nil when the two do not
+    /// agree (an RSA certificate with alg -7) or the algorithm is not one of the three.
+    init?(_ key: Certificate.PublicKey, algorithm: Int) {
+        switch algorithm {
+        case -7: guard let p256 = P256.Signing.PublicKey(key) else { return nil }; self = .es256(p256)
+        case -8: guard let ed25519 = Curve25519.Signing.PublicKey(key) else { return nil }; self = .eddsa(ed25519)
+        case -257: guard let rsa = _RSA.Signing.PublicKey(key) else { return nil }; self = .rs256(rsa)
+        default: return nil
+        }
+    }
+
+    /// The key as a certificate carries it, to compare with an attestation certificate's.
+    var certificatePublicKey: Certificate.PublicKey {
+        switch self {
+        case .es256(let key): Certificate.PublicKey(key)
+        case .eddsa(let key): Certificate.PublicKey(key)
+        case .rs256(let key): Certificate.PublicKey(key)
         }
     }
 }

@@ -34,6 +34,9 @@ public struct WebAuthnError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let attestationFormat = Check("attestationFormat")
         /// The attestation statement does not hold (its signature, its certificate).
         public static let attestation = Check("attestation")
+        /// The attestation certificates do not lead to a root the relying party trusts for the
+        /// statement's format, at the verification time.
+        public static let certificateChain = Check("certificateChain")
     }
 
     public let check: Check

@@ -24,12 +24,52 @@ public struct WebAuthnRelyingParty: Sendable, Hashable {
     /// False: only device-bound credentials (BE = 0) register and sign in; a synced passkey is
     /// refused as `backupState`.
     public var allowsSyncedCredentials: Bool
+    /// The roots each attestation format's certificates must lead to.
+    public var attestationRoots: AttestationRoots
 
-    public init(id: String, origins: Set<String>, userVerification: UserVerification = .required, allowsSyncedCredentials: Bool = true) {
+    public init(
+        id: String, origins: Set<String>, userVerification: UserVerification = .required, allowsSyncedCredentials: Bool = true,
+        attestationRoots: AttestationRoots = AttestationRoots()
+    ) {
         self.id = id
         self.origins = origins
         self.userVerification = userVerification
         self.allowsSyncedCredentials = allowsSyncedCredentials
+        self.attestationRoots = attestationRoots
+    }
+
+    /// The roots of the attestation formats whose certificates a relying party can anchor.
+    public struct AttestationRoots: Sendable, Hashable {
+        /// `apple`: the Apple WebAuthn Root CA.
+        public var apple: [Certificate]
+        /// `android-key`: Google's hardware attestation roots, matched by public key.
+        public var androidKey: [Certificate]
+        /// `packed` certificates: a vendor's roots (from the FIDO Metadata Service, say). Empty,
+        /// the default: a packed certificate's signature and fields are checked, and it is
+        /// reported as ``AttestationTrust/unanchored``.
+        public var packed: [Certificate]
+
+        public init(
+            apple: [Certificate] = [TrustAnchors.appleWebAuthnRoot],
+            androidKey: [Certificate] = TrustAnchors.googleHardwareAttestationRoots,
+            packed: [Certificate] = []
+        ) {
+            self.apple = apple
+            self.androidKey = androidKey
+            self.packed = packed
+        }
+    }
+
+    /// What a verified attestation statement proves about the authenticator.
+    public enum AttestationTrust: String, Sendable, Hashable, Codable {
+        /// `none`: nothing (every synced passkey registers so).
+        case none
+        /// `packed` self attestation: the credential's key signed its own registration.
+        case selfAttested
+        /// Certificates whose signature and fields hold, without a root to anchor them.
+        case unanchored
+        /// Certificates leading to one of the relying party's roots for the format.
+        case anchored
     }
 
     /// What a verified authentication tells the relying party to store and show.
@@ -49,10 +89,11 @@ public struct WebAuthnRelyingParty: Sendable, Hashable {
         public let publicKeyBytes: Data
         public let signCount: UInt32
         public let aaguid: Data
-        /// The attestation statement's format (`none`, `packed`).
+        /// The attestation statement's format (`none`, `packed`, `apple`, `android-key`).
         public let format: String
-        /// The attestation certificates, leaf first (empty for `none` and self attestation). Not
-        /// anchored in a root: the AAGUID says which model the certificate claims.
+        /// What the statement proves: whether its certificates lead to a root.
+        public let attestation: AttestationTrust
+        /// The attestation certificates, leaf first (empty for `none` and self attestation).
         public let attestationCertificates: [Certificate]
         public let userVerified: Bool
         public let backupEligible: Bool
@@ -84,10 +125,11 @@ public struct WebAuthnRelyingParty: Sendable, Hashable {
             backupEligible: data.flags.contains(.backupEligible), backedUp: data.flags.contains(.backedUp))
     }
 
-    /// Verifies a registration (§7.1, steps 5–26) whose attestation statement is `none` or
-    /// `packed` (self attestation, or an attestation certificate). Other formats are refused as
-    /// `attestationFormat`.
-    public func verifyRegistration(clientDataJSON: Data, attestationObject: Data, challenge: Data) throws(WebAuthnError)
+    /// Verifies a registration (§7.1, steps 5–26) whose attestation statement is `none`,
+    /// `packed` (self attestation, or an attestation certificate), `apple` or `android-key`, with
+    /// certificates checked at `time`. Other formats are refused as `attestationFormat`.
+    public func verifyRegistration(clientDataJSON: Data, attestationObject: Data, challenge: Data, at time: Date)
+        async throws(WebAuthnError)
         -> VerifiedRegistration
     {
         try checkClientData(clientDataJSON, type: "webauthn.create", challenge: challenge)
@@ -102,23 +144,44 @@ public struct WebAuthnRelyingParty: Sendable, Hashable {
             throw WebAuthnError(.malformed, "a registration's authenticator data carries no credential")
         }
         try checkAuthenticatorData(data)
+        let clientDataHash = Data(SHA256.hash(data: clientDataJSON))
         var certificates: [Certificate] = []
+        var trust = AttestationTrust.anchored
         switch format {
         case "none":
             guard case .map(let entries) = statement, entries.isEmpty else {
                 throw WebAuthnError(.attestation, "a none attestation statement is not empty")
             }
+            trust = .none
         case "packed":
-            certificates =
-                try PackedAttestation.verify(
-                    statement, authenticatorData: authData, clientDataHash: Data(SHA256.hash(data: clientDataJSON)), credential: credential)
-                ?? []
+            guard
+                let chain = try PackedAttestation.verify(
+                    statement, authenticatorData: authData, clientDataHash: clientDataHash, credential: credential)
+            else {
+                trust = .selfAttested
+                break
+            }
+            certificates = chain
+            if attestationRoots.packed.isEmpty {
+                trust = .unanchored
+            } else {
+                _ = try await WebAuthnCertificates.anchored(chain, roots: attestationRoots.packed, at: time)
+            }
+        case "apple":
+            certificates = try await AppleAnonymousAttestation.verify(
+                statement, authenticatorData: authData, clientDataHash: clientDataHash, credential: credential,
+                roots: attestationRoots.apple, at: time)
+        case "android-key":
+            certificates = try AndroidKeyWebAuthnAttestation.verify(
+                statement, authenticatorData: authData, clientDataHash: clientDataHash, credential: credential,
+                roots: attestationRoots.androidKey, at: time)
         default:
             throw WebAuthnError(.attestationFormat, "attestation format \(format) is not accepted")
         }
         return VerifiedRegistration(
             credentialID: credential.credentialID, publicKey: credential.publicKey, publicKeyBytes: credential.publicKeyBytes,
-            signCount: data.signCount, aaguid: credential.aaguid, format: format, attestationCertificates: certificates,
+            signCount: data.signCount, aaguid: credential.aaguid, format: format, attestation: trust,
+            attestationCertificates: certificates,
             userVerified: data.flags.contains(.userVerified),
             backupEligible: data.flags.contains(.backupEligible), backedUp: data.flags.contains(.backedUp))
     }
