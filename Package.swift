@@ -154,7 +154,7 @@ let package = Package(
         .target(
             name: "BioAuthServerTesting",
             dependencies: [
-                "BioAuthTesting", "BioAuthServer", "BioAuthCore",
+                "BioAuthTesting", "BioAuthServer", "BioAuthCore", "BioAuthAttestation",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -96,7 +96,7 @@ extension PostgresQuery {
     static let deviceColumns = """
         d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.public_key AS d_public_key, d.created_at AS d_created_at, \
         d.last_used_at AS d_last_used_at, d.revoked_at AS d_revoked_at, d.key_replaced_at AS d_key_replaced_at, \
-        d.key_replaced_by AS d_key_replaced_by, d.attestation AS d_attestation, d.enrolled_by AS d_enrolled_by
+        d.key_replaced_by AS d_key_replaced_by, d.attestation AS d_attestation, d.enrolled_by AS d_enrolled_by, d.passkey AS d_passkey
         """
 }
 
@@ -127,7 +127,7 @@ struct InsertChallengeStatement: PreparedLoginStatement {
             let ch = challenge, columns = challenge.binding.columns
             return try """
             INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
-            VALUES (\(ch.id.bytes), \(Int16(ch.purpose.rawValue)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
+            VALUES (\(ch.id.bytes), \(Int16(ch.binding.storedPurpose)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
                     \(columns.operationHash), \(columns.publicKey), \(columns.deviceName), \(columns.replacing), \(ch.sessionID), \(ch.enrolmentRequestID))
             """
         }
@@ -166,7 +166,7 @@ struct IssueChallengeStatement: NumberedLoginStatement {
         let ch = challenge, columns = challenge.binding.columns
         var binds = PostgresBindings(capacity: 17)
         try binds.append(ch.id.bytes)
-        binds.append(Int16(ch.purpose.rawValue))
+        binds.append(Int16(ch.binding.storedPurpose))
         binds.append(ch.relyingPartyID)
         binds.append(ch.userID)
         binds.append(ch.deviceID)

@@ -102,9 +102,9 @@ extension WritePlan.Mutation {
             return .run([
                 """
                 INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at, key_replaced_at, key_replaced_by,
-                  attestation, enrolled_by)
+                  attestation, enrolled_by, passkey)
                 VALUES (\(d.id), \(d.userID), \(d.name), \(d.publicKey), \(d.createdAt), \(d.lastUsedAt), \(d.revokedAt), \(d.keyReplacedAt),
-                        \(d.keyReplacement?.rawValue), \(d.attestation?.stored), \(d.enrolledBy?.rawValue))
+                        \(d.keyReplacement?.rawValue), \(d.attestation?.stored), \(d.enrolledBy?.rawValue), \(d.passkey?.stored))
                 """
             ])
         case .replaceDeviceKey(let id, let key, let attestation, let at, let how):
@@ -119,6 +119,8 @@ extension WritePlan.Mutation {
             return .run(["UPDATE devices SET name = \(name) WHERE id = \(id)"])
         case .storeAttestation(let id, let attestation):
             return .run(["UPDATE devices SET attestation = \(attestation.stored) WHERE id = \(id)"])
+        case .storePasskey(let id, let passkey):
+            return .run(["UPDATE devices SET passkey = \(passkey.stored) WHERE id = \(id)"])
         case .insertApproval(let a):
             return .run([
                 """
@@ -279,7 +281,7 @@ extension SQL {
         return """
             INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key,
               device_name, replaces_device, session_id, enrolment_request_id)
-            VALUES (\(c.id), \(Int(c.purpose.rawValue)), \(c.relyingPartyID), \(c.userID), \(c.deviceID), \(c.nonce), \(c.createdAt),
+            VALUES (\(c.id), \(c.binding.storedPurpose), \(c.relyingPartyID), \(c.userID), \(c.deviceID), \(c.nonce), \(c.createdAt),
                     \(c.expiresAt), \(columns.operationHash), \(columns.publicKey), \(columns.deviceName), \(columns.replacing), \(c.sessionID),
                     \(c.enrolmentRequestID))
             """

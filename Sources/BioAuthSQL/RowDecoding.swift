@@ -123,7 +123,8 @@ extension DeviceRecord {
             revokedAt: try r.optionalDate(prefix + "revoked_at"), keyReplacedAt: try r.optionalDate(prefix + "key_replaced_at"),
             keyReplacement: try EnrolmentProof(stored: try r.optionalString(prefix + "key_replaced_by")),
             attestation: try DeviceAttestation(stored: try r.optionalString(prefix + "attestation")),
-            enrolledBy: try EnrolmentProof(stored: try r.optionalString(prefix + "enrolled_by"), column: "enrolled_by"))
+            enrolledBy: try EnrolmentProof(stored: try r.optionalString(prefix + "enrolled_by"), column: "enrolled_by"),
+            passkey: try PasskeyCredential(stored: try r.optionalString(prefix + "passkey")))
     }
 }
 

@@ -42,7 +42,9 @@ package enum Schema {
     /// The migrations after the released histories, each written once (``SchemaChange``) and
     /// applied by both stores in their dialect. Append only. A new column is one line in
     /// ``tables``, one migration here, and the statements that use it.
-    package static let sharedMigrations: [SchemaMigration] = []
+    package static let sharedMigrations: [SchemaMigration] = [
+        SchemaMigration("Devices may be passkeys", [.addColumn("devices", .init("passkey", .text, nullable: true))])
+    ]
 
     /// The kinds whose repeats merge into one audit row (``AuditEvent/aggregates``) as the index
     /// `audit_repeat` covers them since "Only failures are indexed for merging repeats": a
@@ -154,7 +156,7 @@ package enum Schema {
                 .init("last_used_at", .date, nullable: true), .init("revoked_at", .date, nullable: true),
                 .init("key_replaced_at", .date, nullable: true),
                 .init("key_replaced_by", .text, nullable: true), .init("attestation", .text, nullable: true),
-                .init("enrolled_by", .text, nullable: true),
+                .init("enrolled_by", .text, nullable: true), .init("passkey", .text, nullable: true),
             ]),
         Table(
             "enrolment_requests",

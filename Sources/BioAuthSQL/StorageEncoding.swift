@@ -15,12 +15,34 @@ extension ChallengeRecord.Binding {
         case .registration(let key, let name, let replacing): (key, name, replacing, nil)
         case .login: (nil, nil, nil, nil)
         case .stepUp(let hash, let key): (key, nil, nil, hash)
+        case .passkey(.registration(let name)): (nil, name, nil, nil)
+        case .passkey(.authentication): (nil, nil, nil, nil)
         }
     }
+
+    /// The `purpose` column: the signed message's purpose (1–3), or a passkey ceremony (16, 17),
+    /// which signs no BioAuth message.
+    package var storedPurpose: Int {
+        switch self {
+        case .passkey(.registration): Self.passkeyRegistration
+        case .passkey(.authentication): Self.passkeyAuthentication
+        default: Int(purpose?.rawValue ?? 0)
+        }
+    }
+    static let passkeyRegistration = 16, passkeyAuthentication = 17
 
     /// Rebuilds a binding from its stored columns.
     /// - Throws: ``StoreError`` `corruptRow` for an unknown purpose or a NULL column the purpose needs.
     package init(purpose: Int, publicKey: Data?, deviceName: String?, replacing: Bool?, operationHash: Data?) throws(StoreError) {
+        if purpose == Self.passkeyRegistration {
+            guard let deviceName else { throw StoreError(.corruptRow, detail: "challenges.device_name") }
+            self = .passkey(.registration(deviceName: deviceName))
+            return
+        }
+        if purpose == Self.passkeyAuthentication {
+            self = .passkey(.authentication)
+            return
+        }
         switch SignedMessage.Purpose(rawValue: UInt8(clamping: max(0, purpose))) {
         case .registration:
             guard let publicKey, let deviceName, let replacing else { throw StoreError(.corruptRow, detail: "challenges.registration") }

@@ -1,3 +1,4 @@
+import BioAuthAttestation
 import BioAuthCore
 import BioAuthTesting
 import BioAuthServer
@@ -32,17 +33,19 @@ extension StoreConformance {
         let bindings: [ChallengeRecord.Binding] = [
             .registration(publicKey: Data([1, 2, 3]), deviceName: "Phone", replacing: true), .login,
             .stepUp(operationHash: Data(repeating: 7, count: 32), deviceKey: Data(repeating: 4, count: 91)),
+            .passkey(.registration(deviceName: "Laptop")), .passkey(.authentication),
         ]
         // The record comes back whole, for every binding, exactly once.
         for (index, binding) in bindings.enumerated() {
             var record = challenge(binding, device: "round-trip")
-            record.sessionID = index == 1 ? nil : SessionID("session-\(index)")  // login challenges have no session
-            try require(try await issue(store, record), "challenges: issue \(binding.purpose)")
+            // Login challenges (a device's or a passkey's) have no session.
+            record.sessionID = [1, 4].contains(index) ? nil : SessionID("session-\(index)")
+            try require(try await issue(store, record), "challenges: issue \(record.kind)")
             let seen = Captured<TakenChallenge?>()
             try await finish(store, record.id) { taken in
                 seen.set(taken); return .events([])
             }
-            try require(seen.value??.challenge == record, "challenges: \(binding.purpose) round trip")
+            try require(seen.value??.challenge == record, "challenges: \(record.kind) round trip")
             try await finish(store, record.id) { taken in
                 seen.set(taken); return .events([])
             }
@@ -50,6 +53,20 @@ extension StoreConformance {
         }
         try await enrol(store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0))
         try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "Pad", publicKey: Data([5]), createdAt: t0))
+        // A passkey is a device whose credential comes back whole, and a sign-in replaces it.
+        var credential = PasskeyCredential(
+            credentialID: Data([1, 2, 3]), publicKey: Data([0xA5]), signCount: 7, backupEligible: true, backedUp: false, format: "packed",
+            attestation: .selfAttested, aaguid: Data(count: 16))
+        let passkey = DeviceRecord(id: "pk1", userID: "alice", name: "Laptop", publicKey: Data([6]), createdAt: t0, passkey: credential)
+        try await enrol(store, passkey)
+        try require(try await store.device(id: "pk1") == passkey, "passkeys: stored as given")
+        credential.signCount = 8
+        credential.backedUp = true
+        var signIn = WritePlan()
+        signIn.add(.storePasskey(deviceID: "pk1", credential))
+        _ = try await store.apply(signIn)
+        try require(try await store.device(id: "pk1")?.passkey == credential, "passkeys: a sign-in's counter and backup state stored")
+        try require(try await store.device(id: "d1")?.passkey == nil, "passkeys: an app's device has none")
         let first = challenge()
         try require(try await issue(store, first), "challenges: first")
         try require(await isDuplicate { _ = try await self.issue(store, first) }, "challenges: duplicate id")

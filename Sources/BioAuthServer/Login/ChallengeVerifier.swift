@@ -46,6 +46,9 @@ package struct ChallengeVerifier: Sendable {
         } else if let device {
             if device.isRevoked {
                 deviceProblem = .revokedDevice
+            } else if device.passkey != nil {
+                // A passkey answers WebAuthn ceremonies only, never a BioAuth message.
+                deviceProblem = .unknownDevice
             } else if device.userID != challenge.userID {
                 deviceProblem = .wrongUser
             } else if case .stepUp(_, let issuedTo) = challenge.binding,

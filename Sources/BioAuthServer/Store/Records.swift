@@ -23,7 +23,7 @@ public struct UserRecord: Sendable, Hashable, CustomStringConvertible, CustomDeb
     public var customMirror: Mirror { Mirror(self, children: ["id": id, "passwordRounds": passwordRounds, "createdAt": createdAt]) }
 }
 
-/// A registered device key.
+/// A registered device key: an app's Secure Enclave or hardware-backed key, or a passkey.
 public struct DeviceRecord: Sendable, Hashable {
     public var id: DeviceID
     public var userID: UserID
@@ -41,12 +41,16 @@ public struct DeviceRecord: Sendable, Hashable {
     public var attestation: DeviceAttestation?
     /// How the device's enrolment was allowed; nil for a device enrolled before BioAuth recorded it.
     public var enrolledBy: EnrolmentProof?
+    /// For a passkey, its WebAuthn credential (``publicKey`` then holds the credential key's SPKI,
+    /// which a passkey never uses to sign BioAuth's messages); nil for an app's device key.
+    public var passkey: PasskeyCredential?
 
     public init(
         id: DeviceID, userID: UserID, name: String, publicKey: Data, createdAt: Date, lastUsedAt: Date? = nil, revokedAt: Date? = nil,
         keyReplacedAt: Date? = nil, keyReplacement: EnrolmentProof? = nil, attestation: DeviceAttestation? = nil,
-        enrolledBy: EnrolmentProof? = nil
+        enrolledBy: EnrolmentProof? = nil, passkey: PasskeyCredential? = nil
     ) {
+        self.passkey = passkey
         self.attestation = attestation
         self.enrolledBy = enrolledBy
         self.id = id
@@ -103,12 +107,17 @@ public struct ChallengeRecord: Sendable, Hashable, CustomStringConvertible, Cust
         /// between — cannot finish it. nil only for a challenge stored before step-ups named their
         /// key, which no key finishes.
         case stepUp(operationHash: Data, deviceKey: Data?)
+        /// A passkey ceremony: its challenge is the nonce, answered with a WebAuthn response, never
+        /// a signed BioAuth message.
+        case passkey(PasskeyCeremony)
 
-        public var purpose: SignedMessage.Purpose {
+        /// The purpose of the message the device signs; nil for a passkey ceremony, which signs none.
+        public var purpose: SignedMessage.Purpose? {
             switch self {
             case .registration: .registration
             case .login: .login
             case .stepUp: .stepUp
+            case .passkey: nil
             }
         }
     }
@@ -145,18 +154,28 @@ public struct ChallengeRecord: Sendable, Hashable, CustomStringConvertible, Cust
         self.expiresAt = expiresAt
     }
 
-    public var purpose: SignedMessage.Purpose { binding.purpose }
+    public var purpose: SignedMessage.Purpose? { binding.purpose }
 
-    public var description: String { "ChallengeRecord(\(purpose), userID: \(userID), deviceID: \(deviceID), expiresAt: \(expiresAt))" }
+    public var description: String { "ChallengeRecord(\(kind), userID: \(userID), deviceID: \(deviceID), expiresAt: \(expiresAt))" }
     public var debugDescription: String { description }
     public var customMirror: Mirror {
         Mirror(
             self,
-            children: ["purpose": "\(purpose)", "userID": userID, "deviceID": deviceID, "createdAt": createdAt, "expiresAt": expiresAt])
+            children: ["purpose": kind, "userID": userID, "deviceID": deviceID, "createdAt": createdAt, "expiresAt": expiresAt])
+    }
+
+    /// What the challenge is for, as descriptions name it.
+    package var kind: String {
+        switch binding {
+        case .passkey(.registration): "passkey registration"
+        case .passkey(.authentication): "passkey authentication"
+        default: purpose.map { "\($0)" } ?? "unknown"
+        }
     }
 
     /// The message the device signed, rebuilt from what the server stored.
     public func message() throws(WireFormatError) -> SignedMessage {
+        guard let purpose else { throw WireFormatError(.invalidValue, field: "purpose") }
         var operationHash: Data?
         if case .stepUp(let hash, _) = binding { operationHash = hash }
         return try SignedMessage(
@@ -164,6 +183,14 @@ public struct ChallengeRecord: Sendable, Hashable, CustomStringConvertible, Cust
             deviceID: deviceID.rawValue,
             expiresAt: UInt64(max(0, expiresAt.timeIntervalSince1970)), operationHash: operationHash)
     }
+}
+
+/// The WebAuthn ceremony a passkey challenge is for.
+public enum PasskeyCeremony: Sendable, Hashable {
+    /// Registering a new passkey under the device name the user gave.
+    case registration(deviceName: String)
+    /// Signing in with one of the user's passkeys.
+    case authentication
 }
 
 /// How a session was opened.

@@ -103,6 +103,8 @@ public struct WritePlan: Sendable, Hashable {
         case renameDevice(id: DeviceID, name: String)
         /// Replaces what the device's attestation records (an App Attest key's advanced counter).
         case storeAttestation(deviceID: DeviceID, DeviceAttestation)
+        /// Replaces a passkey's stored credential (its counter and backup state after a sign-in).
+        case storePasskey(deviceID: DeviceID, PasskeyCredential)
         /// Inserts a one-time step-up approval.
         case insertApproval(ApprovalRecord)
         /// Marks the approval consumed at `at`.

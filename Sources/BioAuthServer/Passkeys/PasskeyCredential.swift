@@ -1,0 +1,68 @@
+import BioAuthAttestation
+import Foundation
+
+/// A passkey (a WebAuthn credential) enrolled as one of the user's devices
+/// (``DeviceRecord/passkey``): what its registration proved and what each sign-in updates.
+/// Nothing here is secret; the description still shows only the device-list facts.
+public struct PasskeyCredential: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The credential id the authenticator chose (`rawId`).
+    public var credentialID: Data
+    /// The credential's public key as a COSE_Key (ES256, EdDSA or RS256).
+    public var publicKey: Data
+    /// The signature counter of the last sign-in (0 for authenticators that keep none).
+    public var signCount: UInt32
+    /// BE: the credential may be synced to the user's other devices (a synced passkey).
+    public var backupEligible: Bool
+    /// BS: the credential is backed up now, as of the last ceremony.
+    public var backedUp: Bool
+    /// The registration's attestation format (`none`, `packed`, `apple`, `android-key`).
+    public var format: String
+    /// What the attestation proved about the authenticator.
+    public var attestation: WebAuthnRelyingParty.AttestationTrust
+    /// The authenticator model's AAGUID (zeros when it does not say).
+    public var aaguid: Data
+
+    public init(
+        credentialID: Data, publicKey: Data, signCount: UInt32, backupEligible: Bool, backedUp: Bool, format: String,
+        attestation: WebAuthnRelyingParty.AttestationTrust, aaguid: Data
+    ) {
+        self.credentialID = credentialID
+        self.publicKey = publicKey
+        self.signCount = signCount
+        self.backupEligible = backupEligible
+        self.backedUp = backedUp
+        self.format = format
+        self.attestation = attestation
+        self.aaguid = aaguid
+    }
+
+    /// What a verified registration creates.
+    public init(_ registration: WebAuthnRelyingParty.VerifiedRegistration) {
+        self.init(
+            credentialID: registration.credentialID, publicKey: registration.publicKeyBytes, signCount: registration.signCount,
+            backupEligible: registration.backupEligible, backedUp: registration.backedUp, format: registration.format,
+            attestation: registration.attestation, aaguid: registration.aaguid)
+    }
+
+    public var description: String {
+        "PasskeyCredential(\(backupEligible ? "synced" : "device-bound"), format: \(format), attestation: \(attestation.rawValue))"
+    }
+}
+
+extension PasskeyCredential {
+    /// The stored column: JSON, binary values base64.
+    package var stored: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        // Encoding plain strings, numbers and data cannot fail.
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+
+    /// Decodes the `devices.passkey` column; nil for an app's device key.
+    package init?(stored: String?) throws(StoreError) {
+        guard let stored else { return nil }
+        do { self = try JSONDecoder().decode(PasskeyCredential.self, from: Data(stored.utf8)) } catch {
+            throw StoreError(.corruptRow, detail: "devices.passkey")
+        }
+    }
+}
