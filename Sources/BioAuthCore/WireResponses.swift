@@ -163,11 +163,14 @@ extension Wire {
         /// What allowed the device's enrolment, in ``keyReplacedBy``'s terms; absent for a device
         /// enrolled before the server recorded it.
         public var enrolledBy: String?
+        /// Present for a passkey: what kind of passkey it is.
+        public var passkey: Passkey?
         public init(
             id: String, name: String, publicKey: String, createdAt: Int64, lastUsedAt: Int64?, revokedAt: Int64?,
             keyReplacedAt: Int64? = nil,
-            keyReplacedBy: String? = nil, attestation: DeviceAttestation? = nil, enrolledBy: String? = nil
+            keyReplacedBy: String? = nil, attestation: DeviceAttestation? = nil, enrolledBy: String? = nil, passkey: Passkey? = nil
         ) {
+            self.passkey = passkey
             self.attestation = attestation
             self.enrolledBy = enrolledBy
             self.id = id
@@ -178,6 +181,27 @@ extension Wire {
             self.revokedAt = revokedAt
             self.keyReplacedAt = keyReplacedAt
             self.keyReplacedBy = keyReplacedBy
+        }
+    }
+
+    /// A passkey in the device list: whether it is synced, and what its registration proved.
+    public struct Passkey: Codable, Sendable, Hashable {
+        /// BE: the passkey may be copied to the user's other devices by its provider.
+        public var synced: Bool
+        /// BS as of its last use: it is backed up.
+        public var backedUp: Bool
+        /// The registration's attestation format: `none`, `packed`, `apple` or `android-key`.
+        public var format: String
+        /// `none`, `selfAttested`, `unanchored` or `anchored`.
+        public var attestation: String
+        /// The authenticator model's AAGUID (zeros when it does not say), as a UUID.
+        public var aaguid: String
+        public init(synced: Bool, backedUp: Bool, format: String, attestation: String, aaguid: String) {
+            self.synced = synced
+            self.backedUp = backedUp
+            self.format = format
+            self.attestation = attestation
+            self.aaguid = aaguid
         }
     }
 

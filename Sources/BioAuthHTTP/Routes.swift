@@ -235,6 +235,30 @@ public struct BioAuthRoutes: Sendable {
                 request: info)
             return try json(Wire.Device(device), status: .created)
         }
+        authenticated.post("passkeys/registration/challenge") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            let body = try await decode(Wire.PasskeyRegistrationChallengeRequest.self, request)
+            return try json(try await service.beginPasskeyRegistration(session: session, name: body.name, request: info))
+        }
+        authenticated.post("passkeys/registration/finish") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            // An attestation statement's certificates make this body larger than the others.
+            let body = try await decode(Wire.PasskeyRegistrationFinish.self, request, maxBodySize: PresentedAttestation.maximumBodySize)
+            let device = try await service.finishPasskeyRegistration(
+                session: session, challengeID: try ChallengeID(body.challengeId), credential: body.credential, request: info)
+            return try json(Wire.Device(device), status: .created)
+        }
+        v1.post("passkeys/login/challenge") { request, context in
+            let body = try await decode(Wire.PasskeyLoginChallengeRequest.self, request)
+            return try json(try await service.beginPasskeyLogin(username: body.username, request: info(request, context)))
+        }
+        v1.post("passkeys/login/finish") { request, context in
+            let body = try await decode(Wire.PasskeyLoginFinish.self, request)
+            return try json(
+                Wire.Session(
+                    try await service.finishPasskeyLogin(
+                        challengeID: try ChallengeID(body.challengeId), credential: body.credential, request: info(request, context))))
+        }
         authenticated.post("step-up/challenge") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.StepUpChallengeRequest.self, request)

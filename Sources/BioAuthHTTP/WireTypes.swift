@@ -1,3 +1,4 @@
+import BioAuthAttestation
 import BioAuthCore
 import BioAuthServer
 import Foundation
@@ -52,7 +53,25 @@ extension Wire.Device {
                 Wire.DeviceAttestation(
                     format: $0.format.rawValue, securityLevel: $0.securityLevel.rawValue, appId: $0.appID, environment: $0.environment,
                     verifiedAt: $0.verifiedAt.seconds)
-            }, enrolledBy: device.enrolledBy?.rawValue)
+            }, enrolledBy: device.enrolledBy?.rawValue,
+            passkey: device.passkey.map {
+                Wire.Passkey(
+                    synced: $0.backupEligible, backedUp: $0.backedUp, format: $0.format, attestation: $0.attestation.rawValue,
+                    aaguid: Self.uuidText($0.aaguid))
+            })
+    }
+}
+
+extension Wire.Device {
+    /// 16 bytes as a UUID's text (`8-4-4-4-12` lower-case hex).
+    static func uuidText(_ bytes: Data) -> String {
+        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        var text = ""
+        for (index, character) in hex.enumerated() {
+            if [8, 12, 16, 20].contains(index) { text.append("-") }
+            text.append(character)
+        }
+        return text
     }
 }
 

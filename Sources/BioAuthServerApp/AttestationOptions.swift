@@ -15,7 +15,7 @@ struct AttestationOptions: ParsableArguments {
             "An iOS app allowed to enrol, TEAMID.bundle.id; repeat for several (env BIOAUTH_APPLE_APP_IDS, comma-separated). Turns App Attest on."
     )
     var appleAppIDOptions: [String] = []
-    var appleAppIDs: [String] { appleAppIDOptions.isEmpty ? list("BIOAUTH_APPLE_APP_IDS") : appleAppIDOptions }
+    var appleAppIDs: [String] { appleAppIDOptions.isEmpty ? envList("BIOAUTH_APPLE_APP_IDS") : appleAppIDOptions }
 
     @Option(
         name: .customLong("apple-attestation"),
@@ -52,7 +52,7 @@ struct AttestationOptions: ParsableArguments {
             "An Android package allowed to enrol; repeat for several (env BIOAUTH_ANDROID_PACKAGES, comma-separated). Turns Android Key Attestation on."
     )
     var androidPackageOptions: [String] = []
-    var androidPackages: [String] { androidPackageOptions.isEmpty ? list("BIOAUTH_ANDROID_PACKAGES") : androidPackageOptions }
+    var androidPackages: [String] { androidPackageOptions.isEmpty ? envList("BIOAUTH_ANDROID_PACKAGES") : androidPackageOptions }
 
     @Option(
         name: .customLong("android-signing-digest"),
@@ -60,7 +60,7 @@ struct AttestationOptions: ParsableArguments {
             "SHA-256 of a signing certificate the Android app may carry, hex; repeat for several (env BIOAUTH_ANDROID_SIGNING_DIGESTS, comma-separated)."
     )
     var androidDigestOptions: [String] = []
-    var androidDigests: [String] { androidDigestOptions.isEmpty ? list("BIOAUTH_ANDROID_SIGNING_DIGESTS") : androidDigestOptions }
+    var androidDigests: [String] { androidDigestOptions.isEmpty ? envList("BIOAUTH_ANDROID_SIGNING_DIGESTS") : androidDigestOptions }
 
     @Option(
         name: .customLong("insecure-android-attestation-root"),
@@ -180,9 +180,5 @@ struct AttestationOptions: ParsableArguments {
         case "off": .off
         default: throw ValidationError("\(option): required, preferred or off")
         }
-    }
-
-    private func list(_ variable: String) -> [String] {
-        (env(variable) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 }

@@ -131,6 +131,7 @@ struct Serve: AsyncParsableCommand {
     var port: Int = env("BIOAUTH_PORT").flatMap(Int.init) ?? 8080
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var attestation: AttestationOptions
+    @OptionGroup var passkeys: PasskeyOptions
     @OptionGroup var signingKeys: SigningKeyOptions
     @Option(name: .customLong("relying-party"), help: "Relying-party id bound into signatures (env BIOAUTH_RELYING_PARTY).")
     var relyingParty: String = env("BIOAUTH_RELYING_PARTY") ?? "localhost"
@@ -405,6 +406,7 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.enrolment.lostDeviceDelay = TimeInterval(lostDeviceDelay)
         serverConfiguration.backendUserIDPrefixes = backendUserPrefixes
         serverConfiguration.attestation = try attestation.policy()
+        serverConfiguration.passkeys = passkeys.policy()
         serverConfiguration.tokens = TokenPolicy(
             issuer: tokenIssuer, audience: tokenAudience, clientID: tokenClientID, accessTokenTTL: TimeInterval(accessTokenTTL))
         serverConfiguration.tokens.signingKeys = try signingKeys.protection(for: database)
@@ -537,6 +539,8 @@ struct Serve: AsyncParsableCommand {
             "token_audience": "\(server.tokens.audience ?? server.relyingPartyID)",
             "access_token_ttl_s": "\(Int(server.tokens.accessTokenTTL))", "signing_keys": "\(server.tokens.signingKeys)",
             "recovery_channel": "\(recovery)",
+            "passkeys":
+                "\(server.passkeys.map { "\($0.relyingParty.id), \($0.relyingParty.origins.count) origins\($0.relyingParty.allowsSyncedCredentials ? "" : ", device-bound only")" } ?? "off")",
             "webhook": "\(webhookURL.flatMap { URL(string: $0)?.host } ?? "none")", "trusted_proxies": "\(http.trustedProxies.count)",
             "requests_per_client": "\(server.rateLimits.requestsPerClient)", "password_rounds": "\(server.passwordRounds)",
             "access_log": "\(http.accessLog)",
@@ -547,3 +551,8 @@ struct Serve: AsyncParsableCommand {
 
 /// A setting from the environment, else from the configuration file (``ConfigurationFile``).
 func env(_ name: String) -> String? { ProcessInfo.processInfo.environment[name] ?? ConfigurationFile.values[name] }
+
+/// A comma-separated list setting (``env(_:)``), its items trimmed, empty ones dropped.
+func envList(_ name: String) -> [String] {
+    (env(name) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+}

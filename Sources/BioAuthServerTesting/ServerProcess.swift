@@ -81,14 +81,17 @@ public final class ServerProcess {
     }
 
     /// Runs `bioauth-server` with `arguments` (and `environment` over this process's) to completion:
-    /// its exit status and standard output.
-    public static func command(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+    /// its exit status and standard output (with standard error too, `includingErrors`).
+    public static func command(_ arguments: [String], environment: [String: String] = [:], includingErrors: Bool = false) throws -> (
+        status: Int32, output: String
+    ) {
         let process = Process()
         process.executableURL = try executable("bioauth-server")
         process.arguments = arguments
         process.environment = Self.environment(environment)
         let output = Pipe()
         process.standardOutput = output
+        if includingErrors { process.standardError = output }
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

@@ -13,7 +13,7 @@ struct ConfigurationFileTests {
         var read = Set<String>()
         for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".swift") {
             let source = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
-            read.formUnion(source.matches(of: #/env\("([A-Z_]+)"\)/#).map { String($0.1) })
+            read.formUnion(source.matches(of: #/env(?:List)?\("([A-Z_]+)"\)/#).map { String($0.1) })
         }
         let list = try String(contentsOf: folder.appendingPathComponent("ConfigurationFile.swift"), encoding: .utf8)
         let knownBlock = try #require(

@@ -1,3 +1,4 @@
+import BioAuthAttestation
 import BioAuthCore
 import BioAuthServer
 import BioAuthSQLite
@@ -279,10 +280,14 @@ struct OpenAPIDocumentTests {
                     of: "{userId}", with: "carol")
             )
         }
-        #expect(operations.count == 52)
+        #expect(operations.count == 56)
         let documented = operations
-        // With an issuer URL, so the discovery documents exist (404 otherwise).
-        let harness = ServerHarness { $0.tokens.issuer = "https://auth.example.com" }
+        // With an issuer URL, so the discovery documents exist (404 otherwise), and passkeys on.
+        let harness = ServerHarness {
+            $0.tokens.issuer = "https://auth.example.com"
+            $0.passkeys = PasskeyPolicy(
+                relyingParty: WebAuthnRelyingParty(id: "localhost", origins: ["http://localhost"]), relyingPartyName: "t")
+        }
         try await harness.test { api in
             for (method, path) in documented {
                 let reply = try await api.call(method, path, raw: "{}")

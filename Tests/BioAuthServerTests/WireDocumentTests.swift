@@ -120,7 +120,21 @@ struct WireDocumentTests {
                         id: "i", name: "n", publicKey: "k", createdAt: 1, lastUsedAt: 2, revokedAt: 3, keyReplacedAt: 4,
                         keyReplacedBy: "recovery",
                         attestation: Wire.DeviceAttestation(format: "f", securityLevel: "s", appId: "a", environment: "e", verifiedAt: 5),
-                        enrolledBy: "approval"))
+                        enrolledBy: "approval", passkey: Self.passkey))
+            ),
+            ("Passkey", try Self.keys(Self.passkey)),
+            (
+                "PasskeyCreationOptions",
+                try Self.keys(
+                    Wire.PasskeyCreationOptions(
+                        challengeId: "c", relyingPartyID: "r", relyingPartyName: "n", userID: "u", challenge: Data(count: 32), timeout: 1,
+                        excluded: [Data(count: 16)], userVerification: "required"))
+            ),
+            (
+                "PasskeyRequestOptions",
+                try Self.keys(
+                    Wire.PasskeyRequestOptions(
+                        challengeId: "c", relyingPartyID: "r", challenge: Data(count: 32), timeout: 1, userVerification: "required"))
             ),
             (
                 "DeviceAttestation",
@@ -166,3 +180,7 @@ struct WireDocumentTests {
 }
 
 struct SchemaMissing: Error { let name: String }
+
+extension WireDocumentTests {
+    static let passkey = Wire.Passkey(synced: true, backedUp: false, format: "none", attestation: "none", aaguid: "a")
+}

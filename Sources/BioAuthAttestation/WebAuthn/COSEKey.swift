@@ -77,6 +77,16 @@ public enum COSEKey: Sendable {
 }
 
 extension COSEKey {
+    /// The key's SubjectPublicKeyInfo (DER): what a device list shows a fingerprint of.
+    public var spkiRepresentation: Data {
+        switch self {
+        case .es256(let key): key.derRepresentation
+        // RFC 8410 §4: SEQUENCE { SEQUENCE { OID 1.3.101.112 }, BIT STRING { 0, key } }.
+        case .eddsa(let key): Data([0x30, 0x2A, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x03, 0x21, 0x00]) + key.rawRepresentation
+        case .rs256(let key): key.derRepresentation
+        }
+    }
+
     /// An attestation certificate's key used with a statement's `alg`; nil when the two do not
     /// agree (an RSA certificate with alg -7) or the algorithm is not one of the three.
     init?(_ key: Certificate.PublicKey, algorithm: Int) {

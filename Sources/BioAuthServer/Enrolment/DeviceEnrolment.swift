@@ -121,17 +121,20 @@ struct DeviceEnrolment: Flow {
         let (device, audit) = enrolment
         metrics.enrolments.increment()
         log(audit, request: request)
-        if session.kind == .enrolmentGrant {
-            // One device per grant. The enrolment is committed: should this fail, the answer stays
-            // a success, the failure is logged, and the grant still expires within minutes.
-            let revoked = event(.sessionRevoked, user: session.userID, reason: .enrolmentGrantUsed, request: request)
-            do {
-                _ = try await writer.apply(WritePlan.revokeSession(id: session.id, userID: session.userID, at: clock.now(), audit: revoked))
-            } catch {
-                logger(for: request).error(
-                    "could not revoke a used enrolment grant", metadata: metadata(revoked).merging(["error": "\(type(of: error))"]) { $1 })
-            }
-        }
+        if session.kind == .enrolmentGrant { await endGrant(session, request: request) }
         return device
+    }
+
+    /// Revokes an enrolment grant that has enrolled its one device. The enrolment is committed:
+    /// should this fail, the answer stays a success, the failure is logged, and the grant still
+    /// expires within minutes.
+    func endGrant(_ session: SessionRecord, request: RequestInfo) async {
+        let revoked = event(.sessionRevoked, user: session.userID, reason: .enrolmentGrantUsed, request: request)
+        do {
+            _ = try await writer.apply(WritePlan.revokeSession(id: session.id, userID: session.userID, at: clock.now(), audit: revoked))
+        } catch {
+            logger(for: request).error(
+                "could not revoke a used enrolment grant", metadata: metadata(revoked).merging(["error": "\(type(of: error))"]) { $1 })
+        }
     }
 }

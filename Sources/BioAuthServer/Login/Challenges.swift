@@ -15,20 +15,29 @@ struct Challenges: Flow {
         _ binding: ChallengeRecord.Binding, user: UserID, device: DeviceID, session: SessionID? = nil,
         enrolmentRequest: EnrolmentRequestID? = nil, _ request: RequestInfo
     ) async throws(ServerError) -> ChallengeEnvelope {
+        let challenge = try await stored(
+            binding, user: user, device: device, session: session, enrolmentRequest: enrolmentRequest, ttl: configuration.challengeTTL,
+            request)
+        do { return ChallengeEnvelope(try challenge.message()) } catch { throw ServerError(error) }
+    }
+
+    /// Stores a new challenge that lives `ttl` unless the sending address is locked out; returns it.
+    func stored(
+        _ binding: ChallengeRecord.Binding, user: UserID, device: DeviceID, session: SessionID? = nil,
+        enrolmentRequest: EnrolmentRequestID? = nil, ttl: TimeInterval, _ request: RequestInfo
+    ) async throws(ServerError) -> ChallengeRecord {
         let now = clock.now()
-        let expiry = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + configuration.challengeTTL).rounded(.down))
+        let expiry = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + ttl).rounded(.down))
         let challenge = ChallengeRecord(
             id: .random(), binding: binding, relyingPartyID: configuration.relyingPartyID, userID: user,
             deviceID: device, nonce: SecretBytes.random(count: 32).data, createdAt: now, expiresAt: expiry, sessionID: session,
             enrolmentRequestID: enrolmentRequest)
-        let message: SignedMessage
-        do { message = try challenge.message() } catch { throw ServerError(error) }
         let plan = WritePlan.issueChallenge(challenge, lockout: windows.deviceProof(client: request.clientAddress, at: now))
         guard try await run(request, { try await self.writer.apply(plan) }).wasApplied else {
             throw await refuseLockedOut(user: user, device: device, request)
         }
         metrics.challenges.increment()
-        return ChallengeEnvelope(message)
+        return challenge
     }
 
     /// Takes the challenge (consumed whatever happens next), has ``ChallengeVerifier`` decide and,
@@ -48,6 +57,19 @@ struct Challenges: Flow {
         _ request: RequestInfo, success: @escaping @Sendable (ChallengeRecord, TakenChallenge, Date) -> (verdict: Success, plan: WritePlan)?
     ) async throws(ServerError) -> (verdict: Success, outcome: PlanOutcome) {
         let signatureBytes = try Validate.base64URL(signature, field: "signature", count: 1...256)
+        return try await finish(
+            id, proof: .signature(signatureBytes), appAttest: appAttest, purpose: purpose, session: session, request, success: success)
+    }
+
+    /// ``finish(_:_:appAttest:purpose:session:_:success:)`` for any ``ChallengeProof``: a passkey's
+    /// response is decided by its own verifier, and the rest (consumed once, failures counted,
+    /// the proving device's key guarded until the writes land) is the same.
+    func finish<Success: Sendable>(
+        _ id: ChallengeID, proof: ChallengeProof, appAttest: AppAttestProof? = nil, purpose: SignedMessage.Purpose,
+        session: SessionRecord?,
+        _ request: RequestInfo, success: @escaping @Sendable (ChallengeRecord, TakenChallenge, Date) -> (verdict: Success, plan: WritePlan)?
+    ) async throws(ServerError) -> (verdict: Success, outcome: PlanOutcome) {
+        let signatureBytes: Data = if case .signature(let bytes) = proof { bytes } else { Data() }
         let assertionBytes: Data? = if case .assertion(let bytes)? = appAttest { bytes } else { nil }
         let assertions = AppAttestAssertion(policy: configuration.attestation)
         if session == nil { try await admit(request) }  // authenticated calls were admitted by authenticate(token:request:)
@@ -62,8 +84,10 @@ struct Challenges: Flow {
         let verifier = ChallengeVerifier(relyingPartyID: configuration.relyingPartyID)
         let (verdict, outcome) = try await run(request) {
             try await self.writer.consumeChallenge(id: id, lockout: lockout) { taken -> (verdict: Finished<Success>, plan: WritePlan) in
+                // The device that proves: the challenge's, or the passkey the response names.
+                let prover: DeviceRecord? = if case .passkey(let device, _) = proof { device } else { taken?.device }
                 func record(_ reason: FailureReason) -> FailureRecord {
-                    let user = taken?.challenge.userID, device = taken?.challenge.deviceID
+                    let user = taken?.challenge.userID, device = prover?.id ?? taken?.challenge.deviceID
                     let audit = self.event(purpose.auditFailure, user: user, device: device, reason: AuditReason(reason), request: request)
                     // A signature cannot be guessed: its failure counts against nobody (RateWindows.deviceProof).
                     return FailureRecord(unguessable: reason, lockout: lockout, audit: audit)
@@ -79,14 +103,19 @@ struct Challenges: Flow {
                         request: request)
                     return (.refused(refused), .events([refused]))
                 }
-                switch verifier.verify(
-                    challenge: taken?.challenge, device: taken?.device, signature: signatureBytes, purpose: purpose, session: session,
-                    now: now)
-                {
+                let decided =
+                    switch proof {
+                    case .signature(let bytes):
+                        verifier.verify(
+                            challenge: taken?.challenge, device: taken?.device, signature: bytes, purpose: purpose, session: session,
+                            now: now)
+                    case .passkey(_, let verify): verify(taken?.challenge, now)
+                    }
+                switch decided {
                 case .rejected(let reason): return failure(reason)
                 case .verified(let challenge):
                     guard let taken, var success = success(challenge, taken, now) else { return failure(.wrongPurpose) }
-                    guard purpose != .registration, let device = taken.device else { return (.succeeded(success.verdict), success.plan) }
+                    guard purpose != .registration, let device = prover else { return (.succeeded(success.verdict), success.plan) }
                     // The key just verified must still be the device's when the writes land.
                     success.plan.require(.activeDeviceKey(id: device.id, userID: device.userID, publicKey: device.publicKey))
                     if let reattested {
@@ -176,6 +205,16 @@ struct Challenges: Flow {
             return Reattestation(deviceKey: device.publicKey, result: .failure(error))
         }
     }
+}
+
+/// What answers a challenge.
+enum ChallengeProof: Sendable {
+    /// A DER signature over the message rebuilt from the challenge, by the challenge's device (or
+    /// the key being enrolled): ``ChallengeVerifier``.
+    case signature(Data)
+    /// A passkey's WebAuthn response, decided by `verify` from the taken challenge (nil: unknown
+    /// or used) and the time; `device` is the passkey the response names (nil: none of the user's).
+    case passkey(device: DeviceRecord?, verify: @Sendable (ChallengeRecord?, Date) -> ChallengeVerifier.Outcome)
 }
 
 /// A new App Attest key's attestation, verified before the challenge is taken, and the device key

@@ -34,6 +34,14 @@ struct DeviceLogin: Flow {
             // becomes known: the owner's way back to a password login no stranger can slow down.
             return ((session, audit, taken.device), .login(session, from: request.clientAddress, audit: audit))
         }
+        return try await granted(login, token: token, refresh: refresh, request: request)
+    }
+
+    /// A verified login's answer: logged, counted, and its session's tokens.
+    func granted(
+        _ login: (session: SessionRecord, audit: AuditEvent, device: DeviceRecord?), token: SecretBytes, refresh: SecretBytes,
+        request: RequestInfo
+    ) async throws(ServerError) -> SessionGrant {
         let (session, audit, device) = login
         metrics.logins.increment()
         log(audit, request: request)

@@ -298,6 +298,41 @@ public final class BioAuthService: Sendable {
         return try await login.finish(challengeID: challengeID, signature: signature, appAttest: proof, request: request)
     }
 
+    // MARK: Passkeys
+
+    /// Options for `navigator.credentials.create()`: a passkey registration for the session's user
+    /// under the name `name`, enrolled as a device under the same ``EnrolmentPolicy`` as a phone.
+    /// The user's first device needs only a primary login or grant; any other throws
+    /// `approvalRequired` under the default policy. 404 when ``ServerConfiguration/passkeys`` is nil.
+    public func beginPasskeyRegistration(session: SessionRecord, name: String, request: RequestInfo) async throws(ServerError)
+        -> Wire.PasskeyCreationOptions
+    {
+        try await PasskeyCeremonies(context: login.context).beginRegistration(session: session, name: name, request: request)
+    }
+
+    /// Verifies the registration (WebAuthn §7.1, every attestation format ``PasskeyPolicy`` accepts)
+    /// and enrols the passkey as a device of the session's user.
+    public func finishPasskeyRegistration(
+        session: SessionRecord, challengeID: ChallengeID, credential: Wire.PasskeyRegistrationCredential, request: RequestInfo
+    ) async throws(ServerError) -> DeviceRecord {
+        try await PasskeyCeremonies(context: login.context).finishRegistration(
+            session: session, challengeID: challengeID, credential: credential, request: request)
+    }
+
+    /// Options for `navigator.credentials.get()` for `username`'s passkeys. Answers alike whether or
+    /// not the user exists or has a passkey.
+    public func beginPasskeyLogin(username: String, request: RequestInfo) async throws(ServerError) -> Wire.PasskeyRequestOptions {
+        try await PasskeyCeremonies(context: login.context).beginLogin(username: username, request: request)
+    }
+
+    /// Verifies the passkey's assertion (WebAuthn §7.2) and opens a device session for the passkey,
+    /// with the same tokens as a phone's login. Any failure is the uniform authentication failure.
+    public func finishPasskeyLogin(
+        challengeID: ChallengeID, credential: Wire.PasskeyAuthenticationCredential, request: RequestInfo
+    ) async throws(ServerError) -> SessionGrant {
+        try await PasskeyCeremonies(context: login.context).finishLogin(challengeID: challengeID, credential: credential, request: request)
+    }
+
     /// A new access token for a device session's refresh token, which is replaced: each refresh
     /// token works once. Using one a second time revokes its session (RFC 9700 §4.14.2: a copy is
     /// in other hands). Unknown, spent or ended: the uniform authentication failure.

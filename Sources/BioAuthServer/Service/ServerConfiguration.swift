@@ -38,6 +38,9 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var attestation = AttestationPolicy()
     /// Access tokens (JWTs) and refresh tokens of device sessions (``TokenPolicy``).
     public var tokens = TokenPolicy()
+    /// Passkeys on the same accounts (``PasskeyPolicy``); nil, the default: the passkey
+    /// endpoints answer 404.
+    public var passkeys: PasskeyPolicy?
     /// Whether the built-in username-and-password login (`POST /v1/login/password`, and sign-up
     /// where it is allowed) is served. Switch it off when your backend owns every user id (enrolment
     /// grants, ``PrimaryAuthenticator``): then no password exists that a stranger could guess or

@@ -54,6 +54,8 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static let assertionMissing = FailureReason("assertionMissing")
     /// A login or step-up whose App Attest assertion failed `check`: `assertion.<check>`.
     public static func assertion(_ check: AttestationError.Check) -> FailureReason { FailureReason("assertion." + check.description) }
+    /// A passkey ceremony whose WebAuthn response failed `check`: `passkey.<check>`.
+    public static func passkey(_ check: WebAuthnError.Check) -> FailureReason { FailureReason("passkey." + check.description) }
     /// A login or step-up's new App Attest key (after a reinstall) whose attestation failed `check`.
     public static func reattestation(_ check: AttestationError.Check) -> FailureReason {
         FailureReason("reattestation." + check.description)

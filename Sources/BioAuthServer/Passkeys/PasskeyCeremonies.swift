@@ -1,0 +1,222 @@
+import BioAuthAttestation
+import BioAuthCore
+import Foundation
+import Metrics
+import Synchronization
+
+/// Passkeys as devices: a registration enrols a passkey under the same ``EnrolmentPolicy`` as a
+/// phone (the user's first device with a primary login or grant; any other with the policy's
+/// proof), and a sign-in opens the same kind of device session, with the same tokens. Both
+/// ceremonies go through ``Challenges``: consumed once, failures counted, the passkey's row
+/// guarded until the writes land.
+struct PasskeyCeremonies: Flow {
+    let context: FlowContext
+
+    /// The deployment's passkey settings, or 404 when passkeys are off.
+    private var policy: PasskeyPolicy {
+        get throws(ServerError) {
+            guard let policy = configuration.passkeys else {
+                throw ServerError(.notFound, detail: "passkeys are not enabled on this server")
+            }
+            return policy
+        }
+    }
+
+    // MARK: Registration
+
+    func beginRegistration(session: SessionRecord, name: String, request: RequestInfo) async throws(ServerError)
+        -> Wire.PasskeyCreationOptions
+    {
+        let policy = try policy
+        try authorizeUnread(.enrolDevice, session)
+        let name = try Validate.deviceName(name)
+        let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
+        if needsProof(devices) { throw ServerError(.approvalRequired, detail: "a passkey after the first device needs an approval") }
+        let challenge = try await Challenges(context: context).stored(
+            .passkey(.registration(deviceName: name)), user: session.userID, device: .random(), session: session.id,
+            ttl: policy.ceremonyTTL, request)
+        return Wire.PasskeyCreationOptions(
+            challengeId: Base64URL.encode(challenge.id.bytes), relyingPartyID: policy.relyingParty.id,
+            relyingPartyName: policy.relyingPartyName,
+            userID: session.userID.rawValue, challenge: challenge.nonce, timeout: Int(policy.ceremonyTTL * 1000),
+            excluded: devices.compactMap { $0.isRevoked ? nil : $0.passkey?.credentialID }, userVerification: policy.userVerification)
+    }
+
+    func finishRegistration(
+        session: SessionRecord, challengeID: ChallengeID, credential: Wire.PasskeyRegistrationCredential, request: RequestInfo
+    ) async throws(ServerError) -> DeviceRecord {
+        let policy = try policy
+        try authorizeUnread(.enrolDevice, session)
+        let rawID = try Validate.base64URL(credential.rawId, field: "rawId", count: 1...1023)
+        let clientData = try Validate.base64URL(credential.response.clientDataJSON, field: "clientDataJSON", count: 1...4096)
+        let object = try Validate.base64URL(
+            credential.response.attestationObject, field: "attestationObject", count: 1...PresentedAttestation.maximumBodySize)
+        // Verified before the challenge is taken (the certificate chain is checked off the
+        // writer), against the nonce of the challenge as it is now; the take below checks that
+        // it is still that challenge, unused, this session's.
+        let peeked = try await run(request) { try await self.store.challenge(id: challengeID) }
+        var verified: Result<WebAuthnRelyingParty.VerifiedRegistration, WebAuthnError>?
+        if let peeked, peeked.binding.isPasskeyRegistration, peeked.sessionID == session.id {
+            do {
+                let registration = try await policy.relyingParty.verifyRegistration(
+                    clientDataJSON: clientData, attestationObject: object, challenge: peeked.nonce, at: clock.now())
+                verified =
+                    registration.credentialID == rawID
+                    ? .success(registration) : .failure(WebAuthnError(.malformed, "rawId is not the attested credential's id"))
+            } catch { verified = .failure(error) }
+        }
+        if case .success(let registration)? = verified {
+            let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
+            if devices.contains(where: { $0.passkey?.credentialID == registration.credentialID }) {
+                throw ServerError(.conflict, field: "credential", detail: "this passkey is already enrolled")
+            }
+        }
+        let verdict = verified
+        let nonce = peeked?.nonce
+        let first = configuration.enrolment.additionalDevices == .approvalOrRecovery
+        let proof: EnrolmentProof = session.kind == .enrolmentGrant ? .grant : .primaryLogin
+        let (enrolled, outcome) = try await Challenges(context: context).finish(
+            challengeID,
+            proof: .passkey(device: nil) { challenge, now in
+                guard let challenge, challenge.nonce == nonce else { return .rejected(.unknownChallenge) }
+                guard challenge.binding.isPasskeyRegistration else { return .rejected(.wrongPurpose) }
+                guard now <= challenge.expiresAt else { return .rejected(.expiredChallenge) }
+                guard challenge.userID == session.userID, challenge.sessionID == session.id else { return .rejected(.wrongSession) }
+                switch verdict {
+                case .success?: return .verified(challenge)
+                case .failure(let error)?: return .rejected(.passkey(error.check))
+                case nil: return .rejected(.unknownChallenge)
+                }
+            }, purpose: .registration, session: session, request
+        ) { challenge, _, now -> (verdict: (DeviceRecord, AuditEvent), plan: WritePlan)? in
+            guard case .passkey(.registration(let name)) = challenge.binding, case .success(let registration)? = verdict else {
+                return nil
+            }
+            let device = DeviceRecord(
+                id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: registration.publicKey.spkiRepresentation,
+                createdAt: now, enrolledBy: proof, passkey: PasskeyCredential(registration))
+            let audit = self.event(.deviceEnrolled, user: challenge.userID, device: challenge.deviceID, request: request)
+            let plan = WritePlan.enrolment(device, replacing: nil, approvedRequest: nil, asFirstDevice: first, audit: audit)
+            return ((device, audit), plan)
+        }
+        // Another enrolment finished first: this passkey is no longer the user's first device.
+        if outcome.refusal != nil { throw ServerError(.approvalRequired, detail: "a passkey after the first device needs an approval") }
+        let (device, audit) = enrolled
+        metrics.enrolments.increment()
+        log(audit, request: request)
+        if session.kind == .enrolmentGrant { await DeviceEnrolment(context: context).endGrant(session, request: request) }
+        return device
+    }
+
+    /// Whether enrolling another device needs the policy's proof (the user has had one).
+    private func needsProof(_ devices: [DeviceRecord]) -> Bool {
+        configuration.enrolment.additionalDevices == .approvalOrRecovery && !devices.isEmpty
+    }
+
+    // MARK: Authentication
+
+    func beginLogin(username: String, request: RequestInfo) async throws(ServerError) -> Wire.PasskeyRequestOptions {
+        let policy = try policy
+        let userID = try Validate.userID(UserID(username), field: "username")
+        try await admit(request)
+        // Any well-formed username gets a challenge, and the options list no credentials: the
+        // answer never says whether the user exists or has a passkey.
+        let challenge = try await Challenges(context: context).stored(
+            .passkey(.authentication), user: userID, device: .random(), ttl: policy.ceremonyTTL, request)
+        return Wire.PasskeyRequestOptions(
+            challengeId: Base64URL.encode(challenge.id.bytes), relyingPartyID: policy.relyingParty.id, challenge: challenge.nonce,
+            timeout: Int(policy.ceremonyTTL * 1000), userVerification: policy.userVerification)
+    }
+
+    func finishLogin(challengeID: ChallengeID, credential: Wire.PasskeyAuthenticationCredential, request: RequestInfo)
+        async throws(ServerError) -> SessionGrant
+    {
+        let policy = try policy
+        let response = PasskeyAssertion(
+            credentialID: try Validate.base64URL(credential.rawId, field: "rawId", count: 1...1023),
+            clientDataJSON: try Validate.base64URL(credential.response.clientDataJSON, field: "clientDataJSON", count: 1...4096),
+            authenticatorData: try Validate.base64URL(credential.response.authenticatorData, field: "authenticatorData", count: 37...4096),
+            signature: try Validate.base64URL(credential.response.signature, field: "signature", count: 1...1024),
+            userHandle: try credential.response.userHandle.map { (handle) throws(ServerError) in
+                try Validate.base64URL(handle, field: "userHandle", count: 1...64)
+            })
+        try await admit(request)
+        // The passkey the response names, among the devices of the user the challenge is for.
+        var passkey: DeviceRecord?
+        if let peeked = try await run(request, { try await self.store.challenge(id: challengeID) }),
+            peeked.binding == .passkey(.authentication)
+        {
+            passkey = try await run(request) { try await self.store.devices(userID: peeked.userID) }.first {
+                $0.passkey?.credentialID == response.credentialID
+            }
+        }
+        let device = passkey
+        let asserted = Mutex<WebAuthnRelyingParty.VerifiedAssertion?>(nil)
+        let verifier = ChallengeVerifier(relyingPartyID: configuration.relyingPartyID)
+        let token = SecretBytes.random(count: 32), refresh = SecretBytes.random(count: 32)
+        let (login, _) = try await Challenges(context: context).finish(
+            challengeID,
+            proof: .passkey(device: device) { challenge, now in
+                let (outcome, verified) = verifier.verifyPasskey(
+                    challenge: challenge, device: device, response: response, relyingParty: policy.relyingParty, now: now)
+                asserted.withLock { $0 = verified }
+                return outcome
+            }, purpose: .login, session: nil, request
+        ) { challenge, _, now -> (verdict: (session: SessionRecord, audit: AuditEvent, device: DeviceRecord?), plan: WritePlan)? in
+            guard let device, var credential = device.passkey, let verified = asserted.withLock({ $0 }) else { return nil }
+            var session = self.sessionRecord(
+                token: token, user: challenge.userID, device: device.id, kind: .device, ttl: self.configuration.sessionTTL, at: now)
+            session.refreshTokenHash = TokenHash(of: refresh)
+            let audit = self.event(.loginSucceeded, user: challenge.userID, device: device.id, request: request)
+            var plan = WritePlan.login(session, from: request.clientAddress, audit: audit)
+            credential.signCount = verified.signCount
+            credential.backedUp = verified.backedUp
+            plan.add(.storePasskey(deviceID: device.id, credential))
+            return ((session, audit, device), plan)
+        }
+        return try await DeviceLogin(context: context).granted(login, token: token, refresh: refresh, request: request)
+    }
+}
+
+/// A passkey's answer to an authentication challenge, decoded.
+struct PasskeyAssertion: Sendable {
+    let credentialID: Data
+    let clientDataJSON: Data
+    let authenticatorData: Data
+    let signature: Data
+    let userHandle: Data?
+}
+
+extension ChallengeRecord.Binding {
+    var isPasskeyRegistration: Bool { if case .passkey(.registration) = self { true } else { false } }
+}
+
+extension ChallengeVerifier {
+    /// Decides a passkey's answer to an authentication challenge; pure, like
+    /// ``verify(challenge:device:signature:purpose:session:now:)``. `device` is the user's
+    /// passkey whose credential id the response names (nil: none). On success, also what the
+    /// authenticator reported (its counter and backup state, to store).
+    func verifyPasskey(
+        challenge: ChallengeRecord?, device: DeviceRecord?, response: PasskeyAssertion, relyingParty: WebAuthnRelyingParty, now: Date
+    ) -> (Outcome, WebAuthnRelyingParty.VerifiedAssertion?) {
+        guard let challenge else { return (.rejected(.unknownChallenge), nil) }
+        guard challenge.binding == .passkey(.authentication), challenge.relyingPartyID == relyingPartyID else {
+            return (.rejected(.wrongPurpose), nil)
+        }
+        guard now <= challenge.expiresAt else { return (.rejected(.expiredChallenge), nil) }
+        guard let device, let passkey = device.passkey else { return (.rejected(.unknownDevice), nil) }
+        guard !device.isRevoked else { return (.rejected(.revokedDevice), nil) }
+        // The user handle, when the authenticator returns one, is the user id it was created for.
+        guard device.userID == challenge.userID, response.userHandle.map({ $0 == Data(challenge.userID.rawValue.utf8) }) ?? true else {
+            return (.rejected(.wrongUser), nil)
+        }
+        do {
+            let verified = try relyingParty.verifyAssertion(
+                clientDataJSON: response.clientDataJSON, authenticatorData: response.authenticatorData, signature: response.signature,
+                challenge: challenge.nonce, publicKey: try COSEKey(passkey.publicKey), storedSignCount: passkey.signCount)
+            return (.verified(challenge), verified)
+        } catch {
+            return (.rejected(.passkey(error.check)), nil)
+        }
+    }
+}

@@ -1,0 +1,210 @@
+import BioAuthAttestation
+import BioAuthCore
+import BioAuthServer
+import BioAuthServerTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Passkeys as devices, over HTTP: registered under the enrolment policy, listed with the
+/// devices, signing in to the same kind of session, and refused for each thing a relying party
+/// checks.
+struct PasskeyTests {
+    static let origin = "http://localhost:8080"
+
+    static func harness(deviceBoundOnly: Bool = false) -> ServerHarness {
+        ServerHarness { configuration in
+            configuration.passkeys = PasskeyPolicy(
+                relyingParty: WebAuthnRelyingParty(id: "localhost", origins: [origin], allowsSyncedCredentials: !deviceBoundOnly),
+                relyingPartyName: "BioAuth tests")
+        }
+    }
+
+    /// Registers `passkey` for the session's user; the finish's reply.
+    static func register(_ passkey: SoftwarePasskey, _ api: API, token: String, name: String = "Laptop") async throws -> Reply {
+        let challenge = try await api.post("/v1/passkeys/registration/challenge", ["name": name], token: token)
+        #expect(challenge.status == 200, "\(challenge.text)")
+        let options = try JSONDecoder().decode(Wire.PasskeyCreationOptions.self, from: Data(challenge.text.utf8))
+        let credential = try passkey.register(options)
+        return try await api.post(
+            "/v1/passkeys/registration/finish", ["challengeId": options.challengeId, "credential": try Self.object(credential)],
+            token: token)
+    }
+
+    /// Signs in with `passkey` as `user`; the finish's reply. `change` alters the response first.
+    static func signIn(
+        _ passkey: SoftwarePasskey, _ api: API, user: String = "alice",
+        change: (inout Wire.PasskeyAuthenticationCredential) -> Void = { _ in }
+    ) async throws -> Reply {
+        let challenge = try await api.post("/v1/passkeys/login/challenge", ["username": user])
+        #expect(challenge.status == 200, "\(challenge.text)")
+        let options = try JSONDecoder().decode(Wire.PasskeyRequestOptions.self, from: Data(challenge.text.utf8))
+        var credential = try passkey.authenticate(options)
+        change(&credential)
+        return try await api.post(
+            "/v1/passkeys/login/finish", ["challengeId": options.challengeId, "credential": try Self.object(credential)])
+    }
+
+    static func object(_ value: some Encodable) throws -> [String: any Sendable] {
+        try #require(try JSONSerialization.jsonObject(with: try JSONEncoder().encode(value)) as? [String: any Sendable])
+    }
+
+    @Test func aFirstPasskeyRegistersAndSignsInAsADevice() async throws {
+        let harness = Self.harness()
+        try await harness.test { api in
+            let primary = try await api.primarySession()
+            let passkey = SoftwarePasskey(origin: Self.origin)
+            let options = try await api.post("/v1/passkeys/registration/challenge", ["name": "Laptop"], token: primary)
+            #expect(options.json["challengeId"] is String)
+            let publicKey = try #require(options.json["publicKey"] as? [String: any Sendable])
+            #expect((publicKey["rp"] as? [String: any Sendable])?["id"] as? String == "localhost")
+            #expect((publicKey["authenticatorSelection"] as? [String: any Sendable])?["userVerification"] as? String == "required")
+            let registered = try await Self.register(passkey, api, token: primary)
+            #expect(registered.status == 201, "\(registered.text)")
+            #expect(registered["enrolledBy"] == "primaryLogin")
+            let listed = try #require(registered.json["passkey"] as? [String: any Sendable])
+            #expect(listed["synced"] as? Bool == false && listed["format"] as? String == "none")
+
+            let signedIn = try await Self.signIn(passkey, api)
+            #expect(signedIn.status == 200, "\(signedIn.text)")
+            #expect(signedIn.json["accessToken"] is String && signedIn.json["refreshToken"] is String)
+            let devices = try await api.call(.get, "/v1/devices", token: signedIn["token"])
+            #expect(devices.status == 200)
+            #expect(devices.objects.map { $0["id"] as? String } == [registered["id"]])
+            #expect(devices.objects.first?["lastUsedAt"] is Int)
+        }
+    }
+
+    /// A user who has a device needs the policy's proof for a passkey, as for a second phone.
+    @Test func aPasskeyAfterTheFirstDeviceNeedsAnApproval() async throws {
+        let harness = Self.harness()
+        try await harness.test { api in
+            let primary = try await api.primarySession()
+            _ = try await api.enrol(SoftwareDevice(), token: primary)
+            let refused = try await api.post("/v1/passkeys/registration/challenge", ["name": "Laptop"], token: primary)
+            #expect(refused.status == 403 && refused["error"] == "approval_required", "\(refused.text)")
+        }
+    }
+
+    /// Every check a relying party makes refuses its case with the uniform failure, audited
+    /// under its reason: another origin, no user verification, a changed signature, a counter
+    /// that went back, a replayed response, a revoked passkey, another user's name.
+    @Test func eachSignInCheckRefusesItsCase() async throws {
+        let harness = Self.harness()
+        try await harness.test { api in
+            let primary = try await api.primarySession()
+            let passkey = SoftwarePasskey(origin: Self.origin)
+            passkey.keepsCounter = true
+            let registered = try await Self.register(passkey, api, token: primary)
+            #expect(registered.status == 201, "\(registered.text)")
+            #expect(try await Self.signIn(passkey, api).status == 200)
+
+            passkey.origin = "http://localhost:8081"
+            #expect(try await Self.signIn(passkey, api).isUniformFailure)
+            passkey.origin = Self.origin
+            passkey.userVerified = false
+            #expect(try await Self.signIn(passkey, api).isUniformFailure)
+            passkey.userVerified = true
+            #expect(
+                try await Self.signIn(passkey, api) { credential in
+                    var signature = Base64URL.decode(credential.response.signature)!
+                    signature[signature.count - 1] ^= 1
+                    credential.response.signature = Base64URL.encode(signature)
+                }.isUniformFailure)
+            passkey.signCount = 0  // a clone's counter
+            #expect(try await Self.signIn(passkey, api).isUniformFailure)
+            passkey.signCount = 100
+            #expect(try await Self.signIn(passkey, api).status == 200)
+
+            // The same response twice: the challenge was consumed by the first.
+            let challenge = try await api.post("/v1/passkeys/login/challenge", ["username": "alice"])
+            let options = try JSONDecoder().decode(Wire.PasskeyRequestOptions.self, from: Data(challenge.text.utf8))
+            let body: [String: any Sendable] = [
+                "challengeId": options.challengeId, "credential": try Self.object(try passkey.authenticate(options)),
+            ]
+            #expect(try await api.post("/v1/passkeys/login/finish", body).status == 200)
+            #expect(try await api.post("/v1/passkeys/login/finish", body).isUniformFailure)
+
+            // Named as another user: that user has no such passkey.
+            _ = try await api.primarySession("bob")
+            #expect(try await Self.signIn(passkey, api, user: "bob").isUniformFailure)
+
+            // Revoked from its own session: it never signs in again.
+            let own = try await Self.signIn(passkey, api)["token"]
+            #expect(try await api.call(.delete, "/v1/devices/\(registered["id"])", token: own).status == 204)
+            #expect(try await Self.signIn(passkey, api).isUniformFailure)
+            let reasons = try await harness.auditedReasons()
+            for reason in [
+                "passkey.origin", "passkey.userVerification", "passkey.signature", "passkey.signCount", "unknownChallenge", "unknownDevice",
+                "revokedDevice",
+            ] {
+                #expect(reasons.contains(reason), "\(reason) in \(reasons)")
+            }
+        }
+    }
+
+    /// A deployment that requires device-bound passkeys refuses a synced one at registration.
+    @Test func aSyncedPasskeyIsRefusedWhereDeviceBoundOnesAreRequired() async throws {
+        let harness = Self.harness(deviceBoundOnly: true)
+        try await harness.test { api in
+            let primary = try await api.primarySession()
+            let synced = SoftwarePasskey(origin: Self.origin)
+            synced.synced = true
+            #expect(try await Self.register(synced, api, token: primary).isUniformFailure)
+            #expect(try await harness.auditedReasons().contains("passkey.backupState"))
+            let bound = SoftwarePasskey(origin: Self.origin)
+            bound.format = "packed"
+            let registered = try await Self.register(bound, api, token: primary)
+            #expect(registered.status == 201, "\(registered.text)")
+            #expect((registered.json["passkey"] as? [String: any Sendable])?["attestation"] as? String == "selfAttested")
+        }
+    }
+
+    /// A passkey's key answers WebAuthn ceremonies only: a BioAuth login message it signed is
+    /// refused like an unknown device's.
+    @Test func aPasskeyNeverAnswersANativeChallenge() async throws {
+        let harness = Self.harness()
+        try await harness.test { api in
+            let primary = try await api.primarySession()
+            let passkey = SoftwarePasskey(origin: Self.origin)
+            let id = try await Self.register(passkey, api, token: primary)["id"]
+            let challenge = try await api.loginChallenge("alice", id)
+            let message = try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(challenge.text.utf8)).message()
+            let signature = Base64URL.encode(try passkey.sign(message.encoded))
+            #expect(try await api.finish(challenge, signature: signature).isUniformFailure)
+        }
+    }
+
+    /// `bioauth-server` refuses origins a relying party cannot serve: another site, plain HTTP
+    /// beyond localhost, a path; and origins without an RP ID.
+    @Test(.timeLimit(.minutes(2))) func theServerRefusesOriginsOutsideItsRelyingParty() throws {
+        for (id, origin, message) in [
+            ("example.com", "https://evil.com", "is not example.com or under it"),
+            ("example.com", "http://login.example.com", "must be https"),
+            ("example.com", "https://example.com/login", "not an origin"),
+        ] {
+            let refused = try ServerProcess.command(
+                ["serve", "--passkey-rp-id", id, "--passkey-origin", origin, "--database", ":memory:"], includingErrors: true)
+            #expect(refused.status != 0 && refused.output.contains(message), "\(origin): \(refused.output)")
+        }
+        let orphan = try ServerProcess.command(
+            ["serve", "--passkey-origin", "https://example.com", "--database", ":memory:"], includingErrors: true)
+        #expect(orphan.status != 0 && orphan.output.contains("needs --passkey-rp-id"))
+    }
+
+    /// Answers alike for a user who exists and one who does not; 404 where passkeys are off.
+    @Test func theLoginChallengeTellsNothingAndPasskeysCanBeOff() async throws {
+        try await Self.harness().test { api in
+            _ = try await api.primarySession()
+            let known = try await api.post("/v1/passkeys/login/challenge", ["username": "alice"])
+            let unknown = try await api.post("/v1/passkeys/login/challenge", ["username": "nobody"])
+            #expect(known.status == 200 && unknown.status == 200)
+            #expect(known.json.keys.sorted() == unknown.json.keys.sorted())
+            #expect((known.json["publicKey"] as? [String: any Sendable])?["allowCredentials"] as? [Any] != nil)
+        }
+        try await ServerHarness().test { api in
+            let off = try await api.post("/v1/passkeys/login/challenge", ["username": "alice"])
+            #expect(off.status == 404, "\(off.text)")
+        }
+    }
+}
