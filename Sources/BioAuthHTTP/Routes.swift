@@ -24,6 +24,9 @@ public struct HTTPOptions: Sendable {
     /// Serve `/metrics` on this listener. `bioauth-server --management-port` turns it off: the
     /// metrics then live only on the management listener, out of the public's reach.
     public var publicMetrics = true
+    /// Serve the sign-in page at `/signin/` (`bioauth-server --sign-in-page`): off by default, for a
+    /// deployment whose own pages call the API.
+    public var signInPage = false
 
     /// A reverse proxy on the same host.
     public static let loopbackProxies = [IPNetwork("127.0.0.0/8")!, IPNetwork("::1")!]
@@ -67,6 +70,7 @@ public struct BioAuthRoutes: Sendable {
                 status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
         addAPI(to: routed)
+        if options.signInPage { SignInPage.add(to: routed, passwordLogin: service.configuration.passwordLogin) }
         return router
     }
 

@@ -418,6 +418,7 @@ struct Serve: AsyncParsableCommand {
             allowSignUp: allowSignUp || env("BIOAUTH_ALLOW_SIGN_UP") == "1")
         http.accessLog = accessLog
         http.publicMetrics = publicMetrics
+        http.signInPage = passkeys.signInPage
         let configuration = ServerAppConfiguration(
             host: host, port: port, server: serverConfiguration, http: http,
             logLevel: Logger.Level(rawValue: logLevel) ?? .info)
@@ -543,7 +544,7 @@ struct Serve: AsyncParsableCommand {
                 "\(server.passkeys.map { "\($0.relyingParty.id), \($0.relyingParty.origins.count) origins\($0.relyingParty.allowsSyncedCredentials ? "" : ", device-bound only")" } ?? "off")",
             "webhook": "\(webhookURL.flatMap { URL(string: $0)?.host } ?? "none")", "trusted_proxies": "\(http.trustedProxies.count)",
             "requests_per_client": "\(server.rateLimits.requestsPerClient)", "password_rounds": "\(server.passwordRounds)",
-            "access_log": "\(http.accessLog)",
+            "access_log": "\(http.accessLog)", "sign_in_page": "\(http.signInPage)",
             "log_pseudonyms": "\(pseudonymKeyFile != nil || env("BIOAUTH_LOG_PSEUDONYM_KEY") != nil ? "configured key" : "per process")",
         ]
     }

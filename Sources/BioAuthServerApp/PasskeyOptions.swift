@@ -33,6 +33,12 @@ struct PasskeyOptions: ParsableArguments {
     var deviceBoundOnlyFlag = false
     var deviceBoundOnly: Bool { deviceBoundOnlyFlag || env("BIOAUTH_PASSKEYS_DEVICE_BOUND_ONLY") == "1" }
 
+    @Flag(
+        name: .customLong("sign-in-page"),
+        help: "Serve the sign-in page at /signin/: passkey sign-in and creation, plain HTML (env BIOAUTH_SIGN_IN_PAGE=1).")
+    var signInPageFlag = false
+    var signInPage: Bool { signInPageFlag || env("BIOAUTH_SIGN_IN_PAGE") == "1" }
+
     func validate() throws {
         guard let relyingPartyID else {
             if !origins.isEmpty || deviceBoundOnly { throw ValidationError("--passkey-origin needs --passkey-rp-id") }

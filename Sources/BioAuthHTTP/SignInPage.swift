@@ -1,0 +1,216 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// A small sign-in page a deployment may serve (`bioauth-server --sign-in-page`): a username, "Sign
+/// in with a passkey", the demo accounts' password when password login is on, and, once signed in,
+/// "Create a passkey on this device". Plain HTML, one script using `navigator.credentials`, one
+/// style sheet a deployment can replace; no framework, nothing inline (the page's Content Security
+/// Policy allows scripts and styles from the page's origin only, and no framing).
+///
+/// An embedding backend mounts the same `/v1` endpoints and writes its own page: this one only
+/// calls them, with the session token kept in `sessionStorage` for the tab's life.
+enum SignInPage {
+    /// Served at `/signin/`; its script and style sheet beside it.
+    static let path = "signin"
+
+    static func add<Context: BioAuthRequestContext>(to router: some RouterMethods<Context>, passwordLogin: Bool) {
+        let html = page(passwordLogin: passwordLogin)
+        // `/signin` and `/signin/` alike (the router does not tell them apart).
+        router.get("\(path)") { _, _ in response(html, type: "text/html; charset=utf-8") }
+        router.get("\(path)/signin.js") { _, _ in response(script, type: "text/javascript; charset=utf-8") }
+        router.get("\(path)/signin.css") { _, _ in response(style, type: "text/css; charset=utf-8") }
+    }
+
+    static func response(_ body: String, type: String) -> Response {
+        Response(
+            status: .ok,
+            headers: [
+                .contentType: type, .cacheControl: "no-store", HTTPField.Name("Referrer-Policy")!: "no-referrer",
+                HTTPField.Name("X-Content-Type-Options")!: "nosniff", HTTPField.Name("X-Frame-Options")!: "DENY",
+                .contentSecurityPolicy:
+                    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
+            ], body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+
+    static func page(passwordLogin: Bool) -> String {
+        let password =
+            passwordLogin
+            ? """
+                  <details id="password-section">
+                    <summary>Sign in with a password</summary>
+                    <label for="password">Password</label>
+                    <input id="password" type="password" autocomplete="current-password">
+                    <button id="password-signin" type="button">Sign in with the password</button>
+                  </details>
+            """ : ""
+        return """
+            <!doctype html>
+            <html lang="en">
+            <head>
+              <meta charset="utf-8">
+              <meta name="viewport" content="width=device-width, initial-scale=1">
+              <title>Sign in</title>
+              <link rel="stylesheet" href="/\(path)/signin.css">
+              <script src="/\(path)/signin.js" defer></script>
+            </head>
+            <body>
+              <main>
+                <h1 id="title">Sign in</h1>
+                <section id="signed-out" aria-labelledby="title">
+                  <label for="username">Username</label>
+                  <input id="username" autocomplete="username webauthn" autocapitalize="none" spellcheck="false" required>
+                  <button id="passkey-signin" type="button">Sign in with a passkey</button>
+            \(password)
+                </section>
+                <section id="signed-in" hidden aria-labelledby="account-title">
+                  <h2 id="account-title">Signed in as <span id="account"></span></h2>
+                  <label for="passkey-name">Name of the new passkey</label>
+                  <input id="passkey-name" value="This browser" maxlength="64">
+                  <button id="passkey-create" type="button">Create a passkey on this device</button>
+                  <button id="signout" type="button">Sign out</button>
+                </section>
+                <p id="status" role="status" aria-live="polite"></p>
+              </main>
+            </body>
+            </html>
+
+            """
+    }
+
+    static let style = """
+        body { font-family: system-ui, sans-serif; margin: 0; background: #f5f5f7; color: #1d1d1f; }
+        main { max-width: 24rem; margin: 4rem auto; padding: 2rem; background: #fff; border-radius: 12px; }
+        label { display: block; margin: 1rem 0 0.25rem; }
+        input { width: 100%; box-sizing: border-box; padding: 0.6rem; font-size: 1rem; }
+        button { display: block; width: 100%; margin-top: 1rem; padding: 0.7rem; font-size: 1rem; cursor: pointer; }
+        button:focus-visible, input:focus-visible { outline: 3px solid #0a66ff; outline-offset: 2px; }
+        details { margin-top: 1.5rem; }
+        #status { min-height: 1.5rem; }
+        #status.error { color: #b00020; }
+
+        """
+
+    static let script = """
+        "use strict";
+        // BioAuth's sign-in page: WebAuthn ceremonies against /v1/passkeys (docs/Protocol.md §4, flow 7).
+        const $ = (id) => document.getElementById(id);
+        const b64u = {
+          encode(buffer) {
+            let text = "";
+            for (const byte of new Uint8Array(buffer)) text += String.fromCharCode(byte);
+            return btoa(text).replace(/\\+/g, "-").replace(/\\//g, "_").replace(/=+$/, "");
+          },
+          decode(text) {
+            const base64 = text.replace(/-/g, "+").replace(/_/g, "/");
+            return Uint8Array.from(atob(base64 + "===".slice((base64.length + 3) % 4)), (c) => c.charCodeAt(0));
+          },
+        };
+
+        // Each outcome numbers itself (data-outcome), so a script driving the page knows when one arrived.
+        function say(message, isError = false, busy = false) {
+          const status = $("status");
+          status.textContent = message;
+          status.className = isError ? "error" : "";
+          status.setAttribute("aria-busy", busy ? "true" : "false");
+          if (!busy) status.dataset.outcome = String(Number(status.dataset.outcome || 0) + 1);
+        }
+
+        async function call(path, body, token) {
+          const headers = { "Content-Type": "application/json" };
+          if (token) headers.Authorization = "Bearer " + token;
+          const response = await fetch("/v1/" + path, { method: "POST", headers, body: JSON.stringify(body) });
+          const json = await response.json().catch(() => ({}));
+          if (!response.ok) throw Object.assign(new Error(json.error || "status " + response.status), { status: response.status });
+          return json;
+        }
+
+        // WebAuthn Level 3's JSON forms where the browser has them, the same by hand where not.
+        function creationOptions(json) {
+          if (PublicKeyCredential.parseCreationOptionsFromJSON) return PublicKeyCredential.parseCreationOptionsFromJSON(json);
+          return { ...json, challenge: b64u.decode(json.challenge), user: { ...json.user, id: b64u.decode(json.user.id) },
+            excludeCredentials: json.excludeCredentials.map((d) => ({ ...d, id: b64u.decode(d.id) })) };
+        }
+        function requestOptions(json) {
+          if (PublicKeyCredential.parseRequestOptionsFromJSON) return PublicKeyCredential.parseRequestOptionsFromJSON(json);
+          return { ...json, challenge: b64u.decode(json.challenge), allowCredentials: [] };
+        }
+        function credentialJSON(credential) {
+          if (credential.toJSON) return credential.toJSON();
+          const r = credential.response, json = { id: credential.id, rawId: b64u.encode(credential.rawId), type: credential.type, response: {
+            clientDataJSON: b64u.encode(r.clientDataJSON) } };
+          if (r.attestationObject) json.response.attestationObject = b64u.encode(r.attestationObject);
+          if (r.authenticatorData) json.response.authenticatorData = b64u.encode(r.authenticatorData);
+          if (r.signature) json.response.signature = b64u.encode(r.signature);
+          if (r.userHandle) json.response.userHandle = b64u.encode(r.userHandle);
+          return json;
+        }
+
+        function show(session) {
+          if (session) sessionStorage.setItem("bioauth.session", JSON.stringify(session));
+          const current = JSON.parse(sessionStorage.getItem("bioauth.session") || "null");
+          $("signed-out").hidden = !!current;
+          $("signed-in").hidden = !current;
+          $("title").textContent = current ? "Your account" : "Sign in";
+          if (current) $("account").textContent = current.userId;
+          return current;
+        }
+
+        async function passkeySignIn() {
+          const username = $("username").value.trim();
+          if (!username) return say("Enter your username.", true);
+          try {
+            say("Waiting for your passkey…", false, true);
+            const options = await call("passkeys/login/challenge", { username });
+            const credential = await navigator.credentials.get({ publicKey: requestOptions(options.publicKey) });
+            const session = await call("passkeys/login/finish", { challengeId: options.challengeId, credential: credentialJSON(credential) });
+            show(session);
+            say("Signed in with your passkey.");
+          } catch (error) {
+            say(error.status === 401 ? "That passkey did not sign you in." : "Passkey sign-in failed: " + error.message, true);
+          }
+        }
+
+        async function passwordSignIn() {
+          try {
+            const session = await call("login/password", { username: $("username").value.trim(), password: $("password").value });
+            $("password").value = "";
+            show(session);
+            say("Signed in with your password. Create a passkey to sign in without it.");
+          } catch (error) {
+            say("Password sign-in failed: " + error.message, true);
+          }
+        }
+
+        async function createPasskey() {
+          const session = show();
+          try {
+            say("Creating a passkey…", false, true);
+            const options = await call("passkeys/registration/challenge", { name: $("passkey-name").value }, session.token);
+            const credential = await navigator.credentials.create({ publicKey: creationOptions(options.publicKey) });
+            await call("passkeys/registration/finish", { challengeId: options.challengeId, credential: credentialJSON(credential) }, session.token);
+            say("Passkey created. It is in your device list.");
+          } catch (error) {
+            say(error.message === "approval_required" ? "Another of your devices must approve a new passkey." :
+              "The passkey was not created: " + error.message, true);
+          }
+        }
+
+        async function signOut() {
+          const session = show();
+          sessionStorage.removeItem("bioauth.session");
+          show();
+          say("Signed out.");
+          if (session) await call("logout", {}, session.token).catch(() => {});
+        }
+
+        document.addEventListener("DOMContentLoaded", () => {
+          $("passkey-signin").addEventListener("click", passkeySignIn);
+          $("password-signin")?.addEventListener("click", passwordSignIn);
+          $("passkey-create").addEventListener("click", createPasskey);
+          $("signout").addEventListener("click", signOut);
+          show();
+        });
+
+        """
+}

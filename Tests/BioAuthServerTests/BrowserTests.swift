@@ -1,0 +1,83 @@
+import BioAuthServerTesting
+import BioAuthTesting
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The sign-in page in a real browser: Debian's `chromium-headless-shell`, driven by Playwright
+/// (`Tests/Browser/passkeys.py`) with a DevTools virtual authenticator as the passkey, against two
+/// `bioauth-server` processes on loopback (`http://localhost` is a secure context). `.ci/run`
+/// installs both and names them in `BIOAUTH_TEST_BROWSER` and `BIOAUTH_TEST_PYTHON`; elsewhere the
+/// suite is skipped without them, under `.ci/run` (`BIOAUTH_REQUIRE_SERVICES=1`) it must run.
+/// Screenshots of each page go to `.build/test-output/browser/`.
+@Suite(.enabled(if: Browser.available || TestServices.required, Browser.skipReason))
+struct BrowserTests {
+    @Test(.timeLimit(.minutes(3)))
+    func passkeysRegisterAndSignInOnTheSignInPage() throws {
+        let chromium = try #require(
+            Browser.chromium, "BIOAUTH_TEST_BROWSER is not set: run .ci/run, which installs chromium-headless-shell")
+        let python = try #require(Browser.python, "BIOAUTH_TEST_PYTHON is not set: run .ci/run, which installs Playwright")
+        let (server, serverURL) = try Browser.server()
+        defer { _ = server.stop() }
+        let (bound, boundURL) = try Browser.server(extra: ["--passkeys-device-bound-only"])
+        defer { _ = bound.stop() }
+        let shots = PackagePaths.root.appendingPathComponent(".build/test-output/browser").path
+        let script = PackagePaths.root.appendingPathComponent("Tests/Browser/passkeys.py").path
+        let run = Process()
+        run.executableURL = URL(fileURLWithPath: python)
+        run.arguments = [script, chromium, serverURL, boundURL, shots]
+        let output = Pipe()
+        run.standardOutput = output
+        run.standardError = output
+        try run.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        run.waitUntilExit()
+        print(text)
+        #expect(run.terminationStatus == 0, "\(text)")
+        #expect(!text.contains("FAIL") && text.components(separatedBy: "\nok ").count > 10, "\(text)")
+        for name in ["1-sign-in", "2-account", "3-passkey-created", "4-signed-in-with-passkey", "6-synced-passkey-refused"] {
+            #expect(FileManager.default.fileExists(atPath: "\(shots)/\(name).png"), "\(name).png")
+        }
+    }
+}
+
+enum Browser {
+    static let chromium = ProcessInfo.processInfo.environment["BIOAUTH_TEST_BROWSER"].flatMap { $0.isEmpty ? nil : $0 }
+    static let python = ProcessInfo.processInfo.environment["BIOAUTH_TEST_PYTHON"].flatMap { $0.isEmpty ? nil : $0 }
+    static var available: Bool { chromium != nil && python != nil }
+    static let skipReason: Comment = "no BIOAUTH_TEST_BROWSER (chromium-headless-shell) with Playwright: .ci/run installs them"
+
+    /// A server with the sign-in page and passkeys for `http://localhost:<its port>`: the port is
+    /// chosen first, since the origin names it.
+    static func server(extra: [String] = []) throws -> (ServerProcess, String) {
+        let port = try freePort()
+        let origin = "http://localhost:\(port)"
+        let process = try ServerProcess(
+            database: ":memory:",
+            extra: ["--port", "\(port)", "--sign-in-page", "--passkey-rp-id", "localhost", "--passkey-origin", origin] + extra)
+        return (process, origin)
+    }
+
+    /// A loopback port nothing listens on now.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw CocoaError(.fileWriteUnknown) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
