@@ -169,6 +169,13 @@ extension Wire {
         public enum CodingKeys: String, CodingKey, CaseIterable { case challengeId, credential }
     }
 
+    /// `POST /v1/passkeys/registration/complete`: the approved request that holds the passkey.
+    public struct PasskeyRegistrationCompletion: WireRequest, Hashable {
+        public var enrolmentRequestId: String
+        public init(enrolmentRequestId: String) { self.enrolmentRequestId = enrolmentRequestId }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case enrolmentRequestId }
+    }
+
     /// `POST /v1/passkeys/login/finish`.
     public struct PasskeyLoginFinish: WireRequest, Hashable {
         public var challengeId: String

@@ -248,8 +248,21 @@ public struct BioAuthRoutes: Sendable {
             let (session, info) = try context.authenticated(info(request, context))
             // An attestation statement's certificates make this body larger than the others.
             let body = try await decode(Wire.PasskeyRegistrationFinish.self, request, maxBodySize: PresentedAttestation.maximumBodySize)
-            let device = try await service.finishPasskeyRegistration(
+            switch try await service.finishPasskeyRegistration(
                 session: session, challengeID: try ChallengeID(body.challengeId), credential: body.credential, request: info)
+            {
+            case .enrolled(let device): return try json(Wire.Device(device), status: .created)
+            case .awaitingApproval(let new):
+                var reply = Wire.EnrolmentRequest(new.record)
+                reply.bindingCode = new.bindingCode.text
+                return try json(reply, status: .accepted)
+            }
+        }
+        authenticated.post("passkeys/registration/complete") { request, context in
+            let (session, info) = try context.authenticated(info(request, context))
+            let body = try await decode(Wire.PasskeyRegistrationCompletion.self, request)
+            let device = try await service.completePasskeyRegistration(
+                session: session, enrolmentRequestID: EnrolmentRequestID(body.enrolmentRequestId), request: info)
             return try json(Wire.Device(device), status: .created)
         }
         v1.post("passkeys/login/challenge") { request, context in

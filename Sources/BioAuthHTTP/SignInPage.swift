@@ -68,6 +68,7 @@ enum SignInPage {
                   <label for="passkey-name">Name of the new passkey</label>
                   <input id="passkey-name" value="This browser" maxlength="64">
                   <button id="passkey-create" type="button">Create a passkey on this device</button>
+                  <button id="passkey-complete" type="button" hidden>My phone approved it: finish</button>
                   <button id="signout" type="button">Sign out</button>
                 </section>
                 <p id="status" role="status" aria-live="polite"></p>
@@ -188,11 +189,30 @@ enum SignInPage {
             say("Creating a passkey…", false, true);
             const options = await call("passkeys/registration/challenge", { name: $("passkey-name").value }, session.token);
             const credential = await navigator.credentials.create({ publicKey: creationOptions(options.publicKey) });
-            await call("passkeys/registration/finish", { challengeId: options.challengeId, credential: credentialJSON(credential) }, session.token);
+            const reply = await call("passkeys/registration/finish",
+              { challengeId: options.challengeId, credential: credentialJSON(credential) }, session.token);
+            if (reply.bindingCode) {
+              // Not the first device: the phone approves it with this code (or a recovery code does).
+              sessionStorage.setItem("bioauth.request", reply.id);
+              $("passkey-complete").hidden = false;
+              return say("Approve this passkey on your phone with the code " + reply.bindingCode + ", then finish here.");
+            }
             say("Passkey created. It is in your device list.");
           } catch (error) {
-            say(error.message === "approval_required" ? "Another of your devices must approve a new passkey." :
-              "The passkey was not created: " + error.message, true);
+            say("The passkey was not created: " + error.message, true);
+          }
+        }
+
+        async function completePasskey() {
+          const session = show();
+          try {
+            await call("passkeys/registration/complete", { enrolmentRequestId: sessionStorage.getItem("bioauth.request") }, session.token);
+            sessionStorage.removeItem("bioauth.request");
+            $("passkey-complete").hidden = true;
+            say("Passkey created. It is in your device list.");
+          } catch (error) {
+            say(error.message === "approval_required" ? "Your phone has not approved it yet." : "The passkey was not created: " + error.message,
+              true);
           }
         }
 
@@ -208,6 +228,7 @@ enum SignInPage {
           $("passkey-signin").addEventListener("click", passkeySignIn);
           $("password-signin")?.addEventListener("click", passwordSignIn);
           $("passkey-create").addEventListener("click", createPasskey);
+          $("passkey-complete").addEventListener("click", completePasskey);
           $("signout").addEventListener("click", signOut);
           show();
         });

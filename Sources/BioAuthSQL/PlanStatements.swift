@@ -142,10 +142,10 @@ extension WritePlan.Mutation {
                 """
                 INSERT INTO enrolment_requests (id, user_id, device_id, name, public_key, replaces_device, session_id, created_at, expires_at,
                   approved_at, approved_by_device, recovery_code_hash, recovery_attempts, codes_sent, last_code_sent_at, ended_at, ending,
-                  approval_hash, requester)
+                  approval_hash, requester, passkey)
                 VALUES (\(r.id), \(r.userID), \(r.deviceID), \(r.name), \(r.publicKey), \(r.replacing), \(r.sessionID), \(r.createdAt),
                         \(r.expiresAt), \(r.approvedAt), \(r.approvedByDevice), \(r.recoveryCodeHash), \(r.recoveryAttempts), \(r.codesSent),
-                        \(r.lastCodeSentAt), \(r.endedAt), \(r.ending?.rawValue), \(r.approvalHash), \(r.requester))
+                        \(r.lastCodeSentAt), \(r.endedAt), \(r.ending?.rawValue), \(r.approvalHash), \(r.requester), \(r.passkey?.stored))
                 """
             ])
         case .deleteEnrolmentRequest(let id):

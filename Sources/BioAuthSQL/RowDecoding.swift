@@ -93,7 +93,7 @@ extension EnrolmentRequestRecord {
             lastCodeSentAt: try r.optionalDate("last_code_sent_at"), endedAt: try r.optionalDate("ended_at"),
             ending: try EnrolmentRequestEnding(stored: try r.optionalString("ending")),
             approvalHash: try r.optionalTokenHash("approval_hash"),
-            requester: try r.optionalString("requester"))
+            requester: try r.optionalString("requester"), passkey: try PasskeyCredential(stored: try r.optionalString("passkey")))
     }
 }
 

@@ -43,7 +43,10 @@ package enum Schema {
     /// applied by both stores in their dialect. Append only. A new column is one line in
     /// ``tables``, one migration here, and the statements that use it.
     package static let sharedMigrations: [SchemaMigration] = [
-        SchemaMigration("Devices may be passkeys", [.addColumn("devices", .init("passkey", .text, nullable: true))])
+        SchemaMigration("Devices may be passkeys", [.addColumn("devices", .init("passkey", .text, nullable: true))]),
+        SchemaMigration(
+            "Enrolment requests may carry a passkey waiting for its approval",
+            [.addColumn("enrolment_requests", .init("passkey", .text, nullable: true))]),
     ]
 
     /// The kinds whose repeats merge into one audit row (``AuditEvent/aggregates``) as the index
@@ -168,7 +171,7 @@ package enum Schema {
                 .init("recovery_attempts", .integer), .init("codes_sent", .integer), .init("last_code_sent_at", .date, nullable: true),
                 .init("ended_at", .date, nullable: true), .init("ending", .text, nullable: true),
                 .init("approval_hash", .bytes, nullable: true),
-                .init("requester", .text, nullable: true),
+                .init("requester", .text, nullable: true), .init("passkey", .text, nullable: true),
             ]),
         Table("known_clients", [.init("user_id", .text), .init("client", .text), .init("last_success_at", .date)]),
         Table(

@@ -75,14 +75,42 @@ struct PasskeyTests {
         }
     }
 
-    /// A user who has a device needs the policy's proof for a passkey, as for a second phone.
-    @Test func aPasskeyAfterTheFirstDeviceNeedsAnApproval() async throws {
+    /// A user who has a device needs the policy's proof for a passkey, as for a second phone: the
+    /// verified passkey waits in an enrolment request until the phone approves it with the binding
+    /// code; then it is a device in its cool-down, enrolled by approval.
+    @Test func aPasskeyAfterTheFirstDeviceWaitsForThePhonesApproval() async throws {
         let harness = Self.harness()
         try await harness.test { api in
             let primary = try await api.primarySession()
-            _ = try await api.enrol(SoftwareDevice(), token: primary)
-            let refused = try await api.post("/v1/passkeys/registration/challenge", ["name": "Laptop"], token: primary)
-            #expect(refused.status == 403 && refused["error"] == "approval_required", "\(refused.text)")
+            let phone = SoftwareDevice()
+            let phoneID = try await api.enrol(phone, token: primary)
+            let passkey = SoftwarePasskey(origin: Self.origin)
+            let waiting = try await Self.register(passkey, api, token: primary)
+            #expect(waiting.status == 202, "\(waiting.text)")
+            #expect(waiting.json["bindingCode"] is String && waiting["approvalText"].contains("Laptop"))
+            let complete: [String: any Sendable] = ["enrolmentRequestId": waiting["id"]]
+            let early = try await api.post("/v1/passkeys/registration/complete", complete, token: primary)
+            #expect(early.status == 403 && early["error"] == "approval_required", "\(early.text)")
+            #expect(try await Self.signIn(passkey, api).isUniformFailure, "not a device yet")
+
+            // The phone sees the request and approves it with the code the browser shows.
+            let (approval, phoneSession) = try await api.stepUpApproval("alice", phoneID, phone, text: waiting.signedApprovalText)
+            let approved = try await api.post(
+                "/v1/enrolment-requests/\(waiting["id"])/approve", ["approval": approval], token: phoneSession)
+            #expect(approved.status == 204, "\(approved.text)")
+            // Only the session that registered it completes it.
+            let other = try await api.post("/v1/login/password", ["username": "alice", "password": API.password])["token"]
+            #expect(try await api.post("/v1/passkeys/registration/complete", complete, token: other).status == 404)
+            let enrolled = try await api.post("/v1/passkeys/registration/complete", complete, token: primary)
+            #expect(enrolled.status == 201, "\(enrolled.text)")
+            #expect(enrolled["enrolledBy"] == "approval" && enrolled.json["passkey"] is [String: any Sendable])
+            #expect(try await api.post("/v1/passkeys/registration/complete", complete, token: primary).status == 404, "used up")
+
+            // A device now, in its cool-down: it signs in, and may not end every session.
+            let signedIn = try await Self.signIn(passkey, api)
+            #expect(signedIn.status == 200, "\(signedIn.text)")
+            let endAll = try await api.call(.delete, "/v1/sessions", token: signedIn["token"])
+            #expect(endAll.status == 403, "\(endAll.text)")
         }
     }
 

@@ -23,6 +23,7 @@ struct DeviceEnrolment: Flow {
             guard let approved = try await run(request, { try await self.store.enrolmentRequest(id: id) }),
                 approved.sessionID == session.id,
                 approved.userID == session.userID, approved.isUsable(at: clock.now()), approved.publicKey == enrolment.publicKey,
+                approved.passkey == nil,
                 approved.name == enrolment.name, approved.replacing == (replacesDeviceID != nil),
                 !approved.replacing || approved.deviceID == deviceID
             else { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }

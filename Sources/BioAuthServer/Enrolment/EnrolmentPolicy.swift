@@ -151,6 +151,9 @@ public struct EnrolmentRequestRecord: Sendable, Hashable {
     /// refuse the owner's (`WritePlan.requestEnrolment(_:_:maxPending:at:audit:)`). nil for a
     /// request stored before requests remembered it.
     public var requester: String?
+    /// For a passkey after the user's first device: its verified credential, enrolled once the
+    /// request is approved (``publicKey`` is then the credential key's SPKI). nil for an app's key.
+    public var passkey: PasskeyCredential?
 
     public init(
         id: EnrolmentRequestID, userID: UserID, deviceID: DeviceID, name: String, publicKey: Data, replacing: Bool, sessionID: SessionID,
@@ -158,8 +161,9 @@ public struct EnrolmentRequestRecord: Sendable, Hashable {
         approvedAt: Date? = nil, approvedByDevice: DeviceID? = nil, recoveryCodeHash: TokenHash? = nil, recoveryAttempts: Int = 0,
         codesSent: Int = 0,
         lastCodeSentAt: Date? = nil, endedAt: Date? = nil, ending: EnrolmentRequestEnding? = nil, approvalHash: TokenHash? = nil,
-        requester: String? = nil
+        requester: String? = nil, passkey: PasskeyCredential? = nil
     ) {
+        self.passkey = passkey
         self.approvalHash = approvalHash
         self.requester = requester
         self.codesSent = codesSent

@@ -15,13 +15,24 @@ struct EnrolmentRequests: Flow {
         let enrolment = try await DeviceEnrolment(context: context).subject(
             session: session, name: name, publicKey: publicKey, replacesDeviceID: replacesDeviceID, request: request)
         guard enrolment.needsProof else { throw ServerError(.conflict, detail: "this enrolment needs no approval") }
+        return try await store(
+            session: session, deviceID: enrolment.deviceID, name: enrolment.name, publicKey: enrolment.publicKey,
+            replacing: replacesDeviceID != nil, passkey: nil, request: request)
+    }
+
+    /// Stores a new request of `session`'s, with its binding code, within the requester's cap of
+    /// pending requests (429 beyond it).
+    func store(
+        session: SessionRecord, deviceID: DeviceID, name: String, publicKey: Data, replacing: Bool, passkey: PasskeyCredential?,
+        request: RequestInfo
+    ) async throws(ServerError) -> NewEnrolmentRequest {
         let now = clock.now()
         let bindingCode = BindingCode.random()
         let record = EnrolmentRequestRecord(
-            id: .random(), userID: session.userID, deviceID: enrolment.deviceID, name: enrolment.name, publicKey: enrolment.publicKey,
-            replacing: replacesDeviceID != nil, sessionID: session.id, createdAt: now,
+            id: .random(), userID: session.userID, deviceID: deviceID, name: name, publicKey: publicKey,
+            replacing: replacing, sessionID: session.id, createdAt: now,
             expiresAt: now.addingTimeInterval(configuration.enrolment.requestTTL),
-            requester: request.clientAddress
+            requester: request.clientAddress, passkey: passkey
         ).bound(to: bindingCode)
         let audit = event(.enrolmentRequested, user: session.userID, device: record.deviceID, request: request)
         let maxPending = BioAuthService.maxPendingEnrolmentRequests

@@ -31,7 +31,6 @@ struct PasskeyCeremonies: Flow {
         try authorizeUnread(.enrolDevice, session)
         let name = try Validate.deviceName(name)
         let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
-        if needsProof(devices) { throw ServerError(.approvalRequired, detail: "a passkey after the first device needs an approval") }
         let challenge = try await Challenges(context: context).stored(
             .passkey(.registration(deviceName: name)), user: session.userID, device: .random(), session: session.id,
             ttl: policy.ceremonyTTL, request)
@@ -44,7 +43,7 @@ struct PasskeyCeremonies: Flow {
 
     func finishRegistration(
         session: SessionRecord, challengeID: ChallengeID, credential: Wire.PasskeyRegistrationCredential, request: RequestInfo
-    ) async throws(ServerError) -> DeviceRecord {
+    ) async throws(ServerError) -> PasskeyRegistration {
         let policy = try policy
         try authorizeUnread(.enrolDevice, session)
         let rawID = try Validate.base64URL(credential.rawId, field: "rawId", count: 1...1023)
@@ -65,12 +64,12 @@ struct PasskeyCeremonies: Flow {
                     ? .success(registration) : .failure(WebAuthnError(.malformed, "rawId is not the attested credential's id"))
             } catch { verified = .failure(error) }
         }
-        if case .success(let registration)? = verified {
-            let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
-            if devices.contains(where: { $0.passkey?.credentialID == registration.credentialID }) {
-                throw ServerError(.conflict, field: "credential", detail: "this passkey is already enrolled")
-            }
+        let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
+        if case .success(let registration)? = verified, devices.contains(where: { $0.passkey?.credentialID == registration.credentialID }) {
+            throw ServerError(.conflict, field: "credential", detail: "this passkey is already enrolled")
         }
+        // A passkey after the user's first device waits for the policy's proof, like a phone's key.
+        let waits = needsProof(devices)
         let verdict = verified
         let nonce = peeked?.nonce
         let first = configuration.enrolment.additionalDevices == .approvalOrRecovery
@@ -96,12 +95,48 @@ struct PasskeyCeremonies: Flow {
                 id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: registration.publicKey.spkiRepresentation,
                 createdAt: now, enrolledBy: proof, passkey: PasskeyCredential(registration))
             let audit = self.event(.deviceEnrolled, user: challenge.userID, device: challenge.deviceID, request: request)
+            // Waiting: the challenge is used up, and the request below holds the verified passkey.
+            guard !waits else { return ((device, audit), WritePlan()) }
             let plan = WritePlan.enrolment(device, replacing: nil, approvedRequest: nil, asFirstDevice: first, audit: audit)
             return ((device, audit), plan)
         }
-        // Another enrolment finished first: this passkey is no longer the user's first device.
-        if outcome.refusal != nil { throw ServerError(.approvalRequired, detail: "a passkey after the first device needs an approval") }
         let (device, audit) = enrolled
+        // Waiting, or another enrolment finished first and this is no longer the first device.
+        if waits || outcome.refusal != nil {
+            return .awaitingApproval(
+                try await EnrolmentRequests(context: context).store(
+                    session: session, deviceID: device.id, name: device.name, publicKey: device.publicKey, replacing: false,
+                    passkey: device.passkey, request: request))
+        }
+        metrics.enrolments.increment()
+        log(audit, request: request)
+        if session.kind == .enrolmentGrant { await DeviceEnrolment(context: context).endGrant(session, request: request) }
+        return .enrolled(device)
+    }
+
+    /// Enrols the passkey an approved request of `session`'s holds (approved by another device
+    /// with the binding code, or by a recovery code): the request is used up, the passkey is a
+    /// device in its cool-down.
+    func completeRegistration(session: SessionRecord, enrolmentRequestID: EnrolmentRequestID, request: RequestInfo)
+        async throws(ServerError) -> DeviceRecord
+    {
+        _ = try policy
+        try authorizeUnread(.enrolDevice, session)
+        let id = try Validate.serverAssigned(enrolmentRequestID, field: "enrolmentRequestId")
+        guard let approved = try await run(request, { try await self.store.enrolmentRequest(id: id) }), approved.userID == session.userID,
+            approved.sessionID == session.id, let passkey = approved.passkey
+        else { throw ServerError(.notFound, field: "enrolmentRequestId") }
+        let now = clock.now()
+        guard approved.isUsable(at: now) else { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
+        let device = DeviceRecord(
+            id: approved.deviceID, userID: approved.userID, name: approved.name, publicKey: approved.publicKey, createdAt: now,
+            enrolledBy: approved.approvedByDevice != nil ? .approval : .recovery, passkey: passkey)
+        let audit = event(.deviceEnrolled, user: device.userID, device: device.id, request: request)
+        let plan = WritePlan.enrolment(device, replacing: nil, approvedRequest: approved.id, audit: audit)
+        // The request was used or ended in between: nothing was written.
+        guard try await run(request, { try await self.writer.apply(plan) }).wasApplied else {
+            throw ServerError(.approvalRequired, field: "enrolmentRequestId")
+        }
         metrics.enrolments.increment()
         log(audit, request: request)
         if session.kind == .enrolmentGrant { await DeviceEnrolment(context: context).endGrant(session, request: request) }
@@ -176,6 +211,16 @@ struct PasskeyCeremonies: Flow {
         }
         return try await DeviceLogin(context: context).granted(login, token: token, refresh: refresh, request: request)
     }
+}
+
+/// What a passkey registration's finish did.
+public enum PasskeyRegistration: Sendable, Hashable {
+    /// The passkey is a device of the user: their first, with a primary login or grant alone.
+    case enrolled(DeviceRecord)
+    /// The passkey, verified, waits in an enrolment request for the policy's proof — another
+    /// device's approval with the binding code, or a recovery code — after which
+    /// ``BioAuthService/completePasskeyRegistration(session:enrolmentRequestID:request:)`` enrols it.
+    case awaitingApproval(NewEnrolmentRequest)
 }
 
 /// A passkey's answer to an authentication challenge, decoded.

@@ -302,8 +302,7 @@ public final class BioAuthService: Sendable {
 
     /// Options for `navigator.credentials.create()`: a passkey registration for the session's user
     /// under the name `name`, enrolled as a device under the same ``EnrolmentPolicy`` as a phone.
-    /// The user's first device needs only a primary login or grant; any other throws
-    /// `approvalRequired` under the default policy. 404 when ``ServerConfiguration/passkeys`` is nil.
+    /// 404 when ``ServerConfiguration/passkeys`` is nil.
     public func beginPasskeyRegistration(session: SessionRecord, name: String, request: RequestInfo) async throws(ServerError)
         -> Wire.PasskeyCreationOptions
     {
@@ -311,12 +310,22 @@ public final class BioAuthService: Sendable {
     }
 
     /// Verifies the registration (WebAuthn §7.1, every attestation format ``PasskeyPolicy`` accepts)
-    /// and enrols the passkey as a device of the session's user.
+    /// and enrols the passkey as a device of the session's user — or, when the policy asks for a
+    /// proof (any device but the user's first), keeps it in an enrolment request that another
+    /// device approves with its binding code, or a recovery code does.
     public func finishPasskeyRegistration(
         session: SessionRecord, challengeID: ChallengeID, credential: Wire.PasskeyRegistrationCredential, request: RequestInfo
-    ) async throws(ServerError) -> DeviceRecord {
+    ) async throws(ServerError) -> PasskeyRegistration {
         try await PasskeyCeremonies(context: login.context).finishRegistration(
             session: session, challengeID: challengeID, credential: credential, request: request)
+    }
+
+    /// Enrols the passkey that an approved enrolment request of this session's holds.
+    public func completePasskeyRegistration(session: SessionRecord, enrolmentRequestID: EnrolmentRequestID, request: RequestInfo)
+        async throws(ServerError) -> DeviceRecord
+    {
+        try await PasskeyCeremonies(context: login.context).completeRegistration(
+            session: session, enrolmentRequestID: enrolmentRequestID, request: request)
     }
 
     /// Options for `navigator.credentials.get()` for `username`'s passkeys. Answers alike whether or
