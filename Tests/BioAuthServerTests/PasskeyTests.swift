@@ -12,8 +12,9 @@ import Testing
 struct PasskeyTests {
     static let origin = "http://localhost:8080"
 
-    static func harness(deviceBoundOnly: Bool = false) -> ServerHarness {
+    static func harness(deviceBoundOnly: Bool = false, requestsPerClient: Int? = nil) -> ServerHarness {
         ServerHarness { configuration in
+            if let requestsPerClient { configuration.rateLimits.requestsPerClient = requestsPerClient }
             configuration.passkeys = PasskeyPolicy(
                 relyingParty: WebAuthnRelyingParty(id: "localhost", origins: [origin], allowsSyncedCredentials: !deviceBoundOnly),
                 relyingPartyName: "BioAuth tests")
@@ -72,6 +73,30 @@ struct PasskeyTests {
             #expect(devices.status == 200)
             #expect(devices.objects.map { $0["id"] as? String } == [registered["id"]])
             #expect(devices.objects.first?["lastUsedAt"] is Int)
+        }
+    }
+
+    /// Each anonymous passkey request costs the client one request of its budget: a sign-in is two.
+    @Test func aSignInCostsTwoRequestsOfTheClientsBudget() async throws {
+        let harness = Self.harness(requestsPerClient: 8)
+        try await harness.test { api in
+            // One request from the address: a password login for a user who does not exist yet.
+            _ = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: "198.51.100.7")
+            let token = try await api.primarySession()  // from the default address: another budget
+            let passkey = SoftwarePasskey(origin: Self.origin)
+            #expect(try await Self.register(passkey, api, token: token).status == 201)
+            // Then three sign-ins (six requests) and one challenge fill its budget of 8.
+            let client = "198.51.100.7"
+            for round in 1...3 {
+                let challenge = try await api.post("/v1/passkeys/login/challenge", ["username": "alice"], client: client)
+                let options = try JSONDecoder().decode(Wire.PasskeyRequestOptions.self, from: Data(challenge.text.utf8))
+                let finish = try await api.post(
+                    "/v1/passkeys/login/finish",
+                    ["challengeId": options.challengeId, "credential": try Self.object(try passkey.authenticate(options))], client: client)
+                #expect(finish.status == 200, "sign-in \(round): \(finish.text)")
+            }
+            #expect(try await api.post("/v1/passkeys/login/challenge", ["username": "alice"], client: client).status == 200)
+            #expect(try await api.post("/v1/passkeys/login/challenge", ["username": "alice"], client: client).status == 429)
         }
     }
 

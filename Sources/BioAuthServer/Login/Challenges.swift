@@ -63,16 +63,18 @@ struct Challenges: Flow {
 
     /// ``finish(_:_:appAttest:purpose:session:_:success:)`` for any ``ChallengeProof``: a passkey's
     /// response is decided by its own verifier, and the rest (consumed once, failures counted,
-    /// the proving device's key guarded until the writes land) is the same.
+    /// the proving device's key guarded until the writes land) is the same. `admitted`: the flow
+    /// has already charged this anonymous request to the client's budget.
     func finish<Success: Sendable>(
         _ id: ChallengeID, proof: ChallengeProof, appAttest: AppAttestProof? = nil, purpose: SignedMessage.Purpose,
-        session: SessionRecord?,
+        session: SessionRecord?, admitted: Bool = false,
         _ request: RequestInfo, success: @escaping @Sendable (ChallengeRecord, TakenChallenge, Date) -> (verdict: Success, plan: WritePlan)?
     ) async throws(ServerError) -> (verdict: Success, outcome: PlanOutcome) {
         let signatureBytes: Data = if case .signature(let bytes) = proof { bytes } else { Data() }
         let assertionBytes: Data? = if case .assertion(let bytes)? = appAttest { bytes } else { nil }
         let assertions = AppAttestAssertion(policy: configuration.attestation)
-        if session == nil { try await admit(request) }  // authenticated calls were admitted by authenticate(token:request:)
+        // Authenticated calls were admitted by authenticate(token:request:); `admitted` ones by their flow.
+        if session == nil, !admitted { try await admit(request) }
         let reattested: Reattestation?
         if case .reattestation(let keyID, let object)? = appAttest {
             reattested = try await reattestation(keyID: keyID, object: object, challengeID: id, purpose: purpose, request: request)

@@ -175,6 +175,7 @@ struct PasskeyCeremonies: Flow {
             userHandle: try credential.response.userHandle.map { (handle) throws(ServerError) in
                 try Validate.base64URL(handle, field: "userHandle", count: 1...64)
             })
+        // Charged once, here, before the reads (Challenges.finish is told so).
         try await admit(request)
         // The passkey the response names, among the devices of the user the challenge is for.
         var passkey: DeviceRecord?
@@ -196,7 +197,7 @@ struct PasskeyCeremonies: Flow {
                     challenge: challenge, device: device, response: response, relyingParty: policy.relyingParty, now: now)
                 asserted.withLock { $0 = verified }
                 return outcome
-            }, purpose: .login, session: nil, request
+            }, purpose: .login, session: nil, admitted: true, request
         ) { challenge, _, now -> (verdict: (session: SessionRecord, audit: AuditEvent, device: DeviceRecord?), plan: WritePlan)? in
             guard let device, var credential = device.passkey, let verified = asserted.withLock({ $0 }) else { return nil }
             var session = self.sessionRecord(
