@@ -110,18 +110,12 @@ extension Wire {
         }
     }
 
-    /// A `PublicKeyCredential` from `navigator.credentials.create()`, as `toJSON()` writes it.
-    public struct PasskeyRegistrationCredential: Codable, Sendable, Hashable {
-        public struct Response: Codable, Sendable, Hashable {
-            public var clientDataJSON: String
-            public var attestationObject: String
-            public init(clientDataJSON: String, attestationObject: String) {
-                self.clientDataJSON = clientDataJSON
-                self.attestationObject = attestationObject
-            }
-        }
+    /// A `PublicKeyCredential` as `toJSON()` writes it, with its ceremony's `response`.
+    public struct PublicKeyCredentialJSON<Response: Codable & Sendable & Hashable>: Codable, Sendable, Hashable {
+        /// The credential id, base64url (`rawId` again).
         public var id: String
         public var rawId: String
+        /// `public-key`.
         public var type: String
         public var response: Response
         public init(id: String, response: Response) {
@@ -132,31 +126,35 @@ extension Wire {
         }
     }
 
-    /// A `PublicKeyCredential` from `navigator.credentials.get()`, as `toJSON()` writes it.
-    public struct PasskeyAuthenticationCredential: Codable, Sendable, Hashable {
-        public struct Response: Codable, Sendable, Hashable {
-            public var clientDataJSON: String
-            public var authenticatorData: String
-            public var signature: String
-            public var userHandle: String?
-            public init(clientDataJSON: String, authenticatorData: String, signature: String, userHandle: String?) {
-                self.clientDataJSON = clientDataJSON
-                self.authenticatorData = authenticatorData
-                self.signature = signature
-                self.userHandle = userHandle
-            }
-        }
-        public var id: String
-        public var rawId: String
-        public var type: String
-        public var response: Response
-        public init(id: String, response: Response) {
-            self.id = id
-            rawId = id
-            type = "public-key"
-            self.response = response
+    /// What `navigator.credentials.create()` answers (`AuthenticatorAttestationResponse`).
+    public struct AttestationResponse: Codable, Sendable, Hashable {
+        public var clientDataJSON: String
+        public var attestationObject: String
+        public init(clientDataJSON: String, attestationObject: String) {
+            self.clientDataJSON = clientDataJSON
+            self.attestationObject = attestationObject
         }
     }
+
+    /// What `navigator.credentials.get()` answers (`AuthenticatorAssertionResponse`).
+    public struct AssertionResponse: Codable, Sendable, Hashable {
+        public var clientDataJSON: String
+        public var authenticatorData: String
+        public var signature: String
+        /// The user handle the credential was created with (the user id's UTF-8 bytes), base64url.
+        public var userHandle: String?
+        public init(clientDataJSON: String, authenticatorData: String, signature: String, userHandle: String?) {
+            self.clientDataJSON = clientDataJSON
+            self.authenticatorData = authenticatorData
+            self.signature = signature
+            self.userHandle = userHandle
+        }
+    }
+
+    /// A `PublicKeyCredential` from `navigator.credentials.create()`.
+    public typealias PasskeyRegistrationCredential = PublicKeyCredentialJSON<AttestationResponse>
+    /// A `PublicKeyCredential` from `navigator.credentials.get()`.
+    public typealias PasskeyAuthenticationCredential = PublicKeyCredentialJSON<AssertionResponse>
 
     /// `POST /v1/passkeys/registration/finish`.
     public struct PasskeyRegistrationFinish: WireRequest, Hashable {

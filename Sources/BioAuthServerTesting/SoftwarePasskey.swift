@@ -4,7 +4,7 @@ import Crypto
 import Foundation
 
 /// A WebAuthn authenticator in software, for tests: it answers the options a BioAuth server
-/// sends (``Wire/PasskeyCreationOptions``, ``Wire/PasskeyRequestOptions``) as a browser and a
+/// sends (`Wire.PasskeyCreationOptions`, `Wire.PasskeyRequestOptions`) as a browser and a
 /// platform authenticator would, with a P-256 credential, and lets a test change what a real one
 /// would not (the origin, the flags, the counter, the signed bytes).
 public final class SoftwarePasskey: @unchecked Sendable {
