@@ -42,10 +42,11 @@ enum PackedAttestation {
             }
         }
         let leaf = chain[0]
-        guard algorithm == -7, let key = P256.Signing.PublicKey(leaf.publicKey) else {
-            throw WebAuthnError(.algorithm, "the attestation certificate's key is not ES256 (alg \(algorithm))")
+        // ES256 for most security keys; RS256 and EdDSA certificates verify the same way.
+        guard let key = COSEKey(leaf.publicKey, algorithm: algorithm) else {
+            throw WebAuthnError(.algorithm, "the attestation certificate's key is not one for alg \(algorithm)")
         }
-        guard let parsed = try? P256.Signing.ECDSASignature(derRepresentation: signature), key.isValidSignature(parsed, for: signed) else {
+        guard key.isValidSignature(signature, for: signed) else {
             throw WebAuthnError(.attestation, "the attestation signature does not verify with the certificate's key")
         }
         try checkRequirements(leaf, aaguid: credential.aaguid)
