@@ -1,3 +1,4 @@
+import BioAuthCore
 import BioAuthServerTesting
 import BioAuthTesting
 import Foundation
@@ -18,7 +19,7 @@ import Testing
 @Suite(.enabled(if: Browser.available || TestServices.required, Browser.skipReason))
 struct BrowserTests {
     @Test(.timeLimit(.minutes(3)))
-    func passkeysRegisterAndSignInOnTheSignInPage() throws {
+    func passkeysRegisterAndSignInOnTheSignInPage() async throws {
         let chromium = try #require(
             Browser.chromium, "BIOAUTH_TEST_BROWSER is not set: run .ci/run, which installs chromium-headless-shell")
         let python = try #require(Browser.python, "BIOAUTH_TEST_PYTHON is not set: run .ci/run, which installs Playwright")
@@ -27,7 +28,19 @@ struct BrowserTests {
         let (bound, boundURL) = try Browser.server(extra: ["--passkeys-device-bound-only"])
         defer { _ = bound.stop() }
         let shots = PackagePaths.root.appendingPathComponent(".build/test-output/browser").path
+        try? FileManager.default.removeItem(atPath: shots)
+        try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
         let script = PackagePaths.root.appendingPathComponent("Tests/Browser/passkeys.py").path
+        // carol has a phone: her passkey waits for its approval, which this test gives.
+        let http = ServerClient(baseURL: serverURL)
+        let phone = SoftwareDevice()
+        #expect(try await http.post("/v1/users", ["username": "carol", "password": Browser.password]).status == 201)
+        let primary = try await http.post("/v1/login/password", ["username": "carol", "password": Browser.password])["token"]
+        let challenge = try await http.post(
+            "/v1/devices/registration/challenge", ["name": "Carol's phone", "publicKey": phone.spki], token: primary)
+        let phoneID = try await http.post(
+            "/v1/devices/registration/finish", ["challengeId": challenge["challengeId"], "signature": try phone.sign(challenge.text)],
+            token: primary)["id"]
         let run = Process()
         run.executableURL = URL(fileURLWithPath: python)
         run.arguments = [script, chromium, serverURL, boundURL, shots]
@@ -35,12 +48,17 @@ struct BrowserTests {
         run.standardOutput = output
         run.standardError = output
         try run.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let reader = Task.detached { String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+        try await Browser.approveWhenAsked(in: shots, http: http, phone: phone, phoneID: phoneID)
+        let text = await reader.value
         run.waitUntilExit()
         print(text)
         #expect(run.terminationStatus == 0, "\(text)")
         #expect(!text.contains("FAIL") && text.components(separatedBy: "\nok ").count > 10, "\(text)")
-        for name in ["1-sign-in", "2-account", "3-passkey-created", "4-signed-in-with-passkey", "6-synced-passkey-refused"] {
+        for name in [
+            "1-sign-in", "2-account", "3-passkey-created", "4-signed-in-with-passkey", "6-synced-passkey-refused",
+            "7-passkey-waits-for-the-phone", "8-passkey-approved-by-the-phone",
+        ] {
             #expect(FileManager.default.fileExists(atPath: "\(shots)/\(name).png"), "\(name).png")
         }
     }
@@ -50,6 +68,31 @@ enum Browser {
     static let chromium = ProcessInfo.processInfo.environment["BIOAUTH_TEST_BROWSER"].flatMap { $0.isEmpty ? nil : $0 }
     static let python = ProcessInfo.processInfo.environment["BIOAUTH_TEST_PYTHON"].flatMap { $0.isEmpty ? nil : $0 }
     static var available: Bool { chromium != nil && python != nil }
+    static let password = "correct horse battery staple"
+
+    /// The phone's part: once the page wrote the waiting request (`pending.json`), a device login,
+    /// a step-up over the request's text with the binding code the page shows, the approval; then
+    /// `approved` tells the page to finish.
+    static func approveWhenAsked(in folder: String, http: ServerClient, phone: SoftwareDevice, phoneID: String) async throws {
+        let pending = URL(fileURLWithPath: folder).appendingPathComponent("pending.json")
+        let deadline = Date().addingTimeInterval(90)
+        while !FileManager.default.fileExists(atPath: pending.path), Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        let asked = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: pending)) as? [String: String], "the page never asked")
+        let login = try await http.post("/v1/login/challenge", ["userId": "carol", "deviceId": phoneID])
+        let session = try await http.post(
+            "/v1/login/finish", ["challengeId": login["challengeId"], "signature": try phone.sign(login.text)])["token"]
+        let request = try await http.get("/v1/enrolment-requests/\(asked["id"] ?? "")", token: session)
+        let text = EnrolmentApprovalText.signed(request["approvalText"], bindingCode: asked["bindingCode"] ?? "")
+        let stepUp = try await http.post(
+            "/v1/step-up/challenge", ["deviceId": phoneID, "operation": Base64URL.encode(Data(text.utf8))], token: session)
+        let approval = try await http.post(
+            "/v1/step-up/finish", ["challengeId": stepUp["challengeId"], "signature": try phone.sign(stepUp.text)], token: session)
+        let approved = try await http.post(
+            "/v1/enrolment-requests/\(asked["id"] ?? "")/approve", ["approval": approval["approval"]], token: session)
+        #expect(approved.status == 204, "\(approved.text)")
+        FileManager.default.createFile(atPath: URL(fileURLWithPath: folder).appendingPathComponent("approved").path, contents: Data())
+    }
     static let skipReason: Comment = "no BIOAUTH_TEST_BROWSER (chromium-headless-shell) with Playwright: .ci/run installs them"
 
     /// A server with the sign-in page and passkeys for `http://localhost:<its port>`: the port is

@@ -103,11 +103,16 @@ struct SoftwareDevice: Sendable {
     let key = P256.Signing.PrivateKey()
     var spki: String { Base64URL.encode(key.publicKey.derRepresentation) }
 
-    func message(_ challenge: Reply) throws -> SignedMessage {
-        try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(challenge.text.utf8)).message()
+    func message(_ challenge: Reply) throws -> SignedMessage { try message(challenge.text) }
+    func message(_ challenge: String) throws -> SignedMessage {
+        try JSONDecoder().decode(ChallengeEnvelope.self, from: Data(challenge.utf8)).message()
     }
     func signatureBytes(_ challenge: Reply) throws -> Data { try key.signature(for: message(challenge).encoded).derRepresentation }
     func sign(_ challenge: Reply) throws -> String { Base64URL.encode(try signatureBytes(challenge)) }
+    /// Signs a challenge's JSON as the server sent it.
+    func sign(_ challenge: String) throws -> String {
+        Base64URL.encode(try key.signature(for: message(challenge).encoded).derRepresentation)
+    }
 }
 
 struct API: Sendable {

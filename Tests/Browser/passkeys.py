@@ -3,11 +3,15 @@ DevTools virtual authenticator as the passkey. Run by BrowserTests (Swift) again
 bioauth-server processes; prints one line per check and exits non-zero if any failed.
 
 usage: passkeys.py <chromium> <server> <device-bound-only server> <screenshot folder>
+
+For the passkey after a phone, the test's phone (the Swift side) approves: this script writes the
+request's id and binding code to <screenshot folder>/pending.json and waits for `approved` there.
 """
 import asyncio
 import json
 import os
 import sys
+import time
 
 from playwright.async_api import async_playwright
 
@@ -113,6 +117,34 @@ async def main():
               await page.is_visible("#signed-out"), said)
         await shot(page, "5-user-verification-refused")
         check("no script error and no Content Security Policy violation on the page", console_errors == [], console_errors)
+        await page.close()
+
+        # A passkey for a user who has a phone: it waits for the phone's approval with the code.
+        page = await browser.new_page()
+        await authenticator(page)
+        await page.goto(SERVER + "/signin/")
+        await password_sign_in(page, "carol")  # carol and her phone were made by the test
+        said = await act(page, "#passkey-create")
+        check("a passkey after the phone waits for its approval, with the binding code",
+              said.startswith("Approve this passkey on your phone with the code ") and await page.is_visible("#passkey-complete"), said)
+        await shot(page, "7-passkey-waits-for-the-phone")
+        code = said.split("the code ")[1].split(",")[0]
+        said = await act(page, "#passkey-complete")
+        check("finishing before the approval is refused", said == "Your phone has not approved it yet.", said)
+        request_id = await page.evaluate("sessionStorage.getItem('bioauth.request')")
+        with open(os.path.join(SHOTS, "pending.json"), "w") as pending:
+            json.dump({"id": request_id, "bindingCode": code}, pending)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(os.path.join(SHOTS, "approved")) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        said = await act(page, "#passkey-complete")
+        check("after the phone's approval the passkey is enrolled", said == "Passkey created. It is in your device list.", said)
+        await shot(page, "8-passkey-approved-by-the-phone")
+        session = json.loads(await page.evaluate("sessionStorage.getItem('bioauth.session')"))
+        devices = await (await page.request.get(SERVER + "/v1/devices",
+                                                headers={"Authorization": "Bearer " + session["token"]})).json()
+        check("the passkey is a device enrolled by approval",
+              [device.get("enrolledBy") for device in devices if "passkey" in device] == ["approval"], devices)
         await page.close()
 
         # A synced passkey (BE = BS = 1) where the deployment requires device-bound ones.
