@@ -178,6 +178,16 @@ struct PasskeyTests {
             #expect(try await api.post("/v1/passkeys/login/finish", body).status == 200)
             #expect(try await api.post("/v1/passkeys/login/finish", body).isUniformFailure)
 
+            // Malformed, not wrong: 400 naming the field, and the challenge stays usable.
+            for (field, change) in [
+                ("type", { (credential: inout Wire.PasskeyAuthenticationCredential) in credential.type = "password" }),
+                ("id", { (credential: inout Wire.PasskeyAuthenticationCredential) in credential.id = "AAAA" }),
+                ("rawId", { (credential: inout Wire.PasskeyAuthenticationCredential) in credential.rawId = "not base64url!" }),
+            ] {
+                let refused = try await Self.signIn(passkey, api, change: change)
+                #expect(refused.status == 400 && refused["field"] == field, "\(field): \(refused.text)")
+            }
+
             // Named as another user: that user has no such passkey.
             _ = try await api.primarySession("bob")
             #expect(try await Self.signIn(passkey, api, user: "bob").isUniformFailure)
