@@ -91,7 +91,7 @@ enum Browser {
         let approved = try await http.post(
             "/v1/enrolment-requests/\(asked["id"] ?? "")/approve", ["approval": approval["approval"]], token: session)
         #expect(approved.status == 204, "\(approved.text)")
-        FileManager.default.createFile(atPath: URL(fileURLWithPath: folder).appendingPathComponent("approved").path, contents: Data())
+        _ = FileManager.default.createFile(atPath: URL(fileURLWithPath: folder).appendingPathComponent("approved").path, contents: Data())
     }
     static let skipReason: Comment = "no BIOAUTH_TEST_BROWSER (chromium-headless-shell) with Playwright: .ci/run installs them"
 

@@ -40,7 +40,7 @@ public enum AccountAction: String, Sendable, Hashable, CaseIterable, CustomStrin
         case .endAllSessions: "DELETE /v1/sessions"
         case .readAuditLog: "GET /v1/audit"
         case .readSecurityEvents: "GET /v1/security-events"
-        case .enrolDevice: "POST /v1/devices/registration/…, GET …/attestation-challenge"
+        case .enrolDevice: "POST /v1/devices/registration/…, GET …/attestation-challenge, POST /v1/passkeys/registration/…"
         case .requestEnrolment: "POST /v1/enrolment-requests"
         case .readEnrolmentRequest: "GET /v1/enrolment-requests/{id}"
         case .listEnrolmentRequests: "GET /v1/enrolment-requests"
