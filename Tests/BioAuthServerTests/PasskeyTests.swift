@@ -181,7 +181,6 @@ struct PasskeyTests {
             // Malformed, not wrong: 400 naming the field, and the challenge stays usable.
             for (field, change) in [
                 ("type", { (credential: inout Wire.PasskeyAuthenticationCredential) in credential.type = "password" }),
-                ("id", { (credential: inout Wire.PasskeyAuthenticationCredential) in credential.id = "AAAA" }),
                 ("rawId", { (credential: inout Wire.PasskeyAuthenticationCredential) in credential.rawId = "not base64url!" }),
             ] {
                 let refused = try await Self.signIn(passkey, api, change: change)

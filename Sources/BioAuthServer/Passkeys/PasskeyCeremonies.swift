@@ -46,7 +46,7 @@ struct PasskeyCeremonies: Flow {
     ) async throws(ServerError) -> PasskeyRegistration {
         let policy = try policy
         try authorizeUnread(.enrolDevice, session)
-        let rawID = try Self.credentialID(credential.id, rawID: credential.rawId, type: credential.type)
+        let rawID = try Self.credentialID(rawID: credential.rawId, type: credential.type)
         let clientData = try Validate.base64URL(credential.response.clientDataJSON, field: "clientDataJSON", count: 1...4096)
         let object = try Validate.base64URL(
             credential.response.attestationObject, field: "attestationObject", count: 1...PresentedAttestation.maximumBodySize)
@@ -143,13 +143,11 @@ struct PasskeyCeremonies: Flow {
         return device
     }
 
-    /// A credential's id as `toJSON()` writes it: `rawId` base64url (1–1023 bytes), `id` the same
-    /// text, `type` `public-key`; anything else is 400 naming the field.
-    static func credentialID(_ id: String, rawID: String, type: String) throws(ServerError) -> Data {
+    /// A credential's id as `toJSON()` writes it: `rawId` base64url (1–1023 bytes) and `type`
+    /// `public-key`, else 400 naming the field. `id` (the same text, by definition) is not read.
+    static func credentialID(rawID: String, type: String) throws(ServerError) -> Data {
         guard type == "public-key" else { throw ServerError(WireFormatError(.invalidValue, field: "type")) }
-        let bytes = try Validate.base64URL(rawID, field: "rawId", count: 1...1023)
-        guard id == rawID else { throw ServerError(WireFormatError(.invalidValue, field: "id")) }
-        return bytes
+        return try Validate.base64URL(rawID, field: "rawId", count: 1...1023)
     }
 
     /// Whether enrolling another device needs the policy's proof (the user has had one).
@@ -177,7 +175,7 @@ struct PasskeyCeremonies: Flow {
     {
         let policy = try policy
         let response = PasskeyAssertion(
-            credentialID: try Self.credentialID(credential.id, rawID: credential.rawId, type: credential.type),
+            credentialID: try Self.credentialID(rawID: credential.rawId, type: credential.type),
             clientDataJSON: try Validate.base64URL(credential.response.clientDataJSON, field: "clientDataJSON", count: 1...4096),
             authenticatorData: try Validate.base64URL(credential.response.authenticatorData, field: "authenticatorData", count: 37...4096),
             signature: try Validate.base64URL(credential.response.signature, field: "signature", count: 1...1024),
