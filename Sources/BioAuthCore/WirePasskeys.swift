@@ -34,7 +34,7 @@ extension Wire {
     }
 
     /// The answer to a registration challenge: the challenge's id, to send back, and the options.
-    public struct PasskeyCreationOptions: Codable, Sendable, Hashable {
+    public struct PasskeyCreationOptions: Codable, Sendable, Hashable, WireRedacted {
         public struct RelyingParty: Codable, Sendable, Hashable {
             public var id: String
             public var name: String
@@ -68,6 +68,8 @@ extension Wire {
         }
         public var challengeId: String
         public var publicKey: Options
+        /// The challenge and its id are a pending proof's: never in a description.
+        public var visibleFields: KeyValuePairs<String, Any> { ["relyingPartyId": publicKey.rp.id, "user": publicKey.user.name] }
 
         public init(
             challengeId: String, relyingPartyID: String, relyingPartyName: String, userID: String, challenge: Data, timeout: Int,
@@ -87,7 +89,7 @@ extension Wire {
     }
 
     /// The answer to a login challenge: the challenge's id, to send back, and the options.
-    public struct PasskeyRequestOptions: Codable, Sendable, Hashable {
+    public struct PasskeyRequestOptions: Codable, Sendable, Hashable, WireRedacted {
         public struct Options: Codable, Sendable, Hashable {
             /// base64url.
             public var challenge: String
@@ -101,6 +103,8 @@ extension Wire {
         }
         public var challengeId: String
         public var publicKey: Options
+        /// The challenge and its id are a pending proof's: never in a description.
+        public var visibleFields: KeyValuePairs<String, Any> { ["relyingPartyId": publicKey.rpId] }
 
         public init(challengeId: String, relyingPartyID: String, challenge: Data, timeout: Int, userVerification: String) {
             self.challengeId = challengeId
@@ -157,7 +161,7 @@ extension Wire {
     public typealias PasskeyAuthenticationCredential = PublicKeyCredentialJSON<AssertionResponse>
 
     /// `POST /v1/passkeys/registration/finish`.
-    public struct PasskeyRegistrationFinish: WireRequest, Hashable {
+    public struct PasskeyRegistrationFinish: WireRequest, Hashable, WireRedacted {
         public var challengeId: String
         public var credential: PasskeyRegistrationCredential
         public init(challengeId: String, credential: PasskeyRegistrationCredential) {
@@ -165,6 +169,8 @@ extension Wire {
             self.credential = credential
         }
         public enum CodingKeys: String, CodingKey, CaseIterable { case challengeId, credential }
+        /// The challenge id is the bearer of a pending proof, the credential holds a signature.
+        public var visibleFields: KeyValuePairs<String, Any> { [:] }
     }
 
     /// `POST /v1/passkeys/registration/complete`: the approved request that holds the passkey.
@@ -175,7 +181,7 @@ extension Wire {
     }
 
     /// `POST /v1/passkeys/login/finish`.
-    public struct PasskeyLoginFinish: WireRequest, Hashable {
+    public struct PasskeyLoginFinish: WireRequest, Hashable, WireRedacted {
         public var challengeId: String
         public var credential: PasskeyAuthenticationCredential
         public init(challengeId: String, credential: PasskeyAuthenticationCredential) {
@@ -183,5 +189,7 @@ extension Wire {
             self.credential = credential
         }
         public enum CodingKeys: String, CodingKey, CaseIterable { case challengeId, credential }
+        /// The challenge id is the bearer of a pending proof, the credential holds a signature.
+        public var visibleFields: KeyValuePairs<String, Any> { [:] }
     }
 }

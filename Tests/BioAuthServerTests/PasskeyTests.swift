@@ -254,6 +254,31 @@ struct PasskeyTests {
         #expect(orphan.status != 0 && orphan.output.contains("needs --passkey-rp-id"))
     }
 
+    /// The ceremonies' bodies never show a challenge, its id or a signature in a description,
+    /// `debugDescription` or `dump()`.
+    @Test func passkeyBodiesHideTheirSecrets() throws {
+        let challenge = Data(repeating: 0xAB, count: 32)
+        let secret = Base64URL.encode(challenge)
+        let creation = Wire.PasskeyCreationOptions(
+            challengeId: "pending-id", relyingPartyID: "localhost", relyingPartyName: "n", userID: "alice", challenge: challenge,
+            timeout: 1, excluded: [], userVerification: "required")
+        let request = Wire.PasskeyRequestOptions(
+            challengeId: "pending-id", relyingPartyID: "localhost", challenge: challenge, timeout: 1, userVerification: "required")
+        let login = Wire.PasskeyLoginFinish(
+            challengeId: "pending-id",
+            credential: .init(
+                id: "cred", response: .init(clientDataJSON: secret, authenticatorData: secret, signature: "sig-secret", userHandle: nil)))
+        let registration = Wire.PasskeyRegistrationFinish(
+            challengeId: "pending-id", credential: .init(id: "cred", response: .init(clientDataJSON: secret, attestationObject: secret)))
+        for value in [creation, request, login, registration] as [Any] {
+            var dumped = ""
+            dump(value, to: &dumped)
+            for text in [String(describing: value), String(reflecting: value), dumped] {
+                #expect(!text.contains(secret) && !text.contains("pending-id") && !text.contains("sig-secret"), "\(text)")
+            }
+        }
+    }
+
     /// Answers alike for a user who exists and one who does not; 404 where passkeys are off.
     @Test func theLoginChallengeTellsNothingAndPasskeysCanBeOff() async throws {
         try await Self.harness().test { api in
