@@ -118,6 +118,7 @@ public struct BioAuthRoutes: Sendable {
         // Routes that need a session: the middleware verifies the bearer token and puts the
         // session in the request context, so a handler cannot forget to check it.
         let authenticated = v1.group().add(middleware: SessionAuthentication(routes: self))
+        addCrossDeviceRoutes(v1: v1, authenticated: authenticated)
         v1.post("users") { request, context in
             guard options.allowSignUp else { throw ServerError(.notFound) }
             let body = try await decode(Wire.Credentials.self, request)
@@ -475,6 +476,6 @@ public struct BioAuthRoutes: Sendable {
 
 /// The path parameter `name` as an id, percent-decoded (a user id's `@` arrives as `%40`); ""
 /// when absent or not decodable, which validation refuses.
-private func pathID<Record>(_ context: some RequestContext, _ name: String = "id") -> RecordID<Record> {
+func pathID<Record>(_ context: some RequestContext, _ name: String = "id") -> RecordID<Record> {
     RecordID(context.parameters.get(name)?.removingPercentEncoding ?? "")
 }

@@ -40,6 +40,18 @@ extension PostgresStore {
         if let id = locking.deviceRemoval {
             rows.deviceRemoval = try await first(Reads.deviceRemoval(id, locked: true), c, DeviceRemovalRecord.init(row:))
         }
+        if let id = locking.crossDeviceRequest {
+            rows.crossDeviceRequest = try await first(Reads.crossDeviceRequest(id, locked: true), c, CrossDeviceRequestRecord.init(row:))
+        }
+        if let of = locking.crossDeviceRequestsOf {
+            // Parallel requests for one user queue here: the per-requester cap and the user's
+            // announcements hold across instances.
+            try await lockUser("cross-device", of.userID, c)
+            rows.crossDeviceRequests = try await self.rows(Reads.crossDeviceRequests(of: of.userID, since: of.since), c).map {
+                try CrossDeviceRequestRecord(row: PostgresStoredRow($0))
+            }
+            rows.crossDeviceRequesterKnown = try await !self.rows(Reads.knownClient(of.userID, of.client), c).isEmpty
+        }
         if !locking.counters.isEmpty {
             // A counter row may not exist yet: lock its key instead, in one order (no deadlock).
             let keys = locking.counters.map(\.storageKey).sorted()

@@ -366,6 +366,14 @@ public final class PostgresStore: BioAuthStore, Service {
         try await read(Reads.enrolmentRequests(of: userID, now: now)).map(EnrolmentRequestRecord.init(row:))
     }
 
+    public func crossDeviceRequest(id: CrossDeviceRequestID) async throws -> CrossDeviceRequestRecord? {
+        try await read(Reads.crossDeviceRequest(id, locked: false)).first.map(CrossDeviceRequestRecord.init(row:))
+    }
+
+    public func pendingCrossDeviceRequests(userID: UserID, now: Date, limit: Int) async throws -> [CrossDeviceRequestRecord] {
+        try await read(Reads.pendingCrossDeviceRequests(of: userID, now: now, limit: limit)).map(CrossDeviceRequestRecord.init(row:))
+    }
+
     public func deviceRemovals(userID: UserID) async throws -> [DeviceRemovalRecord] {
         try await read(Reads.deviceRemovals(of: userID)).map(DeviceRemovalRecord.init(row:))
     }

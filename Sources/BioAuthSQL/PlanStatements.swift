@@ -177,6 +177,23 @@ extension WritePlan.Mutation {
                 WHERE id = \(r.id)
                 """
             ])
+        case .insertCrossDeviceRequest(let r):
+            return .run([
+                """
+                INSERT INTO cross_device_requests (id, user_id, requester, user_agent, created_at, expires_at, approval_hash, poll_token_hash,
+                  announced, approved_at, approved_by_device, ended_at, ending)
+                VALUES (\(r.id), \(r.userID), \(r.requester), \(r.userAgent), \(r.createdAt), \(r.expiresAt), \(r.approvalHash),
+                        \(r.pollTokenHash), \(r.announced), \(r.approvedAt), \(r.approvedByDevice), \(r.endedAt), \(r.ending?.rawValue))
+                """
+            ])
+        case .updateCrossDeviceRequest(let r):
+            return .run([
+                """
+                UPDATE cross_device_requests SET approved_at = \(r.approvedAt), approved_by_device = \(r.approvedByDevice),
+                  ended_at = \(r.endedAt), ending = \(r.ending?.rawValue)
+                WHERE id = \(r.id)
+                """
+            ])
         case .insertApiKey(let k):
             return .run([
                 """

@@ -50,6 +50,27 @@ package enum Reads {
         "SELECT * FROM device_removals WHERE id = \(id)\(lock(locked))"
     }
 
+    package static func crossDeviceRequest(_ id: CrossDeviceRequestID, locked: Bool) -> SQL {
+        "SELECT * FROM cross_device_requests WHERE id = \(id)\(lock(locked))"
+    }
+
+    /// The user's requests created after `since`, oldest first (a cap on them is decided on these).
+    package static func crossDeviceRequests(of user: UserID, since: Date) -> SQL {
+        "SELECT * FROM cross_device_requests WHERE user_id = \(user) AND created_at > \(since) ORDER BY created_at, id"
+    }
+
+    /// Up to `limit` requests waiting for a phone: those from addresses where the user signed in
+    /// first, then the newest.
+    package static func pendingCrossDeviceRequests(of user: UserID, now: Date, limit: Int) -> SQL {
+        """
+        SELECT r.* FROM cross_device_requests r
+        WHERE r.user_id = \(user) AND r.approved_at IS NULL AND r.ended_at IS NULL AND r.expires_at > \(now)
+        ORDER BY EXISTS (SELECT 1 FROM known_clients k WHERE k.user_id = r.user_id AND k.client = r.requester) DESC,
+          r.created_at DESC, r.id
+        LIMIT \(limit)
+        """
+    }
+
     package static func deviceRemovals(of user: UserID) -> SQL {
         "SELECT * FROM device_removals WHERE user_id = \(user) ORDER BY created_at, id"
     }
@@ -123,6 +144,7 @@ package enum SweepStatements {
             ("DELETE FROM audit WHERE at < \(auditBefore)", \.auditRows),
             ("DELETE FROM approvals WHERE expires_at < \(windowsBefore)", \.approvals),
             ("DELETE FROM enrolment_requests WHERE expires_at < \(windowsBefore)", \.enrolmentRequests),
+            ("DELETE FROM cross_device_requests WHERE expires_at < \(windowsBefore)", nil),
             ("DELETE FROM outbox WHERE at < \(auditBefore)", nil),
             ("DELETE FROM known_clients WHERE last_success_at < \(auditBefore)", nil),
             (

@@ -113,6 +113,21 @@ extension DeviceRemovalRecord {
     }
 }
 
+extension CrossDeviceRequestRecord {
+    package init(row r: some StoredRow) throws(StoreError) {
+        let ending = try r.optionalString("ending")
+        guard ending.map({ CrossDeviceEnding(rawValue: $0) != nil }) ?? true else {
+            throw StoreError(.corruptRow, detail: "cross_device_requests.ending")
+        }
+        self.init(
+            id: try r.id("id"), userID: try r.id("user_id"), requester: try r.string("requester"), userAgent: try r.string("user_agent"),
+            createdAt: try r.date("created_at"), expiresAt: try r.date("expires_at"), approvalHash: try r.tokenHash("approval_hash"),
+            pollTokenHash: try r.tokenHash("poll_token_hash"), announced: try r.bool("announced"),
+            approvedAt: try r.optionalDate("approved_at"), approvedByDevice: try r.optionalID("approved_by_device"),
+            endedAt: try r.optionalDate("ended_at"), ending: ending.flatMap(CrossDeviceEnding.init(rawValue:)))
+    }
+}
+
 extension DeviceRecord {
     /// `prefix` names the columns of a joined device row (`d_id`, …).
     package init(row r: some StoredRow, prefix: String = "") throws(StoreError) {

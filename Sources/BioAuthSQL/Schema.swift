@@ -47,7 +47,23 @@ package enum Schema {
         SchemaMigration(
             "Enrolment requests may carry a passkey waiting for its approval",
             [.addColumn("enrolment_requests", .init("passkey", .text, nullable: true))]),
+        SchemaMigration(
+            "Sign-ins started on another screen wait for a phone",
+            [
+                .createTable(crossDeviceRequests),
+                .createIndex(
+                    name: "cross_device_requests_user", table: "cross_device_requests", columns: ["user_id", "created_at"], where: nil),
+            ]),
     ]
+
+    static let crossDeviceRequests = Table(
+        "cross_device_requests",
+        [
+            .init("id", .text), .init("user_id", .text), .init("requester", .text), .init("user_agent", .text),
+            .init("created_at", .date), .init("expires_at", .date), .init("approval_hash", .bytes), .init("poll_token_hash", .bytes),
+            .init("announced", .boolean), .init("approved_at", .date, nullable: true), .init("approved_by_device", .text, nullable: true),
+            .init("ended_at", .date, nullable: true), .init("ending", .text, nullable: true),
+        ])
 
     /// The kinds whose repeats merge into one audit row (``AuditEvent/aggregates``) as the index
     /// `audit_repeat` covers them since "Only failures are indexed for merging repeats": a
@@ -142,6 +158,7 @@ package enum Schema {
                 .init("session_id", .text, nullable: true), .init("enrolment_request_id", .text, nullable: true),
             ]),
         Table("counters", [.init("key", .text), .init("window_start", .date), .init("count", .integer)]),
+        crossDeviceRequests,
         Table(
             "device_removals",
             [

@@ -9,6 +9,8 @@ package enum SchemaChange: Sendable, Hashable {
     case addColumn(table: String, Schema.Column, default: ColumnDefault?)
     /// An index, partial when `where` is given (a condition both dialects read the same way).
     case createIndex(name: String, table: String, columns: [String], where: String?)
+    /// A new table with these columns, the first its primary key.
+    case createTable(Schema.Table)
 
     /// A nullable column, or a required one with the default the existing rows get.
     package static func addColumn(_ table: String, _ column: Schema.Column, default value: ColumnDefault? = nil) -> SchemaChange {
@@ -22,6 +24,12 @@ package enum SchemaChange: Sendable, Hashable {
             let required = column.nullable ? "" : " NOT NULL"
             let initial = value.map { " DEFAULT \($0.literal(in: dialect))" } ?? ""
             return "ALTER TABLE \(table) ADD COLUMN \(column.name) \(dialect.columnTypes[column.type] ?? "TEXT")\(required)\(initial)"
+        case .createTable(let table):
+            let columns = table.columns.enumerated().map { index, column in
+                let type = dialect.columnTypes[column.type] ?? "TEXT"
+                return "\(column.name) \(type)" + (index == 0 ? " PRIMARY KEY" : column.nullable ? "" : " NOT NULL")
+            }
+            return "CREATE TABLE \(table.name) (\(columns.joined(separator: ", ")))"
         case .createIndex(let name, let table, let columns, let condition):
             let partial = condition.map { " WHERE \($0)" } ?? ""
             return "CREATE INDEX \(name) ON \(table) (\(columns.joined(separator: ", ")))\(partial)"

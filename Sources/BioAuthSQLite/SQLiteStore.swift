@@ -201,6 +201,14 @@ public final class SQLiteStore: BioAuthStore {
             if let id = locking.deviceRemoval {
                 rows.deviceRemoval = try db.first(Reads.deviceRemoval(id, locked: false), DeviceRemovalRecord.init(row:))
             }
+            if let id = locking.crossDeviceRequest {
+                rows.crossDeviceRequest = try db.first(Reads.crossDeviceRequest(id, locked: false), CrossDeviceRequestRecord.init(row:))
+            }
+            if let of = locking.crossDeviceRequestsOf {
+                rows.crossDeviceRequests = try db.all(
+                    Reads.crossDeviceRequests(of: of.userID, since: of.since), CrossDeviceRequestRecord.init(row:))
+                rows.crossDeviceRequesterKnown = try !db.query(Reads.knownClient(of.userID, of.client)).isEmpty
+            }
             rows.counters = try db.counters(locking.counters)
             let decision = decide(rows)
             return (decision.verdict, try db.apply(decision.plan))
@@ -271,6 +279,16 @@ public final class SQLiteStore: BioAuthStore {
 
     public func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord] {
         try await reader.read { db in try db.all(Reads.enrolmentRequests(of: userID, now: now), EnrolmentRequestRecord.init(row:)) }
+    }
+
+    public func crossDeviceRequest(id: CrossDeviceRequestID) async throws -> CrossDeviceRequestRecord? {
+        try await reader.read { db in try db.first(Reads.crossDeviceRequest(id, locked: false), CrossDeviceRequestRecord.init(row:)) }
+    }
+
+    public func pendingCrossDeviceRequests(userID: UserID, now: Date, limit: Int) async throws -> [CrossDeviceRequestRecord] {
+        try await reader.read { db in
+            try db.all(Reads.pendingCrossDeviceRequests(of: userID, now: now, limit: limit), CrossDeviceRequestRecord.init(row:))
+        }
     }
 
     public func deviceRemovals(userID: UserID) async throws -> [DeviceRemovalRecord] {

@@ -407,6 +407,7 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.backendUserIDPrefixes = backendUserPrefixes
         serverConfiguration.attestation = try attestation.policy()
         serverConfiguration.passkeys = passkeys.policy()
+        serverConfiguration.crossDevice = passkeys.crossDevice ? CrossDevicePolicy() : nil
         serverConfiguration.tokens = TokenPolicy(
             issuer: tokenIssuer, audience: tokenAudience, clientID: tokenClientID, accessTokenTTL: TimeInterval(accessTokenTTL))
         serverConfiguration.tokens.signingKeys = try signingKeys.protection(for: database)
@@ -544,7 +545,7 @@ struct Serve: AsyncParsableCommand {
                 "\(server.passkeys.map { "\($0.relyingParty.id), \($0.relyingParty.origins.count) origins\($0.relyingParty.allowsSyncedCredentials ? "" : ", device-bound only")" } ?? "off")",
             "webhook": "\(webhookURL.flatMap { URL(string: $0)?.host } ?? "none")", "trusted_proxies": "\(http.trustedProxies.count)",
             "requests_per_client": "\(server.rateLimits.requestsPerClient)", "password_rounds": "\(server.passwordRounds)",
-            "access_log": "\(http.accessLog)", "sign_in_page": "\(http.signInPage)",
+            "access_log": "\(http.accessLog)", "sign_in_page": "\(http.signInPage)", "cross_device": "\(server.crossDevice != nil)",
             "log_pseudonyms": "\(pseudonymKeyFile != nil || env("BIOAUTH_LOG_PSEUDONYM_KEY") != nil ? "configured key" : "per process")",
         ]
     }

@@ -39,6 +39,14 @@ struct PasskeyOptions: ParsableArguments {
     var signInPageFlag = false
     var signInPage: Bool { signInPageFlag || env("BIOAUTH_SIGN_IN_PAGE") == "1" }
 
+    @Flag(
+        name: .customLong("cross-device-sign-in"),
+        help:
+            "Let a screen sign in when an enrolled phone approves it with the number the screen shows (env BIOAUTH_CROSS_DEVICE_SIGN_IN=1)."
+    )
+    var crossDeviceFlag = false
+    var crossDevice: Bool { crossDeviceFlag || env("BIOAUTH_CROSS_DEVICE_SIGN_IN") == "1" }
+
     func validate() throws {
         guard let relyingPartyID else {
             if !origins.isEmpty || deviceBoundOnly { throw ValidationError("--passkey-origin needs --passkey-rp-id") }

@@ -104,6 +104,14 @@ struct AuthorityTests {
                 return try await api.post("/v1/device-removals/\(removalID)/confirm", ["code": "0000-0000-0000"], token: token)
             case .listDeviceRemovals: return try await api.call(.get, "/v1/device-removals", token: token)
             case .cancelDeviceRemoval: return try await api.call(.delete, "/v1/device-removals/\(removalID)", token: token)
+            // No request is needed to tell a refusal from a permission: an unknown one is a 404.
+            case .listCrossDeviceRequests: return try await api.call(.get, "/v1/cross-device/requests", token: token)
+            case .approveCrossDeviceRequest:
+                return try await api.post(
+                    "/v1/cross-device/requests/\(UUID().uuidString.lowercased())/approve", ["approval": Base64URL.encode(Data(count: 32))],
+                    token: token)
+            case .denyCrossDeviceRequest:
+                return try await api.call(.delete, "/v1/cross-device/requests/\(UUID().uuidString.lowercased())", token: token)
             }
         }
     }
@@ -111,7 +119,7 @@ struct AuthorityTests {
     @Test(arguments: AccountAction.allCases)
     func everyRouteRefusesExactlyTheCredentialsTheTableRefuses(_ action: AccountAction) async throws {
         for credential in CallerCredential.allCases {
-            let harness = ServerHarness(recoveryChannel: CapturingRecoveryChannel())
+            let harness = ServerHarness(recoveryChannel: CapturingRecoveryChannel()) { $0.crossDevice = CrossDevicePolicy() }
             try await harness.test { api in
                 let account = try await Account.make(api, clock: harness.clock)
                 let reply = try await account.call(action, as: credential)
@@ -134,6 +142,7 @@ struct AuthorityTests {
     @Test func aPasswordNeverRemovesRenamesOrSilencesADevice() {
         for action in [
             AccountAction.renameDevice, .revokeDevice, .endOtherSession, .endAllSessions, .approveEnrolmentRequest, .cancelEnrolmentRequest,
+            .listCrossDeviceRequests, .approveCrossDeviceRequest, .denyCrossDeviceRequest,
         ] {
             #expect(!Authority.permits(action, .password), "\(action)")
         }

@@ -280,7 +280,7 @@ struct OpenAPIDocumentTests {
                     of: "{userId}", with: "carol")
             )
         }
-        #expect(operations.count == 57)
+        #expect(operations.count == 62)
         let documented = operations
         // With an issuer URL, so the discovery documents exist (404 otherwise), and passkeys on.
         let harness = ServerHarness {

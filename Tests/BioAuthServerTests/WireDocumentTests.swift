@@ -73,6 +73,9 @@ struct WireDocumentTests {
         ("/v1/enrolment-requests", Wire.EnrolmentRequestCreation.fieldNames),
         ("/v1/enrolment-requests/{id}/approve", Wire.EnrolmentApproval.fieldNames),
         ("/v1/enrolment-requests/{id}/recover", Wire.RecoveryCodeEntry.fieldNames), ("/v1/password", Wire.PasswordChange.fieldNames),
+        ("/v1/cross-device/requests", Wire.CrossDeviceStart.fieldNames),
+        ("/v1/cross-device/requests/{id}/poll", Wire.CrossDevicePoll.fieldNames),
+        ("/v1/cross-device/requests/{id}/approve", Wire.EnrolmentApproval.fieldNames),
     ])
     func requestBodiesMatchTheDocument(path: String, fields: Set<String>) throws {
         let schema = try Self.requestSchema(path)
@@ -123,6 +126,21 @@ struct WireDocumentTests {
                         enrolledBy: "approval", passkey: Self.passkey))
             ),
             ("Passkey", try Self.keys(Self.passkey)),
+            (
+                "CrossDeviceStarted",
+                try Self.keys(Wire.CrossDeviceStarted(id: "i", number: "42", pollToken: "p", expiresAt: 1, interval: 3))
+            ),
+            (
+                "CrossDevicePollResult",
+                try Self.keys(
+                    Wire.CrossDevicePollResult(
+                        status: "ended", endedBy: "collected",
+                        session: Wire.Session(token: "t", sessionId: "s", userId: "u", deviceId: nil, expiresAt: 1)))
+            ),
+            (
+                "CrossDeviceRequest",
+                try Self.keys(Wire.CrossDeviceRequest(id: "i", text: "t", requester: "r", userAgent: "u", createdAt: 1, expiresAt: 2))
+            ),
             (
                 "PasskeyCreationOptions",
                 try Self.keys(

@@ -4,7 +4,8 @@ import Foundation
 public enum CallerCredential: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// A one-time enrolment grant from the app's backend (``SessionKind/enrolmentGrant``).
     case enrolmentGrant
-    /// A primary login: the password, or the backend's own login (``SessionKind/primary``).
+    /// A primary login: the password, or the backend's own login (``SessionKind/primary``); or a
+    /// sign-in on another screen a phone approved (``SessionKind/crossDevice``).
     case password
     /// A device login of a device whose key is in its cool-down (``EnrolmentPolicy/isCoolingDown(_:among:at:)``).
     case coolingDevice
@@ -25,6 +26,7 @@ public enum AccountAction: String, Sendable, Hashable, CaseIterable, CustomStrin
     case stepUp
     case changePassword
     case requestDeviceRemoval, confirmDeviceRemoval, listDeviceRemovals, cancelDeviceRemoval
+    case listCrossDeviceRequests, approveCrossDeviceRequest, denyCrossDeviceRequest
 
     public var description: String { rawValue }
 
@@ -54,6 +56,9 @@ public enum AccountAction: String, Sendable, Hashable, CaseIterable, CustomStrin
         case .confirmDeviceRemoval: "POST /v1/device-removals/{id}/confirm"
         case .listDeviceRemovals: "GET /v1/device-removals"
         case .cancelDeviceRemoval: "DELETE /v1/device-removals/{id}"
+        case .listCrossDeviceRequests: "GET /v1/cross-device/requests"
+        case .approveCrossDeviceRequest: "POST /v1/cross-device/requests/{id}/approve"
+        case .denyCrossDeviceRequest: "DELETE /v1/cross-device/requests/{id}"
         }
     }
 }
@@ -97,6 +102,11 @@ public enum Authority {
         .confirmDeviceRemoval: [.password, .coolingDevice, .device],
         .listDeviceRemovals: [.password, .coolingDevice, .device],
         .cancelDeviceRemoval: [.coolingDevice, .device],
+        // A sign-in on another screen is let in by a phone out of its cool-down, with the number;
+        // any phone may see and refuse one.
+        .listCrossDeviceRequests: [.coolingDevice, .device],
+        .approveCrossDeviceRequest: [.device],
+        .denyCrossDeviceRequest: [.coolingDevice, .device],
     ]
 
     /// Where a device in its cool-down may act only on itself and what came after it: devices whose

@@ -49,7 +49,7 @@ extension Flow {
         let credential: CallerCredential
         switch session.kind {
         case .enrolmentGrant: credential = .enrolmentGrant
-        case .primary: credential = .password
+        case .primary, .crossDevice: credential = .password
         case .device:
             if Authority.distinguishesCoolDown(action), let id = session.deviceID {
                 device = try await run(request) { try await self.store.device(id: id) }
@@ -73,7 +73,7 @@ extension Flow {
         let credential: CallerCredential =
             switch session.kind {
             case .enrolmentGrant: .enrolmentGrant
-            case .primary: .password
+            case .primary, .crossDevice: .password
             case .device: Authority.distinguishesCoolDown(action) ? .coolingDevice : .device
             }
         guard Authority.permits(action, credential) else { throw ServerError(.forbidden, detail: Authority.refusal(action)) }

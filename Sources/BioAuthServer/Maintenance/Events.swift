@@ -8,6 +8,7 @@ extension AuditKind {
     public static let deliveredEvents: Set<AuditKind> = [
         loginSucceeded, deviceEnrolled, deviceReenrolled, deviceRevoked, lockout, enrolmentRequested, recoveryCodeSent, passwordChanged,
         deviceRemovalRequested, deviceRemovalScheduled, deviceRemovalCancelled, signInCodeSent, deviceReattested,
+        crossDeviceRequested, crossDeviceApproved,
     ]
     /// The events delivered only when a deployment asks for them (``DeliveryPolicy/optionalEvents``):
     /// every device login, and lockouts — which anyone can cause from an address of their own, so
@@ -19,12 +20,12 @@ extension AuditKind {
     public static let securityEvents: Set<AuditKind> = [
         deviceEnrolled, deviceReenrolled, deviceRevoked, enrolmentRequested, recoveryCodeSent, passwordChanged, deviceRemovalRequested,
         deviceRemovalScheduled,
-        deviceRemovalCancelled, signInCodeSent, deviceReattested,
+        deviceRemovalCancelled, signInCodeSent, deviceReattested, crossDeviceRequested, crossDeviceApproved,
     ]
     /// What `GET /v1/security-events` lists for the owner: the security events, and how the
     /// account answered them (a device renamed, a request approved or ended, sessions ended).
     public static let securityNotices: Set<AuditKind> = securityEvents.union([
-        deviceRenamed, enrolmentApproved, enrolmentRequestEnded, sessionsRevoked,
+        deviceRenamed, enrolmentApproved, enrolmentRequestEnded, sessionsRevoked, crossDeviceEnded,
     ])
 }
 

@@ -68,12 +68,21 @@ struct PasskeyCeremonies: Flow {
         if case .success(let registration)? = verified, devices.contains(where: { $0.passkey?.credentialID == registration.credentialID }) {
             throw ServerError(.conflict, field: "credential", detail: "this passkey is already enrolled")
         }
-        // A passkey after the user's first device waits for the policy's proof, like a phone's key.
-        let waits = needsProof(devices)
+        // A passkey after the user's first device waits for the policy's proof, like a phone's key
+        // — unless a phone out of its cool-down just approved this screen's sign-in, with the
+        // number: that approval is the proof, once (the session ends with the enrolment).
+        let approvedElsewhere = session.kind == .crossDevice ? session.deviceID : nil
+        let waits = needsProof(devices) && approvedElsewhere == nil
         let verdict = verified
         let nonce = peeked?.nonce
-        let first = configuration.enrolment.additionalDevices == .approvalOrRecovery
-        let proof: EnrolmentProof = session.kind == .enrolmentGrant ? .grant : .primaryLogin
+        let first = configuration.enrolment.additionalDevices == .approvalOrRecovery && approvedElsewhere == nil
+        let proof: EnrolmentProof =
+            switch session.kind {
+            case .enrolmentGrant: .grant
+            case .crossDevice: .approval
+            default: .primaryLogin
+            }
+        let used = event(.sessionRevoked, user: session.userID, reason: .crossDeviceEnrolmentUsed, request: request)
         let (enrolled, outcome) = try await Challenges(context: context).finish(
             challengeID,
             proof: .passkey(device: nil) { challenge, now in
@@ -97,7 +106,11 @@ struct PasskeyCeremonies: Flow {
             let audit = self.event(.deviceEnrolled, user: challenge.userID, device: challenge.deviceID, request: request)
             // Waiting: the challenge is used up, and the request below holds the verified passkey.
             guard !waits else { return ((device, audit), WritePlan()) }
-            let plan = WritePlan.enrolment(device, replacing: nil, approvedRequest: nil, asFirstDevice: first, audit: audit)
+            var plan = WritePlan.enrolment(device, replacing: nil, approvedRequest: nil, asFirstDevice: first, audit: audit)
+            if let approver = approvedElsewhere {
+                plan.require(.activeDevice(id: approver, userID: session.userID))
+                plan.merge(.revokeSession(id: session.id, userID: session.userID, at: now, audit: used))
+            }
             return ((device, audit), plan)
         }
         let (device, audit) = enrolled
@@ -110,6 +123,7 @@ struct PasskeyCeremonies: Flow {
         }
         metrics.enrolments.increment()
         log(audit, request: request)
+        if approvedElsewhere != nil { log(used, request: request) }
         if session.kind == .enrolmentGrant { await DeviceEnrolment(context: context).endGrant(session, request: request) }
         return .enrolled(device)
     }

@@ -41,6 +41,10 @@ public struct ServerConfiguration: Sendable, Hashable {
     /// Passkeys on the same accounts (``PasskeyPolicy``); nil, the default: the passkey
     /// endpoints answer 404.
     public var passkeys: PasskeyPolicy?
+    /// Sign-ins started on another screen and approved on an enrolled phone, with number matching
+    /// (``CrossDevicePolicy``); nil, the default: the cross-device endpoints answer 404. A new way
+    /// in, so a deployment turns it on (`docs/ThreatModel.md`, number phishing and push bombing).
+    public var crossDevice: CrossDevicePolicy?
     /// Whether the built-in username-and-password login (`POST /v1/login/password`, and sign-up
     /// where it is allowed) is served. Switch it off when your backend owns every user id (enrolment
     /// grants, ``PrimaryAuthenticator``): then no password exists that a stranger could guess or

@@ -47,6 +47,18 @@ public struct AuditKind: Sendable, Hashable, CustomStringConvertible {
     public static let signInCodeSent = AuditKind("login.code.sent")
     /// An enrolment request ended before it was used: its reason is the ``EnrolmentRequestEnding``.
     public static let enrolmentRequestEnded = AuditKind("enrolment.request.ended")
+    /// A sign-in was started on another screen for the user and announced to the user's phones
+    /// (an outbox event a deployment forwards as a push).
+    public static let crossDeviceRequested = AuditKind("crossdevice.requested")
+    /// The same, past the user's announcements (``CrossDevicePolicy/announcementsPerUser``):
+    /// listed to the phones, not pushed.
+    public static let crossDeviceRequestUnannounced = AuditKind("crossdevice.requested.quiet")
+    /// A phone approved a sign-in on another screen (the row's device).
+    public static let crossDeviceApproved = AuditKind("crossdevice.approved")
+    /// A cross-device sign-in ended before a session: its reason is the ``CrossDeviceEnding``.
+    public static let crossDeviceEnded = AuditKind("crossdevice.ended")
+    /// The other screen collected the session a phone approved (the row's device approved it).
+    public static let crossDeviceSignedIn = AuditKind("crossdevice.signed.in")
     public static let apiKeyCreated = AuditKind("apikey.created")
     public static let apiKeyRevoked = AuditKind("apikey.revoked")
     public static let apiKeyRejected = AuditKind("apikey.rejected")
@@ -87,6 +99,7 @@ public struct AuditReason: Sendable, Hashable, CustomStringConvertible {
     public init(limit subject: FailureSubject) { description = subject.kind }
     /// An enrolment request that ended before it was used.
     public init(_ ending: EnrolmentRequestEnding) { description = ending.rawValue }
+    public init(_ ending: CrossDeviceEnding) { description = ending.rawValue }
     /// A re-enrolment, by the proof that allowed it.
     public init(_ proof: EnrolmentProof) { description = proof.rawValue }
     /// A backend request refused: its error code and, if any, the field (`invalid_request:userId`).
@@ -114,6 +127,8 @@ public struct AuditReason: Sendable, Hashable, CustomStringConvertible {
     public static let approvedByBackend = AuditReason("backend")
     /// An enrolment grant ended with the enrolment it allowed.
     public static let enrolmentGrantUsed = AuditReason("enrolmentGrantUsed")
+    /// A cross-device session (``SessionKind/crossDevice``) enrolled its one passkey and ended.
+    public static let crossDeviceEnrolmentUsed = AuditReason("crossDeviceEnrolmentUsed")
     /// A refresh token presented again within the retry grace: the same successor was returned.
     public static let refreshRetried = AuditReason("retry")
 

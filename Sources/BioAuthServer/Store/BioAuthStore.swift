@@ -77,6 +77,13 @@ public protocol BioAuthStore: Sendable {
     /// The user's requests unexpired at `now`, in creation order.
     func enrolmentRequests(userID: UserID, now: Date) async throws -> [EnrolmentRequestRecord]
 
+    // MARK: Cross-device sign-ins
+
+    func crossDeviceRequest(id: CrossDeviceRequestID) async throws -> CrossDeviceRequestRecord?
+    /// Up to `limit` of the user's requests still waiting for a phone at `now`: those from
+    /// addresses where the user signed in before first, then the newest.
+    func pendingCrossDeviceRequests(userID: UserID, now: Date, limit: Int) async throws -> [CrossDeviceRequestRecord]
+
     // MARK: Device removals
 
     /// The user's device removals, ended ones too, in creation order.

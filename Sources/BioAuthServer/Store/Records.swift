@@ -202,6 +202,11 @@ public enum SessionKind: String, Sendable, Hashable, Codable {
     /// A one-time enrolment grant your backend issued after its own login
     /// (``BioAuthService/issueEnrolmentGrant(userID:request:)``): may enrol one device, nothing else.
     case enrolmentGrant
+    /// A sign-in on another screen that an enrolled phone approved (``CrossDeviceRequestRecord``):
+    /// ranked like a password (it proves a tap and the number, not a key of this screen's own);
+    /// its ``SessionRecord/deviceID`` is the approving phone, whose revocation ends it. It may
+    /// enrol one passkey without another approval.
+    case crossDevice
 }
 
 /// A session: only the SHA-256 of its token is stored.

@@ -20,12 +20,20 @@ public struct RowLocks: Sendable, Hashable {
     public var counters: [FailureSubject]
     /// The device removal with this id.
     public var deviceRemoval: DeviceRemovalID?
+    /// The cross-device sign-in with this id.
+    public var crossDeviceRequest: CrossDeviceRequestID?
+    /// This user's cross-device sign-ins created after `since`, read under a per-user lock, and
+    /// whether the user signed in from `client` before.
+    public var crossDeviceRequestsOf: CrossDeviceRequestsOf?
 
     public init(
         approval: TokenHash? = nil, enrolmentRequest: EnrolmentRequestID? = nil, refreshToken: TokenHash? = nil,
         passwordAttempt: PasswordAttemptKey? = nil,
-        enrolmentRequestsOf: UserID? = nil, counters: [FailureSubject] = [], deviceRemoval: DeviceRemovalID? = nil
+        enrolmentRequestsOf: UserID? = nil, counters: [FailureSubject] = [], deviceRemoval: DeviceRemovalID? = nil,
+        crossDeviceRequest: CrossDeviceRequestID? = nil, crossDeviceRequestsOf: CrossDeviceRequestsOf? = nil
     ) {
+        self.crossDeviceRequest = crossDeviceRequest
+        self.crossDeviceRequestsOf = crossDeviceRequestsOf
         self.deviceRemoval = deviceRemoval
         self.enrolmentRequestsOf = enrolmentRequestsOf
         self.counters = counters
@@ -54,6 +62,11 @@ public struct LockedRows: Sendable, Hashable {
     /// ``RowLocks/counters`` that exist.
     public var counters: [FailureSubject: FailureCounter]
     public var deviceRemoval: DeviceRemovalRecord?
+    public var crossDeviceRequest: CrossDeviceRequestRecord?
+    /// ``RowLocks/crossDeviceRequestsOf``'s requests, oldest first (ended ones too).
+    public var crossDeviceRequests: [CrossDeviceRequestRecord] = []
+    /// Whether the user signed in from ``CrossDeviceRequestsOf/client`` before.
+    public var crossDeviceRequesterKnown = false
 
     public init(
         approval: ApprovalRecord? = nil, approvalSignerActive: Bool = false, enrolmentRequest: EnrolmentRequestRecord? = nil,
@@ -103,5 +116,19 @@ public struct SpentRefreshToken: Sendable, Hashable {
     public init(spentAt: Date?, sealedSuccessor: Data?) {
         self.spentAt = spentAt
         self.sealedSuccessor = sealedSuccessor
+    }
+}
+
+/// A user's cross-device sign-ins created after a moment, and a requester's address
+/// (``RowLocks/crossDeviceRequestsOf``).
+public struct CrossDeviceRequestsOf: Sendable, Hashable {
+    public var userID: UserID
+    public var since: Date
+    public var client: String
+
+    public init(_ userID: UserID, since: Date, client: String) {
+        self.userID = userID
+        self.since = since
+        self.client = client
     }
 }

@@ -128,6 +128,10 @@ public struct WritePlan: Sendable, Hashable {
         case insertDeviceRemoval(DeviceRemovalRecord)
         /// Writes the removal's code attempts, schedule and ending (the rest never changes).
         case updateDeviceRemoval(DeviceRemovalRecord)
+        /// Inserts the request; an existing id throws ``StoreError`` `duplicate` and nothing is written.
+        case insertCrossDeviceRequest(CrossDeviceRequestRecord)
+        /// Writes the request's approval and ending (the rest never changes).
+        case updateCrossDeviceRequest(CrossDeviceRequestRecord)
         /// Inserts the key; an existing id or secret hash throws ``StoreError`` `duplicate`.
         case insertApiKey(ApiKeyRecord)
         /// Inserts an access-token signing key; an existing id throws ``StoreError`` `duplicate`.

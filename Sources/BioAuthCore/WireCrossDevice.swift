@@ -1,0 +1,73 @@
+extension Wire {
+    /// `POST /v1/cross-device/requests`: a screen asks a user's phone to let it in.
+    public struct CrossDeviceStart: WireRequest, Hashable {
+        public var username: String
+        public init(username: String) { self.username = username }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case username }
+    }
+
+    /// The answer to ``CrossDeviceStart``, for the asking screen only: the number it shows and
+    /// the token it polls with.
+    public struct CrossDeviceStarted: Codable, Sendable, Hashable, WireRedacted {
+        public var id: String
+        /// Two digits the user types on the phone.
+        public var number: String
+        /// 32 bytes, base64url: whoever holds it collects the session.
+        public var pollToken: String
+        public var expiresAt: Int64
+        /// Seconds between polls.
+        public var interval: Int
+        public init(id: String, number: String, pollToken: String, expiresAt: Int64, interval: Int) {
+            self.id = id
+            self.number = number
+            self.pollToken = pollToken
+            self.expiresAt = expiresAt
+            self.interval = interval
+        }
+        public var visibleFields: KeyValuePairs<String, Any> { ["id": id, "expiresAt": expiresAt, "interval": interval] }
+    }
+
+    /// `POST /v1/cross-device/requests/{id}/poll`: the screen's token.
+    public struct CrossDevicePoll: WireRequest, Hashable, WireRedacted {
+        public var pollToken: String
+        public init(pollToken: String) { self.pollToken = pollToken }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case pollToken }
+        public var visibleFields: KeyValuePairs<String, Any> { [:] }
+    }
+
+    /// What a poll found: `pending`; `approved` with the session (handed out once); or `ended`
+    /// with `endedBy` — `collected`, `denied`, `wrongNumber` or `expired`.
+    public struct CrossDevicePollResult: Codable, Sendable, Hashable, WireRedacted {
+        public var status: String
+        public var endedBy: String?
+        public var session: Session?
+        public init(status: String, endedBy: String? = nil, session: Session? = nil) {
+            self.status = status
+            self.endedBy = endedBy
+            self.session = session
+        }
+        public var visibleFields: KeyValuePairs<String, Any> { ["status": status, "endedBy": endedBy as Any] }
+    }
+
+    /// A sign-in waiting for a phone (`GET /v1/cross-device/requests`): what the phone shows.
+    public struct CrossDeviceRequest: Codable, Sendable, Hashable {
+        public var id: String
+        /// The text the phone shows and signs, the number appended
+        /// (`CrossDeviceApprovalText.signed(_:number:)`).
+        public var text: String
+        /// The address that asked, as the server saw it.
+        public var requester: String
+        /// Its `User-Agent`, trimmed.
+        public var userAgent: String
+        public var createdAt: Int64
+        public var expiresAt: Int64
+        public init(id: String, text: String, requester: String, userAgent: String, createdAt: Int64, expiresAt: Int64) {
+            self.id = id
+            self.text = text
+            self.requester = requester
+            self.userAgent = userAgent
+            self.createdAt = createdAt
+            self.expiresAt = expiresAt
+        }
+    }
+}
