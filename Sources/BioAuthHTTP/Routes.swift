@@ -70,7 +70,10 @@ public struct BioAuthRoutes: Sendable {
                 status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
         addAPI(to: routed)
-        if options.signInPage { SignInPage.add(to: routed, passwordLogin: service.configuration.passwordLogin) }
+        if options.signInPage {
+            SignInPage.add(
+                to: routed, passwordLogin: service.configuration.passwordLogin, crossDevice: service.configuration.crossDevice != nil)
+        }
         return router
     }
 

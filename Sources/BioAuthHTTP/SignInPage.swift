@@ -3,7 +3,8 @@ import Hummingbird
 import NIOCore
 
 /// A small sign-in page a deployment may serve (`bioauth-server --sign-in-page`): a username, "Sign
-/// in with a passkey", the demo accounts' password when password login is on, and, once signed in,
+/// in with a passkey", "Approve on my phone" with the number to type there when cross-device
+/// sign-in is on, the demo accounts' password when password login is on, and, once signed in,
 /// "Create a passkey on this device". Plain HTML, one script using `navigator.credentials`, one
 /// style sheet a deployment can replace; no framework, nothing inline (the page's Content Security
 /// Policy allows scripts and styles from the page's origin only, and no framing).
@@ -14,8 +15,8 @@ enum SignInPage {
     /// Served at `/signin/`; its script and style sheet beside it.
     static let path = "signin"
 
-    static func add<Context: BioAuthRequestContext>(to router: some RouterMethods<Context>, passwordLogin: Bool) {
-        let html = page(passwordLogin: passwordLogin)
+    static func add<Context: BioAuthRequestContext>(to router: some RouterMethods<Context>, passwordLogin: Bool, crossDevice: Bool) {
+        let html = page(passwordLogin: passwordLogin, crossDevice: crossDevice)
         // `/signin` and `/signin/` alike (the router does not tell them apart).
         router.get("\(path)") { _, _ in response(html, type: "text/html; charset=utf-8") }
         router.get("\(path)/signin.js") { _, _ in response(script, type: "text/javascript; charset=utf-8") }
@@ -33,7 +34,12 @@ enum SignInPage {
             ], body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 
-    static func page(passwordLogin: Bool) -> String {
+    static func page(passwordLogin: Bool, crossDevice: Bool) -> String {
+        let phone =
+            crossDevice
+            ? """
+                  <button id="phone-signin" type="button">Approve on my phone</button>
+            """ : ""
         let password =
             passwordLogin
             ? """
@@ -61,7 +67,15 @@ enum SignInPage {
                   <label for="username">Username</label>
                   <input id="username" autocomplete="username webauthn" autocapitalize="none" spellcheck="false" required>
                   <button id="passkey-signin" type="button">Sign in with a passkey</button>
+            \(phone)
             \(password)
+                </section>
+                <section id="waiting" hidden aria-labelledby="waiting-title">
+                  <h2 id="waiting-title">Approve on your phone</h2>
+                  <p>Open the app on your phone and type this number:</p>
+                  <p id="number" class="number"></p>
+                  <p class="hint">Never read it to anyone: nobody from the service asks for it.</p>
+                  <button id="phone-cancel" type="button">Cancel</button>
                 </section>
                 <section id="signed-in" hidden aria-labelledby="account-title">
                   <h2 id="account-title">Signed in as <span id="account"></span></h2>
@@ -88,6 +102,8 @@ enum SignInPage {
         button:focus-visible, input:focus-visible { outline: 3px solid #0a66ff; outline-offset: 2px; }
         details { margin-top: 1.5rem; }
         #status { min-height: 1.5rem; }
+        .number { font-size: 3rem; font-weight: 600; letter-spacing: 0.3em; text-align: center; margin: 1rem 0; }
+        .hint { color: #6e6e73; font-size: 0.9rem; }
         #status.error { color: #b00020; }
 
         """
@@ -150,6 +166,7 @@ enum SignInPage {
         function show(session) {
           if (session) sessionStorage.setItem("bioauth.session", JSON.stringify(session));
           const current = JSON.parse(sessionStorage.getItem("bioauth.session") || "null");
+          $("waiting").hidden = true;
           $("signed-out").hidden = !!current;
           $("signed-in").hidden = !current;
           $("title").textContent = current ? "Your account" : "Sign in";
@@ -165,6 +182,7 @@ enum SignInPage {
             const options = await call("passkeys/login/challenge", { username });
             const credential = await navigator.credentials.get({ publicKey: requestOptions(options.publicKey) });
             const session = await call("passkeys/login/finish", { challengeId: options.challengeId, credential: credentialJSON(credential) });
+            sessionStorage.removeItem("bioauth.crossDevice");
             show(session);
             say("Signed in with your passkey.");
           } catch (error) {
@@ -172,10 +190,57 @@ enum SignInPage {
           }
         }
 
+        // "Approve on my phone" (docs/Protocol.md §4, flow 8): show the number, poll until the phone decides.
+        let waiting = null;
+        const endings = { denied: "Your phone refused this sign-in.", wrongNumber: "The number typed on the phone was not this one. Start again.",
+          expired: "The phone did not answer in time. Start again.", collected: "This sign-in was already used." };
+        async function phoneSignIn() {
+          const username = $("username").value.trim();
+          if (!username) return say("Enter your username.", true);
+          try {
+            const started = await call("cross-device/requests", { username });
+            waiting = started;
+            $("number").textContent = started.number;
+            $("signed-out").hidden = true;
+            $("waiting").hidden = false;
+            say("Waiting for your phone. Type " + started.number + " there.");
+            setTimeout(() => poll(started), started.interval * 1000);
+          } catch (error) {
+            say("Could not ask your phone: " + error.message, true);
+          }
+        }
+        async function poll(started) {
+          if (waiting !== started) return;
+          try {
+            const result = await call("cross-device/requests/" + encodeURIComponent(started.id) + "/poll", { pollToken: started.pollToken });
+            if (waiting !== started) return;
+            if (result.status === "pending") return setTimeout(() => poll(started), started.interval * 1000);
+            waiting = null;
+            if (result.status === "approved") {
+              // A session your phone approved: it may create one passkey on this browser.
+              sessionStorage.setItem("bioauth.crossDevice", "1");
+              show(result.session);
+              return say("Your phone approved. Create a passkey to sign in here without it next time.");
+            }
+            show();
+            say(endings[result.endedBy] || "This sign-in ended.", true);
+          } catch (error) {
+            waiting = null;
+            show();
+            say("The sign-in ended: " + error.message, true);
+          }
+        }
+        function cancelPhone() {
+          waiting = null;
+          show();
+          say("Cancelled.");
+        }
+
         async function passwordSignIn() {
           try {
             const session = await call("login/password", { username: $("username").value.trim(), password: $("password").value });
             $("password").value = "";
+            sessionStorage.removeItem("bioauth.crossDevice");
             show(session);
             say("Signed in with your password. Create a passkey to sign in without it.");
           } catch (error) {
@@ -196,6 +261,13 @@ enum SignInPage {
               sessionStorage.setItem("bioauth.request", reply.id);
               $("passkey-complete").hidden = false;
               return say("Approve this passkey on your phone with the code " + reply.bindingCode + ", then finish here.");
+            }
+            if (sessionStorage.getItem("bioauth.crossDevice")) {
+              // The phone's approval covered this one passkey; the session it opened has ended.
+              sessionStorage.removeItem("bioauth.session");
+              sessionStorage.removeItem("bioauth.crossDevice");
+              show();
+              return say("Passkey created. Sign in with it now.");
             }
             say("Passkey created. It is in your device list.");
           } catch (error) {
@@ -219,6 +291,7 @@ enum SignInPage {
         async function signOut() {
           const session = show();
           sessionStorage.removeItem("bioauth.session");
+          sessionStorage.removeItem("bioauth.crossDevice");
           show();
           say("Signed out.");
           if (session) await call("logout", {}, session.token).catch(() => {});
@@ -226,6 +299,8 @@ enum SignInPage {
 
         document.addEventListener("DOMContentLoaded", () => {
           $("passkey-signin").addEventListener("click", passkeySignIn);
+          $("phone-signin")?.addEventListener("click", phoneSignIn);
+          $("phone-cancel").addEventListener("click", cancelPhone);
           $("password-signin")?.addEventListener("click", passwordSignIn);
           $("passkey-create").addEventListener("click", createPasskey);
           $("passkey-complete").addEventListener("click", completePasskey);

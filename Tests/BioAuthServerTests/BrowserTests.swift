@@ -1,4 +1,7 @@
+import BioAuth
+import BioAuthClient
 import BioAuthCore
+import BioAuthEmulator
 import BioAuthServerTesting
 import BioAuthTesting
 import Foundation
@@ -48,8 +51,17 @@ struct BrowserTests {
         run.standardOutput = output
         run.standardError = output
         try run.run()
+        // dave has a phone too — the emulated iPhone with BioAuthClient, the code an app ships: it
+        // lets the page in when the page asks, with the number the page shows.
+        let davesPhone = EmulatedDevice(biometry: .faceID)
+        let dave = BioAuthClient(server: try #require(URL(string: serverURL)), relyingPartyID: "localhost", platform: davesPhone.platform)
+        try await dave.signUp(username: "dave", password: Browser.password)
+        _ = try await dave.enrol(try await dave.signIn(username: "dave", password: Browser.password), deviceName: "Dave's iPhone")
         let reader = Task.detached { String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
         try await Browser.approveWhenAsked(in: shots, http: http, phone: phone, phoneID: phoneID)
+        for attempt in ["wrong", "right"] {
+            try await Browser.approveSignIn(in: shots, attempt: attempt, phone: dave)
+        }
         let text = await reader.value
         run.waitUntilExit()
         print(text)
@@ -57,7 +69,8 @@ struct BrowserTests {
         #expect(!text.contains("FAIL") && text.components(separatedBy: "\nok ").count > 10, "\(text)")
         for name in [
             "1-sign-in", "2-account", "3-passkey-created", "4-signed-in-with-passkey", "6-synced-passkey-refused",
-            "7-passkey-waits-for-the-phone", "8-passkey-approved-by-the-phone",
+            "7-passkey-waits-for-the-phone", "8-passkey-approved-by-the-phone", "9-approve-on-my-phone", "10-approved-by-the-phone",
+            "11-passkey-after-the-phones-approval",
         ] {
             #expect(FileManager.default.fileExists(atPath: "\(shots)/\(name).png"), "\(name).png")
         }
@@ -93,6 +106,30 @@ enum Browser {
         #expect(approved.status == 204, "\(approved.text)")
         _ = FileManager.default.createFile(atPath: URL(fileURLWithPath: folder).appendingPathComponent("approved").path, contents: Data())
     }
+    /// The phone's part of "Approve on my phone": once the page wrote the number it shows
+    /// (`number.json`, this `attempt`), the app signs in, lists the request — from Chromium — and
+    /// approves it with that number (another one for the `wrong` attempt, which the server refuses).
+    static func approveSignIn(in folder: String, attempt: String, phone: BioAuthClient) async throws {
+        let shown = URL(fileURLWithPath: folder).appendingPathComponent("number.json")
+        let deadline = Date().addingTimeInterval(90)
+        var asked: [String: String] = [:]
+        while asked["attempt"] != attempt, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            asked = (try? JSONSerialization.jsonObject(with: Data(contentsOf: shown)) as? [String: String]) ?? [:]
+        }
+        let number = try #require(asked["number"], "the page never showed a number")
+        try await phone.logIn()
+        let requests = try await phone.signInRequests()
+        let request = try #require(requests.first, "the phone sees no request")
+        #expect(requests.count == 1 && request.userAgent.contains("Chrome") && request.text.contains(request.requester))
+        guard attempt == "right" else {
+            let wrong = String(format: "%02d", ((Int(number) ?? 0) + 1) % 100)
+            await #expect(throws: ClientError.self) { try await phone.approveSignIn(request, number: wrong) }
+            return
+        }
+        try await phone.approveSignIn(request, number: number)
+    }
+
     static let skipReason: Comment = "no BIOAUTH_TEST_BROWSER (chromium-headless-shell) with Playwright: .ci/run installs them"
 
     /// A server with the sign-in page and passkeys for `http://localhost:<its port>`: the port is
@@ -102,7 +139,10 @@ enum Browser {
         let origin = "http://localhost:\(port)"
         let process = try ServerProcess(
             database: ":memory:",
-            extra: ["--port", "\(port)", "--sign-in-page", "--passkey-rp-id", "localhost", "--passkey-origin", origin] + extra)
+            extra: [
+                "--port", "\(port)", "--sign-in-page", "--cross-device-sign-in", "--passkey-rp-id", "localhost", "--passkey-origin", origin,
+            ]
+                + extra)
         return (process, origin)
     }
 

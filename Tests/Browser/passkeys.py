@@ -6,6 +6,8 @@ usage: passkeys.py <chromium> <server> <device-bound-only server> <screenshot fo
 
 For the passkey after a phone, the test's phone (the Swift side) approves: this script writes the
 request's id and binding code to <screenshot folder>/pending.json and waits for `approved` there.
+For "Approve on my phone" it writes the number the page shows to <screenshot folder>/number.json;
+the phone types a wrong number for the first request and the right one for the second.
 """
 import asyncio
 import json
@@ -145,6 +147,39 @@ async def main():
                                                 headers={"Authorization": "Bearer " + session["token"]})).json()
         check("the passkey is a device enrolled by approval",
               [device.get("enrolledBy") for device in devices if "passkey" in device] == ["approval"], devices)
+        await page.close()
+
+        # "Approve on my phone": the page shows a number, the test's phone types it (wrongly first).
+        page = await browser.new_page()
+        page.on("console", lambda message: message.type == "error" and console_errors.append(message.text))
+        page.on("pageerror", lambda error: console_errors.append(str(error)))
+        cdp, authenticator_id = await authenticator(page)
+        await page.goto(SERVER + "/signin/")
+        await page.fill("#username", "dave")  # dave and his phone were made by the test
+        for attempt, expected in [("wrong", "The number typed on the phone was not this one. Start again."),
+                                  ("right", "Your phone approved. Create a passkey to sign in here without it next time.")]:
+            said = await act(page, "#phone-signin")
+            number = await page.text_content("#number")
+            check(f"the page shows the number to type on the phone ({attempt})",
+                  await page.is_visible("#waiting") and len(number) == 2 and number.isdigit() and number in said, said)
+            if attempt == "right":
+                await shot(page, "9-approve-on-my-phone")
+            before = int(await page.get_attribute("#status", "data-outcome") or 0)
+            with open(os.path.join(SHOTS, "number.json"), "w") as shown:
+                json.dump({"number": number, "attempt": attempt}, shown)
+            await page.wait_for_selector(f'#status[data-outcome="{before + 1}"]', timeout=60000)
+            said = await page.text_content("#status")
+            check(f"the page hears the phone's answer ({attempt} number)", said == expected, said)
+        await shot(page, "10-approved-by-the-phone")
+        session = json.loads(await page.evaluate("sessionStorage.getItem('bioauth.session')"))
+        check("the phone's approval opens a session for the user", session["userId"] == "dave" and "accessToken" not in session, session)
+        said = await act(page, "#passkey-create")
+        check("the approved browser creates one passkey without another approval", said == "Passkey created. Sign in with it now.", said)
+        await shot(page, "11-passkey-after-the-phones-approval")
+        await page.fill("#username", "dave")
+        said = await act(page, "#passkey-signin")
+        check("that passkey signs in", said == "Signed in with your passkey.", said)
+        check("no script error and no Content Security Policy violation while approving on the phone", console_errors == [], console_errors)
         await page.close()
 
         # A synced passkey (BE = BS = 1) where the deployment requires device-bound ones.

@@ -28,7 +28,7 @@ extension BioAuthService {
         try await CrossDeviceSignIn(context: context).pending(of: session, request: request)
     }
 
-    /// Lets the request in with a step-up approval over ``CrossDeviceApprovalText/signed(_:number:)``
+    /// Lets the request in with a step-up approval over `CrossDeviceApprovalText.signed(_:number:)`
     /// from a device out of its cool-down. An approval of anything else — another number — ends
     /// the request.
     public func approveCrossDeviceRequest(id: CrossDeviceRequestID, approval: String, session: SessionRecord, request: RequestInfo)

@@ -17,7 +17,7 @@ public enum CrossDeviceEnding: String, Sendable, Hashable, Codable, CaseIterable
 
 /// A sign-in started on another screen (a browser, a desktop app) for a username, waiting for one
 /// of the user's enrolled phones: the screen shows a two-digit number, the phone lists the request
-/// with where it comes from and signs a step-up over ``CrossDeviceApprovalText`` with the number
+/// with where it comes from and signs a step-up over `CrossDeviceApprovalText` with the number
 /// the user types; only then does the screen, polling with its token, get a session. The number,
 /// the poll token and the approved text are stored as hashes only.
 public struct CrossDeviceRequestRecord: Sendable, Hashable {
@@ -31,7 +31,7 @@ public struct CrossDeviceRequestRecord: Sendable, Hashable {
     public var userAgent: String
     public var createdAt: Date
     public var expiresAt: Date
-    /// SHA-256 of ``CrossDeviceApprovalText/signed(_:number:)`` with the screen's number: the
+    /// SHA-256 of `CrossDeviceApprovalText.signed(_:number:)` with the screen's number: the
     /// operation an approval must have signed.
     public var approvalHash: TokenHash
     /// SHA-256 of the token the screen polls with.

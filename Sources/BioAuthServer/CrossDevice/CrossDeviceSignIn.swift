@@ -107,7 +107,7 @@ struct CrossDeviceSignIn: Flow {
     }
 
     /// A phone out of its cool-down lets the request in with a step-up approval over
-    /// ``CrossDeviceApprovalText/signed(_:number:)``. Another number ends the request (401
+    /// `CrossDeviceApprovalText.signed(_:number:)`. Another number ends the request (401
     /// `approvalRejected`); 410 for one that is not pending (approved already, ended, expired).
     func approve(id: CrossDeviceRequestID, approval: String, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         _ = try policy
