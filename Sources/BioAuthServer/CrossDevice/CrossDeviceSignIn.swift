@@ -13,12 +13,7 @@ struct CrossDeviceSignIn: Flow {
 
     /// The deployment's settings, or 404 when cross-device sign-in is off.
     private var policy: CrossDevicePolicy {
-        get throws(ServerError) {
-            guard let policy = configuration.crossDevice else {
-                throw ServerError(.notFound, detail: "cross-device sign-in is not enabled on this server")
-            }
-            return policy
-        }
+        get throws(ServerError) { try enabled(configuration.crossDevice, "cross-device sign-in is") }
     }
 
     /// Starts a request for `username` from an anonymous screen: the same answer whether or not

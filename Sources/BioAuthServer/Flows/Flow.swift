@@ -79,6 +79,12 @@ extension Flow {
         guard Authority.permits(action, credential) else { throw ServerError(.forbidden, detail: Authority.refusal(action)) }
     }
 
+    /// A feature's settings, or 404 saying it is off on this server (`feature` names it: "passkeys").
+    func enabled<Policy>(_ policy: Policy?, _ feature: String) throws(ServerError) -> Policy {
+        guard let policy else { throw ServerError(.notFound, detail: "\(feature) not enabled on this server") }
+        return policy
+    }
+
     /// Counts a request against this instance's per-client limit — unless it came with a verified
     /// API key, which was counted against the key's own budget (``ApiKeyLimiter``) instead.
     func admit(_ request: RequestInfo) async throws(ServerError) {

@@ -14,12 +14,7 @@ struct PasskeyCeremonies: Flow {
 
     /// The deployment's passkey settings, or 404 when passkeys are off.
     private var policy: PasskeyPolicy {
-        get throws(ServerError) {
-            guard let policy = configuration.passkeys else {
-                throw ServerError(.notFound, detail: "passkeys are not enabled on this server")
-            }
-            return policy
-        }
+        get throws(ServerError) { try enabled(configuration.passkeys, "passkeys are") }
     }
 
     // MARK: Registration
