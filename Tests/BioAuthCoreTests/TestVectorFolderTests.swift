@@ -21,7 +21,7 @@ struct TestVectorFolderTests {
             return fileManager.fileExists(atPath: Self.folder.appendingPathComponent(name).path, isDirectory: &isDirectory)
                 && isDirectory.boolValue
         }
-        #expect(sets.sorted() == ["apple", "attestation", "hardware-ecdsa", "webauthn", "wycheproof"])
+        #expect(sets.sorted() == ["apple", "attestation", "dpop", "hardware-ecdsa", "webauthn", "wycheproof"])
         for set in sets {
             #expect(readme.contains("| `\(set)/"), "no row for \(set)/ in Tests/Vectors/README.md")
         }
