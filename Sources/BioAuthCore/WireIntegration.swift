@@ -75,10 +75,13 @@ extension Wire {
         public var subjectTypesSupported: [String]
         public var claimsSupported: [String]
         public var acrValuesSupported: [String]
+        /// RFC 9449 §5.1: the algorithms DPoP proofs may use (`ES256`).
+        public var dpopSigningAlgValuesSupported: [String]
         public init(
             issuer: String, jwksURI: String, introspectionEndpoint: String, subjectTypesSupported: [String], claimsSupported: [String],
-            acrValuesSupported: [String]
+            acrValuesSupported: [String], dpopSigningAlgValuesSupported: [String] = ["ES256"]
         ) {
+            self.dpopSigningAlgValuesSupported = dpopSigningAlgValuesSupported
             self.issuer = issuer
             self.jwksURI = jwksURI
             self.introspectionEndpoint = introspectionEndpoint
@@ -93,6 +96,7 @@ extension Wire {
             case subjectTypesSupported = "subject_types_supported"
             case claimsSupported = "claims_supported"
             case acrValuesSupported = "acr_values_supported"
+            case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
         }
     }
 

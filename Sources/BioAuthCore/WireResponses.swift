@@ -15,10 +15,15 @@ extension Wire {
         public var accessTokenExpiresAt: Int64?
         /// A device session's refresh token (32 bytes, base64url; one use each); nil otherwise.
         public var refreshToken: String?
+        /// `DPoP` when the session and its tokens are bound to the key that signed the login's
+        /// DPoP proof (send them with a proof by that key), `Bearer` for a device session without;
+        /// nil for other sessions.
+        public var tokenType: String?
         public init(
             token: String, sessionId: String, userId: String, deviceId: String?, expiresAt: Int64, accessToken: String? = nil,
-            accessTokenExpiresAt: Int64? = nil, refreshToken: String? = nil
+            accessTokenExpiresAt: Int64? = nil, refreshToken: String? = nil, tokenType: String? = nil
         ) {
+            self.tokenType = tokenType
             self.token = token
             self.sessionId = sessionId
             self.userId = userId
@@ -38,12 +43,21 @@ extension Wire {
         public var accessToken: String
         public var accessTokenExpiresAt: Int64
         public var refreshToken: String
-        public init(accessToken: String, accessTokenExpiresAt: Int64, refreshToken: String) {
+        /// `DPoP` or `Bearer`, as for ``Session/tokenType``.
+        public var tokenType: String?
+        public init(accessToken: String, accessTokenExpiresAt: Int64, refreshToken: String, tokenType: String? = nil) {
+            self.tokenType = tokenType
             self.accessToken = accessToken
             self.accessTokenExpiresAt = accessTokenExpiresAt
             self.refreshToken = refreshToken
         }
         public var visibleFields: KeyValuePairs<String, Any> { ["accessTokenExpiresAt": accessTokenExpiresAt] }
+    }
+
+    /// RFC 7800 / RFC 9449 §6: `{"jkt": <JWK thumbprint>}`, the key a token is bound to.
+    public struct Confirmation: Codable, Sendable, Hashable {
+        public var jkt: String
+        public init(jkt: String) { self.jkt = jkt }
     }
 
     /// RFC 7662 §2.2: `{"active": false}`, or the token's claims. Names are the RFC's and JWT's.
@@ -67,13 +81,16 @@ extension Wire {
         public var enr: String?
         /// The client the token was issued to (RFC 9068 `client_id`).
         public var clientId: String?
+        /// RFC 9449 §6.2: the DPoP key the token is bound to; absent for a bearer token.
+        public var cnf: Confirmation?
         public init(
             active: Bool, tokenType: String? = nil, iss: String? = nil, aud: [String]? = nil, sub: String? = nil, exp: Int64? = nil,
             iat: Int64? = nil,
             jti: String? = nil, deviceId: String? = nil, sid: String? = nil, amr: [String]? = nil, acr: String? = nil,
             att: AttestationClaim? = nil,
-            enr: String? = nil, clientId: String? = nil
+            enr: String? = nil, clientId: String? = nil, cnf: Confirmation? = nil
         ) {
+            self.cnf = cnf
             self.clientId = clientId
             self.acr = acr
             self.att = att
@@ -91,7 +108,7 @@ extension Wire {
             self.amr = amr
         }
         enum CodingKeys: String, CodingKey {
-            case active, iss, aud, sub, exp, iat, jti, sid, amr, acr, att, enr
+            case active, iss, aud, sub, exp, iat, jti, sid, amr, acr, att, enr, cnf
             case tokenType = "token_type"
             case deviceId = "device_id"
             case clientId = "client_id"

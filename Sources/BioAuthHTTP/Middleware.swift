@@ -140,13 +140,14 @@ struct ErrorMapping<Context: BioAuthRequestContext>: RouterMiddleware {
         let body: Wire.ErrorBody =
             switch error.code {
             // What was wrong — the field's format, the attestation's failed check — never a secret.
-            case .invalidRequest, .attestationRejected, .forbidden:
+            case .invalidRequest, .attestationRejected, .forbidden, .invalidDPoPProof:
                 Wire.ErrorBody(error: error.code.description, field: error.field, reason: error.detail)
             case .authenticationFailed: Wire.ErrorBody(error: error.code.description)  // uniform: no reason, no field
             default: Wire.ErrorBody(error: error.code.description, field: error.field)
             }
         var response = (try? json(body, status: error.code.httpStatus)) ?? Response(status: .internalServerError)
         if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        if let nonce = error.dpopNonce { response.headers[HTTPField.Name("DPoP-Nonce")!] = nonce }
         return response
     }
 }

@@ -460,7 +460,18 @@ public struct BioAuthRoutes: Sendable {
             .subjects(peer: context.remoteAddress?.ipAddress, forwardedFor: forwarded.isEmpty ? nil : forwarded.joined(separator: ","))
         return RequestInfo(
             clientAddress: address.client, requestSubject: address.requests, requestID: context.bioAuth.requestID,
-            apiKeyID: context.bioAuth.apiKey?.id, logger: context.logger)
+            apiKeyID: context.bioAuth.apiKey?.id, logger: context.logger, dpop: dpop(request))
+    }
+
+    /// The request's `DPoP` header with the method and URL a proof must name (RFC 9449 §4.3):
+    /// nil when it carries neither that header nor an `Authorization: DPoP` token.
+    func dpop(_ request: Request) -> DPoPPresentation? {
+        let proofs = request.headers[values: HTTPField.Name("DPoP")!]
+        let scheme = request.headers[.authorization].map { $0.count > 5 && $0.prefix(5).lowercased() == "dpop " } ?? false
+        guard !proofs.isEmpty || scheme else { return nil }
+        // More than one DPoP header is refused (§4.3 step 1): an empty proof fails to parse.
+        let url = service.configuration.dpop.expectedURL(host: request.head.authority, path: request.uri.path)
+        return DPoPPresentation(proof: proofs.count == 1 ? proofs[0] : "", method: request.method.rawValue, url: url, dpopScheme: scheme)
     }
 
     /// The session a request's bearer token names (401 otherwise, audited by the service).
@@ -472,8 +483,11 @@ public struct BioAuthRoutes: Sendable {
     /// The token of an `Authorization: Bearer` header. The scheme is case-insensitive (RFC 9110
     /// §11.1); the token is not.
     func bearerToken(_ request: Request) -> String? {
-        guard let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
-        return String(header.dropFirst(7))
+        guard let header = request.headers[.authorization] else { return nil }
+        if header.count > 7, header.prefix(7).lowercased() == "bearer " { return String(header.dropFirst(7)) }
+        // A DPoP-bound session's token (RFC 9449 §7.1); the service checks the proof that comes with it.
+        if header.count > 5, header.prefix(5).lowercased() == "dpop " { return String(header.dropFirst(5)) }
+        return nil
     }
 }
 

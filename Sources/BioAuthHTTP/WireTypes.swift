@@ -12,14 +12,15 @@ extension Wire.Session {
             deviceId: grant.session.deviceID?.rawValue,
             expiresAt: grant.session.expiresAt.seconds, accessToken: grant.tokens?.accessToken,
             accessTokenExpiresAt: grant.tokens?.accessTokenExpiresAt.seconds,
-            refreshToken: grant.tokens?.refreshToken)
+            refreshToken: grant.tokens?.refreshToken, tokenType: grant.tokens.map { $0.dpopBound ? "DPoP" : "Bearer" })
     }
 }
 
 extension Wire.Tokens {
     init(_ grant: TokenGrant) {
         self.init(
-            accessToken: grant.accessToken, accessTokenExpiresAt: grant.accessTokenExpiresAt.seconds, refreshToken: grant.refreshToken)
+            accessToken: grant.accessToken, accessTokenExpiresAt: grant.accessTokenExpiresAt.seconds, refreshToken: grant.refreshToken,
+            tokenType: grant.dpopBound ? "DPoP" : "Bearer")
     }
 }
 
@@ -30,10 +31,12 @@ extension Wire.Introspection {
             return
         }
         self.init(
-            active: true, tokenType: "Bearer", iss: token.issuer, aud: token.audience, sub: token.subject, exp: token.expiresAt.seconds,
+            active: true, tokenType: token.dpopThumbprint == nil ? "Bearer" : "DPoP", iss: token.issuer, aud: token.audience,
+            sub: token.subject, exp: token.expiresAt.seconds,
             iat: token.issuedAt.seconds, jti: token.tokenID, deviceId: token.deviceID.rawValue, sid: token.sessionID.rawValue,
             amr: token.methods,
-            acr: token.authenticationClass, att: token.attestation, enr: token.enrolment, clientId: token.clientID)
+            acr: token.authenticationClass, att: token.attestation, enr: token.enrolment, clientId: token.clientID,
+            cnf: token.dpopThumbprint.map(Wire.Confirmation.init(jkt:)))
     }
 }
 

@@ -96,7 +96,8 @@ extension PostgresQuery {
     static let deviceColumns = """
         d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.public_key AS d_public_key, d.created_at AS d_created_at, \
         d.last_used_at AS d_last_used_at, d.revoked_at AS d_revoked_at, d.key_replaced_at AS d_key_replaced_at, \
-        d.key_replaced_by AS d_key_replaced_by, d.attestation AS d_attestation, d.enrolled_by AS d_enrolled_by, d.passkey AS d_passkey
+        d.key_replaced_by AS d_key_replaced_by, d.attestation AS d_attestation, d.enrolled_by AS d_enrolled_by, d.passkey AS d_passkey, \
+        d.dpop_jkt AS d_dpop_jkt
         """
 }
 

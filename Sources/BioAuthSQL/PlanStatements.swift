@@ -55,9 +55,9 @@ extension WritePlan.Mutation {
             ])
         case .insertSession(let s, let touched):
             let insert: SQL = """
-                INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash)
+                INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash, dpop_jkt)
                 VALUES (\(s.tokenHash), \(s.id), \(s.userID), \(s.deviceID), \(s.kind.rawValue), \(s.createdAt), \(s.expiresAt), \(s.revokedAt),
-                        \(s.refreshTokenHash))
+                        \(s.refreshTokenHash), \(s.dpopThumbprint))
                 """
             guard let touched else { return .run([insert]) }
             let touch: SQL = "UPDATE devices SET last_used_at = \(s.createdAt) WHERE id = \(touched)"
@@ -102,16 +102,17 @@ extension WritePlan.Mutation {
             return .run([
                 """
                 INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at, key_replaced_at, key_replaced_by,
-                  attestation, enrolled_by, passkey)
+                  attestation, enrolled_by, passkey, dpop_jkt)
                 VALUES (\(d.id), \(d.userID), \(d.name), \(d.publicKey), \(d.createdAt), \(d.lastUsedAt), \(d.revokedAt), \(d.keyReplacedAt),
-                        \(d.keyReplacement?.rawValue), \(d.attestation?.stored), \(d.enrolledBy?.rawValue), \(d.passkey?.stored))
+                        \(d.keyReplacement?.rawValue), \(d.attestation?.stored), \(d.enrolledBy?.rawValue), \(d.passkey?.stored),
+                        \(d.dpopThumbprint))
                 """
             ])
-        case .replaceDeviceKey(let id, let key, let attestation, let at, let how):
+        case .replaceDeviceKey(let id, let key, let attestation, let at, let how, let dpop):
             return .run([
                 """
                 UPDATE devices SET public_key = \(key), attestation = \(attestation?.stored), last_used_at = \(at), key_replaced_at = \(at),
-                  key_replaced_by = \(how.rawValue)
+                  key_replaced_by = \(how.rawValue), dpop_jkt = \(dpop)
                 WHERE id = \(id)
                 """
             ])
@@ -177,6 +178,8 @@ extension WritePlan.Mutation {
                 WHERE id = \(r.id)
                 """
             ])
+        case .rememberDPoPProof(let hash, let until):
+            return .run(["INSERT INTO dpop_proofs (proof_hash, expires_at) VALUES (\(hash), \(until))"])
         case .insertCrossDeviceRequest(let r):
             return .run([
                 """

@@ -145,6 +145,7 @@ package enum SweepStatements {
             ("DELETE FROM approvals WHERE expires_at < \(windowsBefore)", \.approvals),
             ("DELETE FROM enrolment_requests WHERE expires_at < \(windowsBefore)", \.enrolmentRequests),
             ("DELETE FROM cross_device_requests WHERE expires_at < \(windowsBefore)", nil),
+            ("DELETE FROM dpop_proofs WHERE expires_at < \(windowsBefore)", nil),
             ("DELETE FROM outbox WHERE at < \(auditBefore)", nil),
             ("DELETE FROM known_clients WHERE last_success_at < \(auditBefore)", nil),
             (

@@ -139,7 +139,8 @@ extension DeviceRecord {
             keyReplacement: try EnrolmentProof(stored: try r.optionalString(prefix + "key_replaced_by")),
             attestation: try DeviceAttestation(stored: try r.optionalString(prefix + "attestation")),
             enrolledBy: try EnrolmentProof(stored: try r.optionalString(prefix + "enrolled_by"), column: "enrolled_by"),
-            passkey: try PasskeyCredential(stored: try r.optionalString(prefix + "passkey")))
+            passkey: try PasskeyCredential(stored: try r.optionalString(prefix + "passkey")),
+            dpopThumbprint: try r.optionalString(prefix + "dpop_jkt"))
     }
 }
 
@@ -149,7 +150,8 @@ extension SessionRecord {
             id: try r.id("id"), tokenHash: try r.tokenHash("token_hash"), userID: try r.id("user_id"),
             deviceID: try r.optionalID("device_id"),
             kind: try SessionKind(stored: try r.string("kind")), createdAt: try r.date("created_at"), expiresAt: try r.date("expires_at"),
-            revokedAt: try r.optionalDate("revoked_at"), refreshTokenHash: try r.optionalTokenHash("refresh_hash"))
+            revokedAt: try r.optionalDate("revoked_at"), refreshTokenHash: try r.optionalTokenHash("refresh_hash"),
+            dpopThumbprint: try r.optionalString("dpop_jkt"))
     }
 }
 

@@ -54,7 +54,17 @@ package enum Schema {
                 .createIndex(
                     name: "cross_device_requests_user", table: "cross_device_requests", columns: ["user_id", "created_at"], where: nil),
             ]),
+        SchemaMigration(
+            "DPoP keys bind devices and sessions; proofs are remembered for their window",
+            [
+                .addColumn("devices", .init("dpop_jkt", .text, nullable: true)),
+                .addColumn("sessions", .init("dpop_jkt", .text, nullable: true)),
+                .createTable(dpopProofs),
+                .createIndex(name: "dpop_proofs_expiry", table: "dpop_proofs", columns: ["expires_at"], where: nil),
+            ]),
     ]
+
+    static let dpopProofs = Table("dpop_proofs", [.init("proof_hash", .bytes), .init("expires_at", .date)])
 
     static let crossDeviceRequests = Table(
         "cross_device_requests",
@@ -177,7 +187,9 @@ package enum Schema {
                 .init("key_replaced_at", .date, nullable: true),
                 .init("key_replaced_by", .text, nullable: true), .init("attestation", .text, nullable: true),
                 .init("enrolled_by", .text, nullable: true), .init("passkey", .text, nullable: true),
+                .init("dpop_jkt", .text, nullable: true),
             ]),
+        dpopProofs,
         Table(
             "enrolment_requests",
             [
@@ -206,7 +218,7 @@ package enum Schema {
                 .init("token_hash", .bytes), .init("id", .text), .init("user_id", .text), .init("device_id", .text, nullable: true),
                 .init("kind", .text),
                 .init("created_at", .date), .init("expires_at", .date), .init("revoked_at", .date, nullable: true),
-                .init("refresh_hash", .bytes, nullable: true),
+                .init("refresh_hash", .bytes, nullable: true), .init("dpop_jkt", .text, nullable: true),
             ]),
         Table("signing_keys", [.init("id", .text), .init("private_key", .bytes), .init("created_at", .date)]),
         Table(

@@ -132,6 +132,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var attestation: AttestationOptions
     @OptionGroup var passkeys: PasskeyOptions
+    @OptionGroup var dpop: DPoPOptions
     @OptionGroup var signingKeys: SigningKeyOptions
     @Option(name: .customLong("relying-party"), help: "Relying-party id bound into signatures (env BIOAUTH_RELYING_PARTY).")
     var relyingParty: String = env("BIOAUTH_RELYING_PARTY") ?? "localhost"
@@ -407,6 +408,7 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.backendUserIDPrefixes = backendUserPrefixes
         serverConfiguration.attestation = try attestation.policy()
         serverConfiguration.passkeys = passkeys.policy()
+        serverConfiguration.dpop = try dpop.policy()
         serverConfiguration.crossDevice = passkeys.crossDevice ? CrossDevicePolicy() : nil
         serverConfiguration.tokens = TokenPolicy(
             issuer: tokenIssuer, audience: tokenAudience, clientID: tokenClientID, accessTokenTTL: TimeInterval(accessTokenTTL))
@@ -546,6 +548,7 @@ struct Serve: AsyncParsableCommand {
             "webhook": "\(webhookURL.flatMap { URL(string: $0)?.host } ?? "none")", "trusted_proxies": "\(http.trustedProxies.count)",
             "requests_per_client": "\(server.rateLimits.requestsPerClient)", "password_rounds": "\(server.passwordRounds)",
             "access_log": "\(http.accessLog)", "sign_in_page": "\(http.signInPage)", "cross_device": "\(server.crossDevice != nil)",
+            "dpop": "\(server.dpop.required ? "required" : "accepted")\(server.dpop.nonces ? ", nonces" : "")",
             "log_pseudonyms": "\(pseudonymKeyFile != nil || env("BIOAUTH_LOG_PSEUDONYM_KEY") != nil ? "configured key" : "per process")",
         ]
     }

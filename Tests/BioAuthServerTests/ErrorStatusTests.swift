@@ -10,7 +10,8 @@ import Testing
 struct ErrorStatusTests {
     static let codes: [ServerError.Code] = [
         .invalidRequest, .authenticationFailed, .forbidden, .approvalRequired, .notFound, .conflict, .gone, .attestationRejected,
-        .methodNotAllowed, .payloadTooLarge, .unsupportedMediaType, .rateLimited, .internalError, .unavailable,
+        .methodNotAllowed, .payloadTooLarge, .unsupportedMediaType, .rateLimited, .internalError, .unavailable, .invalidDPoPProof,
+        .useDPoPNonce,
     ]
 
     @Test func everyCodeIsAnsweredWithTheStatusItDeclares() throws {

@@ -1,5 +1,7 @@
 import BioAuthCore
+import BioAuthServerTesting
 import BioAuthTesting
+import Crypto
 import Foundation
 import Hummingbird
 import Testing
@@ -38,7 +40,87 @@ struct IndependentJOSETests {
     }
 }
 
+extension IndependentJOSETests {
+    /// A resource server in Python, written as `docs/Clients.md` says, with joserfc: it accepts a
+    /// DPoP-bound access token only with a proof by the key `cnf.jkt` names, for its own request.
+    @Test func joserfcChecksADPoPBoundTokenAndItsProofAsTheGuideSays() async throws {
+        let python = try #require(IndependentJOSE.python, "BIOAUTH_TEST_PYTHON is not set: run .ci/run, which installs joserfc")
+        let harness = DPoPBindingTests.harness()
+        try await harness.test { api in
+            let phone = SoftwareDevice(), key = P256.Signing.PrivateKey()
+            let phoneID = try await DPoPBindingTests.enrol(api, harness, phone: phone, dpopKey: key)
+            let login = try await DPoPBindingTests.login(api, harness, phoneID: phoneID, phone: phone, dpopKey: key)
+            let token = login["accessToken"], jwks = try await api.call(.get, "/.well-known/jwks.json").text
+            let guide = try PackagePaths.text("docs/Clients.md")
+            // The guide's Python block that defines verify_dpop_request, imports included, as printed.
+            let block = guide.components(separatedBy: "```python\n").dropFirst().first { $0.contains("def verify_dpop_request") }
+            let code = String(try #require(block?.components(separatedBy: "```").first))
+            func proof(_ signer: P256.Signing.PrivateKey, url: String = "https://api.example.com/orders", for accessToken: String = token)
+                throws -> String
+            {
+                try DPoPProof.make(
+                    key: DevicePublicKey(signer.publicKey), method: "GET", url: url, at: harness.clock.now(), accessToken: accessToken
+                ) { try signer.signature(for: $0).rawRepresentation }
+            }
+            let cases: [(String, String, Bool)] = [
+                ("the owner's proof", try proof(key), true),
+                ("another key's proof", try proof(P256.Signing.PrivateKey()), false),
+                ("a proof for another URL", try proof(key, url: "https://api.example.com/admin"), false),
+                ("a proof for another token", try proof(key, for: "another token"), false),
+            ]
+            for (name, dpop, accepted) in cases {
+                let result = try IndependentJOSE.run(
+                    python: python, code: code + IndependentJOSE.dpopDriver,
+                    arguments: [
+                        jwks, token, dpop, "GET", "https://api.example.com/orders", String(Int(harness.clock.now().timeIntervalSince1970)),
+                    ])
+                #expect(
+                    (result.status == 0) == accepted && result.output.hasPrefix(accepted ? "accepted" : "rejected"),
+                    "\(name): \(result.output)")
+            }
+        }
+    }
+}
+
 enum IndependentJOSE {
+    /// Calls the guide's `verify_dpop_request` with a request made of the arguments; prints
+    /// `accepted <sub>` or `rejected <why>`.
+    static let dpopDriver = #"""
+
+        import sys
+        class Request:
+            pass
+        jwks, token, proof, method, url, now = sys.argv[1:7]
+        request = Request()
+        request.method, request.url = method, url
+        request.headers = {"Authorization": "DPoP " + token, "DPoP": proof}
+        try:
+            claims = verify_dpop_request(request, json.loads(jwks), set(), now=int(now))
+            print("accepted", claims["sub"])
+        except Exception as error:
+            print("rejected", error)
+            sys.exit(1)
+        """#
+
+    /// Runs `code` with `arguments` in `python`: its status and output.
+    static func run(python: String, code: String, arguments: [String]) throws -> (status: Int32, output: String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-jose-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scriptFile = directory.appendingPathComponent("resource.py")
+        try code.write(to: scriptFile, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [scriptFile.path] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     static let python = ProcessInfo.processInfo.environment["BIOAUTH_TEST_PYTHON"].flatMap { $0.isEmpty ? nil : $0 }
     static let skipReason: Comment = "no BIOAUTH_TEST_PYTHON with joserfc: .ci/run installs it"
 

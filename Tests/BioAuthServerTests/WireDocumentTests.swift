@@ -95,16 +95,18 @@ struct WireDocumentTests {
                 try Self.keys(
                     Wire.Session(
                         token: "t", sessionId: "s", userId: "u", deviceId: "d", expiresAt: 1, accessToken: "a", accessTokenExpiresAt: 2,
-                        refreshToken: "r"))
+                        refreshToken: "r", tokenType: "DPoP"))
             ),
-            ("Tokens", try Self.keys(Wire.Tokens(accessToken: "a", accessTokenExpiresAt: 1, refreshToken: "r"))),
+            ("Tokens", try Self.keys(Wire.Tokens(accessToken: "a", accessTokenExpiresAt: 1, refreshToken: "r", tokenType: "DPoP"))),
+            ("Confirmation", try Self.keys(Wire.Confirmation(jkt: "j"))),
             (
                 "Introspection",
                 try Self.keys(
                     Wire.Introspection(
                         active: true, tokenType: "Bearer", iss: "i", aud: ["a"], sub: "s", exp: 1, iat: 2, jti: "j", deviceId: "d",
                         sid: "s", amr: ["hwk"], acr: "a",
-                        att: Wire.AttestationClaim(fmt: "f", lvl: "l", app: "a", env: "e"), enr: "approval", clientId: "c"))
+                        att: Wire.AttestationClaim(fmt: "f", lvl: "l", app: "a", env: "e"), enr: "approval", clientId: "c",
+                        cnf: Wire.Confirmation(jkt: "j")))
             ),
             ("JWKS", try Self.keys(Wire.JWKS(keys: []))),
             (

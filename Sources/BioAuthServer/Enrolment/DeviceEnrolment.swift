@@ -77,6 +77,10 @@ struct DeviceEnrolment: Flow {
         // Verified before the challenge is consumed: the chain's signatures never hold the writer.
         let proven = try await EnrolmentAttestation(context: context).verify(
             attestation, challengeID: challengeID, session: session, request: request)
+        // A proof with the registration registers its key as the device's DPoP key (a new key
+        // replaces it; none clears it).
+        let dpop = try await dpopProof(request, tokenEndpoint: true, remember: false)?.thumbprint
+        if configuration.dpop.required, dpop == nil { throw ServerError(DPoPError(.missing, "this server requires DPoP")) }
         let (enrolment, outcome) = try await Challenges(context: context).finish(
             challengeID, signature, purpose: .registration, session: session, request
         ) { challenge, taken, now -> (verdict: (device: DeviceRecord, audit: AuditEvent), plan: WritePlan)? in
@@ -88,7 +92,7 @@ struct DeviceEnrolment: Flow {
                 : session.kind == .enrolmentGrant ? .grant : .primaryLogin
             let device = DeviceRecord(
                 id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now, attestation: proven,
-                enrolledBy: proof)
+                enrolledBy: proof, dpopThumbprint: dpop)
             let kind: AuditKind = replacing ? .deviceReenrolled : .deviceEnrolled
             let how: EnrolmentProof? = replacing ? proof : nil
             let audit = self.event(
@@ -102,6 +106,7 @@ struct DeviceEnrolment: Flow {
                 row.lastUsedAt = now
                 row.keyReplacedAt = now
                 row.keyReplacement = how
+                row.dpopThumbprint = dpop
                 stored = row
             }
             // Without an approved request, only a user's first device may enrol (when the policy asks

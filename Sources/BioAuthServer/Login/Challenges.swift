@@ -53,12 +53,13 @@ struct Challenges: Flow {
     /// challenge is taken, like an enrolment's, and an accepted one replaces the device's App Attest key.
     func finish<Success: Sendable>(
         _ id: ChallengeID, _ signature: String, appAttest: AppAttestProof? = nil, purpose: SignedMessage.Purpose,
-        session: SessionRecord?,
+        session: SessionRecord?, dpopKey: DPoPKeyCheck = .unchecked,
         _ request: RequestInfo, success: @escaping @Sendable (ChallengeRecord, TakenChallenge, Date) -> (verdict: Success, plan: WritePlan)?
     ) async throws(ServerError) -> (verdict: Success, outcome: PlanOutcome) {
         let signatureBytes = try Validate.base64URL(signature, field: "signature", count: 1...256)
         return try await finish(
-            id, proof: .signature(signatureBytes), appAttest: appAttest, purpose: purpose, session: session, request, success: success)
+            id, proof: .signature(signatureBytes), appAttest: appAttest, purpose: purpose, session: session, dpopKey: dpopKey, request,
+            success: success)
     }
 
     /// ``finish(_:_:appAttest:purpose:session:_:success:)`` for any ``ChallengeProof``: a passkey's
@@ -67,7 +68,7 @@ struct Challenges: Flow {
     /// has already charged this anonymous request to the client's budget.
     func finish<Success: Sendable>(
         _ id: ChallengeID, proof: ChallengeProof, appAttest: AppAttestProof? = nil, purpose: SignedMessage.Purpose,
-        session: SessionRecord?, admitted: Bool = false,
+        session: SessionRecord?, admitted: Bool = false, dpopKey: DPoPKeyCheck = .unchecked,
         _ request: RequestInfo, success: @escaping @Sendable (ChallengeRecord, TakenChallenge, Date) -> (verdict: Success, plan: WritePlan)?
     ) async throws(ServerError) -> (verdict: Success, outcome: PlanOutcome) {
         let signatureBytes: Data = if case .signature(let bytes) = proof { bytes } else { Data() }
@@ -116,6 +117,10 @@ struct Challenges: Flow {
                 switch decided {
                 case .rejected(let reason): return failure(reason)
                 case .verified(let challenge):
+                    // A device that registered a DPoP key logs in only with a proof by that key.
+                    if case .presented(let key) = dpopKey, let bound = taken?.device?.dpopThumbprint, bound != key {
+                        return failure(.dpop(key == nil ? .missing : .wrongKey))
+                    }
                     guard let taken, var success = success(challenge, taken, now) else { return failure(.wrongPurpose) }
                     guard purpose != .registration, let device = prover else { return (.succeeded(success.verdict), success.plan) }
                     // The key just verified must still be the device's when the writes land.
@@ -252,4 +257,12 @@ extension SignedMessage.Purpose {
         case .stepUp: .stepUpFailed
         }
     }
+}
+
+/// Whether a finish checks the request's DPoP proof key against the device's registered one
+/// (``DeviceRecord/dpopThumbprint``).
+enum DPoPKeyCheck: Sendable {
+    case unchecked
+    /// The thumbprint of the request's proof key; nil without a proof.
+    case presented(String?)
 }

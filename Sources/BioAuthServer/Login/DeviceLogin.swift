@@ -22,13 +22,19 @@ struct DeviceLogin: Flow {
     {
         let token = SecretBytes.random(count: 32)
         let refresh = SecretBytes.random(count: 32)
+        // The proof is checked before the challenge is taken (a proof for another request leaves
+        // it usable); its key against the device's inside the take. The single-use challenge
+        // makes remembering the proof's jti unnecessary here.
+        let proof = try await dpopProof(request, tokenEndpoint: true, remember: false)
+        if configuration.dpop.required, proof == nil { throw ServerError(DPoPError(.missing, "this server requires DPoP")) }
         let (login, _) = try await Challenges(context: context).finish(
-            challengeID, signature, appAttest: appAttest, purpose: .login, session: nil, request
+            challengeID, signature, appAttest: appAttest, purpose: .login, session: nil, dpopKey: .presented(proof?.thumbprint), request
         ) { challenge, taken, now in
             var session = self.sessionRecord(
                 token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now
             )
             session.refreshTokenHash = TokenHash(of: refresh)
+            session.dpopThumbprint = proof?.thumbprint
             let audit = self.event(.loginSucceeded, user: challenge.userID, device: challenge.deviceID, request: request)
             // Clears no password counter (it says nothing about the password), but the address
             // becomes known: the owner's way back to a password login no stranger can slow down.
@@ -49,6 +55,7 @@ struct DeviceLogin: Flow {
         return SessionGrant(
             token: Base64URL.encode(token.data), session: session,
             tokens: TokenGrant(
-                accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(refresh.data)))
+                accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(refresh.data),
+                dpopBound: session.dpopThumbprint != nil))
     }
 }

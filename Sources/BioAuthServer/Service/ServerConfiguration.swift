@@ -38,6 +38,10 @@ public struct ServerConfiguration: Sendable, Hashable {
     public var attestation = AttestationPolicy()
     /// Access tokens (JWTs) and refresh tokens of device sessions (``TokenPolicy``).
     public var tokens = TokenPolicy()
+    /// Sender-constrained tokens (DPoP, RFC 9449; ``DPoPPolicy``): a device that registers a
+    /// proof key gets sessions, refresh tokens and access tokens bound to it. Accepted always;
+    /// required only when the deployment says so.
+    public var dpop = DPoPPolicy()
     /// Passkeys on the same accounts (``PasskeyPolicy``); nil, the default: the passkey
     /// endpoints answer 404.
     public var passkeys: PasskeyPolicy?
@@ -166,11 +170,15 @@ public struct RequestInfo: Sendable, Hashable {
     /// service writes this request's log lines through it, with `request_id` added. Nil: the
     /// service's logger. Not part of the request's identity (equality and hashing ignore it).
     public var logger: Logger?
+    /// The request's DPoP proof, with the method and URL it must name; nil when it carried none.
+    /// Not part of the request's identity.
+    public var dpop: DPoPPresentation?
 
     public init(
         clientAddress: String = "unknown", requestSubject: String? = nil, requestID: BioAuthRequestID = BioAuthRequestID(),
-        apiKeyID: ApiKeyID? = nil, logger: Logger? = nil
+        apiKeyID: ApiKeyID? = nil, logger: Logger? = nil, dpop: DPoPPresentation? = nil
     ) {
+        self.dpop = dpop
         self.clientAddress = clientAddress
         self.requestSubject = requestSubject ?? clientAddress
         self.requestID = requestID

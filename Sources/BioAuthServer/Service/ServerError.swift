@@ -56,6 +56,11 @@ public struct FailureReason: Sendable, Hashable, CustomStringConvertible {
     public static func assertion(_ check: AttestationError.Check) -> FailureReason { FailureReason("assertion." + check.description) }
     /// A passkey ceremony whose WebAuthn response failed `check`: `passkey.<check>`.
     public static func passkey(_ check: WebAuthnError.Check) -> FailureReason { FailureReason("passkey." + check.description) }
+    /// A login of a device bound to a DPoP key without a proof by that key, or a session bound to
+    /// one used without it: `dpop.<code>`.
+    public static func dpop(_ code: DPoPError.Code) -> FailureReason { FailureReason("dpop." + code.description) }
+    /// ``dpop(_:)`` for the code a refusal's detail names.
+    static func dpopRefusal(_ code: String) -> FailureReason { FailureReason("dpop." + code) }
     /// A login or step-up's new App Attest key (after a reinstall) whose attestation failed `check`.
     public static func reattestation(_ check: AttestationError.Check) -> FailureReason {
         FailureReason("reattestation." + check.description)
@@ -91,6 +96,13 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The thing named has ended for good, e.g. an enrolment request after its wrong codes or
         /// its cancellation (410).
         public static let gone = Code("gone", status: 410)
+        /// A DPoP proof that is missing where the session or device is bound, malformed, for
+        /// another request, replayed, or by another key (400, RFC 9449 §5); `detail` is the
+        /// ``DPoPError/Code`` that failed.
+        public static let invalidDPoPProof = Code("invalid_dpop_proof", status: 400)
+        /// The proof lacks the server's current nonce (400, RFC 9449 §8): retry with the one in
+        /// the `DPoP-Nonce` header (``ServerError/dpopNonce``).
+        public static let useDPoPNonce = Code("use_dpop_nonce", status: 400)
         /// The enrolment's attestation is missing where the deployment requires one (`detail`
         /// `missing`), or failed the check `detail` names (`AttestationError.Check`) (403).
         public static let attestationRejected = Code("attestation_rejected", status: 403)
@@ -116,6 +128,8 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
     public let reason: FailureReason?
     /// For `rateLimited`: seconds.
     public let retryAfter: Int?
+    /// For `useDPoPNonce`: the nonce a retry's proof must carry (the `DPoP-Nonce` header).
+    public var dpopNonce: String?
 
     public init(_ code: Code, field: String? = nil, detail: String? = nil, reason: FailureReason? = nil, retryAfter: Int? = nil) {
         self.code = code
@@ -127,6 +141,16 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public init(_ error: WireFormatError) {
         self.init(.invalidRequest, field: error.field, detail: error.code.description)
+    }
+
+    /// The refusal of a DPoP proof: `use_dpop_nonce` with the current nonce, else `invalid_dpop_proof`.
+    public init(_ error: DPoPError, nonce: String? = nil) {
+        if error.code == .nonceRequired {
+            self.init(.useDPoPNonce, detail: error.code.description)
+            dpopNonce = nonce
+        } else {
+            self.init(.invalidDPoPProof, field: "DPoP", detail: error.code.description)
+        }
     }
 
     public static func authenticationFailed(_ reason: FailureReason) -> ServerError {

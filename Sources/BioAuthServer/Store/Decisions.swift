@@ -208,8 +208,14 @@ package struct RotateRefreshToken: RowDecision {
     var now: Date
     var audit: AuditEvent
     var reuseAudit: AuditEvent
+    /// The thumbprint of the key that signed the request's DPoP proof; nil without one.
+    var proofKey: String?
 
-    package init(presented: Data, successor: SecretBytes, grace: TimeInterval, now: Date, audit: AuditEvent, reuseAudit: AuditEvent) {
+    package init(
+        presented: Data, successor: SecretBytes, grace: TimeInterval, now: Date, audit: AuditEvent, reuseAudit: AuditEvent,
+        proofKey: String? = nil
+    ) {
+        self.proofKey = proofKey
         self.presented = presented
         self.successor = successor
         self.grace = grace
@@ -221,6 +227,12 @@ package struct RotateRefreshToken: RowDecision {
     package var locks: RowLocks { RowLocks(refreshToken: TokenHash(of: presented)) }
 
     package func decide(_ rows: LockedRows) -> (verdict: RefreshRotation, plan: WritePlan) {
-        WritePlan.refresh(rows, presented: presented, successor: successor, grace: grace, at: now, audit: audit, reuseAudit: reuseAudit)
+        // A token bound to a DPoP key is honoured only with that key's proof; without it, nothing
+        // is rotated or revoked: a copy of the token is useless, and cannot burn the owner's.
+        if let bound = rows.refreshSession?.session.dpopThumbprint, bound != proofKey {
+            return (.keyMismatch(proofKey == nil ? .missing : .wrongKey), WritePlan())
+        }
+        return WritePlan.refresh(
+            rows, presented: presented, successor: successor, grace: grace, at: now, audit: audit, reuseAudit: reuseAudit)
     }
 }

@@ -44,12 +44,17 @@ public struct DeviceRecord: Sendable, Hashable {
     /// For a passkey, its WebAuthn credential (``publicKey`` then holds the credential key's SPKI,
     /// which a passkey never uses to sign BioAuth's messages); nil for an app's device key.
     public var passkey: PasskeyCredential?
+    /// The JWK thumbprint (RFC 7638) of the device's second key, the one that signs DPoP proofs
+    /// without a prompt (``DPoPPolicy``): a login's session is bound to it. Registered with the
+    /// key, replaced with it; nil for a device that registered none.
+    public var dpopThumbprint: String?
 
     public init(
         id: DeviceID, userID: UserID, name: String, publicKey: Data, createdAt: Date, lastUsedAt: Date? = nil, revokedAt: Date? = nil,
         keyReplacedAt: Date? = nil, keyReplacement: EnrolmentProof? = nil, attestation: DeviceAttestation? = nil,
-        enrolledBy: EnrolmentProof? = nil, passkey: PasskeyCredential? = nil
+        enrolledBy: EnrolmentProof? = nil, passkey: PasskeyCredential? = nil, dpopThumbprint: String? = nil
     ) {
+        self.dpopThumbprint = dpopThumbprint
         self.passkey = passkey
         self.attestation = attestation
         self.enrolledBy = enrolledBy
@@ -221,12 +226,16 @@ public struct SessionRecord: Sendable, Hashable {
     public var revokedAt: Date?
     /// SHA-256 of the session's current refresh token (device sessions); nil for none.
     public var refreshTokenHash: TokenHash?
+    /// The JWK thumbprint of the key the session is bound to (DPoP, RFC 9449): its token, refresh
+    /// token and access tokens are honoured only with a proof signed by that key. nil: bearer.
+    public var dpopThumbprint: String?
 
     public init(
         id: SessionID, tokenHash: TokenHash, userID: UserID, deviceID: DeviceID?, kind: SessionKind, createdAt: Date, expiresAt: Date,
         revokedAt: Date? = nil,
-        refreshTokenHash: TokenHash? = nil
+        refreshTokenHash: TokenHash? = nil, dpopThumbprint: String? = nil
     ) {
+        self.dpopThumbprint = dpopThumbprint
         self.refreshTokenHash = refreshTokenHash
         self.id = id
         self.tokenHash = tokenHash

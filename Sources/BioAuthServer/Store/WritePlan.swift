@@ -99,7 +99,8 @@ public struct WritePlan: Sendable, Hashable {
         case insertDevice(DeviceRecord)
         /// Gives the device a new public key with what its attestation proved (nil: none), marks
         /// it used at `at` and records when and how the key was replaced.
-        case replaceDeviceKey(id: DeviceID, publicKey: Data, attestation: DeviceAttestation?, at: Date, how: EnrolmentProof)
+        case replaceDeviceKey(
+            id: DeviceID, publicKey: Data, attestation: DeviceAttestation?, at: Date, how: EnrolmentProof, dpopThumbprint: String? = nil)
         case renameDevice(id: DeviceID, name: String)
         /// Replaces what the device's attestation records (an App Attest key's advanced counter).
         case storeAttestation(deviceID: DeviceID, DeviceAttestation)
@@ -128,6 +129,9 @@ public struct WritePlan: Sendable, Hashable {
         case insertDeviceRemoval(DeviceRemovalRecord)
         /// Writes the removal's code attempts, schedule and ending (the rest never changes).
         case updateDeviceRemoval(DeviceRemovalRecord)
+        /// Remembers a DPoP proof (the hash of its key's thumbprint and its `jti`) until `until`;
+        /// one seen before throws ``StoreError`` `duplicate` and nothing is written.
+        case rememberDPoPProof(TokenHash, until: Date)
         /// Inserts the request; an existing id throws ``StoreError`` `duplicate` and nothing is written.
         case insertCrossDeviceRequest(CrossDeviceRequestRecord)
         /// Writes the request's approval and ending (the rest never changes).

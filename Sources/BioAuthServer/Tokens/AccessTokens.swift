@@ -88,9 +88,11 @@ struct AccessTokenClaims: JWTPayload {
     var att: Wire.AttestationClaim?
     /// ``EnrolmentProof``: what allowed the device's current key; absent where not recorded.
     var enr: String?
+    /// RFC 9449 §6.1: the DPoP key the token is bound to; absent for a bearer token.
+    var cnf: Wire.Confirmation?
 
     enum CodingKeys: String, CodingKey {
-        case iss, aud, sub, exp, iat, jti, amr, acr, att, enr
+        case iss, aud, sub, exp, iat, jti, amr, acr, att, enr, cnf
         case deviceID = "device_id"
         case sessionID = "sid"
         case clientID = "client_id"
@@ -113,7 +115,8 @@ struct AccessTokenClaims: JWTPayload {
         VerifiedAccessToken(
             issuer: iss.value, audience: aud.value, subject: sub.value, expiresAt: exp.value, issuedAt: iat.value, tokenID: jti.value,
             deviceID: deviceID,
-            sessionID: sessionID, methods: amr, authenticationClass: acr, attestation: att, enrolment: enr, clientID: clientID)
+            sessionID: sessionID, methods: amr, authenticationClass: acr, attestation: att, enrolment: enr, clientID: clientID,
+            dpopThumbprint: cnf?.jkt)
     }
 }
 
@@ -147,6 +150,8 @@ public struct VerifiedAccessToken: Sendable, Hashable {
     public var enrolment: String?
     /// `client_id` (RFC 9068).
     public var clientID: String?
+    /// `cnf.jkt` (RFC 9449): the thumbprint of the DPoP key the token is bound to; nil for a bearer token.
+    public var dpopThumbprint: String?
 }
 
 /// What a device login hands out besides its session: the access token and the refresh token.
@@ -155,6 +160,8 @@ public struct TokenGrant: Sendable, Hashable, CustomStringConvertible, CustomDeb
     public var accessToken: String
     public var accessTokenExpiresAt: Date
     public var refreshToken: String
+    /// The session and its tokens are bound to a DPoP key (token type `DPoP`, else `Bearer`).
+    public var dpopBound = false
 
     public var description: String { "TokenGrant(expires \(accessTokenExpiresAt), tokens: redacted)" }
     public var debugDescription: String { description }
@@ -222,7 +229,7 @@ actor AccessTokenIssuer {
             exp: ExpirationClaim(value: expiresAt), iat: IssuedAtClaim(value: now),
             jti: IDClaim(value: Base64URL.encode(SecretBytes.random(count: 16).data)),
             clientID: clientID, deviceID: deviceID, sessionID: session.id, amr: methods.amr, acr: methods.acr, att: methods.att,
-            enr: device?.keyProof?.rawValue)
+            enr: device?.keyProof?.rawValue, cnf: session.dpopThumbprint.map(Wire.Confirmation.init(jkt:)))
         var header = JWTHeader()
         header.typ = "at+jwt"
         return (try await collection.sign(claims, kid: JWKIdentifier(string: signer.id), header: header), expiresAt)

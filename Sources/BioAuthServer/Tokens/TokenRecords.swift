@@ -13,6 +13,9 @@ public enum RefreshRotation: Sendable, Hashable {
     case reused(sessionID: SessionID)
     /// Unknown token, or its session is revoked or expired: nothing written.
     case refused
+    /// The token is bound to a DPoP key and the request's proof is missing or by another key:
+    /// nothing written.
+    case keyMismatch(DPoPError.Code)
 }
 
 /// A refresh token's successor, sealed under the token it replaces (AES-GCM with a key derived by

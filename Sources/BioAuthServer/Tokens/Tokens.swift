@@ -15,10 +15,12 @@ struct Tokens: Flow {
         let rotated = event(.tokenRefreshed, request: request)
         let reused = event(.refreshTokenReused, reason: AuditReason(FailureReason.refreshTokenReused), request: request)
         let now = clock.now(), grace = configuration.tokens.refreshRetryGrace
+        let proof = try await dpopProof(request, tokenEndpoint: true, remember: true)
         let rotation = try await run(request) {
             try await self.writer.run(
                 RotateRefreshToken(
-                    presented: presented, successor: next, grace: grace, now: now, audit: rotated, reuseAudit: reused))
+                    presented: presented, successor: next, grace: grace, now: now, audit: rotated, reuseAudit: reused,
+                    proofKey: proof?.thumbprint))
         }
         let (state, successor): (SessionState, SecretBytes)
         switch rotation {
@@ -30,6 +32,9 @@ struct Tokens: Flow {
         case .refused:
             await audit(.refreshRejected, reason: AuditReason(FailureReason.unknownRefreshToken), request: request)
             throw ServerError.authenticationFailed(.unknownRefreshToken)
+        case .keyMismatch(let code):
+            await audit(.refreshRejected, reason: AuditReason(FailureReason.dpop(code)), request: request)
+            throw ServerError(DPoPError(code, "the refresh token is bound to another key"))
         }
         guard state.deviceActive, state.session.kind == .device, let deviceID = state.session.deviceID else {
             await audit(.refreshRejected, reason: AuditReason(FailureReason.unknownRefreshToken), request: request)
@@ -41,7 +46,9 @@ struct Tokens: Flow {
         let access = try await run(request) {
             try await self.context.accessTokens.issue(for: state.session, device: device, audit: rotated)
         }
-        return TokenGrant(accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(successor.data))
+        return TokenGrant(
+            accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: Base64URL.encode(successor.data),
+            dpopBound: state.session.dpopThumbprint != nil)
     }
 
     func introspect(token: String, request: RequestInfo) async throws(ServerError) -> VerifiedAccessToken? {
