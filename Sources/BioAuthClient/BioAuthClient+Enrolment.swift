@@ -94,6 +94,8 @@ extension BioAuthClient {
             finish.appAttestKeyId = Base64URL.encode(attested.keyID)
             finish.appAttestation = Base64URL.encode(attested.object)
         }
+        // A new proof key goes with each registration: the server binds it to this device's key.
+        if let proofKey = api.dpop?.key { _ = try? proofKey.replaceKey() }
         let device = try await api.finishRegistration(finish, token: primary.token)
         guard device.publicKey == Base64URL.encode(key.spkiRepresentation), device.id == challenge.deviceId else {
             throw ClientError(.protocolViolation)

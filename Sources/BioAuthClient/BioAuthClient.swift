@@ -29,6 +29,9 @@ public actor BioAuthClient {
         /// How far this device's clock may be from the server's.
         public var clockSkew: TimeInterval
         public var clock: any WallClock
+        /// The application tag of the second Secure Enclave key, which signs DPoP proofs without a
+        /// prompt (``DeviceProofKey``); nil: no DPoP, tokens stay bearer tokens.
+        public var proofKeyTag: KeyTag? = "dev.bioauth.dpop-key"
 
         public init(
             relyingPartyID: String, keyTag: KeyTag = "dev.bioauth.device-key", keychainService: ServiceName = "dev.bioauth.client",
@@ -65,7 +68,10 @@ public actor BioAuthClient {
     public init(configuration: Configuration, platform: DevicePlatform, transport: any BioAuthTransport) {
         self.configuration = configuration
         self.platform = platform
-        api = ServerAPI(transport: transport)
+        api = ServerAPI(
+            transport: transport,
+            dpop: configuration.proofKeyTag.map { DPoPProver(key: DeviceProofKey(platform: platform, tag: $0), clock: configuration.clock) }
+        )
         signer = BiometricSigner(platform: platform, tag: configuration.keyTag)
         storage = CredentialStorage(keychain: platform.keychain, service: configuration.keychainService.rawValue)
     }
@@ -153,6 +159,8 @@ public actor BioAuthClient {
             purpose: .login, relyingPartyID: configuration.relyingPartyID, userID: registration.userID, deviceID: registration.deviceID)
         let signed = try await sign(challenge, expecting: expectation, prompt: configuration.loginPrompt, reusing: true)
         let (body, newKeyID) = await asserting(signed, registration)
+        // A device enrolled before it had a proof key gets one now: its sessions are then bound.
+        if let proofKey = api.dpop?.key, !proofKey.hasKey { _ = try? proofKey.replaceKey() }
         let session: Wire.Session
         do { session = try await api.finishLogin(body) } catch  where newKeyID == nil && Self.assertionKeyUnknown(error, registration) {
             // The server does not know this app's key (its records were restored, or this key was
@@ -244,6 +252,21 @@ public actor BioAuthClient {
             try storage.forgetRegistration()
             try storage.forgetKeyRecord()
             signer.deleteKey()
+            api.dpop?.key.deleteKey()
+        }
+    }
+
+    /// A DPoP proof (RFC 9449) for one of your own API requests: `method` and `url` (without query
+    /// and fragment) of the request, and the access token it carries (``AccessToken/token``, sent
+    /// as `Authorization: DPoP …` when ``BearerToken/isDPoPBound``). Signed by the device's proof
+    /// key, without a prompt; your service checks it as `docs/Clients.md` §9 shows.
+    ///
+    /// - Throws: ``ClientError/Code/notEnrolled`` when this device has no proof key (DPoP is off
+    ///   in ``Configuration/proofKeyTag``, or nothing is enrolled: tokens are bearer tokens).
+    public func dpopProof(method: String, url: String, accessToken: AccessToken? = nil) throws(ClientError) -> String {
+        guard let key = api.dpop?.key, key.hasKey else { throw ClientError(.notEnrolled) }
+        do { return try key.proof(method: method, url: url, at: configuration.clock.now(), accessToken: accessToken?.token.value) } catch {
+            throw ClientError(device: error)
         }
     }
 
@@ -253,7 +276,9 @@ public actor BioAuthClient {
         defer { publishState() }
         endBiometricSession()
         guard let session = try storage.session() else { return }
-        do { try await api.logout(token: BearerToken(session.token)) } catch  where error.code == .authenticationFailed {}
+        do { try await api.logout(token: BearerToken(session.token, dpopBound: session.tokenType == "DPoP")) } catch
+            where error.code == .authenticationFailed
+        {}
         try storage.forgetSession()
     }
 
@@ -273,7 +298,7 @@ public actor BioAuthClient {
         if let token = stored.accessToken, let expiry = stored.accessTokenExpiresAt,
             Date(seconds: expiry) > configuration.clock.now().addingTimeInterval(minTTL)
         {
-            return AccessToken(token: BearerToken(token), expiresAt: Date(seconds: expiry))
+            return AccessToken(token: BearerToken(token, dpopBound: stored.tokenType == "DPoP"), expiresAt: Date(seconds: expiry))
         }
         if let refreshing { return try await refreshing.value.get() }
         let refresh = Task { await self.refreshTokens(stored) }
@@ -295,8 +320,12 @@ public actor BioAuthClient {
             stored.accessToken = tokens.accessToken
             stored.accessTokenExpiresAt = tokens.accessTokenExpiresAt
             stored.refreshToken = tokens.refreshToken
+            stored.tokenType = tokens.tokenType ?? stored.tokenType
             try storage.save(stored)
-            return .success(AccessToken(token: BearerToken(tokens.accessToken), expiresAt: Date(seconds: tokens.accessTokenExpiresAt)))
+            return .success(
+                AccessToken(
+                    token: BearerToken(tokens.accessToken, dpopBound: tokens.tokenType == "DPoP"),
+                    expiresAt: Date(seconds: tokens.accessTokenExpiresAt)))
         } catch { return .failure(error) }
     }
 

@@ -7,8 +7,13 @@ import Foundation
 /// admin screen, a test that forges requests). Every error is a ``ClientError``.
 public struct ServerAPI: Sendable {
     public let transport: any BioAuthTransport
+    /// Signs DPoP proofs for the token endpoints and for DPoP-bound tokens; nil: none are sent.
+    public let dpop: DPoPProver?
 
-    public init(transport: any BioAuthTransport) { self.transport = transport }
+    public init(transport: any BioAuthTransport, dpop: DPoPProver? = nil) {
+        self.transport = transport
+        self.dpop = dpop
+    }
 
     public func createUser(_ body: Wire.Credentials) async throws(ClientError) -> Wire.CreatedUser {
         try await call(.post, "/v1/users", body)
@@ -28,7 +33,7 @@ public struct ServerAPI: Sendable {
     }
 
     public func finishLogin(_ body: Wire.SignedChallenge) async throws(ClientError) -> Wire.Session {
-        try await call(.post, "/v1/login/finish", body)
+        try await call(.post, "/v1/login/finish", body, atTokenEndpoint: true)
     }
 
     public func registrationChallenge(_ body: Wire.RegistrationChallengeRequest, token: BearerToken) async throws(ClientError)
@@ -38,7 +43,7 @@ public struct ServerAPI: Sendable {
     }
 
     public func finishRegistration(_ body: Wire.RegistrationFinish, token: BearerToken) async throws(ClientError) -> Wire.Device {
-        try await call(.post, "/v1/devices/registration/finish", body, token: token)
+        try await call(.post, "/v1/devices/registration/finish", body, token: token, atTokenEndpoint: true)
     }
 
     public func stepUpChallenge(_ body: Wire.StepUpChallengeRequest, token: BearerToken) async throws(ClientError) -> ChallengeEnvelope {
@@ -51,7 +56,7 @@ public struct ServerAPI: Sendable {
 
     /// Replaces a refresh token: a new access token and the next refresh token.
     public func refresh(_ body: Wire.RefreshRequest) async throws(ClientError) -> Wire.Tokens {
-        try await call(.post, "/v1/token/refresh", body)
+        try await call(.post, "/v1/token/refresh", body, atTokenEndpoint: true)
     }
 
     public func requestEnrolment(_ body: Wire.EnrolmentRequestCreation, token: BearerToken) async throws(ClientError)
@@ -147,14 +152,17 @@ public struct ServerAPI: Sendable {
     struct Empty: Codable {}
 
     func call<Body: Encodable, Answer: Decodable>(
-        _ method: TransportRequest.Method, _ path: String, _ body: Body?, token: BearerToken? = nil
+        _ method: TransportRequest.Method, _ path: String, _ body: Body?, token: BearerToken? = nil, atTokenEndpoint: Bool = false
     ) async throws(ClientError) -> Answer {
         var data: Data?
         if let body {
             do { data = try JSONEncoder().encode(body) } catch { throw ClientError(.invalidRequest, field: "body") }
         }
         let response: TransportResponse
-        do { response = try await transport.send(TransportRequest(method: method, path: path, body: data, bearerToken: token)) } catch {
+        do {
+            response = try await send(
+                TransportRequest(method: method, path: path, body: data, bearerToken: token), atTokenEndpoint: atTokenEndpoint)
+        } catch {
             if error is CancellationError || Task.isCancelled { throw ClientError(.cancelled) }
             throw ClientError(.serverUnreachable)
         }

@@ -6,7 +6,12 @@ import Foundation
 public struct BearerToken: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The token as sent in `Authorization: Bearer …`. Handle it as carefully as a password.
     public let value: String
-    public init(_ value: String) { self.value = value }
+    /// Bound to this device's DPoP key (RFC 9449): sent as `Authorization: DPoP …` with a proof.
+    public let isDPoPBound: Bool
+    public init(_ value: String, dpopBound: Bool = false) {
+        self.value = value
+        isDPoPBound = dpopBound
+    }
     public var description: String { "BearerToken(redacted)" }
     public var debugDescription: String { description }
     public var customMirror: Mirror { Mirror(self, children: [:]) }
@@ -39,7 +44,8 @@ public struct DeviceSession: Sendable, Hashable {
     init?(_ session: Wire.Session) {
         guard let deviceID = session.deviceId else { return nil }
         self.init(
-            userID: session.userId, deviceID: deviceID, sessionID: session.sessionId, token: BearerToken(session.token),
+            userID: session.userId, deviceID: deviceID, sessionID: session.sessionId,
+            token: BearerToken(session.token, dpopBound: session.tokenType == "DPoP"),
             expiresAt: Date(seconds: session.expiresAt))
     }
 

@@ -14,15 +14,30 @@ public struct TransportRequest: Sendable, CustomStringConvertible {
     /// `application/json` when present.
     public var body: Data?
     public var bearerToken: BearerToken?
+    /// Signs the request's DPoP proof (RFC 9449) for its full URL, which only the transport
+    /// knows: send the result as the `DPoP` header. A token that ``BearerToken/isDPoPBound`` goes
+    /// as `Authorization: DPoP …`.
+    public var dpop: DPoPSigning?
 
-    public init(method: Method, path: String, body: Data? = nil, bearerToken: BearerToken? = nil) {
+    public init(method: Method, path: String, body: Data? = nil, bearerToken: BearerToken? = nil, dpop: DPoPSigning? = nil) {
         self.method = method
         self.path = path
         self.body = body
         self.bearerToken = bearerToken
+        self.dpop = dpop
     }
 
+    /// The `Authorization` header's value, when the request has a token.
+    public var authorization: String? { bearerToken.map { ($0.isDPoPBound ? "DPoP " : "Bearer ") + $0.value } }
+
     public var description: String { "\(method.rawValue) \(path)" }
+}
+
+/// Makes a request's DPoP proof once its URL is known (``TransportRequest/dpop``).
+public struct DPoPSigning: Sendable {
+    /// The proof for the request's full URL.
+    public let proof: @Sendable (_ url: String) throws -> String
+    public init(_ proof: @escaping @Sendable (_ url: String) throws -> String) { self.proof = proof }
 }
 
 /// The server's answer. Its description shows only the status: bodies carry tokens and nonces.
@@ -31,11 +46,14 @@ public struct TransportResponse: Sendable, CustomStringConvertible {
     /// The `Retry-After` header in seconds, when present.
     public var retryAfter: TimeInterval?
     public var body: Data
+    /// The `DPoP-Nonce` header: the nonce the server wants in the next proof (RFC 9449 §8).
+    public var dpopNonce: String?
 
-    public init(status: Int, retryAfter: TimeInterval? = nil, body: Data = Data()) {
+    public init(status: Int, retryAfter: TimeInterval? = nil, body: Data = Data(), dpopNonce: String? = nil) {
         self.status = status
         self.retryAfter = retryAfter
         self.body = body
+        self.dpopNonce = dpopNonce
     }
 
     public var description: String { "HTTP \(status), \(body.count) bytes" }
@@ -75,11 +93,13 @@ public struct URLSessionTransport: BioAuthTransport {
             urlRequest.httpBody = body
             urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
-        if let token = request.bearerToken { urlRequest.setValue("Bearer " + token.value, forHTTPHeaderField: "Authorization") }
+        if let authorization = request.authorization { urlRequest.setValue(authorization, forHTTPHeaderField: "Authorization") }
+        if let dpop = request.dpop { urlRequest.setValue(try dpop.proof(url.absoluteString), forHTTPHeaderField: "DPoP") }
         let (data, response) = try await withDeadline(timeout) { [session, urlRequest] in try await session.data(for: urlRequest) }
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         let retryAfter = (http.value(forHTTPHeaderField: "Retry-After")).flatMap(TimeInterval.init)
-        return TransportResponse(status: http.statusCode, retryAfter: retryAfter, body: data)
+        return TransportResponse(
+            status: http.statusCode, retryAfter: retryAfter, body: data, dpopNonce: http.value(forHTTPHeaderField: "DPoP-Nonce"))
     }
 }
 
