@@ -30,7 +30,7 @@ public actor BioAuthClient {
         public var clockSkew: TimeInterval
         public var clock: any WallClock
         /// The application tag of the second Secure Enclave key, which signs DPoP proofs without a
-        /// prompt (``DeviceProofKey``); nil: no DPoP, tokens stay bearer tokens.
+        /// prompt (`DeviceProofKey`); nil: no DPoP, tokens stay bearer tokens.
         public var proofKeyTag: KeyTag? = "dev.bioauth.dpop-key"
 
         public init(

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 
 /// Signs the DPoP proofs (RFC 9449) ``ServerAPI`` sends with the device's proof key
-/// (``DeviceProofKey``: no prompt), and remembers the nonce the server last asked for.
+/// (`DeviceProofKey`: no prompt), and remembers the nonce the server last asked for.
 public final class DPoPProver: Sendable {
     public let key: DeviceProofKey
     let clock: any WallClock

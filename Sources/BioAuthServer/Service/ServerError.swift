@@ -98,7 +98,7 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let gone = Code("gone", status: 410)
         /// A DPoP proof that is missing where the session or device is bound, malformed, for
         /// another request, replayed, or by another key (400, RFC 9449 §5); `detail` is the
-        /// ``DPoPError/Code`` that failed.
+        /// `DPoPError/Code` that failed.
         public static let invalidDPoPProof = Code("invalid_dpop_proof", status: 400)
         /// The proof lacks the server's current nonce (400, RFC 9449 §8): retry with the one in
         /// the `DPoP-Nonce` header (``ServerError/dpopNonce``).
