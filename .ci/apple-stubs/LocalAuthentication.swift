@@ -6,8 +6,11 @@
 
 /// https://developer.apple.com/documentation/localauthentication/lapolicy
 public enum LAPolicy: Int, Sendable {
-    /// https://developer.apple.com/documentation/localauthentication/lapolicy/deviceownerauthenticationwithbiometrics
-    case deviceOwnerAuthenticationWithBiometrics = 1
+    #if !STUB_WATCHOS
+        /// https://developer.apple.com/documentation/localauthentication/lapolicy/deviceownerauthenticationwithbiometrics
+        /// (iOS 8, macOS 10.12.2, visionOS 1; watchOS is not listed — Xamarin's header-checked binding marks it [NoWatch])
+        case deviceOwnerAuthenticationWithBiometrics = 1
+    #endif
     /// https://developer.apple.com/documentation/localauthentication/lapolicy/deviceownerauthentication
     case deviceOwnerAuthentication = 2
     #if STUB_MACOS
@@ -53,13 +56,14 @@ public struct LAError: Error, Sendable {
             case companionNotAvailable = -11
         #endif
         #if STUB_MACOS
+            /// https://developer.apple.com/documentation/localauthentication/laerror-swift.struct/code/invaliddimensions
+            /// (availability "macOS: 12.0.0 -" only; LAError.h `API_AVAILABLE(macos(12.0)) API_UNAVAILABLE(ios, watchos, tvos)`)
+            case invalidDimensions = -14
             /// https://developer.apple.com/documentation/localauthentication/laerror/code/biometrynotpaired (macOS 11.2 only)
             case biometryNotPaired = -12
             /// https://developer.apple.com/documentation/localauthentication/laerror/code/biometrydisconnected (macOS 11.2 only)
             case biometryDisconnected = -13
         #endif
-        /// https://developer.apple.com/documentation/localauthentication/laerror/code/invaliddimensions (iOS 13, macOS 10.15)
-        case invalidDimensions = -14
         /// https://developer.apple.com/documentation/localauthentication/laerror/code/notinteractive
         case notInteractive = -1004
     }

@@ -105,17 +105,24 @@
             #endif
         }
 
-        /// The SDK's policy (`LAPolicy`, the same raw values: `mirroredConstantsEqualTheSDK`).
-        private func sdkPolicy(_ policy: AuthenticationPolicy) -> LAPolicy {
+        /// The SDK's policy (`LAPolicy`, the same raw values: `mirroredConstantsEqualTheSDK`). The
+        /// biometric policy is not on watchOS (its page lists iOS, macOS and visionOS): there it
+        /// is refused as biometry not available (LAError -6), as on a device without biometry.
+        private func sdkPolicy(_ policy: AuthenticationPolicy) throws(LAErrorCode) -> LAPolicy {
             switch policy {
-            case .deviceOwnerAuthenticationWithBiometrics: .deviceOwnerAuthenticationWithBiometrics
-            case .deviceOwnerAuthentication: .deviceOwnerAuthentication
+            case .deviceOwnerAuthenticationWithBiometrics:
+                #if os(watchOS)
+                    throw .biometryNotAvailable
+                #else
+                    return .deviceOwnerAuthenticationWithBiometrics
+                #endif
+            case .deviceOwnerAuthentication: return .deviceOwnerAuthentication
             }
         }
 
         // LAContext.h: `- (BOOL)canEvaluatePolicy:(LAPolicy)policy error:(NSError **)error`
         package func canEvaluatePolicy(_ policy: AuthenticationPolicy) throws(LAErrorCode) {
-            let sdk = sdkPolicy(policy)
+            let sdk = try sdkPolicy(policy)
             var error: NSError?
             let ok = locked { $0.canEvaluatePolicy(sdk, error: &error) }
             if !ok { throw LAErrorCode(rawValue: error?.code ?? LAErrorCode.authenticationFailed.rawValue) }
@@ -126,7 +133,7 @@
         // A cancelled task invalidates the context, so the sheet goes away with the view that asked;
         // the reply then reports appCancel (-9).
         package func evaluatePolicy(_ policy: AuthenticationPolicy, localizedReason: String) async throws(LAErrorCode) {
-            let sdk = sdkPolicy(policy)
+            let sdk = try sdkPolicy(policy)
             let context = self.context
             let code: Int? = await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in

@@ -22,17 +22,17 @@
                 (.invalidContext, .invalidContext), (.notInteractive, .notInteractive),
             ]
             for (mirrored, sdk) in laErrors { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
-            // LAError.h: the Touch ID keyboard's codes are macOS only, the companion's iOS 18 / macOS 15.
+            // LAError.h: the Touch ID keyboard's codes and invalidDimensions (macOS 12) are macOS only,
+            // the companion's iOS 18 / macOS 15.
             #if os(macOS)
                 let macOnly: [(LAErrorCode, LAError.Code)] = [
                     (.biometryNotPaired, .biometryNotPaired), (.biometryDisconnected, .biometryDisconnected),
+                    (.invalidDimensions, .invalidDimensions),
                 ]
                 for (mirrored, sdk) in macOnly { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
             #endif
             #if os(macOS) || os(iOS)
-                let newer: [(LAErrorCode, LAError.Code)] = [
-                    (.companionNotAvailable, .companionNotAvailable), (.invalidDimensions, .invalidDimensions),
-                ]
+                let newer: [(LAErrorCode, LAError.Code)] = [(.companionNotAvailable, .companionNotAvailable)]
                 for (mirrored, sdk) in newer { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
             #endif
             #expect(LAErrorDomain == "com.apple.LocalAuthentication")
@@ -40,10 +40,11 @@
             let kinds: [(BiometryKind, LABiometryType)] = [(.none, .none), (.touchID, .touchID), (.faceID, .faceID), (.opticID, .opticID)]
             for (mirrored, sdk) in kinds { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
 
-            let policies: [(AuthenticationPolicy, LAPolicy)] = [
-                (.deviceOwnerAuthenticationWithBiometrics, .deviceOwnerAuthenticationWithBiometrics),
-                (.deviceOwnerAuthentication, .deviceOwnerAuthentication),
-            ]
+            // The biometric policy is not on watchOS (its page lists iOS, macOS and visionOS).
+            var policies: [(AuthenticationPolicy, LAPolicy)] = [(.deviceOwnerAuthentication, .deviceOwnerAuthentication)]
+            #if !os(watchOS)
+                policies.append((.deviceOwnerAuthenticationWithBiometrics, .deviceOwnerAuthenticationWithBiometrics))
+            #endif
             for (mirrored, sdk) in policies { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
 
             let flags: [(AccessControlFlags, SecAccessControlCreateFlags)] = [
