@@ -66,26 +66,50 @@ public struct BiometricSigner: Sendable {
     /// - Throws: ``BioAuthError/Code/keyUnavailable`` when the key is missing, or when the user
     ///   matched and the enclave still refused the key: the enrollment change invalidated it.
     public func sign(_ message: Data, prompt: Prompt) async throws(BioAuthError) -> P256.Signing.ECDSASignature {
+        try await sign(message, prompt: prompt, enrolledDomainState: nil).signature
+    }
+
+    /// ``sign(_:prompt:)``, telling a dead key by `enrolledDomainState` too
+    /// (``signAfterEvaluation(_:context:enrolledDomainState:)``), and returning the domain state of
+    /// the context that was evaluated for it (nil where the platform gives none).
+    package func sign(_ message: Data, prompt: Prompt, enrolledDomainState: Data?) async throws(BioAuthError) -> (
+        signature: P256.Signing.ECDSASignature, domainState: Data?
+    ) {
         let context = try await platform.context(for: policy, prompt: prompt)
         defer { context.invalidate() }
+        let evaluated = context.evaluatedPolicyDomainState
         // The key operation prompts itself for a policy without an evaluation: off the cooperative threads.
-        return try await PromptingCall.run { () throws(BioAuthError) in try self.signAfterEvaluation(message, context: context) }
+        let signature = try await PromptingCall.run { () throws(BioAuthError) in
+            try self.signAfterEvaluation(message, context: context, enrolledDomainState: enrolledDomainState)
+        }
+        return (signature, evaluated)
     }
 
     /// Signs with a context that was just evaluated for ``policy``. A refusal of the key itself
-    /// after a successful match — an OSStatus (authentication failed, not found) — cannot be the
-    /// user's doing: it is the key's invalidation and reads as ``BioAuthError/Code/keyUnavailable``.
-    /// An LAError from the key operation stays what it is: the context was not really
-    /// authenticated (a hooked `evaluatePolicy` reports a match the enclave never saw). A policy without its
-    /// own evaluation (`.devicePasscode`) prompts inside the key operation, so its refusal stays what it is.
-    package func signAfterEvaluation(_ message: Data, context: any AuthenticationContext) throws(BioAuthError)
-        -> P256.Signing.ECDSASignature
+    /// after a successful match cannot be the user's doing; it reads as
+    /// ``BioAuthError/Code/keyUnavailable`` (the key's invalidation) when either
+    /// - it is an OSStatus (authentication failed, not found), or
+    /// - in any domain — OSStatus, LAError or CryptoTokenKit, whichever a device uses (UNCONFIRMED) —
+    ///   the evaluated context's domain state is not `enrolledDomainState`, the one the key was
+    ///   registered with: the biometry changed, and a `.biometryCurrentSet` key dies with exactly
+    ///   that (SecAccessControl.h).
+    ///
+    /// Otherwise an LAError from the key operation stays what it is: the context was not really
+    /// authenticated (a hooked `evaluatePolicy` reports a match the enclave never saw, and leaves
+    /// the domain state unchanged). A policy without its own evaluation (`.devicePasscode`)
+    /// prompts inside the key operation, so its refusal stays what it is.
+    package func signAfterEvaluation(_ message: Data, context: any AuthenticationContext, enrolledDomainState: Data? = nil)
+        throws(BioAuthError) -> P256.Signing.ECDSASignature
     {
         do { return try sign(message, context: context) } catch {
+            guard policy.evaluationPolicy != nil, error.code != .userCancelled else { throw error }
             // errSecItemNotFound already reads as keyUnavailable (``BioAuthError/init(enclave:)``);
             // errSecAuthFailed after a match is the other status reported for a dead key (UNCONFIRMED).
-            guard policy.evaluationPolicy != nil, error.laError == nil, error.code == .authenticationFailed else { throw error }
-            throw BioAuthError(.keyUnavailable, status: error.status)
+            if error.laError == nil, error.code == .authenticationFailed { throw BioAuthError(.keyUnavailable, status: error.status) }
+            if let enrolledDomainState, let evaluated = context.evaluatedPolicyDomainState, evaluated != enrolledDomainState {
+                throw BioAuthError(.keyUnavailable, status: error.status)
+            }
+            throw error
         }
     }
 

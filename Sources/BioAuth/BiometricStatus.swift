@@ -117,12 +117,15 @@ extension DevicePlatform {
         return try await authenticatedContext(policy: evaluation, prompt: prompt)
     }
 
-    /// The enrolled biometry's domain state, read on a fresh context without a prompt
-    /// (`LAContext.domainState.biometry.stateHash`, `LADomainState.h`): nil when nothing is
-    /// enrolled, or where the OS offers only the pre-iOS 18 property, which is nil before an evaluation.
+    /// The enrolled biometry's domain state, read without a prompt on a fresh context after
+    /// `canEvaluatePolicy` for the biometric policy (`LAContext.domainState.biometry.stateHash`,
+    /// `LADomainState.h`; the pre-iOS 18 `evaluatedPolicyDomainState` is set by that call, LAContext.h):
+    /// nil when nothing is enrolled, or where the platform gives none before an evaluation
+    /// (UNCONFIRMED for the iOS 18 property; the client then compares after a match instead).
     package var currentDomainState: Data? {
         let context = contexts.makeContext()
         defer { context.invalidate() }
+        try? context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics)
         return context.evaluatedPolicyDomainState
     }
 }

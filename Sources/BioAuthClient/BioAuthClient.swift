@@ -59,6 +59,9 @@ public actor BioAuthClient {
     let storage: CredentialStorage
     /// The authenticated context a ``BiometricPolicy`` other than `.always` keeps, and when it was evaluated.
     var reusable: (context: any AuthenticationContext, since: Date)?
+    /// The domain state of the context the last prompt evaluated: what an enrolment records where
+    /// the platform gives none before an evaluation.
+    var evaluatedDomainState: Data?
     /// The refresh in flight: concurrent ``accessToken(minTTL:)`` callers await this one.
     var refreshing: Task<Result<AccessToken, ClientError>, Never>?
     /// Subscribers of ``credentialStates()`` and the state they were last told.
@@ -382,10 +385,18 @@ public actor BioAuthClient {
     }
 
     func signWithPrompt(_ message: SignedMessage, prompt: Prompt, keep: Bool) async throws(BioAuthError) -> P256.Signing.ECDSASignature {
-        guard keep, configuration.biometricPolicy != .always else { return try await signer.sign(message.encoded, prompt: prompt) }
+        // A refusal after a match under another domain state than the key's is its death, in
+        // whichever error domain the device reports it (``BiometricSigner/signAfterEvaluation(_:context:enrolledDomainState:)``).
+        let enrolled = (try? storage.keyRecord())?.domainState
+        guard keep, configuration.biometricPolicy != .always else {
+            let signed = try await signer.sign(message.encoded, prompt: prompt, enrolledDomainState: enrolled)
+            evaluatedDomainState = signed.domainState
+            return signed.signature
+        }
         let context = try await platform.context(for: signer.policy, prompt: prompt)
+        evaluatedDomainState = context.evaluatedPolicyDomainState
         do {
-            let signature = try signer.signAfterEvaluation(message.encoded, context: context)
+            let signature = try signer.signAfterEvaluation(message.encoded, context: context, enrolledDomainState: enrolled)
             reusable = (context, configuration.clock.now())
             return signature
         } catch {

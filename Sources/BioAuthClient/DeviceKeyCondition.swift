@@ -53,8 +53,11 @@ extension BioAuthClient {
 
     /// Keeps the registration and what identifies its key; an enrolment in progress ends with it.
     func remember(_ registration: Registration, key: DevicePublicKey) throws(ClientError) {
+        // Read before a prompt where the platform allows, else the one the enrolment's match saw.
         try storage.save(
-            DeviceKeyRecord(registeredKey: key.spkiRepresentation, domainState: platform.currentDomainState, invalidated: false))
+            DeviceKeyRecord(
+                registeredKey: key.spkiRepresentation, domainState: platform.currentDomainState ?? evaluatedDomainState, invalidated: false)
+        )
         try storage.save(registration)
         try storage.forgetPending()
     }

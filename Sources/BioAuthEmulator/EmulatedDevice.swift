@@ -52,6 +52,9 @@ public final class EmulatedDevice: Sendable {
         /// `TKError` codes (canceledByUser, authenticationFailed, authenticationNeeded) are
         /// reported from token operations too.
         public var keyOperationErrors: KeyOperationErrors
+        /// How a signature with a dead key (an enrollment change invalidated it) fails. Default
+        /// `.osStatus` (UNCONFIRMED, ``DeadKeyErrors``).
+        public var deadKeyErrors: DeadKeyErrors = .osStatus
         /// macOS: whether the biometry is built in or a Magic Keyboard with Touch ID that is not
         /// paired or not connected (`LAError.h`: biometryNotPaired -12, biometryDisconnected -13,
         /// macOS 11.2). Default `.builtIn`.
@@ -80,6 +83,18 @@ public final class EmulatedDevice: Sendable {
             self.maximumReuseDuration = maximumReuseDuration
             self.clock = clock
         }
+    }
+
+    /// How signing with a key an enrollment change invalidated fails (``Configuration/deadKeyErrors``).
+    /// UNCONFIRMED: `SecKey.h` does not say; a developer-forum report shows a CryptoTokenKit error
+    /// with no prompt after the key was found.
+    public enum DeadKeyErrors: Sendable, Hashable, CaseIterable {
+        /// An OSStatus: ``Configuration/invalidatedRead``'s status (item not found, or authentication failed).
+        case osStatus
+        /// `com.apple.LocalAuthentication` authenticationFailed (-1).
+        case localAuthentication
+        /// `CryptoTokenKit` authenticationFailed (-5), as `SecCTKKey.m` passes a token's error through.
+        case cryptoTokenKit
     }
 
     /// The error domain of a refused key operation (``Configuration/keyOperationErrors``).
@@ -126,6 +141,10 @@ public final class EmulatedDevice: Sendable {
         /// fresh context, nil only when nothing is enrolled (`LADomainState.h`). When it is populated
         /// relative to `canEvaluatePolicy` is UNCONFIRMED (LADomainState.h does not say); modelled as always.
         case domainState
+        /// UNCONFIRMED, the most pessimistic reading: no domain state on a fresh context even after
+        /// `canEvaluatePolicy`; only a successful biometric evaluation sets it on its context.
+        /// Nothing can then be compared before a prompt, and a dead key is known only after a match.
+        case onlyAfterEvaluation
     }
 
     /// What the person at a prompt does next. The description never shows a passcode.

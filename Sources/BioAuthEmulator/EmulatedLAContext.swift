@@ -40,7 +40,7 @@ package final class EmulatedLAContext: AuthenticationContext {
     package var evaluatedPolicyDomainState: Data? {
         device.state.withLock { state in
             switch device.configuration.domainStateAPI {
-            case .evaluatedPolicyDomainState: state.contexts[id]!.domainState
+            case .evaluatedPolicyDomainState, .onlyAfterEvaluation: state.contexts[id]!.domainState
             case .domainState: state.domainState
             }
         }
@@ -56,7 +56,9 @@ package final class EmulatedLAContext: AuthenticationContext {
             state.contexts[id]!.biometryRevealed = true
             let failure = device.preflight(policy, state)
             // Non-nil after canEvaluatePolicy succeeds for a biometric policy (LAContext.h).
-            if failure == nil && policy.isBiometricOnly { state.contexts[id]!.domainState = state.domainState }
+            if failure == nil && policy.isBiometricOnly && device.configuration.domainStateAPI != .onlyAfterEvaluation {
+                state.contexts[id]!.domainState = state.domainState
+            }
             return failure
         }
         if let failure { throw failure }

@@ -77,7 +77,13 @@ package struct EmulatedSecureEnclave: EnclaveKeyStore {
         let result: Result<T, EnclaveFailure> = device.state.withLock { state in
             guard let key = state.keys.first(where: { $0.tag == tag }) else { return .failure(.status(.errSecItemNotFound)) }
             if key.invalidated && (!lookupOnly || device.configuration.invalidatedKeyLookup == .fails) {
-                return .failure(.status(device.configuration.invalidatedItemStatus))
+                guard !lookupOnly else { return .failure(.status(device.configuration.invalidatedItemStatus)) }
+                switch device.configuration.deadKeyErrors {
+                case .osStatus: return .failure(.status(device.configuration.invalidatedItemStatus))
+                case .localAuthentication: return .failure(.authentication(.authenticationFailed))
+                case .cryptoTokenKit:
+                    return .failure(EnclaveFailure(domain: CryptoTokenKitError.domain, code: CryptoTokenKitError.authenticationFailed))
+                }
             }
             if !lookupOnly && !state.classKeyAvailable(key.accessControl.accessibility) {
                 return .failure(.status(.errSecInteractionNotAllowed))

@@ -13,18 +13,23 @@ import Testing
 struct ClientLifecycleTests {
     static let password = "alice's long password"
 
-    /// Every combination of what the platform may do: the dead key found or not on lookup
-    /// (UNCONFIRMED), the domain state readable before an evaluation (iOS 18 `domainState`) or not.
-    static let devices: [(EmulatedDevice.InvalidatedKeyLookup, EmulatedDevice.DomainStateAPI)] = [
-        (.succeeds, .domainState), (.succeeds, .evaluatedPolicyDomainState), (.fails, .domainState), (.fails, .evaluatedPolicyDomainState),
-    ]
+    /// Every combination of what the platform may do (each UNCONFIRMED): the dead key found or not
+    /// on lookup; the domain state readable on a fresh context (iOS 18 `domainState`), only after
+    /// `canEvaluatePolicy` (`evaluatedPolicyDomainState`) or only after an evaluation; the dead
+    /// key's signing refused as an OSStatus, an LAError or a CryptoTokenKit error.
+    static let devices: [(EmulatedDevice.InvalidatedKeyLookup, EmulatedDevice.DomainStateAPI, EmulatedDevice.DeadKeyErrors)] =
+        [EmulatedDevice.InvalidatedKeyLookup.succeeds, .fails].flatMap { lookup in
+            [EmulatedDevice.DomainStateAPI.domainState, .evaluatedPolicyDomainState, .onlyAfterEvaluation].flatMap { api in
+                EmulatedDevice.DeadKeyErrors.allCases.map { (lookup, api, $0) }
+            }
+        }
 
     @Test(arguments: devices)
     func aNewFaceMakesTheKeyDeadEvenWhenItIsStillFoundAndReenrolmentReplacesIt(
-        lookup: EmulatedDevice.InvalidatedKeyLookup, domainState: EmulatedDevice.DomainStateAPI
+        lookup: EmulatedDevice.InvalidatedKeyLookup, domainState: EmulatedDevice.DomainStateAPI, deadKey: EmulatedDevice.DeadKeyErrors
     ) async throws {
         try await Phone.with(device: {
-            $0.invalidatedKeyLookup = lookup; $0.domainStateAPI = domainState
+            $0.invalidatedKeyLookup = lookup; $0.domainStateAPI = domainState; $0.deadKeyErrors = deadKey
         }) { phone in
             let registration = try await phone.enrolAlice()
             try await phone.client.logIn()
@@ -33,7 +38,7 @@ struct ClientLifecycleTests {
             let before = phone.device.promptCount
             #expect(await failure { try await phone.client.logIn() }?.code == .reenrolmentRequired)
             // Told without a prompt where the domain state or the lookup tells; else after one match.
-            let firstTry = lookup == .succeeds && domainState == .evaluatedPolicyDomainState ? 1 : 0
+            let firstTry = lookup == .succeeds && domainState == .onlyAfterEvaluation ? 1 : 0
             #expect(phone.device.promptCount == before + firstTry)
             #expect(await failure { try await phone.client.logIn() }?.code == .reenrolmentRequired)
             #expect(phone.device.promptCount == before + firstTry, "once known dead, no more prompts")
@@ -68,7 +73,7 @@ struct ClientLifecycleTests {
     /// The same domain-state change without an enrollment change (a major OS update): the key
     /// still signs where the domain state is read only after a match.
     @Test func anOSUpdateThatChangesTheDomainStateAloneKeepsTheKeyWhereALoginTells() async throws {
-        try await Phone.with(device: { $0.domainStateAPI = .evaluatedPolicyDomainState }) { phone in
+        try await Phone.with(device: { $0.domainStateAPI = .onlyAfterEvaluation }) { phone in
             try await phone.enrolAlice()
             phone.device.changeDomainStateAsAfterOSUpdate()
             try await phone.client.logIn()
