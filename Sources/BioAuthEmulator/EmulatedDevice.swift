@@ -55,6 +55,9 @@ public final class EmulatedDevice: Sendable {
         /// How a signature with a dead key (an enrollment change invalidated it) fails. Default
         /// `.osStatus` (UNCONFIRMED, ``DeadKeyErrors``).
         public var deadKeyErrors: DeadKeyErrors = .osStatus
+        /// What turning the passcode off does to its Secure Enclave keys. Default
+        /// `.foundButUnusable`, as a device was reported to do (UNCONFIRMED, ``PasscodeRemovalKeys``).
+        public var passcodeRemovalKeys: PasscodeRemovalKeys = .foundButUnusable
         /// macOS: whether the biometry is built in or a Magic Keyboard with Touch ID that is not
         /// paired or not connected (`LAError.h`: biometryNotPaired -12, biometryDisconnected -13,
         /// macOS 11.2). Default `.builtIn`.
@@ -83,6 +86,16 @@ public final class EmulatedDevice: Sendable {
             self.maximumReuseDuration = maximumReuseDuration
             self.clock = clock
         }
+    }
+
+    /// What turning the passcode off does to `WhenPasscodeSetThisDeviceOnly` Secure Enclave keys
+    /// (``Configuration/passcodeRemovalKeys``). UNCONFIRMED: `SecItem.h` says the items are
+    /// deleted; a device report shows such a private key still found afterwards, its use failing.
+    public enum PasscodeRemovalKeys: Sendable, Hashable, CaseIterable {
+        /// Still found (as ``Configuration/invalidatedKeyLookup`` says), unusable: signing fails as a dead key's.
+        case foundButUnusable
+        /// Deleted, like the keychain items.
+        case deleted
     }
 
     /// How signing with a key an enrollment change invalidated fails (``Configuration/deadKeyErrors``).
@@ -314,12 +327,19 @@ public final class EmulatedDevice: Sendable {
     public func setPasscode(_ passcode: String) { state.withLock { $0.passcode = passcode } }
 
     /// Turns the passcode off. "Disabling the device passcode will cause all previously protected
-    /// items to be deleted" (`SecItem.h`): every `WhenPasscodeSetThisDeviceOnly` item and key goes.
+    /// items to be deleted" (`SecItem.h`): every `WhenPasscodeSetThisDeviceOnly` item goes. Its
+    /// Secure Enclave keys do as ``Configuration/passcodeRemovalKeys`` says (UNCONFIRMED).
     public func removePasscode() {
         state.withLock { state in
             state.passcode = nil
             state.items.removeAll { $0.item.accessibility == .whenPasscodeSetThisDeviceOnly }
-            state.keys.removeAll { $0.accessControl.accessibility == .whenPasscodeSetThisDeviceOnly }
+            switch configuration.passcodeRemovalKeys {
+            case .deleted: state.keys.removeAll { $0.accessControl.accessibility == .whenPasscodeSetThisDeviceOnly }
+            case .foundButUnusable:
+                for index in state.keys.indices where state.keys[index].accessControl.accessibility == .whenPasscodeSetThisDeviceOnly {
+                    state.keys[index].invalidated = true
+                }
+            }
         }
     }
 

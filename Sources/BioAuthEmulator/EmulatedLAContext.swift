@@ -39,7 +39,10 @@ package final class EmulatedLAContext: AuthenticationContext {
     }
     package var evaluatedPolicyDomainState: Data? {
         device.state.withLock { state in
-            switch device.configuration.domainStateAPI {
+            // An invalidated context answers nothing (UNCONFIRMED: LAContext.h says only that it
+            // can no longer evaluate; the emulator gives no state that could be stale).
+            guard !state.contexts[id]!.invalidated else { return nil }
+            return switch device.configuration.domainStateAPI {
             case .evaluatedPolicyDomainState, .onlyAfterEvaluation: state.contexts[id]!.domainState
             case .domainState: state.domainState
             }

@@ -23,10 +23,14 @@ extension EmulatedDevice {
             case .notPaired: return .biometryNotPaired
             case .disconnected: return .biometryDisconnected
             }
-            if state.passcode == nil { return .passcodeNotSet }
+            // LAContext.h (deviceOwnerAuthenticationWithBiometrics): "If biometry is not available,
+            // not enrolled or locked out, then the evaluation of this policy will fail with
+            // LAErrorBiometryNotAvailable, LAErrorBiometryNotEnrolled or LAErrorBiometryLockout":
+            // those come first; LAErrorPasscodeNotSet only for biometry that could otherwise be used.
             if state.deniedForApp { return .biometryNotAvailable }
             if state.enrolled.isEmpty { return .biometryNotEnrolled }
             if state.lockedOut { return .biometryLockout }
+            if state.passcode == nil { return .passcodeNotSet }
             return nil
         }
         return state.passcode == nil ? .passcodeNotSet : nil

@@ -326,3 +326,28 @@ struct DomainStateAPITests {
         try SeamConformance(platform: EmulatedDevice.faceID { $0.domainStateAPI = api }.platform).contextChecks()
     }
 }
+
+extension EmulatedLAContextTests {
+    /// LAContext.h: the biometric policy fails with not available, not enrolled or lockout; a
+    /// missing passcode is reported only for biometry that could otherwise be used.
+    @Test func biometryErrorsComeBeforeAMissingPasscode() {
+        let device = EmulatedDevice.faceID()
+        device.lockOutBiometry()
+        device.removePasscode()
+        #expect(preflight(device.makeContext()) == .biometryLockout)
+        #expect(preflight(device.makeContext(), .deviceOwnerAuthentication) == .passcodeNotSet)
+        let bare = EmulatedDevice(configuration: .init(biometry: .faceID), passcode: nil, enrolled: false)
+        #expect(preflight(bare.makeContext()) == .biometryNotEnrolled)
+    }
+
+    @Test(arguments: [EmulatedDevice.DomainStateAPI.domainState, .evaluatedPolicyDomainState, .onlyAfterEvaluation])
+    func anInvalidatedContextGivesNoDomainState(_ api: EmulatedDevice.DomainStateAPI) async throws {
+        let device = EmulatedDevice.faceID { $0.domainStateAPI = api }
+        let context = device.makeContext()
+        device.script(.match)
+        try await context.evaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, localizedReason: "test")
+        #expect(context.evaluatedPolicyDomainState != nil)
+        context.invalidate()
+        #expect(context.evaluatedPolicyDomainState == nil)
+    }
+}

@@ -95,10 +95,23 @@ struct EmulatedSecureEnclaveTests {
         #expect(enclaveFailure { _ = try enclave.sign(tag: "current", message: Data(), context: nil) } == .status(.errSecItemNotFound))
     }
 
-    @Test func removingThePasscodeDeletesPasscodeClassKeys() throws {
-        _ = try makeKey([.privateKeyUsage, .biometryAny])
+    /// SecItem.h deletes the passcode class's items when the passcode goes; its Secure Enclave keys
+    /// were reported still found, unusable (the default, UNCONFIRMED), or are deleted.
+    @Test(arguments: EmulatedDevice.PasscodeRemovalKeys.allCases)
+    func removingThePasscodeKillsPasscodeClassKeys(_ removal: EmulatedDevice.PasscodeRemovalKeys) throws {
+        var configuration = EmulatedDevice.Configuration(biometry: .faceID)
+        configuration.passcodeRemovalKeys = removal
+        let device = EmulatedDevice(configuration: configuration)
+        let enclave = device.platform.enclave
+        let access = try AccessControl(accessibility: .whenPasscodeSetThisDeviceOnly, flags: [.privateKeyUsage])
+        _ = try enclave.createKey(EnclaveKeyParameters(tag: "k", accessControl: access))
         device.removePasscode()
-        #expect(enclaveFailure { _ = try enclave.publicKey(tag: "k") } == .status(.errSecItemNotFound))
+        switch removal {
+        case .deleted: #expect(enclaveFailure { _ = try enclave.publicKey(tag: "k") } == .status(.errSecItemNotFound))
+        case .foundButUnusable:
+            #expect(enclaveFailure { _ = try enclave.publicKey(tag: "k") } == nil)
+            #expect(enclaveFailure { _ = try enclave.sign(tag: "k", message: Data(), context: nil) } == .status(.errSecItemNotFound))
+        }
     }
 
     /// What the emulator encrypts decrypts with an independent implementation of §3.12, and back.
