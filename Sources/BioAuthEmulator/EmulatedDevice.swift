@@ -58,6 +58,16 @@ public final class EmulatedDevice: Sendable {
         /// What turning the passcode off does to its Secure Enclave keys. Default
         /// `.foundButUnusable`, as a device was reported to do (UNCONFIRMED, ``PasscodeRemovalKeys``).
         public var passcodeRemovalKeys: PasscodeRemovalKeys = .foundButUnusable
+        /// Failed matches before a prompt shows its fallback button: Touch ID after the first
+        /// ("because the system doesn't recognize the presented finger"), Face ID and Optic ID
+        /// after the second — the first failure offers "Try Face ID Again" ("after several failed
+        /// attempts to recognize the user's face": `LAContext.localizedFallbackTitle`'s page).
+        /// The exact count for a face is UNCONFIRMED; set it to model another.
+        public var fallbackAfterFailures: Int {
+            get { fallbackAfterFailuresSetting ?? (biometry == .touchID ? 1 : 2) }
+            set { fallbackAfterFailuresSetting = newValue }
+        }
+        private var fallbackAfterFailuresSetting: Int?
         /// macOS: whether the biometry is built in or a Magic Keyboard with Touch ID that is not
         /// paired or not connected (`LAError.h`: biometryNotPaired -12, biometryDisconnected -13,
         /// macOS 11.2). Default `.builtIn`.

@@ -46,8 +46,8 @@ extension EmulatedDevice {
     ///
     /// Biometric phase: a match succeeds and resets the failure count; each failed match counts
     /// toward the lockout (`lockoutThreshold` consecutive → biometryLockout, -8) and toward the
-    /// per-prompt limit (→ authenticationFailed, -1). The fallback button appears after the first
-    /// failed match unless its title is `""` (`LAContext.h`); with the biometrics-only policy
+    /// per-prompt limit (→ authenticationFailed, -1). The fallback button appears after
+    /// ``EmulatedDevice/Configuration/fallbackAfterFailures`` failed matches unless its title is `""` (`LAContext.h`); with the biometrics-only policy
     /// tapping it ends the call with userFallback (-3), otherwise it opens the passcode screen.
     /// A correct device passcode succeeds and clears a lockout.
     func runPrompt(
@@ -104,7 +104,7 @@ extension EmulatedDevice {
                     onPasscodeScreen = true
                 }
             case .fallback:
-                guard fallbackTitle != nil, failuresThisPrompt > 0 else { return .failure(.userCancel) }
+                guard fallbackTitle != nil, failuresThisPrompt >= configuration.fallbackAfterFailures else { return .failure(.userCancel) }
                 if policy.isBiometricOnly { return .failure(.userFallback) }
                 onPasscodeScreen = true
             case .passcode:

@@ -155,7 +155,7 @@ struct ClientScenarioTests {
 
     @Test func fallbackAtTheUnlockPromptAsksForThePasscode() async throws {
         _ = try await configuredLock()
-        device.script(.noMatch, .fallback)
+        device.script(.noMatch, .noMatch, .fallback)
         let error = await bioAuthError {
             _ = try await self.lock.unlockWithBiometry(Prompt(reason: "Unlock", fallbackTitle: "Use App Passcode"))
         }

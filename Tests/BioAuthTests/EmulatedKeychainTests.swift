@@ -93,7 +93,7 @@ struct EmulatedKeychainTests {
         ([EmulatedDevice.PromptAction.cancel], SecStatus.errSecUserCanceled),
         ([.noMatch, .noMatch, .noMatch], .errSecAuthFailed),
         ([.systemCancel], .errSecAuthFailed),
-        ([.noMatch, .fallback], .errSecAuthFailed),
+        ([.noMatch, .noMatch, .fallback], .errSecAuthFailed),
     ])
     func failedReadsMapLAErrorsToStatuses(actions: [EmulatedDevice.PromptAction], expected: SecStatus) {
         #expect(status { try keychain.add(item("a", acl(.biometryAny)), data: secret) } == .success)

@@ -147,7 +147,7 @@ struct EmulatedLAContextTests {
 
         let shown = device.makeContext()
         shown.localizedFallbackTitle = "Use App Passcode"
-        device.script(.noMatch, .fallback)
+        device.script(.noMatch, .noMatch, .fallback)  // Face ID: "Try Face ID Again" first
         #expect(await evaluate(shown) == .userFallback)
         #expect(device.prompts.last?.fallbackTitle == "Use App Passcode")
         #expect(device.prompts.last?.cancelTitle == "Cancel")
@@ -155,7 +155,7 @@ struct EmulatedLAContextTests {
 
     @Test func fallbackWithDeviceOwnerAuthenticationOpensThePasscodeScreen() async {
         let device = EmulatedDevice.faceID()
-        device.script(.noMatch, .fallback, .passcode("123456"))
+        device.script(.noMatch, .noMatch, .fallback, .passcode("123456"))
         #expect(await evaluate(device.makeContext(), .deviceOwnerAuthentication) == nil)
         #expect(device.promptCount == 1)
     }
@@ -349,5 +349,26 @@ extension EmulatedLAContextTests {
         #expect(context.evaluatedPolicyDomainState != nil)
         context.invalidate()
         #expect(context.evaluatedPolicyDomainState == nil)
+    }
+}
+
+extension EmulatedLAContextTests {
+    /// Touch ID shows the fallback button after the first unrecognised finger; Face ID offers
+    /// "Try Face ID Again" first and the fallback after the second failure
+    /// (`LAContext.localizedFallbackTitle`: "after several failed attempts to recognize the user's face").
+    @Test func faceIDOffersTheFallbackAfterTheSecondFailureTouchIDAfterTheFirst() async {
+        let touch = EmulatedDevice(configuration: .init(biometry: .touchID))
+        touch.script(.noMatch, .fallback)
+        #expect(await evaluate(touch.makeContext()) == .userFallback)
+
+        let face = EmulatedDevice.faceID()
+        face.script(.noMatch, .fallback)
+        #expect(await evaluate(face.makeContext()) == .userCancel, "no fallback button after one failure")
+        face.script(.noMatch, .noMatch, .fallback)
+        #expect(await evaluate(face.makeContext()) == .userFallback)
+
+        let configured = EmulatedDevice.faceID { $0.fallbackAfterFailures = 1 }
+        configured.script(.noMatch, .fallback)
+        #expect(await evaluate(configured.makeContext()) == .userFallback)
     }
 }
