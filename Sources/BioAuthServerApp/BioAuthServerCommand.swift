@@ -500,21 +500,7 @@ struct Serve: AsyncParsableCommand {
 
     /// The log pseudonyms' key from `--log-pseudonym-key-file` or `BIOAUTH_LOG_PSEUDONYM_KEY`; nil: random per process.
     func pseudonymKey() throws -> SecretBytes? {
-        let text: String
-        if let pseudonymKeyFile {
-            guard let read = try? String(contentsOfFile: pseudonymKeyFile, encoding: .utf8) else {
-                throw ValidationError("cannot read \(pseudonymKeyFile)")
-            }
-            text = read
-        } else if let variable = env("BIOAUTH_LOG_PSEUDONYM_KEY") {
-            text = variable
-        } else {
-            return nil
-        }
-        guard let key = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), key.count >= 32 else {
-            throw ValidationError("the log pseudonym key must be at least 32 bytes, base64")
-        }
-        return SecretBytes(key)
+        try secretKey(file: pseudonymKeyFile, orValue: env("BIOAUTH_LOG_PSEUDONYM_KEY"), name: "the log pseudonym key")
     }
 
     /// What an operator checks at start: every setting that decides who gets in. Names and
@@ -560,4 +546,22 @@ func env(_ name: String) -> String? { ProcessInfo.processInfo.environment[name] 
 /// A comma-separated list setting (``env(_:)``), its items trimmed, empty ones dropped.
 func envList(_ name: String) -> [String] {
     (env(name) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+}
+
+/// A key of at least 32 bytes, base64, from `file` or else `value` (an environment variable's);
+/// nil when neither is given. - Throws: `ValidationError` naming `name` for one that is unreadable or short.
+func secretKey(file: String?, orValue value: String?, name: String) throws -> SecretBytes? {
+    let text: String
+    if let file {
+        guard let read = try? String(contentsOfFile: file, encoding: .utf8) else { throw ValidationError("cannot read \(file)") }
+        text = read
+    } else if let value {
+        text = value
+    } else {
+        return nil
+    }
+    guard let key = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), key.count >= 32 else {
+        throw ValidationError("\(name) must be at least 32 bytes, base64")
+    }
+    return SecretBytes(key)
 }

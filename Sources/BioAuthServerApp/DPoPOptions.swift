@@ -47,21 +47,7 @@ struct DPoPOptions: ParsableArguments {
     }
 
     func nonceKey() throws -> SecretBytes? {
-        let text: String
-        if let nonceKeyFile {
-            guard let read = try? String(contentsOfFile: nonceKeyFile, encoding: .utf8) else {
-                throw ValidationError("cannot read \(nonceKeyFile)")
-            }
-            text = read
-        } else if let variable = env("BIOAUTH_DPOP_NONCE_KEY") {
-            text = variable
-        } else {
-            return nil
-        }
-        guard let key = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), key.count >= 32 else {
-            throw ValidationError("the DPoP nonce key must be at least 32 bytes, base64")
-        }
-        return SecretBytes(key)
+        try secretKey(file: nonceKeyFile, orValue: env("BIOAUTH_DPOP_NONCE_KEY"), name: "the DPoP nonce key")
     }
 
     /// The policy these options describe.

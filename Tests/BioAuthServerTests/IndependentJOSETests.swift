@@ -144,21 +144,11 @@ enum IndependentJOSE {
         """#
 
     static func verify(python: String, token: String, jwks: String, now: Date) throws -> (status: Int32, output: String) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-jose-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-jwks-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let scriptFile = directory.appendingPathComponent("verify.py"), jwksFile = directory.appendingPathComponent("jwks.json")
-        try script.write(to: scriptFile, atomically: true, encoding: .utf8)
+        let jwksFile = directory.appendingPathComponent("jwks.json")
         try jwks.write(to: jwksFile, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [scriptFile.path, jwksFile.path, token, String(Int(now.timeIntervalSince1970))]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        return try run(python: python, code: script, arguments: [jwksFile.path, token, String(Int(now.timeIntervalSince1970))])
     }
 }
