@@ -28,6 +28,7 @@ public struct StoreConformance: Sendable {
         case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap, recoveryCodeLimits,
             cancelledRequests, firstDevice, userIDNamespaces
         case appAttestCounters, staleDeviceKey, challengeWithdrawal, deviceRemovals
+        case crossDeviceRequests, dpopProofs
 
         public var description: String { rawValue }
     }
@@ -63,6 +64,8 @@ public struct StoreConformance: Sendable {
             case .staleDeviceKey: try await staleDeviceKey(store)
             case .challengeWithdrawal: try await challengeWithdrawal(store)
             case .deviceRemovals: try await deviceRemovals(store)
+            case .crossDeviceRequests: try await crossDeviceRequests(store)
+            case .dpopProofs: try await dpopProofs(store)
             }
             try await store.close()
         } catch {
