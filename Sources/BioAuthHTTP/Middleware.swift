@@ -148,6 +148,7 @@ struct ErrorMapping<Context: BioAuthRequestContext>: RouterMiddleware {
         var response = (try? json(body, status: error.code.httpStatus)) ?? Response(status: .internalServerError)
         if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
         if let nonce = error.dpopNonce { response.headers[HTTPField.Name("DPoP-Nonce")!] = nonce }
+        if let challenge = error.authenticate { response.headers[.wwwAuthenticate] = challenge }
         return response
     }
 }

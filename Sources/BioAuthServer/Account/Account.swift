@@ -246,19 +246,19 @@ struct Account: Flow {
         // that key whose `ath` is this token's hash, each proof once; a bound token sent as a
         // bearer token is refused like a wrong one.
         guard let bound = session.dpopThumbprint else {
-            if request.dpop?.dpopScheme == true { throw ServerError.authenticationFailed(.dpop(.missing)) }
+            if request.dpop?.dpopScheme == true { throw ServerError.dpopRefused(.dpop(.missing)) }
             return session
         }
         guard request.dpop?.dpopScheme == true, request.dpop?.proof != nil else {
-            throw ServerError.authenticationFailed(.dpop(.missing))
+            throw ServerError.dpopRefused(.dpop(.missing))
         }
         let proof: DPoPProof?
         do { proof = try await dpopProof(request, accessToken: token, tokenEndpoint: false, remember: true) } catch {
             // On an account call a refused proof is a refused session: the uniform 401, its reason audited.
             guard error.code == .invalidDPoPProof, let detail = error.detail else { throw error }
-            throw ServerError.authenticationFailed(FailureReason.dpopRefusal(detail))
+            throw ServerError.dpopRefused(FailureReason.dpopRefusal(detail))
         }
-        guard proof?.thumbprint == bound else { throw ServerError.authenticationFailed(.dpop(.wrongKey)) }
+        guard proof?.thumbprint == bound else { throw ServerError.dpopRefused(.dpop(.wrongKey)) }
         return session
     }
 

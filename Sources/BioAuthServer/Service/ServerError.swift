@@ -130,6 +130,16 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
     public let retryAfter: Int?
     /// For `useDPoPNonce`: the nonce a retry's proof must carry (the `DPoP-Nonce` header).
     public var dpopNonce: String?
+    /// A `WWW-Authenticate` challenge for the answer (RFC 9449 §7.1: a DPoP-bound token refused).
+    public var authenticate: String?
+
+    /// The uniform 401 for a session refused for its DPoP binding (the reason audited), with the
+    /// challenge RFC 9449 §7.1 asks of a protected resource.
+    public static func dpopRefused(_ reason: FailureReason) -> ServerError {
+        var error = ServerError.authenticationFailed(reason)
+        error.authenticate = #"DPoP error="invalid_dpop_proof", algs="ES256""#
+        return error
+    }
 
     public init(_ code: Code, field: String? = nil, detail: String? = nil, reason: FailureReason? = nil, retryAfter: Int? = nil) {
         self.code = code
