@@ -118,12 +118,11 @@ public struct CrossDevicePolicy: Sendable, Hashable {
     /// A `User-Agent` as a phone shows it: control characters dropped, at most 160 characters,
     /// `unknown client` for none.
     public static func userAgent(_ header: String?) -> String {
-        let printable = String(
-            String.UnicodeScalarView(
-                (header ?? "").unicodeScalars.filter { !$0.properties.isWhitespace || $0 == " " }
-                    .filter { $0.properties.generalCategory != .control && $0.properties.generalCategory != .format })
-        )
-        .trimmingCharacters(in: .whitespaces)
+        let shown = (header ?? "").unicodeScalars.filter { scalar in
+            let category = scalar.properties.generalCategory
+            return scalar == " " || !(scalar.properties.isWhitespace || category == .control || category == .format)
+        }
+        let printable = String(String.UnicodeScalarView(shown)).trimmingCharacters(in: .whitespaces)
         return printable.isEmpty ? "unknown client" : String(printable.prefix(160))
     }
 }

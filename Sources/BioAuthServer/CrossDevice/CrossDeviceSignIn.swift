@@ -24,15 +24,16 @@ struct CrossDeviceSignIn: Flow {
         try await admit(request)
         let userID = try Validate.userID(UserID(username), field: "username")
         let now = clock.now()
-        let number = String(
-            format: "%02d", Int(SecretBytes.random(count: 4).data.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) } % 100))
+        // SystemRandomNumberGenerator is the platform's cryptographic generator (getrandom, arc4random).
+        let number = String(format: "%02d", Int.random(in: 0...99))
         let pollToken = SecretBytes.random(count: 32)
-        var made = CrossDeviceRequestRecord(
-            id: .random(), userID: userID, requester: request.clientAddress, userAgent: CrossDevicePolicy.userAgent(userAgent),
-            createdAt: now, expiresAt: now.addingTimeInterval(policy.requestTTL), approvalHash: TokenHash(digest: Data()),
-            pollTokenHash: TokenHash(of: pollToken), announced: false)
-        made.approvalHash = TokenHash(ofText: CrossDeviceApprovalText.signed(made.text, number: number))
-        let record = made
+        let agent = CrossDevicePolicy.userAgent(userAgent)
+        let text = CrossDeviceApprovalText.make(userID: userID.rawValue, userAgent: agent, requester: request.clientAddress, at: now)
+        let record = CrossDeviceRequestRecord(
+            id: .random(), userID: userID, requester: request.clientAddress, userAgent: agent, createdAt: now,
+            expiresAt: now.addingTimeInterval(policy.requestTTL),
+            approvalHash: TokenHash(ofText: CrossDeviceApprovalText.signed(text, number: number)), pollTokenHash: TokenHash(of: pollToken),
+            announced: false)
         // Announced only to a user with a phone to approve it: unknown users and users without a
         // device cost the deployment's push service nothing, and answer the same.
         let devices = try await run(request) { try await self.store.devices(userID: userID) }
