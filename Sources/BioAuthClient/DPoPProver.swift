@@ -18,10 +18,11 @@ public final class DPoPProver: Sendable {
     /// The signing of one request's proof, with `ath` for `accessToken`; nil while the device
     /// has no proof key (its requests then go without DPoP).
     func signing(method: String, accessToken: String?) -> DPoPSigning? {
-        guard key.hasKey else { return nil }
+        // One lookup: the public key read here goes into the proof's header.
+        guard let publicKey = try? key.publicKey() else { return nil }
         let nonce = latestNonce.withLock { $0 }
         return DPoPSigning { [key, clock] url in
-            try key.proof(method: method, url: url, at: clock.now(), accessToken: accessToken, nonce: nonce)
+            try key.proof(by: publicKey, method: method, url: url, at: clock.now(), accessToken: accessToken, nonce: nonce)
         }
     }
 

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// Built from a compact proof, it has passed the checks that need nothing but the proof (RFC 9449
 /// §4.3 steps 2–7: three segments, `typ` `dpop+jwt`, `alg` `ES256`, a public `jwk` in the header,
-/// the signature by that key, the claims present and well typed). ``check(method:url:at:window:accessToken:nonce:)``
+/// the signature by that key, the claims present and well typed). ``check(method:url:at:window:accessToken:nonces:)``
 /// does the request's checks; remembering `jti` is the verifier's (a server keeps it for the window).
 public struct DPoPProof: Sendable, Hashable {
     /// The key the proof carries and was signed with.
@@ -70,9 +70,10 @@ public struct DPoPProof: Sendable, Hashable {
     /// without query or fragment and normalised (scheme and host in lower case, no default port,
     /// `/` for an empty path); `iat` lies within `window` of `now` (a proof from before it, or
     /// from after `now` plus its skew, is refused); `ath` is the hash of `accessToken` when one is
-    /// presented (and absent otherwise is fine); `nonce` is the server's when it asks for one.
+    /// presented (and absent otherwise is fine); `nonce` is one of `nonces` when the server asks for
+    /// one (its current nonce and those it still accepts); none asked for when empty.
     public func check(
-        method: String, url: String, at now: Date, window: DPoPWindow = DPoPWindow(), accessToken: String? = nil, nonce: String? = nil
+        method: String, url: String, at now: Date, window: DPoPWindow = DPoPWindow(), accessToken: String? = nil, nonces: [String] = []
     )
         throws(DPoPError)
     {
@@ -88,11 +89,11 @@ public struct DPoPProof: Sendable, Hashable {
                 throw DPoPError(.accessTokenHash, "ath is not the access token's hash")
             }
         }
-        if let nonce {
+        if !nonces.isEmpty {
             guard let given = self.nonce else { throw DPoPError(.nonceRequired, "the server asks for its nonce") }
-            guard constantTimeEquals(Data(given.utf8), Data(nonce.utf8)) else {
-                throw DPoPError(.nonceRequired, "the nonce is not current")
-            }
+            // Every candidate is compared, so the time taken says nothing about which one matched.
+            let matches = nonces.map { constantTimeEquals(Data(given.utf8), Data($0.utf8)) }
+            guard matches.contains(true) else { throw DPoPError(.nonceRequired, "the nonce is not current") }
         }
     }
 

@@ -57,7 +57,8 @@ struct DPoPTests {
         #expect(code { try resource.check(method: "GET", url: url, at: at.addingTimeInterval(-62)) } == .issuedAt)
         #expect(code { try resource.check(method: "GET", url: url, at: at, accessToken: "another token") } == .accessTokenHash)
         #expect(
-            code { try resource.check(method: "GET", url: url, at: at, accessToken: examples.access_token, nonce: "n-1") } == .nonceRequired
+            code { try resource.check(method: "GET", url: url, at: at, accessToken: examples.access_token, nonces: ["n-1"]) }
+                == .nonceRequired
         )
         let token = try DPoPProof(examples.proofs[0].proof)
         #expect(
@@ -78,7 +79,11 @@ struct DPoPTests {
             sign: sign)
         let proof = try DPoPProof(made)
         #expect(proof.thumbprint == key.jwkThumbprint && proof.url == "https://auth.example.com/v1/token/refresh")
-        try proof.check(method: "POST", url: "https://auth.example.com/v1/token/refresh", at: now, accessToken: "abc", nonce: "n-1")
+        try proof.check(
+            method: "POST", url: "https://auth.example.com/v1/token/refresh", at: now, accessToken: "abc", nonces: ["n-0", "n-1"])
+        #expect(throws: DPoPError.self) {
+            try proof.check(method: "POST", url: "https://auth.example.com/v1/token/refresh", at: now, accessToken: "abc", nonces: ["n-0"])
+        }
 
         func refused(_ header: String, _ claims: String, signedBy signer: P256.Signing.PrivateKey? = nil) -> DPoPError.Code? {
             let input = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data(claims.utf8))

@@ -50,9 +50,9 @@ public struct DPoPPolicy: Sendable, Hashable {
     public func expectedURL(host: String?, path: String) -> String {
         if let publicOrigin { return publicOrigin + path }
         let host = host ?? "localhost"
-        let loopback =
-            ["localhost", "127.0.0.1", "[::1]"].contains(host.split(separator: ":").first.map(String.init) ?? host)
-            || host.hasPrefix("localhost:") || host.hasPrefix("127.0.0.1:") || host.hasPrefix("[::1]")
+        // The authority's host: up to `]` for an IPv6 literal, else up to the port's colon.
+        let name = host.hasPrefix("[") ? String(host.prefix { $0 != "]" }) + "]" : String(host.prefix { $0 != ":" })
+        let loopback = ["localhost", "127.0.0.1", "[::1]"].contains(name)
         return (loopback ? "http://" : "https://") + host + path
     }
 }
@@ -87,18 +87,14 @@ extension Flow {
     {
         guard let presented = request.dpop, let compact = presented.proof else { return nil }
         let policy = configuration.dpop, now = clock.now()
+        // At a token endpoint, the nonce of this period or of the one before.
+        let nonces = policy.nonces && tokenEndpoint ? [policy.nonce(at: now), policy.nonce(at: now, offset: 1)] : []
         let proof: DPoPProof
         do {
             proof = try DPoPProof(compact)
-            try proof.check(method: presented.method, url: presented.url, at: now, window: policy.window, accessToken: accessToken)
-        } catch { throw ServerError(error) }
-        if policy.nonces && tokenEndpoint {
-            let current = policy.nonce(at: now)
-            guard let nonce = proof.nonce,
-                constantTimeEquals(Data(nonce.utf8), Data(current.utf8))
-                    || constantTimeEquals(Data(nonce.utf8), Data(policy.nonce(at: now, offset: 1).utf8))
-            else { throw ServerError(DPoPError(.nonceRequired, "the server's nonce"), nonce: current) }
-        }
+            try proof.check(
+                method: presented.method, url: presented.url, at: now, window: policy.window, accessToken: accessToken, nonces: nonces)
+        } catch { throw ServerError(error, nonce: nonces.first) }
         if remember {
             let seen = TokenHash(ofText: proof.thumbprint + "|" + proof.jti)
             let until = proof.issuedAt.addingTimeInterval(policy.window.maximumAge + policy.window.clockSkew)
