@@ -10,7 +10,7 @@ import Foundation
 /// §4.3 steps 2–7: three segments, `typ` `dpop+jwt`, `alg` `ES256`, a public `jwk` in the header,
 /// the signature by that key, the claims present and well typed). ``check(method:url:at:window:accessToken:nonces:)``
 /// does the request's checks; remembering `jti` is the verifier's (a server keeps it for the window).
-public struct DPoPProof: Sendable, Hashable {
+public struct DPoPProof: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
     /// The key the proof carries and was signed with.
     public let key: DevicePublicKey
     /// The key's JWK thumbprint (RFC 7638, SHA-256, base64url): what a bound token's `cnf.jkt` holds.
@@ -96,6 +96,10 @@ public struct DPoPProof: Sendable, Hashable {
             guard matches.contains(true) else { throw DPoPError(.nonceRequired, "the nonce is not current") }
         }
     }
+
+    /// What a proof is for, never its `jti`, `ath` or nonce: descriptions and `dump()` show no more.
+    public var description: String { "DPoPProof(\(method) \(url), iat \(Int64(issuedAt.timeIntervalSince1970)), jkt \(thumbprint))" }
+    public var customMirror: Mirror { Mirror(self, children: ["method": method, "url": url, "thumbprint": thumbprint]) }
 
     /// `ath`: base64url of SHA-256 of the access token's ASCII.
     public static func accessTokenHash(_ accessToken: String) -> String { Base64URL.encode(SHA256.hash(data: Data(accessToken.utf8))) }

@@ -79,6 +79,12 @@ struct DPoPTests {
             sign: sign)
         let proof = try DPoPProof(made)
         #expect(proof.thumbprint == key.jwkThumbprint && proof.url == "https://auth.example.com/v1/token/refresh")
+        var dumped = ""
+        dump(proof, to: &dumped)
+        let ath = try #require(proof.accessTokenHash)
+        for shown in ["\(proof)", String(reflecting: proof), dumped] {
+            #expect(!shown.contains("n-1") && !shown.contains(proof.jti) && !shown.contains(ath), "\(shown)")
+        }
         try proof.check(
             method: "POST", url: "https://auth.example.com/v1/token/refresh", at: now, accessToken: "abc", nonces: ["n-0", "n-1"])
         #expect(throws: DPoPError.self) {
