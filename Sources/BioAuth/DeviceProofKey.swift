@@ -47,14 +47,7 @@ public struct DeviceProofKey: Sendable {
     public func proof(method: String, url: String, at now: Date, accessToken: String? = nil, nonce: String? = nil) throws(BioAuthError)
         -> String
     {
-        try proof(by: try publicKey(), method: method, url: url, at: now, accessToken: accessToken, nonce: nonce)
-    }
-
-    /// ``proof(method:url:at:accessToken:nonce:)`` with the public key already read: a request's
-    /// proof costs the enclave one signature and no second lookup.
-    package func proof(by key: DevicePublicKey, method: String, url: String, at now: Date, accessToken: String?, nonce: String?)
-        throws(BioAuthError) -> String
-    {
+        let key = try publicKey()
         do {
             return try DPoPProof.make(key: key, method: method, url: url, at: now, accessToken: accessToken, nonce: nonce) { input in
                 let der = try platform.enclave.sign(tag: tag.rawValue, message: input, context: nil)

@@ -18,11 +18,12 @@ public final class DPoPProver: Sendable {
     /// The signing of one request's proof, with `ath` for `accessToken`; nil while the device
     /// has no proof key (its requests then go without DPoP).
     func signing(method: String, accessToken: String?) -> DPoPSigning? {
-        // One lookup: the public key read here goes into the proof's header.
-        guard let publicKey = try? key.publicKey() else { return nil }
+        guard key.hasKey else { return nil }
         let nonce = latestNonce.withLock { $0 }
+        // The key is read again when the proof is signed, not captured now: a signing kept and
+        // used after the key was replaced (a re-enrolment) still names the key that signs.
         return DPoPSigning { [key, clock] url in
-            try key.proof(by: publicKey, method: method, url: url, at: clock.now(), accessToken: accessToken, nonce: nonce)
+            try key.proof(method: method, url: url, at: clock.now(), accessToken: accessToken, nonce: nonce)
         }
     }
 
