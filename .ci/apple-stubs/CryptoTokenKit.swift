@@ -4,9 +4,11 @@
 @_exported import AppleStubBase
 
 /// https://developer.apple.com/documentation/cryptotokenkit/tkerrordomain
+@available(iOS 9.0, macOS 10.10, visionOS 1.0, watchOS 2.0, tvOS 9.0, *)
 public let TKErrorDomain: String = "CryptoTokenKit"
 
 /// https://developer.apple.com/documentation/cryptotokenkit/tkerror
+@available(iOS 9.0, macOS 10.10, visionOS 1.0, watchOS 2.0, tvOS 9.0, *)
 public struct TKError: Error, Sendable {
     /// https://developer.apple.com/documentation/cryptotokenkit/tkerror/code
     public enum Code: Int, Sendable {

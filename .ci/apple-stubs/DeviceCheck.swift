@@ -4,6 +4,7 @@
 @_exported import AppleStubBase
 
 /// https://developer.apple.com/documentation/devicecheck/dcappattestservice — its methods' async forms.
+@available(iOS 14.0, macOS 11.0, visionOS 1.0, watchOS 9.0, tvOS 15.0, *)
 open class DCAppAttestService: NSObject, @unchecked Sendable {
     /// https://developer.apple.com/documentation/devicecheck/dcappattestservice/shared
     public static let shared = DCAppAttestService()
@@ -18,13 +19,17 @@ open class DCAppAttestService: NSObject, @unchecked Sendable {
 }
 
 /// https://developer.apple.com/documentation/devicecheck/dcerror
+@available(iOS 11.0, macOS 10.15, visionOS 1.0, watchOS 9.0, tvOS 11.0, *)
 public struct DCError: Error, Sendable {
     /// https://developer.apple.com/documentation/devicecheck/dcerror/code
     public enum Code: Int, Sendable {
         case unknownSystemFailure = 0
         case featureUnsupported = 1
+        @available(iOS 14.0, macOS 11.0, visionOS 1.0, watchOS 9.0, tvOS 15.0, *)
         case invalidInput = 2
+        @available(iOS 14.0, macOS 11.0, visionOS 1.0, watchOS 9.0, tvOS 15.0, *)
         case invalidKey = 3
+        @available(iOS 14.0, macOS 11.0, visionOS 1.0, watchOS 9.0, tvOS 15.0, *)
         case serverUnavailable = 4
     }
     public let code: Code

@@ -15,12 +15,18 @@
     /// Run by the macOS workflow, not by this repository's Linux CI.
     struct SystemPlatformTests {
         @Test func mirroredConstantsEqualTheSDK() {
-            let laErrors: [(LAErrorCode, LAError.Code)] = [
+            var laErrors: [(LAErrorCode, LAError.Code)] = [
                 (.authenticationFailed, .authenticationFailed), (.userCancel, .userCancel), (.userFallback, .userFallback),
-                (.systemCancel, .systemCancel), (.passcodeNotSet, .passcodeNotSet), (.biometryNotAvailable, .biometryNotAvailable),
-                (.biometryNotEnrolled, .biometryNotEnrolled), (.biometryLockout, .biometryLockout), (.appCancel, .appCancel),
+                (.systemCancel, .systemCancel), (.passcodeNotSet, .passcodeNotSet), (.appCancel, .appCancel),
                 (.invalidContext, .invalidContext), (.notInteractive, .notInteractive),
             ]
+            // The biometry codes' pages list iOS 11, macOS 10.13 and visionOS 1, not watchOS.
+            #if !os(watchOS)
+                laErrors += [
+                    (.biometryNotAvailable, .biometryNotAvailable), (.biometryNotEnrolled, .biometryNotEnrolled),
+                    (.biometryLockout, .biometryLockout),
+                ]
+            #endif
             for (mirrored, sdk) in laErrors { #expect(mirrored.rawValue == sdk.rawValue, "\(mirrored)") }
             // LAError.h: the Touch ID keyboard's codes and invalidDimensions (macOS 12) are macOS only,
             // the companion's iOS 18 / macOS 15.
