@@ -215,6 +215,14 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // What runs on an iPhone, and only that: no server, no `Process`, no file read by a path on
+        // the machine that built it — the vectors are in the test bundle (`Vectors` links to
+        // Tests/Vectors). Xcode's `BioAuthDeviceTests` scheme (.swiftpm/xcode) runs it on a device.
+        .testTarget(
+            name: "BioAuthDeviceTests",
+            dependencies: ["BioAuth", "BioAuthApple", "BioAuthCore", "BioAuthTesting"],
+            resources: [.copy("Vectors")]
+        ),
         .testTarget(
             name: "BioAuthServerTests",
             dependencies: [

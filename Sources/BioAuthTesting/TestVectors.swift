@@ -8,7 +8,8 @@ public enum TestVectors {
         if let path = ProcessInfo.processInfo.environment["BIOAUTH_VECTORS"], !path.isEmpty {
             return URL(fileURLWithPath: path)
         }
-        return PackagePaths.root.appendingPathComponent("Tests/Vectors")
+        // A link to Tests/BioAuthDeviceTests/Vectors, the device tests' bundled resources.
+        return PackagePaths.root.appendingPathComponent("Tests/Vectors").resolvingSymlinksInPath()
     }
 
     public struct Missing: Error, CustomStringConvertible {

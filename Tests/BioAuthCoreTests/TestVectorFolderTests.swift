@@ -6,7 +6,8 @@ import Testing
 /// its licence and a row in `Tests/Vectors/README.md`.
 @Suite
 struct TestVectorFolderTests {
-    static let folder = PackagePaths.root.appendingPathComponent("Tests/Vectors")
+    /// `Tests/Vectors` links to `Tests/BioAuthDeviceTests/Vectors`, where the device tests bundle them.
+    static let folder = PackagePaths.root.appendingPathComponent("Tests/Vectors").resolvingSymlinksInPath()
 
     @Test func withoutAnOverrideTheVectorsAreThePackagesOwn() {
         guard ProcessInfo.processInfo.environment["BIOAUTH_VECTORS"]?.isEmpty ?? true else { return }

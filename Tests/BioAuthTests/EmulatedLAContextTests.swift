@@ -38,7 +38,7 @@ struct EmulatedLAContextTests {
     /// checks that the comparison leaves none out; private codes the SDK does not export are named.
     @Test func everyMirroredConstantIsComparedWithTheSDK() throws {
         let constants = try PackagePaths.text("Sources/BioAuth/AppleConstants.swift")
-        let sdkTest = try PackagePaths.text("Tests/BioAuthTests/SystemPlatformTests.swift")
+        let sdkTest = try PackagePaths.text("Tests/BioAuthDeviceTests/SystemPlatformTests.swift")
         let privateCodes: Set<String> = ["parameter", "aclOperationNotAllowed", "errSecInternal", "domain", "constraintFlags"]
         var names = constants.matches(of: #/static let ([A-Za-z]+) = /#).map { String($0.1) }
         names += KeychainAccessibility.allCases.map { "\($0)" } + ["none", "touchID", "faceID", "opticID"]

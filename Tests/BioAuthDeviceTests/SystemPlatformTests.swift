@@ -11,8 +11,9 @@
     #endif
 
     /// Apple-only: every mirrored constant equals the SDK's (`everyMirroredConstantIsComparedWithTheSDK`
-    /// checks none is left out), and the live seams pass the same conformance suite as the emulator.
-    /// Run by the macOS workflow, not by this repository's Linux CI.
+    /// checks none is left out), and the live seams against the conformance suite the emulator passes.
+    /// Run on a Mac by `.github/workflows/ci.yml` and on an iPhone from Xcode
+    /// (`docs/DeviceChecklist.md` §0); type-checked on Linux by `.ci/apple-typecheck`.
     struct SystemPlatformTests {
         @Test func mirroredConstantsEqualTheSDK() {
             var laErrors: [(LAErrorCode, LAError.Code)] = [
@@ -92,7 +93,7 @@
         }
 
         /// Needs a device with a passcode and a keychain entitlement; skipped elsewhere.
-        @Test(.enabled(if: ProcessInfo.processInfo.environment["BIOAUTH_LIVE_SEAMS"] == "1"))
+        @Test(.enabled(if: LiveDevice.enabled, "needs a device with a passcode and BIOAUTH_LIVE_SEAMS=1"))
         func liveSeamsPassTheConformanceSuite() async throws {
             try await SeamConformance(platform: .system).run()
         }
