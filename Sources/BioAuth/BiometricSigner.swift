@@ -7,7 +7,7 @@ import Foundation
 /// The key is created with `.privateKeyUsage` and, by default, `.biometryCurrentSet`,
 /// `WhenPasscodeSetThisDeviceOnly`: it cannot leave the enclave, cannot be used without a fresh
 /// match, and dies when a finger or face is enrolled (SecAccessControl.h `biometryCurrentSet`: "When fingers are added or removed, the item
-/// is invalidated"; SecKey.h).
+/// is invalidated").
 public struct BiometricSigner: Sendable {
     public let platform: DevicePlatform
     public let tag: KeyTag

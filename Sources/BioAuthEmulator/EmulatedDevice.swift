@@ -47,8 +47,9 @@ public final class EmulatedDevice: Sendable {
         /// The app's `DCAppAttestService`; nil: none (as in the Simulator), so enrolment is unattested.
         public var appAttest: EmulatedAppAttest?
         /// In which error domain a refused Secure Enclave key operation (sign, decrypt) reports the
-        /// authentication outcome. UNCONFIRMED: `SecKey.h` and the field (EllipticCurveKeyPair)
-        /// report the LAError itself (default); an enclave key is a CryptoTokenKit token key, and
+        /// authentication outcome. UNCONFIRMED: `SecKey.h` says only that a CFError is returned,
+        /// `SecCTKKey.m` passes the token operation's error through, and a field report
+        /// (EllipticCurveKeyPair) shows the LAError itself (default); an enclave key is a token key, and
         /// `TKError` codes (canceledByUser, authenticationFailed, authenticationNeeded) are
         /// reported from token operations too.
         public var keyOperationErrors: KeyOperationErrors

@@ -61,7 +61,8 @@ struct EmulatedSecureEnclaveTests {
         #expect(device.promptCount == 0)
     }
 
-    /// Key operations surface the LAError itself (SecKey.h).
+    /// Key operations surface the LAError itself (the emulator's default: SecCTKKey.m passes the
+    /// token's error through; SecKey.h says only that a CFError is returned).
     @Test func cancelledSignatureSurfacesTheLAError() throws {
         _ = try makeKey([.privateKeyUsage, .biometryAny])
         device.script(.cancel)
