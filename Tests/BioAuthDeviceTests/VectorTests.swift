@@ -10,36 +10,35 @@ import Testing
 struct VectorTests {
     static let vectors = Bundle.module.url(forResource: "Vectors", withExtension: nil)
 
-    func file(_ relativePath: String) throws -> SignatureVectorFile {
+    /// A signature file, its encoding and how many cases it holds.
+    enum SignatureSet: String, CaseIterable, Sendable {
+        case wycheproofDER = "wycheproof/ecdsa_secp256r1_sha256_test.json"
+        case wycheproofP1363 = "wycheproof/ecdsa_secp256r1_sha256_p1363_test.json"
+        /// Real Secure Enclave and Android TEE signatures, 5 with high S: every one verifies.
+        case hardware = "hardware-ecdsa/hardware_ecdsa_secp256r1_sha256_test.json"
+
+        var count: Int {
+            switch self {
+            case .wycheproofDER: 484
+            case .wycheproofP1363: 262
+            case .hardware: 16
+            }
+        }
+
+        func verify(_ key: DevicePublicKey, _ signature: Data, _ message: Data) -> Bool {
+            self == .wycheproofP1363
+                ? key.isValidSignature(raw: signature, for: message) : key.isValidSignature(der: signature, for: message)
+        }
+    }
+
+    @Test(
+        .enabled(if: vectors != nil, "the test bundle has no Vectors folder (Tests/BioAuthDeviceTests/Vectors, a copied resource)"),
+        arguments: SignatureSet.allCases)
+    func everySignatureVector(_ set: SignatureSet) throws {
         let folder = try #require(Self.vectors)
-        return try JSONDecoder().decode(SignatureVectorFile.self, from: Data(contentsOf: folder.appendingPathComponent(relativePath)))
-    }
-
-    @Test(.enabled(if: vectors != nil, "the test bundle has no Vectors folder (Tests/BioAuthDeviceTests/Vectors, a copied resource)"))
-    func everyDERSignatureVector() throws {
-        let (ran, disagreements) = try file("wycheproof/ecdsa_secp256r1_sha256_test.json").run { key, signature, message in
-            key.isValidSignature(der: signature, for: message)
-        }
+        let file = try JSONDecoder().decode(SignatureVectorFile.self, from: Data(contentsOf: folder.appendingPathComponent(set.rawValue)))
+        let (ran, disagreements) = try file.run(verify: set.verify)
         #expect(disagreements.isEmpty, "\(disagreements)")
-        #expect(ran == 484)
-    }
-
-    @Test(.enabled(if: vectors != nil, "the test bundle has no Vectors folder"))
-    func everyP1363SignatureVector() throws {
-        let (ran, disagreements) = try file("wycheproof/ecdsa_secp256r1_sha256_p1363_test.json").run { key, signature, message in
-            key.isValidSignature(raw: signature, for: message)
-        }
-        #expect(disagreements.isEmpty, "\(disagreements)")
-        #expect(ran == 262)
-    }
-
-    /// Real Secure Enclave and Android TEE signatures, 5 with high S: every one verifies.
-    @Test(.enabled(if: vectors != nil, "the test bundle has no Vectors folder"))
-    func everyHardwareSignature() throws {
-        let (ran, disagreements) = try file("hardware-ecdsa/hardware_ecdsa_secp256r1_sha256_test.json").run { key, signature, message in
-            key.isValidSignature(der: signature, for: message)
-        }
-        #expect(disagreements.isEmpty, "\(disagreements)")
-        #expect(ran == 16)
+        #expect(ran == set.count)
     }
 }
