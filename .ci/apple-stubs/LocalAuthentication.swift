@@ -19,19 +19,6 @@ public enum LAPolicy: Int, Sendable {
     /// https://developer.apple.com/documentation/localauthentication/lapolicy/deviceownerauthentication
     @available(iOS 9.0, macOS 10.11, visionOS 1.0, watchOS 3.0, *)
     case deviceOwnerAuthentication = 2
-    #if STUB_MACOS
-        /// https://developer.apple.com/documentation/localauthentication/lapolicy/deviceownerauthenticationwithcompanion (macOS 15)
-        @available(macOS 15.0, *)
-        case deviceOwnerAuthenticationWithCompanion = 3
-        /// https://developer.apple.com/documentation/localauthentication/lapolicy/deviceownerauthenticationwithbiometricsorcompanion (macOS 15)
-        @available(macOS 15.0, *)
-        case deviceOwnerAuthenticationWithBiometricsOrCompanion = 4
-    #endif
-    #if STUB_WATCHOS
-        /// https://developer.apple.com/documentation/localauthentication/lapolicy/deviceownerauthenticationwithwristdetection (watchOS 9)
-        @available(watchOS 9.0, *)
-        case deviceOwnerAuthenticationWithWristDetection = 5
-    #endif
 }
 
 /// https://developer.apple.com/documentation/localauthentication/labiometrytype
