@@ -141,7 +141,7 @@ package struct SecStatus: Error, RawRepresentable, Sendable, Hashable, CustomStr
     }
 }
 
-/// `TKError.Code` raw values (CryptoTokenKit `TKError.h`; the macOS workflow compares them with the SDK).
+/// `TKError.Code` raw values (CryptoTokenKit `TKError.h`; `BioAuthDeviceTests` compares them with the SDK).
 package enum CryptoTokenKitError {
     /// `TKErrorDomain`.
     package static let domain = "CryptoTokenKit"

@@ -34,7 +34,7 @@ struct EmulatedLAContextTests {
 
     /// Raw values from `LAPublicDefines.h` / `LABiometryType.h`.
     /// Each mirrored Apple constant is compared with the SDK by `mirroredConstantsEqualTheSDK`
-    /// (`SystemPlatformTests`, run by the macOS workflow), so a wrong bit fails there. This
+    /// (`SystemPlatformTests` in `BioAuthDeviceTests`, on a Mac or an iPhone), so a wrong bit fails there. This
     /// checks that the comparison leaves none out; private codes the SDK does not export are named.
     @Test func everyMirroredConstantIsComparedWithTheSDK() throws {
         let constants = try PackagePaths.text("Sources/BioAuth/AppleConstants.swift")
