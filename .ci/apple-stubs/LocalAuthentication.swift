@@ -24,6 +24,8 @@ public enum LAPolicy: Int, Sendable {
 /// https://developer.apple.com/documentation/localauthentication/labiometrytype
 @available(iOS 11.0, macOS 10.13.2, visionOS 1.0, watchOS 11.0, *)
 public enum LABiometryType: Int, Sendable {
+    /// https://developer.apple.com/documentation/localauthentication/labiometrytype/none (its page: iOS 11.2, watchOS 4.2)
+    @available(iOS 11.2, macOS 10.13.2, visionOS 1.0, watchOS 4.2, *)
     case none = 0
     case touchID = 1
     case faceID = 2
