@@ -111,8 +111,9 @@ def main():
     targets = deployment_targets()
     problems = []
     seen = set()
+    graphs = {platform: declared(work, platform) for platform in PLATFORMS}  # each graph is large: read once
     for platform, column in PLATFORMS.items():
-        symbols = declared(work, platform)
+        symbols = graphs[platform]
         seen.update(symbols)
         present, absent = [], []
         for path, (versions, _, _) in record.items():
@@ -152,7 +153,7 @@ def main():
         other = {}
         for other_platform in PLATFORMS:
             if other_platform != platform:
-                other.update({p: k for p, (k, *_) in declared(work, other_platform).items()})
+                other.update({p: k for p, (k, *_) in graphs[other_platform].items()})
         # One file of probes of the absent symbols; each probe's line must carry an error.
         absent_probes = [(path, probe(path, other[path])) for path in sorted(absent) if path in other]
         if absent_probes:
