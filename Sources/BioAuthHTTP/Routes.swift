@@ -243,43 +243,7 @@ public struct BioAuthRoutes: Sendable {
                 request: info)
             return try json(Wire.Device(device), status: .created)
         }
-        authenticated.post("passkeys/registration/challenge") { request, context in
-            let (session, info) = try context.authenticated(info(request, context))
-            let body = try await decode(Wire.PasskeyRegistrationChallengeRequest.self, request)
-            return try json(try await service.beginPasskeyRegistration(session: session, name: body.name, request: info))
-        }
-        authenticated.post("passkeys/registration/finish") { request, context in
-            let (session, info) = try context.authenticated(info(request, context))
-            // An attestation statement's certificates make this body larger than the others.
-            let body = try await decode(Wire.PasskeyRegistrationFinish.self, request, maxBodySize: PresentedAttestation.maximumBodySize)
-            switch try await service.finishPasskeyRegistration(
-                session: session, challengeID: try ChallengeID(body.challengeId), credential: body.credential, request: info)
-            {
-            case .enrolled(let device): return try json(Wire.Device(device), status: .created)
-            case .awaitingApproval(let new):
-                var reply = Wire.EnrolmentRequest(new.record)
-                reply.bindingCode = new.bindingCode.text
-                return try json(reply, status: .accepted)
-            }
-        }
-        authenticated.post("passkeys/registration/complete") { request, context in
-            let (session, info) = try context.authenticated(info(request, context))
-            let body = try await decode(Wire.PasskeyRegistrationCompletion.self, request)
-            let device = try await service.completePasskeyRegistration(
-                session: session, enrolmentRequestID: EnrolmentRequestID(body.enrolmentRequestId), request: info)
-            return try json(Wire.Device(device), status: .created)
-        }
-        v1.post("passkeys/login/challenge") { request, context in
-            let body = try await decode(Wire.PasskeyLoginChallengeRequest.self, request)
-            return try json(try await service.beginPasskeyLogin(username: body.username, request: info(request, context)))
-        }
-        v1.post("passkeys/login/finish") { request, context in
-            let body = try await decode(Wire.PasskeyLoginFinish.self, request)
-            return try json(
-                Wire.Session(
-                    try await service.finishPasskeyLogin(
-                        challengeID: try ChallengeID(body.challengeId), credential: body.credential, request: info(request, context))))
-        }
+        addPasskeyRoutes(v1: v1, authenticated: authenticated)
         authenticated.post("step-up/challenge") { request, context in
             let (session, info) = try context.authenticated(info(request, context))
             let body = try await decode(Wire.StepUpChallengeRequest.self, request)
@@ -392,54 +356,6 @@ public struct BioAuthRoutes: Sendable {
         }
     }
 
-    /// The backend API for one user (`/v1/backend/users/{userId}/…`): `users` for the scope
-    /// `users`, `recovery` for the scope `recovery`.
-    private func addUserAdministration<Context: BioAuthRequestContext>(_ users: RouterGroup<Context>, recovery: RouterGroup<Context>) {
-        users.get("devices") { request, context in
-            try json(try await service.users.devices(of: pathID(context, "userId"), request: info(request, context)).map(Wire.Device.init))
-        }
-        users.delete("devices") { request, context in
-            let revoked = try await service.users.revokeAllDevices(of: pathID(context, "userId"), request: info(request, context))
-            return try json(Wire.RevokedDevices(devices: revoked.devices, sessions: revoked.sessions))
-        }
-        users.delete("devices/:id") { request, context in
-            try await service.users.revokeDevice(id: pathID(context), of: pathID(context, "userId"), request: info(request, context))
-            return Response(status: .noContent)
-        }
-        users.get("sessions") { request, context in
-            try json(
-                try await service.users.sessions(of: pathID(context, "userId"), request: info(request, context)).map {
-                    Wire.SessionInfo($0, current: false)
-                })
-        }
-        users.delete("sessions") { request, context in
-            try json(
-                Wire.RevokedSessions(
-                    revoked: try await service.users.revokeAllSessions(of: pathID(context, "userId"), request: info(request, context))))
-        }
-        users.delete("sessions/:id") { request, context in
-            try await service.users.revokeSession(id: pathID(context), of: pathID(context, "userId"), request: info(request, context))
-            return Response(status: .noContent)
-        }
-        users.get("enrolment-requests") { request, context in
-            try json(
-                try await service.users.pendingEnrolmentRequests(of: pathID(context, "userId"), request: info(request, context)).map(
-                    Wire.EnrolmentRequest.init))
-        }
-        users.delete("enrolment-requests/:id") { request, context in
-            try await service.users.cancelEnrolmentRequest(
-                id: pathID(context), of: pathID(context, "userId"), request: info(request, context))
-            return Response(status: .noContent)
-        }
-        recovery.post("enrolment-requests/:id/approve") { request, context in
-            try await service.users.approveEnrolmentRequest(
-                id: pathID(context), of: pathID(context, "userId"), request: info(request, context))
-            return Response(status: .noContent)
-        }
-    }
-
-    // MARK: Helpers
-
     /// The authorization-server metadata of an issuer that is a URL (``TokenPolicy/issuerURL(_:)``); nil otherwise.
     var serverMetadata: Wire.ServerMetadata? {
         let configuration = service.configuration
@@ -452,47 +368,4 @@ public struct BioAuthRoutes: Sendable {
             claimsSupported: ["iss", "aud", "sub", "exp", "iat", "jti", "client_id", "device_id", "sid", "amr", "acr", "att", "enr"],
             acrValuesSupported: [AttestationClass.attested, AttestationClass.unattested])
     }
-
-    func info(_ request: Request, _ context: some BioAuthRequestContext) -> RequestInfo {
-        // Every X-Forwarded-For line, in order: a proxy may add its own line instead of appending.
-        let forwarded = request.headers[values: .init("X-Forwarded-For")!]
-        let address = ClientAddressResolver(trustedProxies: options.trustedProxies)
-            .subjects(peer: context.remoteAddress?.ipAddress, forwardedFor: forwarded.isEmpty ? nil : forwarded.joined(separator: ","))
-        return RequestInfo(
-            clientAddress: address.client, requestSubject: address.requests, requestID: context.bioAuth.requestID,
-            apiKeyID: context.bioAuth.apiKey?.id, logger: context.logger, dpop: dpop(request))
-    }
-
-    /// The request's `DPoP` header with the method and URL a proof must name (RFC 9449 §4.3):
-    /// nil when it carries neither that header nor an `Authorization: DPoP` token.
-    func dpop(_ request: Request) -> DPoPPresentation? {
-        let proofs = request.headers[values: HTTPField.Name("DPoP")!]
-        let scheme = request.headers[.authorization].map { $0.count > 5 && $0.prefix(5).lowercased() == "dpop " } ?? false
-        guard !proofs.isEmpty || scheme else { return nil }
-        // More than one DPoP header is refused (§4.3 step 1): an empty proof fails to parse.
-        let url = service.configuration.dpop.expectedURL(host: request.head.authority, path: request.uri.path)
-        return DPoPPresentation(proof: proofs.count == 1 ? proofs[0] : "", method: request.method.rawValue, url: url, dpopScheme: scheme)
-    }
-
-    /// The session a request's bearer token names (401 otherwise, audited by the service).
-    func authenticate(_ request: Request, _ context: some BioAuthRequestContext) async throws -> (SessionRecord, RequestInfo) {
-        let info = info(request, context)
-        return (try await service.authenticate(token: bearerToken(request), request: info), info)
-    }
-
-    /// The token of an `Authorization: Bearer` header. The scheme is case-insensitive (RFC 9110
-    /// §11.1); the token is not.
-    func bearerToken(_ request: Request) -> String? {
-        guard let header = request.headers[.authorization] else { return nil }
-        if header.count > 7, header.prefix(7).lowercased() == "bearer " { return String(header.dropFirst(7)) }
-        // A DPoP-bound session's token (RFC 9449 §7.1); the service checks the proof that comes with it.
-        if header.count > 5, header.prefix(5).lowercased() == "dpop " { return String(header.dropFirst(5)) }
-        return nil
-    }
-}
-
-/// The path parameter `name` as an id, percent-decoded (a user id's `@` arrives as `%40`); ""
-/// when absent or not decodable, which validation refuses.
-func pathID<Record>(_ context: some RequestContext, _ name: String = "id") -> RecordID<Record> {
-    RecordID(context.parameters.get(name)?.removingPercentEncoding ?? "")
 }
