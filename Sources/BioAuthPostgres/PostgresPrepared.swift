@@ -244,15 +244,15 @@ struct FinishDeviceLogin: NumberedLoginStatement {
           INSERT INTO audit (at, kind, user_id, device_id, reason, client, request_id, api_key_id)
           SELECT $12, $13, $14, $15, $16, $17, $18, $19 FROM touched),
         inserted AS (
-          INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash)
-          SELECT $20, $21, $6, $22, $23, $8, $24, $25::timestamptz, $26::bytea
+          INSERT INTO sessions (token_hash, id, user_id, device_id, kind, created_at, expires_at, revoked_at, refresh_hash, dpop_jkt)
+          SELECT $20, $21, $6, $22, $23, $8, $24, $25::timestamptz, $26::bytea, $27::text
           FROM touched RETURNING 1)
         SELECT (SELECT count(*) FROM taken)::int AS taken, (SELECT count(*) FROM inserted)::int AS inserted
         """
 
     func makeBindings() throws -> PostgresBindings {
         let (s, e) = (session, audit)
-        var binds = PostgresBindings(capacity: 26)
+        var binds = PostgresBindings(capacity: 27)
         try binds.append(challengeID.bytes)  // $1
         binds.append(lockout.windowStart)
         binds.append(FailureSubject.client(lockout.client).storageKey)
@@ -279,6 +279,7 @@ struct FinishDeviceLogin: NumberedLoginStatement {
         binds.append(s.expiresAt)
         binds.append(s.revokedAt)  // $25
         binds.append(s.refreshTokenHash)
+        binds.append(s.dpopThumbprint)  // $27
         return binds
     }
 }

@@ -193,11 +193,12 @@ extension StoreConformance {
             "refresh: a session by id, with its refresh hash")
         try require(try await store.session(id: "nope") == nil, "refresh: unknown session id")
         let rotated = event("token.refreshed", user: nil), reused = event("token.refresh.reused", user: nil)
+        let boundTo = live.dpopThumbprint
         func rotate(_ presented: UInt8, to next: UInt8, at offset: TimeInterval = 0) async throws -> RefreshRotation {
             try await store.run(
                 RotateRefreshToken(
                     presented: token(presented), successor: SecretBytes(token(next)), grace: 10, now: t0.addingTimeInterval(offset),
-                    audit: rotated, reuseAudit: reused))
+                    audit: rotated, reuseAudit: reused, proofKey: boundTo))
         }
         try require(try await rotate(9, to: 10) == .refused, "refresh: unknown token")
         guard case .rotated(let state) = try await rotate(1, to: 2) else {
@@ -206,6 +207,7 @@ extension StoreConformance {
         try require(
             state.session.id == "s1" && state.session.refreshTokenHash == hash(2) && state.deviceActive,
             "refresh: the session, with its new hash")
+        try require(state.session.dpopThumbprint == live.dpopThumbprint, "refresh: the rotated session keeps its DPoP binding")
         // Ten parallel uses of one token: one rotates, the others (within the grace) get its successor.
         let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.self) { group in
             for next in 3..<13 { group.addTask { try await rotate(2, to: UInt8(next)) } }
@@ -230,6 +232,7 @@ extension StoreConformance {
         // A successor that was used makes its predecessor reuse at once, grace or not.
         var used = session("s4444", device: "d1")
         used.refreshTokenHash = hash(50)
+        used.dpopThumbprint = boundTo
         _ = try await store.apply(.login(used, audit: event("login.succeeded")))
         guard case .rotated = try await rotate(50, to: 51), case .rotated = try await rotate(51, to: 52, at: 1) else {
             throw ConformanceFailure("refresh: a chain of rotations", "")
@@ -240,6 +243,7 @@ extension StoreConformance {
 
         var ending = session("s333", device: "d1")
         ending.refreshTokenHash = hash(40)
+        ending.dpopThumbprint = boundTo
         _ = try await store.apply(.login(ending, audit: event("login.succeeded")))
         try require(try await rotate(40, to: 41, at: 3600) == .refused, "refresh: an expired session refreshes nothing")
         let audit = try await store.auditEvents(userID: "alice", limit: 100)

@@ -157,10 +157,14 @@ public struct StoreConformance: Sendable {
         return try await enrolled(store, registration, device, replacing: replacing)
     }
 
+    /// A session with every field set (a device session is refreshable and DPoP-bound), so that a
+    /// store path that drops a field fails every check that reads the session back.
     func session(_ id: SessionID, device: DeviceID?, user: UserID = "alice") -> SessionRecord {
         SessionRecord(
             id: id, tokenHash: TokenHash(ofText: id.rawValue), userID: user, deviceID: device, kind: device == nil ? .primary : .device,
-            createdAt: t0.addingTimeInterval(Double(id.rawValue.count)), expiresAt: t0.addingTimeInterval(3600))
+            createdAt: t0.addingTimeInterval(Double(id.rawValue.count)), expiresAt: t0.addingTimeInterval(3600),
+            refreshTokenHash: device == nil ? nil : TokenHash(ofText: "refresh " + id.rawValue),
+            dpopThumbprint: device == nil ? nil : "jkt-" + id.rawValue)
     }
 
 }

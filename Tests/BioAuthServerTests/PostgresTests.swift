@@ -23,8 +23,8 @@ struct PostgresTests {
     }
 
     /// The login statements run unnamed (`--no-database-prepared-statements`, for an old pooler)
-    /// behave the same: the checks that go through them.
-    @Test(arguments: [StoreConformance.Check.challenges, .challengeRace, .verdicts, .failures, .passwordAttempts])
+    /// behave the same: every check, so that a field one path forgets fails on both.
+    @Test(arguments: StoreConformance.Check.allCases)
     func postgresStoreConformsWithoutPreparedStatements(_ check: StoreConformance.Check) async throws {
         let options = PostgresStore.Options(tls: .disable, poolSize: 10, operationTimeout: .seconds(120), preparedStatements: false)
         try await StoreConformance { try await PostgresTestServer.freshStore(options: options) }.run(check)
