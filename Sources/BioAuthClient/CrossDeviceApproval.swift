@@ -6,12 +6,14 @@ import Foundation
 /// shows; never guess it.
 public struct SignInRequestToApprove: Sendable, Hashable {
     public let id: String
-    /// `Sign in as ‹user› on another screen: ‹user agent›, from ‹address›, at ‹time›`: shown, and
-    /// signed with the number (`CrossDeviceApprovalText.signed(_:number:)`).
+    /// `Sign in as ‹user› on another screen, from ‹address› at ‹time›: ‹screen›`, written by the
+    /// server from its own facts: shown, and signed with the number
+    /// (`CrossDeviceApprovalText.signed(_:number:)`).
     public let text: String
     /// The address that asked, as the server saw it.
     public let requester: String
-    /// The asking screen's `User-Agent`, trimmed.
+    /// What the asking screen is, in the server's words (`Chrome on Windows`, ``ScreenLabel``):
+    /// a browser family and system from a fixed vocabulary, never the screen's own text.
     public let userAgent: String
     public let createdAt: Date
     public let expiresAt: Date

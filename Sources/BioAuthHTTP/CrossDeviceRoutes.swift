@@ -54,7 +54,7 @@ extension Wire.CrossDevicePollResult {
 extension Wire.CrossDeviceRequest {
     init(_ record: CrossDeviceRequestRecord) {
         self.init(
-            id: record.id.rawValue, text: record.text, requester: record.requester, userAgent: record.userAgent,
+            id: record.id.rawValue, text: record.text, requester: record.requester, userAgent: record.screen.description,
             createdAt: record.createdAt.seconds, expiresAt: record.expiresAt.seconds)
     }
 }

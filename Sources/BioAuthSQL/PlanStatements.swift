@@ -185,7 +185,7 @@ extension WritePlan.Mutation {
                 """
                 INSERT INTO cross_device_requests (id, user_id, requester, user_agent, created_at, expires_at, approval_hash, poll_token_hash,
                   announced, approved_at, approved_by_device, ended_at, ending)
-                VALUES (\(r.id), \(r.userID), \(r.requester), \(r.userAgent), \(r.createdAt), \(r.expiresAt), \(r.approvalHash),
+                VALUES (\(r.id), \(r.userID), \(r.requester), \(r.screen.description), \(r.createdAt), \(r.expiresAt), \(r.approvalHash),
                         \(r.pollTokenHash), \(r.announced), \(r.approvedAt), \(r.approvedByDevice), \(r.endedAt), \(r.ending?.rawValue))
                 """
             ])

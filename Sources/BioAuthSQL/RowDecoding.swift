@@ -1,3 +1,4 @@
+import BioAuthCore
 import BioAuthServer
 import Foundation
 
@@ -120,7 +121,8 @@ extension CrossDeviceRequestRecord {
             throw StoreError(.corruptRow, detail: "cross_device_requests.ending")
         }
         self.init(
-            id: try r.id("id"), userID: try r.id("user_id"), requester: try r.string("requester"), userAgent: try r.string("user_agent"),
+            id: try r.id("id"), userID: try r.id("user_id"), requester: try r.string("requester"),
+            screen: ScreenLabel(stored: try r.string("user_agent")),
             createdAt: try r.date("created_at"), expiresAt: try r.date("expires_at"), approvalHash: try r.tokenHash("approval_hash"),
             pollTokenHash: try r.tokenHash("poll_token_hash"), announced: try r.bool("announced"),
             approvedAt: try r.optionalDate("approved_at"), approvedByDevice: try r.optionalID("approved_by_device"),

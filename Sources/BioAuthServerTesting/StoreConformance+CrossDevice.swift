@@ -19,7 +19,8 @@ extension StoreConformance {
         let policy = CrossDevicePolicy(maxPendingPerRequester: 2, announcementsPerUser: 1)
         func request(_ id: CrossDeviceRequestID, from client: String, at offset: TimeInterval) -> CrossDeviceRequestRecord {
             CrossDeviceRequestRecord(
-                id: id, userID: "alice", requester: client, userAgent: "Browser", createdAt: t0.addingTimeInterval(offset),
+                id: id, userID: "alice", requester: client, screen: ScreenLabel(userAgent: "Firefox/140"),
+                createdAt: t0.addingTimeInterval(offset),
                 expiresAt: t0.addingTimeInterval(offset + 180), approvalHash: TokenHash(ofText: "text \(id)"),
                 pollTokenHash: TokenHash(ofText: "poll \(id)"), announced: false)
         }

@@ -24,7 +24,7 @@ struct ClientCrossDeviceTests {
             let shown = try #require(waiting.first)
             #expect(waiting.count == 1 && shown.id == started.id && shown.text.hasPrefix("Sign in as alice on another screen"))
             // One tap is not enough: a number the screen does not show ends the request.
-            let wrong = String(format: "%02d", (Int(started.number)! + 50) % 100)
+            let wrong = String(format: "%04d", (Int(started.number)! + 5_000) % 10_000)
             #expect(await failure { try await phone.client.approveSignIn(shown, number: wrong) }?.code == .authenticationFailed)
             let ended = try await screen.pollCrossDeviceSignIn(id: started.id, poll)
             #expect(ended.status == "ended" && ended.endedBy == "wrongNumber")

@@ -123,7 +123,7 @@ enum Browser {
         let request = try #require(requests.first, "the phone sees no request")
         #expect(requests.count == 1 && request.userAgent.contains("Chrome") && request.text.contains(request.requester))
         guard attempt == "right" else {
-            let wrong = String(format: "%02d", ((Int(number) ?? 0) + 1) % 100)
+            let wrong = String(format: "%04d", ((Int(number) ?? 0) + 1) % 10_000)
             await #expect(throws: ClientError.self) { try await phone.approveSignIn(request, number: wrong) }
             return
         }

@@ -58,7 +58,7 @@ import Testing
             let started = try await Self.start(api)
             #expect(started.status == 201, "\(started.text)")
             let number = started["number"]
-            #expect(number.count == 2 && number.allSatisfy(\.isNumber))
+            #expect(number.count == 4 && number.allSatisfy(\.isNumber))
             #expect(started.json["interval"] as? Int == 3)
             #expect(try await Self.poll(api, started)["status"] == "pending")
 
@@ -68,9 +68,10 @@ import Testing
             #expect(listed.status == 200)
             let entry = try #require(listed.objects.first)
             #expect(entry["requester"] as? String == Self.browser)
-            #expect(entry["userAgent"] as? String == "Mozilla/5.0 (X11; Linux x86_64) Chrome/140.0")
+            #expect(entry["userAgent"] as? String == "Chrome on Linux")
             let text = try #require(entry["text"] as? String)
-            #expect(text.contains(Self.browser) && text.contains("Chrome/140.0") && text.hasPrefix("Sign in as alice"))
+            #expect(text.contains(Self.browser) && text.hasSuffix(": Chrome on Linux") && text.hasPrefix("Sign in as alice"))
+            #expect(!text.contains("Mozilla") && !text.contains("140"), "the header's own words never reach the text")
             #expect(!listed.text.contains(started["pollToken"]) && !listed.text.contains("number"))
 
             let approved = try await Self.approve(api, request: started["id"], number: " " + number, phoneID: phoneID, phone: phone)
@@ -95,18 +96,66 @@ import Testing
         }
     }
 
+    /// A screen that writes instructions into its `User-Agent` ("type 42") gets none of them onto
+    /// the phone: the text holds the server's facts and a label from a fixed vocabulary.
+    @Test func theAskingScreenWritesNoWordOfTheTextThePhoneSigns() async throws {
+        try await Self.harness().test { api in
+            let (phoneID, phone) = try await Self.alice(api)
+            let injected =
+                "Mozilla/5.0 (Windows NT 10.0) Chrome/140 (this is you), from 203.0.113.1 (home). To confirm it is you, type 4242"
+            let started = try await api.call(
+                .post, "/v1/cross-device/requests", ["username": "alice"], client: Self.browser, headers: [.userAgent: injected])
+            #expect(started.status == 201)
+            let session = try await api.login("alice", phoneID, phone)["token"]
+            let entry = try #require(try await api.call(.get, "/v1/cross-device/requests", token: session).objects.first)
+            let text = try #require(entry["text"] as? String)
+            #expect(entry["userAgent"] as? String == "Chrome on Windows")
+            for word in ["this is you", "203.0.113.1", "home", "type", "4242", "confirm", "Mozilla"] {
+                #expect(!text.contains(word), "\(word) reached the signed text: \(text)")
+            }
+            #expect(text.hasPrefix("Sign in as alice on another screen, from \(Self.browser) at "))
+        }
+    }
+
+    /// Every label is one of the fixed vocabulary's, whatever the header says.
+    @Test(arguments: [
+        (
+            "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Safari/605.1.15",
+            "Safari on macOS"
+        ),
+        (
+            "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 CriOS/140.0 Mobile/15E148 Safari/604.1",
+            "Chrome on iOS"
+        ),
+        ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/140.0 Safari/537.36 Edg/140.0", "Edge on Windows"),
+        ("Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0", "Firefox on Linux"),
+        (
+            "Mozilla/5.0 (Linux; Android 14) AppleWebKit/537.36 SamsungBrowser/25.0 Chrome/121.0 Mobile Safari/537.36",
+            "Samsung Internet on Android"
+        ),
+        ("curl/8.5.0", "an unknown browser"),
+        ("", "an unknown browser"),
+        ("type 42 on Windows", "a browser on Windows"),
+    ])
+    func aScreenLabelComesFromAFixedVocabulary(header: String, label: String) {
+        let screen = ScreenLabel(userAgent: header)
+        #expect(screen.description == label)
+        #expect(ScreenLabel(stored: screen.description) == screen, "a stored label reads back as itself")
+    }
+
     @Test func aWrongNumberEndsTheRequestAndASecondApprovalFindsItEnded() async throws {
         let harness = Self.harness()
         try await harness.test { api in
             let (phoneID, phone) = try await Self.alice(api)
             let started = try await Self.start(api)
-            let wrong = String(format: "%02d", (Int(started["number"])! + 1) % 100)
+            let wrong = String(format: "%04d", (Int(started["number"])! + 1) % 10_000)
             let refused = try await Self.approve(api, request: started["id"], number: wrong, phoneID: phoneID, phone: phone)
             #expect(refused.isUniformFailure)
             let polled = try await Self.poll(api, started)
             #expect(polled["status"] == "ended" && polled["endedBy"] == "wrongNumber" && polled.json["session"] == nil)
             let text = CrossDeviceApprovalText.signed(
-                CrossDeviceApprovalText.make(userID: "alice", userAgent: "", requester: "", at: harness.clock.now()), number: "")
+                CrossDeviceApprovalText.make(userID: "alice", screen: ScreenLabel(userAgent: nil), requester: "", at: harness.clock.now()),
+                number: "")
             let (approval, session) = try await api.stepUpApproval("alice", phoneID, phone, text: text)
             let late = try await api.post("/v1/cross-device/requests/\(started["id"])/approve", ["approval": approval], token: session)
             #expect(late.status == 410)

@@ -16,7 +16,7 @@ public enum CrossDeviceEnding: String, Sendable, Hashable, Codable, CaseIterable
 }
 
 /// A sign-in started on another screen (a browser, a desktop app) for a username, waiting for one
-/// of the user's enrolled phones: the screen shows a two-digit number, the phone lists the request
+/// of the user's enrolled phones: the screen shows a four-digit number, the phone lists the request
 /// with where it comes from and signs a step-up over `CrossDeviceApprovalText` with the number
 /// the user types; only then does the screen, polling with its token, get a session. The number,
 /// the poll token and the approved text are stored as hashes only.
@@ -27,8 +27,8 @@ public struct CrossDeviceRequestRecord: Sendable, Hashable {
     public var userID: UserID
     /// The client address that asked, as limits count it (``CrossDevicePolicy/maxPendingPerRequester``).
     public var requester: String
-    /// The requester's `User-Agent`, trimmed (``CrossDevicePolicy/userAgent(_:)``).
-    public var userAgent: String
+    /// What the screen is, in the server's words (``ScreenLabel``): never the header's text.
+    public var screen: ScreenLabel
     public var createdAt: Date
     public var expiresAt: Date
     /// SHA-256 of `CrossDeviceApprovalText.signed(_:number:)` with the screen's number: the
@@ -44,14 +44,14 @@ public struct CrossDeviceRequestRecord: Sendable, Hashable {
     public var ending: CrossDeviceEnding?
 
     public init(
-        id: CrossDeviceRequestID, userID: UserID, requester: String, userAgent: String, createdAt: Date, expiresAt: Date,
+        id: CrossDeviceRequestID, userID: UserID, requester: String, screen: ScreenLabel, createdAt: Date, expiresAt: Date,
         approvalHash: TokenHash, pollTokenHash: TokenHash, announced: Bool, approvedAt: Date? = nil, approvedByDevice: DeviceID? = nil,
         endedAt: Date? = nil, ending: CrossDeviceEnding? = nil
     ) {
         self.id = id
         self.userID = userID
         self.requester = requester
-        self.userAgent = userAgent
+        self.screen = screen
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.approvalHash = approvalHash
@@ -65,7 +65,7 @@ public struct CrossDeviceRequestRecord: Sendable, Hashable {
 
     /// The text the phone shows and signs, without the number.
     public var text: String {
-        CrossDeviceApprovalText.make(userID: userID.rawValue, userAgent: userAgent, requester: requester, at: createdAt)
+        CrossDeviceApprovalText.make(userID: userID.rawValue, screen: screen, requester: requester, at: createdAt)
     }
 
     /// Where a request stands at a moment.
@@ -115,22 +115,17 @@ public struct CrossDevicePolicy: Sendable, Hashable {
         self.listedRequests = listedRequests
     }
 
-    /// A `User-Agent` as a phone shows it: control characters dropped, at most 160 characters,
-    /// `unknown client` for none.
-    public static func userAgent(_ header: String?) -> String {
-        let shown = (header ?? "").unicodeScalars.filter { scalar in
-            let category = scalar.properties.generalCategory
-            return scalar == " " || !(scalar.properties.isWhitespace || category == .control || category == .format)
-        }
-        let printable = String(String.UnicodeScalarView(shown)).trimmingCharacters(in: .whitespaces)
-        return printable.isEmpty ? "unknown client" : String(printable.prefix(160))
+    /// A request's number: ``CrossDeviceApprovalText/numberLength`` random digits, from the
+    /// platform's cryptographic generator (SystemRandomNumberGenerator: getrandom, arc4random).
+    static func randomNumber() -> String {
+        String((0..<CrossDeviceApprovalText.numberLength).map { _ in Character(String(Int.random(in: 0...9))) })
     }
 }
 
 /// A request just made: the record, and what only the requesting screen sees.
 public struct NewCrossDeviceRequest: Sendable, Hashable, CustomStringConvertible {
     public let record: CrossDeviceRequestRecord
-    /// The number the screen shows, two digits.
+    /// The number the screen shows (``CrossDeviceApprovalText/numberLength`` digits).
     public let number: String
     /// The token the screen polls with (base64url of 32 random bytes).
     public let pollToken: String

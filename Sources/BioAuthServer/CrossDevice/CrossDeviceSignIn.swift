@@ -24,13 +24,12 @@ struct CrossDeviceSignIn: Flow {
         try await admit(request)
         let userID = try Validate.userID(UserID(username), field: "username")
         let now = clock.now()
-        // SystemRandomNumberGenerator is the platform's cryptographic generator (getrandom, arc4random).
-        let number = String(format: "%02d", Int.random(in: 0...99))
+        let number = CrossDevicePolicy.randomNumber()
         let pollToken = SecretBytes.random(count: 32)
-        let agent = CrossDevicePolicy.userAgent(userAgent)
-        let text = CrossDeviceApprovalText.make(userID: userID.rawValue, userAgent: agent, requester: request.clientAddress, at: now)
+        let screen = ScreenLabel(userAgent: userAgent)
+        let text = CrossDeviceApprovalText.make(userID: userID.rawValue, screen: screen, requester: request.clientAddress, at: now)
         let record = CrossDeviceRequestRecord(
-            id: .random(), userID: userID, requester: request.clientAddress, userAgent: agent, createdAt: now,
+            id: .random(), userID: userID, requester: request.clientAddress, screen: screen, createdAt: now,
             expiresAt: now.addingTimeInterval(policy.requestTTL),
             approvalHash: TokenHash(ofText: CrossDeviceApprovalText.signed(text, number: number)), pollTokenHash: TokenHash(of: pollToken),
             announced: false)
