@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// A real BioAuth server inside the test process, for an app's own tests: the HTTP API of
 /// `bioauth-server` on a free loopback port, a temporary SQLite database, an API key with every
 /// scope (what the app's backend holds), a recovery inbox the test reads as the user reads their
-/// mail, and a clock the test moves. No executable to build, no network beyond loopback.
+/// mail, and a clock that runs like a real one until the test moves it. No executable to build, no network beyond loopback.
 ///
 /// ```swift
 /// try await InProcessServer.with { server in
@@ -23,8 +23,11 @@ import ServiceLifecycle
 public struct InProcessServer: Sendable {
     /// The base URL, `http://127.0.0.1:PORT`.
     public let url: String
-    /// The server's clock: move it with `advance(by:)` to expire challenges, sessions and tokens.
-    public let clock: ManualClock
+    /// The server's clock: real time unless the test moves it (``TestClock``), so a client on the
+    /// system clock keeps working however long a test runs. Move it with `advance(by:)` to expire
+    /// challenges, sessions and tokens — and then give the client and the emulated device this
+    /// clock too (``client(platform:relyingPartyID:biometricPolicy:)`` does), so they move with it.
+    public let clock: TestClock
     public let databasePath: String
     /// Where the recovery channel delivers codes (`DirectoryRecoveryChannel`).
     public let recoveryDirectory: URL
@@ -50,7 +53,7 @@ public struct InProcessServer: Sendable {
         configure(&serverConfiguration)
         let configuration = ServerAppConfiguration(
             host: "127.0.0.1", port: 0, server: serverConfiguration, http: HTTPOptions(allowSignUp: allowSignUp), logLevel: .critical)
-        let clock = ManualClock(start: Date())
+        let clock = TestClock()
         var logger = Logger(label: "bioauth-server")
         logger.logLevel = .critical
         let recovery = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-test-recovery-\(UUID().uuidString)")

@@ -14,10 +14,11 @@ import NIOCore
 import Prometheus
 import Testing
 
-/// A server wired for tests: manual clock, captured logs, fast password hashing, client
+/// A server wired for tests: a manual clock that never gives two events one instant (as a real
+/// one does not: the younger device is younger), captured logs, fast password hashing, client
 /// addresses taken from `X-Forwarded-For` so tests can play several clients.
 struct ServerHarness: Sendable {
-    let clock = ManualClock()
+    let clock = ManualClock(tick: ManualClock.microsecond)
     let logs: InMemoryLogHandler
     let service: BioAuthService
     let routes: BioAuthRoutes
