@@ -93,6 +93,91 @@ struct SecurityDelayTests {
         }
     }
 
+    /// The adversary the delay names — password and mailbox, and a phone recovered through them —
+    /// cannot cancel the owner's removal of that phone, in its cool-down or after, nor strike back
+    /// at the owner's phone while the removal is scheduled; after the delay it is gone.
+    @Test func theRecoveredPhoneCannotCancelItsOwnRemoval() async throws {
+        let channel = CapturingRecoveryChannel()
+        let harness = ServerHarness(recoveryChannel: channel) { $0.enrolment.lostDeviceDelay = 3 * 86_400 }
+        try await harness.test { api in
+            let (phoneID, phone, _) = try await AccountRankTests.owner(api)
+            let stolen = SoftwareDevice()
+            let (phished, request) = try await api.requestApprovedByRecovery(stolen, channel: channel, client: Self.attacker)
+            let stolenID = try await api.enrol(stolen, token: phished, name: "Pad", request: request["id"])
+
+            // The owner, phone not at hand: password and mailbox schedule the removal of the attacker's phone.
+            let owner = try await Self.password(api, client: "192.0.2.44")
+            let removal = try await api.post("/v1/device-removals", ["deviceId": stolenID], token: owner, client: "192.0.2.44")
+            let code = try #require(await channel.codes[removal["id"]])
+            let scheduled = try await api.post(
+                "/v1/device-removals/\(removal["id"])/confirm", ["code": code.text], token: owner, client: "192.0.2.44")
+            #expect(scheduled["status"] == "scheduled", "\(scheduled.text)")
+
+            for phase in ["in its cool-down", "settled"] {
+                let attacker = try await api.login("alice", stolenID, stolen, client: Self.attacker)["token"]
+                let cancel = try await api.call(.delete, "/v1/device-removals/\(removal["id"])", token: attacker, client: Self.attacker)
+                #expect(cancel.status == 403 && cancel["reason"] == "olderDeviceRequired", "\(phase): \(cancel.text)")
+                let revoke = try await api.call(.delete, "/v1/devices/\(phoneID)", token: attacker, client: Self.attacker)
+                #expect(revoke.status == 403, "\(phase): \(revoke.text)")
+                let all = try await api.call(.delete, "/v1/sessions", token: attacker, client: Self.attacker)
+                #expect(all.status == 403, "\(phase): \(all.text)")
+                if phase == "settled" {
+                    #expect(revoke["reason"] == "removalScheduled" && all["reason"] == "removalScheduled", "\(revoke.text) \(all.text)")
+                }
+                harness.clock.advance(by: 86_401)  // out of the cool-down
+            }
+            harness.clock.advance(by: 86_400)
+            #expect(try await harness.service.sweep().removedDevices == 1)
+            #expect(try await api.login("alice", stolenID, stolen, client: Self.attacker).isUniformFailure, "the attacker's phone is gone")
+            #expect(try await api.login("alice", phoneID, phone).status == 200, "the owner's phone stays")
+        }
+    }
+
+    /// The owner's old phone still cancels a removal of itself that the attacker asked for, though
+    /// a newer device exists; the newer device cannot cancel a removal of an older one.
+    @Test func theOwnersOldPhoneCancelsTheAttackersRemovalOfIt() async throws {
+        let channel = CapturingRecoveryChannel()
+        let harness = ServerHarness(recoveryChannel: channel)
+        try await harness.test { api in
+            let (phoneID, phone, owner) = try await AccountRankTests.owner(api)
+            let pad = SoftwareDevice()
+            let (phished, request) = try await api.requestApprovedByRecovery(pad, channel: channel, client: Self.attacker)
+            let padID = try await api.enrol(pad, token: phished, name: "Pad", request: request["id"])
+            let removal = try await api.post("/v1/device-removals", ["deviceId": phoneID], token: phished, client: Self.attacker)
+            let code = try #require(await channel.codes[removal["id"]])
+            _ = try await api.post(
+                "/v1/device-removals/\(removal["id"])/confirm", ["code": code.text], token: phished, client: Self.attacker)
+            harness.clock.advance(by: 86_401)  // the pad settles
+            let newer = try await api.login("alice", padID, pad, client: Self.attacker)["token"]
+            let byNewer = try await api.call(.delete, "/v1/device-removals/\(removal["id"])", token: newer, client: Self.attacker)
+            #expect(byNewer.status == 403 && byNewer["reason"] == "olderDeviceRequired", "\(byNewer.text)")
+            let ownerSession = try await api.login("alice", phoneID, phone)["token"]
+            let revokeWhileScheduled = try await api.call(.delete, "/v1/devices/\(padID)", token: ownerSession)
+            #expect(revokeWhileScheduled.status == 403 && revokeWhileScheduled["reason"] == "removalScheduled")
+            #expect(try await api.call(.delete, "/v1/device-removals/\(removal["id"])", token: ownerSession).status == 204)
+            #expect(try await api.call(.delete, "/v1/devices/\(padID)", token: ownerSession).status == 204, "then it revokes the pad")
+            _ = owner
+        }
+    }
+
+    /// The rule itself: an older key cancels; the target only while it is the oldest active device.
+    @Test func whoMayCancelARemoval() {
+        let t0 = Date(timeIntervalSince1970: 1_767_225_600)
+        let old = DeviceRecord(id: "old", userID: "alice", name: "Phone", publicKey: Data([1]), createdAt: t0)
+        let new = DeviceRecord(id: "new", userID: "alice", name: "Pad", publicKey: Data([2]), createdAt: t0.addingTimeInterval(60))
+        var rekeyed = old
+        rekeyed.keyReplacedAt = t0.addingTimeInterval(120)
+        let both = [old, new]
+        #expect(DeviceRemovalRecord.mayCancel(removalOf: new, by: old, among: both))
+        #expect(!DeviceRemovalRecord.mayCancel(removalOf: old, by: new, among: both))
+        #expect(DeviceRemovalRecord.mayCancel(removalOf: old, by: old, among: both), "the oldest cancels its own")
+        #expect(!DeviceRemovalRecord.mayCancel(removalOf: new, by: new, among: both), "a newer one does not")
+        #expect(!DeviceRemovalRecord.mayCancel(removalOf: rekeyed, by: rekeyed, among: [rekeyed, new]), "a re-keyed phone is new")
+        var revoked = old
+        revoked.revokedAt = t0.addingTimeInterval(10)
+        #expect(DeviceRemovalRecord.mayCancel(removalOf: new, by: new, among: [revoked, new]), "alone among the active ones")
+    }
+
     /// The lost phone: nothing changes until the delay has passed — the phone still logs in —
     /// then the sweep revokes it with its sessions, audited with reason `securityDelay`.
     @Test func aLostPhoneIsRemovedWhenTheDelayHasPassed() async throws {

@@ -16,8 +16,10 @@ public enum DeviceRemovalEnding: String, Sendable, Hashable, Codable {
 /// The lost-phone case, when the owner has no other device to remove it with: a password session
 /// asks, a recovery code sent to the owner's channel confirms, and the device is revoked only
 /// after ``EnrolmentPolicy/lostDeviceDelay`` — while every enrolled device lists the removal and
-/// any of them can cancel it. A phished password alone schedules nothing; with the owner's
-/// mailbox too it still cannot take the phone away while the phone is in the owner's hand.
+/// a device with an older key than the target's may cancel it (``mayCancel(removalOf:by:among:)``).
+/// A phished password alone schedules nothing; with the owner's mailbox too it still cannot take
+/// the phone away while the phone is in the owner's hand — and a phone that attacker recovered
+/// cannot cancel the owner's removal of it.
 public struct DeviceRemovalRecord: Sendable, Hashable {
     public var id: DeviceRemovalID
     public var userID: UserID
@@ -80,6 +82,17 @@ public struct DeviceRemovalRecord: Sendable, Hashable {
 
     /// Whether it still matters: waiting for its code, or scheduled.
     public func isOpen(at now: Date) -> Bool { status(at: now) != .ended }
+
+    /// Whether `actor` may cancel a removal of `target` (nil: gone already). A device with an older
+    /// key than the target's may (``DeviceRecord/keySince``); the target itself only while it is
+    /// the user's oldest active device (no other active device's key is as old). So the owner's
+    /// old phone cancels an attacker's removal of it, and a phone the attacker recovered — newer
+    /// than the owner's — cannot cancel the owner's removal of it. `devices`: the user's devices.
+    public static func mayCancel(removalOf target: DeviceRecord?, by actor: DeviceRecord, among devices: [DeviceRecord]) -> Bool {
+        guard let target, !target.isRevoked else { return true }
+        guard actor.id == target.id else { return actor.keySince < target.keySince }
+        return !devices.contains { !$0.isRevoked && $0.id != target.id && $0.keySince <= target.keySince }
+    }
 }
 
 /// What an entered removal code did.

@@ -95,12 +95,20 @@ struct DeviceRemovals: Flow {
         return try await run(request) { try await self.store.deviceRemovals(userID: userID) }.filter { $0.isOpen(at: now) }
     }
 
-    /// Any enrolled device of the user, in its cool-down too, ends an open removal: the device
-    /// stays. 410 for one that ended already.
+    /// A device of the user with an older key than the target's (or the target, while it is the
+    /// user's oldest active device) ends an open removal: the device stays
+    /// (``DeviceRemovalRecord/mayCancel(removalOf:by:among:)``). 403 `olderDeviceRequired` for
+    /// any other device; 410 for one that ended already.
     func cancel(id: DeviceRemovalID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         try await authorize(.cancelDeviceRemoval, session, request: request)
         let removal = try await own(id, of: session, request: request)
         let now = clock.now(), userID = session.userID
+        let devices = try await run(request) { try await self.store.devices(userID: userID) }
+        guard let actor = devices.first(where: { $0.id == session.deviceID && !$0.isRevoked }),
+            DeviceRemovalRecord.mayCancel(removalOf: devices.first { $0.id == removal.deviceID }, by: actor, among: devices)
+        else {
+            throw ServerError(.forbidden, field: "id", detail: "olderDeviceRequired")
+        }
         let audit = event(.deviceRemovalCancelled, user: userID, device: removal.deviceID, request: request)
         let decided = try await run(request) {
             try await self.writer.decide(locking: RowLocks(deviceRemoval: removal.id)) { rows in

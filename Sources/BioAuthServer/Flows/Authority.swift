@@ -73,7 +73,9 @@ public enum AccountAction: String, Sendable, Hashable, CaseIterable, CustomStrin
 /// what came after it (``EnrolmentPolicy/mayManage(_:from:)``; its own sessions), and may cancel
 /// any pending enrolment request or device removal; ending every session and approving an
 /// enrolment need a device out of its cool-down. Without a device, a password and a recovery code
-/// schedule a device's removal after a delay that any enrolled device may cancel (``DeviceRemovalRecord``).
+/// schedule a device's removal after a delay that a device with an older key may cancel
+/// (``DeviceRemovalRecord``); meanwhile the device being removed touches no other device or
+/// session (``refusedWhileRemovalScheduled``).
 public enum Authority {
     /// The credentials each action accepts.
     public static let table: [AccountAction: Set<CallerCredential>] = [
@@ -97,7 +99,7 @@ public enum Authority {
         .stepUp: [.password, .coolingDevice, .device],
         // The approval of a device out of its cool-down is the authority; any account session carries it.
         .changePassword: [.password, .coolingDevice, .device],
-        // The lost-phone case: a recovery code confirms, a delay follows, and any device may cancel.
+        // The lost-phone case: a recovery code confirms, a delay follows, and an older device may cancel.
         .requestDeviceRemoval: [.password, .coolingDevice, .device],
         .confirmDeviceRemoval: [.password, .coolingDevice, .device],
         .listDeviceRemovals: [.password, .coolingDevice, .device],
@@ -112,6 +114,13 @@ public enum Authority {
     /// Where a device in its cool-down may act only on itself and what came after it: devices whose
     /// key arrived no earlier than its own (``EnrolmentPolicy/mayManage(_:from:)``), sessions it opened.
     public static let limitedWhileCooling: Set<AccountAction> = [.renameDevice, .revokeDevice, .endOtherSession]
+
+    /// What a device whose removal is scheduled (``DeviceRemovalRecord``) may not do until the
+    /// removal ends: touch the other devices or their sessions (403 `removalScheduled`). A phone
+    /// an attacker recovered cannot strike back at the owner's phone while the owner removes it.
+    public static let refusedWhileRemovalScheduled: Set<AccountAction> = [
+        .renameDevice, .revokeDevice, .endOtherSession, .endAllSessions, .approveEnrolmentRequest,
+    ]
 
     /// The table as `docs/Protocol.md` prints it: a row per action, a column per credential
     /// (✓ permitted, ◐ only on itself and what came after it, – refused).

@@ -64,6 +64,13 @@ extension Flow {
         guard Authority.permits(action, credential) else {
             throw ServerError(.forbidden, detail: Authority.refusal(action))
         }
+        if session.kind == .device, let id = session.deviceID, Authority.refusedWhileRemovalScheduled.contains(action) {
+            let now = clock.now(), userID = session.userID
+            let removals = try await run(request) { try await self.store.deviceRemovals(userID: userID) }
+            if removals.contains(where: { $0.deviceID == id && $0.status(at: now) == .scheduled }) {
+                throw ServerError(.forbidden, detail: "removalScheduled")
+            }
+        }
         return Caller(session: session, credential: credential, device: device)
     }
 
