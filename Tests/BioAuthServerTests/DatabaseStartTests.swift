@@ -5,6 +5,7 @@ import Testing
 
 /// A database that cannot be used says why at start — unreachable, the role, the database, TLS —
 /// with its SQLSTATE, instead of every cause looking like a timeout; never with the password.
+@Suite(.sharesPostgresServer)
 struct DatabaseStartTests {
     func failure(_ url: String) async -> String? {
         guard let location = PostgresStore.Location(url: url) else { return "unparsed" }

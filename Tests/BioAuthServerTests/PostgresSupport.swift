@@ -103,3 +103,80 @@ enum PostgresTestServer {
         guard status == 0 else { throw NotConfigured() }
     }
 }
+
+/// Who uses the shared PostgreSQL server while one test stops and restarts it
+/// (`aLostDatabaseAnswers503AndTheServerRecovers`): tests of other suites share it, the restart
+/// has it alone — so on a busy machine no other test meets a server that is down.
+actor PostgresServerGate {
+    private var sharers = 0
+    private var restarting = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func acquireShared() async {
+        while restarting { await wait() }
+        sharers += 1
+    }
+
+    func releaseShared() {
+        sharers -= 1
+        wakeAll()
+    }
+
+    func acquireExclusive() async {
+        while restarting || sharers > 0 { await wait() }
+        restarting = true
+    }
+
+    func releaseExclusive() {
+        restarting = false
+        wakeAll()
+    }
+
+    private func wait() async { await withCheckedContinuation { waiters.append($0) } }
+
+    private func wakeAll() {
+        let woken = waiters
+        waiters = []
+        for waiter in woken { waiter.resume() }
+    }
+}
+
+extension PostgresTestServer {
+    static let gate = PostgresServerGate()
+
+    /// Runs `body` while the server is not being restarted.
+    static func sharing(_ body: () async throws -> Void) async throws {
+        await gate.acquireShared()
+        do { try await body() } catch {
+            await gate.releaseShared()
+            throw error
+        }
+        await gate.releaseShared()
+    }
+
+    /// Runs `body` with the server to itself: no test of another suite uses it meanwhile.
+    static func alone(_ body: () async throws -> Void) async throws {
+        await gate.acquireExclusive()
+        do { try await body() } catch {
+            await gate.releaseExclusive()
+            throw error
+        }
+        await gate.releaseExclusive()
+    }
+}
+
+/// A suite or test that uses the shared PostgreSQL server outside `PostgresTests` (whose tests run
+/// one at a time, the restart among them): each of its test cases waits out a restart.
+struct SharesPostgresServer: SuiteTrait, TestTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func scopeProvider(for test: Test, testCase: Test.Case?) -> SharesPostgresServer? { testCase == nil ? nil : self }
+
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        try await PostgresTestServer.sharing(function)
+    }
+}
+
+extension Trait where Self == SharesPostgresServer {
+    static var sharesPostgresServer: Self { Self() }
+}

@@ -436,6 +436,11 @@ struct PostgresTests {
     /// Retry-After (never 500, never a crash), starts it again and expects service to resume.
     @Test(.timeLimit(.minutes(3)))
     func aLostDatabaseAnswers503AndTheServerRecovers() async throws {
+        // No test of another suite meets the server while it is down.
+        try await PostgresTestServer.alone { try await loseTheDatabaseAndRecover() }
+    }
+
+    private func loseTheDatabaseAndRecover() async throws {
         try await Cluster.with(instances: 1) { cluster in
             let device = try await cluster.enrol(user: "alice", on: 0)
             let http = cluster.client(0)

@@ -11,7 +11,7 @@ import BioAuthServerTesting
 /// instances behind a round-robin balancer: the request window allows the limit plus the
 /// documented slack ((N − 1) × a twentieth of the limit), a client that reaches another instance
 /// does not start afresh, and the password failure budgets are the same as with one instance.
-@Suite
+@Suite(.sharesPostgresServer)
 struct SharedLimitsTests {
     static let limit = 60
     /// What ``RequestLimiter`` documents: (N − 1) batches of a twentieth of the limit.

@@ -4,6 +4,7 @@ import Testing
 /// Every PostgreSQL connection starts with the server's own bounds, so a statement the client
 /// gave up on does not keep its locks: `statement_timeout` (the operation timeout unless set)
 /// and `lock_timeout` (2 s).
+@Suite(.sharesPostgresServer)
 struct StatementBoundTests {
     @Test func theBoundsAreStartupParameters() {
         let defaults = PostgresStore.Options()

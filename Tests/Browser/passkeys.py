@@ -161,7 +161,7 @@ async def main():
             said = await act(page, "#phone-signin")
             number = await page.text_content("#number")
             check(f"the page shows the number to type on the phone ({attempt})",
-                  await page.is_visible("#waiting") and len(number) == 2 and number.isdigit() and number in said, said)
+                  await page.is_visible("#waiting") and len(number) == 4 and number.isdigit() and number in said, said)
             if attempt == "right":
                 await shot(page, "9-approve-on-my-phone")
             before = int(await page.get_attribute("#status", "data-outcome") or 0)
