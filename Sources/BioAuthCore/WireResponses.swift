@@ -16,7 +16,8 @@ extension Wire {
         /// A device session's refresh token (32 bytes, base64url; one use each); nil otherwise.
         public var refreshToken: String?
         /// `DPoP` when the session and its tokens are bound to the key that signed the login's
-        /// DPoP proof (send them with a proof by that key), `Bearer` for a device session without;
+        /// DPoP proof (send them with a proof by that key) — a device or passkey login, or a
+        /// cross-device sign-in collected with a proof — `Bearer` for a device session without;
         /// nil for other sessions.
         public var tokenType: String?
         public init(

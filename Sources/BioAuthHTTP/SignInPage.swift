@@ -133,13 +133,83 @@ enum SignInPage {
           if (!busy) status.dataset.outcome = String(Number(status.dataset.outcome || 0) + 1);
         }
 
-        async function call(path, body, token) {
-          const headers = { "Content-Type": "application/json" };
-          if (token) headers.Authorization = "Bearer " + token;
-          const response = await fetch("/v1/" + path, { method: "POST", headers, body: JSON.stringify(body) });
-          const json = await response.json().catch(() => ({}));
-          if (!response.ok) throw Object.assign(new Error(json.error || "status " + response.status), { status: response.status });
-          return json;
+        // DPoP (RFC 9449, docs/Protocol.md flow 9): each session this page opens with a passkey or
+        // the phone is bound to a P-256 key of its own, made for it, that the browser keeps and
+        // cannot export (WebCrypto; in IndexedDB, so the tab can come back to it): a copied token
+        // is useless elsewhere. Signing out forgets the key.
+        const dpop = {
+          pairs: new Map(),
+          nonce: null,
+          async store(mode, use) {
+            const db = await new Promise((resolve, reject) => {
+              const open = indexedDB.open("bioauth", 1);
+              open.onupgradeneeded = () => open.result.createObjectStore("keys");
+              open.onsuccess = () => resolve(open.result);
+              open.onerror = () => reject(open.error);
+            });
+            return new Promise((resolve, reject) => {
+              const request = use(db.transaction("keys", mode).objectStore("keys"));
+              request.onsuccess = () => resolve(request.result);
+              request.onerror = () => reject(request.error);
+            });
+          },
+          fresh() { return crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign"]); },
+          async keep(sessionId, pair) {
+            this.pairs.set(sessionId, pair);
+            await this.store("readwrite", (keys) => keys.put(pair, sessionId)).catch(() => {});
+          },
+          async of(sessionId) {
+            if (!this.pairs.has(sessionId)) {
+              const kept = await this.store("readonly", (keys) => keys.get(sessionId)).catch(() => null);
+              if (kept) this.pairs.set(sessionId, kept);
+            }
+            return this.pairs.get(sessionId);
+          },
+          async forget(sessionId) {
+            this.pairs.delete(sessionId);
+            await this.store("readwrite", (keys) => keys.delete(sessionId)).catch(() => {});
+          },
+          async proof(pair, method, url, token) {
+            const { kty, crv, x, y } = await crypto.subtle.exportKey("jwk", pair.publicKey);
+            const claims = { jti: b64u.encode(crypto.getRandomValues(new Uint8Array(16))), htm: method, htu: url,
+              iat: Math.floor(Date.now() / 1000) };
+            if (token) claims.ath = b64u.encode(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)));
+            if (this.nonce) claims.nonce = this.nonce;
+            const part = (value) => b64u.encode(new TextEncoder().encode(JSON.stringify(value)));
+            const input = part({ typ: "dpop+jwt", alg: "ES256", jwk: { kty, crv, x, y } }) + "." + part(claims);
+            const signature = await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, pair.privateKey, new TextEncoder().encode(input));
+            return input + "." + b64u.encode(signature);
+          },
+        };
+
+        // A call to the API. `session`: the signed-in session (its token goes as DPoP with its
+        // key's proof when it is bound, else as a bearer token); `opening`: the call may open a
+        // session, which a new key's proof binds.
+        async function call(path, body, session, opening = false) {
+          const url = new URL("/v1/" + path, location.origin).href;
+          const fresh = opening && window.crypto && crypto.subtle ? await dpop.fresh() : null;
+          for (let attempt = 0; ; attempt++) {
+            const headers = { "Content-Type": "application/json" };
+            if (session && session.tokenType === "DPoP") {
+              headers.Authorization = "DPoP " + session.token;
+              const pair = await dpop.of(session.sessionId);
+              if (pair) headers.DPoP = await dpop.proof(pair, "POST", url, session.token);
+            } else if (session) {
+              headers.Authorization = "Bearer " + session.token;
+            } else if (fresh) {
+              headers.DPoP = await dpop.proof(fresh, "POST", url);
+            }
+            const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
+            const nonce = response.headers.get("DPoP-Nonce");
+            if (nonce) dpop.nonce = nonce;
+            const json = await response.json().catch(() => ({}));
+            // The server's nonce (use_dpop_nonce): once more, with it.
+            if (!response.ok && nonce && attempt === 0 && headers.DPoP) continue;
+            if (!response.ok) throw Object.assign(new Error(json.error || "status " + response.status), { status: response.status });
+            const opened = json.tokenType === "DPoP" ? json : json.session?.tokenType === "DPoP" ? json.session : null;
+            if (fresh && opened) await dpop.keep(opened.sessionId, fresh);
+            return json;
+          }
         }
 
         // WebAuthn Level 3's JSON forms where the browser has them, the same by hand where not.
@@ -181,7 +251,8 @@ enum SignInPage {
             say("Waiting for your passkey…", false, true);
             const options = await call("passkeys/login/challenge", { username });
             const credential = await navigator.credentials.get({ publicKey: requestOptions(options.publicKey) });
-            const session = await call("passkeys/login/finish", { challengeId: options.challengeId, credential: credentialJSON(credential) });
+            const session = await call("passkeys/login/finish", { challengeId: options.challengeId, credential: credentialJSON(credential) },
+              null, true);
             sessionStorage.removeItem("bioauth.crossDevice");
             show(session);
             say("Signed in with your passkey.");
@@ -212,7 +283,8 @@ enum SignInPage {
         async function poll(started) {
           if (waiting !== started) return;
           try {
-            const result = await call("cross-device/requests/" + encodeURIComponent(started.id) + "/poll", { pollToken: started.pollToken });
+            const result = await call("cross-device/requests/" + encodeURIComponent(started.id) + "/poll", { pollToken: started.pollToken },
+              null, true);
             if (waiting !== started) return;
             if (result.status === "pending") return setTimeout(() => poll(started), started.interval * 1000);
             waiting = null;
@@ -252,10 +324,10 @@ enum SignInPage {
           const session = show();
           try {
             say("Creating a passkey…", false, true);
-            const options = await call("passkeys/registration/challenge", { name: $("passkey-name").value }, session.token);
+            const options = await call("passkeys/registration/challenge", { name: $("passkey-name").value }, session);
             const credential = await navigator.credentials.create({ publicKey: creationOptions(options.publicKey) });
             const reply = await call("passkeys/registration/finish",
-              { challengeId: options.challengeId, credential: credentialJSON(credential) }, session.token);
+              { challengeId: options.challengeId, credential: credentialJSON(credential) }, session);
             if (reply.bindingCode) {
               // Not the first device: the phone approves it with this code (or a recovery code does).
               sessionStorage.setItem("bioauth.request", reply.id);
@@ -278,7 +350,7 @@ enum SignInPage {
         async function completePasskey() {
           const session = show();
           try {
-            await call("passkeys/registration/complete", { enrolmentRequestId: sessionStorage.getItem("bioauth.request") }, session.token);
+            await call("passkeys/registration/complete", { enrolmentRequestId: sessionStorage.getItem("bioauth.request") }, session);
             sessionStorage.removeItem("bioauth.request");
             $("passkey-complete").hidden = true;
             say("Passkey created. It is in your device list.");
@@ -294,7 +366,10 @@ enum SignInPage {
           sessionStorage.removeItem("bioauth.crossDevice");
           show();
           say("Signed out.");
-          if (session) await call("logout", {}, session.token).catch(() => {});
+          if (session) {
+            await call("logout", {}, session).catch(() => {});
+            await dpop.forget(session.sessionId);
+          }
         }
 
         document.addEventListener("DOMContentLoaded", () => {

@@ -12,7 +12,8 @@ extension Wire.Session {
             deviceId: grant.session.deviceID?.rawValue,
             expiresAt: grant.session.expiresAt.seconds, accessToken: grant.tokens?.accessToken,
             accessTokenExpiresAt: grant.tokens?.accessTokenExpiresAt.seconds,
-            refreshToken: grant.tokens?.refreshToken, tokenType: grant.tokens.map { $0.dpopBound ? "DPoP" : "Bearer" })
+            refreshToken: grant.tokens?.refreshToken,
+            tokenType: grant.tokens.map { $0.dpopBound ? "DPoP" : "Bearer" } ?? (grant.session.dpopThumbprint == nil ? nil : "DPoP"))
     }
 }
 

@@ -9,7 +9,7 @@ struct DPoPOptions: ParsableArguments {
     @Flag(
         name: .customLong("dpop-required"),
         help:
-            "Every device enrolment and login must carry a DPoP proof: tokens are bound to the device's second key, never bearer (env BIOAUTH_DPOP_REQUIRED=1)."
+            "Every device enrolment and login, passkey sign-in and cross-device sign-in must carry a DPoP proof: tokens are bound to the device's second key or the browser's, never bearer (env BIOAUTH_DPOP_REQUIRED=1)."
     )
     var requiredFlag = false
     var required: Bool { requiredFlag || env("BIOAUTH_DPOP_REQUIRED") == "1" }

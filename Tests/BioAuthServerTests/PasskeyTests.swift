@@ -2,6 +2,7 @@ import BioAuthAttestation
 import BioAuthCore
 import BioAuthServer
 import BioAuthServerTesting
+import Crypto
 import Foundation
 import HTTPTypes
 import Testing
@@ -73,6 +74,59 @@ struct PasskeyTests {
             #expect(devices.status == 200)
             #expect(devices.objects.map { $0["id"] as? String } == [registered["id"]])
             #expect(devices.objects.first?["lastUsedAt"] is Int)
+        }
+    }
+
+    /// `--dpop-required` covers passkeys: a sign-in without a proof is refused, one with a proof
+    /// (the sign-in page's WebCrypto key) opens a session whose token, access token and refresh
+    /// token are bound to that key — a copy used as a bearer token, or with another key, fails.
+    @Test func dpopRequiredBindsPasskeySessionsToTheBrowsersKey() async throws {
+        let harness = ServerHarness { configuration in
+            configuration.passkeys = PasskeyPolicy(
+                relyingParty: WebAuthnRelyingParty(id: "localhost", origins: [Self.origin]), relyingPartyName: "BioAuth tests")
+            configuration.dpop.required = true
+            configuration.dpop.publicOrigin = DPoPBindingTests.origin
+        }
+        try await harness.test { api in
+            let primary = try await api.primarySession()
+            let passkey = SoftwarePasskey(origin: Self.origin)
+            #expect(try await Self.register(passkey, api, token: primary).status == 201)
+            let refused = try await Self.signIn(passkey, api)
+            #expect(refused.status == 400 && refused["error"] == "invalid_dpop_proof", "no proof, no session: \(refused.text)")
+
+            let browserKey = P256.Signing.PrivateKey()
+            let challenge = try await api.post("/v1/passkeys/login/challenge", ["username": "alice"])
+            let options = try JSONDecoder().decode(Wire.PasskeyRequestOptions.self, from: Data(challenge.text.utf8))
+            let credential = try passkey.authenticate(options)
+            let signedIn = try await api.call(
+                .post, "/v1/passkeys/login/finish", ["challengeId": options.challengeId, "credential": try Self.object(credential)],
+                headers: try DPoPBindingTests.proof(browserKey, "POST", "/v1/passkeys/login/finish", harness))
+            #expect(signedIn.status == 200 && signedIn["tokenType"] == "DPoP", "\(signedIn.text)")
+            let access = try DPoPBindingTests.claims(signedIn["accessToken"])
+            #expect((access["cnf"] as? [String: any Sendable])?["jkt"] as? String == DevicePublicKey(browserKey.publicKey).jwkThumbprint)
+
+            let asBearer = try await api.call(.get, "/v1/devices", token: signedIn["token"])
+            #expect(asBearer.isUniformFailure, "a copied token is useless as a bearer token")
+            let refresh = try await api.post("/v1/token/refresh", ["refreshToken": signedIn["refreshToken"]])
+            #expect(refresh.status >= 400, "nor does its refresh token rotate without the key: \(refresh.text)")
+            let owner = try await api.call(
+                .get, "/v1/devices",
+                headers: [
+                    .authorization: "DPoP " + signedIn["token"],
+                    HTTPField.Name("DPoP")!: try DPoPBindingTests.proof(
+                        browserKey, "GET", "/v1/devices", harness, accessToken: signedIn["token"]
+                    ).first!.value,
+                ])
+            #expect(owner.status == 200, "the browser's own key works: \(owner.text)")
+            let logout = try await api.call(
+                .post, "/v1/logout", [:] as [String: any Sendable],
+                headers: [
+                    .authorization: "DPoP " + signedIn["token"],
+                    HTTPField.Name("DPoP")!: try DPoPBindingTests.proof(
+                        browserKey, "POST", "/v1/logout", harness, accessToken: signedIn["token"]
+                    ).first!.value,
+                ])
+            #expect(logout.status == 204, "and ends its own session: \(logout.text)")
         }
     }
 

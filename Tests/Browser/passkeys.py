@@ -22,6 +22,16 @@ PASSWORD = "correct horse battery staple"
 failures = []
 
 
+# The account's devices, fetched by the page with its own DPoP key (the page's `dpop`), as the
+# page would call any account route.
+DEVICES_WITH_THE_PAGES_KEY = """async () => {
+  const session = JSON.parse(sessionStorage.getItem("bioauth.session"));
+  const url = location.origin + "/v1/devices";
+  const reply = await fetch(url, { headers: { Authorization: "DPoP " + session.token, DPoP: await dpop.proof(await dpop.of(session.sessionId), "GET", url, session.token) } });
+  return reply.json();
+}"""
+
+
 def check(name, condition, detail=""):
     print(("ok   " if condition else "FAIL ") + name + (f": {detail}" if detail and not condition else ""), flush=True)
     if not condition:
@@ -103,8 +113,10 @@ async def main():
         check("the passkey signs in", said == "Signed in with your passkey.", said)
         await shot(page, "4-signed-in-with-passkey")
         session = json.loads(await page.evaluate("sessionStorage.getItem('bioauth.session')"))
-        devices = await (await page.request.get(SERVER + "/v1/devices",
-                                                headers={"Authorization": "Bearer " + session["token"]})).json()
+        check("the passkey's session is bound to the browser's key (DPoP)", session.get("tokenType") == "DPoP", session)
+        stolen = await page.request.get(SERVER + "/v1/devices", headers={"Authorization": "Bearer " + session["token"]})
+        check("a copy of the token is refused without the browser's key", stolen.status == 401, stolen.status)
+        devices = await page.evaluate(DEVICES_WITH_THE_PAGES_KEY)
         check("the session is the passkey's device session",
               len(devices) == 1 and devices[0]["id"] == session.get("deviceId") and devices[0]["passkey"]["synced"] is False
               and devices[0]["passkey"]["format"] == "packed", devices)
@@ -173,6 +185,7 @@ async def main():
         await shot(page, "10-approved-by-the-phone")
         session = json.loads(await page.evaluate("sessionStorage.getItem('bioauth.session')"))
         check("the phone's approval opens a session for the user", session["userId"] == "dave" and "accessToken" not in session, session)
+        check("the approved session is bound to the browser's key (DPoP)", session.get("tokenType") == "DPoP", session)
         said = await act(page, "#passkey-create")
         check("the approved browser creates one passkey without another approval", said == "Passkey created. Sign in with it now.", said)
         await shot(page, "11-passkey-after-the-phones-approval")

@@ -58,12 +58,15 @@ struct CrossDeviceSignIn: Flow {
     }
 
     /// The screen's poll: pending, the session once a phone approved (once), or 410 with the
-    /// ending. 404 for an unknown request or a wrong poll token.
+    /// ending. 404 for an unknown request or a wrong poll token. A DPoP proof with the poll binds
+    /// the session it collects to the screen's key; required where the deployment requires DPoP.
     func collect(id: CrossDeviceRequestID, pollToken: String, request: RequestInfo) async throws(ServerError) -> CrossDeviceCollection {
         _ = try policy
         try await admit(request)
         let id = try Validate.serverAssigned(id, field: "id")
         let token = try Validate.base64URL(pollToken, field: "pollToken", count: 32...32)
+        let proof = try await dpopProof(request, tokenEndpoint: true, remember: false)
+        if configuration.dpop.required, proof == nil { throw ServerError(DPoPError(.missing, "this server requires DPoP")) }
         let now = clock.now()
         let audit = event(.crossDeviceSignedIn, request: request)
         let ttl = configuration.primarySessionTTL
@@ -72,8 +75,9 @@ struct CrossDeviceSignIn: Flow {
                 WritePlan.collectCrossDevice(
                     rows, pollTokenHash: TokenHash(of: token),
                     session: { approved in
-                        let (session, token) = self.newSession(
+                        var (session, token) = self.newSession(
                             user: approved.userID, device: approved.approvedByDevice, kind: .crossDevice, ttl: ttl, at: now)
+                        session.dpopThumbprint = proof?.thumbprint
                         return SessionGrant(token: token, session: session)
                     }, at: now, audit: audit)
             }

@@ -193,6 +193,12 @@ struct PasskeyCeremonies: Flow {
             })
         // Charged once, here, before the reads (Challenges.finish is told so).
         try await admit(request)
+        // A DPoP proof binds the session and its tokens to the browser's key (the sign-in page
+        // holds a non-extractable WebCrypto key), as a phone's login binds them to its second
+        // key; required where the deployment requires DPoP. Checked before the challenge is
+        // taken; the single-use challenge makes remembering its jti unnecessary.
+        let proof = try await dpopProof(request, tokenEndpoint: true, remember: false)
+        if configuration.dpop.required, proof == nil { throw ServerError(DPoPError(.missing, "this server requires DPoP")) }
         // The passkey the response names, among the devices of the user the challenge is for.
         var passkey: DeviceRecord?
         if let peeked = try await run(request, { try await self.store.challenge(id: challengeID) }),
@@ -219,6 +225,7 @@ struct PasskeyCeremonies: Flow {
             var session = self.sessionRecord(
                 token: token, user: challenge.userID, device: device.id, kind: .device, ttl: self.configuration.sessionTTL, at: now)
             session.refreshTokenHash = TokenHash(of: refresh)
+            session.dpopThumbprint = proof?.thumbprint
             let audit = self.event(.loginSucceeded, user: challenge.userID, device: device.id, request: request)
             var plan = WritePlan.login(session, from: request.clientAddress, audit: audit)
             credential.signCount = verified.signCount
