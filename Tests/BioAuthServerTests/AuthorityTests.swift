@@ -1,5 +1,7 @@
+import BioAuthAttestation
 import BioAuthCore
 import BioAuthServer
+import BioAuthServerTesting
 import BioAuthTesting
 import Foundation
 import HTTPTypes
@@ -37,13 +39,41 @@ struct AuthorityTests {
                 #expect(reply.status == 201, "\(reply.text)")
                 return reply["token"]
             }
+            // A synced passkey, approved by the first phone: whatever its cool-down, it ranks below a device.
+            let synced = SoftwarePasskey(origin: PasskeyTests.origin)
+            synced.synced = true
+            let waiting = try await PasskeyTests.register(synced, api, token: primary, name: "Synced")
+            #expect(waiting.status == 202, "\(waiting.text)")
+            let (approval, approver) = try await api.stepUpApproval("alice", firstID, first, text: waiting.signedApprovalText)
+            #expect(
+                try await api.post("/v1/enrolment-requests/\(waiting["id"])/approve", ["approval": approval], token: approver).status == 204
+            )
+            let completed = try await api.post(
+                "/v1/passkeys/registration/complete", ["enrolmentRequestId": waiting["id"]] as [String: any Sendable], token: primary)
+            #expect(completed.status == 201, "\(completed.text)")
+            func passkeySession() async throws -> String {
+                let signedIn = try await PasskeyTests.signIn(synced, api)
+                #expect(signedIn.status == 200, "\(signedIn.text)")
+                return signedIn["token"]
+            }
+            // A screen the first phone let in.
+            func approvedScreen() async throws -> String {
+                let started = try await CrossDeviceTests.start(api)
+                let approved = try await CrossDeviceTests.approve(
+                    api, request: started["id"], number: started["number"], phoneID: firstID, phone: first)
+                #expect(approved.status == 204, "\(approved.text)")
+                let collected = try await CrossDeviceTests.poll(api, started)
+                return try #require((collected.json["session"] as? [String: any Sendable])?["token"] as? String)
+            }
             let sessions: [CallerCredential: String] = [
-                .enrolmentGrant: try await grant(), .password: primary,
+                .enrolmentGrant: try await grant(), .password: primary, .crossDevice: try await approvedScreen(),
+                .syncedPasskey: try await passkeySession(),
                 .coolingDevice: try await api.login("alice", coolingID, cooling)["token"],
                 .device: try await api.login("alice", firstID, first)["token"],
             ]
             let others: [CallerCredential: String] = [
                 .enrolmentGrant: try await grant(), .password: try await api.primarySession("alice"),
+                .crossDevice: try await approvedScreen(), .syncedPasskey: try await passkeySession(),
                 .coolingDevice: try await api.login("alice", coolingID, cooling)["token"],
                 .device: try await api.login("alice", firstID, first)["token"],
             ]
@@ -119,7 +149,11 @@ struct AuthorityTests {
     @Test(arguments: AccountAction.allCases)
     func everyRouteRefusesExactlyTheCredentialsTheTableRefuses(_ action: AccountAction) async throws {
         for credential in CallerCredential.allCases {
-            let harness = ServerHarness(recoveryChannel: CapturingRecoveryChannel()) { $0.crossDevice = CrossDevicePolicy() }
+            let harness = ServerHarness(recoveryChannel: CapturingRecoveryChannel()) { configuration in
+                configuration.crossDevice = CrossDevicePolicy()
+                configuration.passkeys = PasskeyPolicy(
+                    relyingParty: WebAuthnRelyingParty(id: "localhost", origins: [PasskeyTests.origin]), relyingPartyName: "BioAuth tests")
+            }
             try await harness.test { api in
                 let account = try await Account.make(api, clock: harness.clock)
                 let reply = try await account.call(action, as: credential)
@@ -134,6 +168,22 @@ struct AuthorityTests {
                     (provesASecret || reply.status != 401) && reply.status < 500,
                     "\(action) as \(credential): \(reply.status) \(reply.text)")
             }
+        }
+    }
+
+    /// A synced passkey and a screen a phone let in rank no higher than a password: nothing a
+    /// password may not do, and never anything that needs a device.
+    @Test func aSyncedPasskeyOrAnApprovedScreenNeverOutranksAPassword() {
+        for action in AccountAction.allCases {
+            for weaker in [CallerCredential.syncedPasskey, .crossDevice] where Authority.permits(action, weaker) {
+                #expect(Authority.permits(action, .password), "\(action) as \(weaker)")
+            }
+            if !Authority.permits(action, .password) {
+                #expect(!Authority.permits(action, .syncedPasskey) && !Authority.permits(action, .crossDevice), "\(action)")
+            }
+        }
+        for action in [AccountAction.revokeDevice, .renameDevice, .endOtherSession, .endAllSessions, .approveEnrolmentRequest] {
+            #expect(!Authority.permits(action, .syncedPasskey) && !Authority.permits(action, .crossDevice), "\(action)")
         }
     }
 

@@ -98,7 +98,7 @@ struct CrossDeviceSignIn: Flow {
     /// signed in first, then the newest (at most ``CrossDevicePolicy/listedRequests``).
     func pending(of session: SessionRecord, request: RequestInfo) async throws(ServerError) -> [CrossDeviceRequestRecord] {
         let policy = try policy
-        try authorizeUnread(.listCrossDeviceRequests, session)
+        try await authorize(.listCrossDeviceRequests, session, request: request)
         let now = clock.now(), userID = session.userID
         return try await run(request) {
             try await self.store.pendingCrossDeviceRequests(userID: userID, now: now, limit: policy.listedRequests)
@@ -135,7 +135,7 @@ struct CrossDeviceSignIn: Flow {
     /// screen's next poll says so. 410 for one that is not pending.
     func deny(id: CrossDeviceRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
         _ = try policy
-        try authorizeUnread(.denyCrossDeviceRequest, session)
+        try await authorize(.denyCrossDeviceRequest, session, request: request)
         let record = try await open(id, of: session, request: request)
         let now = clock.now(), userID = session.userID
         let audit = event(

@@ -161,7 +161,7 @@ struct EnrolmentRequests: Flow {
     /// The owner, from any enrolled device (in its cool-down too), ends a request of theirs that
     /// is pending or approved and unused: whoever made it can no longer enrol with it.
     func cancel(requestID: EnrolmentRequestID, session: SessionRecord, request: RequestInfo) async throws(ServerError) {
-        try authorizeUnread(.cancelEnrolmentRequest, session)
+        try await authorize(.cancelEnrolmentRequest, session, request: request)
         let record = try await openRequest(id: requestID, of: session, request: request)
         let audit = event(
             .enrolmentRequestEnded, user: record.userID, device: record.deviceID, reason: AuditReason(EnrolmentRequestEnding.cancelled),

@@ -1,18 +1,38 @@
 import Foundation
 
-/// The credential a session stands for, as the authority table ranks it.
+/// The credential a session stands for, as the authority table ranks it: one column each.
 public enum CallerCredential: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// A one-time enrolment grant from the app's backend (``SessionKind/enrolmentGrant``).
     case enrolmentGrant
-    /// A primary login: the password, or the backend's own login (``SessionKind/primary``); or a
-    /// sign-in on another screen a phone approved (``SessionKind/crossDevice``).
+    /// A primary login: the password, or the backend's own login (``SessionKind/primary``).
     case password
-    /// A device login of a device whose key is in its cool-down (``EnrolmentPolicy/isCoolingDown(_:among:at:)``).
+    /// A sign-in on another screen a phone approved (``SessionKind/crossDevice``): it proves a
+    /// tap and the number, not a key of the screen's own.
+    case crossDevice
+    /// A sign-in with a synced passkey (backup eligible: iCloud Keychain, Google Password
+    /// Manager): as strong as the provider account that syncs it, which can be phished or
+    /// recovered like a password — it never outranks a phone.
+    case syncedPasskey
+    /// A device login — a phone's key or a device-bound passkey — whose key is in its cool-down
+    /// (``EnrolmentPolicy/isCoolingDown(_:among:at:)``).
     case coolingDevice
-    /// A device login of a device out of its cool-down (or the user's first device, with its first key).
+    /// A device login — a phone's key or a device-bound passkey — out of its cool-down (or the
+    /// user's first device, with its first key).
     case device
 
     public var description: String { rawValue }
+
+    /// How the table's header names the column.
+    var columnTitle: String {
+        switch self {
+        case .enrolmentGrant: "enrolment grant"
+        case .password: "password"
+        case .crossDevice: "approved screen"
+        case .syncedPasskey: "synced passkey"
+        case .coolingDevice: "device in cool-down"
+        case .device: "device"
+        }
+    }
 }
 
 /// Everything a session may ask of its own account. Each names the least credential it needs in
@@ -66,9 +86,11 @@ public enum AccountAction: String, Sendable, Hashable, CaseIterable, CustomStrin
 /// Who may do what to an account, written once: the flows consult ``permits(_:_:)`` and nothing
 /// else, `docs/Protocol.md` prints ``table``, and a test walks every route with every credential.
 ///
-/// The rank it encodes: a password proves knowledge that can be phished, a device proves
-/// possession and biometry. So a password may look, enrol (with the policy's proof) and end its own
-/// session; removing or silencing a device — renaming or revoking it, ending sessions that are not
+/// The rank it encodes: a password proves knowledge that can be phished, a device — a phone's key
+/// or a device-bound passkey — proves possession and biometry. A screen a phone let in proves a
+/// tap and a number, and ranks like a password; a synced passkey proves the provider account that
+/// syncs it, and ranks below every device. So a password may look, enrol (with the policy's proof)
+/// and end its own session; removing or silencing a device — renaming or revoking it, ending sessions that are not
 /// its own — needs an enrolled device. A device in its cool-down may do that only to itself and to
 /// what came after it (``EnrolmentPolicy/mayManage(_:from:)``; its own sessions), and may cancel
 /// any pending enrolment request or device removal; ending every session and approving an
@@ -77,39 +99,38 @@ public enum AccountAction: String, Sendable, Hashable, CaseIterable, CustomStrin
 /// (``DeviceRemovalRecord``); meanwhile the device being removed touches no other device or
 /// session (``refusedWhileRemovalScheduled``).
 public enum Authority {
-    /// The credentials each action accepts.
-    public static let table: [AccountAction: Set<CallerCredential>] = [
-        .listDevices: [.password, .coolingDevice, .device],
-        .renameDevice: [.coolingDevice, .device],
-        .revokeDevice: [.coolingDevice, .device],
-        .listSessions: [.password, .coolingDevice, .device],
-        .endOwnSession: [.password, .coolingDevice, .device],
-        .endOtherSession: [.coolingDevice, .device],
-        .endAllSessions: [.device],
-        .readAuditLog: [.password, .coolingDevice, .device],
-        .readSecurityEvents: [.password, .coolingDevice, .device],
-        .enrolDevice: [.enrolmentGrant, .password],
-        .requestEnrolment: [.enrolmentGrant, .password],
-        .readEnrolmentRequest: [.enrolmentGrant, .password, .coolingDevice, .device],
-        .listEnrolmentRequests: [.password, .coolingDevice, .device],
-        .sendRecoveryCode: [.enrolmentGrant, .password],
-        .recoverEnrolment: [.enrolmentGrant, .password],
-        .approveEnrolmentRequest: [.device],
-        .cancelEnrolmentRequest: [.coolingDevice, .device],
-        .stepUp: [.password, .coolingDevice, .device],
+    /// The credentials `action` accepts: a switch over every action, so a new one does not
+    /// compile without its decision. An approved screen may do what a password may; a synced
+    /// passkey what any account session may, and nothing that needs a device.
+    public static func credentials(for action: AccountAction) -> Set<CallerCredential> {
+        let anyAccount: Set<CallerCredential> = [.password, .crossDevice, .syncedPasskey, .coolingDevice, .device]
+        let enrolling: Set<CallerCredential> = [.enrolmentGrant, .password, .crossDevice]
+        let devices: Set<CallerCredential> = [.coolingDevice, .device]
+        switch action {
+        case .listDevices, .listSessions, .endOwnSession, .readAuditLog, .readSecurityEvents, .listEnrolmentRequests: return anyAccount
+        case .renameDevice, .revokeDevice, .endOtherSession: return devices
+        case .endAllSessions: return [.device]
+        case .enrolDevice, .requestEnrolment, .sendRecoveryCode, .recoverEnrolment: return enrolling
+        case .readEnrolmentRequest: return anyAccount.union(enrolling)
+        case .approveEnrolmentRequest: return [.device]
+        case .cancelEnrolmentRequest: return devices
+        case .stepUp: return anyAccount
         // The approval of a device out of its cool-down is the authority; any account session carries it.
-        .changePassword: [.password, .coolingDevice, .device],
+        case .changePassword: return anyAccount
         // The lost-phone case: a recovery code confirms, a delay follows, and an older device may cancel.
-        .requestDeviceRemoval: [.password, .coolingDevice, .device],
-        .confirmDeviceRemoval: [.password, .coolingDevice, .device],
-        .listDeviceRemovals: [.password, .coolingDevice, .device],
-        .cancelDeviceRemoval: [.coolingDevice, .device],
+        case .requestDeviceRemoval, .confirmDeviceRemoval, .listDeviceRemovals: return anyAccount
+        case .cancelDeviceRemoval: return devices
         // A sign-in on another screen is let in by a phone out of its cool-down, with the number;
         // any phone may see and refuse one.
-        .listCrossDeviceRequests: [.coolingDevice, .device],
-        .approveCrossDeviceRequest: [.device],
-        .denyCrossDeviceRequest: [.coolingDevice, .device],
-    ]
+        case .listCrossDeviceRequests, .denyCrossDeviceRequest: return devices
+        case .approveCrossDeviceRequest: return [.device]
+        }
+    }
+
+    /// The credentials each action accepts (``credentials(for:)``), as a table.
+    public static var table: [AccountAction: Set<CallerCredential>] {
+        Dictionary(uniqueKeysWithValues: AccountAction.allCases.map { ($0, credentials(for: $0)) })
+    }
 
     /// Where a device in its cool-down may act only on itself and what came after it: devices whose
     /// key arrived no earlier than its own (``EnrolmentPolicy/mayManage(_:from:)``), sessions it opened.
@@ -126,8 +147,8 @@ public enum Authority {
     /// (✓ permitted, ◐ only on itself and what came after it, – refused).
     public static var markdownTable: String {
         var lines = [
-            "| action | route | enrolment grant | password | device in cool-down | device |",
-            "|---|---|---|---|---|---|",
+            "| action | route | " + CallerCredential.allCases.map(\.columnTitle).joined(separator: " | ") + " |",
+            "|---|---|" + String(repeating: "---|", count: CallerCredential.allCases.count),
         ]
         for action in AccountAction.allCases {
             let cells = CallerCredential.allCases.map { credential in
@@ -141,13 +162,16 @@ public enum Authority {
 
     /// Whether `credential` may do `action`.
     public static func permits(_ action: AccountAction, _ credential: CallerCredential) -> Bool {
-        table[action]?.contains(credential) ?? false
+        credentials(for: action).contains(credential)
     }
 
-    /// Whether the answer for `action` depends on a device session's cool-down: only then is the
-    /// device read to rank the caller.
-    static func distinguishesCoolDown(_ action: AccountAction) -> Bool {
-        permits(action, .coolingDevice) != permits(action, .device) || limitedWhileCooling.contains(action)
+    /// What a device session may be: a synced passkey, or a device in its cool-down or out of it.
+    static let deviceSessionCredentials: [CallerCredential] = [.syncedPasskey, .coolingDevice, .device]
+
+    /// Whether the answer for `action` depends on what a device session's device is — a synced
+    /// passkey, a device in its cool-down — only then is the device read to rank the caller.
+    static func distinguishesDevices(_ action: AccountAction) -> Bool {
+        Set(deviceSessionCredentials.map { permits(action, $0) }).count > 1 || limitedWhileCooling.contains(action)
     }
 
     /// What a refusal says (the 403's `reason`): the least credential that would do.
@@ -155,7 +179,7 @@ public enum Authority {
     /// (a primary or device login), `deviceRequired` (an enrolled device's login),
     /// `settledDeviceRequired` (an enrolled device out of its cool-down).
     public static func refusal(_ action: AccountAction) -> String {
-        let accepted = table[action] ?? []
+        let accepted = credentials(for: action)
         if accepted.contains(.enrolmentGrant) { return "enrolmentSessionRequired" }
         if accepted.contains(.password) { return "accountSessionRequired" }
         if accepted.contains(.coolingDevice) { return "deviceRequired" }

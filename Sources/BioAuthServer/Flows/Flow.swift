@@ -42,21 +42,20 @@ extension Flow {
     var metrics: ServiceMetrics { context.metrics }
 
     /// Ranks `session` for `action` and refuses it (403, the least credential that would do) unless
-    /// ``Authority`` permits it. A device session's device is read only where its cool-down matters.
+    /// ``Authority`` permits it. A device session's device is read only where what it is matters:
+    /// a synced passkey, or a device in its cool-down (``Authority/distinguishesDevices(_:)``).
     @discardableResult
     func authorize(_ action: AccountAction, _ session: SessionRecord, request: RequestInfo) async throws(ServerError) -> Caller {
         var device: DeviceRecord?
         let credential: CallerCredential
         switch session.kind {
         case .enrolmentGrant: credential = .enrolmentGrant
-        case .primary, .crossDevice: credential = .password
+        case .primary: credential = .password
+        case .crossDevice: credential = .crossDevice
         case .device:
-            if Authority.distinguishesCoolDown(action), let id = session.deviceID {
+            if Authority.distinguishesDevices(action), let id = session.deviceID {
                 device = try await run(request) { try await self.store.device(id: id) }
-                // A device that cannot be read ranks lowest among devices.
-                var cooling = true
-                if let device { cooling = try await isCoolingDown(device, request: request) }
-                credential = cooling ? .coolingDevice : .device
+                credential = try await rank(device, request: request)
             } else {
                 credential = .device
             }
@@ -74,14 +73,24 @@ extension Flow {
         return Caller(session: session, credential: credential, device: device)
     }
 
-    /// ``authorize(_:_:request:)`` without a read, for an action that does not tell a device in its
-    /// cool-down from one out of it (checked: such an action ranks every device session as cooling).
+    /// What a device session's device makes it: a synced passkey, or a device in its cool-down or
+    /// out of it. A device that cannot be read ranks lowest.
+    private func rank(_ device: DeviceRecord?, request: RequestInfo) async throws(ServerError) -> CallerCredential {
+        guard let device else { return .syncedPasskey }
+        if device.passkey?.backupEligible == true { return .syncedPasskey }
+        return try await isCoolingDown(device, request: request) ? .coolingDevice : .device
+    }
+
+    /// ``authorize(_:_:request:)`` without a read, for an action whose answer is the same for
+    /// every kind of device session (checked: otherwise a device session is refused, as the lowest
+    /// of them would be).
     func authorizeUnread(_ action: AccountAction, _ session: SessionRecord) throws(ServerError) {
         let credential: CallerCredential =
             switch session.kind {
             case .enrolmentGrant: .enrolmentGrant
-            case .primary, .crossDevice: .password
-            case .device: Authority.distinguishesCoolDown(action) ? .coolingDevice : .device
+            case .primary: .password
+            case .crossDevice: .crossDevice
+            case .device: Authority.distinguishesDevices(action) ? .syncedPasskey : .device
             }
         guard Authority.permits(action, credential) else { throw ServerError(.forbidden, detail: Authority.refusal(action)) }
     }
