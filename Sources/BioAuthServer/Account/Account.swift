@@ -100,8 +100,9 @@ struct Account: Flow {
         }
         if attempt.rejectedCode {
             // A wrong, expired or other network's sign-in code: counted like a wrong password
-            // (against the user from this address and the run) and refused without a hash — the
-            // answer says nothing about the password.
+            // against the user from this address (never the run: made-up codes cannot lengthen
+            // the owner's back-off) and refused without a hash — the answer says nothing about
+            // the password.
             throw try await countFailure(.recoveryCodeRejected, of: attempt, username: username, lockout: lockout, request)
         }
         // The attempt waits for a hash in the lane of what it can be: the owner at a known address

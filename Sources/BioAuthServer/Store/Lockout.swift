@@ -173,11 +173,15 @@ public struct PasswordAttempt: Sendable, Hashable {
         return proven ? .proven : .existingUser
     }
 
-    /// The decision on the rows as read, every store alike: refused while the address's or the
-    /// (user, address) window limit is reached, or — from an address the user never signed in
-    /// from, without a sign-in code sent for it — while the run's back-off runs; otherwise counted
-    /// against the (user, address) window and the run. A sign-in code that does not match one sent
-    /// for this user and address, unexpired, rejects the attempt, counted the same way.
+    /// The decision on the rows as read, every store alike: refused while the (user, address)
+    /// window limit is reached; while the address's limit is reached — unless the user signed in
+    /// from it before or carries a sign-in code sent for it, so that strangers behind one NAT
+    /// address or IPv6 prefix never lock its known users out; and — from an address the user never
+    /// signed in from, without a matching sign-in code — while the run's back-off runs. Otherwise
+    /// counted against the (user, address) window and the run. A sign-in code that does not match
+    /// one sent for this user and address, unexpired, skips nothing and rejects the attempt,
+    /// counted against the (user, address) window but not the run: made-up codes cannot lengthen
+    /// the owner's back-off.
     public static func decide(_ rows: PasswordAttemptRows, user: UserID, limits: PasswordAttemptLimits, now: Date) -> (
         verdict: PasswordAttempt, plan: WritePlan
     ) {
@@ -192,22 +196,22 @@ public struct PasswordAttempt: Sendable, Hashable {
         let codeAccepted = code.flatMap { rows.counters[$0] }.map { $0.since > now } ?? false
         let proven = rows.knownClient || codeAccepted
         var waits: [Date] = []
-        if lockout.isLockedOut(clientCount: windowCount(.client(lockout.client))) || pairCount >= passwordLimit {
+        if (!proven && lockout.isLockedOut(clientCount: windowCount(.client(lockout.client)))) || pairCount >= passwordLimit {
             waits.append(limits.windowEnd)
         }
-        if !proven, code == nil, let runCounter, let next = run.nextAttempt(count: runCounter.count, last: runCounter.since), next > now {
+        if !proven, let runCounter, let next = run.nextAttempt(count: runCounter.count, last: runCounter.since), next > now {
             waits.append(next)
         }
         if let until = waits.max() { return (PasswordAttempt(user: rows.user, refusedUntil: until, reached: []), WritePlan()) }
+        let rejectedCode = code != nil && !codeAccepted
         let runCount = (runCounter?.count ?? 0) + 1
         var reached: [FailureSubject] = []
         if pairCount + 1 == passwordLimit { reached.append(pair) }
-        if runCount == run.threshold { reached.append(.passwordRun(user)) }
+        if runCount == run.threshold && !rejectedCode { reached.append(.passwordRun(user)) }
         var plan = WritePlan()
         plan.add(.setCounter(pair, FailureCounter(since: lockout.windowStart, count: pairCount + 1)))
-        plan.add(.setCounter(.passwordRun(user), FailureCounter(since: now, count: runCount)))
-        let verdict = PasswordAttempt(
-            user: rows.user, refusedUntil: nil, reached: reached, proven: proven, rejectedCode: code != nil && !codeAccepted)
+        if !rejectedCode { plan.add(.setCounter(.passwordRun(user), FailureCounter(since: now, count: runCount))) }
+        let verdict = PasswordAttempt(user: rows.user, refusedUntil: nil, reached: reached, proven: proven, rejectedCode: rejectedCode)
         return (verdict, plan)
     }
 }
