@@ -27,6 +27,9 @@ extension PostgresStore {
         case .attestation(let statement):
             let stored = try await rows(statement, c).first.flatMap { try PostgresStoredRow($0).optionalString("attestation") }
             return try condition.isSatisfied(byAttestation: DeviceAttestation(stored: stored))
+        case .passkey(let statement):
+            let stored = try await rows(statement, c).first.flatMap { try PostgresStoredRow($0).optionalString("passkey") }
+            return try condition.isSatisfied(byPasskey: PasskeyCredential(stored: stored))
         }
     }
 

@@ -30,6 +30,8 @@ package enum GuardCheck: Sendable {
     case belowFailureLimits(LockoutQuery)
     /// The statement returns the device's `attestation` (locked); ``WritePlan/Guard/isSatisfied(byAttestation:)`` decides.
     case attestation(SQL)
+    /// The statement returns the device's `passkey` (locked); ``WritePlan/Guard/isSatisfied(byPasskey:)`` decides.
+    case passkey(SQL)
 }
 
 extension WritePlan.Mutation {
@@ -290,6 +292,7 @@ extension WritePlan.Guard {
                 userLock: ("user-id", user))
         case .noPasswordAccount(let user): .noRows(["SELECT 1 FROM users WHERE id = \(user)"], userLock: ("user-id", user))
         case .appAttestCounter(let id, _, _): .attestation("SELECT attestation FROM devices WHERE id = \(id)\(.forUpdate)")
+        case .passkeyCounter(let id, _, _): .passkey("SELECT passkey FROM devices WHERE id = \(id)\(.forUpdate)")
         }
     }
 }

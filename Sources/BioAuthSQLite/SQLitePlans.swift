@@ -45,6 +45,9 @@ extension SQLiteHandle {
         case .attestation(let statement):
             let stored = try query(statement).first?.optionalString("attestation")
             return try condition.isSatisfied(byAttestation: DeviceAttestation(stored: stored))
+        case .passkey(let statement):
+            let stored = try query(statement).first?.optionalString("passkey")
+            return try condition.isSatisfied(byPasskey: PasskeyCredential(stored: stored))
         }
     }
 }

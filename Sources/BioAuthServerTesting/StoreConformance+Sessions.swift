@@ -1,3 +1,4 @@
+import BioAuthAttestation
 import BioAuthCore
 import BioAuthTesting
 import BioAuthServer
@@ -102,6 +103,45 @@ extension StoreConformance {
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         try require(winners == 1, "app attest: concurrent assertions with one counter", "\(winners) were stored")
+    }
+
+    /// A passkey's signature counter is stored behind its guard (``WritePlan/Guard/passkeyCounter(deviceID:credentialID:below:)``):
+    /// above the stored one it is written; the same or an earlier one, another credential's, or
+    /// parallel sign-ins with one value beyond the first write nothing — the counter never goes
+    /// back. Two zeros (an authenticator that keeps none) pass every time.
+    public func passkeyCounters(_ store: any BioAuthStore) async throws {
+        let credential = PasskeyCredential(
+            credentialID: Data(repeating: 7, count: 16), publicKey: Data([4]), signCount: 5, backupEligible: false, backedUp: false,
+            format: "none", attestation: .none, aaguid: Data(count: 16))
+        var zero = credential
+        zero.signCount = 0
+        try await enrol(
+            store, DeviceRecord(id: "d1", userID: "alice", name: "Key", publicKey: Data([4]), createdAt: t0, passkey: credential))
+        try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "Synced", publicKey: Data([5]), createdAt: t0, passkey: zero))
+        func advance(_ device: DeviceID, _ stored: PasskeyCredential, to counter: UInt32, credentialID: Data? = nil) async throws -> Bool {
+            var next = stored
+            next.signCount = counter
+            var plan = WritePlan.events([event("login.succeeded", device: device)])
+            plan.require(.passkeyCounter(deviceID: device, credentialID: credentialID ?? stored.credentialID, below: counter))
+            plan.add(.storePasskey(deviceID: device, next))
+            return try await store.apply(plan).wasApplied
+        }
+        try require(try await advance("d1", credential, to: 6), "passkey: a counter above the stored one")
+        try require(try await store.device(id: "d1")?.passkey?.signCount == 6, "passkey: the counter is stored")
+        try require(!(try await advance("d1", credential, to: 6)), "passkey: the same counter again")
+        try require(!(try await advance("d1", credential, to: 4)), "passkey: an earlier counter")
+        try require(
+            !(try await advance("d1", credential, to: 9, credentialID: Data(repeating: 8, count: 16))), "passkey: another credential")
+        try require(!(try await advance("gone", credential, to: 9)), "passkey: an unknown device")
+        try require(try await store.device(id: "d1")?.passkey?.signCount == 6, "passkey: refusals write nothing")
+        let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<8 { group.addTask { try await advance("d1", credential, to: 7) } }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        try require(winners == 1, "passkey: parallel sign-ins with one counter", "\(winners) were stored")
+        try require(try await store.device(id: "d1")?.passkey?.signCount == 7, "passkey: the counter never went back")
+        let first = try await advance("d2", zero, to: 0), second = try await advance("d2", zero, to: 0)
+        try require(first && second, "passkey: two zeros pass every time")
     }
 
     public func sessions(_ store: any BioAuthStore) async throws {

@@ -28,7 +28,7 @@ public struct StoreConformance: Sendable {
         case enrolmentRequests, apiKeys, refreshTokens, signingKeys, outbox, pendingEnrolmentRequestCap, recoveryCodeLimits,
             cancelledRequests, firstDevice, userIDNamespaces
         case appAttestCounters, staleDeviceKey, challengeWithdrawal, deviceRemovals
-        case crossDeviceRequests, dpopProofs
+        case crossDeviceRequests, dpopProofs, passkeyCounters
 
         public var description: String { rawValue }
     }
@@ -66,6 +66,7 @@ public struct StoreConformance: Sendable {
             case .deviceRemovals: try await deviceRemovals(store)
             case .crossDeviceRequests: try await crossDeviceRequests(store)
             case .dpopProofs: try await dpopProofs(store)
+            case .passkeyCounters: try await passkeyCounters(store)
             }
             try await store.close()
         } catch {

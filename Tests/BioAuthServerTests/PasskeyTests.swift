@@ -130,6 +130,35 @@ struct PasskeyTests {
         }
     }
 
+    /// A cloned counter-keeping authenticator racing its original: eight sign-ins carrying the
+    /// same counter value at once, and exactly one gets a session; the stored counter never goes
+    /// back, so the trailing clone is refused afterwards too.
+    @Test func parallelSignInsWithOneCounterLetOneIn() async throws {
+        let harness = Self.harness()
+        try await harness.test { api in
+            let primary = try await api.primarySession()
+            let passkey = SoftwarePasskey(origin: Self.origin)
+            passkey.keepsCounter = true
+            #expect(try await Self.register(passkey, api, token: primary).status == 201)
+            var finishes: [[String: any Sendable]] = []
+            for _ in 0..<8 {
+                let challenge = try await api.post("/v1/passkeys/login/challenge", ["username": "alice"])
+                let options = try JSONDecoder().decode(Wire.PasskeyRequestOptions.self, from: Data(challenge.text.utf8))
+                passkey.signCount = 4  // every copy signs counter 5
+                finishes.append(["challengeId": options.challengeId, "credential": try Self.object(try passkey.authenticate(options))])
+            }
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for body in finishes { group.addTask { try await api.post("/v1/passkeys/login/finish", body).status } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 200 }.count == 1 && statuses.filter { $0 == 401 }.count == 7, "\(statuses)")
+            let stored = try await harness.service.store.devices(userID: "alice").first?.passkey?.signCount
+            #expect(stored == 5, "the counter is the one that got in, never lower")
+            passkey.signCount = 3
+            #expect(try await Self.signIn(passkey, api).isUniformFailure, "a clone trailing behind is refused")
+        }
+    }
+
     /// Each anonymous passkey request costs the client one request of its budget: a sign-in is two.
     @Test func aSignInCostsTwoRequestsOfTheClientsBudget() async throws {
         let harness = Self.harness(requestsPerClient: 8)

@@ -186,6 +186,12 @@ struct Challenges: Flow {
             await audit(purpose.auditFailure, device: device, reason: AuditReason(FailureReason.assertion(.counter)), request: request)
             throw ServerError(.attestationRejected, field: "appAttestAssertion", detail: AttestationError.Check.counter.description)
         }
+        if case .passkeyCounter(let device, _, _)? = outcome.refusal {
+            // A concurrent sign-in stored this counter first (a clone racing its original): this one came second.
+            let reason = FailureReason.passkey(WebAuthnError.Check.signCount)
+            await audit(purpose.auditFailure, device: device, reason: AuditReason(reason), request: request)
+            throw ServerError.authenticationFailed(reason)
+        }
         return (success, outcome)
     }
 

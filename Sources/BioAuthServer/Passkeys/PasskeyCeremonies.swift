@@ -228,6 +228,9 @@ struct PasskeyCeremonies: Flow {
             session.dpopThumbprint = proof?.thumbprint
             let audit = self.event(.loginSucceeded, user: challenge.userID, device: device.id, request: request)
             var plan = WritePlan.login(session, from: request.clientAddress, audit: audit)
+            // The counter the verification accepted must still be the stored one when this
+            // commits: of parallel sign-ins with one counter value only one gets through.
+            plan.require(.passkeyCounter(deviceID: device.id, credentialID: credential.credentialID, below: verified.signCount))
             credential.signCount = verified.signCount
             credential.backedUp = verified.backedUp
             plan.add(.storePasskey(deviceID: device.id, credential))

@@ -39,6 +39,11 @@ public struct WritePlan: Sendable, Hashable {
         /// below `below` (the row locked until the transaction ends): an assertion's counter is
         /// accepted once, in order (``isSatisfied(byAttestation:)``).
         case appAttestCounter(deviceID: DeviceID, keyID: Data, below: UInt32)
+        /// The device is still the passkey `credentialID` and its stored signature counter is below
+        /// `below` — or both are 0, an authenticator that keeps none (the row locked until the
+        /// transaction ends): of parallel sign-ins with one counter value, one stores it and the
+        /// others are refused, so the counter never goes back (``isSatisfied(byPasskey:)``).
+        case passkeyCounter(deviceID: DeviceID, credentialID: Data, below: UInt32)
     }
 
     /// Which live sessions a revocation ends.
@@ -218,6 +223,15 @@ extension WritePlan.Guard {
     public func isSatisfied(byAttestation attestation: DeviceAttestation?) -> Bool {
         guard case .appAttestCounter(_, let keyID, let below) = self, let key = attestation?.appAttestKey else { return false }
         return key.keyID == keyID && key.counter < below
+    }
+
+    /// For ``passkeyCounter(deviceID:credentialID:below:)``: whether the device's stored passkey
+    /// (nil: none, or no such device) satisfies it. Every other guard answers false.
+    public func isSatisfied(byPasskey passkey: PasskeyCredential?) -> Bool {
+        guard case .passkeyCounter(_, let credentialID, let below) = self, let passkey, passkey.credentialID == credentialID else {
+            return false
+        }
+        return passkey.signCount < below || (passkey.signCount == 0 && below == 0)
     }
 }
 
