@@ -161,6 +161,10 @@ extension WritePlan.Mutation {
             ])
         case .endEnrolmentRequest(let id, let at, let ending):
             return .run(["UPDATE enrolment_requests SET ended_at = \(at), ending = \(ending.rawValue) WHERE id = \(id)"])
+        case .endOpenEnrolmentRequests(let user, let at, let ending):
+            return .run([
+                "UPDATE enrolment_requests SET ended_at = \(at), ending = \(ending.rawValue) WHERE user_id = \(user) AND ended_at IS NULL"
+            ])
         case .countRecoveryAttempt(let id):
             return .run(["UPDATE enrolment_requests SET recovery_attempts = recovery_attempts + 1 WHERE id = \(id)"])
         case .insertDeviceRemoval(let r):
@@ -222,7 +226,7 @@ extension WritePlan.Mutation {
                 case .one(let id, let user): "id = \(id) AND user_id = \(user)"
                 case .openedBy(let device, let user): "device_id = \(device) AND user_id = \(user)"
                 case .allOf(let user): "user_id = \(user)"
-                case .passwordSessionsOf(let user, let except): SQL.passwordSessions(of: user, except: except)
+                case .belowDevicesOf(let user, let except): SQL.sessionsBelowDevices(of: user, except: except)
                 }
             return .revokeSessions("UPDATE sessions SET revoked_at = \(at) WHERE \(selected) AND revoked_at IS NULL RETURNING id")
         case .withdrawApprovals(let approvals):
@@ -232,8 +236,8 @@ extension WritePlan.Mutation {
                     "user_id = \(user) AND (device_id = \(device) OR session_id IN (SELECT id FROM sessions WHERE device_id = \(device)))"
                 case .obtainedBy(let session): "session_id = \(session)"
                 case .allOf(let user): "user_id = \(user)"
-                case .obtainedByPasswordSessionsOf(let user, let except):
-                    "user_id = \(user) AND session_id IN (SELECT id FROM sessions WHERE \(SQL.passwordSessions(of: user, except: except)))"
+                case .obtainedBySessionsBelowDevicesOf(let user, let except):
+                    "user_id = \(user) AND session_id IN (SELECT id FROM sessions WHERE \(SQL.sessionsBelowDevices(of: user, except: except)))"
                 }
             return .run(["DELETE FROM approvals WHERE consumed_at IS NULL AND \(selected)"])
         case .deleteChallenges(.ofDevice(let device, let user)):
@@ -311,8 +315,8 @@ extension SQL {
     }
 
     /// The condition on `sessions` selecting the user's primary (password) sessions but `except`.
-    static func passwordSessions(of user: UserID, except: SessionID?) -> SQL {
-        let sessions: SQL = "user_id = \(user) AND kind = \(SessionKind.primary.rawValue)"
+    static func sessionsBelowDevices(of user: UserID, except: SessionID?) -> SQL {
+        let sessions: SQL = "user_id = \(user) AND kind \(oneOf: [SessionKind.primary.rawValue, SessionKind.crossDevice.rawValue])"
         guard let except else { return sessions }
         return "\(sessions) AND id <> \(except)"
     }

@@ -330,6 +330,23 @@ extension StoreConformance {
         try require(
             try await store.auditEvents(userID: "gina", limit: 10).filter { $0.kind == .enrolmentRequestEnded }.count == 2,
             "cancel: audited")
+        // A password change ends every request of the user still open, and no one else's.
+        try await ask("p3")
+        try await ask("p4")
+        let later = t0.addingTimeInterval(60)
+        guard var other = try await store.enrolmentRequest(id: "p3") else { throw ConformanceFailure("cancel: p3 stored", "") }
+        other.id = "q1"
+        other.userID = "hal"
+        _ = try await store.run(RequestEnrolment(other, maxPending: 5, now: t0, audit: event("enrolment.requested", user: "hal")))
+        var plan = WritePlan()
+        plan.add(.endOpenEnrolmentRequests(userID: "gina", at: later, ending: .cancelled))
+        try require(try await store.apply(plan).wasApplied, "cancel: every open request")
+        for id in ["p3", "p4"] as [EnrolmentRequestID] {
+            let ended = try await store.enrolmentRequest(id: id)
+            try require(ended?.ending == .cancelled && ended?.endedAt == later, "cancel: \(id) ended with the others")
+        }
+        try require(try await store.enrolmentRequest(id: "p1")?.endedAt == t0, "cancel: an ended request keeps its ending")
+        try require(try await store.enrolmentRequest(id: "q1")?.endedAt == nil, "cancel: another user's request stays")
     }
 
     /// User-id namespaces: an id the backend claimed, or with a device, cannot become a password

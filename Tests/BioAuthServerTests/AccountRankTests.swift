@@ -225,6 +225,40 @@ struct AccountRankTests {
         }
     }
 
+    /// Whatever the phished password started ends with the password: the screen a phone let in
+    /// (a session ranked like a password) and the enrolment request the attacker made wait no
+    /// longer; the device sessions stay.
+    @Test func aPasswordChangeEndsEverySessionBelowADeviceAndEveryOpenRequest() async throws {
+        let harness = ServerHarness { $0.crossDevice = CrossDevicePolicy() }
+        try await harness.test { api in
+            let (phoneID, phone, ownerSession) = try await Self.owner(api)
+            let phished = try await api.post("/v1/login/password", ["username": "alice", "password": API.password], client: Self.attacker)[
+                "token"]
+            let request = try await api.post(
+                "/v1/enrolment-requests", ["name": "Mallory's phone", "publicKey": SoftwareDevice().spki], token: phished,
+                client: Self.attacker)
+            #expect(request.status == 201, "\(request.text)")
+            let started = try await CrossDeviceTests.start(api)
+            #expect(
+                try await CrossDeviceTests.approve(api, request: started["id"], number: started["number"], phoneID: phoneID, phone: phone)
+                    .status == 204)
+            let screen = try #require(
+                (try await CrossDeviceTests.poll(api, started).json["session"] as? [String: any Sendable])?["token"] as? String)
+            #expect(try await api.call(.get, "/v1/devices", token: screen).status == 200)
+
+            let (approval, _) = try await api.stepUpApproval("alice", phoneID, phone, text: PasswordChangeText.make(userID: "alice"))
+            #expect(
+                try await api.post(
+                    "/v1/password", ["password": "owner's new passphrase 8", "approval": approval], token: ownerSession["token"]
+                )
+                .status == 204)
+            #expect(try await api.call(.get, "/v1/devices", token: screen).isUniformFailure, "the approved screen's session ended")
+            let ended = try await api.call(.get, "/v1/enrolment-requests/\(request["id"])", token: ownerSession["token"])
+            #expect(ended["status"] == "ended" && ended["endedBy"] == "cancelled", "\(ended.text)")
+            #expect(try await api.call(.get, "/v1/devices", token: ownerSession["token"]).status == 200, "the phone's session stays")
+        }
+    }
+
     /// The owner's phone sees what the password did: a request to add a device and a recovery
     /// code asked for from the attacker's address, listed newest first with that address, and
     /// only the newer ones after `since`; then the phone cancels the request.

@@ -3,8 +3,10 @@ import Crypto
 import Foundation
 
 /// Changing the built-in password: only with a step-up approval of an enrolled device over
-/// ``PasswordChangeText`` (so out of its cool-down), never with the old password alone. Every
-/// other password session ends with the approvals it obtained; the caller's own session stays.
+/// ``PasswordChangeText`` (so out of its cool-down), never with the old password alone. Whatever
+/// the old password could have started ends: every other session below a device (password
+/// sessions, screens a phone let in) with the approvals it obtained, and every enrolment request
+/// still open; the caller's own session stays.
 struct PasswordChange: Flow {
     let context: FlowContext
 
@@ -44,8 +46,9 @@ extension WritePlan {
     /// A new password for `user` with the approval in `rows` (read locked): only an approval of
     /// that user for `operationHash` (``PasswordChangeText``), redeemable now and signed by a device
     /// that still holds the signing key, allows it. The approval is consumed, the password row
-    /// replaced, and every primary session of the user but `keeping` revoked with the approvals
-    /// those obtained; nothing is written otherwise.
+    /// replaced, every session below a device but `keeping` revoked with the approvals those
+    /// obtained, and every open enrolment request of the user ended (`cancelled`); nothing is
+    /// written otherwise.
     package static func passwordChange(
         _ rows: LockedRows, to user: UserRecord, operationHash: Data, keeping session: SessionID, at now: Date, audit: AuditEvent
     ) -> (verdict: Bool, plan: WritePlan) {
@@ -56,8 +59,9 @@ extension WritePlan {
         var plan = WritePlan()
         plan.add(.redeemApproval(tokenHash: approval.tokenHash, at: now))
         plan.add(.replacePassword(user))
-        plan.add(.withdrawApprovals(.obtainedByPasswordSessionsOf(userID: user.id, except: session)))
-        plan.add(.revokeSessions(.passwordSessionsOf(userID: user.id, except: session), at: now))
+        plan.add(.withdrawApprovals(.obtainedBySessionsBelowDevicesOf(userID: user.id, except: session)))
+        plan.add(.revokeSessions(.belowDevicesOf(userID: user.id, except: session), at: now))
+        plan.add(.endOpenEnrolmentRequests(userID: user.id, at: now, ending: .cancelled))
         plan.audit(audit)
         return (true, plan)
     }

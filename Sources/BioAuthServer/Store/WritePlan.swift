@@ -52,8 +52,9 @@ public struct WritePlan: Sendable, Hashable {
         /// Every session the device opened.
         case openedBy(deviceID: DeviceID, userID: UserID)
         case allOf(userID: UserID)
-        /// Every primary (password) session of the user but `except`.
-        case passwordSessionsOf(userID: UserID, except: SessionID?)
+        /// Every session of the user that ranks below a device but `except`: primary (password)
+        /// sessions and screens a phone let in (``SessionKind/crossDevice``).
+        case belowDevicesOf(userID: UserID, except: SessionID?)
     }
 
     /// Which unredeemed approvals a withdrawal deletes.
@@ -63,8 +64,8 @@ public struct WritePlan: Sendable, Hashable {
         /// Those the session obtained.
         case obtainedBy(sessionID: SessionID)
         case allOf(userID: UserID)
-        /// Those obtained by a primary (password) session of the user other than `except`.
-        case obtainedByPasswordSessionsOf(userID: UserID, except: SessionID?)
+        /// Those obtained by a session ``Sessions/belowDevicesOf(userID:except:)`` names.
+        case obtainedBySessionsBelowDevicesOf(userID: UserID, except: SessionID?)
     }
 
     /// Which outstanding challenges a withdrawal deletes: a challenge issued before a device was
@@ -128,6 +129,8 @@ public struct WritePlan: Sendable, Hashable {
         case setRecoveryCode(requestID: EnrolmentRequestID, codeHash: TokenHash, sentAt: Date, codesSent: Int)
         /// Ends the request at `at` (``EnrolmentRequestRecord/endedAt``).
         case endEnrolmentRequest(id: EnrolmentRequestID, at: Date, ending: EnrolmentRequestEnding)
+        /// Ends every request of the user that has not ended, approved ones included.
+        case endOpenEnrolmentRequests(userID: UserID, at: Date, ending: EnrolmentRequestEnding)
         /// Counts one wrong recovery code against the request.
         case countRecoveryAttempt(requestID: EnrolmentRequestID)
         /// Inserts the removal; an existing id throws ``StoreError`` `duplicate` and nothing is written.
