@@ -86,7 +86,7 @@ extension FailureSubject {
         switch self {
         // usernames never contain "|"
         case .password(let user, let client), .recoveryCodes(let user, let client): kind + ":" + user.rawValue + "|" + client
-        case .passwordRun(let user): kind + ":" + user.rawValue
+        case .passwordRun(let user), .userRecoveryCodes(let user): kind + ":" + user.rawValue
         case .client(let address), .requests(let address), .failedRedemptions(let address): kind + ":" + address
         case .signInCode(let user, let client, let code): kind + ":" + user.rawValue + "|" + client + "|" + code.digest.hexString
         case .attestationChallenge(let session, let challenge): kind + ":" + session.rawValue + "|" + challenge.digest.hexString

@@ -136,4 +136,27 @@ struct SignInCodeTests {
             #expect(malformed.status == 400 && malformed["field"] == "signInCode", "\(malformed.text)")
         }
     }
+
+    /// Five addresses, ten codes each: the owner's mailbox gets the user's day of codes (20) and
+    /// no more, whichever kind asks — sign-in codes here, removal and enrolment codes alike.
+    @Test func theOwnersMailboxGetsAtMostADaysCodesFromEveryAddress() async throws {
+        let channel = CapturingRecoveryChannel()
+        let harness = ServerHarness(recoveryChannel: channel)
+        try await harness.test { api in
+            _ = try await api.primarySession()
+            var statuses: [Int] = []
+            for address in 0..<5 {
+                for _ in 0..<10 {
+                    statuses.append(
+                        try await api.post("/v1/login/password/code", ["username": "alice"], client: "198.51.100.\(address)").status)
+                }
+            }
+            #expect(statuses.filter { $0 == 202 }.count == 20 && statuses.filter { $0 == 429 }.count == 30, "\(statuses)")
+            _ = try await Self.delivered(channel, count: 20)  // deliveries follow the answers
+            #expect(await channel.messages.count == 20, "the owner's mailbox got a day's codes, not fifty")
+            harness.clock.advance(by: 86_400)
+            #expect(
+                try await api.post("/v1/login/password/code", ["username": "alice"], client: "198.51.100.9").status == 202, "the next day")
+        }
+    }
 }

@@ -159,7 +159,7 @@ struct Account: Flow {
         let code = RecoveryCode.random(), expiresAt = now.addingTimeInterval(RecoveryCodeLimits.signInCodeLifetime)
         let audit = event(.signInCodeSent, user: username, request: request)
         let decided = try await run(request) {
-            try await self.writer.decide(locking: RowLocks(counters: [.recoveryCodes(username, client: client)])) {
+            try await self.writer.decide(locking: RowLocks(counters: FailureSubject.recoveryCodeCounters(username, client: client))) {
                 rows -> (verdict: Date?, plan: WritePlan) in
                 var plan = WritePlan()
                 if let until = plan.chargeRecoveryCode(rows, userID: username, requester: client, limits: limits, at: now) {

@@ -91,11 +91,17 @@ public struct RecoveryCodeLimits: Sendable, Hashable {
     /// Codes for one user's requests from one client address (IPv4 address, IPv6 prefix) in a
     /// fixed 24-hour window, across every request (10).
     public var perRequesterPerDay: Int
+    /// Codes for one user from every address in a fixed 24-hour window (20): the owner's mailbox
+    /// gets at most this many a day however many addresses ask. Strangers who spend it leave the
+    /// owner without codes until the window ends (device logins, known addresses and the
+    /// backend need none) — the price of not flooding the owner's mail, named in the threat model.
+    public var perUserPerDay: Int
 
-    public init(perRequest: Int = 3, interval: TimeInterval = 60, perRequesterPerDay: Int = 10) {
+    public init(perRequest: Int = 3, interval: TimeInterval = 60, perRequesterPerDay: Int = 10, perUserPerDay: Int = 20) {
         self.perRequest = perRequest
         self.interval = interval
         self.perRequesterPerDay = perRequesterPerDay
+        self.perUserPerDay = perUserPerDay
     }
 
     /// The window of ``perRequesterPerDay``.

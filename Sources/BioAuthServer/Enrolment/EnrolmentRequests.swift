@@ -283,18 +283,26 @@ extension WritePlan {
         return (.send, plan)
     }
 
-    /// Counts one recovery code against the requester's daily budget (the counter locked in
-    /// `rows`, ``RecoveryCodeLimits/perRequesterPerDay``): nil once added to the plan, or when the
-    /// budget frees up again, with nothing added.
+    /// Counts one recovery code against the requester's daily budget for the user and the user's
+    /// own (the counters locked in `rows`, ``FailureSubject/recoveryCodeCounters(_:client:)``;
+    /// ``RecoveryCodeLimits/perRequesterPerDay``, ``RecoveryCodeLimits/perUserPerDay``): nil once
+    /// added to the plan, or when the spent budget frees up again, with nothing added.
     mutating func chargeRecoveryCode(_ rows: LockedRows, userID: UserID, requester: String, limits: RecoveryCodeLimits, at now: Date)
         -> Date?
     {
-        let subject = FailureSubject.recoveryCodes(userID, client: requester)
-        var day = FailureCounter(since: now, count: 0)
-        if let counter = rows.counters[subject], now < counter.since.addingTimeInterval(RecoveryCodeLimits.day) { day = counter }
-        guard day.count < limits.perRequesterPerDay else { return day.since.addingTimeInterval(RecoveryCodeLimits.day) }
-        day.count += 1
-        add(.setCounter(subject, day))
+        let budgets = [
+            (FailureSubject.recoveryCodes(userID, client: requester), limits.perRequesterPerDay),
+            (.userRecoveryCodes(userID), limits.perUserPerDay),
+        ]
+        var days: [(FailureSubject, FailureCounter)] = []
+        for (subject, limit) in budgets {
+            var day = FailureCounter(since: now, count: 0)
+            if let counter = rows.counters[subject], now < counter.since.addingTimeInterval(RecoveryCodeLimits.day) { day = counter }
+            guard day.count < limit else { return day.since.addingTimeInterval(RecoveryCodeLimits.day) }
+            day.count += 1
+            days.append((subject, day))
+        }
+        for (subject, day) in days { add(.setCounter(subject, day)) }
         return nil
     }
 

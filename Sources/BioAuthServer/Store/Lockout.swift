@@ -16,6 +16,10 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
     /// Not a failure: the recovery codes sent for this user's requests asked from this client
     /// address in the current day (``RecoveryCodeLimits/perRequesterPerDay``).
     case recoveryCodes(UserID, client: String)
+    /// Not a failure: the recovery codes sent for this user from every address in the current day
+    /// (``RecoveryCodeLimits/perUserPerDay``): what five addresses with the password can mail the
+    /// owner is bounded too.
+    case userRecoveryCodes(UserID)
     /// Not a failure: a sign-in code sent to this user for a password login from this client
     /// address, by the hash of the code; the counter's time is when the code expires, and a
     /// login that uses it deletes it (``PasswordAttempt/decide(_:user:limits:now:)``).
@@ -41,7 +45,7 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
         case .password: Self.failureCounterPrefix + "password"
         case .passwordRun: Self.failureCounterPrefix + "password-run"
         case .client: Self.failureCounterPrefix + "client"
-        case .recoveryCodes: "rate:recovery-codes"
+        case .recoveryCodes, .userRecoveryCodes: "rate:recovery-codes"
         case .signInCode: "code:sign-in"
         case .attestationChallenge: "code:android-attestation"
         case .requests: "rate:requests"
@@ -50,6 +54,11 @@ public enum FailureSubject: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { kind }
+
+    /// The counters a recovery code is charged to: the requester's for the user, and the user's.
+    public static func recoveryCodeCounters(_ user: UserID, client: String) -> [FailureSubject] {
+        [.recoveryCodes(user, client: client), .userRecoveryCodes(user)]
+    }
 }
 
 /// The failure limit in force for one request's client address in the current fixed window.
