@@ -472,6 +472,11 @@ struct Serve: AsyncParsableCommand {
             delivery: DeliveryPolicy(
                 concurrency: webhookConcurrency,
                 optionalEvents: Set(AuditKind.optionalEvents.filter { webhookEvents.contains($0.description) })))
+        try ListenerPorts.requireFree(host: configuration.host, port: configuration.port, listener: "API listener", flag: "--port")
+        if let managementPort {
+            try ListenerPorts.requireFree(
+                host: managementHost, port: managementPort, listener: "management listener (metrics, health)", flag: "--management-port")
+        }
         // PostgreSQL's pool runs in the application's group, and the database is prepared (probed,
         // migrated) before the listener accepts a request.
         let app = server.application(

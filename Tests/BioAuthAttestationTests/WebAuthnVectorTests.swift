@@ -298,3 +298,21 @@ struct WebAuthnVectorTests {
         }
     }
 }
+
+/// `clientDataJSON` that names a member twice is refused: parsers disagree on which one counts,
+/// so an origin check could read one and another verifier the other.
+struct ClientDataStrictnessTests {
+    @Test(arguments: [
+        #"{"type":"webauthn.get","challenge":"AAAA","origin":"https://evil.example","origin":"https://bioauth.test"}"#,
+        #"{"type":"webauthn.get","challenge":"AAAA","origin":"https://bioauth.test","\u006frigin":"https://evil.example"}"#,
+        #"{"type":"webauthn.get","challenge":"AAAA","origin":"https://bioauth.test",}"#,
+    ])
+    func aMemberNamedTwiceOrAStrayCommaIsRefused(_ json: String) {
+        #expect(throws: WebAuthnError.self) { try WebAuthnClientData(json: Data(json.utf8)) }
+    }
+
+    @Test func strictClientDataIsRead() throws {
+        let data = try WebAuthnClientData(json: Data(#"{"type":"webauthn.get","challenge":"AAAA","origin":"https://bioauth.test"}"#.utf8))
+        #expect(data.origin == "https://bioauth.test" && data.type == "webauthn.get")
+    }
+}

@@ -25,6 +25,11 @@ public struct WebAuthnClientData: Sendable, Hashable {
 
     /// Reads `clientDataJSON` (UTF-8 JSON with at least `type`, `challenge` and `origin`).
     public init(json: Data) throws(WebAuthnError) {
+        // A member named twice (two `origin`s) is refused: parsers disagree on which one counts.
+        let shape = JSONShape(of: json, maximumDepth: 8)
+        guard shape.duplicateKey == nil, shape.depth <= 8, !shape.trailingComma else {
+            throw WebAuthnError(.malformed, "clientDataJSON names a member twice or is not strict JSON")
+        }
         let fields: Fields
         do { fields = try JSONDecoder().decode(Fields.self, from: json) } catch {
             throw WebAuthnError(.malformed, "clientDataJSON is not JSON with type, challenge and origin")
