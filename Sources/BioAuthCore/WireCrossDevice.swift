@@ -1,16 +1,23 @@
 extension Wire {
     /// `POST /v1/cross-device/requests`: a screen asks a user's phone to let it in.
-    public struct CrossDeviceStart: WireRequest, Hashable {
+    public struct CrossDeviceStart: WireRequest, Hashable, WireRedacted {
         public var username: String
-        public init(username: String) { self.username = username }
-        public enum CodingKeys: String, CodingKey, CaseIterable { case username }
+        /// The screen token a phone's approval gave this screen before (``CrossDevicePollResult/screenToken``):
+        /// the request is then the owner's own screen's, listed and announced before strangers'.
+        public var screenToken: String?
+        public init(username: String, screenToken: String? = nil) {
+            self.username = username
+            self.screenToken = screenToken
+        }
+        public enum CodingKeys: String, CodingKey, CaseIterable { case username, screenToken }
+        public var visibleFields: KeyValuePairs<String, Any> { ["username": username] }
     }
 
     /// The answer to ``CrossDeviceStart``, for the asking screen only: the number it shows and
     /// the token it polls with.
     public struct CrossDeviceStarted: Codable, Sendable, Hashable, WireRedacted {
         public var id: String
-        /// Two digits the user types on the phone.
+        /// Four digits the user types on the phone.
         public var number: String
         /// 32 bytes, base64url: whoever holds it collects the session.
         public var pollToken: String
@@ -41,10 +48,14 @@ extension Wire {
         public var status: String
         public var endedBy: String?
         public var session: Session?
-        public init(status: String, endedBy: String? = nil, session: Session? = nil) {
+        /// With `approved`: 32 bytes, base64url, that this screen keeps and sends with its next
+        /// request for the user (``CrossDeviceStart/screenToken``), for 90 days.
+        public var screenToken: String?
+        public init(status: String, endedBy: String? = nil, session: Session? = nil, screenToken: String? = nil) {
             self.status = status
             self.endedBy = endedBy
             self.session = session
+            self.screenToken = screenToken
         }
         public var visibleFields: KeyValuePairs<String, Any> { ["status": status, "endedBy": endedBy as Any] }
     }

@@ -10,7 +10,8 @@ extension BioAuthRoutes {
         v1.post("cross-device/requests") { request, context in
             let body = try await decode(Wire.CrossDeviceStart.self, request)
             let started = try await service.startCrossDeviceSignIn(
-                username: body.username, userAgent: request.headers[.userAgent], request: info(request, context))
+                username: body.username, userAgent: request.headers[.userAgent], screenToken: body.screenToken,
+                request: info(request, context))
             let interval = service.configuration.crossDevice?.pollInterval ?? 3
             return try json(
                 Wire.CrossDeviceStarted(
@@ -45,7 +46,7 @@ extension Wire.CrossDevicePollResult {
     init(_ collection: CrossDeviceCollection) {
         switch collection {
         case .pending: self.init(status: "pending")
-        case .session(let grant): self.init(status: "approved", session: Wire.Session(grant))
+        case .session(let grant, let screenToken): self.init(status: "approved", session: Wire.Session(grant), screenToken: screenToken)
         case .ended(let ending): self.init(status: "ended", endedBy: ending?.rawValue ?? "expired")
         }
     }

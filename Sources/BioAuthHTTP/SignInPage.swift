@@ -269,7 +269,9 @@ enum SignInPage {
           const username = $("username").value.trim();
           if (!username) return say("Enter your username.", true);
           try {
-            const started = await call("cross-device/requests", { username });
+            // A screen the phone let in before says so with its token: its request comes first on the phone.
+            const screenToken = localStorage.getItem("bioauth.screen." + username);
+            const started = await call("cross-device/requests", screenToken ? { username, screenToken } : { username });
             waiting = started;
             $("number").textContent = started.number;
             $("signed-out").hidden = true;
@@ -289,6 +291,7 @@ enum SignInPage {
             if (result.status === "pending") return setTimeout(() => poll(started), started.interval * 1000);
             waiting = null;
             if (result.status === "approved") {
+              if (result.screenToken) localStorage.setItem("bioauth.screen." + result.session.userId, result.screenToken);
               // A session your phone approved: it may create one passkey on this browser.
               sessionStorage.setItem("bioauth.crossDevice", "1");
               show(result.session);

@@ -51,6 +51,9 @@ extension PostgresStore {
                 try CrossDeviceRequestRecord(row: PostgresStoredRow($0))
             }
             rows.crossDeviceRequesterKnown = try await !self.rows(Reads.knownClient(of.userID, of.client), c).isEmpty
+            if !rows.crossDeviceRequesterKnown, let screen = of.screenKey {
+                rows.crossDeviceRequesterKnown = try await !self.rows(Reads.knownClient(of.userID, screen), c).isEmpty
+            }
         }
         if !locking.counters.isEmpty {
             // A counter row may not exist yet: lock its key instead, in one order (no deadlock).

@@ -190,9 +190,10 @@ extension WritePlan.Mutation {
             return .run([
                 """
                 INSERT INTO cross_device_requests (id, user_id, requester, user_agent, created_at, expires_at, approval_hash, poll_token_hash,
-                  announced, approved_at, approved_by_device, ended_at, ending)
+                  announced, approved_at, approved_by_device, ended_at, ending, screen_key)
                 VALUES (\(r.id), \(r.userID), \(r.requester), \(r.screen.description), \(r.createdAt), \(r.expiresAt), \(r.approvalHash),
-                        \(r.pollTokenHash), \(r.announced), \(r.approvedAt), \(r.approvedByDevice), \(r.endedAt), \(r.ending?.rawValue))
+                        \(r.pollTokenHash), \(r.announced), \(r.approvedAt), \(r.approvedByDevice), \(r.endedAt), \(r.ending?.rawValue),
+                        \(r.screenKey))
                 """
             ])
         case .updateCrossDeviceRequest(let r):

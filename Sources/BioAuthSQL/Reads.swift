@@ -65,7 +65,7 @@ package enum Reads {
         """
         SELECT r.* FROM cross_device_requests r
         WHERE r.user_id = \(user) AND r.approved_at IS NULL AND r.ended_at IS NULL AND r.expires_at > \(now)
-        ORDER BY EXISTS (SELECT 1 FROM known_clients k WHERE k.user_id = r.user_id AND k.client = r.requester) DESC,
+        ORDER BY EXISTS (SELECT 1 FROM known_clients k WHERE k.user_id = r.user_id AND (k.client = r.requester OR k.client = r.screen_key)) DESC,
           r.created_at DESC, r.id
         LIMIT \(limit)
         """

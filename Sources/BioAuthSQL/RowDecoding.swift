@@ -126,7 +126,8 @@ extension CrossDeviceRequestRecord {
             createdAt: try r.date("created_at"), expiresAt: try r.date("expires_at"), approvalHash: try r.tokenHash("approval_hash"),
             pollTokenHash: try r.tokenHash("poll_token_hash"), announced: try r.bool("announced"),
             approvedAt: try r.optionalDate("approved_at"), approvedByDevice: try r.optionalID("approved_by_device"),
-            endedAt: try r.optionalDate("ended_at"), ending: ending.flatMap(CrossDeviceEnding.init(rawValue:)))
+            endedAt: try r.optionalDate("ended_at"), ending: ending.flatMap(CrossDeviceEnding.init(rawValue:)),
+            screenKey: try r.optionalString("screen_key"))
     }
 }
 

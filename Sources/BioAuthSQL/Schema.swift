@@ -62,6 +62,9 @@ package enum Schema {
                 .createTable(dpopProofs),
                 .createIndex(name: "dpop_proofs_expiry", table: "dpop_proofs", columns: ["expires_at"], where: nil),
             ]),
+        SchemaMigration(
+            "A screen a phone let in before is remembered by its token",
+            [.addColumn("cross_device_requests", .init("screen_key", .text, nullable: true))]),
     ]
 
     static let dpopProofs = Table("dpop_proofs", [.init("proof_hash", .bytes), .init("expires_at", .date)])
@@ -168,7 +171,7 @@ package enum Schema {
                 .init("session_id", .text, nullable: true), .init("enrolment_request_id", .text, nullable: true),
             ]),
         Table("counters", [.init("key", .text), .init("window_start", .date), .init("count", .integer)]),
-        crossDeviceRequests,
+        Table(crossDeviceRequests.name, crossDeviceRequests.columns + [.init("screen_key", .text, nullable: true)]),
         Table(
             "device_removals",
             [

@@ -207,7 +207,9 @@ public final class SQLiteStore: BioAuthStore {
             if let of = locking.crossDeviceRequestsOf {
                 rows.crossDeviceRequests = try db.all(
                     Reads.crossDeviceRequests(of: of.userID, since: of.since), CrossDeviceRequestRecord.init(row:))
-                rows.crossDeviceRequesterKnown = try !db.query(Reads.knownClient(of.userID, of.client)).isEmpty
+                rows.crossDeviceRequesterKnown =
+                    try !db.query(Reads.knownClient(of.userID, of.client)).isEmpty
+                    || of.screenKey.map { try !db.query(Reads.knownClient(of.userID, $0)).isEmpty } ?? false
             }
             rows.counters = try db.counters(locking.counters)
             let decision = decide(rows)

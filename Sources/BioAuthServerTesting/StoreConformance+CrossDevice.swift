@@ -17,16 +17,19 @@ extension StoreConformance {
                 return plan
             }())
         let policy = CrossDevicePolicy(maxPendingPerRequester: 2, announcementsPerUser: 1)
-        func request(_ id: CrossDeviceRequestID, from client: String, at offset: TimeInterval) -> CrossDeviceRequestRecord {
+        func request(_ id: CrossDeviceRequestID, from client: String, at offset: TimeInterval, screenKey: String? = nil)
+            -> CrossDeviceRequestRecord
+        {
             CrossDeviceRequestRecord(
                 id: id, userID: "alice", requester: client, screen: ScreenLabel(userAgent: "Firefox/140"),
                 createdAt: t0.addingTimeInterval(offset),
                 expiresAt: t0.addingTimeInterval(offset + 180), approvalHash: TokenHash(ofText: "text \(id)"),
-                pollTokenHash: TokenHash(ofText: "poll \(id)"), announced: false)
+                pollTokenHash: TokenHash(ofText: "poll \(id)"), announced: false, screenKey: screenKey)
         }
         func start(_ r: CrossDeviceRequestRecord) async throws -> CrossDeviceAdmission {
             let locks = RowLocks(
-                crossDeviceRequestsOf: CrossDeviceRequestsOf("alice", since: t0.addingTimeInterval(-600), client: r.requester))
+                crossDeviceRequestsOf: CrossDeviceRequestsOf(
+                    "alice", since: t0.addingTimeInterval(-600), client: r.requester, screenKey: r.screenKey))
             return try await store.decide(locking: locks) { rows in
                 WritePlan.requestCrossDevice(rows, r, announceable: true, policy: policy, audit: event("crossdevice.requested"))
             }.verdict
@@ -66,6 +69,7 @@ extension StoreConformance {
             try await store.pendingCrossDeviceRequests(userID: "alice", now: t0.addingTimeInterval(400), limit: 10).isEmpty,
             "crossDevice: expired requests are not listed")
 
+        let screenToken = SecretBytes(Data(repeating: 3, count: 32))
         func collect(_ token: String, at offset: TimeInterval) async throws -> (CrossDeviceCollection?, Bool) {
             let decided = try await store.decide(locking: RowLocks(crossDeviceRequest: "x1")) { rows in
                 WritePlan.collectCrossDevice(
@@ -74,18 +78,35 @@ extension StoreConformance {
                         var opened = session("c1", device: request.approvedByDevice)
                         opened.kind = .crossDevice
                         return SessionGrant(token: "t", session: opened)
-                    }, at: t0.addingTimeInterval(offset), audit: event("crossdevice.signed.in"))
+                    }, screenToken: screenToken, at: t0.addingTimeInterval(offset), audit: event("crossdevice.signed.in"))
             }
             return (decided.verdict, decided.outcome.wasApplied)
         }
         try require(try await collect("not the token", at: 30).0 == nil, "crossDevice: another poll token collects nothing")
         let collected = try await collect("poll x1", at: 30)
-        guard case .session(let grant)? = collected.0, collected.1 else {
+        guard case .session(let grant, let kept)? = collected.0, collected.1 else {
             throw ConformanceFailure("crossDevice", "an approval is collected")
         }
         try require(
             try await store.session(id: grant.session.id)?.session.kind == .crossDevice, "crossDevice: the collected session is stored")
         try require(try await collect("poll x1", at: 31).0 == .ended(.collected), "crossDevice: a session is collected once")
+        try require(kept == Base64URL.encode(screenToken.data), "crossDevice: the screen gets its token")
+
+        // That screen, at an address the user never used, is the user's own: announced though the
+        // announcements are spent, and listed before strangers' newer requests.
+        let screenKey = CrossDevicePolicy.screenKey(screenToken)
+        let remembered = try await start(request("x6", from: "10.0.0.6", at: 40, screenKey: screenKey))
+        let strangerAfter = try await start(
+            request("x7", from: "10.0.0.7", at: 41, screenKey: CrossDevicePolicy.screenKey(SecretBytes(Data(count: 32)))))
+        guard case .stored(let r6) = remembered, case .stored(let r7) = strangerAfter else {
+            throw ConformanceFailure("crossDevice", "the remembered screen's request is stored")
+        }
+        try require(r6.announced && !r7.announced, "crossDevice: a remembered screen is always announced, a made-up token is not")
+        let withScreen = try await store.pendingCrossDeviceRequests(userID: "alice", now: t0.addingTimeInterval(42), limit: 10)
+        try require(
+            withScreen.prefix(2).map(\.id).sorted() == ["x4", "x6"] && withScreen.contains { $0.id == "x7" },
+            "crossDevice: a remembered screen is listed with the known addresses, first", "\(withScreen.map(\.id))")
+        try require(try await store.crossDeviceRequest(id: "x6")?.screenKey == screenKey, "crossDevice: the screen key reads back")
     }
 
     /// A DPoP proof's key and `jti` are remembered once: the second time is a duplicate, so

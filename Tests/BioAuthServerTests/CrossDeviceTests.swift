@@ -117,6 +117,43 @@ import Testing
         }
     }
 
+    /// A screen the phone let in once keeps its screen token; asking again from an address the
+    /// owner never used, behind thirty strangers' requests, it is announced and listed first.
+    @Test func theOwnersRememberedScreenComesFirstWhateverStrangersSend() async throws {
+        let harness = Self.harness()
+        try await harness.test { api in
+            let (phoneID, phone) = try await Self.alice(api)
+            let first = try await Self.start(api)
+            _ = try await Self.approve(api, request: first["id"], number: first["number"], phoneID: phoneID, phone: phone)
+            let collected = try await Self.poll(api, first)
+            let screenToken = try #require(collected.json["screenToken"] as? String)
+            #expect(screenToken.count == 43)
+            for n in 0..<30 {
+                #expect(try await Self.start(api, client: "198.51.100.\(100 + n)").status == 201)
+            }
+            let hotel = "192.0.2.200"
+            let again = try await api.post(
+                "/v1/cross-device/requests", ["username": "alice", "screenToken": screenToken] as [String: any Sendable], client: hotel)
+            #expect(again.status == 201, "\(again.text)")
+            let made = try await api.post(
+                "/v1/cross-device/requests",
+                ["username": "alice", "screenToken": Base64URL.encode(Data(count: 32))] as [String: any Sendable],
+                client: "192.0.2.201")
+            #expect(made.status == 201, "a made-up token is answered alike")
+            let session = try await api.login("alice", phoneID, phone)["token"]
+            let listed = try await api.call(.get, "/v1/cross-device/requests", token: session)
+            #expect(
+                listed.objects.first?["id"] as? String == again["id"],
+                "the owner's screen first: \(listed.objects.map { $0["requester"] ?? "" })")
+            #expect(listed.objects.count == 20)
+            let announced = try await harness.service.store.claimOutbox(
+                now: harness.clock.now(), leaseUntil: harness.clock.now().addingTimeInterval(60), limit: 1_000, first: [])
+            let requested = announced.filter { $0.event.kind == .crossDeviceRequested }.count
+            #expect(
+                requested == 5 + 1, "five from unknown screens in the window (the first among them), then the remembered one: \(requested)")
+        }
+    }
+
     /// Every label is one of the fixed vocabulary's, whatever the header says.
     @Test(arguments: [
         (

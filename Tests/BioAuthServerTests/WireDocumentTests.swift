@@ -137,7 +137,7 @@ struct WireDocumentTests {
                 try Self.keys(
                     Wire.CrossDevicePollResult(
                         status: "ended", endedBy: "collected",
-                        session: Wire.Session(token: "t", sessionId: "s", userId: "u", deviceId: nil, expiresAt: 1)))
+                        session: Wire.Session(token: "t", sessionId: "s", userId: "u", deviceId: nil, expiresAt: 1), screenToken: "k"))
             ),
             (
                 "CrossDeviceRequest",

@@ -5,12 +5,14 @@ import Foundation
 extension BioAuthService {
     /// Starts a sign-in on another screen for `username` (``CrossDeviceRequestRecord``): the
     /// screen shows the number and polls with the token. The same answer whether or not the user
-    /// exists. 404 when ``ServerConfiguration/crossDevice`` is nil; 429 past the requester's
-    /// pending requests for the user.
-    public func startCrossDeviceSignIn(username: String, userAgent: String?, request: RequestInfo) async throws(ServerError)
-        -> NewCrossDeviceRequest
+    /// exists. `screenToken`: what a phone's earlier approval gave this screen, so that it is
+    /// listed and announced as the user's own. 404 when ``ServerConfiguration/crossDevice`` is
+    /// nil; 429 past the requester's pending requests for the user.
+    public func startCrossDeviceSignIn(username: String, userAgent: String?, screenToken: String? = nil, request: RequestInfo)
+        async throws(ServerError) -> NewCrossDeviceRequest
     {
-        try await CrossDeviceSignIn(context: context).start(username: username, userAgent: userAgent, request: request)
+        try await CrossDeviceSignIn(context: context).start(
+            username: username, userAgent: userAgent, screenToken: screenToken, request: request)
     }
 
     /// The screen's poll: pending, the ``SessionKind/crossDevice`` session once a phone approved

@@ -29,6 +29,9 @@ public struct CrossDeviceRequestRecord: Sendable, Hashable {
     public var requester: String
     /// What the screen is, in the server's words (``ScreenLabel``): never the header's text.
     public var screen: ScreenLabel
+    /// The screen's remembered key when it sent a screen token (``CrossDevicePolicy/screenKey(_:)``):
+    /// a screen a phone let in before counts as the user's, as a known address does. nil: none.
+    public var screenKey: String?
     public var createdAt: Date
     public var expiresAt: Date
     /// SHA-256 of `CrossDeviceApprovalText.signed(_:number:)` with the screen's number: the
@@ -46,8 +49,9 @@ public struct CrossDeviceRequestRecord: Sendable, Hashable {
     public init(
         id: CrossDeviceRequestID, userID: UserID, requester: String, screen: ScreenLabel, createdAt: Date, expiresAt: Date,
         approvalHash: TokenHash, pollTokenHash: TokenHash, announced: Bool, approvedAt: Date? = nil, approvedByDevice: DeviceID? = nil,
-        endedAt: Date? = nil, ending: CrossDeviceEnding? = nil
+        endedAt: Date? = nil, ending: CrossDeviceEnding? = nil, screenKey: String? = nil
     ) {
+        self.screenKey = screenKey
         self.id = id
         self.userID = userID
         self.requester = requester
@@ -115,6 +119,11 @@ public struct CrossDevicePolicy: Sendable, Hashable {
         self.listedRequests = listedRequests
     }
 
+    /// Where a screen token is remembered: the `known_clients` entry of the screen a phone let in,
+    /// `screen:` and the SHA-256 of the token in hex (never an address, so the password back-off
+    /// never mistakes it for one).
+    public static func screenKey(_ token: SecretBytes) -> String { "screen:" + TokenHash(of: token).digest.hexString }
+
     /// A request's number: ``CrossDeviceApprovalText/numberLength`` random digits, from the
     /// platform's cryptographic generator (SystemRandomNumberGenerator: getrandom, arc4random).
     static func randomNumber() -> String {
@@ -137,8 +146,9 @@ public struct NewCrossDeviceRequest: Sendable, Hashable, CustomStringConvertible
 public enum CrossDeviceCollection: Sendable, Hashable {
     /// No phone has approved it yet.
     case pending(CrossDeviceRequestRecord)
-    /// Approved: the session now opened (the request ends as ``CrossDeviceEnding/collected``).
-    case session(SessionGrant)
+    /// Approved: the session now opened (the request ends as ``CrossDeviceEnding/collected``), and
+    /// the screen token the screen keeps (base64url of 32 bytes; remembered as ``CrossDevicePolicy/screenKey(_:)``).
+    case session(SessionGrant, screenToken: String)
     /// Ended, or expired (nil).
     case ended(CrossDeviceEnding?)
 }
@@ -227,8 +237,8 @@ extension WritePlan {
     /// the approving device — is opened, provided that device is still active, and the requester's address becomes one
     /// where the user signed in. Verdict nil when the token does not match (nothing written).
     package static func collectCrossDevice(
-        _ rows: LockedRows, pollTokenHash: TokenHash, session: (CrossDeviceRequestRecord) -> SessionGrant, at now: Date,
-        audit: AuditEvent
+        _ rows: LockedRows, pollTokenHash: TokenHash, session: (CrossDeviceRequestRecord) -> SessionGrant, screenToken: SecretBytes,
+        at now: Date, audit: AuditEvent
     ) -> (verdict: CrossDeviceCollection?, plan: WritePlan) {
         guard var request = rows.crossDeviceRequest, constantTimeEquals(request.pollTokenHash.digest, pollTokenHash.digest) else {
             return (nil, WritePlan())
@@ -247,7 +257,8 @@ extension WritePlan {
         plan.add(.updateCrossDeviceRequest(request))
         plan.add(.insertSession(opened.session, touchingDevice: nil))
         plan.add(.rememberClient(userID: request.userID, client: request.requester, at: now))
+        plan.add(.rememberClient(userID: request.userID, client: CrossDevicePolicy.screenKey(screenToken), at: now))
         plan.audit(audit.about(user: request.userID, device: deviceID))
-        return (.session(opened), plan)
+        return (.session(opened, screenToken: Base64URL.encode(screenToken.data)), plan)
     }
 }

@@ -19,10 +19,17 @@ struct CrossDeviceSignIn: Flow {
     /// Starts a request for `username` from an anonymous screen: the same answer whether or not
     /// the user exists or has a phone. 429 when this address holds
     /// ``CrossDevicePolicy/maxPendingPerRequester`` pending requests for the user.
-    func start(username: String, userAgent: String?, request: RequestInfo) async throws(ServerError) -> NewCrossDeviceRequest {
+    func start(username: String, userAgent: String?, screenToken: String? = nil, request: RequestInfo) async throws(ServerError)
+        -> NewCrossDeviceRequest
+    {
         let policy = try policy
         try await admit(request)
         let userID = try Validate.userID(UserID(username), field: "username")
+        // A token a phone's approval gave this screen: its key is looked up among the user's
+        // known screens; an unknown or made-up one only makes the request a stranger's.
+        let screenKey = try screenToken.map { (token) throws(ServerError) in
+            CrossDevicePolicy.screenKey(SecretBytes(try Validate.base64URL(token, field: "screenToken", count: 32...32)))
+        }
         let now = clock.now()
         let number = CrossDevicePolicy.randomNumber()
         let pollToken = SecretBytes.random(count: 32)
@@ -32,7 +39,7 @@ struct CrossDeviceSignIn: Flow {
             id: .random(), userID: userID, requester: request.clientAddress, screen: screen, createdAt: now,
             expiresAt: now.addingTimeInterval(policy.requestTTL),
             approvalHash: TokenHash(ofText: CrossDeviceApprovalText.signed(text, number: number)), pollTokenHash: TokenHash(of: pollToken),
-            announced: false)
+            announced: false, screenKey: screenKey)
         // Announced only to a user with a phone to approve it: unknown users and users without a
         // device cost the deployment's push service nothing, and answer the same.
         let devices = try await run(request) { try await self.store.devices(userID: userID) }
@@ -41,7 +48,8 @@ struct CrossDeviceSignIn: Flow {
         let since = now.addingTimeInterval(-max(policy.announcementWindow, policy.requestTTL))
         let decided = try await run(request) {
             try await self.writer.decide(
-                locking: RowLocks(crossDeviceRequestsOf: CrossDeviceRequestsOf(userID, since: since, client: record.requester))
+                locking: RowLocks(
+                    crossDeviceRequestsOf: CrossDeviceRequestsOf(userID, since: since, client: record.requester, screenKey: screenKey))
             ) { rows in
                 WritePlan.requestCrossDevice(rows, record, announceable: announceable, policy: policy, audit: audit)
             }
@@ -79,17 +87,17 @@ struct CrossDeviceSignIn: Flow {
                             user: approved.userID, device: approved.approvedByDevice, kind: .crossDevice, ttl: ttl, at: now)
                         session.dpopThumbprint = proof?.thumbprint
                         return SessionGrant(token: token, session: session)
-                    }, at: now, audit: audit)
+                    }, screenToken: SecretBytes.random(count: 32), at: now, audit: audit)
             }
         }
         switch decided.verdict {
         case nil: throw ServerError(.notFound, field: "id")
-        case .session(let grant)?:
+        case .session(let grant, let screenToken)?:
             // The approving phone was revoked between its approval and this poll.
             guard decided.outcome.wasApplied else { throw Self.ended }
             metrics.logins.increment()
             log(audit.about(user: grant.session.userID, device: grant.session.deviceID), request: request)
-            return .session(grant)
+            return .session(grant, screenToken: screenToken)
         case let verdict?: return verdict
         }
     }

@@ -65,7 +65,8 @@ public struct LockedRows: Sendable, Hashable {
     public var crossDeviceRequest: CrossDeviceRequestRecord?
     /// ``RowLocks/crossDeviceRequestsOf``'s requests, oldest first (ended ones too).
     public var crossDeviceRequests: [CrossDeviceRequestRecord] = []
-    /// Whether the user signed in from ``CrossDeviceRequestsOf/client`` before.
+    /// Whether the user signed in from ``CrossDeviceRequestsOf/client`` before, or a phone let in
+    /// the screen ``CrossDeviceRequestsOf/screenKey`` names.
     public var crossDeviceRequesterKnown = false
 
     public init(
@@ -125,10 +126,13 @@ public struct CrossDeviceRequestsOf: Sendable, Hashable {
     public var userID: UserID
     public var since: Date
     public var client: String
+    /// The requesting screen's remembered key (``CrossDevicePolicy/screenKey(_:)``), if it sent a token.
+    public var screenKey: String?
 
-    public init(_ userID: UserID, since: Date, client: String) {
+    public init(_ userID: UserID, since: Date, client: String, screenKey: String? = nil) {
         self.userID = userID
         self.since = since
         self.client = client
+        self.screenKey = screenKey
     }
 }
