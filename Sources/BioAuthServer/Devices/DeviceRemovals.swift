@@ -33,7 +33,9 @@ struct DeviceRemovals: Flow {
             codeExpiresAt: now.addingTimeInterval(policy.requestTTL), codeHash: code.hash)
         let audit = event(.deviceRemovalRequested, user: userID, device: id, request: request)
         let decided = try await run(request) {
-            try await self.writer.decide(locking: RowLocks(counters: FailureSubject.recoveryCodeCounters(userID, client: removal.requester))) { rows in
+            try await self.writer.decide(
+                locking: RowLocks(counters: FailureSubject.recoveryCodeCounters(userID, client: removal.requester))
+            ) { rows in
                 WritePlan.requestDeviceRemoval(removal, rows, limits: policy.recoveryCodes, audit: audit)
             }
         }

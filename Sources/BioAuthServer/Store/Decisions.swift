@@ -145,7 +145,9 @@ package struct SetRecoveryCode: RowDecision {
         self.audit = audit
     }
 
-    package var locks: RowLocks { RowLocks(enrolmentRequest: requestID, counters: FailureSubject.recoveryCodeCounters(userID, client: requester)) }
+    package var locks: RowLocks {
+        RowLocks(enrolmentRequest: requestID, counters: FailureSubject.recoveryCodeCounters(userID, client: requester))
+    }
 
     package func decide(_ rows: LockedRows) -> (verdict: RecoveryCodeDelivery, plan: WritePlan) {
         WritePlan.sendRecoveryCode(rows, userID: userID, requester: requester, codeHash: codeHash, limits: limits, at: now, audit: audit)
