@@ -298,6 +298,13 @@ struct Serve: AsyncParsableCommand {
     )
     var publicMetricsFlag = false
     var publicMetrics: Bool { publicMetricsFlag || env("BIOAUTH_PUBLIC_METRICS") == "1" }
+    @Flag(
+        name: .customLong("new-signing-key"),
+        help:
+            "Start even when no stored signing key opens with the key-encryption key (a restored copy without its key file): a new key is minted and tokens issued before stop verifying."
+    )
+    var newSigningKey = false
+
     @Option(name: .customLong("management-host"), help: "Address of the management listener (env BIOAUTH_MANAGEMENT_HOST).")
     var managementHost: String = env("BIOAUTH_MANAGEMENT_HOST") ?? "127.0.0.1"
     @Option(
@@ -428,6 +435,8 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "bioauth-server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         logger.info("bioauth-server \(BioAuthVersion.current): the policy in force", metadata: summary(serverConfiguration, http))
+        logger.notice(
+            "signing keys sealed by \(serverConfiguration.tokens.signingKeys)", metadata: ["kek": "\(signingKeys.source(for: database))"])
         if let path = ConfigurationFile.path(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment),
             !ConfigurationFile.secretKeys.isDisjoint(with: ConfigurationFile.values.keys),
             let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int, mode & 0o077 != 0
@@ -472,6 +481,7 @@ struct Serve: AsyncParsableCommand {
             delivery: DeliveryPolicy(
                 concurrency: webhookConcurrency,
                 optionalEvents: Set(AuditKind.optionalEvents.filter { webhookEvents.contains($0.description) })))
+        try await refuseSealedByAnotherKey(server.service, database: database)
         try ListenerPorts.requireFree(host: configuration.host, port: configuration.port, listener: "API listener", flag: "--port")
         if let managementPort {
             try ListenerPorts.requireFree(
@@ -501,6 +511,26 @@ struct Serve: AsyncParsableCommand {
         logger.notice("shutting down: requests drained, closing the database")
         try await server.shutdown()
         logger.notice("stopped")
+    }
+
+    /// A database whose signing keys are all sealed by another key-encryption key — a restored
+    /// copy started without its key file — is refused: minting a new key would silently stop
+    /// every access token issued before from verifying. `--new-signing-key` starts anyway.
+    func refuseSealedByAnotherKey(_ service: BioAuthService, database: DatabaseOptions) async throws {
+        guard !newSigningKey else { return }
+        let keys = try await service.signingKeys(request: RequestInfo(clientAddress: "bioauth-server"))
+        guard !keys.isEmpty, keys.allSatisfy({ $0.state == .unusable }) else { return }
+        let sealers = Set(
+            keys.map { key in
+                if case .sealed(let fingerprint) = key.form { "kek:" + fingerprint } else { "another form" }
+            })
+        throw ValidationError(
+            "none of the database's \(keys.count) signing keys opens with this server's key-encryption key "
+                + "(\(service.configuration.tokens.signingKeys), from \(signingKeys.source(for: database))); they are sealed by "
+                + sealers.sorted().joined(separator: ", ")
+                + ". A new key would stop every access token issued before from verifying. Name the key that sealed them with "
+                + "--signing-key-kek-file (`bioauth-server keys where` on the old host names its file), or start with "
+                + "--new-signing-key to mint one anyway.")
     }
 
     /// The log pseudonyms' key from `--log-pseudonym-key-file` or `BIOAUTH_LOG_PSEUDONYM_KEY`; nil: random per process.

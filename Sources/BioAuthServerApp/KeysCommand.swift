@@ -65,6 +65,20 @@ struct SigningKeyOptions: ParsableArguments {
         return FileManager.default.fileExists(atPath: beside) ? beside : nil
     }
 
+    /// Where `database`'s key-encryption key comes from, in words an operator acts on: the file
+    /// (made on first start for a SQLite file), the environment, or none. Never the key.
+    func source(for database: DatabaseOptions) -> String {
+        if plaintext { return "none: the signing keys are stored unsealed (--insecure-plaintext-signing-keys)" }
+        if env("BIOAUTH_SIGNING_KEY_KEK") != nil { return "the environment (BIOAUTH_SIGNING_KEY_KEK)" }
+        if let kekFile { return "the file \(kekFile) (--signing-key-kek-file)" }
+        if database.database == ":memory:" { return "a random key of this process (an in-memory database)" }
+        if database.postgres != nil { return "none named: PostgreSQL needs --signing-key-kek-file or BIOAUTH_SIGNING_KEY_KEK" }
+        if let legacy = kekBesideDatabase(database) { return "the file \(legacy) (beside the database, as earlier versions kept it)" }
+        guard let file = DefaultKEKLocation.file(forSQLiteDatabase: database.database, environment: ProcessInfo.processInfo.environment)
+        else { return "none: neither XDG_STATE_HOME nor HOME is set" }
+        return "the file \(file) (this database's own, outside its directory)"
+    }
+
     static func read(_ path: String) throws -> KeyEncryptionKey {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw ValidationError("cannot read the key-encryption key file \(path)")
@@ -80,7 +94,28 @@ struct SigningKeyOptions: ParsableArguments {
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys", abstract: "List, rotate and retire the access tokens' signing keys; make a key-encryption key.",
-        subcommands: [List.self, Rotate.self, Retire.self, GenerateKEK.self])
+        subcommands: [List.self, Where.self, Rotate.self, Retire.self, GenerateKEK.self])
+
+    struct Where: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Which key-encryption key this database's signing keys need and where this server would read it: the file to back up beside the database (never in the same place), by fingerprint. Never a key."
+        )
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var signing: SigningKeyOptions
+
+        func run() async throws {
+            print("key-encryption key: \(signing.source(for: database))")
+            let protection = try signing.protection(for: database)
+            print("its fingerprint: \(protection)")
+            let keys = try await withOperatorService(database, signing) { service in try await service.signingKeys(request: keysRequest) }
+            let sealers = Set(keys.map { describe($0.form) })
+            print("the signing keys: " + (keys.isEmpty ? "none yet" : sealers.sorted().joined(separator: ", ")))
+            if !keys.isEmpty, keys.allSatisfy({ $0.state == .unusable }) {
+                print("none opens with this key: name the key that sealed them with --signing-key-kek-file")
+            }
+        }
+    }
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -188,4 +188,35 @@ struct SigningKeyTests {
             ["keys", "list", "--database", database + "-2"], environment: ["HOME": "", "XDG_STATE_HOME": ""])
         #expect(nowhere.status != 0)
     }
+
+    /// A restored copy of a SQLite database in another directory has another default key file:
+    /// the server refuses to start rather than mint a key that would stop every issued token from
+    /// verifying, names the flag that fixes it, and `keys where` names the original's file.
+    @Test(.timeLimit(.minutes(2)))
+    func aRestoredCopyWithoutItsKeyRefusesToStartAndSaysWhy() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-restore-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let original = folder.appendingPathComponent("bioauth.sqlite").path
+        let copy = folder.appendingPathComponent("restored/bioauth.sqlite").path
+        defer {
+            for database in [original, copy] { try? FileManager.default.removeItem(atPath: ServerProcess.kekFile(forDatabase: database)) }
+        }
+        #expect(try ServerProcess.command(["keys", "rotate", "--database", original]).status == 0)
+        let located = try ServerProcess.command(["keys", "where", "--database", original])
+        #expect(located.status == 0 && located.output.contains(ServerProcess.kekFile(forDatabase: original)), "\(located.output)")
+
+        let restored = folder.appendingPathComponent("restored").path
+        try FileManager.default.createDirectory(atPath: restored, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: original, toPath: copy)
+        let refused = try ServerProcess.command(["--database", copy, "--port", "0", "--management-port", "0"], includingErrors: true)
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("--signing-key-kek-file") && refused.output.contains("--new-signing-key"), "\(refused.output)")
+        #expect(try ServerProcess.command(["keys", "where", "--database", copy]).output.contains("none opens with this key"))
+
+        let named = try ServerProcess(database: copy, extra: ["--signing-key-kek-file", ServerProcess.kekFile(forDatabase: original)])
+        #expect(named.stop() == 0, "with the original's key file it starts")
+        let anyway = try ServerProcess(database: copy, extra: ["--new-signing-key"])
+        #expect(anyway.stop() == 0, "and --new-signing-key starts it with a new key")
+    }
 }
