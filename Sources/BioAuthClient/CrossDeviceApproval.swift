@@ -12,7 +12,7 @@ public struct SignInRequestToApprove: Sendable, Hashable {
     public let text: String
     /// The address that asked, as the server saw it.
     public let requester: String
-    /// What the asking screen is, in the server's words (`Chrome on Windows`, ``ScreenLabel``):
+    /// What the asking screen is, in the server's words (`Chrome on Windows`, `ScreenLabel`):
     /// a browser family and system from a fixed vocabulary, never the screen's own text.
     public let userAgent: String
     public let createdAt: Date

@@ -105,7 +105,7 @@ extension StoreConformance {
         try require(winners == 1, "app attest: concurrent assertions with one counter", "\(winners) were stored")
     }
 
-    /// A passkey's signature counter is stored behind its guard (``WritePlan/Guard/passkeyCounter(deviceID:credentialID:below:)``):
+    /// A passkey's signature counter is stored behind its guard (`WritePlan.Guard.passkeyCounter`):
     /// above the stored one it is written; the same or an earlier one, another credential's, or
     /// parallel sign-ins with one value beyond the first write nothing — the counter never goes
     /// back. Two zeros (an authenticator that keeps none) pass every time.

@@ -23,7 +23,7 @@ import ServiceLifecycle
 public struct InProcessServer: Sendable {
     /// The base URL, `http://127.0.0.1:PORT`.
     public let url: String
-    /// The server's clock: real time unless the test moves it (``TestClock``), so a client on the
+    /// The server's clock: real time unless the test moves it (`TestClock`), so a client on the
     /// system clock keeps working however long a test runs. Move it with `advance(by:)` to expire
     /// challenges, sessions and tokens — and then give the client and the emulated device this
     /// clock too (``client(platform:relyingPartyID:biometricPolicy:)`` does), so they move with it.

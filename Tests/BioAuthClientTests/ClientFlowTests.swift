@@ -314,6 +314,9 @@ struct ClientFlowTests {
             #expect(try await phone.client.enrolmentRequests().isEmpty)
             #expect(try await stranger.refresh(request, primary).ending == .cancelled)
             #expect(await failure { try await stranger.sendRecoveryCode(for: request, primary) }?.code == .requestEnded)
+            #expect(
+                await failure { _ = try await stranger.completeEnrolment(request, primary) }?.code == .requestEnded,
+                "completing a cancelled request says it ended, as the guide promises")
             #expect(await failure { try await phone.client.cancelEnrolment(shown) }?.code == .requestEnded)
         }
     }

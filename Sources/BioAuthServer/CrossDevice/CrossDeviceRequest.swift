@@ -27,7 +27,7 @@ public struct CrossDeviceRequestRecord: Sendable, Hashable {
     public var userID: UserID
     /// The client address that asked, as limits count it (``CrossDevicePolicy/maxPendingPerRequester``).
     public var requester: String
-    /// What the screen is, in the server's words (``ScreenLabel``): never the header's text.
+    /// What the screen is, in the server's words (`ScreenLabel`): never the header's text.
     public var screen: ScreenLabel
     /// The screen's remembered key when it sent a screen token (``CrossDevicePolicy/screenKey(_:)``):
     /// a screen a phone let in before counts as the user's, as a known address does. nil: none.
@@ -124,7 +124,7 @@ public struct CrossDevicePolicy: Sendable, Hashable {
     /// never mistakes it for one).
     public static func screenKey(_ token: SecretBytes) -> String { "screen:" + TokenHash(of: token).digest.hexString }
 
-    /// A request's number: ``CrossDeviceApprovalText/numberLength`` random digits, from the
+    /// A request's number: `CrossDeviceApprovalText.numberLength` random digits, from the
     /// platform's cryptographic generator (SystemRandomNumberGenerator: getrandom, arc4random).
     static func randomNumber() -> String {
         String((0..<CrossDeviceApprovalText.numberLength).map { _ in Character(String(Int.random(in: 0...9))) })
@@ -134,7 +134,7 @@ public struct CrossDevicePolicy: Sendable, Hashable {
 /// A request just made: the record, and what only the requesting screen sees.
 public struct NewCrossDeviceRequest: Sendable, Hashable, CustomStringConvertible {
     public let record: CrossDeviceRequestRecord
-    /// The number the screen shows (``CrossDeviceApprovalText/numberLength`` digits).
+    /// The number the screen shows (`CrossDeviceApprovalText.numberLength` digits).
     public let number: String
     /// The token the screen polls with (base64url of 32 random bytes).
     public let pollToken: String

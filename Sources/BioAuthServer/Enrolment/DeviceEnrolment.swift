@@ -20,7 +20,13 @@ struct DeviceEnrolment: Flow {
         if enrolment.needsProof {
             guard let enrolmentRequestID else { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
             let id = try Validate.serverAssigned(enrolmentRequestID, field: "enrolmentRequestId")
-            guard let approved = try await run(request, { try await self.store.enrolmentRequest(id: id) }),
+            let found = try await run(request, { try await self.store.enrolmentRequest(id: id) })
+            // The session's own request, ended (cancelled by the owner, five wrong codes): 410, so
+            // the app starts a new one rather than waiting for an approval that cannot come.
+            if let found, found.sessionID == session.id, found.userID == session.userID, found.hasEnded {
+                throw ServerError(.gone, field: "enrolmentRequestId", detail: "this enrolment request has ended")
+            }
+            guard let approved = found,
                 approved.sessionID == session.id,
                 approved.userID == session.userID, approved.isUsable(at: clock.now()), approved.publicKey == enrolment.publicKey,
                 approved.passkey == nil,

@@ -136,6 +136,7 @@ struct PasskeyCeremonies: Flow {
             approved.sessionID == session.id, let passkey = approved.passkey
         else { throw ServerError(.notFound, field: "enrolmentRequestId") }
         let now = clock.now()
+        if approved.hasEnded { throw ServerError(.gone, field: "enrolmentRequestId", detail: "this enrolment request has ended") }
         guard approved.isUsable(at: now) else { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
         let device = DeviceRecord(
             id: approved.deviceID, userID: approved.userID, name: approved.name, publicKey: approved.publicKey, createdAt: now,
