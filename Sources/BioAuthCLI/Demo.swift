@@ -35,10 +35,12 @@ public struct Demo: Sendable {
     /// The demo app's App Attest identity; the server requires App Attest for it.
     static let app = try! AppAttest.AppID("DEMOTEAM01.dev.bioauth.demo")
 
-    /// The demo server: App Attest required for the demo app, trusting the emulator's test root.
+    /// The demo server: App Attest required for the demo app, trusting the emulator's test root,
+    /// and "approve on my phone" on (`--cross-device-sign-in`).
     static func requireAppAttest(_ configuration: inout ServerConfiguration) {
         configuration.attestation.apple = .required(
             AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
+        configuration.crossDevice = CrossDevicePolicy()
     }
 
     /// Runs the demo; returns whether every step behaved as expected.
@@ -51,7 +53,10 @@ public struct Demo: Sendable {
             configuration: .init(biometry: .faceID, appAttest: EmulatedAppAttest(appID: Self.app, clock: server.clock)),
             passcode: Self.devicePasscode)
         let wire = Wiretap(URLSessionTransport(baseURL: URL(string: server.url)!))
-        let client = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: device.platform, transport: wire)
+        let client = BioAuthClient(
+            configuration: .init(relyingPartyID: "localhost", clock: server.clock), platform: device.platform, transport: wire)
+        // A browser on the web: anonymous calls, no device of its own.
+        let browser = ServerAPI(transport: URLSessionTransport(baseURL: URL(string: server.url)!))
         let api = client.api
         let backend = BackendAPI(transport: wire, apiKey: server.apiKey)
         var quiet = Logger(label: "BioAuth.demo")
@@ -129,7 +134,52 @@ public struct Demo: Sendable {
             )
         }
 
+        await record("story", "Approve on my phone (a browser signs in)") {
+            let started = try await browser.startCrossDeviceSignIn(Wire.CrossDeviceStart(username: Self.user))
+            guard let request = try await client.signInRequests().first(where: { $0.id == started.id }) else {
+                return (false, "the phone does not list the browser's request")
+            }
+            let before = device.promptCount
+            try await client.approveSignIn(request, number: started.number)  // the number the user reads off the browser
+            let prompts = device.promptCount - before
+            let polled = try await browser.pollCrossDeviceSignIn(id: started.id, Wire.CrossDevicePoll(pollToken: started.pollToken))
+            return (
+                polled.status == "approved" && polled.session != nil && prompts == 1 && !request.text.contains(started.number),
+                "a browser without a passkey asks; the phone lists \"\(request.text)\" — the server's words, never the number — the user types the browser's \(started.number.count)-digit number, \(prompts) Face ID prompt signs text and number, and the browser's poll collects a session that ranks like a password"
+            )
+        }
+        await record("story", "DPoP: tokens bound to the phone") {
+            guard let session = try await client.session() else { return (false, "no session") }
+            let devices = try await client.devices()
+            return (
+                session.token.isDPoPBound && !devices.isEmpty,
+                "the login carried a proof by a second Secure Enclave key (no prompt: it proves the device, not the user): the session, refresh and access tokens are bound to it (RFC 9449), and every call sends a fresh proof"
+            )
+        }
+
         // MARK: The attacks
+        await record("attack", "Stolen DPoP-bound token (a log, a proxy, a backup)") {
+            guard let session = try await client.session() else { return (false, "no session") }
+            let stolen = await outcome { _ = try await api.devices(token: BearerToken(session.token.value)) }
+            let owner = await outcome { _ = try await client.devices() }
+            return (
+                stolen == "authenticationFailed" && owner == nil,
+                "the same token sent from elsewhere without the phone's key: \(stolen ?? "accepted"); the phone, with its proofs, carries on"
+            )
+        }
+        await record("attack", "Wrong number (someone talks the owner into typing another)") {
+            let started = try await browser.startCrossDeviceSignIn(Wire.CrossDeviceStart(username: Self.user))
+            guard let request = try await client.signInRequests().first(where: { $0.id == started.id }) else {
+                return (false, "the phone does not list the request")
+            }
+            let wrong = String(format: "%04d", (Int(started.number)! + 1) % 10_000)
+            let approval = await outcome { try await client.approveSignIn(request, number: wrong) }
+            let polled = try await browser.pollCrossDeviceSignIn(id: started.id, Wire.CrossDevicePoll(pollToken: started.pollToken))
+            return (
+                approval == "authenticationFailed" && polled.status == "ended" && polled.endedBy == "wrongNumber" && polled.session == nil,
+                "the phone signed text and a number the asking screen never showed: refused (\(approval ?? "accepted")), and the request ended (\(polled.endedBy ?? "-")) — the screen must start again"
+            )
+        }
         await record("attack", "Hooked evaluatePolicy (jailbreak, objection biometrics_bypass)") {
             device.jailbreakHookEnabled = true
             device.unscriptedAction = .noMatch  // the attacker's face
@@ -195,7 +245,7 @@ public struct Demo: Sendable {
             let stillThere = try await client.devices().contains { $0.id == deviceID && $0.revokedAt == nil }
             return (
                 revokeReason == "deviceRequired" && endAll == "forbidden" && seen?.kind == "enrolment.requested"
-                    && complete == "approvalRequired" && ending == .cancelled
+                    && complete == "requestEnded" && ending == .cancelled
                     && scheduled.status == "scheduled" && pendingRemovals.map(\.id) == [removal.id] && leftOver == "authenticationFailed"
                     && stillThere,
                 "the password may look but not remove: revoking alice's phone is refused (\(revokeReason ?? "accepted")), and so is ending her sessions (\(endAll ?? "accepted")); the attacker asks for a device instead — alice's phone lists it as \(seen?.kind ?? "-") from \(seen?.client ?? "-"), cancels it (the attacker's request ended: \(ending.map { "\($0)" } ?? "not ended"); enrolling with it: \(complete ?? "accepted")); with her mailbox too, the lost-phone path only schedules the phone's removal a day ahead (\(scheduled.status)), her phone lists it and cancels it; and she changes the password with one Face ID approval, which ends the attacker's password session (\(leftOver ?? "still open"))"

@@ -10,7 +10,7 @@ struct DemoTests {
     @Test func demoTellsTheWholeStoryAndExitsZero() async {
         let result = await CommandRunner.run(["demo"])
         #expect(result.exitCode == 0, "\(result.output)")
-        #expect(result.output.contains("All 15 steps behaved as expected."))
+        #expect(result.output.contains("All 19 steps behaved as expected."))
         for title in [
             "Primary login", "Device-key enrolment", "Biometric login", "Step-up approval", "Hooked evaluatePolicy",
             "Tampered challenge", "knows the device passcode", "Replayed signature", "Stolen public key", "Re-signed app",
@@ -31,7 +31,7 @@ struct DemoTests {
             #expect(record["ok"] as? Bool == true && record["title"] is String && record["step"] is Int)
         }
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(lines.last!.utf8)) as? [String: Any])
-        #expect(summary["passed"] as? Bool == true && summary["steps"] as? Int == 15)
+        #expect(summary["passed"] as? Bool == true && summary["steps"] as? Int == 19)
     }
 
     @Test func repliesDescribeThemselvesWithoutTheirBody() {
