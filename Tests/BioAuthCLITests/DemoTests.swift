@@ -25,7 +25,7 @@ struct DemoTests {
         let result = await CommandRunner.run(["demo", "--json"])
         #expect(result.exitCode == 0)
         let lines = result.output.split(separator: "\n")
-        #expect(lines.count == 16)
+        #expect(lines.count == 20)
         for line in lines.dropLast() {
             let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(record["ok"] as? Bool == true && record["title"] is String && record["step"] is Int)
