@@ -16,18 +16,6 @@ import Testing
 /// even where no conformance check names it.
 @Suite(.sharesPostgresServer)
 struct StoreDifferentialTests {
-    /// SplitMix64: the same sequence from the same seed on every store and machine.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// What one user has made so far, on one store.
     struct Account {
         var primary: String?
@@ -45,7 +33,7 @@ struct StoreDifferentialTests {
         }
         let seen = Mutex<[String]>([])
         try await harness.test { api in
-            var random = Seeded(state: seed)
+            var random = SplitMix64(state: seed)  // the same sequence from the same seed everywhere
             var accounts: [String: Account] = ["alice": Account(), "bob": Account()]
             func note(_ line: String) { seen.withLock { $0.append(line) } }
             for step in 0..<steps {
@@ -63,6 +51,16 @@ struct StoreDifferentialTests {
                 case 2:
                     guard let primary = account.primary else { continue }
                     let phone = SoftwareDevice()
+                    /// The registration challenge for `body` and its finish, noted as `label`.
+                    func register(_ phone: SoftwareDevice, _ body: [String: any Sendable], _ label: String) async throws {
+                        let challenge = try await api.post("/v1/devices/registration/challenge", body, token: primary)
+                        guard challenge.status == 200 else { return note("\(step) \(label) \(user): \(challenge.status)") }
+                        let finish = try await api.post(
+                            "/v1/devices/registration/finish",
+                            ["challengeId": challenge["challengeId"], "signature": try phone.sign(challenge)], token: primary)
+                        note("\(step) \(label) \(user): \(finish.status)")
+                        if finish.status == 201 { account.phones.append((finish["id"], phone)) }
+                    }
                     if let approver = account.phones.first {
                         let request = try await api.requestEnrolment(phone, token: primary)
                         note("\(step) request \(user): \(request.status)")
@@ -78,32 +76,10 @@ struct StoreDifferentialTests {
                             "/v1/enrolment-requests/\(request["id"])/approve", ["approval": approval], token: session)
                         note("\(step) approve \(user): \(approved.status)")
                         guard approved.status == 204 else { continue }
-                        let challenge = try await api.post(
-                            "/v1/devices/registration/challenge",
-                            ["name": "Phone", "publicKey": phone.spki, "enrolmentRequestId": request["id"]], token: primary)
-                        guard challenge.status == 200 else {
-                            note("\(step) enrol \(user): \(challenge.status)")
-                            continue
-                        }
-                        let finish = try await api.post(
-                            "/v1/devices/registration/finish",
-                            ["challengeId": challenge["challengeId"], "signature": try phone.sign(challenge)],
-                            token: primary)
-                        note("\(step) enrol \(user): \(finish.status)")
-                        if finish.status == 201 { account.phones.append((finish["id"], phone)) }
+                        try await register(
+                            phone, ["name": "Phone", "publicKey": phone.spki, "enrolmentRequestId": request["id"]], "enrol")
                     } else {
-                        let challenge = try await api.post(
-                            "/v1/devices/registration/challenge", ["name": "Phone", "publicKey": phone.spki], token: primary)
-                        guard challenge.status == 200 else {
-                            note("\(step) first \(user): \(challenge.status)")
-                            continue
-                        }
-                        let finish = try await api.post(
-                            "/v1/devices/registration/finish",
-                            ["challengeId": challenge["challengeId"], "signature": try phone.sign(challenge)],
-                            token: primary)
-                        note("\(step) first \(user): \(finish.status)")
-                        if finish.status == 201 { account.phones.append((finish["id"], phone)) }
+                        try await register(phone, ["name": "Phone", "publicKey": phone.spki], "first")
                     }
                 case 3, 4:
                     guard !account.phones.isEmpty else { continue }
