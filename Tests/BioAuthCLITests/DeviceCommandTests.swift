@@ -117,4 +117,53 @@ struct DeviceCommandTests {
                 "/v1/backend/approvals/redeem", ["approval": approval, "operation": operation, "userId": "u-1842"], token: apiKey
             ).status == 401, "once")
     }
+
+    /// The CLI's phone serves other languages: it lists a browser's sign-in, approves it with the
+    /// screen's number (a wrong one is refused and ends the request), denies another, and prints
+    /// a DPoP proof for an API call that checks out against its access token as a resource server
+    /// checks it (`docs/Clients.md` §9).
+    @Test(.timeLimit(.minutes(3)))
+    func thePhoneApprovesABrowserAndProvesItsToken() async throws {
+        let database = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-cli-\(UUID().uuidString).sqlite").path
+        let server = try ServerProcess(database: database, extra: ["--cross-device-sign-in"])
+        defer { server.stop() }
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-device-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let url = "http://127.0.0.1:\(server.port)"
+        func device(_ arguments: String..., input: [String] = []) async -> CommandRunner.Result {
+            await CommandRunner.run(["device"] + arguments + ["--state", state], input: input)
+        }
+        #expect(await device("create", "--biometry", "face-id", input: ["123456"]).exitCode == 0)
+        #expect(await device("register", "--server", url, "--user", "alice", "--sign-up", input: ["alice's password"]).exitCode == 0)
+        #expect(await device("login").exitCode == 0)
+
+        let browser = ServerClient(baseURL: url)
+        let started = try await browser.post("/v1/cross-device/requests", ["username": "alice"])
+        let listed = await device("sign-ins")
+        #expect(listed.output.contains(started["id"]) && listed.output.contains("Sign in as alice on another screen"), "\(listed.output)")
+        #expect(!listed.output.contains(started["number"]), "the phone never shows the number")
+        let approved = await device("approve-sign-in", "--id", started["id"], "--number", started["number"])
+        #expect(approved.exitCode == 0, "\(approved.output)")
+        let polled = try await browser.post("/v1/cross-device/requests/\(started["id"])/poll", ["pollToken": started["pollToken"]])
+        #expect(polled["status"] == "approved", "\(polled.text)")
+
+        let other = try await browser.post("/v1/cross-device/requests", ["username": "alice"])
+        let wrong = String(format: "%04d", (Int(other["number"])! + 1) % 10_000)
+        #expect(await device("approve-sign-in", "--id", other["id"], "--number", wrong).exitCode != 0, "a wrong number is refused")
+        let third = try await browser.post("/v1/cross-device/requests", ["username": "alice"])
+        #expect(await device("deny-sign-in", "--id", third["id"]).exitCode == 0)
+        let denied = try await browser.post("/v1/cross-device/requests/\(third["id"])/poll", ["pollToken": third["pollToken"]])
+        #expect(denied["status"] == "ended" && denied["endedBy"] == "denied", "\(denied.text)")
+
+        let api = "https://api.example.com/orders"
+        let printed = await device("dpop-proof", "--method", "GET", "--url", api, "--print-access-token")
+        #expect(printed.exitCode == 0, "\(printed.output)")
+        let lines = printed.output.split(separator: "\n").map(String.init)
+        let (token, compact) = (try #require(lines.dropLast().last), try #require(lines.last))
+        let proof = try DPoPProof(compact)
+        try proof.check(method: "GET", url: api, at: Date(), window: DPoPWindow(), accessToken: token, nonces: [])
+        let payload = try #require(Base64URL.decode(String(token.split(separator: ".")[1])))
+        let claims = try #require(try JSONSerialization.jsonObject(with: payload) as? [String: Any])
+        #expect((claims["cnf"] as? [String: Any])?["jkt"] as? String == proof.thumbprint, "the token is bound to the proof's key")
+    }
 }
