@@ -144,7 +144,7 @@ public struct Demo: Sendable {
             let prompts = device.promptCount - before
             let polled = try await browser.pollCrossDeviceSignIn(id: started.id, Wire.CrossDevicePoll(pollToken: started.pollToken))
             return (
-                polled.status == "approved" && polled.session != nil && prompts == 1 && !request.text.contains(started.number),
+                polled.state == .approved && polled.session != nil && prompts == 1 && !request.text.contains(started.number),
                 "a browser without a passkey asks; the phone lists \"\(request.text)\" — the server's words, never the number — the user types the browser's \(started.number.count)-digit number, \(prompts) Face ID prompt signs text and number, and the browser's poll collects a session that ranks like a password"
             )
         }
@@ -176,7 +176,7 @@ public struct Demo: Sendable {
             let approval = await outcome { try await client.approveSignIn(request, number: wrong) }
             let polled = try await browser.pollCrossDeviceSignIn(id: started.id, Wire.CrossDevicePoll(pollToken: started.pollToken))
             return (
-                approval == "authenticationFailed" && polled.status == "ended" && polled.endedBy == "wrongNumber" && polled.session == nil,
+                approval == "authenticationFailed" && polled.state == .ended && polled.ending == .wrongNumber && polled.session == nil,
                 "the phone signed text and a number the asking screen never showed: refused (\(approval ?? "accepted")), and the request ended (\(polled.endedBy ?? "-")) — the screen must start again"
             )
         }

@@ -58,6 +58,33 @@ extension Wire {
             self.screenToken = screenToken
         }
         public var visibleFields: KeyValuePairs<String, Any> { ["status": status, "endedBy": endedBy as Any] }
+
+        /// Where the request stands, typed (nil for a status this version does not know).
+        public var state: State? { State(rawValue: status) }
+        /// Why it ended, typed (nil while it has not, or for an ending this version does not know).
+        public var ending: Ending? { endedBy.flatMap(Ending.init(rawValue:)) }
+
+        /// `status`'s values.
+        public enum State: String, Sendable, Hashable, CaseIterable {
+            /// No phone has answered yet: poll again after `interval` seconds.
+            case pending
+            /// A phone let the screen in: `session` is its session, handed out this once.
+            case approved
+            /// Over: `endedBy` says why.
+            case ended
+        }
+
+        /// `endedBy`'s values.
+        public enum Ending: String, Sendable, Hashable, CaseIterable {
+            /// The session was collected already.
+            case collected
+            /// A phone refused it.
+            case denied
+            /// A phone's approval signed another number: start again.
+            case wrongNumber
+            /// No phone answered in time.
+            case expired
+        }
     }
 
     /// A sign-in waiting for a phone (`GET /v1/cross-device/requests`): what the phone shows.

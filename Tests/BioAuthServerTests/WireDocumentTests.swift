@@ -49,6 +49,25 @@ struct WireDocumentTests {
         return (properties, required)
     }
 
+    /// The `enum` list of `property` in the component schema `name`.
+    static func enumValues(_ name: String, _ property: String) throws -> [String] {
+        let lines = document.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(of: "    \(name):") else { throw SchemaMissing(name: name) }
+        for line in lines[(start + 1)...] {
+            guard line.hasPrefix("      ") else { break }
+            if line.hasPrefix("        \(property):"), let match = line.firstMatch(of: /enum: \[([^\]]*)\]/) {
+                return match.1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            }
+        }
+        throw SchemaMissing(name: "\(name).\(property)")
+    }
+
+    /// The screen's poll statuses and endings, typed in the wire, are the document's.
+    @Test func thePollsTypedStatesAreTheDocumentsEnums() throws {
+        #expect(try Self.enumValues("CrossDevicePollResult", "status") == Wire.CrossDevicePollResult.State.allCases.map(\.rawValue))
+        #expect(try Self.enumValues("CrossDevicePollResult", "endedBy") == Wire.CrossDevicePollResult.Ending.allCases.map(\.rawValue))
+    }
+
     /// The schema of `path`'s request body.
     static func requestSchema(_ path: String) throws -> (properties: Set<String>, required: Set<String>) {
         guard let section = document.components(separatedBy: "\n  \(path):\n").dropFirst().first,
