@@ -365,7 +365,9 @@ public struct BioAuthRoutes: Sendable {
         return Wire.ServerMetadata(
             issuer: issuer, jwksURI: base + "/.well-known/jwks.json", introspectionEndpoint: base + "/v1/introspect",
             subjectTypesSupported: ["public"],
-            claimsSupported: ["iss", "aud", "sub", "exp", "iat", "jti", "client_id", "device_id", "sid", "amr", "acr", "att", "enr", "cnf"],
+            claimsSupported: [
+                "iss", "aud", "sub", "exp", "iat", "jti", "client_id", "device_id", "sid", "amr", "acr", "att", "enr", "cnf",
+            ],
             acrValuesSupported: [AttestationClass.attested, AttestationClass.unattested])
     }
 }
