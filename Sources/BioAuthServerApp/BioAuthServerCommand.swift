@@ -481,7 +481,6 @@ struct Serve: AsyncParsableCommand {
             delivery: DeliveryPolicy(
                 concurrency: webhookConcurrency,
                 optionalEvents: Set(AuditKind.optionalEvents.filter { webhookEvents.contains($0.description) })))
-        try await refuseSealedByAnotherKey(server.service, database: database)
         try ListenerPorts.requireFree(host: configuration.host, port: configuration.port, listener: "API listener", flag: "--port")
         if let managementPort {
             try ListenerPorts.requireFree(
@@ -495,7 +494,12 @@ struct Serve: AsyncParsableCommand {
                 FileHandle.standardOutput.write(
                     Data("bioauth-server listening on http://\(configuration.host):\(port) (database: \(described))\n".utf8))
             },
-            beforeServerStarts: { try await pool?.prepare() })
+            beforeServerStarts: {
+                try await pool?.prepare()
+                // Once the database answers (PostgreSQL's pool runs in this group): a restored copy
+                // without its key-encryption key stops here, before a token is minted.
+                try await refuseSealedByAnotherKey(server.service, database: database)
+            })
         if let managementPort {
             let management = server.managementApplication(host: managementHost, port: managementPort) { [logger, managementHost] port in
                 logger.notice("management listener (metrics, health)", metadata: ["address": "\(managementHost):\(port)"])
