@@ -20,7 +20,8 @@ struct StatementBoundTests {
             // A generous operation bound (a fresh database on a loaded machine is slow to open); the
             // statement bound is set on its own.
             options: PostgresStore.Options(
-                tls: .disable, poolSize: 2, operationTimeout: .seconds(120), statementTimeout: .seconds(30), lockTimeout: .milliseconds(750)))
+                tls: .disable, poolSize: 2, operationTimeout: .seconds(120), statementTimeout: .seconds(30), lockTimeout: .milliseconds(750)
+            ))
         #expect(try await store.setting("statement_timeout") == "30s")
         #expect(try await store.setting("lock_timeout") == "750ms")
         try await store.close()
