@@ -51,10 +51,16 @@ enum PostgresTestServer {
     /// parallel suites (server processes, CLI runs) can keep the cooperative pool busy for tens of
     /// seconds, and a timeout here would measure the machine, not the store (a lost database's
     /// 503 has its own test).
-    static func freshStore(
-        options: PostgresStore.Options = PostgresStore.Options(tls: .disable, poolSize: 10, operationTimeout: .seconds(120))
-    ) async throws -> PostgresStore {
+    /// The lock bound is as generous: beside busy loops a lock holder can be off the CPU for
+    /// seconds, and the 2 s default would measure that (`aLockTimeoutIsUnavailable` tests the bound).
+    static func freshStore(options: PostgresStore.Options = PostgresTestServer.testOptions()) async throws -> PostgresStore {
         try await PostgresStore.open(try #require(PostgresStore.Location(url: try await freshDatabaseURL())), options: options)
+    }
+
+    /// The test stores' options: generous operation and lock bounds; prepared statements or not.
+    static func testOptions(preparedStatements: Bool = true) -> PostgresStore.Options {
+        PostgresStore.Options(
+            tls: .disable, poolSize: 10, operationTimeout: .seconds(120), lockTimeout: .seconds(30), preparedStatements: preparedStatements)
     }
 
     /// Runs one SQL statement on a database (for tests that plant rows or read the schema).

@@ -26,7 +26,7 @@ struct PostgresTests {
     /// behave the same: every check, so that a field one path forgets fails on both.
     @Test(arguments: StoreConformance.Check.allCases)
     func postgresStoreConformsWithoutPreparedStatements(_ check: StoreConformance.Check) async throws {
-        let options = PostgresStore.Options(tls: .disable, poolSize: 10, operationTimeout: .seconds(120), preparedStatements: false)
+        let options = PostgresTestServer.testOptions(preparedStatements: false)
         try await StoreConformance { try await PostgresTestServer.freshStore(options: options) }.run(check)
     }
 
@@ -449,7 +449,7 @@ struct PostgresTests {
         try await Cluster.with(instances: 1) { cluster in
             let device = try await cluster.enrol(user: "alice", on: 0)
             let http = cluster.client(0)
-            try PostgresTestServer.control("stop")
+            try PostgresTestServer.control("stop -m immediate -t 120")
             var statuses: [Int] = []
             var sawUnavailable = false
             let deadline = Date().addingTimeInterval(30)
@@ -475,7 +475,7 @@ struct PostgresTests {
             // The readiness probe says so at once, so a balancer takes the instance out; liveness does not.
             #expect(try await http.get("/health/ready").status == 503)
             #expect(try await http.get("/health/live").status == 200)
-            try PostgresTestServer.control("start")
+            try PostgresTestServer.control("start -t 120")
             #expect(sawUnavailable, "statuses while the database was down: \(statuses)")
             #expect(!statuses.contains { $0 == 500 }, "\(statuses)")
             var recovered = false

@@ -149,7 +149,7 @@ struct StoreDifferentialTests {
         let unprepared = try await Self.observe(
             seed: seed, steps: 150, published: published,
             store: try await PostgresTestServer.freshStore(
-                options: .init(tls: .disable, poolSize: 10, operationTimeout: .seconds(120), preparedStatements: false)))
+                options: PostgresTestServer.testOptions(preparedStatements: false)))
         for (name, other) in [("PostgreSQL", postgres), ("PostgreSQL without prepared statements", unprepared)] {
             let first = zip(sqlite, other).first { $0 != $1 }
             #expect(first == nil && sqlite.count == other.count, "\(name) differs from SQLite first at \(String(describing: first))")
