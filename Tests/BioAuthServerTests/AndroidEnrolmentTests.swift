@@ -284,7 +284,7 @@ struct AndroidTestRootTests {
 
 /// The status list over HTTP, as `bioauth-server` and `bioauth attestation status update` fetch it.
 struct AttestationStatusFetchTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aListServedOverHTTPIsFetchedAndAFailedFetchKeepsTheListInForce() async throws {
         let serving = Mutex(true)
         let router = Router()

@@ -9,7 +9,7 @@ import Testing
 /// A second instance on one host whose management port is taken stops at once with a message
 /// that names the flag, not a bare "Address already in use".
 struct ListenerPortTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aTakenManagementPortNamesItsFlag() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
