@@ -103,10 +103,16 @@ enum PostgresTestServer {
         var pid: pid_t = 0
         var argv = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
-        guard posix_spawn(&pid, "/bin/sh", nil, nil, &argv, environ) == 0 else { throw NotConfigured() }
+        guard posix_spawn(&pid, "/bin/sh", nil, nil, &argv, environ) == 0 else { throw ControlFailed(action: action, status: -1) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1, errno == EINTR {}
-        guard status == 0 else { throw NotConfigured() }
+        guard status == 0 else { throw ControlFailed(action: action, status: status) }
+    }
+
+    struct ControlFailed: Error, CustomStringConvertible {
+        let action: String
+        let status: Int32
+        var description: String { "pg_ctl \(action) failed (wait status \(status)); the server's log is beside its data directory" }
     }
 }
 
