@@ -32,15 +32,20 @@ public struct Demo: Sendable {
     static let appPasscode = "246810"
     static let devicePasscode = "123456"
     static let operation = "transfer 100.00 EUR to bob"
+    /// The web app's origin, where the laptop's browser registers and uses its passkey.
+    static let webOrigin = "http://localhost:8080"
     /// The demo app's App Attest identity; the server requires App Attest for it.
     static let app = try! AppAttest.AppID("DEMOTEAM01.dev.bioauth.demo")
 
     /// The demo server: App Attest required for the demo app, trusting the emulator's test root,
-    /// and "approve on my phone" on (`--cross-device-sign-in`).
+    /// "approve on my phone" on (`--cross-device-sign-in`), and passkeys for the web app's origin
+    /// (`--passkey-rp-id`, `--passkey-origin`).
     static func requireAppAttest(_ configuration: inout ServerConfiguration) {
         configuration.attestation.apple = .required(
             AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
         configuration.crossDevice = CrossDevicePolicy()
+        configuration.passkeys = PasskeyPolicy(
+            relyingParty: WebAuthnRelyingParty(id: "localhost", origins: [webOrigin]), relyingPartyName: "BioAuth demo")
     }
 
     /// Runs the demo; returns whether every step behaved as expected.
@@ -146,6 +151,30 @@ public struct Demo: Sendable {
             return (
                 polled.state == .approved && polled.session != nil && prompts == 1 && !request.text.contains(started.number),
                 "a browser without a passkey asks; the phone lists \"\(request.text)\" — the server's words, never the number — the user types the browser's \(started.number.count)-digit number, \(prompts) Face ID prompt signs text and number, and the browser's poll collects a session that ranks like a password"
+            )
+        }
+        await record("story", "A passkey on the laptop, approved by the phone") {
+            // The laptop's browser: alice's password, then a passkey (a software authenticator
+            // plays the platform's) that waits for her phone, because the account has a device.
+            let laptop = SoftwarePasskey(origin: Self.webOrigin)
+            let signedIn = try await browser.passwordLogin(Wire.PasswordLogin(username: Self.user, password: password))
+            let token = BearerToken(signedIn.token)
+            let options = try await browser.passkeyRegistrationChallenge(.init(name: "Alice's laptop"), token: token)
+            let finish = Wire.PasskeyRegistrationFinish(challengeId: options.challengeId, credential: try laptop.register(options))
+            guard case .awaitingApproval(let held) = try await browser.finishPasskeyRegistration(finish, token: token),
+                let bindingCode = held.bindingCode,
+                let request = try await client.enrolmentRequests().first(where: { $0.id == held.id })
+            else { return (false, "the passkey did not wait for the phone") }
+            let before = device.promptCount
+            try await client.approveEnrolment(request, bindingCode: bindingCode)  // the code the laptop shows
+            let prompts = device.promptCount - before
+            let passkey = try await browser.completePasskeyRegistration(.init(enrolmentRequestId: held.id), token: token)
+            let login = try await browser.passkeyLoginChallenge(.init(username: Self.user))
+            let session = try await browser.finishPasskeyLogin(
+                Wire.PasskeyLoginFinish(challengeId: login.challengeId, credential: try laptop.authenticate(login)))
+            return (
+                session.deviceId == passkey.id && prompts == 1,
+                "the laptop registers a passkey under alice's password session; the account has a phone, so it waits until the phone approves \"\(request.approvalText)\" with the laptop's binding code (\(prompts) Face ID prompt); then the passkey signs in on its own, a WebAuthn assertion with user verification, into a device session"
             )
         }
         await record("story", "DPoP: tokens bound to the phone") {
@@ -283,6 +312,7 @@ public struct Demo: Sendable {
             let phone = EmulatedDevice(
                 configuration: .init(biometry: .faceID, appAttest: EmulatedAppAttest(appID: Self.app, clock: server.clock)))
             let attacker = BioAuthClient(configuration: .init(relyingPartyID: "localhost"), platform: phone.platform, transport: wire)
+            let devicesBefore = try await client.devices().count
             let phished = try await attacker.signIn(username: Self.user, password: password)
             let enrol = await outcome { try await attacker.enrol(phished, deviceName: "Alice's iPhone") }
             let request = try await attacker.requestEnrolment(phished, deviceName: "Alice's iPhone")
@@ -291,7 +321,8 @@ public struct Demo: Sendable {
             let shown = try await client.enrolmentRequests()
             let devices = try await client.devices()
             return (
-                enrol == "approvalRequired" && complete == "approvalRequired" && shown.map(\.id) == [request.id] && devices.count == 1,
+                enrol == "approvalRequired" && complete == "approvalRequired" && shown.map(\.id) == [request.id]
+                    && devices.count == devicesBefore,
                 "alice's password gets the attacker a primary session but no device: enrolment needs an approval from alice's phone or a recovery code from her e-mail (\(enrol ?? "accepted")); alice's phone would show \"\(shown.first?.approvalText ?? "-")\" — a key she does not recognise, so she never approves it"
             )
         }

@@ -154,6 +154,15 @@ public struct ServerAPI: Sendable {
     func call<Body: Encodable, Answer: Decodable>(
         _ method: TransportRequest.Method, _ path: String, _ body: Body?, token: BearerToken? = nil, atTokenEndpoint: Bool = false
     ) async throws(ClientError) -> Answer {
+        let (_, answer) = try await exchange(method, path, body, token: token, atTokenEndpoint: atTokenEndpoint)
+        if Answer.self == Empty.self, let empty = Empty() as? Answer { return empty }
+        do { return try JSONDecoder().decode(Answer.self, from: answer) } catch { throw ClientError(.protocolViolation) }
+    }
+
+    /// Sends one call; a 2xx answer's status and body, every other answer its ``ClientError``.
+    func exchange<Body: Encodable>(
+        _ method: TransportRequest.Method, _ path: String, _ body: Body?, token: BearerToken? = nil, atTokenEndpoint: Bool = false
+    ) async throws(ClientError) -> (Int, Data) {
         var data: Data?
         if let body {
             do { data = try JSONEncoder().encode(body) } catch { throw ClientError(.invalidRequest, field: "body") }
@@ -167,8 +176,7 @@ public struct ServerAPI: Sendable {
             throw ClientError(.serverUnreachable)
         }
         guard (200..<300).contains(response.status) else { throw Self.error(for: response) }
-        if Answer.self == Empty.self, let empty = Empty() as? Answer { return empty }
-        do { return try JSONDecoder().decode(Answer.self, from: response.body) } catch { throw ClientError(.protocolViolation) }
+        return (response.status, response.body)
     }
 
     /// The ``ClientError`` for a non-2xx answer (`docs/Protocol.md` §5 lists the statuses).

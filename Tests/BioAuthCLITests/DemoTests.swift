@@ -10,9 +10,10 @@ struct DemoTests {
     @Test func demoTellsTheWholeStoryAndExitsZero() async {
         let result = await CommandRunner.run(["demo"])
         #expect(result.exitCode == 0, "\(result.output)")
-        #expect(result.output.contains("All 19 steps behaved as expected."))
+        #expect(result.output.contains("All 20 steps behaved as expected."))
         for title in [
-            "Primary login", "Device-key enrolment", "Biometric login", "Step-up approval", "Hooked evaluatePolicy",
+            "Primary login", "Device-key enrolment", "Biometric login", "Step-up approval", "A passkey on the laptop",
+            "Approve on my phone", "Stolen DPoP-bound token", "Wrong number", "Hooked evaluatePolicy",
             "Tampered challenge", "knows the device passcode", "Replayed signature", "Stolen public key", "Re-signed app",
             "Expired challenge", "Brute-force burst",
         ] {
@@ -25,13 +26,13 @@ struct DemoTests {
         let result = await CommandRunner.run(["demo", "--json"])
         #expect(result.exitCode == 0)
         let lines = result.output.split(separator: "\n")
-        #expect(lines.count == 20)
+        #expect(lines.count == 21)
         for line in lines.dropLast() {
             let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(record["ok"] as? Bool == true && record["title"] is String && record["step"] is Int)
         }
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(lines.last!.utf8)) as? [String: Any])
-        #expect(summary["passed"] as? Bool == true && summary["steps"] as? Int == 19)
+        #expect(summary["passed"] as? Bool == true && summary["steps"] as? Int == 20)
     }
 
     @Test func repliesDescribeThemselvesWithoutTheirBody() {

@@ -1,5 +1,6 @@
 import BioAuthAttestation
 import BioAuthCore
+import BioAuthEmulator
 import BioAuthServer
 import BioAuthServerTesting
 import Crypto
