@@ -1,3 +1,4 @@
+import BioAuthCLI
 import BioAuthCore
 import BioAuthServerTesting
 import BioAuthTesting
@@ -51,10 +52,7 @@ extension IndependentJOSETests {
             let phoneID = try await DPoPBindingTests.enrol(api, harness, phone: phone, dpopKey: key)
             let login = try await DPoPBindingTests.login(api, harness, phoneID: phoneID, phone: phone, dpopKey: key)
             let token = login["accessToken"], jwks = try await api.call(.get, "/.well-known/jwks.json").text
-            let guide = try PackagePaths.text("docs/Clients.md")
-            // The guide's Python block that defines verify_dpop_request, imports included, as printed.
-            let block = guide.components(separatedBy: "```python\n").dropFirst().first { $0.contains("def verify_dpop_request") }
-            let code = String(try #require(block?.components(separatedBy: "```").first))
+            let code = try IndependentJOSE.guideResourceServer()
             func proof(_ signer: P256.Signing.PrivateKey, url: String = "https://api.example.com/orders", for accessToken: String = token)
                 throws -> String
             {
@@ -82,7 +80,56 @@ extension IndependentJOSETests {
     }
 }
 
+extension IndependentJOSETests {
+    /// `docs/Clients.md` §9 as written: the CLI's emulated phone logs in to a real server and
+    /// prints its access token and a proof for an API call; the guide's Python resource server
+    /// accepts them for that call and for no other.
+    @Test(.timeLimit(.minutes(3)))
+    func theGuidesRecipeAcceptsTheCLIsTokenAndProof() async throws {
+        let python = try #require(IndependentJOSE.python, "BIOAUTH_TEST_PYTHON is not set: run .ci/run, which installs joserfc")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("bioauth-recipe-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let server = try ServerProcess(database: scratch.appendingPathComponent("bioauth.sqlite").path)
+        defer { _ = server.stop() }
+        let state = scratch.appendingPathComponent("phone.json").path
+        func device(_ arguments: String..., input: [String] = []) async -> CommandRunner.Result {
+            await CommandRunner.run(["device"] + arguments + ["--state", state], input: input)
+        }
+        let url = "http://127.0.0.1:\(server.port)"
+        #expect(await device("create", "--biometry", "face-id", input: ["123456"]).exitCode == 0)
+        #expect(await device("register", "--server", url, "--user", "alice", "--sign-up", input: ["alice's password"]).exitCode == 0)
+        #expect(await device("login").exitCode == 0)
+        let api = "https://api.example.com/orders"
+        let printed = await device("dpop-proof", "--method", "GET", "--url", api, "--print-access-token")
+        #expect(printed.exitCode == 0, "\(printed.output)")
+        let lines = printed.output.split(separator: "\n").map(String.init)
+        let (token, proof) = (try #require(lines.dropLast().last), try #require(lines.last))
+        let jwks = try await ServerClient(baseURL: url).get("/.well-known/jwks.json").text
+        let code = try IndependentJOSE.guideResourceServer()
+        let now = String(Int(Date().timeIntervalSince1970))
+        for (name, method, target, accepted) in [
+            ("the call the proof names", "GET", api, true), ("another method", "POST", api, false),
+            ("another URL", "GET", "https://api.example.com/admin", false),
+        ] {
+            let result = try IndependentJOSE.run(
+                python: python, code: code + IndependentJOSE.dpopDriver, arguments: [jwks, token, proof, method, target, now])
+            #expect(
+                (result.status == 0) == accepted && result.output.hasPrefix(accepted ? "accepted alice" : "rejected"),
+                "\(name): \(result.output)")
+        }
+    }
+}
+
 enum IndependentJOSE {
+    /// The guide's Python block that defines `verify_dpop_request`, imports included, as printed
+    /// in `docs/Clients.md`.
+    static func guideResourceServer() throws -> String {
+        let guide = try PackagePaths.text("docs/Clients.md")
+        let block = guide.components(separatedBy: "```python\n").dropFirst().first { $0.contains("def verify_dpop_request") }
+        return String(try #require(block?.components(separatedBy: "```").first))
+    }
+
     /// Calls the guide's `verify_dpop_request` with a request made of the arguments; prints
     /// `accepted <sub>` or `rejected <why>`.
     static let dpopDriver = #"""
