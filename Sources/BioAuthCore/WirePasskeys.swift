@@ -40,7 +40,8 @@ extension Wire {
             public var name: String
         }
         public struct User: Codable, Sendable, Hashable {
-            /// The user handle: the user id's UTF-8 bytes, base64url.
+            /// The user handle, base64url: random bytes that name the account to the
+            /// authenticator without identifying the person.
             public var id: String
             public var name: String
             public var displayName: String
@@ -72,16 +73,16 @@ extension Wire {
         public var visibleFields: KeyValuePairs<String, Any> { ["relyingPartyId": publicKey.rp.id, "user": publicKey.user.name] }
 
         public init(
-            challengeId: String, relyingPartyID: String, relyingPartyName: String, userID: String, challenge: Data, timeout: Int,
-            excluded: [Data], userVerification: String
+            challengeId: String, relyingPartyID: String, relyingPartyName: String, userHandle: Data, userName: String, challenge: Data,
+            timeout: Int, excluded: [Data], userVerification: String, algorithms: [Int]
         ) {
             self.challengeId = challengeId
             publicKey = Options(
                 rp: RelyingParty(id: relyingPartyID, name: relyingPartyName),
-                user: User(id: Base64URL.encode(Data(userID.utf8)), name: userID, displayName: userID),
+                user: User(id: Base64URL.encode(userHandle), name: userName, displayName: userName),
                 challenge: Base64URL.encode(challenge),
-                // ES256, EdDSA, RS256: what the verifier checks, in the order of preference.
-                pubKeyCredParams: [-7, -8, -257].map { Parameter(type: "public-key", alg: $0) }, timeout: timeout,
+                // What the verifier accepts, in the order of preference (`COSEKey.Algorithm`).
+                pubKeyCredParams: algorithms.map { Parameter(type: "public-key", alg: $0) }, timeout: timeout,
                 excludeCredentials: excluded.map { PasskeyDescriptor(id: Base64URL.encode($0)) },
                 authenticatorSelection: Selection(residentKey: "required", requireResidentKey: true, userVerification: userVerification),
                 attestation: "direct")

@@ -86,6 +86,7 @@ extension PostgresQuery {
         WITH taken AS (\(unescaped: taking ? "DELETE FROM challenges" : "SELECT * FROM challenges") WHERE id = \(id.bytes)\(unescaped: taking ? " RETURNING *" : ""))
         SELECT taken.id, taken.purpose, taken.rp_id, taken.user_id, taken.device_id, taken.nonce, taken.created_at, taken.expires_at,
                taken.operation_hash, taken.registration_key, taken.device_name, taken.replaces_device, taken.session_id, taken.enrolment_request_id,
+               taken.user_handle,
                (SELECT count FROM counters WHERE window_start = \(lockout.windowStart) AND key = \(FailureSubject.client(lockout.client).storageKey)) AS client_count,
                \(unescaped: deviceColumns)
         FROM taken LEFT JOIN devices d ON d.id = taken.device_id
@@ -127,9 +128,9 @@ struct InsertChallengeStatement: PreparedLoginStatement {
         get throws {
             let ch = challenge, columns = challenge.binding.columns
             return try """
-            INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
+            INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id, user_handle)
             VALUES (\(ch.id.bytes), \(Int16(ch.binding.storedPurpose)), \(ch.relyingPartyID), \(ch.userID), \(ch.deviceID), \(ch.nonce), \(ch.createdAt), \(ch.expiresAt),
-                    \(columns.operationHash), \(columns.publicKey), \(columns.deviceName), \(columns.replacing), \(ch.sessionID), \(ch.enrolmentRequestID))
+                    \(columns.operationHash), \(columns.publicKey), \(columns.deviceName), \(columns.replacing), \(ch.sessionID), \(ch.enrolmentRequestID), \(columns.userHandle))
             """
         }
     }
@@ -156,8 +157,8 @@ struct IssueChallengeStatement: NumberedLoginStatement {
     static let name = "bioauth_issue_challenge"
     static let sql = """
         WITH stored AS (
-          INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id)
-          SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::bytea, $10::bytea, $11::text, $12::boolean, $13::text, $14::text
+          INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key, device_name, replaces_device, session_id, enrolment_request_id, user_handle)
+          SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9::bytea, $10::bytea, $11::text, $12::boolean, $13::text, $14::text, $18::bytea
           WHERE coalesce((SELECT count FROM counters WHERE window_start = $15 AND key = $16), 0) < $17
           RETURNING device_id)
         SELECT \(PostgresQuery.deviceColumns) FROM stored LEFT JOIN devices d ON d.id = stored.device_id
@@ -165,7 +166,7 @@ struct IssueChallengeStatement: NumberedLoginStatement {
 
     func makeBindings() throws -> PostgresBindings {
         let ch = challenge, columns = challenge.binding.columns
-        var binds = PostgresBindings(capacity: 17)
+        var binds = PostgresBindings(capacity: 18)
         try binds.append(ch.id.bytes)
         binds.append(Int16(ch.binding.storedPurpose))
         binds.append(ch.relyingPartyID)
@@ -183,6 +184,7 @@ struct IssueChallengeStatement: NumberedLoginStatement {
         binds.append(lockout.windowStart)
         binds.append(FailureSubject.client(lockout.client).storageKey)
         binds.append(lockout.clientLimit)
+        try binds.append(columns.userHandle)
         return binds
     }
 }

@@ -308,10 +308,10 @@ extension SQL {
         let columns = c.binding.columns
         return """
             INSERT INTO challenges (id, purpose, rp_id, user_id, device_id, nonce, created_at, expires_at, operation_hash, registration_key,
-              device_name, replaces_device, session_id, enrolment_request_id)
+              device_name, replaces_device, session_id, enrolment_request_id, user_handle)
             VALUES (\(c.id), \(c.binding.storedPurpose), \(c.relyingPartyID), \(c.userID), \(c.deviceID), \(c.nonce), \(c.createdAt),
                     \(c.expiresAt), \(columns.operationHash), \(columns.publicKey), \(columns.deviceName), \(columns.replacing), \(c.sessionID),
-                    \(c.enrolmentRequestID))
+                    \(c.enrolmentRequestID), \(columns.userHandle))
             """
     }
 

@@ -49,7 +49,8 @@ extension ChallengeRecord {
         let binding = try ChallengeRecord.Binding(
             purpose: try r.int("purpose"), publicKey: try r.optionalData("registration_key"),
             deviceName: try r.optionalString("device_name"),
-            replacing: try r.optionalBool("replaces_device"), operationHash: try r.optionalData("operation_hash"))
+            replacing: try r.optionalBool("replaces_device"), operationHash: try r.optionalData("operation_hash"),
+            userHandle: try r.optionalData("user_handle"))
         self.init(
             id: ChallengeID(bytes: try r.data("id")), binding: binding, relyingPartyID: try r.string("rp_id"), userID: try r.id("user_id"),
             deviceID: try r.id("device_id"),

@@ -65,6 +65,9 @@ package enum Schema {
         SchemaMigration(
             "A screen a phone let in before is remembered by its token",
             [.addColumn("cross_device_requests", .init("screen_key", .text, nullable: true))]),
+        SchemaMigration(
+            "Passkey registrations name a random user handle",
+            [.addColumn("challenges", .init("user_handle", .bytes, nullable: true))]),
     ]
 
     static let dpopProofs = Table("dpop_proofs", [.init("proof_hash", .bytes), .init("expires_at", .date)])
@@ -169,6 +172,7 @@ package enum Schema {
                 .init("registration_key", .bytes, nullable: true), .init("device_name", .text, nullable: true),
                 .init("replaces_device", .boolean, nullable: true),
                 .init("session_id", .text, nullable: true), .init("enrolment_request_id", .text, nullable: true),
+                .init("user_handle", .bytes, nullable: true),
             ]),
         Table("counters", [.init("key", .text), .init("window_start", .date), .init("count", .integer)]),
         Table(crossDeviceRequests.name, crossDeviceRequests.columns + [.init("screen_key", .text, nullable: true)]),

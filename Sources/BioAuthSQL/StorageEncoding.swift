@@ -9,14 +9,14 @@ import Foundation
 extension ChallengeRecord.Binding {
     /// The purpose-specific columns a SQL store keeps; NULL where the purpose has no such field.
     /// `registration_key` holds the key a challenge is for: the key to enrol, or the device key a
-    /// step-up was issued to.
-    package var columns: (publicKey: Data?, deviceName: String?, replacing: Bool?, operationHash: Data?) {
+    /// step-up was issued to; `user_handle` the user handle a passkey registration's options named.
+    package var columns: (publicKey: Data?, deviceName: String?, replacing: Bool?, operationHash: Data?, userHandle: Data?) {
         switch self {
-        case .registration(let key, let name, let replacing): (key, name, replacing, nil)
-        case .login: (nil, nil, nil, nil)
-        case .stepUp(let hash, let key): (key, nil, nil, hash)
-        case .passkey(.registration(let name)): (nil, name, nil, nil)
-        case .passkey(.authentication): (nil, nil, nil, nil)
+        case .registration(let key, let name, let replacing): (key, name, replacing, nil, nil)
+        case .login: (nil, nil, nil, nil, nil)
+        case .stepUp(let hash, let key): (key, nil, nil, hash, nil)
+        case .passkey(.registration(let name, let handle)): (nil, name, nil, nil, handle)
+        case .passkey(.authentication): (nil, nil, nil, nil, nil)
         }
     }
 
@@ -33,10 +33,12 @@ extension ChallengeRecord.Binding {
 
     /// Rebuilds a binding from its stored columns.
     /// - Throws: ``StoreError`` `corruptRow` for an unknown purpose or a NULL column the purpose needs.
-    package init(purpose: Int, publicKey: Data?, deviceName: String?, replacing: Bool?, operationHash: Data?) throws(StoreError) {
+    package init(
+        purpose: Int, publicKey: Data?, deviceName: String?, replacing: Bool?, operationHash: Data?, userHandle: Data?
+    ) throws(StoreError) {
         if purpose == Self.passkeyRegistration {
             guard let deviceName else { throw StoreError(.corruptRow, detail: "challenges.device_name") }
-            self = .passkey(.registration(deviceName: deviceName))
+            self = .passkey(.registration(deviceName: deviceName, userHandle: userHandle))
             return
         }
         if purpose == Self.passkeyAuthentication {

@@ -33,7 +33,8 @@ extension StoreConformance {
         let bindings: [ChallengeRecord.Binding] = [
             .registration(publicKey: Data([1, 2, 3]), deviceName: "Phone", replacing: true), .login,
             .stepUp(operationHash: Data(repeating: 7, count: 32), deviceKey: Data(repeating: 4, count: 91)),
-            .passkey(.registration(deviceName: "Laptop")), .passkey(.authentication),
+            .passkey(.registration(deviceName: "Laptop", userHandle: Data(repeating: 0x5A, count: 32))), .passkey(.authentication),
+            .passkey(.registration(deviceName: "Older laptop", userHandle: nil)),
         ]
         // The record comes back whole, for every binding, exactly once.
         for (index, binding) in bindings.enumerated() {
@@ -56,7 +57,7 @@ extension StoreConformance {
         // A passkey is a device whose credential comes back whole, and a sign-in replaces it.
         var credential = PasskeyCredential(
             credentialID: Data([1, 2, 3]), publicKey: Data([0xA5]), signCount: 7, backupEligible: true, backedUp: false, format: "packed",
-            attestation: .selfAttested, aaguid: Data(count: 16))
+            attestation: .selfAttested, aaguid: Data(count: 16), userHandle: Data(repeating: 0x5A, count: 32))
         let passkey = DeviceRecord(id: "pk1", userID: "alice", name: "Laptop", publicKey: Data([6]), createdAt: t0, passkey: credential)
         try await enrol(store, passkey)
         try require(try await store.device(id: "pk1") == passkey, "passkeys: stored as given")

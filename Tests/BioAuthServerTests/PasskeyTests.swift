@@ -62,6 +62,9 @@ struct PasskeyTests {
             let publicKey = try #require(options.json["publicKey"] as? [String: any Sendable])
             #expect((publicKey["rp"] as? [String: any Sendable])?["id"] as? String == "localhost")
             #expect((publicKey["authenticatorSelection"] as? [String: any Sendable])?["userVerification"] as? String == "required")
+            // One list: the algorithms offered are the ones the verifier reads.
+            let offered = (publicKey["pubKeyCredParams"] as? [[String: any Sendable]])?.compactMap { $0["alg"] as? Int }
+            #expect(offered == COSEKey.Algorithm.allCases.map(\.rawValue))
             let registered = try await Self.register(passkey, api, token: primary)
             #expect(registered.status == 201, "\(registered.text)")
             #expect(registered["enrolledBy"] == "primaryLogin")
@@ -223,6 +226,44 @@ struct PasskeyTests {
         }
     }
 
+    /// The user handle names the account to the authenticator without naming the person: 32
+    /// random bytes, the same for each of the user's passkeys, never the user id; an assertion must
+    /// carry the one its registration named. A passkey from before random handles keeps the user
+    /// id's bytes, which its authenticator holds.
+    @Test func aUserHandleIsRandomSharedByTheUsersPasskeysAndChecked() async throws {
+        let harness = Self.harness()
+        try await harness.test { api in
+            let primary = try await api.primarySession()
+            let laptop = SoftwarePasskey(origin: Self.origin)
+            let registered = try await Self.register(laptop, api, token: primary)
+            #expect(registered.status == 201, "\(registered.text)")
+            #expect(laptop.userHandle.count == 32 && laptop.userHandle != Data("alice".utf8))
+            #expect(try await Self.signIn(laptop, api).status == 200)
+            let asUserID = { (credential: inout Wire.PasskeyAuthenticationCredential) in
+                credential.response.userHandle = Base64URL.encode(Data("alice".utf8))
+            }
+            #expect(try await Self.signIn(laptop, api, change: asUserID).isUniformFailure, "the handle its registration did not name")
+
+            // The next passkey of alice's is given the same handle; bob's another.
+            let options = try await api.post("/v1/passkeys/registration/challenge", ["name": "Tablet"], token: primary)
+            let user = try #require((options.json["publicKey"] as? [String: any Sendable])?["user"] as? [String: any Sendable])
+            #expect(user["id"] as? String == Base64URL.encode(laptop.userHandle) && user["name"] as? String == "alice")
+            let bob = SoftwarePasskey(origin: Self.origin)
+            #expect(try await Self.register(bob, api, token: try await api.primarySession("bob")).status == 201)
+            #expect(bob.userHandle.count == 32 && bob.userHandle != laptop.userHandle)
+
+            // Registered before random handles: the stored credential has none, the authenticator the user id.
+            let deviceID = DeviceID(registered["id"])
+            var legacy = try #require(try await harness.service.store.device(id: deviceID)?.passkey)
+            legacy.userHandle = nil
+            var plan = WritePlan()
+            plan.add(.storePasskey(deviceID: deviceID, legacy))
+            _ = try await harness.service.store.apply(plan)
+            #expect(try await Self.signIn(laptop, api, change: asUserID).status == 200, "the legacy handle")
+            #expect(try await Self.signIn(laptop, api).isUniformFailure, "a handle the legacy registration never named")
+        }
+    }
+
     /// Every check a relying party makes refuses its case with the uniform failure, audited
     /// under its reason: another origin, no user verification, a changed signature, a counter
     /// that went back, a replayed response, a revoked passkey, another user's name.
@@ -344,8 +385,8 @@ struct PasskeyTests {
         let challenge = Data(repeating: 0xAB, count: 32)
         let secret = Base64URL.encode(challenge)
         let creation = Wire.PasskeyCreationOptions(
-            challengeId: "pending-id", relyingPartyID: "localhost", relyingPartyName: "n", userID: "alice", challenge: challenge,
-            timeout: 1, excluded: [], userVerification: "required")
+            challengeId: "pending-id", relyingPartyID: "localhost", relyingPartyName: "n", userHandle: Data(count: 32), userName: "alice",
+            challenge: challenge, timeout: 1, excluded: [], userVerification: "required", algorithms: [-7])
         let request = Wire.PasskeyRequestOptions(
             challengeId: "pending-id", relyingPartyID: "localhost", challenge: challenge, timeout: 1, userVerification: "required")
         let login = Wire.PasskeyLoginFinish(

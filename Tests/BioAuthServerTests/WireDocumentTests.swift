@@ -166,8 +166,9 @@ struct WireDocumentTests {
                 "PasskeyCreationOptions",
                 try Self.keys(
                     Wire.PasskeyCreationOptions(
-                        challengeId: "c", relyingPartyID: "r", relyingPartyName: "n", userID: "u", challenge: Data(count: 32), timeout: 1,
-                        excluded: [Data(count: 16)], userVerification: "required"))
+                        challengeId: "c", relyingPartyID: "r", relyingPartyName: "n", userHandle: Data(count: 32), userName: "u",
+                        challenge: Data(count: 32), timeout: 1, excluded: [Data(count: 16)], userVerification: "required", algorithms: [-7])
+                )
             ),
             (
                 "PasskeyRequestOptions",

@@ -11,12 +11,21 @@ public enum COSEKey: Sendable {
     case eddsa(Curve25519.Signing.PublicKey)
     case rs256(_RSA.Signing.PublicKey)
 
+    /// The COSE algorithms (RFC 9053) a credential key may use, in the order a relying party
+    /// prefers them: the one list that registration options offer (`pubKeyCredParams`) and that
+    /// ``init(cbor:)`` and attestation statements accept.
+    public enum Algorithm: Int, Sendable, CaseIterable {
+        case es256 = -7
+        case eddsa = -8
+        case rs256 = -257
+    }
+
     /// The COSE algorithm identifier (`-7`, `-8`, `-257`).
     public var algorithm: Int {
         switch self {
-        case .es256: -7
-        case .eddsa: -8
-        case .rs256: -257
+        case .es256: Algorithm.es256.rawValue
+        case .eddsa: Algorithm.eddsa.rawValue
+        case .rs256: Algorithm.rs256.rawValue
         }
     }
 
@@ -28,22 +37,22 @@ public enum COSEKey: Sendable {
         guard case .map = item, let kty = int(1), let alg = int(3) else {
             throw WebAuthnError(.malformed, "the credential public key is not a COSE_Key with kty and alg")
         }
-        switch (kty, alg) {
-        case (2, -7):
+        switch (kty, Algorithm(rawValue: alg)) {
+        case (2, .es256?):
             guard int(-1) == 1, let x = bytes(-2), let y = bytes(-3), x.count == 32, y.count == 32 else {
                 throw WebAuthnError(.algorithm, "an ES256 key that is not on P-256")
             }
             do { self = .es256(try P256.Signing.PublicKey(x963Representation: [0x04] + x + y)) } catch {
                 throw WebAuthnError(.malformed, "the ES256 key is not a point of P-256")
             }
-        case (1, -8):
+        case (1, .eddsa?):
             guard int(-1) == 6, let x = bytes(-2), x.count == 32 else {
                 throw WebAuthnError(.algorithm, "an EdDSA key that is not Ed25519")
             }
             do { self = .eddsa(try Curve25519.Signing.PublicKey(rawRepresentation: x)) } catch {
                 throw WebAuthnError(.malformed, "the Ed25519 key is malformed")
             }
-        case (3, -257):
+        case (3, .rs256?):
             guard let n = bytes(-1), let e = bytes(-2), n.count >= 256 else {
                 throw WebAuthnError(.algorithm, "an RS256 key shorter than 2048 bits")
             }
@@ -90,11 +99,11 @@ extension COSEKey {
     /// An attestation certificate's key used with a statement's `alg`; nil when the two do not
     /// agree (an RSA certificate with alg -7) or the algorithm is not one of the three.
     init?(_ key: Certificate.PublicKey, algorithm: Int) {
-        switch algorithm {
-        case -7: guard let p256 = P256.Signing.PublicKey(key) else { return nil }; self = .es256(p256)
-        case -8: guard let ed25519 = Curve25519.Signing.PublicKey(key) else { return nil }; self = .eddsa(ed25519)
-        case -257: guard let rsa = _RSA.Signing.PublicKey(key) else { return nil }; self = .rs256(rsa)
-        default: return nil
+        switch Algorithm(rawValue: algorithm) {
+        case .es256: guard let p256 = P256.Signing.PublicKey(key) else { return nil }; self = .es256(p256)
+        case .eddsa: guard let ed25519 = Curve25519.Signing.PublicKey(key) else { return nil }; self = .eddsa(ed25519)
+        case .rs256: guard let rsa = _RSA.Signing.PublicKey(key) else { return nil }; self = .rs256(rsa)
+        case nil: return nil
         }
     }
 

@@ -26,14 +26,16 @@ struct PasskeyCeremonies: Flow {
         try authorizeUnread(.enrolDevice, session)
         let name = try Validate.deviceName(name)
         let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
+        let handle = PasskeyCredential.userHandle(for: devices)
         let challenge = try await Challenges(context: context).stored(
-            .passkey(.registration(deviceName: name)), user: session.userID, device: .random(), session: session.id,
+            .passkey(.registration(deviceName: name, userHandle: handle)), user: session.userID, device: .random(), session: session.id,
             ttl: policy.ceremonyTTL, request)
         return Wire.PasskeyCreationOptions(
             challengeId: Base64URL.encode(challenge.id.bytes), relyingPartyID: policy.relyingParty.id,
             relyingPartyName: policy.relyingPartyName,
-            userID: session.userID.rawValue, challenge: challenge.nonce, timeout: Int(policy.ceremonyTTL * 1000),
-            excluded: devices.compactMap { $0.isRevoked ? nil : $0.passkey?.credentialID }, userVerification: policy.userVerification)
+            userHandle: handle, userName: session.userID.rawValue, challenge: challenge.nonce, timeout: Int(policy.ceremonyTTL * 1000),
+            excluded: devices.compactMap { $0.isRevoked ? nil : $0.passkey?.credentialID }, userVerification: policy.userVerification,
+            algorithms: COSEKey.Algorithm.allCases.map(\.rawValue))
     }
 
     func finishRegistration(
@@ -92,12 +94,12 @@ struct PasskeyCeremonies: Flow {
                 }
             }, purpose: .registration, session: session, request
         ) { challenge, _, now -> (verdict: (DeviceRecord, AuditEvent), plan: WritePlan)? in
-            guard case .passkey(.registration(let name)) = challenge.binding, case .success(let registration)? = verdict else {
+            guard case .passkey(.registration(let name, let handle)) = challenge.binding, case .success(let registration)? = verdict else {
                 return nil
             }
             let device = DeviceRecord(
                 id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: registration.publicKey.spkiRepresentation,
-                createdAt: now, enrolledBy: proof, passkey: PasskeyCredential(registration))
+                createdAt: now, enrolledBy: proof, passkey: PasskeyCredential(registration, userHandle: handle))
             let audit = self.event(.deviceEnrolled, user: challenge.userID, device: challenge.deviceID, request: request)
             // Waiting: the challenge is used up, and the request below holds the verified passkey.
             guard !waits else { return ((device, audit), WritePlan()) }
@@ -279,8 +281,9 @@ extension ChallengeVerifier {
         guard now <= challenge.expiresAt else { return (.rejected(.expiredChallenge), nil) }
         guard let device, let passkey = device.passkey else { return (.rejected(.unknownDevice), nil) }
         guard !device.isRevoked else { return (.rejected(.revokedDevice), nil) }
-        // The user handle, when the authenticator returns one, is the user id it was created for.
-        guard device.userID == challenge.userID, response.userHandle.map({ $0 == Data(challenge.userID.rawValue.utf8) }) ?? true else {
+        // The user handle, when the authenticator returns one, is the one its registration named.
+        guard device.userID == challenge.userID, response.userHandle.map({ $0 == passkey.expectedUserHandle(of: challenge.userID) }) ?? true
+        else {
             return (.rejected(.wrongUser), nil)
         }
         do {

@@ -21,11 +21,18 @@ public struct PasskeyCredential: Sendable, Hashable, Codable, CustomStringConver
     public var attestation: WebAuthnRelyingParty.AttestationTrust
     /// The authenticator model's AAGUID (zeros when it does not say).
     public var aaguid: Data
+    /// The user handle the registration gave the authenticator, which it returns with each
+    /// assertion: 32 random bytes per user, shared by the user's passkeys (never the user id: a
+    /// handle must not identify the person, WebAuthn Level 3 §14.6.1). nil for a passkey
+    /// registered before BioAuth 0.5, whose authenticator holds the user id's UTF-8 bytes and
+    /// cannot be given another (``expectedUserHandle(of:)``).
+    public var userHandle: Data?
 
     public init(
         credentialID: Data, publicKey: Data, signCount: UInt32, backupEligible: Bool, backedUp: Bool, format: String,
-        attestation: WebAuthnRelyingParty.AttestationTrust, aaguid: Data
+        attestation: WebAuthnRelyingParty.AttestationTrust, aaguid: Data, userHandle: Data? = nil
     ) {
+        self.userHandle = userHandle
         self.credentialID = credentialID
         self.publicKey = publicKey
         self.signCount = signCount
@@ -36,12 +43,22 @@ public struct PasskeyCredential: Sendable, Hashable, Codable, CustomStringConver
         self.aaguid = aaguid
     }
 
-    /// What a verified registration creates.
-    public init(_ registration: WebAuthnRelyingParty.VerifiedRegistration) {
+    /// What a verified registration creates, for the user handle its options named.
+    public init(_ registration: WebAuthnRelyingParty.VerifiedRegistration, userHandle: Data?) {
         self.init(
             credentialID: registration.credentialID, publicKey: registration.publicKeyBytes, signCount: registration.signCount,
             backupEligible: registration.backupEligible, backedUp: registration.backedUp, format: registration.format,
-            attestation: registration.attestation, aaguid: registration.aaguid)
+            attestation: registration.attestation, aaguid: registration.aaguid, userHandle: userHandle)
+    }
+
+    /// The user handle an assertion by this passkey of `user`'s must carry, if it carries one.
+    public func expectedUserHandle(of user: UserID) -> Data { userHandle ?? Data(user.rawValue.utf8) }
+
+    /// The handle a new passkey of a user gets: the random one the user's passkeys share (a
+    /// revoked one's too, so the handle stays the user's), else 32 fresh random bytes. A user whose
+    /// passkeys all predate random handles gets a fresh one: the old handle is the user id.
+    static func userHandle(for devices: [DeviceRecord]) -> Data {
+        devices.lazy.compactMap { $0.passkey?.userHandle }.first ?? Data((0..<32).map { _ in UInt8.random(in: .min ... .max) })
     }
 
     public var description: String {

@@ -192,8 +192,10 @@ public struct ChallengeRecord: Sendable, Hashable, CustomStringConvertible, Cust
 
 /// The WebAuthn ceremony a passkey challenge is for.
 public enum PasskeyCeremony: Sendable, Hashable {
-    /// Registering a new passkey under the device name the user gave.
-    case registration(deviceName: String)
+    /// Registering a new passkey under the device name the user gave, for the user handle the
+    /// options named (``PasskeyCredential/userHandle``; nil: a ceremony begun before BioAuth
+    /// chose random handles, whose handle is the user id's bytes).
+    case registration(deviceName: String, userHandle: Data?)
     /// Signing in with one of the user's passkeys.
     case authentication
 }
