@@ -53,12 +53,12 @@ extension Wire.Device {
             id: device.id.rawValue, name: device.name, publicKey: Base64URL.encode(device.publicKey), createdAt: device.createdAt.seconds,
             lastUsedAt: device.lastUsedAt?.seconds, revokedAt: device.revokedAt?.seconds, keyReplacedAt: device.keyReplacedAt?.seconds,
             keyReplacedBy: device.keyReplacement?.rawValue,
-            attestation: device.attestation.map {
+            attestation: device.credential.attestation.map {
                 Wire.DeviceAttestation(
                     format: $0.format.rawValue, securityLevel: $0.securityLevel.rawValue, appId: $0.appID, environment: $0.environment,
                     verifiedAt: $0.verifiedAt.seconds)
             }, enrolledBy: device.enrolledBy?.rawValue,
-            passkey: device.passkey.map {
+            passkey: device.credential.passkey.map {
                 Wire.Passkey(
                     synced: $0.backupEligible, backedUp: $0.backedUp, format: $0.format, attestation: $0.attestation.rawValue,
                     aaguid: Self.uuidText($0.aaguid))

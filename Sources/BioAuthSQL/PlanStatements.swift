@@ -106,7 +106,7 @@ extension WritePlan.Mutation {
                 INSERT INTO devices (id, user_id, name, public_key, created_at, last_used_at, revoked_at, key_replaced_at, key_replaced_by,
                   attestation, enrolled_by, passkey, dpop_jkt)
                 VALUES (\(d.id), \(d.userID), \(d.name), \(d.publicKey), \(d.createdAt), \(d.lastUsedAt), \(d.revokedAt), \(d.keyReplacedAt),
-                        \(d.keyReplacement?.rawValue), \(d.attestation?.stored), \(d.enrolledBy?.rawValue), \(d.passkey?.stored),
+                        \(d.keyReplacement?.rawValue), \(d.credential.attestation?.stored), \(d.enrolledBy?.rawValue), \(d.credential.passkey?.stored),
                         \(d.dpopThumbprint))
                 """
             ])

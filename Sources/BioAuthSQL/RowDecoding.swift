@@ -141,9 +141,10 @@ extension DeviceRecord {
             createdAt: try r.date(prefix + "created_at"), lastUsedAt: try r.optionalDate(prefix + "last_used_at"),
             revokedAt: try r.optionalDate(prefix + "revoked_at"), keyReplacedAt: try r.optionalDate(prefix + "key_replaced_at"),
             keyReplacement: try EnrolmentProof(stored: try r.optionalString(prefix + "key_replaced_by")),
-            attestation: try DeviceAttestation(stored: try r.optionalString(prefix + "attestation")),
+            credential: try DeviceCredential(
+                attestation: try DeviceAttestation(stored: try r.optionalString(prefix + "attestation")),
+                passkey: try PasskeyCredential(stored: try r.optionalString(prefix + "passkey"))),
             enrolledBy: try EnrolmentProof(stored: try r.optionalString(prefix + "enrolled_by"), column: "enrolled_by"),
-            passkey: try PasskeyCredential(stored: try r.optionalString(prefix + "passkey")),
             dpopThumbprint: try r.optionalString(prefix + "dpop_jkt"))
     }
 }

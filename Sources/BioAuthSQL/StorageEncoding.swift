@@ -122,3 +122,15 @@ extension EnrolmentProof {
         self = replacement
     }
 }
+
+extension DeviceCredential {
+    /// Rebuilds a device's credential from its `attestation` and `passkey` columns, at most one of
+    /// which is set. - Throws: ``StoreError`` `corruptRow` when both are.
+    package init(attestation: DeviceAttestation?, passkey: PasskeyCredential?) throws(StoreError) {
+        switch (attestation, passkey) {
+        case (let attestation, nil): self = .appKey(attestation: attestation)
+        case (nil, let passkey?): self = .passkey(passkey)
+        case (.some, .some): throw StoreError(.corruptRow, detail: "devices.attestation")
+        }
+    }
+}

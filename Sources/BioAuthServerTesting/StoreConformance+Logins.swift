@@ -58,7 +58,8 @@ extension StoreConformance {
         var credential = PasskeyCredential(
             credentialID: Data([1, 2, 3]), publicKey: Data([0xA5]), signCount: 7, backupEligible: true, backedUp: false, format: "packed",
             attestation: .selfAttested, aaguid: Data(count: 16), userHandle: Data(repeating: 0x5A, count: 32))
-        let passkey = DeviceRecord(id: "pk1", userID: "alice", name: "Laptop", publicKey: Data([6]), createdAt: t0, passkey: credential)
+        let passkey = DeviceRecord(
+            id: "pk1", userID: "alice", name: "Laptop", publicKey: Data([6]), createdAt: t0, credential: .passkey(credential))
         try await enrol(store, passkey)
         try require(try await store.device(id: "pk1") == passkey, "passkeys: stored as given")
         credential.signCount = 8
@@ -66,8 +67,9 @@ extension StoreConformance {
         var signIn = WritePlan()
         signIn.add(.storePasskey(deviceID: "pk1", credential))
         _ = try await store.apply(signIn)
-        try require(try await store.device(id: "pk1")?.passkey == credential, "passkeys: a sign-in's counter and backup state stored")
-        try require(try await store.device(id: "d1")?.passkey == nil, "passkeys: an app's device has none")
+        try require(
+            try await store.device(id: "pk1")?.credential.passkey == credential, "passkeys: a sign-in's counter and backup state stored")
+        try require(try await store.device(id: "d1")?.credential.passkey == nil, "passkeys: an app's device has none")
         let first = challenge()
         try require(try await issue(store, first), "challenges: first")
         try require(await isDuplicate { _ = try await self.issue(store, first) }, "challenges: duplicate id")

@@ -80,7 +80,9 @@ extension StoreConformance {
             format: .appleAppAttest, securityLevel: .secureEnclave, appID: "TEAM.app", environment: "production", verifiedAt: t0,
             appAttestKey: key)
         try await enrol(
-            store, DeviceRecord(id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0, attestation: attested))
+            store,
+            DeviceRecord(
+                id: "d1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: t0, credential: .appKey(attestation: attested)))
         try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "Pad", publicKey: Data([5]), createdAt: t0))
         func advance(_ device: DeviceID, keyID: Data = key.keyID, to counter: UInt32) async throws -> Bool {
             var advanced = attested
@@ -90,13 +92,14 @@ extension StoreConformance {
             return try await store.apply(plan).wasApplied
         }
         try require(try await advance("d1", to: 2), "app attest: an assertion above the stored counter")
-        try require(try await store.device(id: "d1")?.attestation?.appAttestKey?.counter == 2, "app attest: the counter is stored")
+        try require(
+            try await store.device(id: "d1")?.credential.attestation?.appAttestKey?.counter == 2, "app attest: the counter is stored")
         try require(!(try await advance("d1", to: 2)), "app attest: a replayed counter")
         try require(!(try await advance("d1", to: 1)), "app attest: an earlier counter")
         try require(!(try await advance("d1", keyID: Data(repeating: 2, count: 32), to: 9)), "app attest: another key's assertion")
         try require(!(try await advance("d2", to: 9)), "app attest: a device without an attested key")
         try require(!(try await advance("gone", to: 9)), "app attest: an unknown device")
-        let stored = try await store.device(id: "d1")?.attestation
+        let stored = try await store.device(id: "d1")?.credential.attestation
         try require(stored?.appAttestKey?.counter == 2 && stored?.appID == "TEAM.app", "app attest: refusals write nothing")
         let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<20 { group.addTask { try await advance("d1", to: 3) } }
@@ -116,8 +119,10 @@ extension StoreConformance {
         var zero = credential
         zero.signCount = 0
         try await enrol(
-            store, DeviceRecord(id: "d1", userID: "alice", name: "Key", publicKey: Data([4]), createdAt: t0, passkey: credential))
-        try await enrol(store, DeviceRecord(id: "d2", userID: "alice", name: "Synced", publicKey: Data([5]), createdAt: t0, passkey: zero))
+            store,
+            DeviceRecord(id: "d1", userID: "alice", name: "Key", publicKey: Data([4]), createdAt: t0, credential: .passkey(credential)))
+        try await enrol(
+            store, DeviceRecord(id: "d2", userID: "alice", name: "Synced", publicKey: Data([5]), createdAt: t0, credential: .passkey(zero)))
         func advance(_ device: DeviceID, _ stored: PasskeyCredential, to counter: UInt32, credentialID: Data? = nil) async throws -> Bool {
             var next = stored
             next.signCount = counter
@@ -127,19 +132,19 @@ extension StoreConformance {
             return try await store.apply(plan).wasApplied
         }
         try require(try await advance("d1", credential, to: 6), "passkey: a counter above the stored one")
-        try require(try await store.device(id: "d1")?.passkey?.signCount == 6, "passkey: the counter is stored")
+        try require(try await store.device(id: "d1")?.credential.passkey?.signCount == 6, "passkey: the counter is stored")
         try require(!(try await advance("d1", credential, to: 6)), "passkey: the same counter again")
         try require(!(try await advance("d1", credential, to: 4)), "passkey: an earlier counter")
         try require(
             !(try await advance("d1", credential, to: 9, credentialID: Data(repeating: 8, count: 16))), "passkey: another credential")
         try require(!(try await advance("gone", credential, to: 9)), "passkey: an unknown device")
-        try require(try await store.device(id: "d1")?.passkey?.signCount == 6, "passkey: refusals write nothing")
+        try require(try await store.device(id: "d1")?.credential.passkey?.signCount == 6, "passkey: refusals write nothing")
         let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<8 { group.addTask { try await advance("d1", credential, to: 7) } }
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         try require(winners == 1, "passkey: parallel sign-ins with one counter", "\(winners) were stored")
-        try require(try await store.device(id: "d1")?.passkey?.signCount == 7, "passkey: the counter never went back")
+        try require(try await store.device(id: "d1")?.credential.passkey?.signCount == 7, "passkey: the counter never went back")
         let first = try await advance("d2", zero, to: 0), second = try await advance("d2", zero, to: 0)
         try require(first && second, "passkey: two zeros pass every time")
     }

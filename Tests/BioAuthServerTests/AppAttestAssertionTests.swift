@@ -28,7 +28,7 @@ struct AppAttestAssertionTests {
             try service.attestKey(keyID, clientDataHash: hash), keyID: keyID, clientDataHash: hash, at: Self.now)
         let device = DeviceRecord(
             id: "device-1", userID: "alice", name: "Phone", publicKey: Data([4]), createdAt: Self.now,
-            attestation: DeviceAttestation(key, at: Self.now))
+            credential: .appKey(attestation: DeviceAttestation(key, at: Self.now)))
         return (device, keyID)
     }
 
@@ -48,14 +48,16 @@ struct AppAttestAssertionTests {
         let (device, keyID) = try await attestedDevice()
         guard case .accepted(let advanced) = check(try assertion(keyID), device) else { Issue.record("not accepted"); return }
         #expect(advanced.appAttestKey?.counter == 1 && advanced.appAttestKey?.keyID == keyID)
-        #expect(advanced.appID == device.attestation?.appID && advanced.verifiedAt == device.attestation?.verifiedAt)
+        #expect(
+            advanced.appID == device.credential.attestation?.appID
+                && advanced.verifiedAt == device.credential.attestation?.verifiedAt)
     }
 
     @Test func aReplayedOrStaleAssertionIsRefusedByItsCounter() async throws {
         var (device, keyID) = try await attestedDevice()
         let first = try assertion(keyID), second = try assertion(keyID)
         guard case .accepted(let advanced) = check(second, device) else { Issue.record("not accepted"); return }
-        device.attestation = advanced
+        device.credential = .appKey(attestation: advanced)
         #expect(check(second, device) == .rejected(.counter))
         #expect(check(first, device) == .rejected(.counter))
     }
@@ -92,7 +94,7 @@ struct AppAttestAssertionTests {
     @Test func aDeviceWithoutAnAttestedAppKeyOrAPolicyWithAppleOffChecksNothing() async throws {
         let (device, keyID) = try await attestedDevice()
         var unattested = device
-        unattested.attestation = nil
+        unattested.credential = .appKey(attestation: nil)
         #expect(check(try assertion(keyID), unattested, .required) == .notApplicable)
         #expect(check(nil, unattested, .required) == .notApplicable)
         let off = AppAttestAssertion(policy: AttestationPolicy(apple: .off, assertions: .required))
@@ -123,7 +125,7 @@ struct AssertionLoginTests {
             return try AttestationEnrolmentTests.appAttestation(service, for: phone)(message)
         }
         #expect(finish.status == 201, "\(finish.text)")
-        let keyID = try await harness.service.store.device(id: DeviceID(finish["id"]))?.attestation?.appAttestKey?.keyID
+        let keyID = try await harness.service.store.device(id: DeviceID(finish["id"]))?.credential.attestation?.appAttestKey?.keyID
         return (finish["id"], keyID)
     }
 
@@ -163,7 +165,7 @@ struct AssertionLoginTests {
             let later = try Self.signed(second, phone, service: service, keyID: attestedKey)
             let login = try await api.post("/v1/login/finish", later)
             #expect(login.status == 200, "\(login.text)")
-            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation?.appAttestKey?.counter == 2)
+            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.credential.attestation?.appAttestKey?.counter == 2)
             // The earlier assertion, held back and sent after: its counter is not above the stored one.
             #expect(refusal(try await api.post("/v1/login/finish", earlier)) == "counter")
 
@@ -179,7 +181,7 @@ struct AssertionLoginTests {
             #expect(refusal(try await stepUp(asserted: false)) == "missing")
             let approved = try await stepUp(asserted: true)
             #expect(approved.status == 200, "\(approved.text)")
-            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation?.appAttestKey?.counter == 3)
+            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.credential.attestation?.appAttestKey?.counter == 3)
 
             let reasons = try await harness.service.store.auditEvents(userID: "alice", limit: 50).compactMap(\.reason?.description)
             #expect(reasons.filter { $0 == "assertionMissing" }.count == 2 && reasons.contains("assertion.counter"), "\(reasons)")
@@ -201,7 +203,7 @@ struct AssertionLoginTests {
             let refused = try await api.post("/v1/login/finish", tampered)
             #expect(refused.status == 403 && refused.json["field"] as? String == "appAttestAssertion", "\(refused.text)")
             #expect(
-                try await harness.service.store.device(id: DeviceID(deviceID))?.attestation?.appAttestKey?.counter == 0,
+                try await harness.service.store.device(id: DeviceID(deviceID))?.credential.attestation?.appAttestKey?.counter == 0,
                 "a refusal stores no counter")
 
             // An unattested device has no key to verify against: its assertion is ignored.
@@ -279,13 +281,13 @@ struct ReattestationTests {
             var unsigned = try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: service).body
             unsigned["signature"] = try SoftwareDevice().sign(try await api.loginChallenge("alice", deviceID))
             #expect(try await api.post("/v1/login/finish", unsigned).isUniformFailure)
-            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation?.appAttestKey?.keyID == old)
+            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.credential.attestation?.appAttestKey?.keyID == old)
 
             // The genuine app's new key, attested over this login and the device key: the login succeeds and the key is replaced.
             let (body, newKey) = try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: service)
             let login = try await api.post("/v1/login/finish", body)
             #expect(login.status == 200, "\(login.text)")
-            let stored = try #require(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation)
+            let stored = try #require(try await harness.service.store.device(id: DeviceID(deviceID))?.credential.attestation)
             #expect(stored.appAttestKey?.keyID == newKey && stored.appAttestKey?.counter == 0 && stored.format == .appleAppAttest)
             let events = try await harness.service.store.auditEvents(userID: "alice", limit: 50)
             #expect(events.contains { $0.kind == .deviceReattested && $0.deviceID == DeviceID(deviceID) })
@@ -304,7 +306,7 @@ struct ReattestationTests {
             let stepUp = try await api.post("/v1/step-up/challenge", ["deviceId": deviceID, "operation": operation], token: login["token"])
             let (stepUpBody, thirdKey) = try Self.reattested(stepUp, phone, service: service)
             #expect(try await api.post("/v1/step-up/finish", stepUpBody, token: login["token"]).status == 200)
-            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation?.appAttestKey?.keyID == thirdKey)
+            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.credential.attestation?.appAttestKey?.keyID == thirdKey)
         }
     }
 
@@ -317,7 +319,7 @@ struct ReattestationTests {
             let reply = try await api.post(
                 "/v1/login/finish", try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: service).body)
             #expect(reply.status == 403 && reply.json["reason"] as? String == "format", "an unattested device enrols again: \(reply.text)")
-            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.attestation == nil)
+            #expect(try await harness.service.store.device(id: DeviceID(deviceID))?.credential.attestation == nil)
 
             var both = try Self.reattested(try await api.loginChallenge("alice", deviceID), phone, service: service).body
             both["appAttestAssertion"] = "AAAA"

@@ -77,7 +77,8 @@ struct AttestationEnrolmentTests {
 
             let devices = try await api.call(.get, "/v1/devices", token: login["token"])
             #expect((devices.objects.first?["attestation"] as? [String: any Sendable])?["format"] as? String == "apple-appattest")
-            let stored = try #require(try await harness.service.store.device(id: DeviceID(finish["id"]))?.attestation?.appAttestKey)
+            let stored = try #require(
+                try await harness.service.store.device(id: DeviceID(finish["id"]))?.credential.attestation?.appAttestKey)
             #expect(stored.counter == 0 && stored.keyID.count == 32 && stored.publicKey.count == 65)
         }
     }

@@ -156,7 +156,7 @@ struct PasskeyTests {
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
             #expect(statuses.filter { $0 == 200 }.count == 1 && statuses.filter { $0 == 401 }.count == 7, "\(statuses)")
-            let stored = try await harness.service.store.devices(userID: "alice").first?.passkey?.signCount
+            let stored = try await harness.service.store.devices(userID: "alice").first?.credential.passkey?.signCount
             #expect(stored == 5, "the counter is the one that got in, never lower")
             passkey.signCount = 3
             #expect(try await Self.signIn(passkey, api).isUniformFailure, "a clone trailing behind is refused")
@@ -254,7 +254,7 @@ struct PasskeyTests {
 
             // Registered before random handles: the stored credential has none, the authenticator the user id.
             let deviceID = DeviceID(registered["id"])
-            var legacy = try #require(try await harness.service.store.device(id: deviceID)?.passkey)
+            var legacy = try #require(try await harness.service.store.device(id: deviceID)?.credential.passkey)
             legacy.userHandle = nil
             var plan = WritePlan()
             plan.add(.storePasskey(deviceID: deviceID, legacy))

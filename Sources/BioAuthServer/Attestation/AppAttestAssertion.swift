@@ -57,7 +57,8 @@ package struct AppAttestAssertion: Sendable {
 
     /// `message` is the verified challenge's, built only when an assertion is to be verified (most logins have none).
     package func check(_ assertion: Data?, device: DeviceRecord, message: () -> SignedMessage?, signature: Data) -> Verdict {
-        guard let verifier = policy.apple.verifier, let attestation = device.attestation, attestation.format == .appleAppAttest else {
+        guard let verifier = policy.apple.verifier, let attestation = device.credential.attestation, attestation.format == .appleAppAttest
+        else {
             return .notApplicable
         }
         guard let assertion else {

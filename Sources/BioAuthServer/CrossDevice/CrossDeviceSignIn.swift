@@ -43,7 +43,7 @@ struct CrossDeviceSignIn: Flow {
         // Announced only to a user with a phone to approve it: unknown users and users without a
         // device cost the deployment's push service nothing, and answer the same.
         let devices = try await run(request) { try await self.store.devices(userID: userID) }
-        let announceable = devices.contains { !$0.isRevoked && $0.passkey == nil }
+        let announceable = devices.contains { !$0.isRevoked && $0.credential.signsBioAuthMessages }
         let audit = event(.crossDeviceRequested, user: userID, request: request)
         let since = now.addingTimeInterval(-max(policy.announcementWindow, policy.requestTTL))
         let decided = try await run(request) {

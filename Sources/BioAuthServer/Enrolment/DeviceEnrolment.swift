@@ -97,8 +97,8 @@ struct DeviceEnrolment: Flow {
                 ? (taken.enrolmentRequest?.approvedByDevice != nil ? .approval : .recovery)
                 : session.kind == .enrolmentGrant ? .grant : .primaryLogin
             let device = DeviceRecord(
-                id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now, attestation: proven,
-                enrolledBy: proof, dpopThumbprint: dpop)
+                id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: key, createdAt: now,
+                credential: .appKey(attestation: proven), enrolledBy: proof, dpopThumbprint: dpop)
             let kind: AuditKind = replacing ? .deviceReenrolled : .deviceEnrolled
             let how: EnrolmentProof? = replacing ? proof : nil
             let audit = self.event(
@@ -108,7 +108,7 @@ struct DeviceEnrolment: Flow {
             var stored = device
             if let how, var row = taken.device {
                 row.publicKey = key
-                row.attestation = proven
+                row.credential = .appKey(attestation: proven)
                 row.lastUsedAt = now
                 row.keyReplacedAt = now
                 row.keyReplacement = how

@@ -77,8 +77,13 @@ extension Flow {
     /// out of it. A device that cannot be read ranks lowest.
     private func rank(_ device: DeviceRecord?, request: RequestInfo) async throws(ServerError) -> CallerCredential {
         guard let device else { return .syncedPasskey }
-        if device.passkey?.backupEligible == true { return .syncedPasskey }
-        return try await isCoolingDown(device, request: request) ? .coolingDevice : .device
+        switch device.credential.kind {
+        case .syncedPasskey: return .syncedPasskey
+        // A device-bound passkey proves possession and the user as a phone's key does: the
+        // device's columns, with its cool-down (docs/Protocol.md, the authority table).
+        case .attestedAppKey, .appKey, .deviceBoundPasskey:
+            return try await isCoolingDown(device, request: request) ? .coolingDevice : .device
+        }
     }
 
     /// ``authorize(_:_:request:)`` without a read, for an action whose answer is the same for

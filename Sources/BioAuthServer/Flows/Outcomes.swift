@@ -67,7 +67,8 @@ extension WritePlan {
             plan.require(.activeDevice(id: device.id, userID: device.userID))
             plan.add(
                 .replaceDeviceKey(
-                    id: device.id, publicKey: device.publicKey, attestation: device.attestation, at: device.createdAt, how: replacing,
+                    id: device.id, publicKey: device.publicKey, attestation: device.credential.attestation, at: device.createdAt,
+                    how: replacing,
                     dpopThumbprint: device.dpopThumbprint))
             plan.merge(.replacedKey(deviceID: device.id, userID: device.userID, at: device.createdAt))
         } else {

@@ -46,7 +46,7 @@ package struct ChallengeVerifier: Sendable {
         } else if let device {
             if device.isRevoked {
                 deviceProblem = .revokedDevice
-            } else if device.passkey != nil {
+            } else if !device.credential.signsBioAuthMessages {
                 // A passkey answers WebAuthn ceremonies only, never a BioAuth message.
                 deviceProblem = .unknownDevice
             } else if device.userID != challenge.userID {

@@ -129,7 +129,7 @@ struct Challenges: Flow {
                         // Only a device App Attest proved has a key to replace (others enrol again); the
                         // attestation must be bound to the key that has just signed.
                         let check: AttestationError.Check? =
-                            device.attestation?.format != .appleAppAttest
+                            device.credential.attestation?.format != .appleAppAttest
                             ? .format : reattested.result.failedCheck ?? (reattested.deviceKey == device.publicKey ? nil : .nonce)
                         guard check == nil, case .success(let attestation) = reattested.result else {
                             let check = check ?? .malformed

@@ -34,7 +34,8 @@ struct PasskeyCeremonies: Flow {
             challengeId: Base64URL.encode(challenge.id.bytes), relyingPartyID: policy.relyingParty.id,
             relyingPartyName: policy.relyingPartyName,
             userHandle: handle, userName: session.userID.rawValue, challenge: challenge.nonce, timeout: Int(policy.ceremonyTTL * 1000),
-            excluded: devices.compactMap { $0.isRevoked ? nil : $0.passkey?.credentialID }, userVerification: policy.userVerification,
+            excluded: devices.compactMap { $0.isRevoked ? nil : $0.credential.passkey?.credentialID },
+            userVerification: policy.userVerification,
             algorithms: COSEKey.Algorithm.allCases.map(\.rawValue))
     }
 
@@ -62,7 +63,9 @@ struct PasskeyCeremonies: Flow {
             } catch { verified = .failure(error) }
         }
         let devices = try await run(request) { try await self.store.devices(userID: session.userID) }
-        if case .success(let registration)? = verified, devices.contains(where: { $0.passkey?.credentialID == registration.credentialID }) {
+        if case .success(let registration)? = verified,
+            devices.contains(where: { $0.credential.passkey?.credentialID == registration.credentialID })
+        {
             throw ServerError(.conflict, field: "credential", detail: "this passkey is already enrolled")
         }
         // A passkey after the user's first device waits for the policy's proof, like a phone's key
@@ -99,7 +102,7 @@ struct PasskeyCeremonies: Flow {
             }
             let device = DeviceRecord(
                 id: challenge.deviceID, userID: challenge.userID, name: name, publicKey: registration.publicKey.spkiRepresentation,
-                createdAt: now, enrolledBy: proof, passkey: PasskeyCredential(registration, userHandle: handle))
+                createdAt: now, credential: .passkey(PasskeyCredential(registration, userHandle: handle)), enrolledBy: proof)
             let audit = self.event(.deviceEnrolled, user: challenge.userID, device: challenge.deviceID, request: request)
             // Waiting: the challenge is used up, and the request below holds the verified passkey.
             guard !waits else { return ((device, audit), WritePlan()) }
@@ -116,7 +119,7 @@ struct PasskeyCeremonies: Flow {
             return .awaitingApproval(
                 try await EnrolmentRequests(context: context).store(
                     session: session, deviceID: device.id, name: device.name, publicKey: device.publicKey, replacing: false,
-                    passkey: device.passkey, request: request))
+                    passkey: device.credential.passkey, request: request))
         }
         metrics.enrolments.increment()
         log(audit, request: request)
@@ -142,7 +145,7 @@ struct PasskeyCeremonies: Flow {
         guard approved.isUsable(at: now) else { throw ServerError(.approvalRequired, field: "enrolmentRequestId") }
         let device = DeviceRecord(
             id: approved.deviceID, userID: approved.userID, name: approved.name, publicKey: approved.publicKey, createdAt: now,
-            enrolledBy: approved.approvedByDevice != nil ? .approval : .recovery, passkey: passkey)
+            credential: .passkey(passkey), enrolledBy: approved.approvedByDevice != nil ? .approval : .recovery)
         let audit = event(.deviceEnrolled, user: device.userID, device: device.id, request: request)
         let plan = WritePlan.enrolment(device, replacing: nil, approvedRequest: approved.id, audit: audit)
         // The request was used or ended in between: nothing was written.
@@ -208,7 +211,7 @@ struct PasskeyCeremonies: Flow {
             peeked.binding == .passkey(.authentication)
         {
             passkey = try await run(request) { try await self.store.devices(userID: peeked.userID) }.first {
-                $0.passkey?.credentialID == response.credentialID
+                $0.credential.passkey?.credentialID == response.credentialID
             }
         }
         let device = passkey
@@ -224,7 +227,7 @@ struct PasskeyCeremonies: Flow {
                 return outcome
             }, purpose: .login, session: nil, admitted: true, request
         ) { challenge, _, now -> (verdict: (session: SessionRecord, audit: AuditEvent, device: DeviceRecord?), plan: WritePlan)? in
-            guard let device, var credential = device.passkey, let verified = asserted.withLock({ $0 }) else { return nil }
+            guard let device, var credential = device.credential.passkey, let verified = asserted.withLock({ $0 }) else { return nil }
             var session = self.sessionRecord(
                 token: token, user: challenge.userID, device: device.id, kind: .device, ttl: self.configuration.sessionTTL, at: now)
             session.refreshTokenHash = TokenHash(of: refresh)
@@ -279,7 +282,7 @@ extension ChallengeVerifier {
             return (.rejected(.wrongPurpose), nil)
         }
         guard now <= challenge.expiresAt else { return (.rejected(.expiredChallenge), nil) }
-        guard let device, let passkey = device.passkey else { return (.rejected(.unknownDevice), nil) }
+        guard let device, let passkey = device.credential.passkey else { return (.rejected(.unknownDevice), nil) }
         guard !device.isRevoked else { return (.rejected(.revokedDevice), nil) }
         // The user handle, when the authenticator returns one, is the one its registration named.
         guard device.userID == challenge.userID, response.userHandle.map({ $0 == passkey.expectedUserHandle(of: challenge.userID) }) ?? true

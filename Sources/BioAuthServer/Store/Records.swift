@@ -23,7 +23,8 @@ public struct UserRecord: Sendable, Hashable, CustomStringConvertible, CustomDeb
     public var customMirror: Mirror { Mirror(self, children: ["id": id, "passwordRounds": passwordRounds, "createdAt": createdAt]) }
 }
 
-/// A registered device key: an app's Secure Enclave or hardware-backed key, or a passkey.
+/// A registered device: an app's Secure Enclave or hardware-backed key, or a passkey
+/// (``credential``).
 public struct DeviceRecord: Sendable, Hashable {
     public var id: DeviceID
     public var userID: UserID
@@ -37,13 +38,10 @@ public struct DeviceRecord: Sendable, Hashable {
     public var keyReplacedAt: Date?
     /// How it was last replaced; nil if never.
     public var keyReplacement: EnrolmentProof?
-    /// What the current key's attestation proved; nil if it enrolled unattested.
-    public var attestation: DeviceAttestation?
+    /// What signs for it: the app's key (with what its attestation proved) or a passkey.
+    public var credential: DeviceCredential
     /// How the device's enrolment was allowed; nil for a device enrolled before BioAuth recorded it.
     public var enrolledBy: EnrolmentProof?
-    /// For a passkey, its WebAuthn credential (``publicKey`` then holds the credential key's SPKI,
-    /// which a passkey never uses to sign BioAuth's messages); nil for an app's device key.
-    public var passkey: PasskeyCredential?
     /// The JWK thumbprint (RFC 7638) of the device's second key, the one that signs DPoP proofs
     /// without a prompt (``DPoPPolicy``): a login's session is bound to it. Registered with the
     /// key, replaced with it; nil for a device that registered none.
@@ -51,12 +49,11 @@ public struct DeviceRecord: Sendable, Hashable {
 
     public init(
         id: DeviceID, userID: UserID, name: String, publicKey: Data, createdAt: Date, lastUsedAt: Date? = nil, revokedAt: Date? = nil,
-        keyReplacedAt: Date? = nil, keyReplacement: EnrolmentProof? = nil, attestation: DeviceAttestation? = nil,
-        enrolledBy: EnrolmentProof? = nil, passkey: PasskeyCredential? = nil, dpopThumbprint: String? = nil
+        keyReplacedAt: Date? = nil, keyReplacement: EnrolmentProof? = nil, credential: DeviceCredential = .appKey(attestation: nil),
+        enrolledBy: EnrolmentProof? = nil, dpopThumbprint: String? = nil
     ) {
         self.dpopThumbprint = dpopThumbprint
-        self.passkey = passkey
-        self.attestation = attestation
+        self.credential = credential
         self.enrolledBy = enrolledBy
         self.id = id
         self.userID = userID

@@ -217,7 +217,7 @@ actor AccessTokenIssuer {
     func issue(for session: SessionRecord, device: DeviceRecord?, audit: AuditEvent) async throws -> (token: String, expiresAt: Date) {
         // A device session always names its device; a token that named none would claim nothing true.
         guard let deviceID = session.deviceID else { throw ServerError(.internalError, detail: "device session without a device") }
-        let attestation = device?.attestation
+        let attestation = device?.credential.attestation
         let (keys, collection) = try await current(audit: audit)
         // Whole seconds: `iat` and `exp` are integers on the wire, as the protocol says and JWT libraries expect.
         let now = Date(timeIntervalSince1970: clock.now().timeIntervalSince1970.rounded(.down))
