@@ -89,7 +89,8 @@ struct DeviceEnrolment: Flow {
         if configuration.dpop.required, dpop == nil { throw ServerError(DPoPError(.missing, "this server requires DPoP")) }
         let (enrolment, outcome) = try await Challenges(context: context).finish(
             challengeID, signature, purpose: .registration, session: session, request
-        ) { challenge, taken, now -> (verdict: (device: DeviceRecord, audit: AuditEvent), plan: WritePlan)? in
+        ) { answered, taken, now -> (verdict: (device: DeviceRecord, audit: AuditEvent), plan: WritePlan)? in
+            let challenge = answered.challenge
             guard case .registration(let key, let name, let replacing) = challenge.binding else { return nil }
             // How the key was allowed: the approved request's way, else the session alone.
             let proof: EnrolmentProof =

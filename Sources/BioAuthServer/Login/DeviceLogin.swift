@@ -29,7 +29,8 @@ struct DeviceLogin: Flow {
         if configuration.dpop.required, proof == nil { throw ServerError(DPoPError(.missing, "this server requires DPoP")) }
         let (login, _) = try await Challenges(context: context).finish(
             challengeID, signature, appAttest: appAttest, purpose: .login, session: nil, dpopKey: .presented(proof?.thumbprint), request
-        ) { challenge, taken, now in
+        ) { proven, taken, now in
+            let challenge = proven.challenge
             var session = self.sessionRecord(
                 token: token, user: challenge.userID, device: challenge.deviceID, kind: .device, ttl: self.configuration.sessionTTL, at: now
             )

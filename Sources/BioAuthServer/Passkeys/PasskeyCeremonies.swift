@@ -2,7 +2,6 @@ import BioAuthAttestation
 import BioAuthCore
 import Foundation
 import Metrics
-import Synchronization
 
 /// Passkeys as devices: a registration enrols a passkey under the same ``EnrolmentPolicy`` as a
 /// phone (the user's first device with a primary login or grant; any other with the policy's
@@ -86,17 +85,10 @@ struct PasskeyCeremonies: Flow {
         let (enrolled, outcome) = try await Challenges(context: context).finish(
             challengeID,
             proof: .passkey(device: nil) { challenge, now in
-                guard let challenge, challenge.nonce == nonce else { return .rejected(.unknownChallenge) }
-                guard challenge.binding.isPasskeyRegistration else { return .rejected(.wrongPurpose) }
-                guard now <= challenge.expiresAt else { return .rejected(.expiredChallenge) }
-                guard challenge.userID == session.userID, challenge.sessionID == session.id else { return .rejected(.wrongSession) }
-                switch verdict {
-                case .success?: return .verified(challenge)
-                case .failure(let error)?: return .rejected(.passkey(error.check))
-                case nil: return .rejected(.unknownChallenge)
-                }
+                (Self.registrationOutcome(challenge, nonce: nonce, verdict: verdict, session: session, now: now), nil)
             }, purpose: .registration, session: session, request
-        ) { challenge, _, now -> (verdict: (DeviceRecord, AuditEvent), plan: WritePlan)? in
+        ) { proven, _, now -> (verdict: (DeviceRecord, AuditEvent), plan: WritePlan)? in
+            let challenge = proven.challenge
             guard case .passkey(.registration(let name, let handle)) = challenge.binding, case .success(let registration)? = verdict else {
                 return nil
             }
@@ -158,6 +150,23 @@ struct PasskeyCeremonies: Flow {
         return device
     }
 
+    /// Whether a taken challenge is the one a verified registration answered: unused, for a
+    /// passkey registration, unexpired and this session's.
+    private static func registrationOutcome(
+        _ challenge: ChallengeRecord?, nonce: Data?, verdict: Result<WebAuthnRelyingParty.VerifiedRegistration, WebAuthnError>?,
+        session: SessionRecord, now: Date
+    ) -> ChallengeVerifier.Outcome {
+        guard let challenge, challenge.nonce == nonce else { return .rejected(.unknownChallenge) }
+        guard challenge.binding.isPasskeyRegistration else { return .rejected(.wrongPurpose) }
+        guard now <= challenge.expiresAt else { return .rejected(.expiredChallenge) }
+        guard challenge.userID == session.userID, challenge.sessionID == session.id else { return .rejected(.wrongSession) }
+        switch verdict {
+        case .success?: return .verified(challenge)
+        case .failure(let error)?: return .rejected(.passkey(error.check))
+        case nil: return .rejected(.unknownChallenge)
+        }
+    }
+
     /// A credential's id as `toJSON()` writes it: `rawId` base64url (1–1023 bytes) and `type`
     /// `public-key`, else 400 naming the field. `id` (the same text, by definition) is not read.
     static func credentialID(rawID: String, type: String) throws(ServerError) -> Data {
@@ -215,19 +224,17 @@ struct PasskeyCeremonies: Flow {
             }
         }
         let device = passkey
-        let asserted = Mutex<WebAuthnRelyingParty.VerifiedAssertion?>(nil)
         let verifier = ChallengeVerifier(relyingPartyID: configuration.relyingPartyID)
         let token = SecretBytes.random(count: 32), refresh = SecretBytes.random(count: 32)
         let (login, _) = try await Challenges(context: context).finish(
             challengeID,
             proof: .passkey(device: device) { challenge, now in
-                let (outcome, verified) = verifier.verifyPasskey(
+                verifier.verifyPasskey(
                     challenge: challenge, device: device, response: response, relyingParty: policy.relyingParty, now: now)
-                asserted.withLock { $0 = verified }
-                return outcome
             }, purpose: .login, session: nil, admitted: true, request
-        ) { challenge, _, now -> (verdict: (session: SessionRecord, audit: AuditEvent, device: DeviceRecord?), plan: WritePlan)? in
-            guard let device, var credential = device.credential.passkey, let verified = asserted.withLock({ $0 }) else { return nil }
+        ) { proven, _, now -> (verdict: (session: SessionRecord, audit: AuditEvent, device: DeviceRecord?), plan: WritePlan)? in
+            let challenge = proven.challenge
+            guard let device, var credential = device.credential.passkey, let verified = proven.assertion else { return nil }
             var session = self.sessionRecord(
                 token: token, user: challenge.userID, device: device.id, kind: .device, ttl: self.configuration.sessionTTL, at: now)
             session.refreshTokenHash = TokenHash(of: refresh)

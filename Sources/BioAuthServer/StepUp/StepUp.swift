@@ -35,7 +35,8 @@ struct StepUp: Flow {
         let (approval, _) = try await Challenges(context: context).finish(
             challengeID, signature, appAttest: appAttest, purpose: .stepUp, session: session, request
         ) {
-            challenge, _, now -> (verdict: (record: ApprovalRecord, audit: AuditEvent), plan: WritePlan)? in
+            proven, _, now -> (verdict: (record: ApprovalRecord, audit: AuditEvent), plan: WritePlan)? in
+            let challenge = proven.challenge
             guard case .stepUp(let operationHash, _) = challenge.binding else { return nil }
             let record = ApprovalRecord(
                 tokenHash: TokenHash(of: token), userID: challenge.userID, deviceID: challenge.deviceID,
