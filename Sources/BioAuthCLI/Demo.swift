@@ -15,42 +15,12 @@ import Synchronization
 /// ships; the attacks use its `ServerAPI` to send what no honest client would. Every step checks what happened; the demo passes
 /// only if all of them behaved as expected.
 public struct Demo: Sendable {
-    public struct Step: Codable, Sendable {
-        public var step: Int
-        public var part: String
-        public var title: String
-        public var ok: Bool
-        public var detail: String
-    }
-
     let json: Bool
     public init(json: Bool) { self.json = json }
 
-    static let user = "alice"
-    static let password = "correct horse battery staple"
-    static let newPassword = "a new horse for a new battery"
-    static let appPasscode = "246810"
-    static let devicePasscode = "123456"
-    static let operation = "transfer 100.00 EUR to bob"
-    /// The web app's origin, where the laptop's browser registers and uses its passkey.
-    static let webOrigin = "http://localhost:8080"
-    /// The demo app's App Attest identity; the server requires App Attest for it.
-    static let app = try! AppAttest.AppID("DEMOTEAM01.dev.bioauth.demo")
-
-    /// The demo server: App Attest required for the demo app, trusting the emulator's test root,
-    /// "approve on my phone" on (`--cross-device-sign-in`), and passkeys for the web app's origin
-    /// (`--passkey-rp-id`, `--passkey-origin`).
-    static func requireAppAttest(_ configuration: inout ServerConfiguration) {
-        configuration.attestation.apple = .required(
-            AppAttestVerifier(appIDs: [app], environments: [.development], roots: [EmulatedAppAttest.testRoot]))
-        configuration.crossDevice = CrossDevicePolicy()
-        configuration.passkeys = PasskeyPolicy(
-            relyingParty: WebAuthnRelyingParty(id: "localhost", origins: [webOrigin]), relyingPartyName: "BioAuth demo")
-    }
-
     /// Runs the demo; returns whether every step behaved as expected.
     public func run() async throws -> Bool {
-        try await InProcessServer.with(server: Self.requireAppAttest) { server in try await run(on: server) }
+        try await InProcessServer.with(server: Self.configureServer) { server in try await run(on: server) }
     }
 
     func run(on server: InProcessServer) async throws -> Bool {
@@ -419,71 +389,5 @@ public struct Demo: Sendable {
         let passed = steps.allSatisfy(\.ok)
         footer(steps, passed)
         return passed
-    }
-
-    /// The error code an operation failed with, nil if it succeeded.
-    func outcome(_ body: () async throws -> Void) async -> String? {
-        do {
-            try await body()
-            return nil
-        } catch let error as ClientError { return "\(error.code)" } catch let error as BioAuthError { return "\(error.code)" } catch {
-            return "\(type(of: error))"
-        }
-    }
-
-    func header(_ url: String) {
-        guard !json else { return }
-        Console.line("BioAuth demo: an emulated iPhone with Face ID against bioauth-server at \(url)")
-        Console.line("(in-process, temporary SQLite database). Each step checks what happened.")
-    }
-
-    func emit(_ step: Step, after previous: Step?) {
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            Console.line(String(decoding: (try? encoder.encode(step)) ?? Data(), as: UTF8.self))
-            return
-        }
-        if step.part != previous?.part {
-            Console.line(step.part == "story" ? "\nThe story" : "\nThe attacks — each must fail for the attacker")
-        }
-        Console.line("  \(step.ok ? "✔" : "✘") \(step.step). \(step.title)")
-        Console.line("     \(step.detail)")
-    }
-
-    func footer(_ steps: [Step], _ passed: Bool) {
-        let good = steps.filter(\.ok).count
-        if json {
-            Console.line(#"{"passed":\#(passed),"steps":\#(steps.count),"ok":\#(good)}"#)
-        } else {
-            Console.line(
-                passed
-                    ? "\nAll \(steps.count) steps behaved as expected."
-                    : "\n\(steps.count - good) of \(steps.count) steps did NOT behave as expected.")
-        }
-    }
-}
-
-/// A transport that remembers what was sent and can rewrite answers: the demo's man in the middle.
-final class Wiretap: BioAuthTransport {
-    typealias Tamper = @Sendable (TransportRequest, TransportResponse) -> TransportResponse
-    let inner: any BioAuthTransport
-    private let sent = Mutex<[String: TransportRequest]>([:])
-    private let tamperer = Mutex<Tamper?>(nil)
-
-    init(_ inner: any BioAuthTransport) { self.inner = inner }
-
-    var tamper: Tamper? {
-        get { tamperer.withLock { $0 } }
-        set { tamperer.withLock { $0 = newValue } }
-    }
-
-    /// The last request sent to `path`.
-    func last(_ path: String) -> TransportRequest? { sent.withLock { $0[path] } }
-
-    func send(_ request: TransportRequest) async throws -> TransportResponse {
-        sent.withLock { $0[request.path] = request }
-        let response = try await inner.send(request)
-        return tamper?(request, response) ?? response
     }
 }
