@@ -3,7 +3,7 @@ import Foundation
 
 /// What a passkey registration's finish answered: the passkey is a device now, or (the account
 /// has a device already) it waits in an enrolment request that a device approves with
-/// ``Wire/EnrolmentRequest/bindingCode`` before ``ServerAPI/completePasskeyRegistration(_:token:)``.
+/// its `bindingCode` before ``ServerAPI/completePasskeyRegistration(_:token:)``.
 public enum PasskeyRegistrationOutcome: Sendable, Hashable {
     case registered(Wire.Device)
     case awaitingApproval(Wire.EnrolmentRequest)

@@ -2,7 +2,7 @@ import BioAuthAttestation
 import Foundation
 
 /// A passkey (a WebAuthn credential) enrolled as one of the user's devices
-/// (``DeviceRecord/passkey``): what its registration proved and what each sign-in updates.
+/// (``DeviceCredential/passkey(_:)``): what its registration proved and what each sign-in updates.
 /// Nothing here is secret; the description still shows only the device-list facts.
 public struct PasskeyCredential: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The credential id the authenticator chose (`rawId`).
