@@ -25,13 +25,10 @@ extension ServerAPI {
         async throws(ClientError) -> PasskeyRegistrationOutcome
     {
         let (status, answer): (Int, Data) = try await exchange(.post, "/v1/passkeys/registration/finish", body, token: token)
-        do {
-            switch status {
-            case 201: return .registered(try JSONDecoder().decode(Wire.Device.self, from: answer))
-            case 202: return .awaitingApproval(try JSONDecoder().decode(Wire.EnrolmentRequest.self, from: answer))
-            default: throw ClientError(.protocolViolation)
-            }
-        } catch { throw ClientError(.protocolViolation) }
+        let decoder = JSONDecoder()
+        if status == 201, let device = try? decoder.decode(Wire.Device.self, from: answer) { return .registered(device) }
+        if status == 202, let request = try? decoder.decode(Wire.EnrolmentRequest.self, from: answer) { return .awaitingApproval(request) }
+        throw ClientError(.protocolViolation)
     }
 
     /// `POST /v1/passkeys/registration/complete`: the approved request's passkey becomes a device.

@@ -60,9 +60,13 @@ struct FinishDecisionTests {
         let forged = try P256.Signing.PrivateKey().signature(for: login.message().encoded).derRepresentation
         #expect(
             decide(decision(.signature(forged)), TakenChallenge(challenge: login, device: device(), lockedOut: false)).0 == "badSignature")
-        // A passkey sign-in whose verification accepted no assertion proves nothing.
-        let unasserted = ChallengeProof.passkey(device: device()) { challenge, _ in (.verified(challenge!), nil) }
-        #expect(decide(decision(unasserted), TakenChallenge(challenge: login, device: nil, lockedOut: false)).0 == "unknownChallenge")
+        // A passkey's proof is its verifier's verdict, audited against the passkey it names.
+        let revoked = ChallengeProof.passkey(device: device()) { _, _ in .rejected(.revokedDevice) }
+        let (verdict, plan) = decision(revoked).decide(TakenChallenge(challenge: login, device: nil, lockedOut: false)) {
+            proven, _, _ in (proven.challenge.id, WritePlan())
+        }
+        guard case .failed(let failure) = verdict else { Issue.record("\(verdict)"); return }
+        #expect(failure.reason == .revokedDevice && failure.audit.deviceID == "device-1" && plan.guards.isEmpty)
     }
 
     @Test func aDeviceWithADPoPKeyFinishesOnlyWithAProofByIt() throws {

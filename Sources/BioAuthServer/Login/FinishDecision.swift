@@ -111,15 +111,7 @@ package struct FinishDecision: Sendable {
             case .verified(let challenge): .proven(Proven(challenge: challenge, assertion: nil))
             case .rejected(let reason): .rejected(reason)
             }
-        case .passkey(let device, let verify):
-            switch verify(taken?.challenge, now) {
-            // A registration's response is verified before the challenge is taken; a sign-in's
-            // verification returns the assertion it accepted.
-            case (.verified(let challenge), let assertion) where device == nil || assertion != nil:
-                .proven(Proven(challenge: challenge, assertion: assertion))
-            case (.verified, _): .rejected(.unknownChallenge)
-            case (.rejected(let reason), _): .rejected(reason)
-            }
+        case .passkey(_, let verify): verify(taken?.challenge, now)
         }
     }
 
@@ -168,11 +160,9 @@ package enum ChallengeProof: Sendable {
     /// the key being enrolled): ``ChallengeVerifier``.
     case signature(Data)
     /// A passkey's WebAuthn response, decided by `verify` from the taken challenge (nil: unknown
-    /// or used) and the time, with the assertion it verified; `device` is the passkey the response
-    /// names (nil: none of the user's).
-    case passkey(
-        device: DeviceRecord?,
-        verify: @Sendable (ChallengeRecord?, Date) -> (ChallengeVerifier.Outcome, WebAuthnRelyingParty.VerifiedAssertion?))
+    /// or used) and the time: what it proved (a sign-in's verified assertion with it); `device`
+    /// is the passkey the response names (nil: none of the user's).
+    case passkey(device: DeviceRecord?, verify: @Sendable (ChallengeRecord?, Date) -> ProofOutcome)
 }
 
 /// A new App Attest key's attestation, verified before the challenge is taken, and the device key

@@ -85,7 +85,7 @@ struct PasskeyCeremonies: Flow {
         let (enrolled, outcome) = try await Challenges(context: context).finish(
             challengeID,
             proof: .passkey(device: nil) { challenge, now in
-                (Self.registrationOutcome(challenge, nonce: nonce, verdict: verdict, session: session, now: now), nil)
+                Self.registrationOutcome(challenge, nonce: nonce, verdict: verdict, session: session, now: now)
             }, purpose: .registration, session: session, request
         ) { proven, _, now -> (verdict: (DeviceRecord, AuditEvent), plan: WritePlan)? in
             let challenge = proven.challenge
@@ -150,18 +150,19 @@ struct PasskeyCeremonies: Flow {
         return device
     }
 
-    /// Whether a taken challenge is the one a verified registration answered: unused, for a
-    /// passkey registration, unexpired and this session's.
+    /// The proof factor of a passkey registration: the taken challenge is the one the verified
+    /// registration answered — unused, for a passkey registration, unexpired and this session's.
     private static func registrationOutcome(
         _ challenge: ChallengeRecord?, nonce: Data?, verdict: Result<WebAuthnRelyingParty.VerifiedRegistration, WebAuthnError>?,
         session: SessionRecord, now: Date
-    ) -> ChallengeVerifier.Outcome {
+    ) -> ProofOutcome {
         guard let challenge, challenge.nonce == nonce else { return .rejected(.unknownChallenge) }
         guard challenge.binding.isPasskeyRegistration else { return .rejected(.wrongPurpose) }
         guard now <= challenge.expiresAt else { return .rejected(.expiredChallenge) }
         guard challenge.userID == session.userID, challenge.sessionID == session.id else { return .rejected(.wrongSession) }
         switch verdict {
-        case .success?: return .verified(challenge)
+        // Verified before the challenge was taken: nothing to carry to the plan but the challenge.
+        case .success?: return .proven(Proven(challenge: challenge, assertion: nil))
         case .failure(let error)?: return .rejected(.passkey(error.check))
         case nil: return .rejected(.unknownChallenge)
         }
@@ -283,26 +284,26 @@ extension ChallengeVerifier {
     /// authenticator reported (its counter and backup state, to store).
     func verifyPasskey(
         challenge: ChallengeRecord?, device: DeviceRecord?, response: PasskeyAssertion, relyingParty: WebAuthnRelyingParty, now: Date
-    ) -> (Outcome, WebAuthnRelyingParty.VerifiedAssertion?) {
-        guard let challenge else { return (.rejected(.unknownChallenge), nil) }
+    ) -> ProofOutcome {
+        guard let challenge else { return .rejected(.unknownChallenge) }
         guard challenge.binding == .passkey(.authentication), challenge.relyingPartyID == relyingPartyID else {
-            return (.rejected(.wrongPurpose), nil)
+            return .rejected(.wrongPurpose)
         }
-        guard now <= challenge.expiresAt else { return (.rejected(.expiredChallenge), nil) }
-        guard let device, let passkey = device.credential.passkey else { return (.rejected(.unknownDevice), nil) }
-        guard !device.isRevoked else { return (.rejected(.revokedDevice), nil) }
+        guard now <= challenge.expiresAt else { return .rejected(.expiredChallenge) }
+        guard let device, let passkey = device.credential.passkey else { return .rejected(.unknownDevice) }
+        guard !device.isRevoked else { return .rejected(.revokedDevice) }
         // The user handle, when the authenticator returns one, is the one its registration named.
         guard device.userID == challenge.userID, response.userHandle.map({ $0 == passkey.expectedUserHandle(of: challenge.userID) }) ?? true
         else {
-            return (.rejected(.wrongUser), nil)
+            return .rejected(.wrongUser)
         }
         do {
             let verified = try relyingParty.verifyAssertion(
                 clientDataJSON: response.clientDataJSON, authenticatorData: response.authenticatorData, signature: response.signature,
                 challenge: challenge.nonce, publicKey: try COSEKey(passkey.publicKey), storedSignCount: passkey.signCount)
-            return (.verified(challenge), verified)
+            return .proven(Proven(challenge: challenge, assertion: verified))
         } catch {
-            return (.rejected(.passkey(error.check)), nil)
+            return .rejected(.passkey(error.check))
         }
     }
 }

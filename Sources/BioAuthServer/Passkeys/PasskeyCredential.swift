@@ -1,4 +1,5 @@
 import BioAuthAttestation
+import BioAuthCore
 import Foundation
 
 /// A passkey (a WebAuthn credential) enrolled as one of the user's devices
@@ -58,7 +59,7 @@ public struct PasskeyCredential: Sendable, Hashable, Codable, CustomStringConver
     /// revoked one's too, so the handle stays the user's), else 32 fresh random bytes. A user whose
     /// passkeys all predate random handles gets a fresh one: the old handle is the user id.
     static func userHandle(for devices: [DeviceRecord]) -> Data {
-        devices.lazy.compactMap { $0.credential.passkey?.userHandle }.first ?? Data((0..<32).map { _ in UInt8.random(in: .min ... .max) })
+        devices.lazy.compactMap { $0.credential.passkey?.userHandle }.first ?? SecretBytes.random(count: 32).data
     }
 
     public var description: String {
