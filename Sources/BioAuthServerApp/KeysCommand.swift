@@ -25,35 +25,65 @@ struct SigningKeyOptions: ParsableArguments {
         }
     }
 
+    /// Where `database`'s key-encryption key comes from, in the order the settings are read:
+    /// decided once, for the protection and for the operator's words about it.
+    enum KEKSource {
+        case plaintext
+        /// `BIOAUTH_SIGNING_KEY_KEK`: the key itself, base64.
+        case environment(String)
+        /// `--signing-key-kek-file` or `BIOAUTH_SIGNING_KEY_KEK_FILE`.
+        case named(file: String)
+        /// A random key of this process, for an in-memory database.
+        case processRandom
+        /// PostgreSQL with no key named: refused.
+        case unnamedForPostgres
+        /// The file an older version made beside a SQLite database.
+        case besideDatabase(file: String)
+        /// The SQLite database's own file outside its directory, made on first start.
+        case databaseOwn(file: String)
+        /// A SQLite database with neither XDG_STATE_HOME nor HOME to keep its file under: refused.
+        case nowhere
+    }
+
+    func kekSource(for database: DatabaseOptions) -> KEKSource {
+        if plaintext { return .plaintext }
+        if let text = env("BIOAUTH_SIGNING_KEY_KEK") { return .environment(text) }
+        if let kekFile { return .named(file: kekFile) }
+        if database.database == ":memory:" { return .processRandom }
+        if database.postgres != nil { return .unnamedForPostgres }
+        if let legacy = kekBesideDatabase(database) { return .besideDatabase(file: legacy) }
+        guard let file = DefaultKEKLocation.file(forSQLiteDatabase: database.database, environment: ProcessInfo.processInfo.environment)
+        else { return .nowhere }
+        return .databaseOwn(file: file)
+    }
+
     /// The protection for `database`: the configured KEK, the SQLite file's own, a process-local
     /// one for `:memory:`, or plaintext when asked for by name.
     func protection(for database: DatabaseOptions) throws -> SigningKeyProtection {
-        if plaintext { return .plaintextInDatabase }
-        if let text = env("BIOAUTH_SIGNING_KEY_KEK") {
+        switch kekSource(for: database) {
+        case .plaintext: return .plaintextInDatabase
+        case .environment(let text):
             guard let key = KeyEncryptionKey(base64: text) else {
                 throw ValidationError("BIOAUTH_SIGNING_KEY_KEK must be 32 bytes, base64")
             }
             return .keyEncryptionKey(key)
-        }
-        if let kekFile { return .keyEncryptionKey(try Self.read(kekFile)) }
-        if database.database == ":memory:" { return .keyEncryptionKey(.random()) }
-        guard database.postgres == nil else {
+        case .named(let file), .besideDatabase(let file): return .keyEncryptionKey(try Self.read(file))
+        case .processRandom: return .keyEncryptionKey(.random())
+        case .unnamedForPostgres:
             throw ValidationError(
                 "PostgreSQL needs a key-encryption key for the signing keys: --signing-key-kek-file or BIOAUTH_SIGNING_KEY_KEK (every instance the same; `bioauth-server keys generate-kek` makes one), or --insecure-plaintext-signing-keys"
             )
-        }
-        if let legacy = kekBesideDatabase(database) { return .keyEncryptionKey(try Self.read(legacy)) }
-        guard let file = DefaultKEKLocation.file(forSQLiteDatabase: database.database, environment: ProcessInfo.processInfo.environment)
-        else {
+        case .nowhere:
             throw ValidationError(
                 "no place for the key-encryption key outside the database's directory (neither XDG_STATE_HOME nor HOME is set): name one with --signing-key-kek-file"
             )
+        case .databaseOwn(let file):
+            if !FileManager.default.fileExists(atPath: file) {
+                try PrivateFile.makeDirectory(URL(fileURLWithPath: file).deletingLastPathComponent())
+                try PrivateFile.write(Data((KeyEncryptionKey.random().base64 + "\n").utf8), to: file)
+            }
+            return .keyEncryptionKey(try Self.read(file))
         }
-        if !FileManager.default.fileExists(atPath: file) {
-            try PrivateFile.makeDirectory(URL(fileURLWithPath: file).deletingLastPathComponent())
-            try PrivateFile.write(Data((KeyEncryptionKey.random().base64 + "\n").utf8), to: file)
-        }
-        return .keyEncryptionKey(try Self.read(file))
     }
 
     /// The key-encryption key file an older version made beside `database`, when it is the one in
@@ -68,15 +98,16 @@ struct SigningKeyOptions: ParsableArguments {
     /// Where `database`'s key-encryption key comes from, in words an operator acts on: the file
     /// (made on first start for a SQLite file), the environment, or none. Never the key.
     func source(for database: DatabaseOptions) -> String {
-        if plaintext { return "none: the signing keys are stored unsealed (--insecure-plaintext-signing-keys)" }
-        if env("BIOAUTH_SIGNING_KEY_KEK") != nil { return "the environment (BIOAUTH_SIGNING_KEY_KEK)" }
-        if let kekFile { return "the file \(kekFile) (--signing-key-kek-file)" }
-        if database.database == ":memory:" { return "a random key of this process (an in-memory database)" }
-        if database.postgres != nil { return "none named: PostgreSQL needs --signing-key-kek-file or BIOAUTH_SIGNING_KEY_KEK" }
-        if let legacy = kekBesideDatabase(database) { return "the file \(legacy) (beside the database, as earlier versions kept it)" }
-        guard let file = DefaultKEKLocation.file(forSQLiteDatabase: database.database, environment: ProcessInfo.processInfo.environment)
-        else { return "none: neither XDG_STATE_HOME nor HOME is set" }
-        return "the file \(file) (this database's own, outside its directory)"
+        switch kekSource(for: database) {
+        case .plaintext: "none: the signing keys are stored unsealed (--insecure-plaintext-signing-keys)"
+        case .environment: "the environment (BIOAUTH_SIGNING_KEY_KEK)"
+        case .named(let file): "the file \(file) (--signing-key-kek-file)"
+        case .processRandom: "a random key of this process (an in-memory database)"
+        case .unnamedForPostgres: "none named: PostgreSQL needs --signing-key-kek-file or BIOAUTH_SIGNING_KEY_KEK"
+        case .besideDatabase(let file): "the file \(file) (beside the database, as earlier versions kept it)"
+        case .databaseOwn(let file): "the file \(file) (this database's own, outside its directory)"
+        case .nowhere: "none: neither XDG_STATE_HOME nor HOME is set"
+        }
     }
 
     static func read(_ path: String) throws -> KeyEncryptionKey {
